@@ -1,0 +1,15 @@
+/* Command-line dispatch; the only place that decides the process's exit code. */
+#ifndef BOT_CLI_H
+#define BOT_CLI_H
+
+/* Exit codes of SPEC.md. */
+enum cli_exit {
+	EXIT_DONE = 0,     /* the command did its job */
+	EXIT_FAILED = 1,   /* the bot itself failed */
+	EXIT_USAGE = 2,    /* usage or config error */
+	EXIT_SKIPPED = 3,  /* bisect: only skipped commits remain */
+};
+
+int cli_main(int argc, char **argv);
+
+#endif

@@ -1,0 +1,29 @@
+/* Files and directories: atomic replace, mkdir -p, rm -r. */
+#ifndef UTIL_FILEUTIL_H
+#define UTIL_FILEUTIL_H
+
+#include <stddef.h>
+
+/*
+ * Replaces `path` atomically: writes a temp file beside it, fsyncs it, renames it
+ * over `path`, fsyncs the directory.  A reader sees the old or the new content,
+ * never half.  Fails (error recorded, `path` untouched) if any step fails,
+ * fsync included: it never retries and pretends.
+ */
+int file_write_atomic(const char *path, const void *data, size_t len);
+int file_mkdir_p(const char *path, int mode);
+/* Removes a file or a whole directory tree; a missing path is not an error. */
+int file_remove_tree(const char *path);
+int file_exists(const char *path);
+int file_is_dir(const char *path);
+/* fsyncs a directory (after a rename or create inside it). */
+int file_fsync_dir(const char *dir);
+
+/*
+ * Fault injection for tests (issue 10): when NEXTBOT_FAULT="op:N" is set (op one
+ * of open, write, fsync, rename) the N-th such call made through this module
+ * fails with EIO, or with "op:N:kill" the process SIGKILLs itself there.
+ */
+int file_fault_check(const char *op);
+
+#endif

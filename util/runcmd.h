@@ -1,0 +1,73 @@
+/* The one way nextbot runs a subprocess: argv or a configured shell command. */
+#ifndef UTIL_RUNCMD_H
+#define UTIL_RUNCMD_H
+
+#include <stddef.h>
+#include <sys/types.h>
+#include "util/strbuf.h"
+
+/*
+ * Resource limits applied in the child (0: leave as is).  As root they are always
+ * applied, with the defaults below when left 0, since commands then run as an
+ * unprivileged user and RLIMIT_NPROC is not enforced for uid 0.
+ */
+struct runcmd_limits {
+	long nproc;          /* RLIMIT_NPROC; default as root 2048 */
+	long long as_bytes;  /* RLIMIT_AS; default as root 16 GiB */
+	long long fsize;     /* RLIMIT_FSIZE; default as root 8 GiB */
+};
+
+struct runcmd_opts {
+	/* Exactly one of argv (execvp'd, no shell) and shell ("/bin/sh -c shell"). */
+	const char *const *argv;
+	const char *shell;
+	const char *cwd;          /* NULL: the caller's */
+	/*
+	 * The child's environment is an allow-list (PATH, HOME, LANG, LC_*, TZ, TERM,
+	 * TMPDIR, USER, LOGNAME, SHELL, MAKEFLAGS) plus `env` ("KEY=VALUE" strings,
+	 * NULL-terminated).  With inherit_env the whole environment is passed (for
+	 * nextbot's own git invocations, never for configured commands).
+	 */
+	const char *const *env;
+	int inherit_env;
+	double timeout;           /* wall-clock seconds; 0: none */
+	size_t output_cap;        /* bytes of output kept (head + tail); 0: 1 MiB */
+	const char *log_path;     /* when set, the kept output is also written here */
+	const char *stdin_path;   /* NULL: /dev/null */
+	const char *user;         /* as root: run as this user (chowns cwd's tree to it) */
+	struct runcmd_limits limits;
+	int merge_stderr;         /* 1 (default via INIT): stderr into the same output */
+};
+#define RUNCMD_OPTS_INIT { .merge_stderr = 1 }
+
+struct runcmd_result {
+	int exit_code;      /* exit status; 128+signal when killed; -1 if never started */
+	int signal;         /* the signal that ended it, 0 if it exited */
+	int timed_out;      /* killed at opts.timeout (the whole process tree) */
+	int exec_failed;    /* the program could not be started (exit_code 127 or 126) */
+	int limit_hit;      /* ended by a resource limit (SIGXFSZ, SIGKILL by OOM, …) if known */
+	double seconds;     /* wall time */
+	size_t output_total;/* bytes the command printed, of which `output` keeps some */
+	struct strbuf output; /* head, a "[... N bytes omitted ...]" line, tail */
+};
+#define RUNCMD_RESULT_INIT { .exit_code = -1, .output = STRBUF_INIT }
+
+/*
+ * Runs the command to completion and fills `out` (release it with
+ * runcmd_result_release()).  The command gets its own process group under a
+ * supervisor that is a child subreaper, so at the timeout, or when the command
+ * exits, every process it left behind (setsid'd daemons too) is killed.  Returns
+ * 0 when the command ran (whatever its exit status), negative with an error
+ * recorded when it could not be run at all (fork, pipe, cwd missing).
+ * Thread-safe: several commands may run at once from different threads.
+ */
+int runcmd_run(struct runcmd_result *out, const struct runcmd_opts *opts);
+void runcmd_result_release(struct runcmd_result *r);
+
+/* Convenience: runs argv (inheriting the environment) and captures stdout only. */
+int runcmd_capture(struct strbuf *out, const char *cwd, const char *const *argv);
+
+/* Makes the calling process a child subreaper (call once, early, from main). */
+int runcmd_become_subreaper(void);
+
+#endif

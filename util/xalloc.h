@@ -1,0 +1,28 @@
+/* Allocation that aborts on out-of-memory: every other failure is recoverable. */
+#ifndef UTIL_XALLOC_H
+#define UTIL_XALLOC_H
+
+#include <stddef.h>
+
+/* All return memory the caller frees with free(); they never return NULL. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t nmemb, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+/* Returns a malloc'd printf-formatted string. */
+char *xstrfmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Grow array `x` (with `alloc` slots) to hold at least `nr` elements. */
+#define ALLOC_GROW(x, nr, alloc)                                                   \
+	do {                                                                       \
+		if ((size_t)(nr) > (size_t)(alloc)) {                              \
+			size_t n__ = (alloc) < 8 ? 8 : (size_t)(alloc) * 2;        \
+			if (n__ < (size_t)(nr))                                    \
+				n__ = (nr);                                        \
+			(x) = xrealloc((x), n__ * sizeof(*(x)));                  \
+			(alloc) = n__;                                             \
+		}                                                                  \
+	} while (0)
+
+#endif
