@@ -55,7 +55,9 @@ $(BUILD)/%.o: %.c
 $(BUILD)/libnextbot.a: $(LIB_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(NEXTBOT): $(BUILD)/bot/main.o $(BUILD)/libnextbot.a
+# Objects, not the archive: bot/cmd_stubs.c holds weak placeholders that the real
+# commands override, which only works when every object is linked.
+$(NEXTBOT): $(BUILD)/bot/main.o $(LIB_OBJ)
 	$(QLD)$(CC) $(NB_LDFLAGS) $(LDFLAGS) -o $@ $^ $(NB_LIBS)
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_SUPPORT_OBJ) $(BUILD)/libnextbot.a

@@ -1,0 +1,32 @@
+/* The commands of SPEC.md, one function each, called by cli.c. */
+#ifndef BOT_COMMANDS_H
+#define BOT_COMMANDS_H
+
+/* What the global options resolved to; borrowed for the command's lifetime. */
+struct cli_ctx {
+	const char *config_path; /* -c FILE, else $NEXTBOT_CONFIG, else ./nextbot.yaml */
+	int json;                /* --json: listing commands print one JSON document */
+	int verbosity;           /* 0 quiet (-q), 1 normal, 2 verbose (-v) */
+};
+
+/*
+ * Each gets argv with argv[0] the command's name ("run", "outbox", …) and returns
+ * the process exit code (enum cli_exit).  A command prints its own errors, through
+ * nb_error_last() at the end; nothing below bot/ prints them.
+ */
+int cmd_sim(const struct cli_ctx *ctx, int argc, char **argv);
+int cmd_run(const struct cli_ctx *ctx, int argc, char **argv);
+int cmd_daemon(const struct cli_ctx *ctx, int argc, char **argv);
+int cmd_status(const struct cli_ctx *ctx, int argc, char **argv);
+int cmd_flagged(const struct cli_ctx *ctx, int argc, char **argv);
+int cmd_drop(const struct cli_ctx *ctx, int argc, char **argv);
+int cmd_undrop(const struct cli_ctx *ctx, int argc, char **argv);
+int cmd_dismiss(const struct cli_ctx *ctx, int argc, char **argv);
+int cmd_resolve(const struct cli_ctx *ctx, int argc, char **argv);
+int cmd_bisect(const struct cli_ctx *ctx, int argc, char **argv);
+int cmd_outbox(const struct cli_ctx *ctx, int argc, char **argv);
+int cmd_report(const struct cli_ctx *ctx, int argc, char **argv);
+int cmd_gc(const struct cli_ctx *ctx, int argc, char **argv);
+int cmd_check_config(const struct cli_ctx *ctx, int argc, char **argv);
+
+#endif

@@ -1,0 +1,42 @@
+/*
+ * Three-way merge of two commits at the tree level, in memory (no index, no work
+ * tree), as git's ort strategy does: descend only into subtrees whose ids differ
+ * between base, ours and theirs; file-level merges through git_merge_file; where a
+ * rename may be involved, fall back to libgit2's git_merge_commits for correctness.
+ * Used by the nightly integration and by every bisection probe.
+ *
+ * CONTRACT shared by the integration (merge/integrate*) and bisection
+ * (merge/bisect*, merge/probe*) code: written by the integration side.
+ */
+#ifndef MERGE_TREEMERGE_H
+#define MERGE_TREEMERGE_H
+
+#include <git2.h>
+#include <stddef.h>
+
+/* One conflicting path. */
+struct treemerge_conflict {
+	char *path;     /* owned */
+	char *kind;     /* owned: "content", "modify/delete", "add/add", "rename", … */
+};
+
+struct treemerge_conflicts {
+	struct treemerge_conflict *items;
+	size_t nr, alloc;
+};
+#define TREEMERGE_CONFLICTS_INIT { NULL, 0, 0 }
+void treemerge_conflicts_release(struct treemerge_conflicts *c);
+
+/*
+ * Merges `theirs` into `ours` using their merge base.  On success (0) `out_tree`
+ * holds the merged tree, written to the repository's object database.  Returns
+ * NB_ECONFLICT with the conflicting paths in `conflicts` (may be NULL if the
+ * caller does not care), NB_EUNRELATED when the commits share no history, or
+ * NB_ERROR.  When `theirs` is already contained in `ours`, `out_tree` is ours' tree
+ * and `*already_merged` (if not NULL) is set to 1.
+ */
+int treemerge_commits(git_oid *out_tree, int *already_merged,
+		      struct treemerge_conflicts *conflicts, git_repository *repo,
+		      const git_oid *ours, const git_oid *theirs);
+
+#endif
