@@ -1,0 +1,25 @@
+/* Text from strangers: valid UTF-8, no control characters where they do harm. */
+#ifndef UTIL_UTF8_H
+#define UTIL_UTF8_H
+
+#include <stddef.h>
+#include "util/strbuf.h"
+
+/* 1 if `s[0..len)` is valid UTF-8 (no overlongs, no surrogates, <= U+10FFFF). */
+int utf8_is_valid(const char *s, size_t len);
+/* Appends `in` to `out` as valid UTF-8: each invalid byte becomes U+FFFD. */
+void utf8_repair(struct strbuf *out, const char *in, size_t len);
+/*
+ * Appends `in`, written in `charset` (a commit's `encoding` header; NULL or
+ * "UTF-8" means UTF-8), to `out` as valid UTF-8, through iconv; bytes that do not
+ * convert are repaired as utf8_repair() does.
+ */
+void utf8_from_charset(struct strbuf *out, const char *in, size_t len, const char *charset);
+/*
+ * Replaces every C0 control character (CR, LF and TAB included), DEL and C1
+ * controls (U+0080..U+009F) in `sb` with a space: for one-line values such as
+ * names and subjects that end up in mail headers.
+ */
+void utf8_strip_controls(struct strbuf *sb);
+
+#endif
