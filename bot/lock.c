@@ -1,0 +1,65 @@
+/* flock-based run lock; the pid inside is for the message, not for the locking. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "bot/lock.h"
+#include "util/error.h"
+#include "util/fileutil.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+#include "util/banned.h"
+
+int run_lock_take(struct run_lock *lock, const char *workdir)
+{
+	char *path = xstrfmt("%s/lock", workdir);
+	struct strbuf holder = STRBUF_INIT;
+	char pid[32];
+	int fd, error = 0, len;
+
+	if ((error = file_mkdir_p(workdir, 0755)) < 0)
+		goto done;
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		error = nb_error_errno(NB_ERROR, "cannot open lock '%s'", path);
+		goto done;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int busy = errno == EWOULDBLOCK;
+
+		strbuf_read_file(&holder, path, 64);
+		strbuf_trim(&holder);
+		close(fd);
+		if (busy)
+			error = nb_error_set(NB_ELOCKED, "another nextbot (pid %s) holds '%s'",
+					     holder.len ? holder.buf : "unknown", path);
+		else
+			error = nb_error_errno(NB_ERROR, "cannot lock '%s'", path);
+		goto done;
+	}
+	len = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)len, 0) != len) {
+		close(fd);
+		error = nb_error_errno(NB_ERROR, "cannot write lock '%s'", path);
+		goto done;
+	}
+	lock->fd = fd;
+done:
+	strbuf_release(&holder);
+	free(path);
+	return error;
+}
+
+void run_lock_release(struct run_lock *lock)
+{
+	if (lock->fd >= 0) {
+		if (ftruncate(lock->fd, 0) < 0)
+			lock->fd = lock->fd; /* the content is informational only */
+		close(lock->fd);
+	}
+	lock->fd = -1;
+}
