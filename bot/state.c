@@ -1,0 +1,574 @@
+/* state.json: the bot's memory between nights, read and written with json-c. */
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bot/state.h"
+#include "util/error.h"
+#include "util/fileutil.h"
+#include "util/xalloc.h"
+#include "util/banned.h"
+
+#define STATE_MAX_BYTES (256u << 20)
+
+/* ---- reading ---- */
+
+static char *__get_str(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	if (!o || !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+		return NULL;
+	return xstrdup(json_object_get_string(v));
+}
+
+static int __get_int(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	if (!o || !json_object_object_get_ex(o, key, &v))
+		return 0;
+	return json_object_get_int(v);
+}
+
+static struct json_object *__get_obj(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	if (!o || !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_object))
+		return NULL;
+	return v;
+}
+
+static void __get_strvec(struct strvec *out, struct json_object *o, const char *key)
+{
+	struct json_object *v;
+	size_t i, n;
+
+	if (!o || !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_array))
+		return;
+	n = json_object_array_length(v);
+	for (i = 0; i < n; i++) {
+		struct json_object *e = json_object_array_get_idx(v, i);
+
+		if (json_object_is_type(e, json_type_string))
+			strvec_push(out, json_object_get_string(e));
+	}
+}
+
+static void __get_person(struct person *p, struct json_object *o)
+{
+	p->name = __get_str(o, "name");
+	p->email = __get_str(o, "email");
+}
+
+static void __flag_read(struct flag *f, struct json_object *o)
+{
+	struct json_object *partner = __get_obj(o, "partner");
+	struct json_object *verdict = __get_obj(o, "verdict");
+	struct json_object *bisect = __get_obj(o, "bisect");
+
+	f->id = __get_str(o, "id");
+	f->fingerprint = __get_str(o, "fingerprint");
+	f->kind = __get_str(o, "kind");
+	f->tree = __get_str(o, "tree");
+	f->commit = __get_str(o, "commit");
+	f->patch_id = __get_str(o, "patch_id");
+	f->message_id = __get_str(o, "message_id");
+	f->subject = __get_str(o, "subject");
+	__get_person(&f->author, __get_obj(o, "author"));
+	if (partner) {
+		f->partner_tree = __get_str(partner, "tree");
+		f->partner_commit = __get_str(partner, "commit");
+		f->partner_subject = __get_str(partner, "subject");
+		__get_person(&f->partner_author, __get_obj(partner, "author"));
+	}
+	f->command = __get_str(o, "command");
+	f->exit_code = __get_int(o, "exit_code");
+	f->timed_out = __get_int(o, "timed_out");
+	f->error = __get_str(o, "error");
+	f->excerpt = __get_str(o, "excerpt");
+	f->first_seen = __get_str(o, "first_seen");
+	f->last_seen = __get_str(o, "last_seen");
+	f->state = __get_str(o, "state");
+	f->reason = __get_str(o, "reason");
+	f->culprit_fails = __get_int(verdict, "culprit_fails");
+	f->parent_passes = __get_int(verdict, "parent_passes");
+	f->revert_passes = __get_int(verdict, "revert_passes");
+	f->steps = __get_int(bisect, "steps");
+	f->confirm_runs = __get_int(bisect, "confirm_runs");
+	__get_strvec(&f->log, bisect, "log");
+	f->failing = __get_int(o, "failing");
+	f->total = __get_int(o, "total");
+	f->notified = __get_str(o, "notified");
+	f->reminded = __get_str(o, "reminded");
+}
+
+static void __drop_read(struct drop *d, struct json_object *o)
+{
+	d->tree = __get_str(o, "tree");
+	d->commit = __get_str(o, "commit");
+	d->patch_id = __get_str(o, "patch_id");
+	d->message_id = __get_str(o, "message_id");
+	d->subject = __get_str(o, "subject");
+	__get_person(&d->author, __get_obj(o, "author"));
+	d->flag_id = __get_str(o, "flag_id");
+	d->reason = __get_str(o, "reason");
+	d->when = __get_str(o, "when");
+	d->active = __get_int(o, "active");
+}
+
+static void __run_read(struct run_record *r, struct json_object *o)
+{
+	struct json_object *trees;
+	size_t i, n;
+
+	r->date = __get_str(o, "date");
+	r->tag = __get_str(o, "tag");
+	r->next = __get_str(o, "next");
+	r->result = __get_str(o, "result");
+	r->started = __get_str(o, "started");
+	r->finished = __get_str(o, "finished");
+	__get_strvec(&r->flags, o, "flags");
+	__get_strvec(&r->notes, o, "notes");
+	if (!json_object_object_get_ex(o, "trees", &trees) ||
+	    !json_object_is_type(trees, json_type_array))
+		return;
+	n = json_object_array_length(trees);
+	for (i = 0; i < n; i++) {
+		struct json_object *t = json_object_array_get_idx(trees, i);
+		struct run_tree *rt = state_run_tree_add(r);
+
+		rt->name = __get_str(t, "name");
+		rt->branch = __get_str(t, "branch");
+		rt->sha1 = __get_str(t, "sha1");
+		rt->state = __get_str(t, "state");
+		rt->reason = __get_str(t, "reason");
+	}
+}
+
+static void __run_init(struct run_record *r, const char *date);
+
+static struct run_record *__run_append(struct state *s)
+{
+	ALLOC_GROW(s->runs, s->runs_nr + 1, s->runs_alloc);
+	__run_init(&s->runs[s->runs_nr], "");
+	free(s->runs[s->runs_nr].date);
+	s->runs[s->runs_nr].date = NULL;
+	return &s->runs[s->runs_nr++];
+}
+
+static struct json_object *__get_array(struct json_object *o, const char *key, size_t *n)
+{
+	struct json_object *v;
+
+	*n = 0;
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_array))
+		return NULL;
+	*n = json_object_array_length(v);
+	return v;
+}
+
+int state_load(struct state *out, const char *workdir)
+{
+	char *path = xstrfmt("%s/state.json", workdir);
+	struct strbuf sb = STRBUF_INIT;
+	struct json_object *root = NULL, *arr;
+	struct json_tokener *tok = NULL;
+	size_t i, n;
+	int error;
+
+	memset(out, 0, sizeof(*out));
+	error = strbuf_read_file(&sb, path, STATE_MAX_BYTES);
+	if (error == NB_ENOTFOUND) {
+		error = 0;
+		goto done;
+	}
+	if (error < 0)
+		goto done;
+	tok = json_tokener_new();
+	root = json_tokener_parse_ex(tok, sb.buf, (int)sb.len);
+	if (!root || !json_object_is_type(root, json_type_object)) {
+		error = nb_error_set(NB_ERROR, "'%s' is damaged: %s", path,
+				     json_tokener_error_desc(json_tokener_get_error(tok)));
+		goto done;
+	}
+	if ((arr = __get_array(root, "runs", &n)))
+		for (i = 0; i < n; i++)
+			__run_read(__run_append(out), json_object_array_get_idx(arr, i));
+	if ((arr = __get_array(root, "flags", &n)))
+		for (i = 0; i < n; i++)
+			__flag_read(state_flag_add(out), json_object_array_get_idx(arr, i));
+	if ((arr = __get_array(root, "drops", &n)))
+		for (i = 0; i < n; i++)
+			__drop_read(state_drop_add(out), json_object_array_get_idx(arr, i));
+done:
+	if (tok)
+		json_tokener_free(tok);
+	json_object_put(root);
+	strbuf_release(&sb);
+	free(path);
+	return error;
+}
+
+/* ---- writing ---- */
+
+static void __put_str(struct json_object *o, const char *key, const char *val)
+{
+	json_object_object_add(o, key, val ? json_object_new_string(val) : NULL);
+}
+
+static void __put_int(struct json_object *o, const char *key, int val)
+{
+	json_object_object_add(o, key, json_object_new_int(val));
+}
+
+static struct json_object *__strvec_json(const struct strvec *sv)
+{
+	struct json_object *a = json_object_new_array();
+	size_t i;
+
+	for (i = 0; i < sv->nr; i++)
+		json_object_array_add(a, json_object_new_string(sv->v[i]));
+	return a;
+}
+
+static struct json_object *__person_json(const struct person *p)
+{
+	struct json_object *o = json_object_new_object();
+
+	__put_str(o, "name", p->name);
+	__put_str(o, "email", p->email);
+	return o;
+}
+
+static struct json_object *__flag_json(const struct flag *f, int full)
+{
+	struct json_object *o = json_object_new_object();
+	struct json_object *verdict = json_object_new_object();
+	struct json_object *bisect = json_object_new_object();
+	struct json_object *partner = NULL;
+
+	__put_str(o, "id", f->id);
+	__put_str(o, "tree", f->tree);
+	__put_str(o, "commit", f->commit);
+	__put_str(o, "patch_id", f->patch_id);
+	__put_str(o, "message_id", f->message_id);
+	__put_str(o, "subject", f->subject);
+	json_object_object_add(o, "author", __person_json(&f->author));
+	if (f->partner_tree) {
+		partner = json_object_new_object();
+		__put_str(partner, "tree", f->partner_tree);
+		__put_str(partner, "commit", f->partner_commit);
+		__put_str(partner, "subject", f->partner_subject);
+		json_object_object_add(partner, "author", __person_json(&f->partner_author));
+	}
+	json_object_object_add(o, "partner", partner);
+	__put_str(o, "kind", f->kind);
+	__put_str(o, "command", f->command);
+	__put_int(o, "exit_code", f->exit_code);
+	json_object_object_add(o, "timed_out", json_object_new_boolean(f->timed_out));
+	__put_str(o, "error", f->error);
+	__put_str(o, "first_seen", f->first_seen);
+	__put_str(o, "last_seen", f->last_seen);
+	__put_str(o, "state", f->state);
+	__put_int(verdict, "culprit_fails", f->culprit_fails);
+	__put_int(verdict, "parent_passes", f->parent_passes);
+	__put_int(verdict, "revert_passes", f->revert_passes);
+	json_object_object_add(o, "verdict", verdict);
+	__put_int(bisect, "steps", f->steps);
+	__put_int(bisect, "confirm_runs", f->confirm_runs);
+	json_object_object_add(bisect, "log", __strvec_json(&f->log));
+	json_object_object_add(o, "bisect", bisect);
+	__put_str(o, "reason", f->reason);
+	__put_int(o, "failing", f->failing);
+	__put_int(o, "total", f->total);
+	__put_str(o, "excerpt", f->excerpt);
+	if (full) {
+		__put_str(o, "fingerprint", f->fingerprint);
+		__put_str(o, "notified", f->notified);
+		__put_str(o, "reminded", f->reminded);
+	}
+	return o;
+}
+
+static struct json_object *__drop_json(const struct drop *d)
+{
+	struct json_object *o = json_object_new_object();
+
+	__put_str(o, "tree", d->tree);
+	__put_str(o, "commit", d->commit);
+	__put_str(o, "patch_id", d->patch_id);
+	__put_str(o, "message_id", d->message_id);
+	__put_str(o, "subject", d->subject);
+	json_object_object_add(o, "author", __person_json(&d->author));
+	__put_str(o, "flag_id", d->flag_id);
+	__put_str(o, "reason", d->reason);
+	__put_str(o, "when", d->when);
+	__put_int(o, "active", d->active);
+	return o;
+}
+
+static struct json_object *__run_json(const struct run_record *r, int full)
+{
+	struct json_object *o = json_object_new_object();
+	struct json_object *trees = json_object_new_array();
+	size_t i;
+
+	__put_str(o, "date", r->date);
+	__put_str(o, "tag", r->tag);
+	__put_str(o, "next", r->next);
+	__put_str(o, "result", r->result);
+	for (i = 0; i < r->trees_nr; i++) {
+		struct json_object *t = json_object_new_object();
+
+		__put_str(t, "name", r->trees[i].name);
+		__put_str(t, "branch", r->trees[i].branch);
+		__put_str(t, "sha1", r->trees[i].sha1);
+		__put_str(t, "state", r->trees[i].state);
+		__put_str(t, "reason", r->trees[i].reason);
+		json_object_array_add(trees, t);
+	}
+	json_object_object_add(o, "trees", trees);
+	json_object_object_add(o, "flags", __strvec_json(&r->flags));
+	if (full) {
+		__put_str(o, "started", r->started);
+		__put_str(o, "finished", r->finished);
+		json_object_object_add(o, "notes", __strvec_json(&r->notes));
+	}
+	return o;
+}
+
+static void __emit(struct strbuf *out, struct json_object *root)
+{
+	strbuf_addstr(out, json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
+								 JSON_C_TO_STRING_NOSLASHESCAPE));
+	strbuf_addch(out, '\n');
+	json_object_put(root);
+}
+
+int state_save(const struct state *s, const char *workdir)
+{
+	struct json_object *root = json_object_new_object();
+	struct json_object *runs = json_object_new_array();
+	struct json_object *flags = json_object_new_array();
+	struct json_object *drops = json_object_new_array();
+	struct strbuf sb = STRBUF_INIT;
+	char *path = xstrfmt("%s/state.json", workdir);
+	size_t i;
+	int error;
+
+	__put_int(root, "version", 1);
+	for (i = 0; i < s->runs_nr; i++)
+		json_object_array_add(runs, __run_json(&s->runs[i], 1));
+	for (i = 0; i < s->flags_nr; i++)
+		json_object_array_add(flags, __flag_json(&s->flags[i], 1));
+	for (i = 0; i < s->drops_nr; i++)
+		json_object_array_add(drops, __drop_json(&s->drops[i]));
+	json_object_object_add(root, "runs", runs);
+	json_object_object_add(root, "flags", flags);
+	json_object_object_add(root, "drops", drops);
+	__emit(&sb, root);
+	error = file_write_atomic(path, sb.buf, sb.len);
+	strbuf_release(&sb);
+	free(path);
+	return error;
+}
+
+void state_flags_json(struct strbuf *out, const struct state *s)
+{
+	struct json_object *root = json_object_new_object();
+	struct json_object *flags = json_object_new_array();
+	size_t i;
+
+	for (i = 0; i < s->flags_nr; i++)
+		json_object_array_add(flags, __flag_json(&s->flags[i], 0));
+	json_object_object_add(root, "flags", flags);
+	__emit(out, root);
+}
+
+void state_runs_json(struct strbuf *out, const struct state *s, size_t last_n)
+{
+	struct json_object *root = json_object_new_object();
+	struct json_object *runs = json_object_new_array();
+	size_t i = s->runs_nr > last_n && last_n ? s->runs_nr - last_n : 0;
+
+	for (; i < s->runs_nr; i++)
+		json_object_array_add(runs, __run_json(&s->runs[i], 0));
+	json_object_object_add(root, "runs", runs);
+	__emit(out, root);
+}
+
+void state_run_json(struct strbuf *out, const struct run_record *run)
+{
+	__emit(out, __run_json(run, 1));
+}
+
+/* ---- lookups and lifetime ---- */
+
+struct flag *state_flag_find(struct state *s, const char *id, int *ambiguous)
+{
+	struct flag *found = NULL;
+	size_t i, len = strlen(id);
+
+	*ambiguous = 0;
+	for (i = 0; len && i < s->flags_nr; i++) {
+		struct flag *f = &s->flags[i];
+
+		if ((f->id && !strncmp(f->id, id, len)) ||
+		    (f->commit && len >= 4 && !strncmp(f->commit, id, len)) ||
+		    (f->patch_id && len >= 4 && !strncmp(f->patch_id, id, len)) ||
+		    (f->message_id && !strcmp(f->message_id, id))) {
+			if (found && found != f)
+				*ambiguous = 1;
+			found = f;
+		}
+	}
+	return *ambiguous ? NULL : found;
+}
+
+struct flag *state_flag_by_fingerprint(struct state *s, const char *fingerprint)
+{
+	size_t i;
+
+	for (i = 0; i < s->flags_nr; i++)
+		if (s->flags[i].fingerprint && !strcmp(s->flags[i].fingerprint, fingerprint))
+			return &s->flags[i];
+	return NULL;
+}
+
+struct flag *state_flag_add(struct state *s)
+{
+	ALLOC_GROW(s->flags, s->flags_nr + 1, s->flags_alloc);
+	memset(&s->flags[s->flags_nr], 0, sizeof(struct flag));
+	s->flags[s->flags_nr].log = (struct strvec)STRVEC_INIT;
+	return &s->flags[s->flags_nr++];
+}
+
+struct drop *state_drop_add(struct state *s)
+{
+	ALLOC_GROW(s->drops, s->drops_nr + 1, s->drops_alloc);
+	memset(&s->drops[s->drops_nr], 0, sizeof(struct drop));
+	return &s->drops[s->drops_nr++];
+}
+
+static void __run_init(struct run_record *r, const char *date)
+{
+	memset(r, 0, sizeof(*r));
+	r->flags = (struct strvec)STRVEC_INIT;
+	r->notes = (struct strvec)STRVEC_INIT;
+	r->date = xstrdup(date);
+}
+
+struct run_record *state_run_begin(struct state *s, const char *date)
+{
+	size_t i;
+
+	for (i = 0; i < s->runs_nr; i++) {
+		if (s->runs[i].date && !strcmp(s->runs[i].date, date)) {
+			run_record_release(&s->runs[i]);
+			__run_init(&s->runs[i], date);
+			return &s->runs[i];
+		}
+	}
+	ALLOC_GROW(s->runs, s->runs_nr + 1, s->runs_alloc);
+	/* keep nights in date order, whatever order they were run in */
+	for (i = s->runs_nr; i > 0 && s->runs[i - 1].date && strcmp(s->runs[i - 1].date, date) > 0;
+	     i--)
+		;
+	memmove(&s->runs[i + 1], &s->runs[i], (s->runs_nr - i) * sizeof(*s->runs));
+	s->runs_nr++;
+	__run_init(&s->runs[i], date);
+	return &s->runs[i];
+}
+
+struct run_tree *state_run_tree_add(struct run_record *run)
+{
+	ALLOC_GROW(run->trees, run->trees_nr + 1, run->trees_alloc);
+	memset(&run->trees[run->trees_nr], 0, sizeof(struct run_tree));
+	return &run->trees[run->trees_nr++];
+}
+
+static void __person_release(struct person *p)
+{
+	free(p->name);
+	free(p->email);
+}
+
+void flag_release(struct flag *f)
+{
+	free(f->id);
+	free(f->fingerprint);
+	free(f->kind);
+	free(f->tree);
+	free(f->commit);
+	free(f->patch_id);
+	free(f->message_id);
+	free(f->subject);
+	__person_release(&f->author);
+	free(f->partner_tree);
+	free(f->partner_commit);
+	free(f->partner_subject);
+	__person_release(&f->partner_author);
+	free(f->command);
+	free(f->error);
+	free(f->excerpt);
+	free(f->first_seen);
+	free(f->last_seen);
+	free(f->state);
+	free(f->reason);
+	strvec_clear(&f->log);
+	free(f->notified);
+	free(f->reminded);
+}
+
+void drop_release(struct drop *d)
+{
+	free(d->tree);
+	free(d->commit);
+	free(d->patch_id);
+	free(d->message_id);
+	free(d->subject);
+	__person_release(&d->author);
+	free(d->flag_id);
+	free(d->reason);
+	free(d->when);
+}
+
+void run_record_release(struct run_record *r)
+{
+	size_t i;
+
+	free(r->date);
+	free(r->tag);
+	free(r->next);
+	free(r->result);
+	free(r->started);
+	free(r->finished);
+	for (i = 0; i < r->trees_nr; i++) {
+		free(r->trees[i].name);
+		free(r->trees[i].branch);
+		free(r->trees[i].sha1);
+		free(r->trees[i].state);
+		free(r->trees[i].reason);
+	}
+	free(r->trees);
+	strvec_clear(&r->flags);
+	strvec_clear(&r->notes);
+}
+
+void state_release(struct state *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->runs_nr; i++)
+		run_record_release(&s->runs[i]);
+	for (i = 0; i < s->flags_nr; i++)
+		flag_release(&s->flags[i]);
+	for (i = 0; i < s->drops_nr; i++)
+		drop_release(&s->drops[i]);
+	free(s->runs);
+	free(s->flags);
+	free(s->drops);
+	memset(s, 0, sizeof(*s));
+}

@@ -1,0 +1,102 @@
+/*
+ * The bot's durable state (workdir/state.json): nights, flags, drops.  Loaded whole,
+ * changed in memory, saved with an atomic replace; readers never see half a file.
+ */
+#ifndef BOT_STATE_H
+#define BOT_STATE_H
+
+#include <stddef.h>
+#include "util/strvec.h"
+#include "util/strbuf.h"
+
+/* All char * fields below are owned by their struct and may be NULL (JSON null). */
+struct person {
+	char *name;
+	char *email;
+};
+
+struct flag {
+	char *id;            /* 12 hex: SHA-1 of the fingerprint */
+	char *fingerprint;
+	char *kind;          /* build-failure | test-failure | flaky */
+	char *tree, *commit, *patch_id, *message_id, *subject;
+	struct person author;
+	char *partner_tree, *partner_commit, *partner_subject; /* partner_tree NULL: none */
+	struct person partner_author;
+	char *command;       /* the configured command's name */
+	int exit_code;
+	int timed_out;
+	char *error;         /* the first error line */
+	char *excerpt;
+	char *first_seen, *last_seen; /* YYYY-MM-DD */
+	char *state;         /* open | dropped | resolved | dismissed */
+	char *reason;        /* why dismissed or dropped */
+	int culprit_fails, parent_passes, revert_passes;
+	int steps, confirm_runs;
+	int failing, total;  /* flaky: failing runs of total */
+	struct strvec log;   /* bisect log lines */
+	char *notified;      /* date the first notices were queued; NULL: not yet */
+	char *reminded;      /* date of the last reminder */
+};
+
+struct drop {
+	char *tree, *commit, *patch_id, *message_id, *subject;
+	struct person author;
+	char *flag_id;       /* the flag this drop answered, if any */
+	char *reason;
+	char *when;          /* RFC 3339 */
+	int active;          /* 0 after undrop */
+};
+
+struct run_tree {
+	char *name, *branch, *sha1;
+	char *state;         /* merged | reverted | previous-version | stale | left-out | fetch-failed */
+	char *reason;
+};
+
+struct run_record {
+	char *date, *tag, *next;
+	char *result;        /* clean | regression | base-broken | unfinished | failed */
+	char *started, *finished;
+	struct run_tree *trees;
+	size_t trees_nr, trees_alloc;
+	struct strvec flags; /* flag ids seen that night */
+	struct strvec notes; /* what the summary should say besides trees and flags */
+};
+
+struct state {
+	struct run_record *runs;   /* oldest first */
+	size_t runs_nr, runs_alloc;
+	struct flag *flags;
+	size_t flags_nr, flags_alloc;
+	struct drop *drops;
+	size_t drops_nr, drops_alloc;
+};
+#define STATE_INIT { 0 }
+
+/* Loads workdir/state.json; a missing file is an empty state. */
+int state_load(struct state *out, const char *workdir);
+/* Atomically replaces workdir/state.json (and fsyncs); fails without retrying. */
+int state_save(const struct state *s, const char *workdir);
+void state_release(struct state *s);
+
+/* Lookups return pointers into `s`, valid until the next state_* call that adds. */
+struct flag *state_flag_find(struct state *s, const char *id_or_prefix, int *ambiguous);
+struct flag *state_flag_by_fingerprint(struct state *s, const char *fingerprint);
+struct flag *state_flag_add(struct state *s);
+struct drop *state_drop_add(struct state *s);
+/* The run of `date`, replaced if it exists (a second run of a night replaces it). */
+struct run_record *state_run_begin(struct state *s, const char *date);
+struct run_tree *state_run_tree_add(struct run_record *run);
+
+/* JSON shapes of SPEC.md, for --json listings: `flagged` and `status`. */
+void state_flags_json(struct strbuf *out, const struct state *s);
+void state_runs_json(struct strbuf *out, const struct state *s, size_t last_n);
+/* One run as runs/<date>/run.json holds it. */
+void state_run_json(struct strbuf *out, const struct run_record *run);
+
+void flag_release(struct flag *f);
+void drop_release(struct drop *d);
+void run_record_release(struct run_record *r);
+
+#endif
