@@ -1,0 +1,166 @@
+/* The config file (SPEC.md "Config (YAML)"): strict loading into plain structs. */
+#ifndef BOT_CONFIG_H
+#define BOT_CONFIG_H
+
+#include <time.h>
+#include "util/strvec.h"
+
+/*
+ * Every char * below is owned by the struct config and freed by config_free();
+ * optional strings are NULL when the key is absent.  Lists are (array, nr).
+ * Paths (workdir, fixes, ssh_key) are absolute: relative ones are resolved against
+ * the config file's directory, "~/" against $HOME.  `line` fields are the 1-based
+ * line of the item in the file, for messages ("trees[2] at nextbot.yaml:14").
+ */
+
+enum config_on_breakage {
+	CONFIG_BREAK_REVERT_CULPRIT = 0, /* default */
+	CONFIG_BREAK_PREVIOUS_VERSION,
+	CONFIG_BREAK_DROP_TREE,
+};
+
+enum config_runner_kind {
+	CONFIG_RUNNER_LOCAL = 0, /* default */
+	CONFIG_RUNNER_SLURM,
+};
+
+enum config_tls {
+	CONFIG_TLS_NONE = 0,
+	CONFIG_TLS_STARTTLS, /* required: no plain fallback */
+	CONFIG_TLS_IMPLICIT, /* smtps:// */
+};
+
+enum config_deadline_kind {
+	CONFIG_DEADLINE_NONE = 0,
+	CONFIG_DEADLINE_CLOCK,    /* "HH:MM[:SS]" UTC: seconds = seconds after midnight */
+	CONFIG_DEADLINE_DURATION, /* "4h", "90s", "1h30m": seconds = from the run's start */
+};
+
+/* base and trees[]. */
+struct config_tree {
+	char *name;          /* a ref-safe name: [A-Za-z0-9._-], not starting with '.' or '-' */
+	char *url;
+	char *branch;
+	struct strvec contacts; /* "Name <email>" or "email", as written */
+	char *fixes;         /* absolute directory of carried fix patches; NULL: none */
+	int line;
+};
+
+/* build[] and test[]. */
+struct config_command {
+	char *name;
+	char *command;       /* run by /bin/sh -c exactly as written */
+	long timeout;        /* seconds, > 0; default 3600 */
+	struct strvec env;   /* "KEY=VALUE" in file order: ready for runcmd_opts.env */
+	int line;
+};
+
+struct config_webhook {
+	char *url;
+	char *secret_env;    /* NAME of the env var holding the HMAC secret; NULL: unsigned */
+};
+
+struct config {
+	char *path;          /* the file as given (-c), for messages */
+	char *dir;           /* absolute directory of the file */
+	char *workdir;       /* absolute; default "state" beside the file */
+
+	struct config_tree base;
+	struct config_tree *trees; /* in merge order */
+	size_t trees_nr;
+	struct strvec never_merge; /* fnmatch globs on tree names and branches;
+				      default ["mm-unstable"] when the key is absent */
+
+	struct config_command *build, *test;
+	size_t build_nr, test_nr;
+	int build_after_each_merge;          /* default 1 */
+	enum config_on_breakage on_breakage; /* default revert-culprit */
+	struct {
+		int confirm; /* default 2 (0..100) */
+		int jobs;    /* default 1 (1..256) */
+	} bisect;
+
+	struct {
+		enum config_deadline_kind kind;
+		long seconds;
+		char *text;  /* as written; NULL when none */
+	} deadline;
+
+	char *merge_identity; /* "Name <email>"; default notify.from */
+
+	struct {
+		enum config_runner_kind kind;
+		char *user;             /* default "nobody" */
+		char *partition;        /* NULL: Slurm's default */
+		struct strvec srun_args;
+		int max_jobs;           /* default 4 */
+	} runner;
+
+	struct {
+		char *token_env;        /* NAME of the env var with an https token */
+		char *ssh_key;          /* absolute path; NULL: agent/none */
+	} git;
+
+	struct {
+		char *url;              /* NULL: do not publish */
+		char *branch;           /* default "master" */
+	} publish;
+
+	struct {
+		char *from;             /* default "nextbot <nextbot@localhost>" */
+		char *list;             /* NULL: no list */
+		char *report_url;       /* may hold "{id}" */
+		int remind_days;        /* default 0: never */
+		struct {
+			char *url;      /* NULL: no SMTP, mails stay in the outbox */
+			enum config_tls tls; /* default implicit for smtps://, else starttls */
+			char *user;
+			char *password_env; /* NAME of the env var with the password */
+		} smtp;
+		struct config_webhook *webhooks;
+		size_t webhooks_nr;
+	} notify;
+
+	char *schedule;       /* 5-field cron; default "0 2 * * *" */
+	int keep_days;        /* default 60, >= 1 */
+};
+
+/*
+ * Loads and validates `path` into *out (caller frees with config_free()).  On any
+ * failure — unreadable or over 1 MiB, malformed YAML, an anchor or alias, nesting
+ * deeper than 32, an unknown or duplicate key, a wrong type or value, a missing
+ * name/url/branch, a duplicate tree name, a tree or branch that never_merge
+ * matches — returns NB_EINVALID with *out NULL and the error recorded as
+ * "FILE:LINE:COLUMN: KEY.PATH: what is wrong" (the CLI exits 2 on it).
+ */
+int config_load(struct config **out, const char *path);
+void config_free(struct config *cfg);
+
+/*
+ * The never_merge pattern matching a tree's name or branch, or NULL.  Borrowed
+ * from cfg.  The merge step calls it again before merging anything.
+ */
+const char *config_never_merge_match(const struct config *cfg, const char *name,
+				     const char *branch);
+
+/* A secret by its env var NAME, read at use time; NULL if unset or name is NULL. */
+const char *config_secret(const char *env_name);
+
+/*
+ * When the run that started at `start` must stop starting new work: the next
+ * HH:MM:SS UTC after start, or start + duration; 0 when there is no deadline.
+ */
+time_t config_deadline_at(const struct config *cfg, time_t start);
+
+/* The keyword as written in the file ("revert-culprit", "slurm", "starttls"). */
+const char *config_on_breakage_name(enum config_on_breakage v);
+const char *config_runner_kind_name(enum config_runner_kind v);
+const char *config_tls_name(enum config_tls v);
+
+/*
+ * Parses a timeout or duration: a plain number of seconds or "90s", "15m", "2h",
+ * "1d", "1h30m".  Returns 0 and *out > 0, or -1.
+ */
+int config_parse_duration(const char *s, long *out);
+
+#endif
