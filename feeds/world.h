@@ -1,0 +1,41 @@
+/*
+ * The branch-feed simulator: a small kernel-shaped C project, its mainline and
+ * subsystem trees as bare repositories, played day by day with injected defects
+ * whose ground truth is written to truth.json.
+ *
+ * Layout of a world directory DIR:
+ *   DIR/remotes/mainline.git   branch master
+ *   DIR/remotes/mm.git         branches mm-stable, mm-next, mm-unstable
+ *   DIR/remotes/<tree>.git     branch <tree> (net-next, vfs, sched, …)
+ *   DIR/nextbot.yaml           a ready config (file:// urls, make / make test)
+ *   DIR/truth.json             the ground truth of injected defects
+ *   DIR/sim-state.json         the simulator's own state (day, PRNG, queues)
+ */
+#ifndef FEEDS_WORLD_H
+#define FEEDS_WORLD_H
+
+#include <stdint.h>
+
+struct feeds_world_opts {
+	uint64_t seed;  /* default 1 */
+	int trees;      /* trees besides mm and mainline; default 3 */
+	int files;      /* approximate number of source files; default 0 = small */
+};
+#define FEEDS_WORLD_OPTS_INIT { 1, 3, 0 }
+
+/*
+ * Creates the world in `dir` (created if missing; must not already hold one).
+ * Day 0: mainline and every tree at their first state.  Returns 0, NB_EEXISTS if
+ * `dir` already holds a world, NB_EINVALID for bad options, NB_ERROR (recorded).
+ */
+int feeds_world_init(const char *dir, const struct feeds_world_opts *opts);
+
+/*
+ * Plays `days` days (>= 1) in the world in `dir`: new patches, graduation,
+ * rebases, drops, merge windows, defects; updates truth.json and sim-state.json
+ * after each day.  Deterministic: the same world and the same calls give the same
+ * commit ids.  Returns 0, NB_ENOTFOUND if `dir` holds no world, or NB_ERROR.
+ */
+int feeds_world_advance(const char *dir, int days);
+
+#endif
