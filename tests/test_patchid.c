@@ -1,0 +1,320 @@
+/* merge/patchid.c and merge/trailer.c against git itself: patch-ids, trailers. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <git2.h>
+
+#include "merge/patchid.h"
+#include "merge/trailer.h"
+#include "util/error.h"
+#include "util/fileutil.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+
+static char repo_dir[256];
+
+/* Runs a shell snippet inside the test repository; fails the test if it fails. */
+static void __sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void __sh(const char *fmt, ...)
+{
+	struct strbuf cmd = STRBUF_INIT;
+	va_list ap;
+
+	strbuf_addf(&cmd, "cd '%s' && { ", repo_dir);
+	va_start(ap, fmt);
+	strbuf_vaddf(&cmd, fmt, ap);
+	va_end(ap);
+	strbuf_addstr(&cmd, "; } >/dev/null 2>&1");
+	if (system(cmd.buf) != 0)
+		fail_msg("command failed: %s", cmd.buf);
+	strbuf_release(&cmd);
+}
+
+/* Output of a shell snippet run in the repository, first line, trimmed. */
+static void __sh_out(struct strbuf *out, const char *cmd)
+{
+	struct strbuf full = STRBUF_INIT;
+	char line[512];
+	FILE *f;
+
+	strbuf_reset(out);
+	strbuf_addf(&full, "cd '%s' && %s", repo_dir, cmd);
+	f = popen(full.buf, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		strbuf_addstr(out, line);
+	pclose(f);
+	strbuf_release(&full);
+	strbuf_trim(out);
+}
+
+static int setup_repo(void **state)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	snprintf(repo_dir, sizeof(repo_dir), "%s/nb-patchid.XXXXXX", tmp ? tmp : "/tmp");
+	assert_non_null(mkdtemp(repo_dir));
+	__sh("git init -q -b master . && git config user.name T && "
+	     "git config user.email t@example.org && git config core.autocrlf false");
+	git_libgit2_init();
+	return 0;
+}
+
+static int teardown_repo(void **state)
+{
+	file_remove_tree(repo_dir);
+	git_libgit2_shutdown();
+	return 0;
+}
+
+/*
+ * Compares merge_patch_id() of HEAD with git's.  `expect_none`: nextbot must
+ * refuse (NB_ENOTFOUND) rather than give a patch-id.
+ */
+static void __check_head(const char *what, int expect_none)
+{
+	struct strbuf want = STRBUF_INIT, head = STRBUF_INIT;
+	git_repository *repo = NULL;
+	git_oid oid;
+	char got[41];
+	int error;
+
+	__sh_out(&head, "git rev-parse HEAD");
+	__sh_out(&want, "git diff-tree -p --no-renames HEAD^ HEAD | git patch-id --stable"
+			" | cut -d' ' -f1");
+	assert_int_equal(git_repository_open(&repo, repo_dir), 0);
+	assert_int_equal(git_oid_fromstr(&oid, head.buf), 0);
+	error = merge_patch_id_oid(got, repo, &oid);
+	if (expect_none) {
+		if (error != NB_ENOTFOUND || got[0])
+			fail_msg("%s: expected no patch-id, got %d '%s'", what, error, got);
+	} else {
+		if (error)
+			fail_msg("%s: error %d %s", what, error, nb_error_last());
+		if (strcmp(got, want.buf))
+			fail_msg("%s: libgit2 %s, git %s", what, got, want.buf);
+	}
+	git_repository_free(repo);
+	strbuf_release(&want);
+	strbuf_release(&head);
+}
+
+static void test_patchid_text_changes(void **state)
+{
+	__sh("printf 'a\\nb\\nc\\n' >f.c && git add f.c && git commit -q -m root");
+	__sh("printf 'int x;\\n' >new.c && git add new.c && git commit -q -m new");
+	__check_head("new file", 0);
+	__sh("seq 1 60 >big && git add big && git commit -q -m big");
+	__check_head("new file of 60 lines", 0);
+	__sh("seq 1 60 | sed 's/^5$/five/; s/^50$/fifty/' >big && git commit -q -am multi");
+	__check_head("multi-hunk edit", 0);
+	__sh("printf 'a\\nb\\nc' >f.c && git commit -q -am noeol");
+	__check_head("no newline at EOF", 0);
+	__sh("printf 'a\\nb\\nc\\nd\\n' >f.c && git commit -q -am eol-again");
+	__check_head("newline at EOF restored", 0);
+	__sh("git rm -q new.c && git commit -q -m del");
+	__check_head("deleted file", 0);
+	__sh("printf '\\ta  b\\n' >ws && git add ws && git commit -q -m ws");
+	__sh("printf '  a b \\n' >ws && git commit -q -am ws2");
+	__check_head("whitespace-only change", 0);
+	__sh("git mv big moved && git commit -q -m rename");
+	__check_head("rename as delete + add", 0);
+	__sh("mkdir -p sub/dir && printf 'x\\n' >sub/dir/deep.h && git add sub && "
+	     "printf 'z\\n' >>f.c && git commit -q -am two-files");
+	__check_head("two files in two folders", 0);
+}
+
+static void test_patchid_mode_and_binary(void **state)
+{
+	__sh("printf 'a\\n' >s.sh && git add s.sh && git commit -q -m root");
+	__sh("chmod +x s.sh && git commit -q -am mode");
+	__check_head("mode change only", 0);
+	__sh("chmod -x s.sh && printf 'b\\n' >>s.sh && git commit -q -am mode+edit");
+	__check_head("mode change and edit", 0);
+	__sh("printf 'a\\0b\\0' >bin && git add bin && git commit -q -m bin");
+	__check_head("new binary file", 1);
+	__sh("printf 'c\\0d\\0' >bin && printf 'x\\n' >>s.sh && git commit -q -am bin2");
+	__check_head("binary and text change", 1);
+	__sh(": >empty && git add empty && git commit -q -m empty");
+	__check_head("new empty file", 1);
+	__sh("printf 'y\\n' >>s.sh && git rm -q empty && git commit -q -am del-empty");
+	__check_head("deleted empty file", 1);
+	__sh("printf 'q\\n' >empty && git add empty && git commit -q -m full");
+	__sh(": >empty && git commit -q -am emptied");
+	__check_head("file emptied, not deleted", 0);
+}
+
+static void test_patchid_merge_root_empty(void **state)
+{
+	git_repository *repo = NULL;
+	struct strbuf head = STRBUF_INIT;
+	git_oid oid;
+	char got[41];
+
+	__sh("printf 'a\\n' >f && git add f && git commit -q -m root");
+	__sh_out(&head, "git rev-parse HEAD");
+	assert_int_equal(git_repository_open(&repo, repo_dir), 0);
+	assert_int_equal(git_oid_fromstr(&oid, head.buf), 0);
+	assert_int_equal(merge_patch_id_oid(got, repo, &oid), NB_ENOTFOUND);
+	assert_string_equal(got, "");
+
+	__sh("git checkout -q -b side && printf 'b\\n' >g && git add g && git commit -q -m g && "
+	     "git checkout -q master && printf 'c\\n' >h && git add h && git commit -q -m h && "
+	     "git merge -q --no-edit side");
+	__sh_out(&head, "git rev-parse HEAD");
+	assert_int_equal(git_oid_fromstr(&oid, head.buf), 0);
+	assert_int_equal(merge_patch_id_oid(got, repo, &oid), NB_ENOTFOUND);
+	assert_string_equal(got, "");
+
+	__sh("git commit -q --allow-empty -m nothing");
+	__sh_out(&head, "git rev-parse HEAD");
+	assert_int_equal(git_oid_fromstr(&oid, head.buf), 0);
+	assert_int_equal(merge_patch_id_oid(got, repo, &oid), NB_ENOTFOUND);
+
+	git_oid_fromstr(&oid, "0123456789012345678901234567890123456789");
+	assert_int_equal(merge_patch_id_oid(got, repo, &oid), NB_ENOTFOUND);
+	git_repository_free(repo);
+	strbuf_release(&head);
+}
+
+/* The same patch on two different bases has one patch-id (what a rebase keeps). */
+static void test_patchid_survives_rebase(void **state)
+{
+	struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+	git_repository *repo = NULL;
+	git_oid oid;
+	char got_a[41], got_b[41];
+
+	__sh("seq 1 30 >f && git add f && git commit -q -m root && git branch base");
+	__sh("sed -i 's/^20$/twenty/' f && git commit -q -am patch");
+	__sh_out(&a, "git rev-parse HEAD");
+	__sh("git checkout -q -b other base && sed -i 's/^2$/two/' f && git commit -q -am up && "
+	     "git cherry-pick " "master >/dev/null");
+	__sh_out(&b, "git rev-parse HEAD");
+	assert_string_not_equal(a.buf, b.buf);
+	assert_int_equal(git_repository_open(&repo, repo_dir), 0);
+	git_oid_fromstr(&oid, a.buf);
+	assert_int_equal(merge_patch_id_oid(got_a, repo, &oid), 0);
+	git_oid_fromstr(&oid, b.buf);
+	assert_int_equal(merge_patch_id_oid(got_b, repo, &oid), 0);
+	assert_string_equal(got_a, got_b);
+	git_repository_free(repo);
+	strbuf_release(&a);
+	strbuf_release(&b);
+}
+
+static void test_trailer_parse_kernel_message(void **state)
+{
+	struct trailer_info ti = TRAILER_INFO_INIT;
+	const char *msg = "mm/slab: fix the thing\n\nLong explanation\nof the fix.\n\n"
+			  "Signed-off-by: Jörg Rödel <joro@example.org>\n"
+			  "Link: https://lore.kernel.org/r/20240101.123-1-joro@example.org\n"
+			  "Signed-off-by: Andrew Morton <akpm@linux-foundation.org>\n\n\n";
+
+	trailer_parse(&ti, msg);
+	assert_string_equal(ti.subject, "mm/slab: fix the thing");
+	assert_true(strncmp(ti.body, "Long explanation\n", 17) == 0);
+	assert_true(str_ends_with(ti.body, "akpm@linux-foundation.org>\n"));
+	assert_string_equal(ti.message_id, "20240101.123-1-joro@example.org");
+	assert_int_equal(ti.signoffs_nr, 2);
+	assert_string_equal(ti.signoffs[0], "Jörg Rödel <joro@example.org>");
+	assert_string_equal(ti.signoffs[1], "Andrew Morton <akpm@linux-foundation.org>");
+	assert_true(trailer_has_signoff(msg, "JORO@example.org"));
+	assert_true(trailer_has_signoff(msg, " akpm@linux-foundation.org "));
+	assert_false(trailer_has_signoff(msg, "akpm@linux-foundation"));
+	assert_false(trailer_has_signoff(msg, ""));
+	trailer_info_release(&ti);
+}
+
+static void test_trailer_msgid_forms(void **state)
+{
+	static const struct {
+		const char *value, *want;
+	} cases[] = {
+		{ "https://lore.kernel.org/r/abc@x.org", "abc@x.org" },
+		{ "https://lore.kernel.org/linux-mm/abc@x.org/", "abc@x.org" },
+		{ "https://lore.kernel.org/linux-mm/abc@x.org/T/#u", "abc@x.org" },
+		{ "https://lore.kernel.org/all/20240101%40x.org/", "20240101@x.org" },
+		{ "https://patch.msgid.link/abc@x.org", "abc@x.org" },
+		{ "<abc@x.org>", "abc@x.org" },
+		{ "  <abc@x.org>  ", "abc@x.org" },
+		{ "https://bugzilla.kernel.org/show_bug.cgi?id=1", NULL },
+		{ "https://lore.kernel.org/r/", NULL },
+		{ "<>", NULL },
+		{ "", NULL },
+		{ "not a msgid", NULL },
+		{ "https://x/%00@y", NULL },
+		{ "https://x/%4", NULL },
+		{ "<a b@c>", NULL },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *got = trailer_msgid_from_value(cases[i].value);
+
+		if (!cases[i].want ? got != NULL : !got || strcmp(got, cases[i].want))
+			fail_msg("'%s': got '%s'", cases[i].value, got ? got : "(null)");
+		free(got);
+	}
+}
+
+static void test_trailer_odd_messages(void **state)
+{
+	struct trailer_info ti = TRAILER_INFO_INIT;
+	struct strbuf big = STRBUF_INIT;
+	size_t i;
+
+	trailer_parse(&ti, "");
+	assert_string_equal(ti.subject, "");
+	assert_string_equal(ti.body, "");
+	assert_null(ti.message_id);
+	assert_int_equal(ti.signoffs_nr, 0);
+
+	trailer_parse(&ti, "\r\n\r\nnet: two\r\n line subject\r\n\r\nbody\r\n"
+			   "Message-Id: <m1@x>\r\nLink: https://lore.kernel.org/r/m2@x\r\n");
+	assert_string_equal(ti.subject, "net: two line subject");
+	assert_null(strchr(ti.body, '\r'));
+	assert_string_equal(ti.message_id, "m2@x");
+
+	trailer_parse(&ti, "only a subject");
+	assert_string_equal(ti.subject, "only a subject");
+	assert_string_equal(ti.body, "");
+
+	trailer_parse(&ti, "s\n\nSigned-off-by:\nSigned-off-by:x\nsigned-off-by: <y@z>\r");
+	assert_int_equal(ti.signoffs_nr, 3);
+	assert_string_equal(ti.signoffs[0], "");
+	assert_string_equal(ti.signoffs[2], "<y@z>");
+
+	for (i = 0; i < 1000; i++)
+		strbuf_addch(&big, 'a' + i % 26);
+	strbuf_addstr(&big, "\r\rMessage-ID: <\xff@x>\n");
+	trailer_parse(&ti, big.buf);
+	assert_int_equal(strlen(ti.subject), 1000);
+	assert_null(ti.message_id);
+	trailer_info_release(&ti);
+	trailer_info_release(&ti); /* twice is harmless */
+	strbuf_release(&big);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_patchid_text_changes, setup_repo,
+						teardown_repo),
+		cmocka_unit_test_setup_teardown(test_patchid_mode_and_binary, setup_repo,
+						teardown_repo),
+		cmocka_unit_test_setup_teardown(test_patchid_merge_root_empty, setup_repo,
+						teardown_repo),
+		cmocka_unit_test_setup_teardown(test_patchid_survives_rebase, setup_repo,
+						teardown_repo),
+		cmocka_unit_test(test_trailer_parse_kernel_message),
+		cmocka_unit_test(test_trailer_msgid_forms),
+		cmocka_unit_test(test_trailer_odd_messages),
+	};
+
+	return cmocka_run_group_tests_name("patchid", tests, NULL, NULL);
+}
