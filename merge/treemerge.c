@@ -1,6 +1,8 @@
 /* In-memory three-way merge of two commits into a tree, for integration and bisection. */
 #include <string.h>
 
+#include "util/strbuf.h"
+
 #include "merge/treemerge.h"
 #include "merge/merge_global.h"
 #include "util/error.h"
@@ -96,6 +98,282 @@ done:
 	return err;
 }
 
+/*
+ * The tree-level walk.  `need_full` is set as soon as a path is met where rename
+ * detection could change the result (a side deletes what the other changed or also
+ * deleted, both sides add different things at one path, a type change): the walk
+ * stops and the caller redoes the merge with libgit2's whole-index merge.
+ */
+struct __walk {
+	git_repository *repo;
+	struct treemerge_conflicts *conflicts;
+	struct strbuf path;     /* directory being merged, "" or "a/b/" */
+	int need_full;
+	int conflicted;
+};
+
+#define __NEED_FULL 1   /* internal: abandon the walk */
+
+static int __same(const git_tree_entry *a, const git_tree_entry *b)
+{
+	if (!a || !b)
+		return !a && !b;
+	return git_tree_entry_filemode(a) == git_tree_entry_filemode(b) &&
+	       git_oid_equal(git_tree_entry_id(a), git_tree_entry_id(b));
+}
+
+static int __is_tree(const git_tree_entry *e)
+{
+	return e && git_tree_entry_filemode(e) == GIT_FILEMODE_TREE;
+}
+
+static int __is_file(const git_tree_entry *e)
+{
+	git_filemode_t m = e ? git_tree_entry_filemode(e) : 0;
+
+	return m == GIT_FILEMODE_BLOB || m == GIT_FILEMODE_BLOB_EXECUTABLE;
+}
+
+/* Records a change of the directory being built; creates the builder on first use. */
+static int __set(git_treebuilder **bld, struct __walk *w, const git_tree *ours,
+		 const char *name, const git_oid *id, git_filemode_t mode)
+{
+	if (!*bld && git_treebuilder_new(bld, w->repo, ours) < 0)
+		return __git_fail("tree builder");
+	if (!id) {
+		if (git_treebuilder_get(*bld, name) && git_treebuilder_remove(*bld, name) < 0)
+			return __git_fail("tree builder remove");
+		return 0;
+	}
+	if (git_treebuilder_insert(NULL, *bld, name, id, mode) < 0)
+		return __git_fail("tree builder insert");
+	return 0;
+}
+
+static int __merge_trees(git_oid *out, int *empty, struct __walk *w, const git_tree *b,
+			 const git_tree *o, const git_tree *t);
+
+static int __lookup_tree(git_tree **out, struct __walk *w, const git_tree_entry *e)
+{
+	*out = NULL;
+	if (!e)
+		return 0;
+	if (git_tree_lookup(out, w->repo, git_tree_entry_id(e)) < 0)
+		return __git_fail("tree lookup");
+	return 0;
+}
+
+/* Both sides changed directory `name` differently: merge it recursively. */
+static int __merge_subtree(git_treebuilder **bld, struct __walk *w, const git_tree *ours,
+			   const char *name, const git_tree_entry *be,
+			   const git_tree_entry *oe, const git_tree_entry *te)
+{
+	git_tree *b = NULL, *o = NULL, *t = NULL;
+	size_t len = w->path.len;
+	git_oid id;
+	int empty = 0, err;
+
+	if ((err = __lookup_tree(&b, w, be)) < 0 || (err = __lookup_tree(&o, w, oe)) < 0 ||
+	    (err = __lookup_tree(&t, w, te)) < 0)
+		goto done;
+	strbuf_addstr(&w->path, name);
+	strbuf_addch(&w->path, '/');
+	err = __merge_trees(&id, &empty, w, b, o, t);
+	strbuf_setlen(&w->path, len);
+	if (err)
+		goto done;
+	if (empty)
+		err = __set(bld, w, ours, name, NULL, 0);
+	else if (!git_oid_equal(&id, git_tree_entry_id(oe)))
+		err = __set(bld, w, ours, name, &id, GIT_FILEMODE_TREE);
+done:
+	git_tree_free(b);
+	git_tree_free(o);
+	git_tree_free(t);
+	return err;
+}
+
+static int __blob_input(git_merge_file_input *in, git_blob **blob, struct __walk *w,
+			const git_tree_entry *e, const char *path)
+{
+	git_merge_file_input_init(in, GIT_MERGE_FILE_INPUT_VERSION);
+	if (git_blob_lookup(blob, w->repo, git_tree_entry_id(e)) < 0)
+		return __git_fail("blob lookup");
+	in->ptr = git_blob_rawcontent(*blob);
+	in->size = (size_t)git_blob_rawsize(*blob);
+	in->path = path;
+	in->mode = git_tree_entry_filemode(e);
+	return 0;
+}
+
+/* Both sides changed a regular file: merge modes and contents as git does. */
+static int __merge_file(git_treebuilder **bld, struct __walk *w, const git_tree *ours,
+			const char *name, const git_tree_entry *be,
+			const git_tree_entry *oe, const git_tree_entry *te)
+{
+	git_merge_file_input bi, oi, ti;
+	git_merge_file_options opts;
+	git_merge_file_result res = { 0 };
+	git_blob *bb = NULL, *ob = NULL, *tb = NULL;
+	git_filemode_t bm = git_tree_entry_filemode(be), om = git_tree_entry_filemode(oe);
+	git_filemode_t tm = git_tree_entry_filemode(te), mode = bm == om ? tm : om;
+	const git_oid *bid = git_tree_entry_id(be), *oid = git_tree_entry_id(oe);
+	const git_oid *tid = git_tree_entry_id(te);
+	git_oid merged;
+	char *path = xstrfmt("%s%s", w->path.buf, name);
+	int err;
+
+	if (git_oid_equal(bid, oid) || git_oid_equal(oid, tid)) {
+		err = __set(bld, w, ours, name, tid, mode);
+		goto done;
+	}
+	if (git_oid_equal(bid, tid)) {
+		err = mode == om ? 0 : __set(bld, w, ours, name, oid, mode);
+		goto done;
+	}
+	if ((err = __blob_input(&bi, &bb, w, be, path)) < 0 ||
+	    (err = __blob_input(&oi, &ob, w, oe, path)) < 0 ||
+	    (err = __blob_input(&ti, &tb, w, te, path)) < 0)
+		goto done;
+	git_merge_file_options_init(&opts, GIT_MERGE_FILE_OPTIONS_VERSION);
+	if (git_merge_file(&res, &bi, &oi, &ti, &opts) < 0) {
+		err = __git_fail(path);
+		goto done;
+	}
+	if (!res.automergeable) {
+		__conflict_add(w->conflicts, path, "content");
+		w->conflicted = 1;
+		err = 0;
+		goto done;
+	}
+	if (git_blob_create_from_buffer(&merged, w->repo, res.ptr, res.len) < 0) {
+		err = __git_fail("write blob");
+		goto done;
+	}
+	err = __set(bld, w, ours, name, &merged, mode);
+done:
+	git_merge_file_result_free(&res);
+	git_blob_free(bb);
+	git_blob_free(ob);
+	git_blob_free(tb);
+	free(path);
+	return err;
+}
+
+/* One name of a directory: base, ours, theirs entries (each may be NULL). */
+static int __merge_entry(git_treebuilder **bld, struct __walk *w, const git_tree *ours,
+			 const char *name, const git_tree_entry *be,
+			 const git_tree_entry *oe, const git_tree_entry *te)
+{
+	if (__same(oe, te)) {
+		if (!oe && be)
+			return __NEED_FULL;     /* deleted by both: rename/rename, rename/delete */
+		return 0;
+	}
+	if (__same(be, oe))
+		return __set(bld, w, ours, name, te ? git_tree_entry_id(te) : NULL,
+			     te ? git_tree_entry_filemode(te) : 0);
+	if (__same(be, te))
+		return 0;
+	if (!oe || !te)
+		return __NEED_FULL;             /* modify/delete: maybe a rename */
+	if (__is_tree(oe) && __is_tree(te) && (!be || __is_tree(be)))
+		return __merge_subtree(bld, w, ours, name, be, oe, te);
+	if (__is_file(be) && __is_file(oe) && __is_file(te))
+		return __merge_file(bld, w, ours, name, be, oe, te);
+	return __NEED_FULL;                     /* add/add, type changes, links, submodules */
+}
+
+static int __merge_trees(git_oid *out, int *empty, struct __walk *w, const git_tree *b,
+			 const git_tree *o, const git_tree *t)
+{
+	git_treebuilder *bld = NULL;
+	size_t i, n;
+	int err = 0;
+
+	*empty = 0;
+	n = o ? git_tree_entrycount(o) : 0;
+	for (i = 0; !err && i < n; i++) {
+		const git_tree_entry *oe = git_tree_entry_byindex(o, i);
+		const char *name = git_tree_entry_name(oe);
+		const git_tree_entry *te = t ? git_tree_entry_byname(t, name) : NULL;
+
+		if (__same(oe, te))
+			continue;
+		err = __merge_entry(&bld, w, o, name, b ? git_tree_entry_byname(b, name) : NULL,
+				    oe, te);
+	}
+	n = t ? git_tree_entrycount(t) : 0;
+	for (i = 0; !err && i < n; i++) {
+		const git_tree_entry *te = git_tree_entry_byindex(t, i);
+		const char *name = git_tree_entry_name(te);
+
+		if (o && git_tree_entry_byname(o, name))
+			continue;
+		err = __merge_entry(&bld, w, o, name, b ? git_tree_entry_byname(b, name) : NULL,
+				    NULL, te);
+	}
+	n = b ? git_tree_entrycount(b) : 0;
+	for (i = 0; !err && i < n; i++) {
+		const char *name = git_tree_entry_name(git_tree_entry_byindex(b, i));
+
+		if ((!o || !git_tree_entry_byname(o, name)) &&
+		    (!t || !git_tree_entry_byname(t, name)))
+			err = __NEED_FULL;
+	}
+	if (err)
+		goto done;
+	if (!bld) {
+		if (o)
+			git_oid_cpy(out, git_tree_id(o));
+		*empty = !o || git_tree_entrycount(o) == 0;
+		if (o)
+			goto done;
+		if (git_treebuilder_new(&bld, w->repo, NULL) < 0) {
+			err = __git_fail("tree builder");
+			goto done;
+		}
+	}
+	*empty = git_treebuilder_entrycount(bld) == 0;
+	if (git_treebuilder_write(out, bld) < 0)
+		err = __git_fail("write tree");
+done:
+	git_treebuilder_free(bld);
+	return err;
+}
+
+/* Fast path; returns __NEED_FULL when the whole-index merge must decide. */
+static int __merge_fast(git_oid *out_tree, struct treemerge_conflicts *conflicts,
+			git_repository *repo, const git_oid *base, const git_oid *ours,
+			const git_oid *theirs)
+{
+	git_commit *bc = NULL, *oc = NULL, *tc = NULL;
+	git_tree *b = NULL, *o = NULL, *t = NULL;
+	struct __walk w = { repo, conflicts, STRBUF_INIT, 0, 0 };
+	int empty, err;
+
+	if (git_commit_lookup(&bc, repo, base) < 0 || git_commit_lookup(&oc, repo, ours) < 0 ||
+	    git_commit_lookup(&tc, repo, theirs) < 0 || git_commit_tree(&b, bc) < 0 ||
+	    git_commit_tree(&o, oc) < 0 || git_commit_tree(&t, tc) < 0) {
+		err = __git_fail("merge: commit lookup");
+		goto done;
+	}
+	err = __merge_trees(out_tree, &empty, &w, b, o, t);
+	if (!err && w.conflicted)
+		err = nb_error_set(NB_ECONFLICT, "merge conflict");
+done:
+	if (err == __NEED_FULL && conflicts)
+		treemerge_conflicts_release(conflicts);
+	strbuf_release(&w.path);
+	git_tree_free(b);
+	git_tree_free(o);
+	git_tree_free(t);
+	git_commit_free(bc);
+	git_commit_free(oc);
+	git_commit_free(tc);
+	return err;
+}
+
 static int __commit_tree_id(git_oid *out, git_repository *repo, const git_oid *commit)
 {
 	git_commit *c = NULL;
@@ -111,12 +389,18 @@ int treemerge_commits(git_oid *out_tree, int *already_merged,
 		      struct treemerge_conflicts *conflicts, git_repository *repo,
 		      const git_oid *ours, const git_oid *theirs)
 {
+	git_oidarray bases = { 0 };
 	git_oid base;
 	int err;
 
 	if (already_merged)
 		*already_merged = 0;
-	err = git_merge_base(&base, repo, ours, theirs);
+	err = git_merge_bases(&bases, repo, ours, theirs);
+	if (err == 0)
+		git_oid_cpy(&base, &bases.ids[0]);
+	if (err == 0 && bases.count > 1)
+		err = 1;        /* criss-cross: let libgit2 build the virtual base */
+	git_oidarray_dispose(&bases);
 	if (err == GIT_ENOTFOUND)
 		return nb_error_set(NB_EUNRELATED, "refusing to merge unrelated histories");
 	if (err < 0)
@@ -128,5 +412,10 @@ int treemerge_commits(git_oid *out_tree, int *already_merged,
 	}
 	if (git_oid_equal(&base, ours))
 		return __commit_tree_id(out_tree, repo, theirs);
+	if (err == 0) {
+		err = __merge_fast(out_tree, conflicts, repo, &base, ours, theirs);
+		if (err != __NEED_FULL)
+			return err;
+	}
 	return __merge_full(out_tree, conflicts, repo, ours, theirs);
 }
