@@ -1,0 +1,508 @@
+/* Unit tests for util/runcmd: exit status, timeouts, process trees, output caps, env, users. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/runcmd.h"
+#include "util/error.h"
+#include "util/fileutil.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+#include "util/banned.h"
+
+static char *tmpdir;
+
+static int setup(void **state)
+{
+	char tmpl[] = "/tmp/nb-runcmd-XXXXXX";
+
+	if (!mkdtemp(tmpl))
+		return -1;
+	tmpdir = xstrdup(tmpl);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	file_remove_tree(tmpdir);
+	free(tmpdir);
+	tmpdir = NULL;
+	return 0;
+}
+
+static int run_shell(struct runcmd_result *res, const char *shell)
+{
+	struct runcmd_opts o = RUNCMD_OPTS_INIT;
+
+	o.shell = shell;
+	o.cwd = tmpdir;
+	return runcmd_run(res, &o);
+}
+
+static void test_exit_codes(void **state)
+{
+	struct runcmd_result res = RUNCMD_RESULT_INIT;
+	const char *const t[] = { "true", NULL };
+	struct runcmd_opts o = RUNCMD_OPTS_INIT;
+
+	o.argv = t;
+	assert_int_equal(runcmd_run(&res, &o), 0);
+	assert_int_equal(res.exit_code, 0);
+	assert_int_equal(res.signal, 0);
+	assert_false(res.exec_failed);
+
+	assert_int_equal(run_shell(&res, "exit 3"), 0);
+	assert_int_equal(res.exit_code, 3);
+	assert_int_equal(run_shell(&res, "exit 125"), 0);
+	assert_int_equal(res.exit_code, 125);
+	assert_false(res.timed_out);
+	assert_false(res.limit_hit);
+	runcmd_result_release(&res);
+}
+
+static void test_signal(void **state)
+{
+	struct runcmd_result res = RUNCMD_RESULT_INIT;
+	const char *const argv[] = { "sh", "-c", "kill -TERM $$", NULL };
+	struct runcmd_opts o = RUNCMD_OPTS_INIT;
+
+	o.argv = argv;
+	assert_int_equal(runcmd_run(&res, &o), 0);
+	assert_int_equal(res.signal, SIGTERM);
+	assert_int_equal(res.exit_code, 128 + SIGTERM);
+	assert_false(res.timed_out);
+	assert_false(res.limit_hit);
+	runcmd_result_release(&res);
+}
+
+static void test_output_merged(void **state)
+{
+	struct runcmd_result res = RUNCMD_RESULT_INIT;
+
+	assert_int_equal(run_shell(&res, "echo out; echo err >&2; pwd"), 0);
+	assert_int_equal(res.exit_code, 0);
+	assert_non_null(strstr(res.output.buf, "out\n"));
+	assert_non_null(strstr(res.output.buf, "err\n"));
+	assert_non_null(strstr(res.output.buf, tmpdir));
+	assert_int_equal(res.output_total, res.output.len);
+	runcmd_result_release(&res);
+}
+
+static void test_timeout(void **state)
+{
+	struct runcmd_result res = RUNCMD_RESULT_INIT;
+	const char *const argv[] = { "sleep", "1000", NULL };
+	struct runcmd_opts o = RUNCMD_OPTS_INIT;
+
+	o.argv = argv;
+	o.timeout = 0.5;
+	assert_int_equal(runcmd_run(&res, &o), 0);
+	assert_true(res.timed_out);
+	assert_int_equal(res.signal, SIGKILL);
+	assert_false(res.limit_hit);
+	assert_true(res.seconds >= 0.5);
+	runcmd_result_release(&res);
+}
+
+static pid_t read_pid(const char *name)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char *path = xstrfmt("%s/%s", tmpdir, name);
+	long pid = -1;
+
+	if (!strbuf_read_file(&sb, path, 0)) {
+		strbuf_trim(&sb);
+		if (str_to_long(sb.buf, &pid) < 0)
+			pid = -1;
+	}
+	strbuf_release(&sb);
+	free(path);
+	return (pid_t)pid;
+}
+
+/* The grandchild calls setsid, keeps the output pipe open and sleeps: it must not survive. */
+#define SETSID_GRANDCHILD                                                                  \
+	"setsid sh -c 'echo $$ > gc.pid; exec sleep 1000' & "                              \
+	"while [ ! -s gc.pid ]; do sleep 0.01; done; echo started"
+
+static void test_setsid_grandchild_killed_on_exit(void **state)
+{
+	struct runcmd_result res = RUNCMD_RESULT_INIT;
+	pid_t gc;
+
+	assert_int_equal(run_shell(&res, SETSID_GRANDCHILD), 0);
+	assert_int_equal(res.exit_code, 0);
+	assert_false(res.timed_out);
+	assert_non_null(strstr(res.output.buf, "started"));
+	gc = read_pid("gc.pid");
+	assert_true(gc > 1);
+	assert_int_equal(kill(gc, 0), -1);
+	assert_int_equal(errno, ESRCH);
+	runcmd_result_release(&res);
+}
+
+static void test_setsid_grandchild_killed_on_timeout(void **state)
+{
+	struct runcmd_result res = RUNCMD_RESULT_INIT;
+	struct runcmd_opts o = RUNCMD_OPTS_INIT;
+	pid_t gc;
+
+	o.shell = SETSID_GRANDCHILD "; sleep 1000";
+	o.cwd = tmpdir;
+	o.timeout = 1;
+	assert_int_equal(runcmd_run(&res, &o), 0);
+	assert_true(res.timed_out);
+	gc = read_pid("gc.pid");
+	assert_true(gc > 1);
+	assert_int_equal(kill(gc, 0), -1);
+	assert_int_equal(errno, ESRCH);
+	runcmd_result_release(&res);
+}
+
+static void test_100mb_output(void **state)
+{
+	struct runcmd_result res = RUNCMD_RESULT_INIT;
+	const char *const argv[] = { "head", "-c", "100000000", "/dev/zero", NULL };
+	struct runcmd_opts o = RUNCMD_OPTS_INIT;
+	char *marker = xstrfmt("[... %d bytes omitted ...]", 100000000 - 1024 * 1024);
+
+	o.argv = argv;
+	assert_int_equal(runcmd_run(&res, &o), 0);
+	assert_int_equal(res.exit_code, 0);
+	assert_int_equal(res.output_total, 100000000);
+	assert_true(res.output.len < 1024 * 1024 + 100);
+	assert_true(res.output.len > 1024 * 1024);
+	assert_true(res.output.alloc < 4 * 1024 * 1024);
+	assert_non_null(memmem(res.output.buf, res.output.len, marker, strlen(marker)));
+	free(marker);
+	runcmd_result_release(&res);
+}
+
+static void test_head_and_tail(void **state)
+{
+	struct runcmd_result res = RUNCMD_RESULT_INIT;
+	struct runcmd_opts o = RUNCMD_OPTS_INIT;
+	struct strbuf log = STRBUF_INIT;
+	char *log_path = xstrfmt("%s/cmd.log", tmpdir);
+	const char *want = "01234\n[... 10 bytes omitted ...]\nfghij";
+
+	o.shell = "printf 0123456789; printf abcdefghij";
+	o.output_cap = 10;
+	o.log_path = log_path;
+	assert_int_equal(runcmd_run(&res, &o), 0);
+	assert_int_equal(res.output_total, 20);
+	assert_string_equal(res.output.buf, want);
+	assert_int_equal(strbuf_read_file(&log, log_path, 0), 0);
+	assert_string_equal(log.buf, want);
+
+	/* Exactly at the cap nothing is omitted. */
+	o.shell = "printf 0123456789";
+	assert_int_equal(runcmd_run(&res, &o), 0);
+	assert_string_equal(res.output.buf, "0123456789");
+	strbuf_release(&log);
+	free(log_path);
+	runcmd_result_release(&res);
+}
+
+static void test_exec_failure(void **state)
+{
+	struct runcmd_result res = RUNCMD_RESULT_INIT;
+	struct runcmd_opts o = RUNCMD_OPTS_INIT;
+	const char *const missing[] = { "nextbot-no-such-program", "x", NULL };
+	const char *const abs_missing[] = { "/nonexistent/prog", NULL };
+	const char *noexec[] = { NULL, NULL };
+	char *path = xstrfmt("%s/not-executable", tmpdir);
+
+	o.argv = missing;
+	assert_int_equal(runcmd_run(&res, &o), 0);
+	assert_true(res.exec_failed);
+	assert_int_equal(res.exit_code, 127);
+
+	o.argv = abs_missing;
+	assert_int_equal(runcmd_run(&res, &o), 0);
+	assert_true(res.exec_failed);
+	assert_int_equal(res.exit_code, 127);
+
+	assert_int_equal(file_write_atomic(path, "echo hi\n", 8), 0);
+	noexec[0] = path;
+	o.argv = noexec;
+	assert_int_equal(runcmd_run(&res, &o), 0);
+	assert_true(res.exec_failed);
+	assert_int_equal(res.exit_code, 126);
+
+	/* The shell reports its own "not found": that is the command's status, not ours. */
+	assert_int_equal(run_shell(&res, "nextbot-no-such-program"), 0);
+	assert_false(res.exec_failed);
+	assert_int_equal(res.exit_code, 127);
+	free(path);
+	runcmd_result_release(&res);
+}
+
+static void test_env_allow_list(void **state)
+{
+	struct runcmd_result res = RUNCMD_RESULT_INIT;
+	struct runcmd_opts o = RUNCMD_OPTS_INIT;
+	const char *const env[] = { "NB_TREE=mm-next", "LANG=C.UTF-8", NULL };
+	const char *const argv[] = { "env", NULL };
+
+	setenv("NEXTBOT_TEST_SECRET", "hunter2", 1);
+	setenv("LC_NB_TEST", "kept", 1);
+	o.argv = argv;
+	o.env = env;
+	assert_int_equal(runcmd_run(&res, &o), 0);
+	assert_null(strstr(res.output.buf, "hunter2"));
+	assert_non_null(strstr(res.output.buf, "NB_TREE=mm-next\n"));
+	assert_non_null(strstr(res.output.buf, "LC_NB_TEST=kept\n"));
+	assert_non_null(strstr(res.output.buf, "\nPATH=") || !strncmp(res.output.buf, "PATH=", 5)
+				? "ok" : NULL);
+	assert_non_null(strstr(res.output.buf, "LANG=C.UTF-8\n"));
+
+	o.env = NULL;
+	o.inherit_env = 1;
+	assert_int_equal(runcmd_run(&res, &o), 0);
+	assert_non_null(strstr(res.output.buf, "NEXTBOT_TEST_SECRET=hunter2"));
+	unsetenv("NEXTBOT_TEST_SECRET");
+	unsetenv("LC_NB_TEST");
+	runcmd_result_release(&res);
+}
+
+static void test_fds_not_inherited(void **state)
+{
+	struct runcmd_result res = RUNCMD_RESULT_INIT;
+	struct runcmd_opts o = RUNCMD_OPTS_INIT;
+	int fd = open("/dev/null", O_RDONLY); /* deliberately without O_CLOEXEC */
+	char *cmd;
+
+	assert_true(fd >= 3);
+	cmd = xstrfmt("if [ -e /proc/$$/fd/%d ]; then echo leaked; else echo clean; fi", fd);
+	o.shell = cmd;
+	assert_int_equal(runcmd_run(&res, &o), 0);
+	assert_string_equal(res.output.buf, "clean\n");
+	close(fd);
+	free(cmd);
+	runcmd_result_release(&res);
+}
+
+static void test_stdin_and_cwd(void **state)
+{
+	struct runcmd_result res = RUNCMD_RESULT_INIT;
+	struct runcmd_opts o = RUNCMD_OPTS_INIT;
+	const char *const cat[] = { "cat", NULL };
+	char *in = xstrfmt("%s/input", tmpdir);
+	char *missing = xstrfmt("%s/no/such/dir", tmpdir);
+
+	assert_int_equal(file_write_atomic(in, "from stdin\n", 11), 0);
+	o.argv = cat;
+	assert_int_equal(runcmd_run(&res, &o), 0);
+	assert_string_equal(res.output.buf, ""); /* /dev/null by default */
+	o.stdin_path = in;
+	assert_int_equal(runcmd_run(&res, &o), 0);
+	assert_string_equal(res.output.buf, "from stdin\n");
+
+	o.cwd = missing;
+	assert_true(runcmd_run(&res, &o) < 0);
+	assert_non_null(strstr(nb_error_last(), missing));
+	assert_int_equal(res.exit_code, -1);
+	free(in);
+	free(missing);
+	runcmd_result_release(&res);
+}
+
+static void test_fsize_limit(void **state)
+{
+	struct runcmd_result res = RUNCMD_RESULT_INIT;
+	struct runcmd_opts o = RUNCMD_OPTS_INIT;
+	const char *const dd[] = { "dd", "if=/dev/zero", "of=big", "bs=65536", "count=64", NULL };
+
+	o.argv = dd;
+	o.cwd = tmpdir;
+	o.limits.fsize = 256 * 1024;
+	assert_int_equal(runcmd_run(&res, &o), 0);
+	assert_int_equal(res.signal, SIGXFSZ);
+	assert_true(res.limit_hit);
+	assert_false(res.timed_out);
+
+	/* Through a shell the signal becomes an exit status; still a limit. */
+	o.argv = NULL;
+	o.shell = "dd if=/dev/zero of=big2 bs=65536 count=64 2>/dev/null; exit $?";
+	assert_int_equal(runcmd_run(&res, &o), 0);
+	assert_true(res.limit_hit);
+	runcmd_result_release(&res);
+}
+
+static void test_user_drop(void **state)
+{
+	struct runcmd_result res = RUNCMD_RESULT_INIT;
+	struct runcmd_opts o = RUNCMD_OPTS_INIT;
+	char *priv = xstrfmt("%s/private", tmpdir);
+	char *work = xstrfmt("%s/private/work", tmpdir);
+	char *file = xstrfmt("%s/private/work/old", tmpdir);
+	char *made = xstrfmt("%s/private/work/new", tmpdir);
+	struct stat st;
+
+	if (geteuid() != 0) {
+		free(priv), free(work), free(file), free(made);
+		skip();
+	}
+	assert_int_equal(file_mkdir_p(work, 0700), 0);
+	assert_int_equal(chmod(priv, 0700), 0);
+	assert_int_equal(file_write_atomic(file, "x", 1), 0);
+	o.shell = "id -u; echo more >> old && touch new && echo ok";
+	o.cwd = work;
+	o.user = "nobody";
+	assert_int_equal(runcmd_run(&res, &o), 0);
+	assert_int_equal(res.exit_code, 0);
+	assert_string_equal(res.output.buf, "65534\nok\n");
+	assert_int_equal(stat(made, &st), 0);
+	assert_int_equal(st.st_uid, 65534);
+	assert_int_equal(stat(priv, &st), 0);
+	assert_int_equal(st.st_uid, 0); /* only the working tree changes hands */
+
+	o.user = "nextbot-no-such-user";
+	assert_true(runcmd_run(&res, &o) < 0);
+	assert_non_null(strstr(nb_error_last(), "nextbot-no-such-user"));
+	free(priv), free(work), free(file), free(made);
+	runcmd_result_release(&res);
+}
+
+static void test_capture(void **state)
+{
+	struct strbuf out = STRBUF_INIT;
+	const char *const ok[] = { "sh", "-c", "echo visible; echo hidden >&2", NULL };
+	const char *const bad[] = { "sh", "-c", "echo partial; echo 'fatal: oops' >&2; exit 2",
+				    NULL };
+	const char *const missing[] = { "nextbot-no-such-program", NULL };
+
+	assert_int_equal(runcmd_capture(&out, tmpdir, ok), 0);
+	assert_string_equal(out.buf, "visible\n");
+	strbuf_reset(&out);
+	assert_true(runcmd_capture(&out, tmpdir, bad) < 0);
+	assert_string_equal(out.buf, "");
+	assert_non_null(strstr(nb_error_last(), "fatal: oops"));
+	assert_non_null(strstr(nb_error_last(), "exit 2"));
+	assert_true(runcmd_capture(&out, NULL, missing) < 0);
+	assert_non_null(strstr(nb_error_last(), "nextbot-no-such-program"));
+	strbuf_release(&out);
+}
+
+struct thread_arg {
+	int n;
+	int ok;
+};
+
+static void *run_thread(void *p)
+{
+	struct thread_arg *a = p;
+	struct runcmd_result res = RUNCMD_RESULT_INIT;
+	struct runcmd_opts o = RUNCMD_OPTS_INIT;
+	char *cmd = xstrfmt("for i in 1 2 3; do echo %d; done", a->n);
+	char *want = xstrfmt("%d\n%d\n%d\n", a->n, a->n, a->n);
+	int i;
+
+	o.shell = cmd;
+	a->ok = 1;
+	for (i = 0; i < 5; i++)
+		if (runcmd_run(&res, &o) || res.exit_code || strcmp(res.output.buf, want))
+			a->ok = 0;
+	runcmd_result_release(&res);
+	free(cmd);
+	free(want);
+	return NULL;
+}
+
+static void test_threads(void **state)
+{
+	pthread_t t[4];
+	struct thread_arg a[4];
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		a[i].n = i;
+		assert_int_equal(pthread_create(&t[i], NULL, run_thread, &a[i]), 0);
+	}
+	for (i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		assert_true(a[i].ok);
+	}
+}
+
+/* nextbot killed with -9 mid-command: the supervisor takes the whole tree down with it. */
+static void test_parent_death(void **state)
+{
+	pid_t child, gc = -1;
+	int i, status;
+
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		struct runcmd_result res = RUNCMD_RESULT_INIT;
+		struct runcmd_opts o = RUNCMD_OPTS_INIT;
+
+		o.shell = SETSID_GRANDCHILD "; sleep 1000";
+		o.cwd = tmpdir;
+		runcmd_run(&res, &o);
+		_exit(0);
+	}
+	for (i = 0; i < 1000 && gc <= 0; i++) {
+		usleep(10000);
+		gc = read_pid("gc.pid");
+	}
+	assert_true(gc > 1);
+	kill(child, SIGKILL);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	/* Generous bound: only a broken implementation waits this long. */
+	for (i = 0; i < 1000 && kill(gc, 0) == 0; i++)
+		usleep(10000);
+	assert_int_equal(kill(gc, 0), -1);
+}
+
+static void test_bad_opts(void **state)
+{
+	struct runcmd_result res = RUNCMD_RESULT_INIT;
+	struct runcmd_opts o = RUNCMD_OPTS_INIT;
+
+	assert_int_equal(runcmd_run(&res, &o), NB_EINVALID);
+	runcmd_result_release(&res);
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_exit_codes),
+		T(test_signal),
+		T(test_output_merged),
+		T(test_timeout),
+		T(test_setsid_grandchild_killed_on_exit),
+		T(test_setsid_grandchild_killed_on_timeout),
+		T(test_100mb_output),
+		T(test_head_and_tail),
+		T(test_exec_failure),
+		T(test_env_allow_list),
+		T(test_fds_not_inherited),
+		T(test_stdin_and_cwd),
+		T(test_fsize_limit),
+		T(test_user_drop),
+		T(test_capture),
+		T(test_threads),
+		T(test_parent_death),
+		T(test_bad_opts),
+	};
+
+	return cmocka_run_group_tests_name("runcmd", tests, NULL, NULL);
+}

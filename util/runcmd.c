@@ -1,0 +1,982 @@
+/* Running subprocesses: supervisor, process group, timeout, capped output, privilege drop. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/runcmd.h"
+#include "util/error.h"
+#include "util/log.h"
+#include "util/strvec.h"
+#include "util/xalloc.h"
+#include "util/banned.h"
+
+extern char **environ;
+
+#define DEFAULT_CAP (1024 * 1024)
+#define DEFAULT_NPROC 2048L
+#define DEFAULT_AS (16LL << 30)
+#define DEFAULT_FSIZE (8LL << 30)
+#define STDERR_CAP 8192
+#define CAPTURE_MAX (256u * 1024 * 1024)
+
+/*
+ * Where the command child failed before (or at) exec; sent to the supervisor over a
+ * close-on-exec pipe, so a successful exec sends nothing.
+ */
+enum child_stage {
+	STAGE_NONE = 0,
+	STAGE_EXEC,
+	STAGE_CHDIR,
+	STAGE_FDS,
+	STAGE_LIMITS,
+	STAGE_USER,
+};
+
+struct child_failure {
+	int stage;
+	int err;
+};
+
+/* What the supervisor reports to runcmd_run() once every process it had is gone. */
+struct report {
+	int started;     /* the command process was forked */
+	int wstatus;     /* its wait status */
+	int timed_out;
+	int interrupted; /* the supervisor was told to stop (nextbot died or was killed) */
+	struct child_failure failure;
+	int fork_errno;
+};
+
+/* Everything the forked processes need, prepared before fork: no lookups after it. */
+struct prepared {
+	const struct runcmd_opts *opts;
+	char *const *argv;
+	char **envp;
+	int use_path;           /* execvpe (argv) rather than execve (shell) */
+	int stdin_fd, out_w, err_w;
+	int report_w;
+	pid_t nextbot_pid;
+	int drop;               /* switch to uid/gid below */
+	uid_t uid;
+	gid_t gid;
+	int set_limits;
+	struct runcmd_limits limits;
+	int has_deadline;
+	struct timespec deadline; /* CLOCK_MONOTONIC */
+};
+
+/* Head and tail of a stream: memory stays bounded whatever the command prints. */
+struct capture {
+	struct strbuf head;
+	size_t head_cap;
+	char *tail;
+	size_t tail_cap, tail_len, tail_pos;
+	size_t total;
+};
+
+static void __capture_init(struct capture *c, size_t cap)
+{
+	strbuf_init(&c->head, 0);
+	c->head_cap = cap / 2;
+	c->tail_cap = cap - c->head_cap;
+	c->tail = NULL;
+	c->tail_len = c->tail_pos = 0;
+	c->total = 0;
+}
+
+static void __capture_add(struct capture *c, const char *data, size_t n)
+{
+	size_t take;
+
+	c->total += n;
+	take = c->head_cap - c->head.len;
+	if (take > n)
+		take = n;
+	strbuf_add(&c->head, data, take);
+	data += take;
+	n -= take;
+	if (!n || !c->tail_cap)
+		return;
+	if (!c->tail)
+		c->tail = xmalloc(c->tail_cap);
+	if (n >= c->tail_cap) {
+		memcpy(c->tail, data + n - c->tail_cap, c->tail_cap);
+		c->tail_pos = 0;
+		c->tail_len = c->tail_cap;
+		return;
+	}
+	while (n) {
+		size_t chunk = c->tail_cap - c->tail_pos;
+
+		if (chunk > n)
+			chunk = n;
+		memcpy(c->tail + c->tail_pos, data, chunk);
+		c->tail_pos = (c->tail_pos + chunk) % c->tail_cap;
+		c->tail_len = c->tail_len + chunk > c->tail_cap ? c->tail_cap : c->tail_len + chunk;
+		data += chunk;
+		n -= chunk;
+	}
+}
+
+/* Moves the kept text into `out`: head, an omission line if bytes were dropped, tail. */
+static void __capture_finish(struct capture *c, struct strbuf *out)
+{
+	size_t omitted = c->total - c->head.len - c->tail_len;
+	size_t start = (c->tail_pos + c->tail_cap - c->tail_len) % (c->tail_cap ? c->tail_cap : 1);
+
+	strbuf_addbuf(out, &c->head);
+	if (omitted) {
+		if (out->len && out->buf[out->len - 1] != '\n')
+			strbuf_addch(out, '\n');
+		strbuf_addf(out, "[... %zu bytes omitted ...]\n", omitted);
+	}
+	if (c->tail_len) {
+		size_t first = c->tail_cap - start;
+
+		if (first > c->tail_len)
+			first = c->tail_len;
+		strbuf_add(out, c->tail + start, first);
+		strbuf_add(out, c->tail, c->tail_len - first);
+	}
+	strbuf_release(&c->head);
+	free(c->tail);
+	c->tail = NULL;
+}
+
+static void __write_all(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		p += n;
+		len -= (size_t)n;
+	}
+}
+
+static int __cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void __close_range(unsigned int lo, unsigned int hi)
+{
+	long max;
+
+	if (lo > hi)
+		return;
+	if (!syscall(SYS_close_range, lo, hi, 0))
+		return;
+	/* Kernels before 5.9: close one by one up to the descriptor limit. */
+	max = sysconf(_SC_OPEN_MAX);
+	if (max < 0 || max > 65536)
+		max = 65536;
+	for (; lo <= hi && lo < (unsigned int)max; lo++)
+		close((int)lo);
+}
+
+/* Closes every descriptor >= 3 except those in `keep` (at most 8). */
+static void __close_fds_except(const int *keep, int nkeep)
+{
+	int sorted[8], i, n = 0;
+	unsigned int lo = 3;
+
+	for (i = 0; i < nkeep && n < 8; i++)
+		if (keep[i] >= 3)
+			sorted[n++] = keep[i];
+	qsort(sorted, (size_t)n, sizeof(int), __cmp_int);
+	for (i = 0; i < n; i++) {
+		if ((unsigned int)sorted[i] > lo)
+			__close_range(lo, (unsigned int)sorted[i] - 1);
+		lo = (unsigned int)sorted[i] + 1;
+	}
+	__close_range(lo, ~0U);
+}
+
+/* ---- the command process (grandchild of nextbot) ---- */
+
+static void __child_fail(int fd, int stage, int err)
+{
+	struct child_failure f = { stage, err };
+
+	__write_all(fd, &f, sizeof(f));
+	_exit(stage == STAGE_EXEC && err != ENOENT ? 126 : 127);
+}
+
+static int __set_limit(int resource, long long value)
+{
+	struct rlimit rl;
+
+	if (value <= 0)
+		return 0;
+	rl.rlim_cur = rl.rlim_max = (rlim_t)value;
+	if (getuid() != 0) {
+		/* Unprivileged: the hard limit may only go down. */
+		struct rlimit old;
+
+		if (!getrlimit(resource, &old) && old.rlim_max != RLIM_INFINITY &&
+		    old.rlim_max < rl.rlim_max)
+			rl.rlim_cur = rl.rlim_max = old.rlim_max;
+	}
+	return setrlimit(resource, &rl);
+}
+
+static void __run_child(const struct prepared *p, int fail_fd)
+{
+	const struct runcmd_opts *o = p->opts;
+	int keep[1] = { fail_fd };
+	sigset_t none;
+	int sig;
+
+	setpgid(0, 0);
+	for (sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+
+	if (dup2(p->stdin_fd, 0) < 0 || dup2(p->out_w, 1) < 0 ||
+	    dup2(p->err_w >= 0 ? p->err_w : p->out_w, 2) < 0)
+		__child_fail(fail_fd, STAGE_FDS, errno);
+	__close_fds_except(keep, 1);
+
+	/* Before dropping privileges, so that a 0700 parent directory does not matter. */
+	if (o->cwd && chdir(o->cwd) < 0)
+		__child_fail(fail_fd, STAGE_CHDIR, errno);
+	if (p->set_limits &&
+	    (__set_limit(RLIMIT_NPROC, p->limits.nproc) < 0 ||
+	     __set_limit(RLIMIT_AS, p->limits.as_bytes) < 0 ||
+	     __set_limit(RLIMIT_FSIZE, p->limits.fsize) < 0))
+		__child_fail(fail_fd, STAGE_LIMITS, errno);
+	if (p->drop) {
+		if (setgroups(1, &p->gid) < 0 || setgid(p->gid) < 0 || setuid(p->uid) < 0)
+			__child_fail(fail_fd, STAGE_USER, errno);
+		if (setuid(0) == 0)
+			__child_fail(fail_fd, STAGE_USER, EPERM);
+	}
+	if (p->use_path)
+		execvpe(p->argv[0], p->argv, p->envp);
+	else
+		execve(p->argv[0], p->argv, p->envp);
+	__child_fail(fail_fd, STAGE_EXEC, errno);
+}
+
+/* ---- the supervisor (child of nextbot, parent of the command) ---- */
+
+static int __timespec_cmp(const struct timespec *a, const struct timespec *b)
+{
+	if (a->tv_sec != b->tv_sec)
+		return a->tv_sec < b->tv_sec ? -1 : 1;
+	return (a->tv_nsec > b->tv_nsec) - (a->tv_nsec < b->tv_nsec);
+}
+
+static void __kill_pid_and_group(long pid)
+{
+	kill((pid_t)-pid, SIGKILL);
+	kill((pid_t)pid, SIGKILL);
+}
+
+/* Without CONFIG_PROC_CHILDREN: scan /proc for processes whose parent we are. */
+static void __kill_children_scan(void)
+{
+	char path[64], buf[1024];
+	struct dirent *de;
+	DIR *d = opendir("/proc");
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		long pid, ppid;
+		char *rp, *end;
+		ssize_t n;
+		int fd;
+
+		pid = strtol(de->d_name, &end, 10);
+		if (pid <= 0 || *end)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = 0;
+		rp = strrchr(buf, ')');
+		if (rp && sscanf(rp, ") %*c %ld", &ppid) == 1 && ppid == getpid())
+			__kill_pid_and_group(pid);
+	}
+	closedir(d);
+}
+
+/* SIGKILLs every direct child of ours and the process groups they lead. */
+static void __kill_children(void)
+{
+	char path[64], buf[8192], *p, *end;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)getpid(), (int)getpid());
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		__kill_children_scan();
+		return;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0) {
+		__kill_children_scan();
+		return;
+	}
+	buf[n] = 0;
+	/* A full buffer may end inside a pid: never act on a cut one (the rest comes next round). */
+	if ((size_t)n == sizeof(buf) - 1 && (p = strrchr(buf, ' ')))
+		*p = 0;
+	for (p = buf;; p = end) {
+		long pid = strtol(p, &end, 10);
+
+		if (end == p)
+			break;
+		if (pid > 0)
+			__kill_pid_and_group(pid);
+	}
+}
+
+/*
+ * Kills the command's process group and then every process left under us: as a
+ * child subreaper we inherit whatever the command orphaned, setsid'd or not, so
+ * killing our children until none is left empties the whole tree.
+ */
+static void __kill_tree(pid_t pgid, pid_t main_pid, struct report *r)
+{
+	/* main_pid: the command if not yet reaped (its status goes to r), else 0. */
+	int status;
+	pid_t pid;
+
+	if (pgid > 0)
+		kill(-pgid, SIGKILL);
+	for (;;) {
+		__kill_children();
+		pid = waitpid(-1, &status, 0);
+		if (pid < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (main_pid && pid == main_pid)
+			r->wstatus = status;
+	}
+}
+
+static void __supervise(const struct prepared *p)
+{
+	struct report r = { 0 };
+	int fail_pipe[2] = { -1, -1 };
+	int keep[4] = { p->stdin_fd, p->out_w, p->err_w, p->report_w };
+	sigset_t waitset;
+	pid_t pid, main_pid;
+
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() != p->nextbot_pid)
+		_exit(1);
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	__close_fds_except(keep, 4);
+	signal(SIGCHLD, SIG_DFL);
+	sigemptyset(&waitset);
+	sigaddset(&waitset, SIGCHLD);
+	sigaddset(&waitset, SIGTERM);
+	sigaddset(&waitset, SIGINT);
+	sigaddset(&waitset, SIGHUP);
+
+	if (pipe2(fail_pipe, O_CLOEXEC) < 0) {
+		r.fork_errno = errno;
+		goto report;
+	}
+	pid = fork();
+	if (pid < 0) {
+		r.fork_errno = errno;
+		goto report;
+	}
+	if (!pid) {
+		close(fail_pipe[0]);
+		__run_child(p, fail_pipe[1]);
+	}
+	r.started = 1;
+	main_pid = pid;
+	setpgid(pid, pid);
+	close(fail_pipe[1]);
+	close(p->out_w);
+	if (p->err_w >= 0)
+		close(p->err_w);
+	close(p->stdin_fd);
+
+	for (;;) {
+		struct timespec now, left, *tp = NULL;
+		int status, sig;
+		pid_t w;
+
+		while ((w = waitpid(-1, &status, WNOHANG)) > 0)
+			if (w == pid)
+				goto exited;
+		if (p->has_deadline) {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if (__timespec_cmp(&now, &p->deadline) >= 0) {
+				r.timed_out = 1;
+				break;
+			}
+			left.tv_sec = p->deadline.tv_sec - now.tv_sec;
+			left.tv_nsec = p->deadline.tv_nsec - now.tv_nsec;
+			if (left.tv_nsec < 0) {
+				left.tv_nsec += 1000000000L;
+				left.tv_sec--;
+			}
+			tp = &left;
+		}
+		sig = tp ? sigtimedwait(&waitset, NULL, tp) : sigwaitinfo(&waitset, NULL);
+		if (sig > 0 && sig != SIGCHLD) {
+			r.interrupted = 1;
+			break;
+		}
+		continue;
+exited:
+		r.wstatus = status;
+		pid = 0; /* reaped: only its group and the orphans remain */
+		break;
+	}
+	/* Timed out or told to stop, or the command exited: nothing it started may stay. */
+	__kill_tree(main_pid, pid, &r);
+	if (read(fail_pipe[0], &r.failure, sizeof(r.failure)) != sizeof(r.failure))
+		memset(&r.failure, 0, sizeof(r.failure));
+report:
+	__write_all(p->report_w, &r, sizeof(r));
+	_exit(0);
+}
+
+/* ---- runcmd_run(), in the calling thread ---- */
+
+static const char *const allowed_env[] = {
+	"PATH", "HOME", "LANG", "TZ", "TERM", "TMPDIR", "USER", "LOGNAME", "SHELL", "MAKEFLAGS",
+	NULL,
+};
+
+static int __env_allowed(const char *entry)
+{
+	size_t klen = strcspn(entry, "=");
+	int i;
+
+	if (!strncmp(entry, "LC_", 3))
+		return 1;
+	for (i = 0; allowed_env[i]; i++)
+		if (strlen(allowed_env[i]) == klen && !strncmp(entry, allowed_env[i], klen))
+			return 1;
+	return 0;
+}
+
+/* Adds or replaces KEY=VALUE in `env`. */
+static void __env_set(struct strvec *env, const char *entry)
+{
+	size_t klen = strcspn(entry, "="), i;
+
+	for (i = 0; i < env->nr; i++) {
+		if (!strncmp(env->v[i], entry, klen) && env->v[i][klen] == '=') {
+			free(env->v[i]);
+			env->v[i] = xstrdup(entry);
+			return;
+		}
+	}
+	strvec_push(env, entry);
+}
+
+static void __build_env(struct strvec *env, const struct runcmd_opts *o, const struct passwd *pw)
+{
+	char **e;
+	size_t i;
+
+	for (e = environ; e && *e; e++)
+		if (o->inherit_env || __env_allowed(*e))
+			strvec_push(env, *e);
+	if (pw) {
+		char *s = xstrfmt("HOME=%s", pw->pw_dir);
+
+		__env_set(env, s);
+		free(s);
+		s = xstrfmt("USER=%s", pw->pw_name);
+		__env_set(env, s);
+		free(s);
+		s = xstrfmt("LOGNAME=%s", pw->pw_name);
+		__env_set(env, s);
+		free(s);
+	}
+	for (i = 0; o->env && o->env[i]; i++)
+		if (strchr(o->env[i], '='))
+			__env_set(env, o->env[i]);
+}
+
+/* Gives the command's working tree to the user it runs as (entries not yet theirs). */
+static int __chown_tree(int dirfd, const char *path, uid_t uid, gid_t gid)
+{
+	struct stat st;
+	struct dirent *de;
+	DIR *d;
+	int fd, error = 0;
+
+	fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return nb_error_errno(NB_ERROR, "cannot open '%s'", path);
+	if (fstat(fd, &st) == 0 && st.st_uid != uid && fchown(fd, uid, gid) < 0) {
+		close(fd);
+		return nb_error_errno(NB_ERROR, "cannot chown '%s'", path);
+	}
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return nb_error_errno(NB_ERROR, "cannot read directory '%s'", path);
+	}
+	while (!error && (de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			error = __chown_tree(fd, de->d_name, uid, gid);
+			if (error)
+				nb_error_prefix("%s/", path);
+		} else if (st.st_uid != uid &&
+			   fchownat(fd, de->d_name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0) {
+			error = nb_error_errno(NB_ERROR, "cannot chown '%s/%s'", path, de->d_name);
+		}
+	}
+	closedir(d);
+	return error;
+}
+
+static int __lookup_user(struct prepared *p, const char *user, struct passwd *pw,
+			 char **pwbuf)
+{
+	struct passwd *res = NULL;
+	size_t size = 16384;
+	int err;
+
+	*pwbuf = xmalloc(size);
+	err = getpwnam_r(user, pw, *pwbuf, size, &res);
+	if (!res) {
+		if (err)
+			errno = err;
+		return err ? nb_error_errno(NB_ENOTFOUND, "runner user '%s' cannot be looked up",
+					    user)
+			   : nb_error_set(NB_ENOTFOUND, "runner user '%s' does not exist", user);
+	}
+	p->drop = 1;
+	p->uid = pw->pw_uid;
+	p->gid = pw->pw_gid;
+	return 0;
+}
+
+static double __elapsed(const struct timespec *start)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - start->tv_sec) +
+	       (double)(now.tv_nsec - start->tv_nsec) / 1e9;
+}
+
+static void __fill_result(struct runcmd_result *out, const struct report *r, int is_shell)
+{
+	int st = r->wstatus;
+
+	if (WIFEXITED(st)) {
+		out->exit_code = WEXITSTATUS(st);
+	} else if (WIFSIGNALED(st)) {
+		out->signal = WTERMSIG(st);
+		out->exit_code = 128 + out->signal;
+	}
+	out->timed_out = r->timed_out;
+	if (r->failure.stage == STAGE_EXEC) {
+		out->exec_failed = 1;
+		out->exit_code = r->failure.err == ENOENT ? 127 : 126;
+	}
+	/*
+	 * SIGXFSZ is RLIMIT_FSIZE; a SIGKILL we did not send is most likely the OOM
+	 * killer.  A shell reports its child's SIGXFSZ as exit 128+SIGXFSZ.
+	 */
+	if (out->signal == SIGXFSZ || (out->signal == SIGKILL && !r->timed_out && !r->interrupted) ||
+	    (is_shell && out->exit_code == 128 + SIGXFSZ))
+		out->limit_hit = 1;
+}
+
+static const char *__stage_name(int stage)
+{
+	switch (stage) {
+	case STAGE_CHDIR:
+		return "cannot change to the working directory";
+	case STAGE_FDS:
+		return "cannot set up file descriptors";
+	case STAGE_LIMITS:
+		return "cannot set resource limits";
+	case STAGE_USER:
+		return "cannot switch to the runner user";
+	default:
+		return "cannot start";
+	}
+}
+
+static void __write_log(const char *path, const struct strbuf *out, const struct strbuf *err)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	if (fd < 0) {
+		log_warn("cannot write log '%s': %s", path, strerror(errno));
+		return;
+	}
+	__write_all(fd, out->buf, out->len);
+	if (err && err->len) {
+		__write_all(fd, "--- stderr ---\n", 15);
+		__write_all(fd, err->buf, err->len);
+	}
+	close(fd);
+}
+
+/* Reads what is available on `fd` into `c`; returns 0 at EOF, 1 if more may come. */
+static int __pump(int fd, struct capture *c)
+{
+	char buf[65536];
+	ssize_t n = read(fd, buf, sizeof(buf));
+
+	if (n > 0) {
+		__capture_add(c, buf, (size_t)n);
+		return 1;
+	}
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return 1;
+	return 0;
+}
+
+static void __drain(int fd, struct capture *c)
+{
+	int i;
+
+	if (fd < 0)
+		return;
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	/* Bounded: every writer is dead, so only what sits in the pipe is left. */
+	for (i = 0; i < 1024; i++) {
+		char buf[65536];
+		ssize_t n = read(fd, buf, sizeof(buf));
+
+		if (n <= 0 && !(n < 0 && errno == EINTR))
+			break;
+		if (n > 0)
+			__capture_add(c, buf, (size_t)n);
+	}
+}
+
+/* Collects output until the supervisor's report arrives; returns 0 or -1 (no report). */
+static int __collect(int out_r, int err_r, int report_r, struct capture *oc, struct capture *ec,
+		     struct report *r)
+{
+	size_t got = 0;
+
+	while (got < sizeof(*r)) {
+		struct pollfd pfd[3];
+		int n = 0, i;
+
+		pfd[n++] = (struct pollfd){ .fd = report_r, .events = POLLIN };
+		if (out_r >= 0)
+			pfd[n++] = (struct pollfd){ .fd = out_r, .events = POLLIN };
+		if (err_r >= 0)
+			pfd[n++] = (struct pollfd){ .fd = err_r, .events = POLLIN };
+		if (poll(pfd, (nfds_t)n, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		for (i = 1; i < n; i++) {
+			if (!(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			if (pfd[i].fd == out_r && !__pump(out_r, oc))
+				out_r = -1;
+			else if (pfd[i].fd == err_r && !__pump(err_r, ec))
+				err_r = -1;
+		}
+		if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+			ssize_t k = read(report_r, (char *)r + got, sizeof(*r) - got);
+
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k <= 0)
+				return -1;
+			got += (size_t)k;
+		}
+	}
+	__drain(out_r, oc);
+	__drain(err_r, ec);
+	return 0;
+}
+
+static void __close(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static int __prepare(struct prepared *p, const struct runcmd_opts *o, struct passwd *pw,
+		     char **pwbuf)
+{
+	int is_root = geteuid() == 0;
+	struct stat st;
+
+	if (!!o->argv == !!o->shell || (o->argv && !o->argv[0]))
+		return nb_error_set(NB_EINVALID, "runcmd: exactly one of argv and shell is needed");
+	if (o->cwd && stat(o->cwd, &st) < 0)
+		return nb_error_errno(NB_ENOTFOUND, "cannot use working directory '%s'", o->cwd);
+	if (o->cwd && !S_ISDIR(st.st_mode))
+		return nb_error_set(NB_EINVALID, "working directory '%s' is not a directory",
+				    o->cwd);
+	if (is_root && o->user) {
+		int error = __lookup_user(p, o->user, pw, pwbuf);
+
+		if (error)
+			return error;
+		if (o->cwd && __chown_tree(AT_FDCWD, o->cwd, p->uid, p->gid) < 0) {
+			nb_error_prefix("runner user '%s': ", o->user);
+			return NB_ERROR;
+		}
+	}
+	p->limits = o->limits;
+	if (is_root) {
+		if (!p->limits.nproc)
+			p->limits.nproc = DEFAULT_NPROC;
+		if (!p->limits.as_bytes)
+			p->limits.as_bytes = DEFAULT_AS;
+		if (!p->limits.fsize)
+			p->limits.fsize = DEFAULT_FSIZE;
+	}
+	p->set_limits = p->limits.nproc || p->limits.as_bytes || p->limits.fsize;
+	p->stdin_fd = open(o->stdin_path ? o->stdin_path : "/dev/null", O_RDONLY | O_CLOEXEC);
+	if (p->stdin_fd < 0)
+		return nb_error_errno(NB_ERROR, "cannot open '%s'",
+				      o->stdin_path ? o->stdin_path : "/dev/null");
+	return 0;
+}
+
+static void __set_deadline(struct prepared *p, const struct timespec *start, double timeout)
+{
+	double whole;
+
+	if (timeout <= 0)
+		return;
+	if (timeout > 1e9)
+		timeout = 1e9;
+	whole = (double)(long)timeout;
+	p->has_deadline = 1;
+	p->deadline.tv_sec = start->tv_sec + (time_t)whole;
+	p->deadline.tv_nsec = start->tv_nsec + (long)((timeout - whole) * 1e9);
+	if (p->deadline.tv_nsec >= 1000000000L) {
+		p->deadline.tv_nsec -= 1000000000L;
+		p->deadline.tv_sec++;
+	}
+}
+
+static void __result_reset(struct runcmd_result *out)
+{
+	out->exit_code = -1;
+	out->signal = out->timed_out = out->exec_failed = out->limit_hit = 0;
+	out->seconds = 0;
+	out->output_total = 0;
+	strbuf_reset(&out->output);
+}
+
+/* Forks the supervisor and collects output until it reports; the core of runcmd_run(). */
+static int __spawn(struct runcmd_result *out, struct prepared *p, struct strbuf *err_out)
+{
+	const struct runcmd_opts *o = p->opts;
+	int out_pipe[2] = { -1, -1 }, err_pipe[2] = { -1, -1 }, rep_pipe[2] = { -1, -1 };
+	struct capture oc, ec;
+	struct report r;
+	sigset_t all, old;
+	pid_t sup;
+	int error = 0;
+
+	if (pipe2(out_pipe, O_CLOEXEC) < 0 || (!o->merge_stderr && pipe2(err_pipe, O_CLOEXEC) < 0) ||
+	    pipe2(rep_pipe, O_CLOEXEC) < 0) {
+		error = nb_error_errno(NB_ERROR, "cannot create a pipe");
+		goto done;
+	}
+	p->out_w = out_pipe[1];
+	p->err_w = err_pipe[1];
+	p->report_w = rep_pipe[1];
+	p->nextbot_pid = getpid();
+
+	/* The supervisor starts with every signal blocked; it waits for the ones it wants. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	sup = fork();
+	if (!sup)
+		__supervise(p);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (sup < 0) {
+		error = nb_error_errno(NB_ERROR, "cannot fork");
+		goto done;
+	}
+	__close(&out_pipe[1]);
+	__close(&err_pipe[1]);
+	__close(&rep_pipe[1]);
+
+	__capture_init(&oc, o->output_cap ? o->output_cap : DEFAULT_CAP);
+	__capture_init(&ec, STDERR_CAP);
+	memset(&r, 0, sizeof(r));
+	if (__collect(out_pipe[0], err_pipe[0], rep_pipe[0], &oc, &ec, &r) < 0) {
+		kill(sup, SIGKILL);
+		error = nb_error_set(NB_ERROR, "the command's supervisor died without a report");
+	}
+	while (waitpid(sup, NULL, 0) < 0 && errno == EINTR)
+		;
+	out->output_total = oc.total;
+	__capture_finish(&oc, &out->output);
+	if (err_out)
+		__capture_finish(&ec, err_out);
+	else
+		__capture_finish(&ec, &(struct strbuf)STRBUF_INIT);
+	if (error)
+		goto done;
+	if (r.fork_errno) {
+		errno = r.fork_errno;
+		error = nb_error_errno(NB_ERROR, "cannot fork");
+	} else if (r.failure.stage && r.failure.stage != STAGE_EXEC) {
+		errno = r.failure.err;
+		error = nb_error_errno(NB_ERROR, "%s", __stage_name(r.failure.stage));
+	} else {
+		__fill_result(out, &r, !o->argv);
+	}
+done:
+	__close(&out_pipe[0]);
+	__close(&out_pipe[1]);
+	__close(&err_pipe[0]);
+	__close(&err_pipe[1]);
+	__close(&rep_pipe[0]);
+	__close(&rep_pipe[1]);
+	return error;
+}
+
+static int __run(struct runcmd_result *out, const struct runcmd_opts *o, struct strbuf *err_out)
+{
+	struct prepared p = { .opts = o, .stdin_fd = -1, .out_w = -1, .err_w = -1, .report_w = -1 };
+	const char *sh_argv[4] = { "/bin/sh", "-c", o->shell, NULL };
+	struct strvec env = STRVEC_INIT;
+	struct strbuf errbuf = STRBUF_INIT;
+	struct timespec start;
+	struct passwd pw;
+	char *pwbuf = NULL;
+	int error;
+
+	__result_reset(out);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	error = __prepare(&p, o, &pw, &pwbuf);
+	if (error)
+		goto done;
+	__build_env(&env, o, p.drop ? &pw : NULL);
+	p.envp = env.v;
+	p.argv = o->argv ? (char *const *)o->argv : (char *const *)sh_argv;
+	p.use_path = !!o->argv;
+	__set_deadline(&p, &start, o->timeout);
+	error = __spawn(out, &p, &errbuf);
+	out->seconds = __elapsed(&start);
+	if (o->log_path)
+		__write_log(o->log_path, &out->output, &errbuf);
+	if (err_out)
+		strbuf_addbuf(err_out, &errbuf);
+done:
+	__close(&p.stdin_fd);
+	strvec_clear(&env);
+	strbuf_release(&errbuf);
+	free(pwbuf);
+	return error;
+}
+
+int runcmd_run(struct runcmd_result *out, const struct runcmd_opts *opts)
+{
+	return __run(out, opts, NULL);
+}
+
+void runcmd_result_release(struct runcmd_result *r)
+{
+	strbuf_release(&r->output);
+	r->exit_code = -1;
+}
+
+static void __describe(struct strbuf *sb, const char *const *argv)
+{
+	size_t i;
+
+	for (i = 0; argv[i]; i++) {
+		if (i)
+			strbuf_addch(sb, ' ');
+		strbuf_addstr(sb, argv[i]);
+	}
+}
+
+int runcmd_capture(struct strbuf *out, const char *cwd, const char *const *argv)
+{
+	struct runcmd_opts opts = RUNCMD_OPTS_INIT;
+	struct runcmd_result res = RUNCMD_RESULT_INIT;
+	struct strbuf err = STRBUF_INIT, cmd = STRBUF_INIT;
+	int error;
+
+	opts.argv = argv;
+	opts.cwd = cwd;
+	opts.inherit_env = 1;
+	opts.merge_stderr = 0;
+	opts.output_cap = CAPTURE_MAX;
+	error = __run(&res, &opts, &err);
+	if (error)
+		goto done;
+	__describe(&cmd, argv);
+	strbuf_trim(&err);
+	if (res.exec_failed)
+		error = nb_error_set(NB_ERROR, "cannot run '%s' (exit %d)", cmd.buf, res.exit_code);
+	else if (res.output_total > res.output.len)
+		error = nb_error_set(NB_ERROR, "'%s' printed more than %u bytes", cmd.buf,
+				     CAPTURE_MAX);
+	else if (res.exit_code)
+		error = nb_error_set(NB_ERROR, "'%s' failed (exit %d)%s%s", cmd.buf, res.exit_code,
+				     err.len ? ": " : "", err.buf);
+	else
+		strbuf_addbuf(out, &res.output);
+done:
+	strbuf_release(&err);
+	strbuf_release(&cmd);
+	runcmd_result_release(&res);
+	return error;
+}
+
+int runcmd_become_subreaper(void)
+{
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+		return nb_error_errno(NB_ERROR, "cannot become a child subreaper");
+	return 0;
+}
