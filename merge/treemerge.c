@@ -24,6 +24,13 @@ void treemerge_conflicts_release(struct treemerge_conflicts *c)
 	c->nr = c->alloc = 0;
 }
 
+static _Thread_local struct treemerge_stats stats;
+
+void treemerge_stats_get(struct treemerge_stats *out)
+{
+	*out = stats;
+}
+
 static void __conflict_add(struct treemerge_conflicts *c, const char *path, const char *kind)
 {
 	if (!c)
@@ -77,6 +84,7 @@ static int __merge_full(git_oid *out_tree, struct treemerge_conflicts *conflicts
 	git_merge_options_init(&opts, GIT_MERGE_OPTIONS_VERSION);
 	opts.flags |= GIT_MERGE_FIND_RENAMES;
 	opts.target_limit = 7000;
+	stats.full++;
 	if (git_commit_lookup(&oc, repo, ours) < 0 || git_commit_lookup(&tc, repo, theirs) < 0) {
 		err = __git_fail("merge: commit lookup");
 		goto done;
@@ -342,23 +350,23 @@ done:
 	return err;
 }
 
-/* Fast path; returns __NEED_FULL when the whole-index merge must decide. */
+/* Fast path over three trees; returns __NEED_FULL when libgit2's whole merge must decide. */
 static int __merge_fast(git_oid *out_tree, struct treemerge_conflicts *conflicts,
 			git_repository *repo, const git_oid *base, const git_oid *ours,
 			const git_oid *theirs)
 {
-	git_commit *bc = NULL, *oc = NULL, *tc = NULL;
 	git_tree *b = NULL, *o = NULL, *t = NULL;
 	struct __walk w = { repo, conflicts, STRBUF_INIT, 0, 0 };
 	int empty, err;
 
-	if (git_commit_lookup(&bc, repo, base) < 0 || git_commit_lookup(&oc, repo, ours) < 0 ||
-	    git_commit_lookup(&tc, repo, theirs) < 0 || git_commit_tree(&b, bc) < 0 ||
-	    git_commit_tree(&o, oc) < 0 || git_commit_tree(&t, tc) < 0) {
-		err = __git_fail("merge: commit lookup");
+	if (git_tree_lookup(&b, repo, base) < 0 || git_tree_lookup(&o, repo, ours) < 0 ||
+	    git_tree_lookup(&t, repo, theirs) < 0) {
+		err = __git_fail("merge: tree lookup");
 		goto done;
 	}
 	err = __merge_trees(out_tree, &empty, &w, b, o, t);
+	if (err != __NEED_FULL)
+		stats.fast++;
 	if (!err && w.conflicted)
 		err = nb_error_set(NB_ECONFLICT, "merge conflict");
 done:
@@ -368,10 +376,55 @@ done:
 	git_tree_free(b);
 	git_tree_free(o);
 	git_tree_free(t);
-	git_commit_free(bc);
-	git_commit_free(oc);
-	git_commit_free(tc);
 	return err;
+}
+
+/* libgit2's whole merge of three trees, for what the fast path cannot decide. */
+static int __merge_full_trees(git_oid *out_tree, struct treemerge_conflicts *conflicts,
+			      git_repository *repo, const git_oid *base, const git_oid *ours,
+			      const git_oid *theirs)
+{
+	git_merge_options opts;
+	git_tree *b = NULL, *o = NULL, *t = NULL;
+	git_index *index = NULL;
+	int err;
+
+	git_merge_options_init(&opts, GIT_MERGE_OPTIONS_VERSION);
+	opts.flags |= GIT_MERGE_FIND_RENAMES;
+	opts.target_limit = 7000;
+	stats.full++;
+	if (git_tree_lookup(&b, repo, base) < 0 || git_tree_lookup(&o, repo, ours) < 0 ||
+	    git_tree_lookup(&t, repo, theirs) < 0) {
+		err = __git_fail("merge: tree lookup");
+		goto done;
+	}
+	if (git_merge_trees(&index, repo, b, o, t, &opts) < 0) {
+		err = __git_fail("merge");
+		goto done;
+	}
+	if (git_index_has_conflicts(index)) {
+		__index_conflicts(conflicts, index);
+		err = nb_error_set(NB_ECONFLICT, "merge conflict");
+		goto done;
+	}
+	err = git_index_write_tree_to(out_tree, index, repo) < 0 ? __git_fail("write tree") : 0;
+done:
+	git_index_free(index);
+	git_tree_free(b);
+	git_tree_free(o);
+	git_tree_free(t);
+	return err;
+}
+
+int treemerge_trees(git_oid *out_tree, struct treemerge_conflicts *conflicts,
+		    git_repository *repo, const git_oid *base_tree, const git_oid *ours_tree,
+		    const git_oid *theirs_tree)
+{
+	int err = __merge_fast(out_tree, conflicts, repo, base_tree, ours_tree, theirs_tree);
+
+	if (err != __NEED_FULL)
+		return err;
+	return __merge_full_trees(out_tree, conflicts, repo, base_tree, ours_tree, theirs_tree);
 }
 
 static int __commit_tree_id(git_oid *out, git_repository *repo, const git_oid *commit)
@@ -383,6 +436,20 @@ static int __commit_tree_id(git_oid *out, git_repository *repo, const git_oid *c
 	git_oid_cpy(out, git_commit_tree_id(c));
 	git_commit_free(c);
 	return 0;
+}
+
+static int __merge_fast_commits(git_oid *out_tree, struct treemerge_conflicts *conflicts,
+				git_repository *repo, const git_oid *base, const git_oid *ours,
+				const git_oid *theirs)
+{
+	git_oid b, o, t;
+	int err;
+
+	if ((err = __commit_tree_id(&b, repo, base)) < 0 ||
+	    (err = __commit_tree_id(&o, repo, ours)) < 0 ||
+	    (err = __commit_tree_id(&t, repo, theirs)) < 0)
+		return err;
+	return __merge_fast(out_tree, conflicts, repo, &b, &o, &t);
 }
 
 int treemerge_commits(git_oid *out_tree, int *already_merged,
@@ -413,7 +480,7 @@ int treemerge_commits(git_oid *out_tree, int *already_merged,
 	if (git_oid_equal(&base, ours))
 		return __commit_tree_id(out_tree, repo, theirs);
 	if (err == 0) {
-		err = __merge_fast(out_tree, conflicts, repo, &base, ours, theirs);
+		err = __merge_fast_commits(out_tree, conflicts, repo, &base, ours, theirs);
 		if (err != __NEED_FULL)
 			return err;
 	}

@@ -39,4 +39,22 @@ int treemerge_commits(git_oid *out_tree, int *already_merged,
 		      struct treemerge_conflicts *conflicts, git_repository *repo,
 		      const git_oid *ours, const git_oid *theirs);
 
+/*
+ * Three-way merge of trees with an explicit base (cherry-pick: base = the commit's
+ * parent's tree; revert: base = the commit's tree, theirs = its parent's tree).
+ * Same results and errors as treemerge_commits(), NB_EUNRELATED excepted.
+ */
+int treemerge_trees(git_oid *out_tree, struct treemerge_conflicts *conflicts,
+		    git_repository *repo, const git_oid *base_tree, const git_oid *ours_tree,
+		    const git_oid *theirs_tree);
+
+/*
+ * Counters of the calling thread, for benchmarks and tests: merges decided by the
+ * tree-level walk and merges handed to libgit2's whole-index merge.
+ */
+struct treemerge_stats {
+	unsigned long fast, full;
+};
+void treemerge_stats_get(struct treemerge_stats *out);
+
 #endif

@@ -144,8 +144,36 @@ static int check_merge(const char *ours, const char *theirs, enum expect want, i
 
 static void test_disjoint(void **state)
 {
+	struct treemerge_stats before, after;
+
 	scenario(BASE, "echo o >> a; c o", "echo t >> d/b; c t");
+	treemerge_stats_get(&before);
 	check_merge("ours", "theirs", CLEAN, 1);
+	treemerge_stats_get(&after);
+	assert_int_equal(after.fast, before.fast + 1);  /* no whole-index merge needed */
+	assert_int_equal(after.full, before.full);
+}
+
+/* treemerge_trees with an explicit base: a cherry-pick, checked against git's. */
+static void test_trees_cherry_pick(void **state)
+{
+	struct strbuf want = STRBUF_INIT;
+	git_repository *repo = NULL;
+	git_oid b, o, t, tree;
+	char hex[GIT_OID_HEXSZ + 1];
+
+	scenario(BASE, "echo o >> a; c o", "echo t1 >> d/b; c t1; sed -i 's/^3$/three/' a; c t2");
+	assert_int_equal(git_repository_open(&repo, repo_dir), 0);
+	resolve(&b, repo, "theirs~1^{tree}");
+	resolve(&o, repo, "ours^{tree}");
+	resolve(&t, repo, "theirs^{tree}");
+	assert_int_equal(treemerge_trees(&tree, NULL, repo, &b, &o, &t), 0);
+	git_oid_tostr(hex, sizeof(hex), &tree);
+	assert_int_equal(sh("git checkout -q ours && git cherry-pick theirs"), 0);
+	sh_line(&want, "git rev-parse HEAD^{tree}");
+	assert_string_equal(hex, want.buf);
+	strbuf_release(&want);
+	git_repository_free(repo);
 }
 
 static void test_same_file_clean(void **state)
@@ -384,6 +412,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_disjoint),
+		cmocka_unit_test(test_trees_cherry_pick),
 		cmocka_unit_test(test_same_file_clean),
 		cmocka_unit_test(test_content_conflict),
 		cmocka_unit_test(test_rename_one_side),
