@@ -11,9 +11,6 @@
 #include "util/strbuf.h"
 #include "util/banned.h"
 
-/* Until util/runcmd.c is linked in everywhere, a missing definition must not break the build. */
-#pragma weak runcmd_become_subreaper
-
 typedef int (*cli_fn)(const struct cli_ctx *ctx, int argc, char **argv);
 
 struct cli_command {
@@ -221,7 +218,7 @@ int cli_main(int argc, char **argv)
 		ctx.config_path = (env = getenv("NEXTBOT_CONFIG")) && *env ? env : "nextbot.yaml";
 	log_set_level(ctx.verbosity == 0 ? LOG_QUIET : ctx.verbosity == 2 ? LOG_VERBOSE
 									    : LOG_NORMAL);
-	if (runcmd_become_subreaper)
-		runcmd_become_subreaper();
+	/* Whatever a command leaves behind (setsid'd daemons) is ours to reap and kill. */
+	runcmd_become_subreaper();
 	return cmd->fn(&ctx, argc - i, argv + i);
 }

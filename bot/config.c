@@ -913,12 +913,15 @@ static int __refuse_never_merge(struct loader *ld, const struct ynode *at,
 		return 0;
 	for (i = 0; strcmp(cfg->never_merge.v[i], pat); i++)
 		;
+	if (!ld->never_lines[i])
+		return __err(ld, at, NULL,
+			     "%s '%s' (branch '%s') matches never_merge pattern '%s' (the default "
+			     "when never_merge is absent): nextbot never merges it",
+			     what, t->name, t->branch, pat);
 	return __err(ld, at, NULL,
-		     "%s '%s' (branch '%s') matches never_merge pattern '%s' (%s%d%s): "
+		     "%s '%s' (branch '%s') matches never_merge pattern '%s' (line %d): "
 		     "nextbot never merges it",
-		     what, t->name, t->branch, pat,
-		     ld->never_lines[i] ? "line " : "", ld->never_lines[i],
-		     ld->never_lines[i] ? "" : " = the default when never_merge is absent");
+		     what, t->name, t->branch, pat, ld->never_lines[i]);
 }
 
 static int __check_never_merge(struct loader *ld, const struct ynode *root)

@@ -1,0 +1,398 @@
+/* Unit tests of the strict config loader (bot/config.c), configs in temp files. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "bot/config.h"
+#include "util/error.h"
+#include "util/fileutil.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+#include "util/banned.h"
+
+#define BASE "base: {name: origin, url: 'https://example.org/linux.git', branch: master}\n"
+
+static char tmpdir[] = "/tmp/nextbot-test-config.XXXXXX";
+
+static int setup(void **state)
+{
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	return file_remove_tree(tmpdir);
+}
+
+/* Writes text to TMP/name and returns the path (caller frees). */
+static char *write_cfg(const char *name, const char *text)
+{
+	char *path = xstrfmt("%s/%s", tmpdir, name);
+
+	assert_int_equal(file_write_atomic(path, text, strlen(text)), 0);
+	return path;
+}
+
+static struct config *load_ok(const char *text)
+{
+	char *path = write_cfg("ok.yaml", text);
+	struct config *cfg = NULL;
+	int ret = config_load(&cfg, path);
+
+	if (ret)
+		print_error("unexpected error: %s\n", nb_error_last());
+	assert_int_equal(ret, 0);
+	assert_non_null(cfg);
+	free(path);
+	return cfg;
+}
+
+/* The load must fail with a message holding "bad.yaml:LINE:" and every `needle`. */
+static void load_bad(const char *text, int line, const char *needle1, const char *needle2)
+{
+	char *path = write_cfg("bad.yaml", text);
+	char *where = xstrfmt("bad.yaml:%d:", line);
+	struct config *cfg = (struct config *)1;
+	const char *msg;
+
+	assert_int_equal(config_load(&cfg, path), NB_EINVALID);
+	assert_null(cfg);
+	msg = nb_error_last();
+	if (!strstr(msg, where) || !strstr(msg, needle1) || (needle2 && !strstr(msg, needle2)))
+		fail_msg("message '%s' lacks '%s' / '%s' / '%s'", msg, where, needle1,
+			 needle2 ? needle2 : "");
+	free(where);
+	free(path);
+}
+
+static void test_defaults(void **state)
+{
+	struct config *cfg = load_ok(BASE);
+	char *workdir = xstrfmt("%s/state", tmpdir);
+
+	assert_string_equal(cfg->base.name, "origin");
+	assert_string_equal(cfg->base.branch, "master");
+	assert_int_equal(cfg->trees_nr, 0);
+	assert_int_equal(cfg->never_merge.nr, 1);
+	assert_string_equal(cfg->never_merge.v[0], "mm-unstable");
+	assert_int_equal(cfg->build_nr, 0);
+	assert_int_equal(cfg->build_after_each_merge, 1);
+	assert_int_equal(cfg->on_breakage, CONFIG_BREAK_REVERT_CULPRIT);
+	assert_int_equal(cfg->bisect.confirm, 2);
+	assert_int_equal(cfg->bisect.jobs, 1);
+	assert_int_equal(cfg->deadline.kind, CONFIG_DEADLINE_NONE);
+	assert_string_equal(cfg->notify.from, "nextbot <nextbot@localhost>");
+	assert_string_equal(cfg->merge_identity, cfg->notify.from);
+	assert_int_equal(cfg->runner.kind, CONFIG_RUNNER_LOCAL);
+	assert_string_equal(cfg->runner.user, "nobody");
+	assert_int_equal(cfg->runner.max_jobs, 4);
+	assert_null(cfg->publish.url);
+	assert_string_equal(cfg->publish.branch, "master");
+	assert_null(cfg->notify.smtp.url);
+	assert_int_equal(cfg->notify.remind_days, 0);
+	assert_string_equal(cfg->schedule, "0 2 * * *");
+	assert_int_equal(cfg->keep_days, 60);
+	/* realpath of /tmp may differ from /tmp only through symlinks; compare the tail */
+	assert_true(str_ends_with(cfg->workdir, workdir + strlen("/tmp")));
+	assert_true(cfg->workdir[0] == '/');
+	free(workdir);
+	config_free(cfg);
+}
+
+static void test_full(void **state)
+{
+	struct config *cfg;
+
+	setenv("HOME", "/home/bot", 1);
+	cfg = load_ok(BASE "workdir: work\n"
+			   "trees:\n"
+			   "  - name: mm-stable\n"
+			   "    url: https://example.org/mm.git\n"
+			   "    branch: mm-stable\n"
+			   "    contacts: [\"Andrew Morton <akpm@example.org>\", linux-mm@example.org]\n"
+			   "    fixes: fixes/mm-stable\n"
+			   "  - {name: mm-next, url: https://example.org/mm.git, branch: mm-next}\n"
+			   "never_merge: [mm-unstable, 'mm-new*']\n"
+			   "build:\n"
+			   "  - {name: x86_64, command: 'make -j2', timeout: 90s, env: {ARCH: x86_64, V: 1}}\n"
+			   "  - name: multi\n"
+			   "    command: |\n"
+			   "      make\n"
+			   "      make check\n"
+			   "test:\n"
+			   "  - {name: selftests, command: make test, timeout: 1800}\n"
+			   "build_after_each_merge: false\n"
+			   "on_breakage: drop-tree\n"
+			   "bisect: {confirm: 3, jobs: 4}\n"
+			   "deadline: '06:30'\n"
+			   "merge_identity: 'Merge Bot <merge@example.org>'\n"
+			   "runner: {kind: slurm, partition: build, srun_args: [--mem=1G], max_jobs: 16}\n"
+			   "git: {token_env: NB_TOKEN, ssh_key: ~/.ssh/id_ed25519}\n"
+			   "publish: {url: 'ssh://example.org/next.git'}\n"
+			   "notify:\n"
+			   "  from: 'nextbot <bot@example.org>'\n"
+			   "  list: list@example.org\n"
+			   "  report_url: 'https://example.org/{id}'\n"
+			   "  remind_days: 7\n"
+			   "  smtp: {url: 'smtps://mail.example.org', user: bot, password_env: NB_PW}\n"
+			   "  webhooks:\n"
+			   "    - {url: 'http://127.0.0.1:8080/hook', secret_env: NB_HOOK}\n"
+			   "    - {url: 'https://example.org/hook2'}\n"
+			   "schedule: '30 1 * * mon-fri'\n"
+			   "keep_days: 7\n");
+	assert_int_equal(cfg->trees_nr, 2);
+	assert_string_equal(cfg->trees[0].name, "mm-stable");
+	assert_int_equal(cfg->trees[0].line, 4);
+	assert_int_equal(cfg->trees[0].contacts.nr, 2);
+	assert_string_equal(cfg->trees[0].contacts.v[1], "linux-mm@example.org");
+	assert_true(str_ends_with(cfg->trees[0].fixes, "/fixes/mm-stable"));
+	assert_true(cfg->trees[0].fixes[0] == '/');
+	assert_null(cfg->trees[1].fixes);
+	assert_true(str_ends_with(cfg->workdir, "/work"));
+	assert_int_equal(cfg->never_merge.nr, 2);
+	assert_int_equal(cfg->build_nr, 2);
+	assert_int_equal(cfg->build[0].timeout, 90);
+	assert_int_equal(cfg->build[0].env.nr, 2);
+	assert_string_equal(cfg->build[0].env.v[0], "ARCH=x86_64");
+	assert_string_equal(cfg->build[0].env.v[1], "V=1");
+	assert_null(cfg->build[0].env.v[2]);
+	assert_string_equal(cfg->build[1].command, "make\nmake check\n");
+	assert_int_equal(cfg->build[1].timeout, 3600);
+	assert_non_null(cfg->build[1].env.v);
+	assert_null(cfg->build[1].env.v[0]);
+	assert_int_equal(cfg->test[0].timeout, 1800);
+	assert_int_equal(cfg->build_after_each_merge, 0);
+	assert_int_equal(cfg->on_breakage, CONFIG_BREAK_DROP_TREE);
+	assert_int_equal(cfg->bisect.confirm, 3);
+	assert_int_equal(cfg->bisect.jobs, 4);
+	assert_int_equal(cfg->deadline.kind, CONFIG_DEADLINE_CLOCK);
+	assert_int_equal(cfg->deadline.seconds, 6 * 3600 + 30 * 60);
+	assert_string_equal(cfg->merge_identity, "Merge Bot <merge@example.org>");
+	assert_int_equal(cfg->runner.kind, CONFIG_RUNNER_SLURM);
+	assert_string_equal(cfg->runner.partition, "build");
+	assert_string_equal(cfg->runner.srun_args.v[0], "--mem=1G");
+	assert_int_equal(cfg->runner.max_jobs, 16);
+	assert_string_equal(cfg->git.token_env, "NB_TOKEN");
+	assert_string_equal(cfg->git.ssh_key, "/home/bot/.ssh/id_ed25519");
+	assert_string_equal(cfg->publish.url, "ssh://example.org/next.git");
+	assert_string_equal(cfg->publish.branch, "master");
+	assert_string_equal(cfg->notify.smtp.url, "smtps://mail.example.org");
+	assert_int_equal(cfg->notify.smtp.tls, CONFIG_TLS_IMPLICIT);
+	assert_string_equal(cfg->notify.smtp.password_env, "NB_PW");
+	assert_int_equal(cfg->notify.webhooks_nr, 2);
+	assert_string_equal(cfg->notify.webhooks[0].secret_env, "NB_HOOK");
+	assert_null(cfg->notify.webhooks[1].secret_env);
+	assert_int_equal(cfg->notify.remind_days, 7);
+	assert_string_equal(cfg->schedule, "30 1 * * mon-fri");
+	assert_int_equal(cfg->keep_days, 7);
+	config_free(cfg);
+}
+
+static void test_smtp_tls_default(void **state)
+{
+	struct config *cfg = load_ok(BASE "notify: {smtp: {url: 'smtp://127.0.0.1:25'}}\n");
+
+	assert_int_equal(cfg->notify.smtp.tls, CONFIG_TLS_STARTTLS);
+	config_free(cfg);
+	cfg = load_ok(BASE "notify: {smtp: {url: 'smtp://127.0.0.1:25', tls: none}}\n");
+	assert_int_equal(cfg->notify.smtp.tls, CONFIG_TLS_NONE);
+	config_free(cfg);
+}
+
+static void test_empty_lists(void **state)
+{
+	struct config *cfg = load_ok(BASE "build:\ntest: []\ntrees:\nnever_merge: []\n");
+
+	assert_int_equal(cfg->build_nr, 0);
+	assert_int_equal(cfg->test_nr, 0);
+	assert_int_equal(cfg->trees_nr, 0);
+	assert_int_equal(cfg->never_merge.nr, 0);
+	config_free(cfg);
+}
+
+static void test_errors(void **state)
+{
+	load_bad(BASE "trees:\n  - name: a\n   url: b\n", 4, "malformed YAML", NULL);
+	load_bad(BASE "trees:\n  - {name: a, url: b, branch: c, colour: red}\n", 3,
+		 "trees[0].colour", "unknown key");
+	load_bad(BASE "keep_dayz: 3\n", 2, "keep_dayz", "did you mean 'keep_days'");
+	load_bad(BASE "trees: {name: a}\n", 2, "trees", "expected a list");
+	load_bad(BASE "trees:\n  - [a, b]\n", 3, "trees[0]", "expected a mapping");
+	load_bad(BASE "keep_days: 1\nworkdir: x\nkeep_days: 2\n", 4, "keep_days",
+		 "duplicate key (first at line 2)");
+	load_bad(BASE "trees:\n  - {name: a, url: x, branch: b}\n  - {name: a, url: y, branch: c}\n",
+		 4, "trees[1].name", "duplicate tree name 'a'");
+	load_bad(BASE "trees:\n  - {name: a, branch: b}\n", 3, "trees[0].url", "missing");
+	load_bad(BASE "trees:\n  - {name: a, url: b}\n", 3, "trees[0].branch", "missing");
+	load_bad(BASE "trees:\n  - {url: a, branch: b}\n", 3, "trees[0].name", "missing");
+	load_bad("workdir: x\nbase:\n", 2, "base", "must not be empty");
+	load_bad("workdir: x\n", 1, "base", "missing");
+	load_bad(BASE "build:\n  - {name: a, command: make, timeout: -5}\n", 3, "build[0].timeout",
+		 "positive");
+	load_bad(BASE "test:\n  - {name: a, command: make, timeout: soon}\n", 3, "test[0].timeout",
+		 NULL);
+	load_bad(BASE "build:\n  - {name: a, command: make, timeout: 0}\n", 3, "build[0].timeout",
+		 NULL);
+	load_bad(BASE "build:\n  - {name: a, command: make, env: {1X: y}}\n", 3, "build[0].env.1X",
+		 "environment variable");
+	load_bad(BASE "schedule: '0 25 * * *'\n", 2, "schedule", "cron");
+	load_bad(BASE "schedule: '0 2 * *'\n", 2, "schedule", "cron");
+	load_bad(BASE "notify:\n  smtp: {url: 'smtp://x', tls: yes-please}\n", 3, "notify.smtp.tls",
+		 "starttls");
+	load_bad(BASE "notify:\n  smtp: {url: 'smtp://x', tls: implicit}\n", 3, "notify.smtp.tls",
+		 "smtps://");
+	load_bad(BASE "on_breakage: shrug\n", 2, "on_breakage", "revert-culprit");
+	load_bad(BASE "notify:\n  smtp:\n    url: 'smtp://x'\n    password: hunter2\n", 5,
+		 "notify.smtp.password", "password_env");
+	load_bad(BASE "git: {token: abc}\n", 2, "git.token", "token_env");
+	load_bad(BASE "deadline: '6 in the morning'\n", 2, "deadline", "HH:MM");
+	load_bad(BASE "deadline: '24:00'\n", 2, "deadline", NULL);
+	load_bad(BASE "keep_days: many\n", 2, "keep_days", "integer");
+	load_bad(BASE "keep_days: 0\n", 2, "keep_days", "out of range");
+	load_bad(BASE "bisect: {jobs: 0}\n", 2, "bisect.jobs", "out of range");
+	load_bad(BASE "build_after_each_merge: sometimes\n", 2, "build_after_each_merge", "true");
+	load_bad(BASE "runner: {kind: kubernetes}\n", 2, "runner.kind", "slurm");
+	load_bad(BASE "merge_identity: nextbot\n", 2, "merge_identity", "Name <user@host>");
+	load_bad(BASE "notify: {from: bot}\n", 2, "notify.from", NULL);
+	load_bad(BASE "notify: {smtp: {url: 'smtp://x', password_env: 'not a name'}}\n", 2,
+		 "notify.smtp.password_env", NULL);
+	load_bad(BASE "notify: {webhooks: [{url: 'ftp://x'}]}\n", 2, "notify.webhooks[0].url", NULL);
+	load_bad(BASE "trees:\n  - {name: 'a b', url: x, branch: b}\n", 3, "trees[0].name", NULL);
+	load_bad(BASE "trees:\n  - {name: a, url: x, branch: 'b..c'}\n", 3, "trees[0].branch", NULL);
+	load_bad(BASE "trees:\n  - {name: a, url: x, branch: b, contacts: nobody}\n", 3,
+		 "trees[0].contacts", "list");
+	load_bad(BASE "trees:\n  - {name: origin, url: x, branch: b}\n", 3, "trees[0].name", "base");
+	load_bad(BASE "keep_days: !!int 5\n", 2, "keep_days", "tags");
+	load_bad(BASE "---\nworkdir: x\n", 2, "single YAML document", NULL);
+	load_bad("", 1, "empty", NULL);
+	load_bad("- a\n", 1, "expected a mapping", NULL);
+}
+
+static void test_never_merge(void **state)
+{
+	struct config *cfg;
+
+	load_bad(BASE "trees: [{name: mm, url: x, branch: mm-unstable}]\n", 2, "never_merge",
+		 "trees[0].branch");
+	load_bad(BASE "trees:\n  - {name: ok, url: x, branch: b}\n  - {name: mm-unstable, url: x, "
+		      "branch: b}\n",
+		 4, "never_merge", "trees[1].name");
+	load_bad(BASE "never_merge: [mm-unstable, 'mm-new*']\n"
+		      "trees:\n  - {name: n, url: x, branch: mm-new-2}\n",
+		 4, "never_merge pattern 'mm-new*' (line 2)", NULL);
+	load_bad("base: {name: mm-unstable, url: x, branch: master}\n", 1, "base", "never_merge");
+	cfg = load_ok(BASE "never_merge: ['*-unstable']\n");
+	assert_string_equal(config_never_merge_match(cfg, "x", "mm-unstable"), "*-unstable");
+	assert_string_equal(config_never_merge_match(cfg, "net-unstable", NULL), "*-unstable");
+	assert_null(config_never_merge_match(cfg, "mm-stable", "mm-stable"));
+	config_free(cfg);
+}
+
+static void test_limits(void **state)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int i;
+
+	/* 40 levels of flow sequences: refused before libyaml's own stack grows */
+	strbuf_addstr(&sb, BASE "x: ");
+	for (i = 0; i < 40; i++)
+		strbuf_addch(&sb, '[');
+	for (i = 0; i < 40; i++)
+		strbuf_addch(&sb, ']');
+	strbuf_addch(&sb, '\n');
+	load_bad(sb.buf, 2, "nesting deeper than 32", NULL);
+	/* a billion laughs: refused at its first anchor */
+	load_bad(BASE "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"
+		      "b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+		      "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\n",
+		 2, "anchors and aliases", NULL);
+	load_bad(BASE "trees:\n  - *t\n", 3, "trees[0]", "aliases");
+	/* over 1 MiB */
+	strbuf_reset(&sb);
+	strbuf_addstr(&sb, BASE);
+	while (sb.len <= 1024 * 1024)
+		strbuf_addstr(&sb, "# padding padding padding padding padding padding padding\n");
+	load_bad(sb.buf, 1, "larger than 1 MiB", NULL);
+	strbuf_release(&sb);
+}
+
+static void test_durations(void **state)
+{
+	long s;
+
+	assert_int_equal(config_parse_duration("90", &s), 0);
+	assert_int_equal(s, 90);
+	assert_int_equal(config_parse_duration("90s", &s), 0);
+	assert_int_equal(s, 90);
+	assert_int_equal(config_parse_duration("1h30m", &s), 0);
+	assert_int_equal(s, 5400);
+	assert_int_equal(config_parse_duration("2d", &s), 0);
+	assert_int_equal(s, 172800);
+	assert_int_equal(config_parse_duration("0", &s), -1);
+	assert_int_equal(config_parse_duration("-5", &s), -1);
+	assert_int_equal(config_parse_duration("5x", &s), -1);
+	assert_int_equal(config_parse_duration("h", &s), -1);
+	assert_int_equal(config_parse_duration("", &s), -1);
+	assert_int_equal(config_parse_duration("99999999999999999999", &s), -1);
+}
+
+static void test_deadline_at(void **state)
+{
+	struct config *cfg = load_ok(BASE "deadline: '06:00'\n");
+	time_t two_am = 1764727200; /* 2025-12-03T02:00:00Z */
+
+	assert_int_equal(config_deadline_at(cfg, two_am), two_am + 4 * 3600);
+	/* started after the deadline hour: tomorrow's 06:00 */
+	assert_int_equal(config_deadline_at(cfg, two_am + 5 * 3600), two_am + 28 * 3600);
+	config_free(cfg);
+	cfg = load_ok(BASE "deadline: 5s\n");
+	assert_int_equal(cfg->deadline.kind, CONFIG_DEADLINE_DURATION);
+	assert_int_equal(config_deadline_at(cfg, two_am), two_am + 5);
+	config_free(cfg);
+	cfg = load_ok(BASE);
+	assert_int_equal(config_deadline_at(cfg, two_am), 0);
+	config_free(cfg);
+}
+
+static void test_secret(void **state)
+{
+	setenv("NB_TEST_SECRET", "s3cret", 1);
+	assert_string_equal(config_secret("NB_TEST_SECRET"), "s3cret");
+	unsetenv("NB_TEST_SECRET");
+	assert_null(config_secret("NB_TEST_SECRET"));
+	assert_null(config_secret(NULL));
+}
+
+static void test_missing_file(void **state)
+{
+	struct config *cfg;
+
+	assert_int_equal(config_load(&cfg, "/nonexistent/nextbot.yaml"), NB_EINVALID);
+	assert_null(cfg);
+	assert_non_null(strstr(nb_error_last(), "/nonexistent/nextbot.yaml"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_full),
+		cmocka_unit_test(test_smtp_tls_default),
+		cmocka_unit_test(test_empty_lists),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_never_merge),
+		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_durations),
+		cmocka_unit_test(test_deadline_at),
+		cmocka_unit_test(test_secret),
+		cmocka_unit_test(test_missing_file),
+	};
+
+	return cmocka_run_group_tests_name("config", tests, setup, teardown);
+}
