@@ -1,0 +1,62 @@
+/* Small pieces shared by the bot's commands. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "bot/botutil.h"
+#include "bot/cli.h"
+#include "util/error.h"
+#include "util/banned.h"
+
+int bot_config_open(struct config **out, const struct cli_ctx *ctx)
+{
+	if (config_load(out, ctx->config_path) < 0) {
+		fprintf(stderr, "nextbot: %s\n", nb_error_last());
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+void bot_error(const char *what)
+{
+	fprintf(stderr, "nextbot: %s: %s\n", what, nb_error_last());
+}
+
+void bot_rfc3339(char *buf, size_t n, time_t t)
+{
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+void bot_today(char *buf, size_t n)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&now, &tm);
+	strftime(buf, n, "%Y-%m-%d", &tm);
+}
+
+int bot_date_valid(const char *s)
+{
+	struct tm tm;
+	const char *end;
+	char back[16];
+
+	memset(&tm, 0, sizeof(tm));
+	end = strptime(s, "%Y-%m-%d", &tm);
+	if (!end || *end || strlen(s) != 10)
+		return 0;
+	/* strptime accepts 2026-02-31; a round trip through timegm does not */
+	tm.tm_isdst = 0;
+	{
+		time_t t = timegm(&tm);
+		struct tm norm;
+
+		gmtime_r(&t, &norm);
+		strftime(back, sizeof(back), "%Y-%m-%d", &norm);
+	}
+	return !strcmp(back, s);
+}

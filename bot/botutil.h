@@ -1,0 +1,23 @@
+/* What every bot command does the same way: open the config, print errors, dates. */
+#ifndef BOT_BOTUTIL_H
+#define BOT_BOTUTIL_H
+
+#include <time.h>
+#include "bot/commands.h"
+#include "bot/config.h"
+
+/*
+ * Loads ctx->config_path into *out.  Returns 0, or the exit code to return
+ * (EXIT_USAGE) after printing the error.  Caller frees with config_free().
+ */
+int bot_config_open(struct config **out, const struct cli_ctx *ctx);
+/* Prints "nextbot: <what>: <last recorded error>" to stderr. */
+void bot_error(const char *what);
+/* Formats `t` as RFC 3339 UTC ("2026-12-03T02:00:00Z") into buf (>= 21 bytes). */
+void bot_rfc3339(char *buf, size_t n, time_t t);
+/* Today's date, UTC, as YYYY-MM-DD into buf (>= 11 bytes). */
+void bot_today(char *buf, size_t n);
+/* 1 if `s` is a valid YYYY-MM-DD date. */
+int bot_date_valid(const char *s);
+
+#endif

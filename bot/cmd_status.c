@@ -1,0 +1,153 @@
+/* `nextbot status` and `nextbot flagged`: read-only views of state.json. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bot/botutil.h"
+#include "bot/cli.h"
+#include "bot/state.h"
+#include "util/error.h"
+#include "util/strbuf.h"
+#include "util/banned.h"
+
+static const char *__s(const char *s)
+{
+	return s ? s : "-";
+}
+
+static void __print_run(const struct run_record *r)
+{
+	size_t i;
+
+	printf("%s  %-14s %-12s next %.12s\n", __s(r->date), __s(r->tag), __s(r->result),
+	       __s(r->next));
+	for (i = 0; i < r->trees_nr; i++) {
+		const struct run_tree *t = &r->trees[i];
+
+		printf("  %-20s %-17s %.12s%s%s\n", __s(t->name), __s(t->state),
+		       t->sha1 ? t->sha1 : "-           ", t->reason ? "  " : "",
+		       t->reason ? t->reason : "");
+	}
+	for (i = 0; i < r->flags.nr; i++)
+		printf("  flag %s\n", r->flags.v[i]);
+	for (i = 0; i < r->notes.nr; i++)
+		printf("  note: %s\n", r->notes.v[i]);
+}
+
+static int __load_state(struct state *st, const struct cli_ctx *ctx, struct config **cfg)
+{
+	int code = bot_config_open(cfg, ctx);
+
+	if (code)
+		return code;
+	if (state_load(st, (*cfg)->workdir) < 0) {
+		bot_error("cannot read state");
+		config_free(*cfg);
+		return EXIT_FAILED;
+	}
+	return 0;
+}
+
+int cmd_status(const struct cli_ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = { { "last", required_argument, NULL, 'n' },
+					       { NULL, 0, NULL, 0 } };
+	struct state st = STATE_INIT;
+	struct config *cfg = NULL;
+	long last = 5;
+	size_t i, open = 0;
+	int c, code;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "n:", opts, NULL)) != -1) {
+		if (c != 'n' || str_to_long(optarg, &last) < 0 || last < 1) {
+			fprintf(stderr, "usage: nextbot status [--last N]\n");
+			return EXIT_USAGE;
+		}
+	}
+	if ((code = __load_state(&st, ctx, &cfg)))
+		return code;
+	if (ctx->json) {
+		struct strbuf sb = STRBUF_INIT;
+
+		state_runs_json(&sb, &st, (size_t)last);
+		fputs(sb.buf, stdout);
+		strbuf_release(&sb);
+	} else {
+		if (!st.runs_nr)
+			printf("no nights yet\n");
+		for (i = st.runs_nr > (size_t)last ? st.runs_nr - (size_t)last : 0; i < st.runs_nr;
+		     i++)
+			__print_run(&st.runs[i]);
+		for (i = 0; i < st.flags_nr; i++)
+			open += st.flags[i].state && !strcmp(st.flags[i].state, "open");
+		printf("open flags: %zu of %zu\n", open, st.flags_nr);
+	}
+	state_release(&st);
+	config_free(cfg);
+	return EXIT_DONE;
+}
+
+static void __print_flag(const struct flag *f, int verbose)
+{
+	size_t i;
+
+	printf("%s  %-9s %-13s %s %.12s (\"%s\")\n", __s(f->id), __s(f->state), __s(f->kind),
+	       __s(f->tree), __s(f->commit), __s(f->subject));
+	printf("    author:  %s <%s>\n", __s(f->author.name), __s(f->author.email));
+	if (f->partner_tree)
+		printf("    partner: %s %.12s (\"%s\") by %s <%s>\n", f->partner_tree,
+		       __s(f->partner_commit), __s(f->partner_subject), __s(f->partner_author.name),
+		       __s(f->partner_author.email));
+	printf("    command: %s, exit %d%s; seen %s .. %s\n", __s(f->command), f->exit_code,
+	       f->timed_out ? " (timed out)" : "", __s(f->first_seen), __s(f->last_seen));
+	if (f->error)
+		printf("    error:   %s\n", f->error);
+	if (f->total)
+		printf("    flaky:   failed %d of %d runs\n", f->failing, f->total);
+	else
+		printf("    verdict: culprit failed %d, parent passed %d, revert passed %d; "
+		       "%d bisect steps\n",
+		       f->culprit_fails, f->parent_passes, f->revert_passes, f->steps);
+	if (f->reason)
+		printf("    reason:  %s\n", f->reason);
+	for (i = 0; i < f->log.nr && verbose; i++)
+		printf("    | %s\n", f->log.v[i]);
+}
+
+int cmd_flagged(const struct cli_ctx *ctx, int argc, char **argv)
+{
+	struct state st = STATE_INIT;
+	struct config *cfg = NULL;
+	size_t i;
+	int code, all = argc > 1 && !strcmp(argv[1], "--all");
+
+	if (argc > 1 && !all) {
+		fprintf(stderr, "usage: nextbot flagged [--all]\n");
+		return EXIT_USAGE;
+	}
+	if ((code = __load_state(&st, ctx, &cfg)))
+		return code;
+	if (ctx->json) {
+		struct strbuf sb = STRBUF_INIT;
+
+		state_flags_json(&sb, &st);
+		fputs(sb.buf, stdout);
+		strbuf_release(&sb);
+	} else {
+		size_t shown = 0;
+
+		for (i = 0; i < st.flags_nr; i++) {
+			if (!all && st.flags[i].state && strcmp(st.flags[i].state, "open"))
+				continue;
+			__print_flag(&st.flags[i], ctx->verbosity > 1);
+			shown++;
+		}
+		if (!shown)
+			printf(all ? "no flags\n" : "no open flags (--all shows every flag)\n");
+	}
+	state_release(&st);
+	config_free(cfg);
+	return EXIT_DONE;
+}
