@@ -100,6 +100,8 @@ static void __flag_read(struct flag *f, struct json_object *o)
 	__get_strvec(&f->log, bisect, "log");
 	f->failing = __get_int(o, "failing");
 	f->total = __get_int(o, "total");
+	f->repro_base = __get_str(o, "repro_base");
+	f->action = __get_str(o, "action");
 	f->notified = __get_str(o, "notified");
 	f->reminded = __get_str(o, "reminded");
 }
@@ -286,6 +288,8 @@ static struct json_object *__flag_json(const struct flag *f, int full)
 	__put_str(o, "excerpt", f->excerpt);
 	if (full) {
 		__put_str(o, "fingerprint", f->fingerprint);
+		__put_str(o, "repro_base", f->repro_base);
+		__put_str(o, "action", f->action);
 		__put_str(o, "notified", f->notified);
 		__put_str(o, "reminded", f->reminded);
 	}
@@ -518,6 +522,8 @@ void flag_release(struct flag *f)
 	free(f->state);
 	free(f->reason);
 	strvec_clear(&f->log);
+	free(f->repro_base);
+	free(f->action);
 	free(f->notified);
 	free(f->reminded);
 }

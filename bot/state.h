@@ -35,6 +35,8 @@ struct flag {
 	int steps, confirm_runs;
 	int failing, total;  /* flaky: failing runs of total */
 	struct strvec log;   /* bisect log lines */
+	char *repro_base;    /* next as it stood before the tree's merge (reproduce from) */
+	char *action;        /* reverted | previous-version | dropped-tree | none */
 	char *notified;      /* date the first notices were queued; NULL: not yet */
 	char *reminded;      /* date of the last reminder */
 };

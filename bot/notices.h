@@ -1,0 +1,36 @@
+/* From the bot's flags and config to notify/'s notices: who is told what. */
+#ifndef BOT_NOTICES_H
+#define BOT_NOTICES_H
+
+#include "bot/config.h"
+#include "bot/state.h"
+#include "notify/notice.h"
+
+/* Settings for notify/ from the config; secrets read from the environment now. */
+struct notices {
+	struct notice_settings settings;
+	struct notice_webhook *hooks;
+	char *outbox_dir;
+	const struct config *cfg; /* borrowed */
+};
+
+void notices_init(struct notices *n, const struct config *cfg);
+void notices_release(struct notices *n);
+
+/*
+ * Queues the notices of a flag: the first report and maintainer mail
+ * (reminder 0), the N-th reminder, `resolved` or `dropped`.  `date` is the night.
+ * Returns the number of new notices or a negative error.
+ */
+int notices_flag_report(struct notices *n, const struct flag *f, const char *date, int reminder);
+int notices_flag_resolved(struct notices *n, const struct flag *f, const char *date,
+			  const char *why);
+int notices_flag_dropped(struct notices *n, const struct flag *f, const char *date,
+			 const char *reason);
+
+/* The configured command line of command `name` (build or test), or NULL. */
+const struct config_command *notices_command(const struct config *cfg, const char *name);
+/* The configured tree `name`, or NULL. */
+const struct config_tree *notices_tree(const struct config *cfg, const char *name);
+
+#endif

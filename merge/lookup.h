@@ -1,0 +1,47 @@
+/*
+ * Finding patches in the work repository by what a maintainer knows of them:
+ * commit id (prefix), patch-id (prefix) or Message-ID; and listing a tree's new
+ * patches for the night's commit checks.  Hex strings only: no libgit2 types.
+ */
+#ifndef MERGE_LOOKUP_H
+#define MERGE_LOOKUP_H
+
+#include <stddef.h>
+
+struct integ_repo;
+
+/* One non-merge commit of a tree; every string owned, released by lookup_patch_release(). */
+struct lookup_patch {
+	char *tree;
+	char commit[41];
+	char patch_id[41];      /* "" when it has none (binary) */
+	char *message_id;       /* NULL when none */
+	char *subject;
+	char *author_name, *author_email;
+	int has_author_signoff;
+};
+
+struct lookup_patches {
+	struct lookup_patch *items;
+	size_t nr, alloc;
+};
+#define LOOKUP_PATCHES_INIT { NULL, 0, 0 }
+
+/*
+ * Appends the non-merge commits reachable from `tip` and not from `upto` (NULL:
+ * all), oldest first, as patches of `tree`.  At most `max` (0: 100000).
+ */
+int lookup_new_patches(struct lookup_patches *out, struct integ_repo *repo, const char *tree,
+		       const char *tip, const char *upto, size_t max);
+
+/*
+ * Finds the one patch in `pool` that `id` names: a commit or patch-id prefix of
+ * at least 4 hex digits, or a Message-ID (with or without <>).  Returns its index,
+ * or -1 (none) / -2 (ambiguous) with the error recorded.
+ */
+long lookup_patch_find(const struct lookup_patches *pool, const char *id);
+
+void lookup_patch_release(struct lookup_patch *p);
+void lookup_patches_release(struct lookup_patches *list);
+
+#endif
