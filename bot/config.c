@@ -499,8 +499,9 @@ static int __get_enum(struct loader *ld, const struct ynode *map, const char *ke
 			*out = i;
 			return 0;
 		}
-		strbuf_addf(&all, "%s%s", i ? " | " : "", names[i]);
 	}
+	for (i = 0; names[i]; i++)
+		strbuf_addf(&all, "%s%s", i ? " | " : "", names[i]);
 	ret = __err(ld, v, key, "'%s' is not one of: %s", v->value, all.buf);
 	strbuf_release(&all);
 	return ret;
