@@ -1,0 +1,466 @@
+/* Outbox delivery over libcurl: SMTP one recipient per transaction, signed webhook POSTs. */
+#include <curl/curl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "notify/hook.h"
+#include "notify/mime.h"
+#include "notify/notice.h"
+#include "notify/outbox.h"
+#include "util/error.h"
+#include "util/log.h"
+#include "util/xalloc.h"
+#include "util/banned.h"
+
+#define WORDS_MAX 300        /* bytes of a server's reply kept as the reason */
+#define RESPONSE_MAX (64 << 10) /* bytes of a webhook response read at most */
+#define BACKOFF_MAX (6 * 3600)
+#define RETRY_AFTER_MAX (24 * 3600)
+
+/* What one delivery attempt came to. */
+enum attempt { ATTEMPT_SENT = 0, ATTEMPT_RETRY, ATTEMPT_FAILED };
+
+struct attempt_result {
+	enum attempt what;
+	int unreachable;    /* no answer at all: do not try the same server again now */
+	long retry_after;   /* seconds the server asked us to wait; 0: none */
+	struct strbuf why;
+};
+#define ATTEMPT_RESULT_INIT { ATTEMPT_SENT, 0, 0, STRBUF_INIT }
+
+int notify_global_init(void)
+{
+	if (curl_global_init(CURL_GLOBAL_DEFAULT))
+		return nb_error_set(NB_ERROR, "cannot initialise libcurl");
+	return 0;
+}
+
+void notify_global_cleanup(void)
+{
+	curl_global_cleanup();
+}
+
+/* Keeps the words of a server's reply, printable and capped. */
+static void __set_words(struct strbuf *out, const char *data, size_t len)
+{
+	struct strbuf raw = STRBUF_INIT;
+
+	strbuf_reset(out);
+	strbuf_add(&raw, data, len < WORDS_MAX ? len : WORDS_MAX);
+	mime_clean_line(out, raw.buf);
+	strbuf_release(&raw);
+}
+
+struct reader {
+	const char *p;
+	size_t left;
+};
+
+static size_t __read_cb(char *buf, size_t size, size_t nmemb, void *data)
+{
+	struct reader *r = data;
+	size_t n = size * nmemb < r->left ? size * nmemb : r->left;
+
+	memcpy(buf, r->p, n);
+	r->p += n;
+	r->left -= n;
+	return n;
+}
+
+/* Every line the SMTP server sends arrives here; the last one is its final word. */
+static int __smtp_debug_cb(CURL *h, curl_infotype type, char *data, size_t size, void *words)
+{
+	if (type == CURLINFO_HEADER_IN) {
+		while (size && (data[size - 1] == '\n' || data[size - 1] == '\r'))
+			size--;
+		__set_words(words, data, size);
+	}
+	return 0;
+}
+
+static void __curl_common(CURL *h, long connect_timeout, long timeout, char *errbuf)
+{
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, connect_timeout);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT, timeout);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(h, CURLOPT_FORBID_REUSE, 1L);
+	curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, 1L);
+}
+
+static void __transport_error(struct attempt_result *res, CURLcode rc, const char *errbuf)
+{
+	res->what = ATTEMPT_RETRY;
+	res->unreachable = 1;
+	strbuf_reset(&res->why);
+	strbuf_addstr(&res->why, *errbuf ? errbuf : curl_easy_strerror(rc));
+}
+
+static void __smtp_classify(struct attempt_result *res, CURL *h, CURLcode rc, const char *errbuf)
+{
+	long code = 0;
+	struct strbuf words = STRBUF_INIT;
+
+	strbuf_addbuf(&words, &res->why);
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+	strbuf_reset(&res->why);
+	if (rc == CURLE_OK) {
+		res->what = ATTEMPT_SENT;
+	} else if (rc == CURLE_USE_SSL_FAILED) {
+		res->what = ATTEMPT_FAILED;
+		strbuf_addstr(&res->why, "TLS required but the server does not offer STARTTLS");
+	} else if (code >= 500 && code < 600) {
+		res->what = ATTEMPT_FAILED;
+		strbuf_addstr(&res->why, words.len ? words.buf : errbuf);
+	} else if (code >= 400 && code < 500) {
+		res->what = ATTEMPT_RETRY;
+		strbuf_addstr(&res->why, words.len ? words.buf : errbuf);
+	} else {
+		__transport_error(res, rc, errbuf);
+	}
+	strbuf_release(&words);
+}
+
+/* One SMTP transaction: MAIL FROM, one RCPT, DATA. */
+static void __smtp_send(struct attempt_result *res, const struct notice_settings *s,
+			const char *from, const char *rcpt, const char *mail)
+{
+	char errbuf[CURL_ERROR_SIZE] = "", *mfrom = xstrfmt("<%s>", from);
+	struct curl_slist *rcpts = NULL;
+	struct reader r = { mail, strlen(mail) };
+	CURL *h = curl_easy_init();
+	CURLcode rc;
+
+	rcpts = curl_slist_append(rcpts, rcpt);
+	__curl_common(h, s->smtp.connect_timeout > 0 ? s->smtp.connect_timeout : 30,
+		      s->smtp.timeout > 0 ? s->smtp.timeout : 120, errbuf);
+	curl_easy_setopt(h, CURLOPT_URL, s->smtp.url);
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "smtp,smtps");
+	curl_easy_setopt(h, CURLOPT_MAIL_FROM, mfrom);
+	curl_easy_setopt(h, CURLOPT_MAIL_RCPT, rcpts);
+	curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
+	curl_easy_setopt(h, CURLOPT_READFUNCTION, __read_cb);
+	curl_easy_setopt(h, CURLOPT_READDATA, &r);
+	curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, (curl_off_t)r.left);
+	curl_easy_setopt(h, CURLOPT_USE_SSL, s->smtp.tls == NOTICE_TLS_NONE ? (long)CURLUSESSL_NONE
+									   : (long)CURLUSESSL_ALL);
+	if (s->smtp.user) {
+		curl_easy_setopt(h, CURLOPT_USERNAME, s->smtp.user);
+		curl_easy_setopt(h, CURLOPT_PASSWORD, s->smtp.password ? s->smtp.password : "");
+	}
+	curl_easy_setopt(h, CURLOPT_VERBOSE, 1L);
+	curl_easy_setopt(h, CURLOPT_DEBUGFUNCTION, __smtp_debug_cb);
+	curl_easy_setopt(h, CURLOPT_DEBUGDATA, &res->why);
+	rc = curl_easy_perform(h);
+	__smtp_classify(res, h, rc, errbuf);
+	curl_easy_cleanup(h);
+	curl_slist_free_all(rcpts);
+	free(mfrom);
+}
+
+struct http_reply {
+	struct strbuf body;
+	long retry_after;
+	int capped;
+};
+
+static size_t __http_write_cb(char *data, size_t size, size_t nmemb, void *p)
+{
+	struct http_reply *r = p;
+	size_t n = size * nmemb;
+
+	if (r->body.len + n > RESPONSE_MAX) {
+		r->capped = 1;
+		return 0; /* stop reading: nobody needs a webhook's 10 MB answer */
+	}
+	strbuf_add(&r->body, data, n);
+	return n;
+}
+
+static size_t __http_header_cb(char *data, size_t size, size_t nmemb, void *p)
+{
+	struct http_reply *r = p;
+	size_t n = size * nmemb;
+	struct strbuf line = STRBUF_INIT;
+
+	strbuf_add(&line, data, n < 512 ? n : 512);
+	strbuf_trim(&line);
+	if (!strncasecmp(line.buf, "Retry-After:", 12)) {
+		const char *v = line.buf + 12;
+		char *end;
+		long secs;
+
+		while (*v == ' ' || *v == '\t')
+			v++;
+		secs = strtol(v, &end, 10);
+		if (end == v || *end) {
+			time_t when = curl_getdate(v, NULL);
+
+			secs = when > 0 ? (long)(when - time(NULL)) : 0;
+		}
+		r->retry_after = secs < 0 ? 0 : secs > RETRY_AFTER_MAX ? RETRY_AFTER_MAX : secs;
+	}
+	strbuf_release(&line);
+	return n;
+}
+
+static const char *__hook_secret(const struct notice_settings *s, const char *url)
+{
+	size_t i;
+
+	for (i = 0; i < s->webhooks_nr; i++)
+		if (s->webhooks[i].url && !strcmp(s->webhooks[i].url, url))
+			return s->webhooks[i].secret;
+	return NULL;
+}
+
+static void __http_classify(struct attempt_result *res, CURL *h, CURLcode rc,
+			    const struct http_reply *reply, const char *errbuf)
+{
+	long code = 0;
+
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+	strbuf_reset(&res->why);
+	if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && reply->capped && code)) {
+		__transport_error(res, rc, errbuf);
+		return;
+	}
+	if (code >= 200 && code < 300) {
+		res->what = ATTEMPT_SENT;
+		return;
+	}
+	strbuf_addf(&res->why, "HTTP %ld", code);
+	if (code >= 300 && code < 400) {
+		strbuf_addstr(&res->why, ": redirect not followed");
+	} else if (reply->body.len) {
+		struct strbuf w = STRBUF_INIT;
+
+		__set_words(&w, reply->body.buf, reply->body.len);
+		strbuf_addf(&res->why, ": %s", w.buf);
+		strbuf_release(&w);
+	}
+	res->what = code == 429 || code >= 500 ? ATTEMPT_RETRY : ATTEMPT_FAILED;
+	res->retry_after = reply->retry_after;
+}
+
+static void __hook_send(struct attempt_result *res, const struct notice_settings *s,
+			const struct outbox_notice *n)
+{
+	char errbuf[CURL_ERROR_SIZE] = "";
+	struct http_reply reply = { STRBUF_INIT, 0, 0 };
+	struct curl_slist *hdrs = NULL;
+	struct strbuf hdr = STRBUF_INIT;
+	const char *secret = __hook_secret(s, n->url);
+	long t = s->http_timeout > 0 ? s->http_timeout : 30;
+	CURL *h = curl_easy_init();
+	CURLcode rc;
+
+	hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
+	hdrs = curl_slist_append(hdrs, "Expect:");
+	strbuf_addf(&hdr, "X-Nextbot-Event: %s", n->kind);
+	hdrs = curl_slist_append(hdrs, hdr.buf);
+	strbuf_reset(&hdr);
+	strbuf_addf(&hdr, "X-Nextbot-Delivery: %s", n->id);
+	hdrs = curl_slist_append(hdrs, hdr.buf);
+	if (secret) {
+		strbuf_reset(&hdr);
+		strbuf_addstr(&hdr, "X-Nextbot-Signature: ");
+		hook_signature(&hdr, secret, n->body, strlen(n->body));
+		hdrs = curl_slist_append(hdrs, hdr.buf);
+	}
+	__curl_common(h, t, t, errbuf);
+	curl_easy_setopt(h, CURLOPT_URL, n->url);
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(h, CURLOPT_USERAGENT, "nextbot/" NEXTBOT_VERSION);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(h, CURLOPT_POSTFIELDS, n->body);
+	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(n->body));
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, __http_write_cb);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, &reply);
+	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, __http_header_cb);
+	curl_easy_setopt(h, CURLOPT_HEADERDATA, &reply);
+	rc = curl_easy_perform(h);
+	__http_classify(res, h, rc, &reply, errbuf);
+	curl_easy_cleanup(h);
+	curl_slist_free_all(hdrs);
+	strbuf_release(&hdr);
+	strbuf_release(&reply.body);
+}
+
+static time_t __now(const struct notice_settings *s)
+{
+	return s->now ? s->now : time(NULL);
+}
+
+static long __backoff(const struct notice_settings *s, int attempts)
+{
+	long delay = s->backoff_min > 0 ? s->backoff_min : 300;
+	int i;
+
+	for (i = 1; i < attempts && delay < BACKOFF_MAX; i++)
+		delay *= 2;
+	return delay < BACKOFF_MAX ? delay : BACKOFF_MAX;
+}
+
+/* Sets the notice's state from its recipients after an attempt; `retry` is why not all went. */
+static void __settle(struct outbox_notice *n, const struct notice_settings *s,
+		     const struct attempt_result *retry)
+{
+	struct strbuf errors = STRBUF_INIT;
+	long give_up = s->give_up_after > 0 ? s->give_up_after : 4 * 86400;
+	time_t now = __now(s);
+	size_t i, queued = 0, sent = 0;
+
+	for (i = 0; i < n->rcpts_nr; i++) {
+		queued += n->rcpts[i].state == OUTBOX_QUEUED;
+		sent += n->rcpts[i].state == OUTBOX_SENT;
+	}
+	if (queued && now - n->created >= give_up) {
+		for (i = 0; i < n->rcpts_nr; i++) {
+			if (n->rcpts[i].state != OUTBOX_QUEUED)
+				continue;
+			n->rcpts[i].state = OUTBOX_FAILED;
+			free(n->rcpts[i].error);
+			n->rcpts[i].error = xstrfmt("gave up after %d attempts: %s", n->attempts,
+						    retry ? retry->why.buf : "");
+		}
+		queued = 0;
+	}
+	if (queued) {
+		long delay = __backoff(s, n->attempts);
+
+		if (retry && retry->retry_after > delay)
+			delay = retry->retry_after;
+		n->next_try = now + delay;
+		outbox_notice_set_error(n, retry ? retry->why.buf : NULL);
+		return;
+	}
+	for (i = 0; i < n->rcpts_nr; i++)
+		if (n->rcpts[i].state == OUTBOX_FAILED)
+			strbuf_addf(&errors, "%s%s: %s", errors.len ? "; " : "", n->rcpts[i].to,
+				    n->rcpts[i].error ? n->rcpts[i].error : "failed");
+	n->state = sent ? OUTBOX_SENT : OUTBOX_FAILED;
+	outbox_notice_set_error(n, errors.len ? errors.buf : NULL);
+	strbuf_release(&errors);
+}
+
+static void __rcpt_done(struct outbox_rcpt *r, const struct attempt_result *res)
+{
+	r->state = res->what == ATTEMPT_SENT ? OUTBOX_SENT : OUTBOX_FAILED;
+	free(r->error);
+	r->error = res->what == ATTEMPT_SENT ? NULL : xstrdup(res->why.buf);
+}
+
+static int __flush_mail(struct outbox_notice *n, const struct notice_settings *s, int *down)
+{
+	struct attempt_result res = ATTEMPT_RESULT_INIT;
+	int ret = 0, retry = 0;
+	size_t i;
+
+	for (i = 0; i < n->rcpts_nr && !retry; i++) {
+		struct outbox_rcpt *r = &n->rcpts[i];
+
+		if (r->state != OUTBOX_QUEUED)
+			continue;
+		strbuf_reset(&res.why);
+		__smtp_send(&res, s, n->from, r->to, n->body);
+		if (res.what == ATTEMPT_RETRY) {
+			retry = 1;
+			*down = res.unreachable;
+			break;
+		}
+		__rcpt_done(r, &res);
+		if (res.what == ATTEMPT_SENT) {
+			log_verbose("notice %.12s: mail to %s accepted", n->id, r->to);
+			n->sent = __now(s);
+			/* Recorded at once: only a crash right here can send it twice. */
+			if ((ret = outbox_notice_save(n, s->outbox_dir)) < 0)
+				goto done;
+		} else {
+			log_warn("notice %.12s: mail to %s refused: %s", n->id, r->to, r->error);
+		}
+	}
+	__settle(n, s, retry ? &res : NULL);
+done:
+	strbuf_release(&res.why);
+	return ret;
+}
+
+static void __flush_hook(struct outbox_notice *n, const struct notice_settings *s)
+{
+	struct attempt_result res = ATTEMPT_RESULT_INIT;
+	size_t i;
+
+	__hook_send(&res, s, n);
+	for (i = 0; i < n->rcpts_nr; i++) {
+		if (n->rcpts[i].state != OUTBOX_QUEUED || res.what == ATTEMPT_RETRY)
+			continue;
+		__rcpt_done(&n->rcpts[i], &res);
+		if (res.what == ATTEMPT_SENT)
+			n->sent = __now(s);
+	}
+	if (res.what == ATTEMPT_FAILED)
+		log_warn("notice %.12s: webhook %s refused: %s", n->id, n->url, res.why.buf);
+	__settle(n, s, res.what == ATTEMPT_RETRY ? &res : NULL);
+	strbuf_release(&res.why);
+}
+
+static int __flush_one(const struct notice_settings *s, const char *id, int all, int *smtp_down,
+		       struct notice_flush_stats *st)
+{
+	struct outbox_notice n;
+	char *path = outbox_notice_path(s->outbox_dir, id);
+	int ret = 0, mail;
+
+	if (outbox_notice_load(&n, path) < 0) {
+		log_warn("%s", nb_error_last());
+		free(path);
+		return 0;
+	}
+	mail = !strcmp(n.channel, "mail");
+	if (n.state != OUTBOX_QUEUED)
+		goto done;
+	if ((!all && n.next_try > __now(s)) || (mail && (!s->smtp.url || *smtp_down))) {
+		st->skipped++;
+		goto done;
+	}
+	n.attempts++;
+	if (mail)
+		ret = __flush_mail(&n, s, smtp_down);
+	else
+		__flush_hook(&n, s);
+	if (!ret)
+		ret = outbox_notice_save(&n, s->outbox_dir);
+	if (n.state == OUTBOX_SENT)
+		st->sent++;
+	else if (n.state == OUTBOX_FAILED)
+		st->failed++;
+	else
+		st->deferred++;
+done:
+	outbox_notice_release(&n);
+	free(path);
+	return ret;
+}
+
+int notice_outbox_flush(const struct notice_settings *s, int all, struct notice_flush_stats *out)
+{
+	struct notice_flush_stats st = { 0 };
+	char **ids = NULL;
+	size_t nr = 0, i;
+	int ret, smtp_down = 0;
+
+	if (s->smtp.url && s->smtp.tls == NOTICE_TLS_IMPLICIT &&
+	    strncasecmp(s->smtp.url, "smtps://", 8))
+		return nb_error_set(NB_EINVALID, "notify.smtp: tls implicit needs an smtps:// url");
+	if ((ret = outbox_ids(&ids, &nr, s->outbox_dir)) < 0)
+		return ret;
+	for (i = 0; i < nr && ret >= 0; i++)
+		ret = __flush_one(s, ids[i], all, &smtp_down, &st);
+	outbox_ids_free(ids, nr);
+	if (out)
+		*out = st;
+	return ret;
+}

@@ -1,0 +1,44 @@
+/* Webhook bodies and signatures (SPEC.md "Notices"); internal to notify/. */
+#ifndef NOTIFY_HOOK_H
+#define NOTIFY_HOOK_H
+
+#include <stddef.h>
+#include "notify/notice.h"
+#include "util/strbuf.h"
+
+/*
+ * The fields of one webhook event; borrowed.  NULL strings and has_* == 0 become
+ * JSON null.  Text is repaired (valid UTF-8, no DEL, no controls in one-liners)
+ * before json-c sees it.
+ */
+struct hook_event {
+	const char *event, *id, *date, *next_tag, *tree, *commit, *subject;
+	struct notice_person author;
+	const char *patch_id, *message_id;
+	const char *partner_tree, *partner_commit, *partner_subject;
+	struct notice_person partner_author;
+	const char *command;
+	int has_exit;
+	int exit_code, timed_out;
+	const char *log_excerpt;
+	int has_bisect;
+	int steps;
+	const char *const *log;
+	size_t log_nr;
+	/* Extras for events the SPEC object does not cover (null elsewhere). */
+	const char *reason;              /* dropped, resolved */
+	const char *other_tree;          /* merge-conflict */
+	const char *const *paths;
+	size_t paths_nr;
+	const char *result;              /* summary: "success" | "regression" */
+	int has_counts;
+	int failing, total;              /* flaky */
+};
+
+/* Appends the exact JSON body (one line, no trailing newline). */
+void hook_body(struct strbuf *out, const struct hook_event *ev);
+
+/* Appends "sha256=<hex HMAC-SHA256 of body under secret>". */
+void hook_signature(struct strbuf *out, const char *secret, const char *body, size_t len);
+
+#endif

@@ -1,0 +1,201 @@
+/*
+ * Notices (SPEC.md "Notices"): what the bot hands to notify/ to be mailed and posted,
+ * the on-disk outbox, and its delivery.  Plain structs only: no libcurl, libcrypto or
+ * json-c types leak out of notify/.
+ */
+#ifndef NOTIFY_NOTICE_H
+#define NOTIFY_NOTICE_H
+
+#include <stddef.h>
+#include <time.h>
+#include "util/strbuf.h"
+
+/*
+ * Every pointer in the structs below is borrowed from the caller for the length of
+ * the call; nothing is kept.  Text from commits (names, subjects, excerpts) may be
+ * anything: notify/ repairs UTF-8 and strips control characters before any of it
+ * reaches a header, and refuses bad addresses itself.  Optional fields are NULL.
+ */
+
+enum notice_tls {
+	NOTICE_TLS_NONE = 0,
+	NOTICE_TLS_STARTTLS, /* required: CURLUSESSL_ALL, no plain fallback */
+	NOTICE_TLS_IMPLICIT, /* smtps:// */
+};
+
+struct notice_webhook {
+	const char *url;
+	const char *secret;   /* the HMAC secret itself (read from env by the caller); NULL */
+};
+
+struct notice_settings {
+	const char *from;        /* "nextbot <nextbot@example.org>": From, envelope sender,
+				    Reported-by, Message-ID domain */
+	const char *list;        /* maintainer mails' Cc and the summary's To; NULL: none */
+	const char *report_url;  /* Closes: url; "{id}" is replaced by the flag id */
+	const char *outbox_dir;  /* workdir/outbox; created on demand */
+	struct {
+		const char *url;   /* smtp://host:port or smtps://; NULL: mails stay queued */
+		enum notice_tls tls;
+		const char *user;  /* NULL: no AUTH */
+		const char *password;
+		long connect_timeout; /* seconds; 0: 30 */
+		long timeout;         /* whole transaction, seconds; 0: 120 */
+	} smtp;
+	const struct notice_webhook *webhooks;
+	size_t webhooks_nr;
+	long http_timeout;       /* seconds; 0: 30 */
+	long give_up_after;      /* seconds a notice may stay queued; 0: 4 days */
+	long backoff_min;        /* first retry delay, seconds; 0: 300 (doubles to 6 h) */
+	time_t now;              /* 0: time(NULL); tests set it to play time forward */
+};
+
+struct notice_person {
+	const char *name;
+	const char *email;
+};
+
+enum notice_action {
+	NOTICE_ACTION_NONE = 0,
+	NOTICE_ACTION_REVERTED,          /* "I have reverted that commit for today." */
+	NOTICE_ACTION_PREVIOUS_VERSION,  /* "I have used the <tree> tree from next-… " */
+	NOTICE_ACTION_DROPPED_TREE,      /* "I have dropped the <tree> tree for today." */
+};
+
+/* A breakage (a flag): build-failure, test-failure or flaky. */
+struct notice_breakage {
+	const char *kind;         /* "build-failure" | "test-failure" | "flaky" */
+	const char *flag_id;      /* 12 hex; with `reminder`, what makes the notice ids */
+	int reminder;             /* 0: first notices; N: the N-th reminder */
+	const char *date;         /* YYYY-MM-DD of the night */
+	const char *next_tag;     /* next-YYYYMMDD */
+	const char *tree;
+	const char *const *contacts; /* the tree's contacts, "Name <email>" or "email" */
+	size_t contacts_nr;
+	const char *commit;       /* the tree's own id of the culprit (12 or 40 hex) */
+	const char *subject;
+	struct notice_person author;
+	const char *patch_id;
+	const char *message_id;   /* the patch's Message-ID (with or without <>): threading */
+	struct {
+		const char *tree;     /* NULL: no partner */
+		const char *commit, *subject;
+		struct notice_person author;
+	} partner;
+	const char *command_name; /* "x86_64" */
+	const char *command_line; /* "make -j$(nproc)" as configured */
+	int exit_code;
+	int timed_out;
+	const char *excerpt;      /* the lines that matter, several lines */
+	int bisect_steps;
+	const char *const *bisect_log;
+	size_t bisect_log_nr;
+	/* How to reproduce: next as it stood before the tree's merge, then the culprit. */
+	const char *repro_base;   /* commit to start from (next before the tree's merge) */
+	const char *repro_url;    /* where repro_base can be fetched (publish url); NULL */
+	const char *tree_url, *tree_branch;
+	enum notice_action action;
+	const char *previous_tag; /* previous-version: the next-YYYYMMDD its good tip is from */
+	int failing, total;       /* flaky: failing runs of total */
+};
+
+/* Tonight's conflict of `tree` with the earlier `other` tree. */
+struct notice_conflict {
+	const char *date, *next_tag;
+	const char *tree, *other;
+	const char *const *contacts; /* of `tree` */
+	size_t contacts_nr;
+	const char *const *paths;
+	size_t paths_nr;
+	const char *const *ours;    /* "12hex subject" lines: commits of next touching the paths */
+	size_t ours_nr;
+	const char *const *theirs;  /* likewise, commits of `tree` */
+	size_t theirs_nr;
+	const char *outcome;        /* "I have used the … tree from next-… for today." or NULL */
+};
+
+struct notice_base_broken {
+	const char *date, *next_tag;
+	const char *base_name, *base_commit;
+	const char *command_name, *command_line;
+	int exit_code, timed_out;
+	const char *excerpt;
+};
+
+struct notice_summary_tree {
+	const char *name;
+	const char *state;  /* merged | reverted | previous-version | stale | left-out | … */
+	const char *reason; /* NULL when none */
+};
+
+struct notice_summary {
+	const char *date, *next_tag;
+	const char *next_commit;            /* 12 or 40 hex */
+	int regression;                     /* BUILD REGRESSION instead of BUILD SUCCESS */
+	const struct notice_summary_tree *trees;
+	size_t trees_nr;
+	const char *const *new_flags;       /* one line each: "id tree commit subject" */
+	size_t new_flags_nr;
+	const char *const *resolved_flags;
+	size_t resolved_flags_nr;
+	const char *const *duplicates;      /* one line each */
+	size_t duplicates_nr;
+	const char *const *missing_signoff; /* one line each */
+	size_t missing_signoff_nr;
+	const char *const *notes;           /* anything else the night wants said */
+	size_t notes_nr;
+};
+
+/*
+ * Queueing.  Each call writes one outbox file per notice (mail to the people, one
+ * POST per configured webhook), atomically, and returns how many were new (>= 0) or
+ * a negative error (nothing half-written).  A notice's id is derived from what it is
+ * about (kind, flag id or date/tree, role, reminder, webhook url), so queueing the
+ * same notice again is a no-op: the bot may retry a whole night safely.
+ *
+ * notice_queue_breakage: for build/test failures a submitter report (To: the author,
+ * and the partner's author; Cc: contacts) and a maintainer mail (To: contacts; Cc:
+ * list); for flaky only a mail to the contacts (Cc: list).  Plus webhooks.
+ * notice_queue_dropped: `dropped` to the author, in the report's thread.
+ * notice_queue_resolved: `resolved` to the report's recipients, in its thread;
+ * `why` says what happened ("fixed upstream", "no longer reproduces").
+ */
+int notice_queue_breakage(const struct notice_settings *s, const struct notice_breakage *b);
+int notice_queue_dropped(const struct notice_settings *s, const struct notice_breakage *b,
+			 const char *reason);
+int notice_queue_resolved(const struct notice_settings *s, const struct notice_breakage *b,
+			  const char *why);
+int notice_queue_conflict(const struct notice_settings *s, const struct notice_conflict *c);
+int notice_queue_base_broken(const struct notice_settings *s, const struct notice_base_broken *bb);
+int notice_queue_summary(const struct notice_settings *s, const struct notice_summary *sum);
+
+/* Delivery. */
+struct notice_flush_stats {
+	int sent;     /* notices now fully delivered */
+	int failed;   /* notices now marked failed */
+	int deferred; /* still queued (server down, 4xx, 429/5xx) */
+	int skipped;  /* queued but not due yet, or no SMTP configured */
+};
+
+/*
+ * Delivers the queued notices of s->outbox_dir whose next_try has come (all queued
+ * ones with `all`).  Mail goes one SMTP transaction per recipient; each recipient
+ * accepted is recorded at once (atomic replace), so only a crash in that instant
+ * can resend, with the same Message-ID.  Returns 0 (individual delivery failures
+ * are recorded in the notices, not returned) or a negative error when the outbox
+ * cannot be read or written.  The caller holds the run lock.
+ */
+int notice_outbox_flush(const struct notice_settings *s, int all, struct notice_flush_stats *out);
+
+/*
+ * Appends the outbox listing to `out`: with `json` the SPEC.md document
+ * {"notices":[{id, kind, to, subject, state, attempts, last_error, next_try}]},
+ * else one line per notice.  A missing outbox lists nothing.  Never blocks.
+ */
+int notice_outbox_list(struct strbuf *out, const char *outbox_dir, int json);
+
+/* Start/stop libcurl; bot/ calls these once per process around any delivery. */
+int notify_global_init(void);
+void notify_global_cleanup(void);
+
+#endif

@@ -1,0 +1,381 @@
+/* The outbox spool: one atomically replaced JSON file per notice, and its listing. */
+#include <dirent.h>
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+#include <openssl/evp.h>
+
+#include "notify/notice.h"
+#include "notify/outbox.h"
+#include "util/error.h"
+#include "util/fileutil.h"
+#include "util/xalloc.h"
+#include "util/banned.h"
+
+#define NOTICE_FILE_MAX (64 << 20)
+
+static const char *const state_names[] = { "queued", "sent", "failed" };
+
+const char *outbox_state_name(enum outbox_state s)
+{
+	return state_names[s];
+}
+
+static int __state_parse(const char *s, enum outbox_state *out)
+{
+	size_t i;
+
+	for (i = 0; s && i < 3; i++) {
+		if (!strcmp(s, state_names[i])) {
+			*out = (enum outbox_state)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+void outbox_time_fmt(struct strbuf *out, time_t t)
+{
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strbuf_addf(out, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+		    tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+}
+
+static time_t __time_parse(const char *s)
+{
+	struct tm tm = { 0 };
+	const char *end;
+
+	if (!s)
+		return 0;
+	end = strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	if (!end || *end)
+		return 0;
+	return timegm(&tm);
+}
+
+void outbox_id(char out[33], const char *const *parts, size_t nr)
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	size_t i;
+
+	EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+	for (i = 0; i < nr; i++) {
+		const char *p = parts[i] ? parts[i] : "";
+
+		EVP_DigestUpdate(ctx, p, strlen(p) + 1);
+	}
+	EVP_DigestFinal_ex(ctx, md, &mdlen);
+	EVP_MD_CTX_free(ctx);
+	for (i = 0; i < 16; i++)
+		snprintf(out + 2 * i, 3, "%02x", md[i]);
+}
+
+void outbox_notice_release(struct outbox_notice *n)
+{
+	size_t i;
+
+	free(n->id);
+	free(n->kind);
+	free(n->channel);
+	free(n->subject);
+	free(n->from);
+	free(n->url);
+	free(n->body);
+	free(n->last_error);
+	for (i = 0; i < n->rcpts_nr; i++) {
+		free(n->rcpts[i].to);
+		free(n->rcpts[i].error);
+	}
+	free(n->rcpts);
+	memset(n, 0, sizeof(*n));
+}
+
+void outbox_notice_add_rcpt(struct outbox_notice *n, const char *to, enum outbox_state state,
+			    const char *error)
+{
+	struct outbox_rcpt *r;
+
+	ALLOC_GROW(n->rcpts, n->rcpts_nr + 1, n->rcpts_alloc);
+	r = &n->rcpts[n->rcpts_nr++];
+	r->to = xstrdup(to);
+	r->state = state;
+	r->error = error ? xstrdup(error) : NULL;
+}
+
+void outbox_notice_set_error(struct outbox_notice *n, const char *error)
+{
+	free(n->last_error);
+	n->last_error = error ? xstrdup(error) : NULL;
+}
+
+char *outbox_notice_path(const char *dir, const char *id)
+{
+	return xstrfmt("%s/%s.json", dir, id);
+}
+
+static struct json_object *__str(const char *s)
+{
+	return s ? json_object_new_string(s) : NULL;
+}
+
+static struct json_object *__time(time_t t)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct json_object *o;
+
+	if (!t)
+		return NULL;
+	outbox_time_fmt(&sb, t);
+	o = json_object_new_string(sb.buf);
+	strbuf_release(&sb);
+	return o;
+}
+
+static struct json_object *__to_json(const struct outbox_notice *n)
+{
+	struct json_object *o = json_object_new_object(), *rs = json_object_new_array();
+	size_t i;
+
+	json_object_object_add(o, "version", json_object_new_int(1));
+	json_object_object_add(o, "id", __str(n->id));
+	json_object_object_add(o, "kind", __str(n->kind));
+	json_object_object_add(o, "channel", __str(n->channel));
+	json_object_object_add(o, "subject", __str(n->subject));
+	json_object_object_add(o, "from", __str(n->from));
+	json_object_object_add(o, "url", __str(n->url));
+	for (i = 0; i < n->rcpts_nr; i++) {
+		struct json_object *r = json_object_new_object();
+
+		json_object_object_add(r, "to", __str(n->rcpts[i].to));
+		json_object_object_add(r, "state", __str(state_names[n->rcpts[i].state]));
+		json_object_object_add(r, "error", __str(n->rcpts[i].error));
+		json_object_array_add(rs, r);
+	}
+	json_object_object_add(o, "recipients", rs);
+	json_object_object_add(o, "state", __str(state_names[n->state]));
+	json_object_object_add(o, "attempts", json_object_new_int(n->attempts));
+	json_object_object_add(o, "last_error", __str(n->last_error));
+	json_object_object_add(o, "created", __time(n->created));
+	json_object_object_add(o, "next_try", __time(n->next_try));
+	json_object_object_add(o, "sent", __time(n->sent));
+	json_object_object_add(o, "body", __str(n->body));
+	return o;
+}
+
+int outbox_notice_save(const struct outbox_notice *n, const char *dir)
+{
+	struct json_object *o = __to_json(n);
+	const char *text;
+	char *path = NULL;
+	int ret;
+
+	if ((ret = file_mkdir_p(dir, 0755)) < 0)
+		goto done;
+	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+						 JSON_C_TO_STRING_NOSLASHESCAPE);
+	path = outbox_notice_path(dir, n->id);
+	ret = file_write_atomic(path, text, strlen(text));
+done:
+	json_object_put(o);
+	free(path);
+	return ret;
+}
+
+static char *__get_str(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+		return NULL;
+	return xstrdup(json_object_get_string(v));
+}
+
+static int __get_int(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v))
+		return 0;
+	return json_object_get_int(v);
+}
+
+static time_t __get_time(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+		return 0;
+	return __time_parse(json_object_get_string(v));
+}
+
+static int __from_json(struct outbox_notice *n, struct json_object *o)
+{
+	struct json_object *rs, *st;
+	size_t i;
+
+	n->id = __get_str(o, "id");
+	n->kind = __get_str(o, "kind");
+	n->channel = __get_str(o, "channel");
+	n->subject = __get_str(o, "subject");
+	n->from = __get_str(o, "from");
+	n->url = __get_str(o, "url");
+	n->body = __get_str(o, "body");
+	n->last_error = __get_str(o, "last_error");
+	n->attempts = __get_int(o, "attempts");
+	n->created = __get_time(o, "created");
+	n->next_try = __get_time(o, "next_try");
+	n->sent = __get_time(o, "sent");
+	if (!n->id || !n->kind || !n->channel || !n->body ||
+	    !json_object_object_get_ex(o, "state", &st) ||
+	    __state_parse(json_object_get_string(st), &n->state) < 0 ||
+	    !json_object_object_get_ex(o, "recipients", &rs) ||
+	    !json_object_is_type(rs, json_type_array))
+		return -1;
+	for (i = 0; i < json_object_array_length(rs); i++) {
+		struct json_object *r = json_object_array_get_idx(rs, i), *v;
+		enum outbox_state s;
+		char *to = __get_str(r, "to"), *err = __get_str(r, "error");
+		int bad = !to || !json_object_object_get_ex(r, "state", &v) ||
+			  __state_parse(json_object_get_string(v), &s) < 0;
+
+		if (!bad)
+			outbox_notice_add_rcpt(n, to, s, err);
+		free(to);
+		free(err);
+		if (bad)
+			return -1;
+	}
+	return 0;
+}
+
+int outbox_notice_load(struct outbox_notice *out, const char *path)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct json_object *o = NULL;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	if ((ret = strbuf_read_file(&sb, path, NOTICE_FILE_MAX)) < 0)
+		goto done;
+	o = json_tokener_parse(sb.buf);
+	if (!o || !json_object_is_type(o, json_type_object) || __from_json(out, o) < 0) {
+		outbox_notice_release(out);
+		ret = nb_error_set(NB_EINVALID, "%s: not an outbox notice", path);
+	}
+done:
+	json_object_put(o);
+	strbuf_release(&sb);
+	return ret;
+}
+
+static int __cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int outbox_ids(char ***out, size_t *nr, const char *dir)
+{
+	size_t alloc = 0;
+	struct dirent *de;
+	DIR *d;
+
+	*out = NULL;
+	*nr = 0;
+	d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : nb_error_errno(NB_ERROR, "cannot read %s", dir);
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+
+		if (de->d_name[0] == '.' || len <= 5 || !str_ends_with(de->d_name, ".json"))
+			continue;
+		ALLOC_GROW(*out, *nr + 1, alloc);
+		(*out)[(*nr)++] = xstrndup(de->d_name, len - 5);
+	}
+	closedir(d);
+	if (*nr)
+		qsort(*out, *nr, sizeof(**out), __cmp);
+	return 0;
+}
+
+void outbox_ids_free(char **ids, size_t nr)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++)
+		free(ids[i]);
+	free(ids);
+}
+
+static void __list_one(struct json_object *arr, struct strbuf *text, const struct outbox_notice *n)
+{
+	struct json_object *o = json_object_new_object(), *to = json_object_new_array();
+	struct strbuf tos = STRBUF_INIT, when = STRBUF_INIT;
+	size_t i;
+
+	for (i = 0; i < n->rcpts_nr; i++) {
+		json_object_array_add(to, json_object_new_string(n->rcpts[i].to));
+		strbuf_addf(&tos, "%s%s", i ? "," : "", n->rcpts[i].to);
+	}
+	json_object_object_add(o, "id", __str(n->id));
+	json_object_object_add(o, "kind", __str(n->kind));
+	json_object_object_add(o, "to", to);
+	json_object_object_add(o, "subject", __str(n->subject));
+	json_object_object_add(o, "state", __str(state_names[n->state]));
+	json_object_object_add(o, "attempts", json_object_new_int(n->attempts));
+	json_object_object_add(o, "last_error", __str(n->last_error));
+	json_object_object_add(o, "next_try",
+			       n->state == OUTBOX_QUEUED ? __time(n->next_try) : NULL);
+	json_object_array_add(arr, o);
+	if (n->state == OUTBOX_QUEUED)
+		outbox_time_fmt(&when, n->next_try);
+	strbuf_addf(text, "%.12s  %-7s %-14s %d  %s  %s  %s%s%s\n", n->id,
+		    state_names[n->state], n->kind, n->attempts, when.len ? when.buf : "-",
+		    tos.buf, n->subject ? n->subject : "", n->last_error ? "  error: " : "",
+		    n->last_error ? n->last_error : "");
+	strbuf_release(&tos);
+	strbuf_release(&when);
+}
+
+int notice_outbox_list(struct strbuf *out, const char *outbox_dir, int json)
+{
+	struct json_object *doc = json_object_new_object(), *arr = json_object_new_array();
+	struct strbuf text = STRBUF_INIT;
+	char **ids = NULL;
+	size_t nr = 0, i;
+	int ret;
+
+	json_object_object_add(doc, "notices", arr);
+	if ((ret = outbox_ids(&ids, &nr, outbox_dir)) < 0)
+		goto done;
+	for (i = 0; i < nr; i++) {
+		struct outbox_notice n;
+		char *path = outbox_notice_path(outbox_dir, ids[i]);
+
+		/* A file being replaced right now, or junk: list the rest. */
+		if (outbox_notice_load(&n, path) == 0) {
+			__list_one(arr, &text, &n);
+			outbox_notice_release(&n);
+		}
+		free(path);
+	}
+	if (json) {
+		strbuf_addstr(out, json_object_to_json_string_ext(
+					   doc, JSON_C_TO_STRING_PRETTY |
+							JSON_C_TO_STRING_NOSLASHESCAPE));
+		strbuf_addch(out, '\n');
+	} else {
+		strbuf_addbuf(out, &text);
+	}
+done:
+	outbox_ids_free(ids, nr);
+	strbuf_release(&text);
+	json_object_put(doc);
+	return ret;
+}
