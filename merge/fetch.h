@@ -1,0 +1,59 @@
+/*
+ * Fetching the base and the trees into the work repository (SPEC.md "The nightly
+ * run", step 2): refs/feeds/<name> with forced refspecs, so rebased trees are
+ * followed (libgit2 1.5.1 silently keeps the old tip without the '+').
+ */
+#ifndef MERGE_FETCH_H
+#define MERGE_FETCH_H
+
+#include <stddef.h>
+
+struct integ_repo;
+
+/* One ref to fetch; strings borrowed from the caller (the config). */
+struct fetch_tree {
+	const char *name;
+	const char *url;
+	const char *branch;
+};
+
+/* Credentials as the config's `git:` key gives them; NULL fields: none. */
+struct fetch_creds {
+	const char *token_env;  /* NAME of the env var with an https token (never logged) */
+	const char *ssh_key;    /* private key path; NULL: ssh-agent */
+};
+
+enum fetch_state {
+	FETCH_FETCHED,          /* refs/feeds/<name> is tonight's tip */
+	FETCH_STALE,            /* fetch failed; the last fetched tip is kept */
+	FETCH_FAILED,           /* fetch failed and there is no earlier tip */
+	FETCH_REFUSED,          /* never_merge matches its name or branch */
+};
+
+struct fetch_result {
+	enum fetch_state state;
+	char tip[41];           /* refs/feeds/<name>; "" for FAILED and REFUSED */
+	char *reason;           /* owned; NULL when fetched */
+};
+
+/* "fetched", "stale", "fetch-failed", "refused". */
+const char *fetch_state_name(enum fetch_state s);
+
+/*
+ * Fetches trees[0..n) into `repo`; out[0..n) must be zeroed by the caller and is
+ * filled for every tree, released with fetch_result_release().  Trees sharing a
+ * url share one connection.  `never_merge` (NULL-terminated fnmatch globs, may be
+ * NULL) is checked against name and branch: a match is refused, never fetched.
+ * Returns 0 when every tree has a result (whatever its state); NB_ERROR only when
+ * the repository itself fails.  Secrets are never logged.
+ */
+int fetch_trees(struct fetch_result *out, struct integ_repo *repo,
+		const struct fetch_tree *trees, size_t n, const struct fetch_creds *creds,
+		const char *const *never_merge);
+void fetch_result_release(struct fetch_result *r);
+
+/* The never_merge pattern matching `name` or `branch`, or NULL; borrowed. */
+const char *fetch_never_merge_match(const char *const *never_merge, const char *name,
+				    const char *branch);
+
+#endif

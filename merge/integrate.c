@@ -1,0 +1,677 @@
+/* The night's merge sequence into next, its merge.log, and the Next/ files commit. */
+#include <fnmatch.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <git2.h>
+
+#include "merge/integrate.h"
+#include "merge/fetch.h"
+#include "merge/merge_global.h"
+#include "merge/nextfiles.h"
+#include "merge/replay.h"
+#include "merge/repo.h"
+#include "merge/treemerge.h"
+#include "util/error.h"
+#include "util/log.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+#include "util/banned.h"
+
+#define CONFLICT_COMMITS_MAX 20
+#define CONFLICT_WALK_MAX 20000
+
+struct integ_night {
+	struct integ_repo *repo;
+	git_repository *git;
+	char *date;
+	git_signature *sig;
+	char *base_name, *base_url, *base_branch;
+	char base_tip[41];
+	struct strvec never_merge;
+	char head[41];
+	struct integ_step *steps;
+	size_t nr, alloc;
+	struct strbuf log;
+};
+
+const char *integ_state_name(enum integ_state s)
+{
+	switch (s) {
+	case INTEG_MERGED: return "merged";
+	case INTEG_ALREADY: return "already";
+	case INTEG_PREVIOUS: return "previous-version";
+	case INTEG_LEFT_OUT: return "left-out";
+	}
+	return "?";
+}
+
+void integ_outcome_release(struct integ_outcome *o)
+{
+	size_t i;
+
+	for (i = 0; i < o->conflicts_nr; i++) {
+		free(o->conflicts[i].path);
+		free(o->conflicts[i].kind);
+		strvec_clear(&o->conflicts[i].next_commits);
+		strvec_clear(&o->conflicts[i].tree_commits);
+	}
+	free(o->conflicts);
+	free(o->reason);
+	strvec_clear(&o->left_out_patches);
+	o->conflicts = NULL;
+	o->conflicts_nr = 0;
+	o->reason = NULL;
+}
+
+static int __git_fail(const char *what)
+{
+	return nb_error_set(NB_ERROR, "%s: %s", what, merge_git_error());
+}
+
+/* "Name <email>" at 00:00:00 UTC of "YYYY-MM-DD". */
+static int __signature(git_signature **out, const char *ident, const char *date)
+{
+	struct tm tm = { 0 };
+	const char *lt = strchr(ident, '<'), *gt = lt ? strchr(lt, '>') : NULL;
+	char *name, *email;
+	int y, m, d, n = 0, err;
+
+	if (sscanf(date, "%4d-%2d-%2d%n", &y, &m, &d, &n) != 3 || date[n] || m < 1 || m > 12 ||
+	    d < 1 || d > 31)
+		return nb_error_set(NB_EINVALID, "bad date '%s' (want YYYY-MM-DD)", date);
+	tm.tm_year = y - 1900;
+	tm.tm_mon = m - 1;
+	tm.tm_mday = d;
+	if (!lt || !gt || gt == lt + 1)
+		return nb_error_set(NB_EINVALID, "bad merge identity '%s' (want Name <email>)",
+				    ident);
+	name = xstrndup(ident, (size_t)(lt - ident));
+	email = xstrndup(lt + 1, (size_t)(gt - lt - 1));
+	while (*name && name[strlen(name) - 1] == ' ')
+		name[strlen(name) - 1] = '\0';
+	err = git_signature_new(out, *name ? name : email, email, (git_time_t)timegm(&tm), 0);
+	free(name);
+	free(email);
+	return err < 0 ? nb_error_set(NB_EINVALID, "bad merge identity '%s': %s", ident,
+				      merge_git_error()) : 0;
+}
+
+int integ_night_new(struct integ_night **out, struct integ_repo *repo, const char *date,
+		    const struct integ_tree *base, const char *merge_identity,
+		    const char *const *never_merge)
+{
+	struct integ_night *n = xcalloc(1, sizeof(*n));
+	char *ref = xstrfmt("refs/feeds/%s", base->name);
+	size_t i;
+	int err;
+
+	*out = NULL;
+	n->repo = repo;
+	n->git = integ_repo_git(repo);
+	n->date = xstrdup(date);
+	n->base_name = xstrdup(base->name);
+	n->base_url = xstrdup(base->url);
+	n->base_branch = xstrdup(base->branch);
+	n->never_merge = (struct strvec)STRVEC_INIT;
+	strbuf_init(&n->log, 0);
+	for (i = 0; never_merge && never_merge[i]; i++)
+		strvec_push(&n->never_merge, never_merge[i]);
+	if ((err = __signature(&n->sig, merge_identity, date)) < 0 ||
+	    (err = integ_ref_get(repo, ref, n->base_tip)) < 0) {
+		if (err == NB_ENOTFOUND)
+			nb_error_set(NB_ENOTFOUND, "base %s was never fetched", base->name);
+		integ_night_free(n);
+		free(ref);
+		return err;
+	}
+	free(ref);
+	memcpy(n->head, n->base_tip, 41);
+	strbuf_addstr(&n->log, "$ git checkout master\n");
+	strbuf_addf(&n->log, "$ git reset --hard %s/%s\n", base->name, base->branch);
+	*out = n;
+	return 0;
+}
+
+static void __step_release(struct integ_step *s)
+{
+	free(s->tree);
+	free(s->branch);
+	free(s->url);
+}
+
+void integ_night_free(struct integ_night *night)
+{
+	size_t i;
+
+	if (!night)
+		return;
+	for (i = 0; i < night->nr; i++)
+		__step_release(&night->steps[i]);
+	free(night->steps);
+	git_signature_free(night->sig);
+	free(night->date);
+	free(night->base_name);
+	free(night->base_url);
+	free(night->base_branch);
+	strvec_clear(&night->never_merge);
+	strbuf_release(&night->log);
+	free(night);
+}
+
+const char *integ_night_head(const struct integ_night *night)
+{
+	return night->head;
+}
+
+size_t integ_night_steps_nr(const struct integ_night *night)
+{
+	return night->nr;
+}
+
+const struct integ_step *integ_night_step(const struct integ_night *night, size_t i)
+{
+	return i < night->nr ? &night->steps[i] : NULL;
+}
+
+const char *integ_night_log(const struct integ_night *night)
+{
+	return night->log.buf;
+}
+
+static struct integ_step *__step_add(struct integ_night *n, enum integ_step_kind kind,
+				     const char *tree)
+{
+	struct integ_step *s;
+
+	ALLOC_GROW(n->steps, n->nr + 1, n->alloc);
+	s = &n->steps[n->nr++];
+	memset(s, 0, sizeof(*s));
+	s->kind = kind;
+	s->tree = xstrdup(tree ? tree : "");
+	s->branch = xstrdup("");
+	s->url = xstrdup("");
+	s->state = INTEG_LEFT_OUT;
+	memcpy(s->before, n->head, 41);
+	memcpy(s->after, n->head, 41);
+	return s;
+}
+
+void integ_night_left_out(struct integ_night *night, const char *tree, const char *reason)
+{
+	strbuf_addf(&night->log, "# %s: left out: %s\n", tree, reason);
+}
+
+/* Appends a diffstat of old..new to the log, as `git merge` prints it. */
+static void __log_diffstat(struct integ_night *n, const git_oid *old_tree,
+			   const git_oid *new_tree)
+{
+	git_tree *a = NULL, *b = NULL;
+	git_diff *diff = NULL;
+	git_diff_stats *stats = NULL;
+	git_buf buf = GIT_BUF_INIT;
+	git_diff_stats_format_t fmt = GIT_DIFF_STATS_FULL | GIT_DIFF_STATS_INCLUDE_SUMMARY;
+
+	if (git_tree_lookup(&a, n->git, old_tree) < 0 || git_tree_lookup(&b, n->git, new_tree) < 0 ||
+	    git_diff_tree_to_tree(&diff, n->git, a, b, NULL) < 0)
+		goto done;
+	if (git_diff_num_deltas(diff) > 1000)
+		fmt = GIT_DIFF_STATS_SHORT;
+	if (git_diff_get_stats(&stats, diff) == 0 && git_diff_stats_to_buf(&buf, stats, fmt, 80) == 0)
+		strbuf_add(&n->log, buf.ptr, buf.size);
+done:
+	git_buf_dispose(&buf);
+	git_diff_stats_free(stats);
+	git_diff_free(diff);
+	git_tree_free(a);
+	git_tree_free(b);
+}
+
+/* 1 if `path` differs between commit c and its first parent. */
+static int __touches(git_commit *c, const char *path)
+{
+	git_commit *p = NULL;
+	git_tree *ct = NULL, *pt = NULL;
+	git_tree_entry *ce = NULL, *pe = NULL;
+	int touched = 0;
+
+	if (git_commit_parent(&p, c, 0) < 0 || git_commit_tree(&ct, c) < 0 ||
+	    git_commit_tree(&pt, p) < 0)
+		goto done;
+	git_tree_entry_bypath(&ce, ct, path);
+	git_tree_entry_bypath(&pe, pt, path);
+	if (!ce || !pe)
+		touched = ce != pe;
+	else
+		touched = !git_oid_equal(git_tree_entry_id(ce), git_tree_entry_id(pe)) ||
+			  git_tree_entry_filemode(ce) != git_tree_entry_filemode(pe);
+done:
+	git_tree_entry_free(ce);
+	git_tree_entry_free(pe);
+	git_tree_free(ct);
+	git_tree_free(pt);
+	git_commit_free(p);
+	return touched;
+}
+
+/* Non-merge commits reachable from `from`, not from `hide`, that touch `path`. */
+static void __commits_touching(struct strvec *out, git_repository *git, const git_oid *from,
+			       const git_oid *hide, const char *path)
+{
+	git_revwalk *walk = NULL;
+	git_oid id;
+	size_t walked = 0;
+	char hex[41];
+
+	if (git_revwalk_new(&walk, git) < 0 || git_revwalk_push(walk, from) < 0 ||
+	    git_revwalk_hide(walk, hide) < 0)
+		goto done;
+	git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL);
+	while (out->nr < CONFLICT_COMMITS_MAX && walked++ < CONFLICT_WALK_MAX &&
+	       git_revwalk_next(&id, walk) == 0) {
+		git_commit *c = NULL;
+
+		if (git_commit_lookup(&c, git, &id) < 0)
+			break;
+		if (git_commit_parentcount(c) == 1 && __touches(c, path)) {
+			git_oid_tostr(hex, sizeof(hex), &id);
+			strvec_push(out, hex);
+		}
+		git_commit_free(c);
+	}
+done:
+	git_revwalk_free(walk);
+}
+
+static void __record_conflicts(struct integ_night *n, struct integ_outcome *out,
+			       const struct treemerge_conflicts *c, const git_oid *next,
+			       const git_oid *theirs)
+{
+	git_oid mb;
+	size_t i;
+	int have_mb = git_merge_base(&mb, n->git, next, theirs) == 0;
+
+	out->conflicts = xcalloc(c->nr ? c->nr : 1, sizeof(*out->conflicts));
+	out->conflicts_nr = c->nr;
+	for (i = 0; i < c->nr; i++) {
+		struct integ_conflict *ic = &out->conflicts[i];
+
+		ic->path = xstrdup(c->items[i].path);
+		ic->kind = xstrdup(c->items[i].kind);
+		ic->next_commits = (struct strvec)STRVEC_INIT;
+		ic->tree_commits = (struct strvec)STRVEC_INIT;
+		if (!have_mb)
+			continue;
+		__commits_touching(&ic->next_commits, n->git, next, &mb, ic->path);
+		__commits_touching(&ic->tree_commits, n->git, theirs, &mb, ic->path);
+	}
+}
+
+/* Writes the --no-ff merge commit of `theirs` with `tree` and moves the head. */
+static int __commit_merge(struct integ_night *n, const struct integ_tree *t,
+			  const git_oid *theirs, const git_oid *tree_id)
+{
+	git_commit *parents[2] = { NULL, NULL };
+	git_tree *tree = NULL;
+	git_oid head, id;
+	char *msg = xstrfmt("Merge branch '%s' of %s\n", t->branch, t->url);
+	int err = 0;
+
+	git_oid_fromstr(&head, n->head);
+	if (git_commit_lookup(&parents[0], n->git, &head) < 0 ||
+	    git_commit_lookup(&parents[1], n->git, theirs) < 0 ||
+	    git_tree_lookup(&tree, n->git, tree_id) < 0 ||
+	    git_commit_create(&id, n->git, NULL, n->sig, n->sig, NULL, msg, tree, 2,
+			      (const git_commit **)parents) < 0) {
+		err = __git_fail("merge commit");
+		goto done;
+	}
+	strbuf_addstr(&n->log, "Merge made by the 'ort' strategy.\n");
+	__log_diffstat(n, git_commit_tree_id(parents[0]), tree_id);
+	git_oid_tostr(n->head, 41, &id);
+done:
+	git_tree_free(tree);
+	git_commit_free(parents[0]);
+	git_commit_free(parents[1]);
+	free(msg);
+	return err;
+}
+
+static void __log_merging(struct integ_night *n, const struct integ_tree *t, const char *hex,
+			  const char *what)
+{
+	char *subject = integ_commit_subject(n->repo, hex);
+
+	strbuf_addf(&n->log, "Merging %s/%s (%.12s %s)\n", t->name, t->branch, hex, subject);
+	strbuf_addf(&n->log, "$ git merge --no-ff -m Merge branch '%s' of %s %s\n", t->branch,
+		    t->url, what);
+	free(subject);
+}
+
+/*
+ * One merge attempt of `theirs`: 0 merged or already (*already set), NB_ECONFLICT
+ * (conflicts in `c`, log lines written), NB_EUNRELATED, or an error.
+ */
+static int __try_merge(struct integ_night *n, int *already, struct treemerge_conflicts *c,
+		       const struct integ_tree *t, const git_oid *theirs)
+{
+	git_oid head, tree;
+	size_t i;
+	int err;
+
+	git_oid_fromstr(&head, n->head);
+	err = treemerge_commits(&tree, already, c, n->git, &head, theirs);
+	if (err == NB_EUNRELATED) {
+		strbuf_addstr(&n->log, "fatal: refusing to merge unrelated histories\n");
+		return err;
+	}
+	if (err == NB_ECONFLICT) {
+		for (i = 0; i < c->nr; i++)
+			strbuf_addf(&n->log, "CONFLICT (%s): Merge conflict in %s\n",
+				    c->items[i].kind, c->items[i].path);
+		strbuf_addstr(&n->log, "Automatic merge failed; "
+				       "fix conflicts and then commit the result.\n");
+		strbuf_addstr(&n->log, "$ git merge --abort\n");
+		return err;
+	}
+	if (err < 0)
+		return err;
+	if (*already) {
+		strbuf_addstr(&n->log, "Already up to date.\n");
+		return 0;
+	}
+	return __commit_merge(n, t, theirs, &tree);
+}
+
+static void __left_out(struct integ_night *n, struct integ_outcome *out, const char *name,
+		       char *reason)
+{
+	out->state = INTEG_LEFT_OUT;
+	out->merged[0] = '\0';
+	free(out->reason);
+	out->reason = reason;
+	integ_night_left_out(n, name, reason);
+}
+
+/* Replays the tree without dropped patches; *candidate becomes what to merge. */
+static int __apply_drops(struct integ_night *n, struct integ_outcome *out, git_oid *candidate,
+			 const struct integ_tree *t, const struct integ_drops *drops)
+{
+	struct replay_result rr = REPLAY_RESULT_INIT;
+	git_oid base;
+	size_t i;
+	int err;
+
+	git_oid_fromstr(&base, n->base_tip);
+	err = replay_without_drops(&rr, n->git, &base, candidate, drops, n->sig);
+	if (err < 0 || !rr.changed)
+		goto done;
+	for (i = 0; i < rr.left_out.nr; i++) {
+		char *subject = integ_commit_subject(n->repo, rr.left_out.v[i]);
+
+		strvec_push(&out->left_out_patches, rr.left_out.v[i]);
+		strbuf_addf(&n->log, "# %s: left out patch %.12s (\"%s\"): %s\n", t->name,
+			    rr.left_out.v[i], subject, rr.reasons.v[i]);
+		free(subject);
+	}
+	git_oid_cpy(candidate, &rr.head);
+done:
+	replay_result_release(&rr);
+	return err;
+}
+
+int integ_night_merge_tree(struct integ_night *n, struct integ_outcome *out,
+			   const struct integ_tree *t, const char *tip_hex,
+			   const char *good_hex, const struct integ_drops *drops)
+{
+	struct treemerge_conflicts c = TREEMERGE_CONFLICTS_INIT;
+	struct integ_step *step = __step_add(n, INTEG_STEP_MERGE, t->name);
+	const char *pat = fetch_never_merge_match((const char *const *)n->never_merge.v,
+						  t->name, t->branch);
+	char *what = xstrfmt("%s/%s", t->name, t->branch);
+	git_oid tip, candidate, good;
+	int already = 0, err = 0;
+
+	free(step->branch);
+	free(step->url);
+	step->branch = xstrdup(t->branch);
+	step->url = xstrdup(t->url);
+	snprintf(step->tip, sizeof(step->tip), "%s", tip_hex ? tip_hex : "");
+	if (pat) {
+		__left_out(n, out, t->name, xstrfmt("refused: never_merge '%s' matches", pat));
+		err = nb_error_set(NB_EREFUSED, "%s: never_merge '%s' matches", t->name, pat);
+		goto done;
+	}
+	if (!tip_hex || git_oid_fromstr(&tip, tip_hex) < 0) {
+		__left_out(n, out, t->name, xstrfmt("no commit to merge"));
+		goto done;
+	}
+	log_progress("merging %s (%zu)", t->name, n->nr);
+	git_oid_cpy(&candidate, &tip);
+	if (drops && (err = __apply_drops(n, out, &candidate, t, drops)) < 0)
+		goto done;
+	__log_merging(n, t, tip_hex, what);
+	err = __try_merge(n, &already, &c, t, &candidate);
+	if (err == 0) {
+		out->state = already ? INTEG_ALREADY : INTEG_MERGED;
+		git_oid_tostr(out->merged, 41, &candidate);
+		goto done;
+	}
+	if (err == NB_EUNRELATED) {
+		__left_out(n, out, t->name, xstrfmt("unrelated history: %s shares no commit "
+						    "with next", tip_hex));
+		err = 0;
+		goto done;
+	}
+	if (err != NB_ECONFLICT)
+		goto done;
+	git_oid_fromstr(&good, n->head);
+	__record_conflicts(n, out, &c, &good, &candidate);
+	err = 0;
+	if (good_hex && git_oid_fromstr(&good, good_hex) == 0 &&
+	    !git_oid_equal(&good, &candidate)) {
+		struct treemerge_conflicts c2 = TREEMERGE_CONFLICTS_INIT;
+
+		__log_merging(n, t, good_hex, good_hex);
+		err = __try_merge(n, &already, &c2, t, &good);
+		treemerge_conflicts_release(&c2);
+		if (err == 0) {
+			out->state = INTEG_PREVIOUS;
+			git_oid_tostr(out->merged, 41, &good);
+			out->reason = xstrfmt("conflict in %s; merged the last good tip %.12s",
+					      c.items[0].path, good_hex);
+			goto done;
+		}
+		if (err < 0 && err != NB_ECONFLICT && err != NB_EUNRELATED)
+			goto done;
+		err = 0;
+	}
+	__left_out(n, out, t->name, xstrfmt("merge conflict in %s%s", c.items[0].path,
+					    c.nr > 1 ? " and more" : ""));
+done:
+	memcpy(out->head, n->head, 41);
+	step->state = out->state;
+	memcpy(step->merged, out->merged, 41);
+	memcpy(step->after, n->head, 41);
+	treemerge_conflicts_release(&c);
+	free(what);
+	return err;
+}
+
+int integ_night_revert(struct integ_night *n, const char *commit_hex, const char *tree,
+		       const char *reason)
+{
+	git_commit *c = NULL, *parent = NULL, *head = NULL;
+	git_tree *tree_obj = NULL;
+	struct strbuf msg = STRBUF_INIT;
+	git_oid id, head_id, merged, new_id;
+	struct integ_step *step;
+	int err;
+
+	if (git_oid_fromstr(&id, commit_hex) < 0)
+		return nb_error_set(NB_EINVALID, "revert: bad commit id '%s'", commit_hex);
+	git_oid_fromstr(&head_id, n->head);
+	if (git_commit_lookup(&c, n->git, &id) < 0 || git_commit_parent(&parent, c, 0) < 0 ||
+	    git_commit_lookup(&head, n->git, &head_id) < 0) {
+		err = nb_error_set(NB_ENOTFOUND, "revert %s: %s", commit_hex, merge_git_error());
+		goto done;
+	}
+	strbuf_addf(&n->log, "$ git revert --no-edit %s\n", commit_hex);
+	err = treemerge_trees(&merged, NULL, n->git, git_commit_tree_id(c),
+			      git_commit_tree_id(head), git_commit_tree_id(parent));
+	if (err == NB_ECONFLICT) {
+		strbuf_addstr(&n->log, "error: could not revert; conflicts\n$ git revert --abort\n");
+		err = nb_error_set(NB_ECONFLICT, "the revert of %.12s does not apply", commit_hex);
+		goto done;
+	}
+	if (err < 0)
+		goto done;
+	strbuf_addf(&msg, "Revert \"%s\"\n\nThis reverts commit %s.\n", git_commit_summary(c),
+		    commit_hex);
+	if (reason)
+		strbuf_addf(&msg, "\n%s\n", reason);
+	if (git_tree_lookup(&tree_obj, n->git, &merged) < 0 ||
+	    git_commit_create(&new_id, n->git, NULL, n->sig, n->sig, NULL, msg.buf, tree_obj, 1,
+			      (const git_commit **)&head) < 0) {
+		err = __git_fail("revert commit");
+		goto done;
+	}
+	if (reason)
+		strbuf_addf(&n->log, "# %s\n", reason);
+	step = __step_add(n, INTEG_STEP_REVERT, tree);
+	memcpy(step->tip, commit_hex, 40);
+	git_oid_tostr(n->head, 41, &new_id);
+	memcpy(step->after, n->head, 41);
+	memcpy(step->merged, n->head, 41);
+	step->state = INTEG_MERGED;
+done:
+	strbuf_release(&msg);
+	git_tree_free(tree_obj);
+	git_commit_free(c);
+	git_commit_free(parent);
+	git_commit_free(head);
+	return err;
+}
+
+int integ_night_truncate(struct integ_night *n, size_t nsteps)
+{
+	if (nsteps >= n->nr)
+		return 0;
+	memcpy(n->head, n->steps[nsteps].before, 41);
+	while (n->nr > nsteps)
+		__step_release(&n->steps[--n->nr]);
+	strbuf_addf(&n->log, "$ git reset --hard %.12s\n", n->head);
+	return 0;
+}
+
+/* The base and every tree merged tonight, in order, for Next/Trees and Next/SHA1s. */
+static size_t __merged_trees(struct nextfiles_tree **out, const struct integ_night *n)
+{
+	struct nextfiles_tree *t = xcalloc(n->nr + 1, sizeof(*t));
+	size_t i, k = 0;
+
+	t[k++] = (struct nextfiles_tree){ n->base_name, n->base_url, n->base_branch,
+					  n->base_tip };
+	for (i = 0; i < n->nr; i++) {
+		const struct integ_step *s = &n->steps[i];
+
+		if (s->kind == INTEG_STEP_MERGE && s->state != INTEG_LEFT_OUT)
+			t[k++] = (struct nextfiles_tree){ s->tree, s->url, s->branch, s->merged };
+	}
+	*out = t;
+	return k;
+}
+
+static int __insert_blob(git_treebuilder *bld, git_repository *git, const char *name,
+			 const struct strbuf *content)
+{
+	git_oid id;
+
+	if (git_blob_create_from_buffer(&id, git, content->buf, content->len) < 0 ||
+	    git_treebuilder_insert(NULL, bld, name, &id, GIT_FILEMODE_BLOB) < 0)
+		return __git_fail(name);
+	return 0;
+}
+
+/* next's tree with Next/Trees, Next/SHA1s, Next/merge.log and localversion-next. */
+static int __next_files_tree(git_oid *out, struct integ_night *n, const git_tree *top)
+{
+	struct nextfiles_tree *trees = NULL;
+	struct strbuf tr = STRBUF_INIT, sha = STRBUF_INIT, lv = STRBUF_INIT;
+	git_treebuilder *topb = NULL, *nextb = NULL;
+	const git_tree_entry *old = git_tree_entry_byname(top, "Next");
+	git_tree *old_next = NULL;
+	git_oid next_id;
+	size_t k = __merged_trees(&trees, n);
+	int err = 0;
+
+	nextfiles_trees(&tr, trees, k);
+	nextfiles_sha1s(&sha, trees, k);
+	nextfiles_localversion(&lv, n->date);
+	if (old && git_tree_entry_filemode(old) == GIT_FILEMODE_TREE)
+		git_tree_lookup(&old_next, n->git, git_tree_entry_id(old));
+	if (git_treebuilder_new(&nextb, n->git, old_next) < 0 ||
+	    git_treebuilder_new(&topb, n->git, top) < 0) {
+		err = __git_fail("tree builder");
+		goto done;
+	}
+	if ((err = __insert_blob(nextb, n->git, "Trees", &tr)) < 0 ||
+	    (err = __insert_blob(nextb, n->git, "SHA1s", &sha)) < 0 ||
+	    (err = __insert_blob(nextb, n->git, "merge.log", &n->log)) < 0 ||
+	    (err = __insert_blob(topb, n->git, "localversion-next", &lv)) < 0)
+		goto done;
+	if (git_treebuilder_write(&next_id, nextb) < 0 ||
+	    git_treebuilder_insert(NULL, topb, "Next", &next_id, GIT_FILEMODE_TREE) < 0 ||
+	    git_treebuilder_write(out, topb) < 0)
+		err = __git_fail("Next/ tree");
+done:
+	git_treebuilder_free(nextb);
+	git_treebuilder_free(topb);
+	git_tree_free(old_next);
+	strbuf_release(&tr);
+	strbuf_release(&sha);
+	strbuf_release(&lv);
+	free(trees);
+	return err;
+}
+
+int integ_night_finish(struct integ_night *n, char out_head[41])
+{
+	git_commit *head = NULL;
+	git_tree *top = NULL, *tree = NULL;
+	git_oid head_id, tree_id, id;
+	char compact[9], hex[41], *msg = NULL, *tag = NULL;
+	int err;
+
+	nextfiles_compact_date(compact, n->date);
+	git_oid_fromstr(&head_id, n->head);
+	if (git_commit_lookup(&head, n->git, &head_id) < 0 || git_commit_tree(&top, head) < 0) {
+		err = __git_fail("next head");
+		goto done;
+	}
+	if ((err = __next_files_tree(&tree_id, n, top)) < 0)
+		goto done;
+	msg = xstrfmt("Add linux-next specific files for %s\n", compact);
+	if (git_tree_lookup(&tree, n->git, &tree_id) < 0 ||
+	    git_commit_create(&id, n->git, NULL, n->sig, n->sig, NULL, msg, tree, 1,
+			      (const git_commit **)&head) < 0) {
+		err = __git_fail("Next/ files commit");
+		goto done;
+	}
+	git_oid_tostr(hex, sizeof(hex), &id);
+	tag = xstrfmt("refs/tags/next-%s", compact);
+	if ((err = integ_ref_set(n->repo, tag, hex)) < 0 ||
+	    (err = integ_ref_set(n->repo, "refs/heads/next", hex)) < 0)
+		goto done;
+	git_repository_set_head(n->git, "refs/heads/next");
+	memcpy(n->head, hex, 41);
+	if (out_head)
+		memcpy(out_head, hex, 41);
+done:
+	free(msg);
+	free(tag);
+	git_tree_free(tree);
+	git_tree_free(top);
+	git_commit_free(head);
+	return err;
+}

@@ -1,0 +1,142 @@
+/*
+ * The night's merge sequence (SPEC.md "The nightly run" steps 4 and 6, "The night's
+ * output"): from the base tip, merge each tree in order into next, step by step so
+ * the bot can build after each merge; conflicts fall back to the good tip or leave
+ * the tree out; dropped patches are replayed away; reverts; the Next/ files, the
+ * tag and refs/heads/next.  Everything in memory: no index, no work tree.
+ * Commits are 40-hex strings; no libgit2 type appears here.
+ */
+#ifndef MERGE_INTEGRATE_H
+#define MERGE_INTEGRATE_H
+
+#include <stddef.h>
+#include "util/strvec.h"
+
+struct integ_repo;
+struct integ_night;
+
+/* A tree as the config names it; strings borrowed for the duration of the call. */
+struct integ_tree {
+	const char *name;
+	const char *url;
+	const char *branch;
+};
+
+/* Patches a maintainer dropped: they match by patch-id or Message-ID (no <>). */
+struct integ_drops {
+	const char *const *patch_ids;
+	size_t patch_ids_nr;
+	const char *const *message_ids;
+	size_t message_ids_nr;
+};
+
+enum integ_state {
+	INTEG_MERGED,           /* tonight's tip (or its replay without dropped patches) */
+	INTEG_ALREADY,          /* wholly contained in next: no commit */
+	INTEG_PREVIOUS,         /* tip conflicted; the good tip merged instead */
+	INTEG_LEFT_OUT,         /* not merged tonight (conflict, refused, unrelated, …) */
+};
+const char *integ_state_name(enum integ_state s); /* "merged", "already", … */
+
+/* One conflicting path and the commits on each side since the merge base. */
+struct integ_conflict {
+	char *path;
+	char *kind;                  /* "content", "modify/delete", "add/add", "rename" */
+	struct strvec next_commits;  /* 40-hex, newest first, at most 20 */
+	struct strvec tree_commits;
+};
+
+struct integ_outcome {
+	enum integ_state state;
+	char merged[41];        /* commit actually merged ("" when left out); a replay
+				   commit when dropped patches were left out */
+	char head[41];          /* next after this step */
+	char *reason;           /* NULL when merged cleanly */
+	struct integ_conflict *conflicts;   /* of tonight's tip, also when a fallback merged */
+	size_t conflicts_nr;
+	struct strvec left_out_patches;     /* tree commits (40-hex) not merged: dropped ones
+					       and later ones that no longer applied */
+};
+#define INTEG_OUTCOME_INIT { .left_out_patches = STRVEC_INIT }
+void integ_outcome_release(struct integ_outcome *o);
+
+/* One step of the night, for bisection and status. */
+enum integ_step_kind { INTEG_STEP_MERGE, INTEG_STEP_REVERT };
+struct integ_step {
+	enum integ_step_kind kind;
+	char *tree;             /* tree name (for a revert: the tree whose commit it reverts,
+				   or "" if unknown) */
+	char *branch, *url;     /* merge steps only */
+	enum integ_state state; /* merge steps only */
+	char tip[41];           /* tonight's fetched tip (merge) / reverted commit (revert) */
+	char merged[41];        /* commit merged; "" if left out */
+	char before[41];        /* next before this step */
+	char after[41];         /* next after it (== before when nothing was committed) */
+};
+
+/*
+ * Starts a night at refs/feeds/<base->name> (already fetched).  `date` is
+ * "YYYY-MM-DD" (commits are dated 00:00:00 UTC of it), `merge_identity` "Name
+ * <email>", `never_merge` NULL-terminated fnmatch globs (may be NULL); all copied.
+ * Returns 0 with *out (free with integ_night_free()), NB_ENOTFOUND if the base was
+ * never fetched, NB_EINVALID for a bad date or identity.  `repo` is borrowed and
+ * must outlive the night.
+ */
+int integ_night_new(struct integ_night **out, struct integ_repo *repo, const char *date,
+		    const struct integ_tree *base, const char *merge_identity,
+		    const char *const *never_merge);
+void integ_night_free(struct integ_night *night);
+
+/*
+ * Merges `tip_hex` of `tree` into next (a --no-ff merge commit "Merge branch
+ * '<branch>' of <url>", parents [next, merged]).  On conflict, merges
+ * `good_hex` (may be NULL) instead if that merges cleanly, else leaves the tree
+ * out; `drops` (may be NULL) are left out by replaying the tree's commits since its
+ * merge base with the base.  *out (initialised with INTEG_OUTCOME_INIT) is filled
+ * in every case and released by the caller.  Returns 0 whenever the night can go
+ * on (left out included); NB_EREFUSED when never_merge matches (outcome left out);
+ * NB_ERROR on a repository failure.  Appends to the night's merge.log.
+ */
+int integ_night_merge_tree(struct integ_night *night, struct integ_outcome *out,
+			   const struct integ_tree *tree, const char *tip_hex,
+			   const char *good_hex, const struct integ_drops *drops);
+
+/*
+ * Records a tree that is not merged tonight at all (fetch failed, refused at
+ * load): only a "# <name>: left out: <reason>" line in merge.log.
+ */
+void integ_night_left_out(struct integ_night *night, const char *tree, const char *reason);
+
+/*
+ * Appends to next the revert of `commit_hex` (like `git revert`: 'Revert
+ * "<subject>"', 'This reverts commit <sha>.', then `reason` if not NULL).
+ * NB_ECONFLICT (nothing changed) when the revert does not apply.
+ */
+int integ_night_revert(struct integ_night *night, const char *commit_hex, const char *tree,
+		       const char *reason);
+
+/* Current head of next (40-hex), borrowed until the next call on the night. */
+const char *integ_night_head(const struct integ_night *night);
+
+/* The steps so far, in order; borrowed until the next call that changes the night. */
+size_t integ_night_steps_nr(const struct integ_night *night);
+const struct integ_step *integ_night_step(const struct integ_night *night, size_t i);
+
+/*
+ * Rewinds next to before step `nsteps` (0: the base), dropping later steps; the
+ * log keeps what happened and gains a "$ git reset --hard <12-hex>" line.
+ */
+int integ_night_truncate(struct integ_night *night, size_t nsteps);
+
+/* The merge.log transcript so far; borrowed until the next call on the night. */
+const char *integ_night_log(const struct integ_night *night);
+
+/*
+ * Commits "Add linux-next specific files for YYYYMMDD" with Next/Trees,
+ * Next/SHA1s, Next/merge.log and localversion-next on top of next, creates or
+ * replaces the tag next-YYYYMMDD and moves refs/heads/next.  `out_head` (may be
+ * NULL) receives the new tip.  Afterwards the night only answers queries.
+ */
+int integ_night_finish(struct integ_night *night, char out_head[41]);
+
+#endif

@@ -1,0 +1,184 @@
+/* The bare work repository: creation, stale-lock cleanup, refs by name and hex. */
+#include <dirent.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <git2.h>
+
+#include "merge/repo.h"
+#include "merge/merge_global.h"
+#include "util/error.h"
+#include "util/fileutil.h"
+#include "util/log.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+#include "util/banned.h"
+
+struct integ_repo {
+	git_repository *git;
+	char *path;
+};
+
+/* Removes *.lock files under `dir`, recursively (refs/ after a SIGKILL). */
+static void __clean_locks(struct strbuf *dir)
+{
+	DIR *d = opendir(dir->buf);
+	struct dirent *de;
+	size_t len = dir->len;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		struct stat st;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		strbuf_addf(dir, "/%s", de->d_name);
+		if (lstat(dir->buf, &st) == 0 && S_ISDIR(st.st_mode))
+			__clean_locks(dir);
+		else if (str_ends_with(de->d_name, ".lock") && unlink(dir->buf) == 0)
+			log_warn("removed stale lock %s", dir->buf);
+		strbuf_setlen(dir, len);
+	}
+	closedir(d);
+}
+
+static void __clean_stale(const char *path)
+{
+	static const char *const top[] = { "index.lock", "HEAD.lock", "packed-refs.lock",
+					   "config.lock", "FETCH_HEAD.lock" };
+	struct strbuf sb = STRBUF_INIT;
+	size_t i;
+
+	for (i = 0; i < sizeof(top) / sizeof(top[0]); i++) {
+		strbuf_reset(&sb);
+		strbuf_addf(&sb, "%s/%s", path, top[i]);
+		if (unlink(sb.buf) == 0)
+			log_warn("removed stale lock %s", sb.buf);
+	}
+	strbuf_reset(&sb);
+	strbuf_addf(&sb, "%s/refs", path);
+	__clean_locks(&sb);
+	strbuf_release(&sb);
+}
+
+int integ_repo_open(struct integ_repo **out, const char *path)
+{
+	struct integ_repo *r;
+	git_repository *git = NULL;
+	int err;
+
+	*out = NULL;
+	if (!file_is_dir(path)) {
+		if (file_mkdir_p(path, 0755) < 0)
+			return NB_ERROR;
+		if (git_repository_init(&git, path, 1) < 0)
+			return nb_error_set(NB_ERROR, "cannot create repository %s: %s", path,
+					    merge_git_error());
+		git_repository_free(git);
+		git = NULL;
+	}
+	__clean_stale(path);
+	err = git_repository_open_bare(&git, path);
+	if (err < 0)
+		return nb_error_set(NB_ERROR, "cannot open repository %s: %s", path,
+				    merge_git_error());
+	r = xcalloc(1, sizeof(*r));
+	r->git = git;
+	r->path = xstrdup(path);
+	*out = r;
+	return 0;
+}
+
+void integ_repo_free(struct integ_repo *repo)
+{
+	if (!repo)
+		return;
+	git_repository_free(repo->git);
+	free(repo->path);
+	free(repo);
+}
+
+const char *integ_repo_path(const struct integ_repo *repo)
+{
+	return repo->path;
+}
+
+struct git_repository *integ_repo_git(struct integ_repo *repo)
+{
+	return repo->git;
+}
+
+int integ_ref_get(struct integ_repo *repo, const char *refname, char out[41])
+{
+	git_object *obj = NULL;
+	git_object *commit = NULL;
+	int err;
+
+	out[0] = '\0';
+	err = git_revparse_single(&obj, repo->git, refname);
+	if (err == GIT_ENOTFOUND || err == GIT_EAMBIGUOUS || err == GIT_EINVALIDSPEC)
+		return nb_error_set(NB_ENOTFOUND, "%s: not found", refname);
+	if (err < 0)
+		return nb_error_set(NB_ERROR, "%s: %s", refname, merge_git_error());
+	err = git_object_peel(&commit, obj, GIT_OBJECT_COMMIT);
+	git_object_free(obj);
+	if (err < 0)
+		return nb_error_set(NB_ENOTFOUND, "%s: not a commit", refname);
+	git_oid_tostr(out, 41, git_object_id(commit));
+	git_object_free(commit);
+	return 0;
+}
+
+int integ_ref_set(struct integ_repo *repo, const char *refname, const char *hex)
+{
+	git_reference *ref = NULL;
+	git_oid id;
+	int err;
+
+	if (!hex) {
+		err = git_reference_remove(repo->git, refname);
+		if (err < 0 && err != GIT_ENOTFOUND)
+			return nb_error_set(NB_ERROR, "delete %s: %s", refname, merge_git_error());
+		return 0;
+	}
+	if (git_oid_fromstr(&id, hex) < 0)
+		return nb_error_set(NB_EINVALID, "%s: bad commit id '%s'", refname, hex);
+	if (git_reference_create(&ref, repo->git, refname, &id, 1, "nextbot") < 0)
+		return nb_error_set(NB_ERROR, "update %s: %s", refname, merge_git_error());
+	git_reference_free(ref);
+	return 0;
+}
+
+int integ_good_get(struct integ_repo *repo, const char *tree, char out[41])
+{
+	char *name = xstrfmt("refs/nextbot/good/%s", tree);
+	int err = integ_ref_get(repo, name, out);
+
+	free(name);
+	return err;
+}
+
+int integ_good_set(struct integ_repo *repo, const char *tree, const char *hex)
+{
+	char *name = xstrfmt("refs/nextbot/good/%s", tree);
+	int err = integ_ref_set(repo, name, hex);
+
+	free(name);
+	return err;
+}
+
+char *integ_commit_subject(struct integ_repo *repo, const char *hex)
+{
+	git_commit *c = NULL;
+	const char *msg;
+	git_oid id;
+	char *s;
+
+	if (git_oid_fromstr(&id, hex) < 0 || git_commit_lookup(&c, repo->git, &id) < 0)
+		return xstrdup("");
+	msg = git_commit_message(c);
+	s = xstrndup(msg, strcspn(msg, "\n"));
+	git_commit_free(c);
+	return s;
+}

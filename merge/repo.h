@@ -1,0 +1,43 @@
+/*
+ * The bare work repository (SPEC.md "Work directory"): refs/feeds/<tree> fetched
+ * tips, refs/heads/next, refs/tags/next-YYYYMMDD, refs/nextbot/good/<tree>.
+ * Commits are passed as 40-hex strings; no libgit2 type leaks out of merge/.
+ */
+#ifndef MERGE_REPO_H
+#define MERGE_REPO_H
+
+struct integ_repo;
+struct git_repository;
+
+/*
+ * Opens the bare repository at `path`, creating it (and its parents) if missing.
+ * Removes stale lock files left by a killed run (index.lock, HEAD.lock,
+ * packed-refs.lock, config.lock, *.lock under refs/): the caller must hold the run lock.
+ * Returns 0 with *out set (free with integ_repo_free()), or NB_ERROR (recorded:
+ * damaged repository, repository owned by another user, disk).
+ */
+int integ_repo_open(struct integ_repo **out, const char *path);
+void integ_repo_free(struct integ_repo *repo);
+
+/* The repository's path as given; borrowed, valid until integ_repo_free(). */
+const char *integ_repo_path(const struct integ_repo *repo);
+
+/* For merge/ code only: the libgit2 handle, borrowed.  Not thread-safe to share. */
+struct git_repository *integ_repo_git(struct integ_repo *repo);
+
+/*
+ * Resolves a ref name ("refs/feeds/mm-next") or any revision to a commit id in
+ * `out` (40 hex + NUL).  NB_ENOTFOUND (recorded) if it does not exist.
+ */
+int integ_ref_get(struct integ_repo *repo, const char *refname, char out[41]);
+/* Points `refname` at commit `hex` (created or forced); `hex` NULL deletes it. */
+int integ_ref_set(struct integ_repo *repo, const char *refname, const char *hex);
+
+/* refs/nextbot/good/<tree>: the tree's last good tip.  NB_ENOTFOUND when none. */
+int integ_good_get(struct integ_repo *repo, const char *tree, char out[41]);
+int integ_good_set(struct integ_repo *repo, const char *tree, const char *hex);
+
+/* The subject (first line) of a commit, malloc'd (caller frees); "" if unknown. */
+char *integ_commit_subject(struct integ_repo *repo, const char *hex);
+
+#endif
