@@ -173,4 +173,25 @@ check "big config: named" grep -q "big.yaml:1:1: the config is larger than 1 MiB
 expect_exit 2 "missing config exits 2" "$NEXTBOT" -c "$TMP/nonexistent.yaml" check-config
 check "missing config: named" grep -q "nonexistent.yaml" "$TMP/err"
 
+# --- the man pages: the example in nextbot.yaml(5) is a valid config --------------------
+sed -n '/^\.SH EXAMPLE/,/^\.fi/p' "$ROOT/man/nextbot.yaml.5" | sed '1,2d;$d' |
+	sed 's/\\-/-/g; s/\\(ti/~/g' >"$TMP/man-example.yaml"
+expect_exit 0 "nextbot.yaml(5) example is valid" "$NEXTBOT" -c "$TMP/man-example.yaml" check-config
+check "nextbot.yaml(5) example has its trees" grep -q "3. mm-next " "$TMP/out"
+
+# every key the loader knows is documented, and the pages render without warnings
+for k in workdir base trees name url branch contacts fixes never_merge build test command \
+	timeout env build_after_each_merge on_breakage bisect confirm jobs deadline \
+	merge_identity runner kind user partition srun_args max_jobs git token_env ssh_key \
+	publish notify from list report_url remind_days smtp tls password_env webhooks \
+	secret_env schedule keep_days; do
+	check "nextbot.yaml(5) documents $k" grep -q "^\.BR $k " "$ROOT/man/nextbot.yaml.5"
+done
+if command -v groff >/dev/null; then
+	for m in nextbot.1 nextbot.yaml.5; do
+		check "$m renders without warnings" sh -c \
+			"groff -man -ww -z '$ROOT/man/$m' 2>&1 | grep . && exit 1 || exit 0"
+	done
+fi
+
 done_testing
