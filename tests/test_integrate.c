@@ -1,0 +1,512 @@
+/* The night's integration over real repositories, with the git CLI as the oracle. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "merge/fetch.h"
+#include "merge/integrate.h"
+#include "merge/merge_global.h"
+#include "merge/repo.h"
+#include "util/error.h"
+#include "util/log.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+#include "util/banned.h"
+
+static char top[] = "/tmp/nb-integrate.XXXXXX";
+static char *dir;       /* this test's directory */
+static int dir_nr;
+
+#define PRELUDE "set -e; c() { git add -A && git commit -q --allow-empty -m \"$1\"; }; "
+
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+	struct strbuf cmd = STRBUF_INIT;
+	va_list ap;
+	int rc;
+
+	strbuf_addf(&cmd, "cd '%s' && { " PRELUDE, dir);
+	va_start(ap, fmt);
+	strbuf_vaddf(&cmd, fmt, ap);
+	va_end(ap);
+	strbuf_addstr(&cmd, "; } >/dev/null 2>&1");
+	rc = system(cmd.buf);
+	strbuf_release(&cmd);
+	return rc;
+}
+
+/* All of a command's stdout (run in dir) into out. */
+static int sh_out(struct strbuf *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int sh_out(struct strbuf *out, const char *fmt, ...)
+{
+	struct strbuf cmd = STRBUF_INIT;
+	char buf[4096];
+	va_list ap;
+	size_t n;
+	FILE *f;
+	int rc;
+
+	strbuf_reset(out);
+	strbuf_addf(&cmd, "cd '%s' && { ", dir);
+	va_start(ap, fmt);
+	strbuf_vaddf(&cmd, fmt, ap);
+	va_end(ap);
+	strbuf_addstr(&cmd, "; } 2>/dev/null");
+	f = popen(cmd.buf, "r");
+	assert_non_null(f);
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		strbuf_add(out, buf, n);
+	rc = pclose(f);
+	strbuf_release(&cmd);
+	return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+/*
+ * A world: remotes/upstream.git (master), remotes/t1.git (branch for-next),
+ * remotes/mm.git (mm-stable, mm-unstable), remotes/t2.git (branch next) which
+ * conflicts with t1 on file f.  Work clone in w/.
+ */
+static void world(void)
+{
+	free(dir);
+	dir = xstrfmt("%s/w%d", top, dir_nr++);
+	assert_int_equal(system(xstrfmt("mkdir -p '%s/remotes'", dir)), 0);
+	assert_int_equal(sh(
+		"git init -q -b master w; cd w; mkdir -p lib mm; seq 1 30 > f; seq 1 10 > lib/a; "
+		"seq 1 10 > mm/m; c base; "
+		"for r in upstream t1 mm t2; do git init -q --bare ../remotes/$r.git; done; "
+		"git push -q ../remotes/upstream.git master; "
+		"git checkout -q -b for-next; sed -i 's/^5$/five-t1/' f; c 't1: five'; "
+		"echo t1 >> lib/a; c 't1: lib'; git push -q ../remotes/t1.git for-next; "
+		"git checkout -q -b mm-stable master; echo st >> mm/m; c 'mm: stable'; "
+		"git push -q ../remotes/mm.git mm-stable; "
+		"git checkout -q -b mm-unstable; echo unstable > mm/u; c 'mm: unstable only'; "
+		"git push -q ../remotes/mm.git mm-unstable; "
+		"git checkout -q -b next master; echo n > t2file; c 't2: good'; git tag t2good; "
+		"sed -i 's/^5$/five-t2/' f; c 't2: five'; git push -q ../remotes/t2.git next"), 0);
+}
+
+static struct fetch_tree ftrees[5];
+static struct integ_tree itrees[5];
+
+static void trees_init(void)
+{
+	static char *urls[4];
+	int i;
+
+	for (i = 0; i < 4; i++)
+		free(urls[i]);
+	urls[0] = xstrfmt("file://%s/remotes/upstream.git", dir);
+	urls[1] = xstrfmt("file://%s/remotes/t1.git", dir);
+	urls[2] = xstrfmt("file://%s/remotes/mm.git", dir);
+	urls[3] = xstrfmt("file://%s/remotes/t2.git", dir);
+	ftrees[0] = (struct fetch_tree){ "origin", urls[0], "master" };
+	ftrees[1] = (struct fetch_tree){ "t1", urls[1], "for-next" };
+	ftrees[2] = (struct fetch_tree){ "mm-stable", urls[2], "mm-stable" };
+	ftrees[3] = (struct fetch_tree){ "mm-unstable", urls[2], "mm-unstable" };
+	ftrees[4] = (struct fetch_tree){ "t2", urls[3], "next" };
+	for (i = 0; i < 5; i++)
+		itrees[i] = (struct integ_tree){ ftrees[i].name, ftrees[i].url, ftrees[i].branch };
+}
+
+static const char *const never[] = { "mm-unstable", NULL };
+
+static struct integ_repo *open_repo(void)
+{
+	struct integ_repo *repo = NULL;
+	char *path = xstrfmt("%s/state/repo.git", dir);
+
+	assert_int_equal(integ_repo_open(&repo, path), 0);
+	free(path);
+	return repo;
+}
+
+static void fetch_all(struct integ_repo *repo, struct fetch_result *res)
+{
+	size_t i;
+
+	memset(res, 0, 5 * sizeof(*res));
+	assert_int_equal(fetch_trees(res, repo, ftrees, 5, NULL, never), 0);
+	for (i = 0; i < 5; i++)
+		fetch_result_release(&res[i]);
+}
+
+/* Every merge step that committed: git merge-tree of before+merged gives after's tree. */
+static void check_steps_against_git(struct integ_night *night)
+{
+	struct strbuf want = STRBUF_INIT, got = STRBUF_INIT;
+	size_t i;
+
+	for (i = 0; i < integ_night_steps_nr(night); i++) {
+		const struct integ_step *s = integ_night_step(night, i);
+
+		if (s->kind != INTEG_STEP_MERGE || !strcmp(s->before, s->after))
+			continue;
+		assert_int_equal(sh_out(&want, "git -C state/repo.git merge-tree --write-tree %s %s",
+					s->before, s->merged), 0);
+		strbuf_setlen(&want, strcspn(want.buf, "\n"));
+		sh_out(&got, "git -C state/repo.git rev-parse %s^{tree}", s->after);
+		strbuf_trim(&got);
+		assert_string_equal(want.buf, got.buf);
+		sh_out(&got, "git -C state/repo.git log -1 --format='%%P|%%s|%%an <%%ae>|%%ad' "
+			     "--date=iso-strict-local %s", s->after);
+		strbuf_trim(&got);
+		strbuf_reset(&want);
+		strbuf_addf(&want, "%s %s|Merge branch '%s' of %s|nextbot <nb@example.org>|"
+				   "2026-12-05T00:00:00+00:00", s->before, s->merged, s->branch,
+			    s->url);
+		assert_string_equal(got.buf, want.buf);
+	}
+	strbuf_release(&want);
+	strbuf_release(&got);
+}
+
+/* A whole night: t1, mm-stable, (mm-unstable refused), t2 conflicting with t1. */
+static void run_night(struct integ_repo *repo, char head[41], const char *t2_good)
+{
+	struct fetch_result res[5];
+	struct integ_night *night = NULL;
+	struct integ_outcome o = INTEG_OUTCOME_INIT;
+	char tip[41];
+	int i;
+
+	fetch_all(repo, res);
+	assert_int_equal(integ_night_new(&night, repo, "2026-12-05", &itrees[0],
+					 "nextbot <nb@example.org>", never), 0);
+	for (i = 1; i < 5; i++) {
+		/* mm-unstable was refused at fetch: hand the merge step a real commit */
+		char *ref = xstrfmt("refs/feeds/%s", itrees[i == 3 ? 2 : i].name);
+		int rc;
+
+		if (integ_ref_get(repo, ref, tip) < 0) {
+			integ_night_left_out(night, itrees[i].name, "fetch-failed");
+			free(ref);
+			continue;
+		}
+		free(ref);
+		o = (struct integ_outcome)INTEG_OUTCOME_INIT;
+		rc = integ_night_merge_tree(night, &o, &itrees[i], tip,
+					    i == 4 ? t2_good : NULL, NULL);
+		if (i == 3) {
+			assert_int_equal(rc, NB_EREFUSED);
+			assert_int_equal(o.state, INTEG_LEFT_OUT);
+		} else {
+			assert_int_equal(rc, 0);
+		}
+		if (i == 4) {
+			assert_int_equal(o.state, t2_good ? INTEG_PREVIOUS : INTEG_LEFT_OUT);
+			assert_int_equal(o.conflicts_nr, 1);
+			assert_string_equal(o.conflicts[0].path, "f");
+			assert_string_equal(o.conflicts[0].kind, "content");
+			assert_int_equal(o.conflicts[0].next_commits.nr, 1);   /* t1: five */
+			assert_int_equal(o.conflicts[0].tree_commits.nr, 1);   /* t2: five */
+		} else if (i != 3) {
+			assert_int_equal(o.state, INTEG_MERGED);
+		}
+		integ_outcome_release(&o);
+	}
+	check_steps_against_git(night);
+	assert_int_equal(integ_night_finish(night, head), 0);
+	integ_night_free(night);
+}
+
+static void test_night(void **state)
+{
+	struct integ_repo *repo;
+	struct strbuf out = STRBUF_INIT, want = STRBUF_INIT;
+	char head[41], good[41], tag[41];
+
+	world();
+	trees_init();
+	repo = open_repo();
+	assert_int_equal(sh("git -C w rev-parse t2good > t2good"), 0);
+	sh_out(&out, "cat t2good");
+	strbuf_trim(&out);
+	memcpy(good, out.buf, 41);
+	run_night(repo, head, good);
+	assert_int_equal(integ_ref_get(repo, "refs/tags/next-20261205", tag), 0);
+	assert_string_equal(tag, head);
+	assert_int_equal(integ_ref_get(repo, "refs/heads/next", tag), 0);
+	assert_string_equal(tag, head);
+
+	/* nothing only in mm-unstable is in next */
+	sh_out(&out, "git -C state/repo.git rev-list next ^refs/feeds/mm-stable "
+		     "refs/feeds/mm-unstable ^refs/feeds/mm-stable | wc -l");
+	assert_int_equal(sh("test -z \"$(git -C state/repo.git rev-list refs/feeds/mm-unstable "
+			     "^refs/feeds/mm-stable --not)\" || ! git -C state/repo.git "
+			     "merge-base --is-ancestor refs/feeds/mm-unstable next"), 0);
+
+	/* Next/ files, exactly */
+	sh_out(&out, "git -C state/repo.git show next:Next/Trees");
+	strbuf_addf(&want, "Trees included into this release:\n\nName\tType\tURL\n----\t----\t---\n"
+			   "origin\tgit\t%s#master\nt1\tgit\t%s#for-next\n"
+			   "mm-stable\tgit\t%s#mm-stable\nt2\tgit\t%s#next\n",
+		    ftrees[0].url, ftrees[1].url, ftrees[2].url, ftrees[4].url);
+	assert_string_equal(out.buf, want.buf);
+	sh_out(&out, "git -C state/repo.git show next:Next/SHA1s | sed -n '1,2p;$p'");
+	strbuf_reset(&want);
+	strbuf_addf(&want, "Name\tSHA1\n----\t----\nt2\t%s\n", good);
+	assert_string_equal(out.buf, want.buf);
+	sh_out(&out, "git -C state/repo.git show next:localversion-next");
+	assert_string_equal(out.buf, "-next-20261205\n");
+	sh_out(&out, "git -C state/repo.git log -1 --format=%%s next");
+	assert_string_equal(out.buf, "Add linux-next specific files for 20261205\n");
+	sh_out(&out, "git -C state/repo.git show next:Next/merge.log");
+	assert_true(str_starts_with(out.buf, "$ git checkout master\n"
+					     "$ git reset --hard origin/master\nMerging t1/for-next ("));
+	assert_non_null(strstr(out.buf, "$ git merge --no-ff -m Merge branch 'for-next' of "));
+	assert_non_null(strstr(out.buf, "Merge made by the 'ort' strategy.\n"));
+	assert_non_null(strstr(out.buf, "# mm-unstable: left out: refused: never_merge"));
+	assert_non_null(strstr(out.buf, "CONFLICT (content): Merge conflict in f\n"));
+	integ_repo_free(repo);
+	strbuf_release(&out);
+	strbuf_release(&want);
+}
+
+/* The same date twice with unchanged feeds: the same next, the tag replaced. */
+static void test_same_date_twice(void **state)
+{
+	struct integ_repo *repo;
+	char h1[41], h2[41];
+
+	world();
+	trees_init();
+	repo = open_repo();
+	run_night(repo, h1, NULL);
+	run_night(repo, h2, NULL);
+	assert_string_equal(h1, h2);
+	integ_repo_free(repo);
+}
+
+static void test_fetch_force_push_and_failures(void **state)
+{
+	struct integ_repo *repo;
+	struct fetch_result res[5];
+	struct strbuf out = STRBUF_INIT;
+	char old[41];
+	size_t i;
+
+	world();
+	trees_init();
+	repo = open_repo();
+	memset(res, 0, sizeof(res));
+	assert_int_equal(fetch_trees(res, repo, ftrees, 5, NULL, never), 0);
+	assert_int_equal(res[1].state, FETCH_FETCHED);
+	assert_int_equal(res[3].state, FETCH_REFUSED);
+	assert_string_equal(res[3].tip, "");
+	memcpy(old, res[1].tip, 41);
+	for (i = 0; i < 5; i++)
+		fetch_result_release(&res[i]);
+	/* t1 rebased and force-pushed; t2's repository gone; mm-stable's branch deleted */
+	assert_int_equal(sh("cd w && git checkout -q for-next && git commit -q --amend -m rebased "
+			    "&& git push -q -f ../remotes/t1.git for-next && "
+			    "git push -q ../remotes/mm.git :mm-stable && rm -rf ../remotes/t2.git"), 0);
+	memset(res, 0, sizeof(res));
+	assert_int_equal(fetch_trees(res, repo, ftrees, 5, NULL, never), 0);
+	assert_int_equal(res[1].state, FETCH_FETCHED);
+	assert_string_not_equal(res[1].tip, old);
+	sh_out(&out, "git -C w rev-parse for-next");
+	strbuf_trim(&out);
+	assert_string_equal(res[1].tip, out.buf);
+	assert_int_equal(res[2].state, FETCH_STALE);    /* branch vanished: last tip kept */
+	assert_non_null(strstr(res[2].reason, "not found"));
+	assert_int_equal(res[4].state, FETCH_STALE);    /* unreachable: last tip kept */
+	for (i = 0; i < 5; i++)
+		fetch_result_release(&res[i]);
+	integ_repo_free(repo);
+
+	/* a fresh repository never fetched t2: fetch-failed */
+	assert_int_equal(sh("rm -rf state"), 0);
+	repo = open_repo();
+	memset(res, 0, sizeof(res));
+	assert_int_equal(fetch_trees(res, repo, ftrees, 5, NULL, never), 0);
+	assert_int_equal(res[4].state, FETCH_FAILED);
+	assert_string_equal(fetch_state_name(res[4].state), "fetch-failed");
+	for (i = 0; i < 5; i++)
+		fetch_result_release(&res[i]);
+	integ_repo_free(repo);
+	strbuf_release(&out);
+}
+
+/* Drops by Message-ID and patch-id; a later patch needing a dropped one goes too. */
+static void test_drops_and_revert(void **state)
+{
+	struct integ_repo *repo;
+	struct integ_night *night = NULL;
+	struct integ_outcome o = INTEG_OUTCOME_INIT;
+	struct strbuf out = STRBUF_INIT, p2 = STRBUF_INIT;
+	const char *msgids[] = { "p2@example.org" };
+	struct integ_drops drops = { NULL, 0, msgids, 1 };
+	char tip[41];
+
+	world();
+	assert_int_equal(sh("cd w && git checkout -q -b drops master && echo 1 > d1 && c 'p1' && "
+			    "echo 2 > d2 && git add d2 && git commit -q -m p2 -m 'Link: "
+			    "https://lore.kernel.org/r/p2@example.org' && echo more >> d2 && "
+			    "c p3-needs-p2 && echo 4 > d4 && c p4 && "
+			    "git push -q ../remotes/t1.git drops:for-next -f"), 0);
+	trees_init();
+	repo = open_repo();
+	{
+		struct fetch_result res[5];
+
+		fetch_all(repo, res);
+	}
+	assert_int_equal(integ_night_new(&night, repo, "2026-12-05", &itrees[0],
+					 "nextbot <nb@example.org>", never), 0);
+	assert_int_equal(integ_ref_get(repo, "refs/feeds/t1", tip), 0);
+	assert_int_equal(integ_night_merge_tree(night, &o, &itrees[1], tip, NULL, &drops), 0);
+	assert_int_equal(o.state, INTEG_MERGED);
+	assert_int_equal(o.left_out_patches.nr, 2);
+	sh_out(&p2, "git -C w rev-parse drops~2");
+	strbuf_trim(&p2);
+	assert_string_equal(o.left_out_patches.v[0], p2.buf);
+	assert_string_not_equal(o.merged, tip);
+	sh_out(&out, "git -C state/repo.git ls-tree --name-only %s | tr '\\n' ' '", o.head);
+	assert_string_equal(out.buf, "d1 d4 f lib mm ");
+	assert_non_null(strstr(integ_night_log(night), "left out patch"));
+	integ_outcome_release(&o);
+
+	/* the never_merge check at the merge step itself */
+	o = (struct integ_outcome)INTEG_OUTCOME_INIT;
+	assert_int_equal(integ_night_merge_tree(night, &o, &itrees[3], tip, NULL, NULL),
+			 NB_EREFUSED);
+	integ_outcome_release(&o);
+
+	/* revert p4 (by its replayed id on next): d4 disappears */
+	sh_out(&out, "git -C state/repo.git log --format=%%H -1 %s^2", integ_night_head(night));
+	strbuf_trim(&out);
+	assert_int_equal(integ_night_revert(night, out.buf, "t1", "breaks the build"), 0);
+	sh_out(&p2, "git -C state/repo.git log -1 --format=%%B %s", integ_night_head(night));
+	assert_true(str_starts_with(p2.buf, "Revert \"p4\"\n\nThis reverts commit "));
+	sh_out(&out, "git -C state/repo.git ls-tree --name-only %s | tr '\\n' ' '",
+	       integ_night_head(night));
+	assert_string_equal(out.buf, "d1 f lib mm ");
+	assert_int_equal(integ_night_steps_nr(night), 3);
+	assert_int_equal(integ_night_step(night, 2)->kind, INTEG_STEP_REVERT);
+
+	/* truncate back to the base */
+	assert_int_equal(integ_night_truncate(night, 0), 0);
+	assert_int_equal(integ_night_steps_nr(night), 0);
+	assert_int_equal(integ_ref_get(repo, "refs/feeds/origin", tip), 0);
+	assert_string_equal(integ_night_head(night), tip);
+	integ_night_free(night);
+	integ_repo_free(repo);
+	strbuf_release(&out);
+	strbuf_release(&p2);
+}
+
+/* Already merged trees, unrelated history, good-tip refs. */
+static void test_already_unrelated_good(void **state)
+{
+	struct integ_repo *repo;
+	struct integ_night *night = NULL;
+	struct integ_outcome o = INTEG_OUTCOME_INIT;
+	struct integ_tree lonely;
+	char tip[41], got[41];
+	char *url;
+
+	world();
+	assert_int_equal(sh("cd w && git checkout -q --orphan lonely && git rm -rqf . && "
+			    "echo l > l && c lonely && git push -q ../remotes/t2.git lonely"), 0);
+	trees_init();
+	repo = open_repo();
+	{
+		struct fetch_result res[5];
+
+		fetch_all(repo, res);
+	}
+	assert_int_equal(integ_night_new(&night, repo, "2026-12-05", &itrees[0],
+					 "nextbot <nb@example.org>", NULL), 0);
+	assert_int_equal(integ_ref_get(repo, "refs/feeds/origin", tip), 0);
+	assert_int_equal(integ_night_merge_tree(night, &o, &itrees[0], tip, NULL, NULL), 0);
+	assert_int_equal(o.state, INTEG_ALREADY);
+	assert_string_equal(o.head, tip);
+	assert_non_null(strstr(integ_night_log(night), "Already up to date.\n"));
+	integ_outcome_release(&o);
+
+	url = xstrfmt("file://%s/remotes/t2.git", dir);
+	lonely = (struct integ_tree){ "lonely", url, "lonely" };
+	{
+		struct fetch_tree ft = { "lonely", url, "lonely" };
+		struct fetch_result r;
+
+		memset(&r, 0, sizeof(r));
+		assert_int_equal(fetch_trees(&r, repo, &ft, 1, NULL, NULL), 0);
+		assert_int_equal(r.state, FETCH_FETCHED);
+		memcpy(tip, r.tip, 41);
+		fetch_result_release(&r);
+	}
+	o = (struct integ_outcome)INTEG_OUTCOME_INIT;
+	assert_int_equal(integ_night_merge_tree(night, &o, &lonely, tip, NULL, NULL), 0);
+	assert_int_equal(o.state, INTEG_LEFT_OUT);
+	assert_non_null(strstr(o.reason, "unrelated history"));
+	integ_outcome_release(&o);
+	integ_night_free(night);
+
+	assert_int_equal(integ_good_get(repo, "t1", got), NB_ENOTFOUND);
+	assert_int_equal(integ_good_set(repo, "t1", tip), 0);
+	assert_int_equal(integ_good_get(repo, "t1", got), 0);
+	assert_string_equal(got, tip);
+	integ_repo_free(repo);
+	free(url);
+}
+
+static void test_stale_locks(void **state)
+{
+	struct integ_repo *repo;
+
+	world();
+	repo = open_repo();
+	integ_repo_free(repo);
+	assert_int_equal(sh("mkdir -p state/repo.git/refs/heads && touch state/repo.git/index.lock "
+			    "state/repo.git/refs/heads/next.lock"), 0);
+	repo = open_repo();
+	assert_int_equal(sh("test ! -e state/repo.git/index.lock && "
+			    "test ! -e state/repo.git/refs/heads/next.lock"), 0);
+	integ_repo_free(repo);
+}
+
+static int setup_all(void **state)
+{
+	if (!mkdtemp(top))
+		return -1;
+	setenv("GIT_AUTHOR_NAME", "t", 1);
+	setenv("GIT_AUTHOR_EMAIL", "t@example.org", 1);
+	setenv("GIT_COMMITTER_NAME", "t", 1);
+	setenv("GIT_COMMITTER_EMAIL", "t@example.org", 1);
+	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
+	setenv("TZ", "UTC", 1);
+	log_set_level(LOG_QUIET);
+	setenv("HOME", top, 1);
+	return merge_global_init();
+}
+
+static int teardown_all(void **state)
+{
+	if (!getenv("KEEP"))
+		system(xstrfmt("rm -rf '%s'", top));
+	free(dir);
+	merge_global_shutdown();
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_night),
+		cmocka_unit_test(test_same_date_twice),
+		cmocka_unit_test(test_fetch_force_push_and_failures),
+		cmocka_unit_test(test_drops_and_revert),
+		cmocka_unit_test(test_already_unrelated_good),
+		cmocka_unit_test(test_stale_locks),
+	};
+
+	return cmocka_run_group_tests_name("integrate", tests, setup_all, teardown_all);
+}
