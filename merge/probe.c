@@ -1,0 +1,328 @@
+/* Probing a commit: checkout into a worker, run the commands, classify, cache. */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "merge/probe.h"
+#include "merge/verdict.h"
+#include "util/error.h"
+#include "util/fileutil.h"
+#include "util/log.h"
+#include "util/runcmd.h"
+#include "util/strvec.h"
+#include "util/xalloc.h"
+#include "util/banned.h"
+
+#define EXIT_SKIP 125
+
+void probe_result_release(struct probe_result *r)
+{
+	free(r->log_path);
+	free(r->infra_reason);
+	strbuf_release(&r->output);
+	r->log_path = r->infra_reason = NULL;
+}
+
+static void __reset(struct probe_result *r)
+{
+	probe_result_release(r);
+	r->verdict = PROBE_GOOD;
+	r->cmd_index = -1;
+	r->exit_code = r->signal = r->timed_out = r->from_cache = 0;
+}
+
+__attribute__((format(printf, 2, 3)))
+static void __infra(struct probe_result *r, const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	r->verdict = PROBE_INFRA;
+	free(r->infra_reason);
+	r->infra_reason = strbuf_detach(&sb, NULL);
+}
+
+/* The command as the cache knows it: the shell string, or the argv joined. */
+static char *__command_text(const struct probe_command *c)
+{
+	struct strbuf sb = STRBUF_INIT;
+	size_t i;
+
+	if (c->shell)
+		return xstrdup(c->shell);
+	strbuf_addstr(&sb, "argv:");
+	for (i = 0; c->argv && c->argv[i]; i++)
+		strbuf_addf(&sb, " %s", c->argv[i]);
+	return strbuf_detach(&sb, NULL);
+}
+
+static void __key(char out[41], const char *tree_hex, const struct probe_command *c,
+		  const struct probe_spec *spec)
+{
+	char *text = __command_text(c);
+
+	verdict_key(out, tree_hex, text, c->env, spec->runner ? spec->runner : "local");
+	free(text);
+}
+
+/* Decides from the cache alone when it can: 1 decided, 0 not. */
+static int __from_cache(struct probe_result *out, const char *tree_hex,
+			const struct probe_spec *spec)
+{
+	char key[41];
+	size_t i;
+	int code = 1;
+
+	if (!spec->cache_dir || spec->no_cache)
+		return 0;
+	for (i = 0; i < spec->cmds_nr; i++) {
+		enum verdict_kind k;
+
+		__key(key, tree_hex, &spec->cmds[i], spec);
+		k = verdict_get(spec->cache_dir, key, &code);
+		if (k == VERDICT_NONE)
+			return 0;
+		if (k == VERDICT_BAD) {
+			out->verdict = spec->cmds[i].skip_on_fail ? PROBE_SKIP : PROBE_BAD;
+			out->cmd_index = (int)i;
+			out->exit_code = code;
+			break;
+		}
+	}
+	out->from_cache = 1;
+	return 1;
+}
+
+static char *__log_path(const struct probe_spec *spec, const struct probe_command *c,
+			unsigned step, const char *commit_hex, int pristine)
+{
+	struct strbuf name = STRBUF_INIT;
+	const char *p;
+
+	if (!spec->runs_dir)
+		return NULL;
+	for (p = c->name ? c->name : "cmd"; *p; p++)
+		strbuf_addch(&name, strchr("/\\ \t\n", *p) || *p == '.' ? '_' : *p);
+	p = xstrfmt("%s/step-%03u-%s-%.12s%s.log", spec->runs_dir, step, name.buf, commit_hex,
+		    pristine ? "-pristine" : "");
+	strbuf_release(&name);
+	return (char *)p;
+}
+
+static void __env(struct strvec *env, const struct probe_spec *spec,
+		  const struct probe_command *c, const char *commit_hex, unsigned step)
+{
+	size_t i;
+
+	strvec_pushf(env, "NEXTBOT_TREE=%s", spec->tree_name ? spec->tree_name : "");
+	strvec_pushf(env, "NEXTBOT_COMMIT=%s", commit_hex);
+	strvec_pushf(env, "NEXTBOT_DATE=%s", spec->date ? spec->date : "");
+	strvec_pushf(env, "NEXTBOT_STEP=%u", step);
+	for (i = 0; c->env && c->env[i]; i++)
+		strvec_push(env, c->env[i]);
+}
+
+/* Classifies one finished command; returns 1 if it decides the probe. */
+static int __classify(struct probe_result *out, struct runcmd_result *r, size_t i,
+		      const struct probe_command *c)
+{
+	if (r->exec_failed) {
+		__infra(out, "the command could not be started (%s)", c->name ? c->name : "");
+	} else if (r->limit_hit) {
+		__infra(out, "a resource limit ended the command (%s)", c->name ? c->name : "");
+	} else if (r->exit_code == 0 && !r->timed_out) {
+		return 0;
+	} else if (r->exit_code == EXIT_SKIP && !r->signal && !r->timed_out) {
+		out->verdict = PROBE_SKIP;
+	} else {
+		out->verdict = c->skip_on_fail ? PROBE_SKIP : PROBE_BAD;
+	}
+	out->cmd_index = (int)i;
+	out->exit_code = r->exit_code;
+	out->signal = r->signal;
+	out->timed_out = r->timed_out;
+	strbuf_release(&out->output);
+	out->output = r->output;
+	strbuf_init(&r->output, 0);
+	return 1;
+}
+
+/* Stores what this run established; a failure only when it ran pristine. */
+static void __remember(const struct probe_spec *spec, const char *tree_hex, size_t i,
+		       const struct runcmd_result *r, int pristine)
+{
+	const struct probe_command *c = &spec->cmds[i];
+	char key[41], *what;
+
+	if (!spec->cache_dir || r->timed_out || r->exec_failed || r->limit_hit)
+		return;
+	if (r->exit_code != 0 && (!pristine || r->exit_code == EXIT_SKIP))
+		return;
+	__key(key, tree_hex, c, spec);
+	what = xstrfmt("%s: tree %s", c->name ? c->name : "", tree_hex);
+	if (verdict_put(spec->cache_dir, key, r->exit_code ? VERDICT_BAD : VERDICT_GOOD,
+			r->exit_code, what) < 0)
+		log_warn("verdict cache: %s", nb_error_last());
+	free(what);
+}
+
+static int __run_all(struct probe_result *out, struct worker *w, const char *commit_hex,
+		     const char *tree_hex, unsigned step, const struct probe_spec *spec,
+		     int pristine)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < spec->cmds_nr; i++) {
+		const struct probe_command *c = &spec->cmds[i];
+		struct runcmd_opts opts = RUNCMD_OPTS_INIT;
+		struct runcmd_result r = RUNCMD_RESULT_INIT;
+		struct strvec env = STRVEC_INIT;
+		char *log = __log_path(spec, c, step, commit_hex, pristine);
+		int decided;
+
+		__env(&env, spec, c, commit_hex, step);
+		opts.shell = c->shell;
+		opts.argv = c->shell ? NULL : c->argv;
+		opts.cwd = worker_tree_path(w);
+		opts.env = (const char *const *)env.v;
+		opts.timeout = c->timeout;
+		opts.log_path = log;
+		opts.user = spec->user;
+		err = runcmd_run(&r, &opts);
+		strvec_clear(&env);
+		if (err < 0) {
+			__infra(out, "the runner failed: %s", nb_error_last());
+			out->cmd_index = (int)i;
+			free(log);
+			err = 0;
+			break;
+		}
+		out->runs++;
+		__remember(spec, tree_hex, i, &r, pristine);
+		decided = __classify(out, &r, i, c);
+		runcmd_result_release(&r);
+		if (decided) {
+			free(out->log_path);
+			out->log_path = log;
+			break;
+		}
+		free(log);
+	}
+	return err;
+}
+
+static int __tree_hex(char out[41], struct worker *w, const git_oid *commit)
+{
+	git_commit *c = NULL;
+
+	if (git_commit_lookup(&c, worker_repo(w), commit) < 0)
+		return nb_error_set(NB_ENOTFOUND, "probe: no commit %s", git_oid_tostr_s(commit));
+	git_oid_tostr(out, 41, git_commit_tree_id(c));
+	git_commit_free(c);
+	return 0;
+}
+
+static int __attempt(struct probe_result *out, struct worker *w, const git_oid *commit,
+		     const char *tree_hex, unsigned step, const struct probe_spec *spec,
+		     int pristine)
+{
+	char hex[41];
+
+	__reset(out);
+	git_oid_tostr(hex, sizeof(hex), commit);
+	if (worker_checkout(w, commit, pristine) < 0) {
+		__infra(out, "checkout failed: %s", nb_error_last());
+		return 0;
+	}
+	return __run_all(out, w, hex, tree_hex, step, spec, pristine);
+}
+
+int probe_run(struct probe_result *out, struct worker *w, const git_oid *commit, unsigned step,
+	      const struct probe_spec *spec)
+{
+	char tree_hex[41];
+	int err;
+
+	__reset(out);
+	out->runs = 0;
+	out->pristine_retried = out->incremental_only = 0;
+	if (__tree_hex(tree_hex, w, commit) < 0) {
+		__infra(out, "%s", nb_error_last());
+		return 0;
+	}
+	if (__from_cache(out, tree_hex, spec))
+		return 0;
+	if (spec->runs_dir && (err = file_mkdir_p(spec->runs_dir, 0755)) < 0)
+		return err;
+	if ((err = __attempt(out, w, commit, tree_hex, step, spec, spec->pristine)) < 0)
+		return err;
+	if (spec->pristine || !spec->pristine_retry || out->timed_out || out->cmd_index < 0 ||
+	    out->verdict == PROBE_INFRA || out->exit_code == EXIT_SKIP)
+		return 0;
+	/* an incremental tree can fail on its own: only a pristine failure counts */
+	if ((err = __attempt(out, w, commit, tree_hex, step, spec, 1)) < 0)
+		return err;
+	out->pristine_retried = 1;
+	if (out->verdict == PROBE_GOOD) {
+		out->incremental_only = 1;
+		log_warn("probe %.12s: failed in an incremental tree, passed pristine",
+			 git_oid_tostr_s(commit));
+	}
+	return 0;
+}
+
+struct probe_job {
+	struct probe_result *out;
+	struct worker *w;
+	const git_oid *commit;
+	unsigned step;
+	const struct probe_spec *spec;
+	int err;
+	char *errmsg;
+};
+
+static void *__job(void *arg)
+{
+	struct probe_job *j = arg;
+
+	j->err = probe_run(j->out, j->w, j->commit, j->step, j->spec);
+	if (j->err < 0)
+		j->errmsg = xstrdup(nb_error_last());
+	return NULL;
+}
+
+int probe_run_many(struct probe_result *out, struct worker **workers, const git_oid *commits,
+		   size_t n, unsigned first_step, const struct probe_spec *spec)
+{
+	struct probe_job *jobs = xcalloc(n + 1, sizeof(*jobs));
+	pthread_t *tids = xcalloc(n + 1, sizeof(*tids));
+	char *started = xcalloc(n + 1, 1);
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < n; i++) {
+		jobs[i] = (struct probe_job){ &out[i], workers[i], &commits[i],
+					      first_step + (unsigned)i, spec, 0, NULL };
+		/* the last one runs here; so does any the system will not start */
+		if (i + 1 < n && !pthread_create(&tids[i], NULL, __job, &jobs[i]))
+			started[i] = 1;
+		else
+			__job(&jobs[i]);
+	}
+	for (i = 0; i < n; i++) {
+		if (started[i])
+			pthread_join(tids[i], NULL);
+		if (jobs[i].err < 0 && !err)
+			err = nb_error_set(jobs[i].err, "%s", jobs[i].errmsg);
+		free(jobs[i].errmsg);
+	}
+	free(jobs);
+	free(tids);
+	free(started);
+	return err;
+}

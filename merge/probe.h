@@ -1,0 +1,83 @@
+/*
+ * One probe: check a commit out into a worker and run the configured commands on
+ * it, with the verdict cache, a pristine retry before a failure counts, and the
+ * classification of SPEC.md ("verdicts", "bounds before blame").
+ */
+#ifndef MERGE_PROBE_H
+#define MERGE_PROBE_H
+
+#include <git2.h>
+#include <stddef.h>
+#include "merge/worker.h"
+#include "util/strbuf.h"
+
+enum probe_verdict {
+	PROBE_GOOD = 0,  /* every command exited 0 */
+	PROBE_BAD,       /* a command failed: exit 1..255 but 125, a signal, its timeout */
+	PROBE_SKIP,      /* exit 125, or a failure of a skip_on_fail command */
+	PROBE_INFRA,     /* could not be judged: checkout failed, the runner could not
+			    start the command, a resource limit ended it */
+};
+
+struct probe_command {
+	const char *name;          /* "x86_64", "selftests"; for logs and reports */
+	const char *shell;         /* run by /bin/sh -c as written … */
+	const char *const *argv;   /* … or this argv (standalone bisect) */
+	const char *const *env;    /* "KEY=VALUE", NULL-terminated; may be NULL */
+	double timeout;            /* seconds; 0: none */
+	/* a failure (not a skip) of this command makes the probe a skip: a build
+	   failing while a test failure is bisected */
+	int skip_on_fail;
+};
+
+struct probe_spec {
+	const struct probe_command *cmds;  /* run in order; the first not to pass decides */
+	size_t cmds_nr;
+	const char *tree_name;     /* NEXTBOT_TREE; may be NULL */
+	const char *date;          /* NEXTBOT_DATE (YYYY-MM-DD); may be NULL */
+	const char *runs_dir;      /* a log per command run is written here; NULL: none */
+	const char *cache_dir;     /* the verdict cache; NULL: none */
+	const char *runner;        /* runner kind for the cache key; NULL: "local" */
+	const char *user;          /* as root, run commands as this user; NULL: runcmd's */
+	int no_cache;              /* do not read the cache (confirmation runs) */
+	int pristine;              /* always check out pristine (confirmation runs) */
+	int pristine_retry;        /* a failure in an incremental tree is re-run pristine */
+};
+
+struct probe_result {
+	enum probe_verdict verdict;
+	int cmd_index;             /* the deciding command; -1 when all passed */
+	int exit_code;             /* its exit status (128+N for signal N) */
+	int signal;
+	int timed_out;
+	int from_cache;            /* decided by the verdict cache, nothing ran */
+	int pristine_retried;      /* an incremental failure was re-run pristine */
+	int incremental_only;      /* … and then passed: the build is not incremental-safe */
+	unsigned runs;             /* commands actually run */
+	char *log_path;            /* the deciding run's log, or NULL; owned */
+	char *infra_reason;        /* PROBE_INFRA: why; owned */
+	struct strbuf output;      /* the deciding command's output (head and tail) */
+};
+#define PROBE_RESULT_INIT { PROBE_GOOD, -1, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, STRBUF_INIT }
+void probe_result_release(struct probe_result *r);
+
+/*
+ * Checks `commit` out into worker `w` (incrementally unless spec->pristine) and
+ * runs spec's commands in the worker's tree with NEXTBOT_TREE, NEXTBOT_COMMIT,
+ * NEXTBOT_DATE and NEXTBOT_STEP (= `step`) in their environment.  Fills `out`
+ * (initialised with PROBE_RESULT_INIT; release with probe_result_release()).
+ * Returns 0 whenever a verdict, PROBE_INFRA included, is in `out`; negative only
+ * on a failure of nextbot itself (the cache or log directory unwritable).
+ */
+int probe_run(struct probe_result *out, struct worker *w, const git_oid *commit, unsigned step,
+	      const struct probe_spec *spec);
+
+/*
+ * Runs probe_run() for commits[i] in workers[i], i < n, each in its own thread,
+ * steps first_step, first_step + 1, ….  Returns the first negative result, after
+ * all have finished.
+ */
+int probe_run_many(struct probe_result *out, struct worker **workers, const git_oid *commits,
+		   size_t n, unsigned first_step, const struct probe_spec *spec);
+
+#endif

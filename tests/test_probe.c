@@ -1,0 +1,374 @@
+/* Worker checkouts, probes (verdicts, env, logs, pristine retry) and the verdict cache. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "merge/probe.h"
+#include "merge/verdict.h"
+#include "merge/worker.h"
+#include "util/fileutil.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+#include "util/banned.h"
+
+static char top[256];
+static git_oid c1, c2, c3;
+
+static void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void sh(const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	if (system(sb.buf) != 0)
+		fail_msg("command failed: %s", sb.buf);
+	strbuf_release(&sb);
+}
+
+static void rev(git_oid *out, const char *spec)
+{
+	git_repository *repo;
+	git_object *obj;
+	char *path = xstrfmt("%s/src", top);
+
+	assert_int_equal(git_repository_open(&repo, path), 0);
+	assert_int_equal(git_revparse_single(&obj, repo, spec), 0);
+	git_oid_cpy(out, git_object_id(obj));
+	git_object_free(obj);
+	git_repository_free(repo);
+	free(path);
+}
+
+/*
+ * src: c1 has a, b, sub/c and a Makefile whose incremental run fails (ln -s
+ * onto an existing link); c2 changes b, deletes sub/c; c3 breaks the build.
+ */
+static int setup(void **state)
+{
+	snprintf(top, sizeof(top), "/tmp/nb-probe-%d", (int)getpid());
+	file_remove_tree(top);
+	sh("set -e; mkdir -p %s/src && cd %s/src && git init -q && "
+	   "G='git -c user.name=t -c user.email=t@e.org'; "
+	   "echo a >a; echo b >b; mkdir sub; echo c >sub/c; "
+	   "printf 'all:\\n\\tln -s a link\\n\\tcat b >out\\n' >Makefile; "
+	   "git add -A; $G commit -qm c1; "
+	   "echo b2 >b; git rm -q sub/c; git add -A; $G commit -qm c2; "
+	   "printf 'all:\\n\\tln -s a link\\n\\tfalse\\n' >Makefile; git add -A; $G commit -qm c3; "
+	   "git clone -q --bare . ../bare.git",
+	   top, top);
+	rev(&c1, "HEAD~2");
+	rev(&c2, "HEAD~1");
+	rev(&c3, "HEAD");
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	if (!getenv("KEEP"))
+		file_remove_tree(top);
+	return 0;
+}
+
+static char *path_in(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *path_in(const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+
+	strbuf_addf(&sb, "%s/", top);
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	return strbuf_detach(&sb, NULL);
+}
+
+static void incremental_checkout(void **state)
+{
+	struct worker *w;
+	char *repo = path_in("bare.git"), *dir = path_in("workers/w0"), *p;
+	struct stat a1, a2, b1, b2;
+
+	assert_int_equal(worker_open(&w, repo, dir), 0);
+	assert_int_equal(worker_checkout(w, &c1, 0), 0);
+	p = xstrfmt("%s/a", worker_tree_path(w));
+	assert_int_equal(stat(p, &a1), 0);
+	free(p);
+	p = xstrfmt("%s/b", worker_tree_path(w));
+	assert_int_equal(stat(p, &b1), 0);
+	free(p);
+	sh("echo built >%s/workers/w0/tree/build-output.o", top);
+	sleep(1);
+	assert_int_equal(worker_checkout(w, &c2, 0), 0);
+	p = xstrfmt("%s/a", worker_tree_path(w));
+	assert_int_equal(stat(p, &a2), 0);
+	free(p);
+	p = xstrfmt("%s/b", worker_tree_path(w));
+	assert_int_equal(stat(p, &b2), 0);
+	free(p);
+	/* a is untouched (same inode, same mtime); b is rewritten; sub/c is gone */
+	assert_int_equal(a1.st_ino, a2.st_ino);
+	assert_int_equal(a1.st_mtime, a2.st_mtime);
+	assert_true(b2.st_mtime > b1.st_mtime);
+	sh("grep -qx b2 %s/workers/w0/tree/b", top);
+	sh("test ! -e %s/workers/w0/tree/sub/c", top);
+	sh("test -e %s/workers/w0/tree/build-output.o", top);
+	/* back and forth; then pristine wipes the build output */
+	assert_int_equal(worker_checkout(w, &c1, 0), 0);
+	sh("test -e %s/workers/w0/tree/sub/c && grep -qx b %s/workers/w0/tree/b", top, top);
+	assert_int_equal(worker_checkout(w, &c2, 1), 0);
+	sh("test ! -e %s/workers/w0/tree/build-output.o", top);
+	worker_free(w);
+	free(repo);
+	free(dir);
+}
+
+/* Two workers over one non-bare repository: neither touches its index or tree. */
+static void own_index(void **state)
+{
+	struct worker *w1, *w2;
+	char *repo = path_in("src"), *d1 = path_in("workers/i1"), *d2 = path_in("workers/i2");
+
+	sh("cd %s/src && git status --porcelain >../status-before", top);
+	assert_int_equal(worker_open(&w1, repo, d1), 0);
+	assert_int_equal(worker_open(&w2, repo, d2), 0);
+	assert_int_equal(worker_checkout(w1, &c1, 0), 0);
+	assert_int_equal(worker_checkout(w2, &c2, 0), 0);
+	assert_int_equal(worker_checkout(w1, &c2, 0), 0);
+	assert_int_equal(worker_checkout(w2, &c1, 0), 0);
+	sh("grep -qx b2 %s/workers/i1/tree/b && grep -qx b %s/workers/i2/tree/b", top, top);
+	sh("cd %s/src && git status --porcelain >../status-after && "
+	   "cmp ../status-before ../status-after && test ! -s ../status-after", top);
+	sh("cd %s/src && test \"$(git rev-parse HEAD)\" = %s", top, git_oid_tostr_s(&c3));
+	worker_free(w1);
+	worker_free(w2);
+	free(repo);
+	free(d1);
+	free(d2);
+}
+
+static enum probe_verdict probe_shell(const char *shell, double timeout, int *exit_code,
+				      int *timed_out)
+{
+	struct probe_command cmd = { "t", shell, NULL, NULL, timeout, 0 };
+	struct probe_spec spec = { .cmds = &cmd, .cmds_nr = 1, .tree_name = "mm", .date =
+				   "2026-12-03" };
+	struct probe_result r = PROBE_RESULT_INIT;
+	struct worker *w;
+	char *repo = path_in("bare.git"), *dir = path_in("workers/p");
+	enum probe_verdict v;
+
+	assert_int_equal(worker_open(&w, repo, dir), 0);
+	assert_int_equal(probe_run(&r, w, &c2, 7, &spec), 0);
+	v = r.verdict;
+	if (exit_code)
+		*exit_code = r.exit_code;
+	if (timed_out)
+		*timed_out = r.timed_out;
+	probe_result_release(&r);
+	worker_free(w);
+	free(repo);
+	free(dir);
+	return v;
+}
+
+static void verdicts(void **state)
+{
+	int code = 0, to = 0;
+	char *want;
+
+	assert_int_equal(probe_shell("exit 0", 0, NULL, NULL), PROBE_GOOD);
+	assert_int_equal(probe_shell("exit 125", 0, NULL, NULL), PROBE_SKIP);
+	assert_int_equal(probe_shell("exit 1", 0, &code, NULL), PROBE_BAD);
+	assert_int_equal(code, 1);
+	assert_int_equal(probe_shell("exit 200", 0, &code, NULL), PROBE_BAD);
+	assert_int_equal(probe_shell("kill -SEGV $$", 0, &code, NULL), PROBE_BAD);
+	assert_int_equal(code, 128 + 11);
+	assert_int_equal(probe_shell("no-such-tool-xyz", 0, &code, NULL), PROBE_BAD);
+	assert_int_equal(code, 127);
+	assert_int_equal(probe_shell("sleep 30", 0.5, &code, &to), PROBE_BAD);
+	assert_true(to);
+	/* the environment names tree, commit, date and step; the tree is the commit's */
+	want = xstrfmt("test \"$NEXTBOT_TREE $NEXTBOT_COMMIT $NEXTBOT_DATE $NEXTBOT_STEP\" = "
+		       "'mm %s 2026-12-03 7' && grep -qx b2 b && test ! -e sub/c",
+		       git_oid_tostr_s(&c2));
+	assert_int_equal(probe_shell(want, 0, NULL, NULL), PROBE_GOOD);
+	free(want);
+}
+
+static void argv_exec_failure_is_infra(void **state)
+{
+	static const char *const argv[] = { "/nonexistent/tool", NULL };
+	struct probe_command cmd = { "t", NULL, argv, NULL, 0, 0 };
+	struct probe_spec spec = { .cmds = &cmd, .cmds_nr = 1 };
+	struct probe_result r = PROBE_RESULT_INIT;
+	struct worker *w;
+	char *repo = path_in("bare.git"), *dir = path_in("workers/x");
+
+	assert_int_equal(worker_open(&w, repo, dir), 0);
+	assert_int_equal(probe_run(&r, w, &c1, 1, &spec), 0);
+	assert_int_equal(r.verdict, PROBE_INFRA);
+	assert_non_null(r.infra_reason);
+	probe_result_release(&r);
+	worker_free(w);
+	free(repo);
+	free(dir);
+}
+
+/* make's second run fails on `ln -s` (the link exists): pristine retry saves it. */
+static void pristine_retry(void **state)
+{
+	struct probe_command cmd = { "build", "make -s", NULL, NULL, 60, 0 };
+	struct probe_spec spec = { .cmds = &cmd, .cmds_nr = 1 };
+	struct probe_result r = PROBE_RESULT_INIT;
+	struct worker *w;
+	char *repo = path_in("bare.git"), *dir = path_in("workers/m");
+	char *runs = path_in("runs");
+
+	spec.runs_dir = runs;
+	assert_int_equal(worker_open(&w, repo, dir), 0);
+	assert_int_equal(probe_run(&r, w, &c1, 1, &spec), 0);
+	assert_int_equal(r.verdict, PROBE_GOOD);
+	/* without the retry, the incremental run of the same good commit fails */
+	assert_int_equal(probe_run(&r, w, &c2, 2, &spec), 0);
+	assert_int_equal(r.verdict, PROBE_BAD);
+	assert_non_null(r.log_path);
+	sh("test -s %s", r.log_path);
+	spec.pristine_retry = 1;
+	assert_int_equal(probe_run(&r, w, &c2, 3, &spec), 0);
+	assert_int_equal(r.verdict, PROBE_GOOD);
+	assert_true(r.pristine_retried);
+	assert_true(r.incremental_only);
+	/* a real failure fails pristine too */
+	assert_int_equal(probe_run(&r, w, &c3, 4, &spec), 0);
+	assert_int_equal(r.verdict, PROBE_BAD);
+	assert_true(r.pristine_retried);
+	assert_non_null(strstr(r.log_path, "-pristine.log"));
+	assert_int_equal(r.exit_code, 2);
+	probe_result_release(&r);
+	worker_free(w);
+	free(repo);
+	free(dir);
+	free(runs);
+}
+
+static void cache(void **state)
+{
+	struct probe_command cmds[2] = {
+		{ "build", "echo run >>../../count; make -s", NULL, NULL, 60, 1 },
+		{ "test", "test -e out", NULL, NULL, 60, 0 },
+	};
+	static const char *const env_a[] = { "A=1", "B=2", NULL }, *const env_b[] = { "B=2", "A=1",
+										    NULL };
+	struct probe_spec spec = { .cmds = cmds, .cmds_nr = 2, .pristine_retry = 1 };
+	struct probe_result r = PROBE_RESULT_INIT;
+	struct worker *w;
+	char *repo = path_in("bare.git"), *dir = path_in("workers/c"), *cdir = path_in("verdicts");
+	char k1[41], k2[41], *p;
+	int code = 0;
+
+	spec.cache_dir = cdir;
+	assert_int_equal(worker_open(&w, repo, dir), 0);
+	assert_int_equal(probe_run(&r, w, &c1, 1, &spec), 0);
+	assert_int_equal(r.verdict, PROBE_GOOD);
+	assert_false(r.from_cache);
+	assert_int_equal(probe_run(&r, w, &c1, 2, &spec), 0);
+	assert_int_equal(r.verdict, PROBE_GOOD);
+	assert_true(r.from_cache);
+	assert_int_equal(r.runs, 0);
+	/* a build failure while a test is bisected is a skip; cached once pristine */
+	assert_int_equal(probe_run(&r, w, &c3, 3, &spec), 0);
+	if (r.verdict == PROBE_INFRA)
+		print_message("infra: %s\n", r.infra_reason);
+	assert_int_equal(r.verdict, PROBE_SKIP);
+	assert_true(r.pristine_retried);
+	assert_int_equal(probe_run(&r, w, &c3, 4, &spec), 0);
+	assert_int_equal(r.verdict, PROBE_SKIP);
+	assert_true(r.from_cache);
+	/* confirmation runs bypass the cache */
+	spec.no_cache = spec.pristine = 1;
+	assert_int_equal(probe_run(&r, w, &c1, 5, &spec), 0);
+	assert_false(r.from_cache);
+	assert_int_equal(r.runs, 2);
+	sh("test $(wc -l <%s/workers/count) = 4", top);
+	/* keys: env order does not matter, its content and the runner do */
+	verdict_key(k1, "t", "make", env_a, "local");
+	verdict_key(k2, "t", "make", env_b, "local");
+	assert_string_equal(k1, k2);
+	verdict_key(k2, "t", "make", env_a, "slurm");
+	assert_string_not_equal(k1, k2);
+	verdict_key(k2, "t", "make", NULL, "local");
+	assert_string_not_equal(k1, k2);
+	verdict_key(k2, "u", "make", env_a, "local");
+	assert_string_not_equal(k1, k2);
+	/* damaged entries are no verdict */
+	assert_int_equal(verdict_put(cdir, k1, VERDICT_BAD, 2, "x"), 0);
+	assert_int_equal(verdict_get(cdir, k1, &code), VERDICT_BAD);
+	assert_int_equal(code, 2);
+	p = xstrfmt("%s/%.2s/%s", cdir, k1, k1 + 2);
+	assert_int_equal(file_write_atomic(p, "ba", 2), 0);
+	assert_int_equal(verdict_get(cdir, k1, NULL), VERDICT_NONE);
+	assert_int_equal(file_write_atomic(p, "bad x\n", 6), 0);
+	assert_int_equal(verdict_get(cdir, k1, NULL), VERDICT_NONE);
+	assert_int_equal(verdict_get(cdir, "../../etc/passwd", NULL), VERDICT_NONE);
+	free(p);
+	probe_result_release(&r);
+	worker_free(w);
+	free(repo);
+	free(dir);
+	free(cdir);
+}
+
+static void many_at_once(void **state)
+{
+	struct probe_command cmd = { "t", "sleep 0.3; grep -qx b2 b", NULL, NULL, 30, 0 };
+	struct probe_spec spec = { .cmds = &cmd, .cmds_nr = 1 };
+	struct probe_result r[3] = { PROBE_RESULT_INIT, PROBE_RESULT_INIT, PROBE_RESULT_INIT };
+	struct worker *w[3];
+	git_oid commits[3] = { c1, c2, c3 };
+	char *repo = path_in("bare.git"), *dir;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		dir = path_in("workers/j%d", i);
+		assert_int_equal(worker_open(&w[i], repo, dir), 0);
+		free(dir);
+	}
+	assert_int_equal(probe_run_many(r, w, commits, 3, 10, &spec), 0);
+	assert_int_equal(r[0].verdict, PROBE_BAD);
+	assert_int_equal(r[1].verdict, PROBE_GOOD);
+	assert_int_equal(r[2].verdict, PROBE_GOOD);
+	for (i = 0; i < 3; i++) {
+		probe_result_release(&r[i]);
+		worker_free(w[i]);
+	}
+	free(repo);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(incremental_checkout),
+		cmocka_unit_test(own_index),
+		cmocka_unit_test(verdicts),
+		cmocka_unit_test(argv_exec_failure_is_infra),
+		cmocka_unit_test(pristine_retry),
+		cmocka_unit_test(cache),
+		cmocka_unit_test(many_at_once),
+	};
+	int rc;
+
+	git_libgit2_init();
+	rc = cmocka_run_group_tests(tests, setup, teardown);
+	git_libgit2_shutdown();
+	return rc;
+}
