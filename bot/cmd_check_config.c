@@ -113,11 +113,12 @@ static void __print_plan(FILE *out, const struct config *cfg)
 		cfg->deadline.text ? " (" : "", cfg->deadline.text ? __deadline_kind(cfg) : "",
 		cfg->deadline.text ? ")" : "");
 	fprintf(out, "keep_days: %d\nmerge_identity: %s\n", cfg->keep_days, cfg->merge_identity);
-	fprintf(out, "git: token %s%s%s, ssh_key %s\n",
-		cfg->git.token_env ? "from $" : "none", cfg->git.token_env ? cfg->git.token_env : "",
-		cfg->git.token_env ? (config_secret(cfg->git.token_env) ? " (set)" : " (not set)")
-				   : "",
-		cfg->git.ssh_key ? cfg->git.ssh_key : "none");
+	if (cfg->git.token_env)
+		fprintf(out, "git: token from $%s (%s)", cfg->git.token_env,
+			__secret_state(cfg->git.token_env));
+	else
+		fputs("git: token none", out);
+	fprintf(out, ", ssh_key %s\n", cfg->git.ssh_key ? cfg->git.ssh_key : "none");
 	if (cfg->publish.url)
 		fprintf(out, "publish: %s#%s\n", cfg->publish.url, cfg->publish.branch);
 	else
@@ -273,9 +274,10 @@ int cmd_check_config(const struct cli_ctx *ctx, int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (ctx->json) {
+		int flags = JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE;
+
 		plan = __jplan(cfg);
-		printf("%s\n", json_object_to_json_string_ext(plan, JSON_C_TO_STRING_PRETTY |
-									    JSON_C_TO_STRING_NOSLASHESCAPE));
+		printf("%s\n", json_object_to_json_string_ext(plan, flags));
 		json_object_put(plan);
 	} else {
 		__print_plan(stdout, cfg);

@@ -71,7 +71,7 @@ static int __is_null(const struct ynode *n)
 	return 0;
 }
 
-/* ---- the loader and its messages ---------------------------------------------- */
+/* ---- the loader and its messages ----------------------------------------- */
 
 struct loader {
 	const char *path;
@@ -124,38 +124,44 @@ static void __kp_pop(struct loader *ld, size_t len)
 	strbuf_setlen(&ld->kp, len);
 }
 
-/* ---- events to tree --------------------------------------------------------------- */
+/* ---- events to tree ------------------------------------------------------ */
+
+struct builder {
+	struct loader *ld;
+	const char *data;
+	struct ynode *root;
+	struct ynode *stack[CONFIG_MAX_DEPTH]; /* the open collections */
+	int depth;
+	int docs;
+};
 
 /* The key path of the position a parse is at, from the stack of open collections. */
-static void __stack_path(struct strbuf *out, struct ynode **stack, int depth)
+static void __stack_path(struct strbuf *out, const struct builder *b)
 {
 	int i;
 
-	for (i = 0; i < depth; i++) {
-		struct ynode *n = stack[i];
+	for (i = 0; i < b->depth; i++) {
+		const struct ynode *n = b->stack[i];
 
-		if (n->kind == YN_SEQ) {
+		if (n->kind == YN_SEQ)
 			strbuf_addf(out, "[%zu]", n->nr ? n->nr - 1 : 0);
-		} else if (n->nr % 2 && n->kids[n->nr - 1]->kind == YN_SCALAR) {
+		else if (n->nr % 2 && n->kids[n->nr - 1]->kind == YN_SCALAR)
 			strbuf_addf(out, ".%s", n->kids[n->nr - 1]->value);
-		} else if (n->nr >= 2 && n->kids[n->nr - 2]->kind == YN_SCALAR && i + 1 < depth) {
+		else if (n->nr >= 2 && n->kids[n->nr - 2]->kind == YN_SCALAR && i + 1 < b->depth)
 			strbuf_addf(out, ".%s", n->kids[n->nr - 2]->value);
-		}
 	}
 }
 
-static int __build_err(struct loader *ld, struct ynode **stack, int depth, yaml_mark_t mark,
-		       const char *what)
+static int __build_err(struct builder *b, yaml_mark_t mark, const char *what)
 {
 	struct ynode at = { .line = (int)mark.line + 1, .col = (int)mark.column + 1 };
 
-	strbuf_reset(&ld->kp);
-	__stack_path(&ld->kp, stack, depth);
-	return __err(ld, &at, NULL, "%s", what);
+	strbuf_reset(&b->ld->kp);
+	__stack_path(&b->ld->kp, b);
+	return __err(b->ld, &at, NULL, "%s", what);
 }
 
-static int __syntax_err(struct loader *ld, yaml_parser_t *p, struct ynode **stack, int depth,
-			const char *data)
+static int __syntax_err(struct builder *b, const yaml_parser_t *p)
 {
 	yaml_mark_t mark = p->problem_mark;
 	struct strbuf what = STRBUF_INIT;
@@ -163,132 +169,144 @@ static int __syntax_err(struct loader *ld, yaml_parser_t *p, struct ynode **stac
 	int ret;
 
 	if (p->error == YAML_READER_ERROR) {
+		/* reader errors (bad UTF-8, control characters) carry an offset, no mark */
 		memset(&mark, 0, sizeof(mark));
-		for (i = 0; i < p->problem_offset; i++) {
-			mark.column++;
-			if (data[i] == '\n') {
+		for (i = 0; i < p->problem_offset; i++, mark.column++) {
+			if (b->data[i] == '\n') {
 				mark.line++;
-				mark.column = 0;
+				mark.column = (size_t)-1;
 			}
 		}
 	}
 	strbuf_addf(&what, "malformed YAML: %s", p->problem ? p->problem : "parse error");
 	if (p->context)
 		strbuf_addf(&what, " (%s at line %zu)", p->context, p->context_mark.line + 1);
-	ret = __build_err(ld, stack, depth, mark, what.buf);
+	ret = __build_err(b, mark, what.buf);
 	strbuf_release(&what);
 	return ret;
 }
 
 /* Attaches n to the open collection (or makes it the root); takes ownership. */
-static void __attach(struct ynode **root, struct ynode **stack, int depth, struct ynode *n)
+static void __attach(struct builder *b, struct ynode *n)
 {
 	struct ynode *parent;
 
-	if (!depth) {
-		__ynode_free(*root);
-		*root = n;
+	if (!b->depth) {
+		__ynode_free(b->root);
+		b->root = n;
 		return;
 	}
-	parent = stack[depth - 1];
+	parent = b->stack[b->depth - 1];
 	ALLOC_GROW(parent->kids, parent->nr + 1, parent->alloc);
 	parent->kids[parent->nr++] = n;
 }
 
-static int __node_props_ok(struct loader *ld, struct ynode **stack, int depth, yaml_mark_t mark,
-			   const yaml_char_t *anchor, const yaml_char_t *tag, int implicit)
+/* Anchors are refused outright: aliases are how "billion laughs" files grow. */
+static int __props_ok(struct builder *b, yaml_mark_t mark, const yaml_char_t *anchor,
+		      const yaml_char_t *tag, int implicit)
 {
 	if (anchor)
-		return __build_err(ld, stack, depth, mark,
-				   "anchors and aliases are not allowed in the config");
+		return __build_err(b, mark, "anchors and aliases are not allowed in the config");
 	if (tag && !implicit)
-		return __build_err(ld, stack, depth, mark, "YAML tags are not allowed in the config");
+		return __build_err(b, mark, "YAML tags are not allowed in the config");
 	return 0;
+}
+
+static int __on_scalar(struct builder *b, const yaml_event_t *ev)
+{
+	struct ynode *n;
+	int ret;
+
+	ret = __props_ok(b, ev->start_mark, ev->data.scalar.anchor, ev->data.scalar.tag,
+			 ev->data.scalar.plain_implicit || ev->data.scalar.quoted_implicit);
+	if (ret)
+		return ret;
+	n = __ynode_new(YN_SCALAR, ev->start_mark);
+	n->value = xstrndup((const char *)ev->data.scalar.value, ev->data.scalar.length);
+	n->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+	__attach(b, n);
+	return 0;
+}
+
+static int __on_collection(struct builder *b, const yaml_event_t *ev)
+{
+	int seq = ev->type == YAML_SEQUENCE_START_EVENT;
+	struct ynode *n;
+	int ret;
+
+	if (seq)
+		ret = __props_ok(b, ev->start_mark, ev->data.sequence_start.anchor,
+				 ev->data.sequence_start.tag, ev->data.sequence_start.implicit);
+	else
+		ret = __props_ok(b, ev->start_mark, ev->data.mapping_start.anchor,
+				 ev->data.mapping_start.tag, ev->data.mapping_start.implicit);
+	if (ret)
+		return ret;
+	/* libyaml 0.2.5 has no nesting limit of its own */
+	if (b->depth == CONFIG_MAX_DEPTH)
+		return __build_err(b, ev->start_mark, "nesting deeper than 32 levels");
+	n = __ynode_new(seq ? YN_SEQ : YN_MAP, ev->start_mark);
+	__attach(b, n);
+	b->stack[b->depth++] = n;
+	return 0;
+}
+
+/* 1 at the end of the stream, 0 to go on, negative on error. */
+static int __on_event(struct builder *b, const yaml_event_t *ev)
+{
+	switch (ev->type) {
+	case YAML_STREAM_END_EVENT:
+		return 1;
+	case YAML_DOCUMENT_START_EVENT:
+		if (++b->docs > 1)
+			return __build_err(b, ev->start_mark,
+					   "the config must be a single YAML document");
+		return 0;
+	case YAML_ALIAS_EVENT:
+		return __build_err(b, ev->start_mark,
+				   "anchors and aliases are not allowed in the config");
+	case YAML_SCALAR_EVENT:
+		return __on_scalar(b, ev);
+	case YAML_SEQUENCE_START_EVENT:
+	case YAML_MAPPING_START_EVENT:
+		return __on_collection(b, ev);
+	case YAML_SEQUENCE_END_EVENT:
+	case YAML_MAPPING_END_EVENT:
+		b->depth--;
+		return 0;
+	default:
+		return 0;
+	}
 }
 
 static int __yaml_tree(struct loader *ld, struct ynode **out, const char *data, size_t len)
 {
-	struct ynode *stack[CONFIG_MAX_DEPTH];
-	struct ynode *root = NULL, *n;
+	struct builder b = { .ld = ld, .data = data };
 	yaml_parser_t p;
 	yaml_event_t ev;
-	int depth = 0, docs = 0, done = 0, ret = 0;
+	int ret = 0;
 
 	yaml_parser_initialize(&p);
 	yaml_parser_set_input_string(&p, (const unsigned char *)data, len);
-	while (!done && !ret) {
+	while (!ret) {
 		if (!yaml_parser_parse(&p, &ev)) {
-			ret = __syntax_err(ld, &p, stack, depth, data);
+			ret = __syntax_err(&b, &p);
 			break;
 		}
-		switch (ev.type) {
-		case YAML_STREAM_END_EVENT:
-			done = 1;
-			break;
-		case YAML_DOCUMENT_START_EVENT:
-			if (++docs > 1)
-				ret = __build_err(ld, stack, depth, ev.start_mark,
-						  "the config must be a single YAML document");
-			break;
-		case YAML_ALIAS_EVENT:
-			ret = __build_err(ld, stack, depth, ev.start_mark,
-					  "anchors and aliases are not allowed in the config");
-			break;
-		case YAML_SCALAR_EVENT:
-			ret = __node_props_ok(ld, stack, depth, ev.start_mark, ev.data.scalar.anchor,
-					      ev.data.scalar.tag,
-					      ev.data.scalar.plain_implicit ||
-						      ev.data.scalar.quoted_implicit);
-			if (ret)
-				break;
-			n = __ynode_new(YN_SCALAR, ev.start_mark);
-			n->value = xstrndup((const char *)ev.data.scalar.value, ev.data.scalar.length);
-			n->plain = ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
-			__attach(&root, stack, depth, n);
-			break;
-		case YAML_SEQUENCE_START_EVENT:
-		case YAML_MAPPING_START_EVENT: {
-			int seq = ev.type == YAML_SEQUENCE_START_EVENT;
-
-			ret = __node_props_ok(ld, stack, depth, ev.start_mark,
-					      seq ? ev.data.sequence_start.anchor
-						  : ev.data.mapping_start.anchor,
-					      seq ? ev.data.sequence_start.tag
-						  : ev.data.mapping_start.tag,
-					      seq ? ev.data.sequence_start.implicit
-						  : ev.data.mapping_start.implicit);
-			if (ret)
-				break;
-			if (depth == CONFIG_MAX_DEPTH) {
-				ret = __build_err(ld, stack, depth, ev.start_mark,
-						  "nesting deeper than 32 levels");
-				break;
-			}
-			n = __ynode_new(seq ? YN_SEQ : YN_MAP, ev.start_mark);
-			__attach(&root, stack, depth, n);
-			stack[depth++] = n;
-			break;
-		}
-		case YAML_SEQUENCE_END_EVENT:
-		case YAML_MAPPING_END_EVENT:
-			depth--;
-			break;
-		default:
-			break;
-		}
+		ret = __on_event(&b, &ev);
 		yaml_event_delete(&ev);
 	}
 	yaml_parser_delete(&p);
 	strbuf_reset(&ld->kp);
-	if (ret) {
-		__ynode_free(root);
+	if (ret < 0) {
+		__ynode_free(b.root);
 		return ret;
 	}
-	*out = root;
+	*out = b.root;
 	return 0;
 }
 
-/* ---- typed readers ------------------------------------------------------------------ */
+/* ---- typed readers ------------------------------------------------------- */
 
 static const char *const top_keys[] = {
 	"workdir", "base", "trees", "never_merge", "build", "test", "build_after_each_merge",
@@ -376,7 +394,8 @@ static int __map_check(struct loader *ld, const struct ynode *map, const char *k
 		for (j = 0; j < i; j += 2)
 			if (!strcmp(map->kids[j]->value, k_node->value))
 				return __err(ld, k_node, k_node->value,
-					     "duplicate key (first at line %d)", map->kids[j]->line);
+					     "duplicate key (first at line %d)",
+					     map->kids[j]->line);
 		if (!allowed)
 			continue;
 		for (k = 0; allowed[k] && strcmp(allowed[k], k_node->value); k++)
@@ -534,7 +553,7 @@ static int __get_strlist(struct loader *ld, const struct ynode *map, const char 
 	return ret;
 }
 
-/* ---- value checks ----------------------------------------------------------------------- */
+/* ---- value checks -------------------------------------------------------- */
 
 int config_parse_duration(const char *s, long *out)
 {
@@ -725,13 +744,14 @@ static int __abs_path(struct loader *ld, const struct ynode *map, const char *ke
 	return 0;
 }
 
-/* ---- sections ---------------------------------------------------------------------------------- */
+/* ---- sections ------------------------------------------------------------ */
 
 static int __load_tree(struct loader *ld, const struct ynode *n, const char *key,
 		       struct config_tree *t, int is_base)
 {
 	static const char *const base_keys[] = { "name", "url", "branch", NULL };
-	static const char *const tree_keys[] = { "name", "url", "branch", "contacts", "fixes", NULL };
+	static const char *const tree_keys[] = { "name",     "url",   "branch",
+						 "contacts", "fixes", NULL };
 	const struct ynode **contacts = NULL;
 	size_t i, old;
 	int ret;
@@ -848,7 +868,8 @@ static int __load_commands(struct loader *ld, const struct ynode *root, const ch
 				goto next;
 			}
 		if ((t = __map_get(n, "timeout"))) {
-			if (t->kind != YN_SCALAR || config_parse_duration(t->value, &c->timeout) < 0) {
+			if (t->kind != YN_SCALAR ||
+			    config_parse_duration(t->value, &c->timeout) < 0) {
 				ret = __err(ld, t, "timeout",
 					    "expected a positive number of seconds or a duration "
 					    "such as \"90s\", \"30m\", \"2h\"");
@@ -1185,7 +1206,7 @@ static int __load_deadline(struct loader *ld, const struct ynode *root)
 	return 0;
 }
 
-/* ---- the whole file ------------------------------------------------------------------------------ */
+/* ---- the whole file ------------------------------------------------------ */
 
 static struct config *__config_new(const char *path)
 {
@@ -1280,7 +1301,8 @@ int config_load(struct config **out, const char *path)
 			nb_error_prefix("%s: ", path);
 		goto done;
 	}
-	if ((ret = __config_dir(&ld)) < 0 || (ret = __yaml_tree(&ld, &root, data.buf, data.len)) < 0 ||
+	if ((ret = __config_dir(&ld)) < 0 ||
+	    (ret = __yaml_tree(&ld, &root, data.buf, data.len)) < 0 ||
 	    (ret = __load_root(&ld, root)) < 0)
 		goto done;
 	*out = ld.cfg;
@@ -1355,7 +1377,7 @@ void config_free(struct config *cfg)
 	free(cfg);
 }
 
-/* ---- helpers for users of the config ---------------------------------------------------------------- */
+/* ---- helpers for users of the config ------------------------------------- */
 
 const char *config_never_merge_match(const struct config *cfg, const char *name,
 				     const char *branch)

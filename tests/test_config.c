@@ -110,42 +110,47 @@ static void test_full(void **state)
 	struct config *cfg;
 
 	setenv("HOME", "/home/bot", 1);
-	cfg = load_ok(BASE "workdir: work\n"
-			   "trees:\n"
-			   "  - name: mm-stable\n"
-			   "    url: https://example.org/mm.git\n"
-			   "    branch: mm-stable\n"
-			   "    contacts: [\"Andrew Morton <akpm@example.org>\", linux-mm@example.org]\n"
-			   "    fixes: fixes/mm-stable\n"
-			   "  - {name: mm-next, url: https://example.org/mm.git, branch: mm-next}\n"
-			   "never_merge: [mm-unstable, 'mm-new*']\n"
-			   "build:\n"
-			   "  - {name: x86_64, command: 'make -j2', timeout: 90s, env: {ARCH: x86_64, V: 1}}\n"
-			   "  - name: multi\n"
-			   "    command: |\n"
-			   "      make\n"
-			   "      make check\n"
-			   "test:\n"
-			   "  - {name: selftests, command: make test, timeout: 1800}\n"
-			   "build_after_each_merge: false\n"
-			   "on_breakage: drop-tree\n"
-			   "bisect: {confirm: 3, jobs: 4}\n"
-			   "deadline: '06:30'\n"
-			   "merge_identity: 'Merge Bot <merge@example.org>'\n"
-			   "runner: {kind: slurm, partition: build, srun_args: [--mem=1G], max_jobs: 16}\n"
-			   "git: {token_env: NB_TOKEN, ssh_key: ~/.ssh/id_ed25519}\n"
-			   "publish: {url: 'ssh://example.org/next.git'}\n"
-			   "notify:\n"
-			   "  from: 'nextbot <bot@example.org>'\n"
-			   "  list: list@example.org\n"
-			   "  report_url: 'https://example.org/{id}'\n"
-			   "  remind_days: 7\n"
-			   "  smtp: {url: 'smtps://mail.example.org', user: bot, password_env: NB_PW}\n"
-			   "  webhooks:\n"
-			   "    - {url: 'http://127.0.0.1:8080/hook', secret_env: NB_HOOK}\n"
-			   "    - {url: 'https://example.org/hook2'}\n"
-			   "schedule: '30 1 * * mon-fri'\n"
-			   "keep_days: 7\n");
+	cfg = load_ok(BASE
+			"workdir: work\n"
+			"trees:\n"
+			"  - name: mm-stable\n"
+			"    url: https://example.org/mm.git\n"
+			"    branch: mm-stable\n"
+			"    contacts: [\"Andrew Morton <akpm@example.org>\",\n"
+			"               linux-mm@example.org]\n"
+			"    fixes: fixes/mm-stable\n"
+			"  - {name: mm-next, url: https://example.org/mm.git, branch: mm-next}\n"
+			"never_merge: [mm-unstable, 'mm-new*']\n"
+			"build:\n"
+			"  - {name: x86_64, command: 'make -j2', timeout: 90s,\n"
+			"     env: {ARCH: x86_64, V: 1}}\n"
+			"  - name: multi\n"
+			"    command: |\n"
+			"      make\n"
+			"      make check\n"
+			"test:\n"
+			"  - {name: selftests, command: make test, timeout: 1800}\n"
+			"build_after_each_merge: false\n"
+			"on_breakage: drop-tree\n"
+			"bisect: {confirm: 3, jobs: 4}\n"
+			"deadline: '06:30'\n"
+			"merge_identity: 'Merge Bot <merge@example.org>'\n"
+			"runner: {kind: slurm, partition: build, srun_args: [--mem=1G],\n"
+			"         max_jobs: 16}\n"
+			"git: {token_env: NB_TOKEN, ssh_key: ~/.ssh/id_ed25519}\n"
+			"publish: {url: 'ssh://example.org/next.git'}\n"
+			"notify:\n"
+			"  from: 'nextbot <bot@example.org>'\n"
+			"  list: list@example.org\n"
+			"  report_url: 'https://example.org/{id}'\n"
+			"  remind_days: 7\n"
+			"  smtp: {url: 'smtps://mail.example.org', user: bot,\n"
+			"         password_env: NB_PW}\n"
+			"  webhooks:\n"
+			"    - {url: 'http://127.0.0.1:8080/hook', secret_env: NB_HOOK}\n"
+			"    - {url: 'https://example.org/hook2'}\n"
+			"schedule: '30 1 * * mon-fri'\n"
+			"keep_days: 7\n");
 	assert_int_equal(cfg->trees_nr, 2);
 	assert_string_equal(cfg->trees[0].name, "mm-stable");
 	assert_int_equal(cfg->trees[0].line, 4);
@@ -226,7 +231,8 @@ static void test_errors(void **state)
 	load_bad(BASE "trees:\n  - [a, b]\n", 3, "trees[0]", "expected a mapping");
 	load_bad(BASE "keep_days: 1\nworkdir: x\nkeep_days: 2\n", 4, "keep_days",
 		 "duplicate key (first at line 2)");
-	load_bad(BASE "trees:\n  - {name: a, url: x, branch: b}\n  - {name: a, url: y, branch: c}\n",
+	load_bad(BASE "trees:\n  - {name: a, url: x, branch: b}\n"
+		      "  - {name: a, url: y, branch: c}\n",
 		 4, "trees[1].name", "duplicate tree name 'a'");
 	load_bad(BASE "trees:\n  - {name: a, branch: b}\n", 3, "trees[0].url", "missing");
 	load_bad(BASE "trees:\n  - {name: a, url: b}\n", 3, "trees[0].branch", "missing");
@@ -262,12 +268,15 @@ static void test_errors(void **state)
 	load_bad(BASE "notify: {from: bot}\n", 2, "notify.from", NULL);
 	load_bad(BASE "notify: {smtp: {url: 'smtp://x', password_env: 'not a name'}}\n", 2,
 		 "notify.smtp.password_env", NULL);
-	load_bad(BASE "notify: {webhooks: [{url: 'ftp://x'}]}\n", 2, "notify.webhooks[0].url", NULL);
+	load_bad(BASE "notify: {webhooks: [{url: 'ftp://x'}]}\n", 2, "notify.webhooks[0].url",
+		 NULL);
 	load_bad(BASE "trees:\n  - {name: 'a b', url: x, branch: b}\n", 3, "trees[0].name", NULL);
-	load_bad(BASE "trees:\n  - {name: a, url: x, branch: 'b..c'}\n", 3, "trees[0].branch", NULL);
+	load_bad(BASE "trees:\n  - {name: a, url: x, branch: 'b..c'}\n", 3, "trees[0].branch",
+		 NULL);
 	load_bad(BASE "trees:\n  - {name: a, url: x, branch: b, contacts: nobody}\n", 3,
 		 "trees[0].contacts", "list");
-	load_bad(BASE "trees:\n  - {name: origin, url: x, branch: b}\n", 3, "trees[0].name", "base");
+	load_bad(BASE "trees:\n  - {name: origin, url: x, branch: b}\n", 3, "trees[0].name",
+		 "base");
 	load_bad(BASE "keep_days: !!int 5\n", 2, "keep_days", "tags");
 	load_bad(BASE "---\nworkdir: x\n", 2, "single YAML document", NULL);
 	load_bad("", 1, "empty", NULL);
