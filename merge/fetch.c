@@ -114,6 +114,7 @@ static void __fetch_url(struct fetch_result *out, char *done, struct integ_repo 
 	git_remote *remote = NULL;
 	git_remote_callbacks cb;
 	git_fetch_options fo;
+	git_remote_create_options ro;
 	const git_remote_head **heads = NULL;
 	struct __cred_state cs = { creds, 0 };
 	struct strvec_like { char **v; size_t nr; } specs = { NULL, 0 };
@@ -123,10 +124,14 @@ static void __fetch_url(struct fetch_result *out, char *done, struct integ_repo 
 	char *why = NULL;
 
 	specs.v = xcalloc(n, sizeof(char *));
+	git_remote_create_options_init(&ro, GIT_REMOTE_CREATE_OPTIONS_VERSION);
+	ro.repository = git;
+	/* insteadOf rewriting leaks in libgit2 1.5 (pcre2 match data); urls are literal */
+	ro.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF | GIT_REMOTE_CREATE_SKIP_DEFAULT_FETCHSPEC;
 	git_remote_init_callbacks(&cb, GIT_REMOTE_CALLBACKS_VERSION);
 	cb.credentials = __credentials;
 	cb.payload = &cs;
-	if (git_remote_create_anonymous(&remote, git, url) < 0 ||
+	if (git_remote_create_with_opts(&remote, url, &ro) < 0 ||
 	    git_remote_connect(remote, GIT_DIRECTION_FETCH, &cb, NULL, NULL) < 0 ||
 	    git_remote_ls(&heads, &nheads, remote) < 0) {
 		why = xstrdup(merge_git_error());

@@ -24,6 +24,15 @@ static int dir_nr;
 
 #define PRELUDE "set -e; c() { git add -A && git commit -q --allow-empty -m \"$1\"; }; "
 
+/* Runs and frees a malloc'd command line. */
+static int sys_free(char *cmd)
+{
+	int rc = system(cmd);
+
+	free(cmd);
+	return rc;
+}
+
 static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int sh(const char *fmt, ...)
 {
@@ -76,7 +85,7 @@ static void world(void)
 {
 	free(dir);
 	dir = xstrfmt("%s/w%d", top, dir_nr++);
-	assert_int_equal(system(xstrfmt("mkdir -p '%s/remotes'", dir)), 0);
+	assert_int_equal(sys_free(xstrfmt("mkdir -p '%s/remotes'", dir)), 0);
 	assert_int_equal(sh(
 		"git init -q -b master w; cd w; mkdir -p lib mm; seq 1 30 > f; seq 1 10 > lib/a; "
 		"seq 1 10 > mm/m; c base; "
@@ -491,7 +500,7 @@ static int setup_all(void **state)
 static int teardown_all(void **state)
 {
 	if (!getenv("KEEP"))
-		system(xstrfmt("rm -rf '%s'", top));
+		sys_free(xstrfmt("rm -rf '%s'", top));
 	free(dir);
 	merge_global_shutdown();
 	return 0;

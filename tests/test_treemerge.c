@@ -23,6 +23,15 @@ static int repo_nr;
 /* Shell prelude for every script: `c MSG` commits everything. */
 #define PRELUDE "set -e; c() { git add -A && git commit -q --allow-empty -m \"$1\"; }; "
 
+/* Runs and frees a malloc'd command line. */
+static int sys_free(char *cmd)
+{
+	int rc = system(cmd);
+
+	free(cmd);
+	return rc;
+}
+
 static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int sh(const char *fmt, ...)
 {
@@ -67,7 +76,7 @@ static void scenario(const char *base, const char *ours, const char *theirs)
 {
 	free(repo_dir);
 	repo_dir = xstrfmt("%s/r%d", top, repo_nr++);
-	assert_int_equal(system(xstrfmt("git -c init.defaultBranch=master init -q '%s'",
+	assert_int_equal(sys_free(xstrfmt("git -c init.defaultBranch=master init -q '%s'",
 					repo_dir)), 0);
 	assert_int_equal(sh("%s; c base; git branch ours; git branch theirs", base), 0);
 	assert_int_equal(sh("git checkout -q ours; %s", ours), 0);
@@ -402,7 +411,7 @@ static int setup_all(void **state)
 static int teardown_all(void **state)
 {
 	if (!getenv("KEEP"))
-		system(xstrfmt("rm -rf '%s'", top));
+		sys_free(xstrfmt("rm -rf '%s'", top));
 	free(repo_dir);
 	merge_global_shutdown();
 	return 0;
