@@ -662,6 +662,14 @@ static int __identity_ok(const char *s)
 	       at < s + len - 2 && !strchr(lt + 1, '<') && strchr(s, '>') == s + len - 1;
 }
 
+/* "user@host": no spaces, no angle brackets, one '@' with something on both sides. */
+static int __bare_address_ok(const char *s)
+{
+	const char *at = strchr(s, '@');
+
+	return at && at > s && at[1] && !strchr(at + 1, '@') && !strpbrk(s, " <>\t");
+}
+
 static int __cron_field_ok(const char *f, int lo, int hi, const char *const *names)
 {
 	char *copy = xstrdup(f), *save = NULL, *item;
@@ -1129,9 +1137,10 @@ static int __load_notify(struct loader *ld, const struct ynode *root)
 	    (ret = __get_str(ld, n, "report_url", &cfg->notify.report_url, 0)) < 0 ||
 	    (ret = __get_int(ld, n, "remind_days", &cfg->notify.remind_days, 0, 3650)) < 0)
 		goto done;
-	if (!__identity_ok(cfg->notify.from)) {
+	if (!__identity_ok(cfg->notify.from) && !__bare_address_ok(cfg->notify.from)) {
 		ret = __err(ld, __map_get(n, "from"), "from",
-			    "'%s' is not of the form \"Name <user@host>\"", cfg->notify.from);
+			    "'%s' is neither \"Name <user@host>\" nor \"user@host\"",
+			    cfg->notify.from);
 		goto done;
 	}
 	if (cfg->notify.list && !strchr(cfg->notify.list, '@')) {
@@ -1269,7 +1278,9 @@ static int __load_root(struct loader *ld, const struct ynode *root)
 	    (ret = __load_notify(ld, root)) < 0)
 		return ret;
 	if (!cfg->merge_identity)
-		cfg->merge_identity = xstrdup(cfg->notify.from);
+		cfg->merge_identity = __identity_ok(cfg->notify.from)
+					      ? xstrdup(cfg->notify.from)
+					      : xstrfmt("nextbot <%s>", cfg->notify.from);
 	return 0;
 }
 

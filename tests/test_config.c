@@ -210,6 +210,15 @@ static void test_smtp_tls_default(void **state)
 	config_free(cfg);
 }
 
+static void test_bare_from(void **state)
+{
+	struct config *cfg = load_ok(BASE "notify: {from: bot@example.org}\n");
+
+	assert_string_equal(cfg->notify.from, "bot@example.org");
+	assert_string_equal(cfg->merge_identity, "nextbot <bot@example.org>");
+	config_free(cfg);
+}
+
 static void test_empty_lists(void **state)
 {
 	struct config *cfg = load_ok(BASE "build:\ntest: []\ntrees:\nnever_merge: []\n");
@@ -265,7 +274,7 @@ static void test_errors(void **state)
 	load_bad(BASE "build_after_each_merge: sometimes\n", 2, "build_after_each_merge", "true");
 	load_bad(BASE "runner: {kind: kubernetes}\n", 2, "runner.kind", "slurm");
 	load_bad(BASE "merge_identity: nextbot\n", 2, "merge_identity", "Name <user@host>");
-	load_bad(BASE "notify: {from: bot}\n", 2, "notify.from", NULL);
+	load_bad(BASE "notify: {from: bot}\n", 2, "notify.from", "user@host");
 	load_bad(BASE "notify: {smtp: {url: 'smtp://x', password_env: 'not a name'}}\n", 2,
 		 "notify.smtp.password_env", NULL);
 	load_bad(BASE "notify: {webhooks: [{url: 'ftp://x'}]}\n", 2, "notify.webhooks[0].url",
@@ -393,6 +402,7 @@ int main(void)
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_smtp_tls_default),
+		cmocka_unit_test(test_bare_from),
 		cmocka_unit_test(test_empty_lists),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_never_merge),
