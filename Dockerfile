@@ -1,12 +1,12 @@
 # nextbot in a container: Debian 12, built and installed with the same script and
 # make commands CI runs (scripts/deps, make, make install), running `nextbot daemon`
 # with its work directory on a volume.
-#   docker build -t nextbot .
+#   docker build -t nextbot-image .
 #   docker run -v nextbot-state:/var/lib/nextbot \
 #       -v /path/to/nextbot.yaml:/etc/nextbot/nextbot.yaml:ro \
-#       -e NEXTBOT_SMTP_PASSWORD nextbot
+#       -e NEXTBOT_SMTP_PASSWORD nextbot-image
 # The config's workdir must be /var/lib/nextbot (the example config's is).
-# Other commands: docker run ... nextbot check-config  (the ENTRYPOINT adds -c).
+# Other commands replace CMD: docker run -v ... nextbot-image check-config  (ENTRYPOINT adds -c).
 FROM debian:bookworm
 
 ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8 TZ=UTC
