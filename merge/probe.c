@@ -193,6 +193,7 @@ static int __run_all(struct probe_result *out, struct worker *w, const char *com
 		opts.timeout = c->timeout;
 		opts.log_path = log;
 		opts.user = spec->user;
+		opts.inherit_env = spec->inherit_env;
 		err = runcmd_run(&r, &opts);
 		strvec_clear(&env);
 		if (err < 0) {

@@ -42,6 +42,8 @@ struct probe_spec {
 	int no_cache;              /* do not read the cache (confirmation runs) */
 	int pristine;              /* always check out pristine (confirmation runs) */
 	int pristine_retry;        /* a failure in an incremental tree is re-run pristine */
+	int inherit_env;           /* pass nextbot's whole environment (standalone bisect,
+				      a command the user typed); never for configured ones */
 };
 
 struct probe_result {
