@@ -63,7 +63,8 @@ static int __credentials(git_credential **out, const char *url, const char *user
 		const char *user = user_from_url ? user_from_url : "git";
 
 		if (cs->creds->ssh_key)
-			return git_credential_ssh_key_new(out, user, NULL, cs->creds->ssh_key, NULL);
+			return git_credential_ssh_key_new(out, user, NULL, cs->creds->ssh_key,
+							  NULL);
 		return git_credential_ssh_key_from_agent(out, user);
 	}
 	if ((allowed & GIT_CREDENTIAL_USERPASS_PLAINTEXT) && cs->creds->token_env &&

@@ -212,12 +212,14 @@ static void __log_diffstat(struct integ_night *n, const git_oid *old_tree,
 	git_buf buf = GIT_BUF_INIT;
 	git_diff_stats_format_t fmt = GIT_DIFF_STATS_FULL | GIT_DIFF_STATS_INCLUDE_SUMMARY;
 
-	if (git_tree_lookup(&a, n->git, old_tree) < 0 || git_tree_lookup(&b, n->git, new_tree) < 0 ||
+	if (git_tree_lookup(&a, n->git, old_tree) < 0 ||
+	    git_tree_lookup(&b, n->git, new_tree) < 0 ||
 	    git_diff_tree_to_tree(&diff, n->git, a, b, NULL) < 0)
 		goto done;
 	if (git_diff_num_deltas(diff) > 1000)
 		fmt = GIT_DIFF_STATS_SHORT;
-	if (git_diff_get_stats(&stats, diff) == 0 && git_diff_stats_to_buf(&buf, stats, fmt, 80) == 0)
+	if (git_diff_get_stats(&stats, diff) == 0 &&
+	    git_diff_stats_to_buf(&buf, stats, fmt, 80) == 0)
 		strbuf_add(&n->log, buf.ptr, buf.size);
 done:
 	git_buf_dispose(&buf);
@@ -520,7 +522,8 @@ int integ_night_revert(struct integ_night *n, const char *commit_hex, const char
 	err = treemerge_trees(&merged, NULL, n->git, git_commit_tree_id(c),
 			      git_commit_tree_id(head), git_commit_tree_id(parent));
 	if (err == NB_ECONFLICT) {
-		strbuf_addstr(&n->log, "error: could not revert; conflicts\n$ git revert --abort\n");
+		strbuf_addstr(&n->log, "error: could not revert; conflicts\n"
+				       "$ git revert --abort\n");
 		err = nb_error_set(NB_ECONFLICT, "the revert of %.12s does not apply", commit_hex);
 		goto done;
 	}

@@ -157,8 +157,8 @@ static void check_steps_against_git(struct integ_night *night)
 
 		if (s->kind != INTEG_STEP_MERGE || !strcmp(s->before, s->after))
 			continue;
-		assert_int_equal(sh_out(&want, "git -C state/repo.git merge-tree --write-tree %s %s",
-					s->before, s->merged), 0);
+		assert_int_equal(sh_out(&want, "git -C state/repo.git merge-tree "
+					"--write-tree %s %s", s->before, s->merged), 0);
 		strbuf_setlen(&want, strcspn(want.buf, "\n"));
 		sh_out(&got, "git -C state/repo.git rev-parse %s^{tree}", s->after);
 		strbuf_trim(&got);
@@ -268,7 +268,7 @@ static void test_night(void **state)
 	assert_string_equal(out.buf, "Add linux-next specific files for 20261205\n");
 	sh_out(&out, "git -C state/repo.git show next:Next/merge.log");
 	assert_true(str_starts_with(out.buf, "$ git checkout master\n"
-					     "$ git reset --hard origin/master\nMerging t1/for-next ("));
+				    "$ git reset --hard origin/master\nMerging t1/for-next ("));
 	assert_non_null(strstr(out.buf, "$ git merge --no-ff -m Merge branch 'for-next' of "));
 	assert_non_null(strstr(out.buf, "Merge made by the 'ort' strategy.\n"));
 	assert_non_null(strstr(out.buf, "# mm-unstable: left out: refused: never_merge"));
@@ -315,7 +315,8 @@ static void test_fetch_force_push_and_failures(void **state)
 	/* t1 rebased and force-pushed; t2's repository gone; mm-stable's branch deleted */
 	assert_int_equal(sh("cd w && git checkout -q for-next && git commit -q --amend -m rebased "
 			    "&& git push -q -f ../remotes/t1.git for-next && "
-			    "git push -q ../remotes/mm.git :mm-stable && rm -rf ../remotes/t2.git"), 0);
+			    "git push -q ../remotes/mm.git :mm-stable && "
+			    "rm -rf ../remotes/t2.git"), 0);
 	memset(res, 0, sizeof(res));
 	assert_int_equal(fetch_trees(res, repo, ftrees, 5, NULL, never), 0);
 	assert_int_equal(res[1].state, FETCH_FETCHED);
