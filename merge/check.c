@@ -1,0 +1,106 @@
+/* One commit, every configured command: the verdict the nightly flow acts on. */
+#include <git2.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "merge/check.h"
+#include "merge/excerpt.h"
+#include "merge/probe.h"
+#include "merge/worker.h"
+#include "util/error.h"
+#include "util/xalloc.h"
+#include "util/banned.h"
+
+void check_result_release(struct check_result *r)
+{
+	free(r->excerpt);
+	free(r->first_error);
+	free(r->infra_reason);
+	memset(r, 0, sizeof(*r));
+}
+
+static size_t __commands(struct probe_command *cmds, const struct culprit_opts *o,
+			 int with_builds, int with_tests)
+{
+	size_t i, n = 0;
+
+	for (i = 0; with_builds && i < o->builds_nr; i++, n++) {
+		cmds[n].name = o->builds[i].name;
+		cmds[n].shell = o->builds[i].command;
+		cmds[n].env = o->builds[i].env;
+		cmds[n].timeout = o->builds[i].timeout;
+	}
+	for (i = 0; with_tests && i < o->tests_nr; i++, n++) {
+		cmds[n].name = o->tests[i].name;
+		cmds[n].shell = o->tests[i].command;
+		cmds[n].env = o->tests[i].env;
+		cmds[n].timeout = o->tests[i].timeout;
+	}
+	return n;
+}
+
+static void __fill(struct check_result *out, const struct probe_result *pr,
+		   const struct culprit_opts *o, int with_builds, const char *strip)
+{
+	struct strbuf ex = STRBUF_INIT, first = STRBUF_INIT;
+	size_t builds = with_builds ? o->builds_nr : 0;
+
+	out->verdict = pr->verdict == PROBE_GOOD  ? CHECK_GOOD
+		       : pr->verdict == PROBE_BAD ? CHECK_BAD
+		       : pr->verdict == PROBE_SKIP ? CHECK_SKIP
+						   : CHECK_INFRA;
+	out->exit_code = pr->exit_code;
+	out->timed_out = pr->timed_out;
+	out->from_cache = pr->from_cache;
+	out->runs = pr->runs;
+	if (pr->cmd_index >= 0) {
+		out->failing_is_test = (size_t)pr->cmd_index >= builds;
+		out->failing = out->failing_is_test ? (size_t)pr->cmd_index - builds
+						    : (size_t)pr->cmd_index;
+	}
+	if (pr->infra_reason)
+		out->infra_reason = xstrdup(pr->infra_reason);
+	if (out->verdict == CHECK_GOOD)
+		return;
+	excerpt_extract(&ex, &first, pr->output.buf, pr->output.len, strip);
+	out->excerpt = strbuf_detach(&ex, NULL);
+	out->first_error = strbuf_detach(&first, NULL);
+}
+
+int check_commit(struct check_result *out, const struct culprit_opts *o, const char *commit_hex,
+		 int with_builds, int with_tests, const char *tree)
+{
+	struct probe_command *cmds = xcalloc(o->builds_nr + o->tests_nr + 1, sizeof(*cmds));
+	struct probe_spec spec = { 0 };
+	struct probe_result pr = PROBE_RESULT_INIT;
+	struct worker *w = NULL;
+	char *dir = xstrfmt("%s/w0", o->workers_dir);
+	git_oid id;
+	int error;
+
+	memset(out, 0, sizeof(*out));
+	spec.cmds = cmds;
+	spec.cmds_nr = __commands(cmds, o, with_builds, with_tests);
+	spec.tree_name = tree;
+	spec.date = o->date;
+	spec.runs_dir = o->runs_dir;
+	spec.cache_dir = o->cache_dir;
+	spec.runner = o->runner;
+	spec.user = o->user;
+	spec.pristine_retry = 1;
+	if (git_oid_fromstr(&id, commit_hex) < 0) {
+		error = nb_error_set(NB_EINVALID, "check: '%s' is not a commit id", commit_hex);
+		goto done;
+	}
+	if ((error = worker_open(&w, o->repo_path, dir)) < 0)
+		goto done;
+	if ((error = probe_run(&pr, w, &id, 0, &spec)) < 0)
+		goto done;
+	__fill(out, &pr, o, with_builds, worker_tree_path(w));
+done:
+	probe_result_release(&pr);
+	worker_free(w);
+	free(dir);
+	free(cmds);
+	return error;
+}

@@ -1,0 +1,42 @@
+/*
+ * Checking one commit with the configured build and test commands, for bot/: the
+ * plain "does next build and test clean" question asked after each merge and at
+ * the end of the night.  Built on merge/probe.c (worker 0, verdict cache, pristine
+ * retry); commits are 40-hex strings.
+ */
+#ifndef MERGE_CHECK_H
+#define MERGE_CHECK_H
+
+#include <stddef.h>
+#include "merge/culprit.h"
+
+enum check_verdict {
+	CHECK_GOOD = 0,  /* every command passed */
+	CHECK_BAD,       /* a command failed (in a pristine checkout) */
+	CHECK_SKIP,      /* a command said 125: cannot be tested */
+	CHECK_INFRA,     /* could not be judged: infra_reason */
+};
+
+struct check_result {
+	enum check_verdict verdict;
+	int failing_is_test;   /* the deciding command is tests[failing], else builds[] */
+	size_t failing;
+	int exit_code, timed_out, from_cache;
+	char *excerpt;         /* owned; NULL when good */
+	char *first_error;     /* owned */
+	char *infra_reason;    /* owned; CHECK_INFRA */
+	unsigned runs;         /* commands run (0: all from the cache) */
+};
+#define CHECK_RESULT_INIT { 0 }
+void check_result_release(struct check_result *r);
+
+/*
+ * Runs o->builds (with `with_builds`) then o->tests (with `with_tests`) on
+ * `commit_hex` in worker 0 of o->workers_dir, with the verdict cache of
+ * o->cache_dir, logs in o->runs_dir, NEXTBOT_TREE = `tree` (may be NULL).
+ * Returns 0 with the verdict in `out`, negative when nextbot itself fails.
+ */
+int check_commit(struct check_result *out, const struct culprit_opts *o, const char *commit_hex,
+		 int with_builds, int with_tests, const char *tree);
+
+#endif
