@@ -1,10 +1,15 @@
 /* Culprit searches: the standalone bisection and the nightly two-level search. */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "merge/bisect.h"
 #include "merge/culprit.h"
+#include "merge/excerpt.h"
 #include "merge/merge_global.h"
+#include "merge/patchid.h"
+#include "merge/treemerge.h"
 #include "merge/probe.h"
 #include "merge/worker.h"
 #include "util/error.h"
@@ -15,6 +20,18 @@
 #define MAX_JOBS 64
 
 static const char *const verdict_word[] = { "untested", "good", "bad", "skip" };
+
+/* A one-line subject without control characters. */
+static void __subject(struct strbuf *sb, const git_commit *c)
+{
+	const char *s = git_commit_summary((git_commit *)c);
+	size_t i;
+
+	strbuf_addstr(sb, s ? s : "");
+	for (i = 0; i < sb->len; i++)
+		if ((unsigned char)sb->buf[i] < 0x20 || sb->buf[i] == 0x7f)
+			sb->buf[i] = ' ';
+}
 
 /* What the engine's callback needs: the workers and the probe description. */
 struct session {
@@ -172,4 +189,740 @@ done:
 	git_repository_free(repo);
 	free(goods);
 	return err;
+}
+
+/* ---- the nightly search ---- */
+
+/* A candidate of one bisection: a commit named in the log, and the probe tested for it. */
+struct cand {
+	char id[41];
+	git_oid commit;
+	git_oid probe;
+	int ready;              /* 0 not built yet, 1 built, -1 does not merge: a skip */
+};
+
+/*
+ * Probe for a candidate: merge(base, commit) when has_base, else the commit; then
+ * merged with `extra` when has_extra (the culprit, in the partner search).
+ */
+struct cands {
+	struct cand *v;
+	size_t nr, alloc;
+	int has_base, has_extra;
+	git_oid base, extra;
+	const char *tree;       /* NEXTBOT_TREE while testing them */
+	struct night *n;
+};
+
+struct night {
+	const struct culprit_opts *o;
+	struct culprit_result *out;
+	git_repository *repo;
+	git_signature *sig;
+	struct session s;
+	struct probe_command *cmds;
+	size_t cmds_nr;
+	struct probe_spec spec;     /* bisection: cache, incremental, pristine retry */
+	struct probe_spec confirm;  /* confirmation: pristine, no cache */
+	char tip[41], base[41];
+	int infra;                  /* a probe could not be judged: out->infra_reason */
+};
+
+static int __git_err(const char *what)
+{
+	return nb_error_set(NB_ERROR, "bisect: %s: %s", what, merge_git_error());
+}
+
+/* A probe commit with parents [ours, theirs]; 1 when they do not merge cleanly. */
+static int __merge_commit(git_oid *out, struct night *n, const git_oid *ours,
+			  const git_oid *theirs)
+{
+	git_commit *parents[2] = { NULL, NULL };
+	git_tree *tree = NULL;
+	git_oid tree_id;
+	int err, already = 0;
+
+	err = treemerge_commits(&tree_id, &already, NULL, n->repo, ours, theirs);
+	if (err == NB_ECONFLICT || err == NB_EUNRELATED)
+		return 1;
+	if (err < 0)
+		return err;
+	if (git_tree_lookup(&tree, n->repo, &tree_id) < 0 ||
+	    git_commit_lookup(&parents[0], n->repo, ours) < 0 ||
+	    git_commit_lookup(&parents[1], n->repo, theirs) < 0 ||
+	    git_commit_create(out, n->repo, NULL, n->sig, n->sig, NULL, "nextbot probe\n", tree, 2,
+			      (const git_commit **)parents) < 0)
+		err = __git_err("writing a probe commit");
+	git_tree_free(tree);
+	git_commit_free(parents[0]);
+	git_commit_free(parents[1]);
+	return err;
+}
+
+static int __cand_ready(struct cands *cs, struct cand *c)
+{
+	git_oid first;
+	int err = 0;
+
+	if (c->ready)
+		return 0;
+	first = c->commit;
+	if (cs->has_base)
+		err = __merge_commit(&first, cs->n, &cs->base, &c->commit);
+	if (!err && cs->has_extra)
+		err = __merge_commit(&c->probe, cs->n, &first, &cs->extra);
+	else
+		c->probe = first;
+	if (err < 0)
+		return err;
+	c->ready = err ? -1 : 1;
+	return 0;
+}
+
+static void __cands_add(struct cands *cs, const git_oid *commit)
+{
+	struct cand *c;
+
+	ALLOC_GROW(cs->v, cs->nr + 1, cs->alloc);
+	c = &cs->v[cs->nr++];
+	memset(c, 0, sizeof(*c));
+	c->commit = *commit;
+	git_oid_tostr(c->id, sizeof(c->id), commit);
+}
+
+static void __cands_release(struct cands *cs)
+{
+	free(cs->v);
+	cs->v = NULL;
+	cs->nr = cs->alloc = 0;
+}
+
+/* The first-parent chain of `tip` not reachable from `hide`, oldest first. */
+static int __first_parent_chain(struct cands *cs, struct night *n, const git_oid *tip,
+				const git_oid *hide, size_t hide_nr)
+{
+	git_revwalk *walk = NULL;
+	git_oid id;
+	size_t i;
+	int err;
+
+	if (git_revwalk_new(&walk, n->repo) < 0)
+		return __git_err("revwalk");
+	git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_REVERSE);
+	git_revwalk_simplify_first_parent(walk);
+	err = git_revwalk_push(walk, tip);
+	for (i = 0; i < hide_nr && err >= 0; i++)
+		err = git_revwalk_hide(walk, &hide[i]);
+	while (err >= 0 && (err = git_revwalk_next(&id, walk)) == 0)
+		__cands_add(cs, &id);
+	git_revwalk_free(walk);
+	return err == GIT_ITEROVER || err == 0 ? 0 : __git_err("walking a tree's commits");
+}
+
+static void __note_infra(struct night *n, const char *what, const struct probe_result *r)
+{
+	if (n->infra)
+		return;
+	n->infra = 1;
+	free(n->out->infra_reason);
+	n->out->infra_reason = xstrfmt("%s: %s", what, r->infra_reason ? r->infra_reason : "");
+}
+
+/* Probes one commit (worker 0); the result is the caller's to release. */
+static int __probe(struct probe_result *r, struct night *n, const git_oid *commit,
+		   const struct probe_spec *spec, const char *tree)
+{
+	struct probe_spec s = *spec;
+	unsigned step = n->s.step + 1;
+
+	s.tree_name = tree;
+	n->s.step++;
+	*r = (struct probe_result)PROBE_RESULT_INIT;
+	return probe_run(r, n->s.workers[0], commit, step, &s);
+}
+
+static int __test_cands(void *data, const struct bisect_graph *g, const size_t *nodes, size_t nr,
+			enum bisect_verdict *out)
+{
+	struct cands *cs = data;
+	struct night *n = cs->n;
+	struct probe_result res[MAX_JOBS];
+	struct probe_spec spec = n->spec;
+	git_oid ids[MAX_JOBS];
+	size_t map[MAX_JOBS], run = 0, i;
+	int err = 0;
+
+	memset(ids, 0, sizeof(ids));
+	for (i = 0; i < nr && err >= 0; i++) {
+		struct cand *c = &cs->v[nodes[i]];
+
+		if ((err = __cand_ready(cs, c)) < 0)
+			return err;
+		out[i] = BISECT_SKIP;
+		if (c->ready > 0) {
+			ids[run] = c->probe;
+			res[run] = (struct probe_result)PROBE_RESULT_INIT;
+			map[run++] = i;
+		}
+	}
+	spec.tree_name = cs->tree;
+	err = probe_run_many(res, n->s.workers, ids, run, n->s.step + 1, &spec);
+	n->s.step += (unsigned)run;
+	for (i = 0; i < run; i++) {
+		if (res[i].verdict == PROBE_INFRA)
+			__note_infra(n, "a probe could not be judged", &res[i]);
+		n->out->incremental_unsafe |= res[i].incremental_only;
+		out[map[i]] = __to_bisect(res[i].verdict);
+		log_verbose("bisect %s: %.12s: %s", cs->tree, g->nodes[nodes[map[i]]].id,
+			    verdict_word[out[map[i]]]);
+		probe_result_release(&res[i]);
+	}
+	if (err >= 0 && n->infra)
+		err = nb_error_set(NB_ERROR, "%s", n->out->infra_reason);
+	return err;
+}
+
+/*
+ * Bisects the candidates, the good end being `good` (known to pass) and the last
+ * candidate the bad end (known to fail).  Returns 0 with *first_bad, 1 when only
+ * skipped candidates remain (out->candidates filled), negative on failure.
+ */
+static int __bisect_cands(struct cands *cs, const char *good, const char *title,
+			  size_t *first_bad)
+{
+	struct night *n = cs->n;
+	struct bisect_graph g = BISECT_GRAPH_INIT;
+	struct bisect_result r = BISECT_RESULT_INIT;
+	size_t i;
+	int err;
+
+	for (i = 0; i < cs->nr; i++) {
+		git_commit *c = NULL;
+		struct strbuf subj = STRBUF_INIT;
+
+		if (git_commit_lookup(&c, n->repo, &cs->v[i].commit) == 0)
+			__subject(&subj, c);
+		bisect_graph_add(&g, cs->v[i].id, subj.buf, (long long)i);
+		if (i)
+			bisect_graph_add_parent(&g, i, i - 1);
+		git_commit_free(c);
+		strbuf_release(&subj);
+	}
+	g.bad = cs->nr - 1;
+	g.good_ids = xstrdup(good);
+	strvec_pushf(&n->out->log, "# %s", title);
+	if ((err = bisect_run(&r, &g, n->s.jobs, __test_cands, cs)) < 0)
+		goto done;
+	for (i = 0; i < r.log.nr; i++)
+		strvec_push(&n->out->log, r.log.v[i]);
+	n->out->steps += r.steps;
+	if (r.outcome == BISECT_FOUND) {
+		*first_bad = r.first_bad;
+	} else {
+		for (i = 0; i < r.range_nr; i++)
+			strvec_push(&n->out->candidates, g.nodes[r.range[i]].id);
+		err = 1;
+	}
+done:
+	bisect_result_release(&r);
+	bisect_graph_release(&g);
+	return err;
+}
+
+const char *culprit_outcome_name(enum culprit_outcome o)
+{
+	static const char *const names[] = { "found", "unconfirmed", "flaky", "skipped",
+					     "infrastructure" };
+
+	return (unsigned)o < sizeof(names) / sizeof(*names) ? names[o] : "unknown";
+}
+
+void culprit_result_release(struct culprit_result *r)
+{
+	free(r->tree);
+	free(r->subject);
+	free(r->partner_tree);
+	free(r->command);
+	free(r->excerpt);
+	free(r->first_error);
+	free(r->fingerprint);
+	free(r->infra_reason);
+	strvec_clear(&r->log);
+	strvec_clear(&r->candidates);
+	memset(r, 0, sizeof(*r));
+	r->log = (struct strvec)STRVEC_INIT;
+	r->candidates = (struct strvec)STRVEC_INIT;
+}
+
+static void __infra_outcome(struct night *n, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void __infra_outcome(struct night *n, const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	n->out->outcome = CULPRIT_INFRA;
+	free(n->out->infra_reason);
+	n->out->infra_reason = strbuf_detach(&sb, NULL);
+}
+
+/*
+ * Bounds before blame: the base must pass and next's tip fail.  Returns 1 when the
+ * search may go on, 0 when the outcome is settled (infra or flaky), < 0 on failure.
+ */
+static int __bounds(struct night *n)
+{
+	struct probe_result r;
+	git_oid id;
+	int err, go_on = 1;
+
+	git_oid_fromstr(&id, n->base);
+	if ((err = __probe(&r, n, &id, &n->spec, "base")) < 0)
+		return err;
+	if (r.verdict == PROBE_INFRA) {
+		__infra_outcome(n, "the good end (%.12s) could not be tested: %s", n->base,
+				r.infra_reason);
+		go_on = 0;
+	} else if (r.verdict != PROBE_GOOD) {
+		__infra_outcome(n, "the good end (%.12s) fails too: %s exit %d%s", n->base,
+				r.cmd_index >= 0 ? n->cmds[r.cmd_index].name : "?", r.exit_code,
+				r.exit_code == 126 || r.exit_code == 127 ? " (a missing tool?)" : "");
+		go_on = 0;
+	}
+	probe_result_release(&r);
+	if (!go_on)
+		return 0;
+	git_oid_fromstr(&id, n->tip);
+	if ((err = __probe(&r, n, &id, &n->spec, "next")) < 0)
+		return err;
+	if (r.verdict == PROBE_INFRA) {
+		__infra_outcome(n, "the bad end (%.12s) could not be tested: %s", n->tip,
+				r.infra_reason);
+		go_on = 0;
+	} else if (r.verdict != PROBE_BAD) {
+		/* tonight's failure did not happen again */
+		n->out->outcome = CULPRIT_FLAKY;
+		n->out->flaky_fails = 1;
+		n->out->flaky_runs = 2;
+		go_on = 0;
+	}
+	probe_result_release(&r);
+	return go_on;
+}
+
+/* Which step of the night broke next; 1 with the outcome settled, 0 with *step. */
+static int __which_merge(struct night *n, size_t *step)
+{
+	const struct culprit_opts *o = n->o;
+	struct cands cs = { .n = n, .tree = "next" };
+	size_t *index = xcalloc(o->steps_nr + 1, sizeof(*index)), i, k;
+	const char *prev = n->base;
+	git_oid id;
+	int err;
+
+	for (i = 0; i < o->steps_nr; i++) {
+		if (!strcmp(o->steps[i].after, prev))
+			continue;       /* nothing committed by this step */
+		git_oid_fromstr(&id, o->steps[i].after);
+		index[cs.nr] = i;
+		__cands_add(&cs, &id);
+		prev = o->steps[i].after;
+	}
+	err = cs.nr ? __bisect_cands(&cs, n->base, "which merge: next's first-parent chain", &k)
+		    : nb_error_set(NB_EINVALID, "bisect: tonight's steps committed nothing");
+	if (err == 0)
+		*step = index[k];
+	else if (err == 1)
+		n->out->outcome = CULPRIT_SKIPPED;
+	__cands_release(&cs);
+	free(index);
+	return err;
+}
+
+/* The culprit as found: the tree's commit, its probe, and the probe before it. */
+struct found {
+	git_oid commit, probe, parent_probe;
+};
+
+static int __take(struct found *f, struct cands *cs, size_t j, const git_oid *good_end)
+{
+	int err;
+
+	if ((err = __cand_ready(cs, &cs->v[j])) < 0)
+		return err;
+	if (cs->v[j].ready < 0)
+		return nb_error_set(NB_ERROR, "bisect: the bad end %.12s does not merge",
+				    cs->v[j].id);
+	f->commit = cs->v[j].commit;
+	f->probe = cs->v[j].probe;
+	f->parent_probe = j ? cs->v[j - 1].probe : *good_end;
+	return 0;
+}
+
+/* 1 when the candidates' last probe fails as a bad end must, 0 when it passes. */
+static int __bad_end_fails(struct night *n, struct cands *cs)
+{
+	struct cand *last = &cs->v[cs->nr - 1];
+	struct probe_result r;
+	int err;
+
+	if ((err = __cand_ready(cs, last)) < 0)
+		return err;
+	if (last->ready < 0)
+		return 0;
+	if ((err = __probe(&r, n, &last->probe, &n->spec, cs->tree)) < 0)
+		return err;
+	if (r.verdict == PROBE_INFRA)
+		__note_infra(n, "a bad end could not be tested", &r);
+	err = r.verdict == PROBE_BAD;
+	probe_result_release(&r);
+	return n->infra ? nb_error_set(NB_ERROR, "%s", n->out->infra_reason) : err;
+}
+
+/* A merge commit found bad: bisect its second-parent side on top of its first parent. */
+static int __descend(struct night *n, const struct culprit_step *st, struct found *f)
+{
+	git_commit *c = NULL;
+	git_oid hide[2];
+	size_t j;
+	int err = 0;
+
+	while (err == 0) {
+		struct cands cs = { .n = n, .tree = st->tree, .has_base = 1 };
+		char title[128];
+
+		if (git_commit_lookup(&c, n->repo, &f->commit) < 0)
+			return __git_err("reading the culprit");
+		if (git_commit_parentcount(c) < 2) {
+			git_commit_free(c);
+			return 0;
+		}
+		hide[0] = *git_commit_parent_id(c, 0);
+		git_oid_fromstr(&hide[1], st->before);
+		cs.base = f->parent_probe;
+		err = __first_parent_chain(&cs, n, git_commit_parent_id(c, 1), hide, 2);
+		git_commit_free(c);
+		snprintf(title, sizeof(title), "which patch in the side branch of %.12s",
+			 git_oid_tostr_s(&f->commit));
+		/* a side that passes in full leaves the merge itself as the culprit */
+		if (err >= 0 && cs.nr && (err = __bad_end_fails(n, &cs)) == 1)
+			err = __bisect_cands(&cs, git_oid_tostr_s(&cs.base), title, &j);
+		else if (err >= 0)
+			err = 2;
+		if (err == 0)
+			err = __take(f, &cs, j, &cs.base);
+		__cands_release(&cs);
+	}
+	return err == 2 ? 0 : err;
+}
+
+/* Which commit of the step's tree; 0 found, 1 only skips left, < 0 failure. */
+static int __which_patch(struct night *n, const struct culprit_step *st, struct found *f)
+{
+	struct cands cs = { .n = n, .tree = st->tree, .has_base = 1 };
+	git_oid merged;
+	char title[256];
+	size_t j;
+	int err;
+
+	git_oid_fromstr(&cs.base, st->before);
+	git_oid_fromstr(&merged, st->merged);
+	snprintf(title, sizeof(title), "which patch in %s", st->tree);
+	if ((err = __first_parent_chain(&cs, n, &merged, &cs.base, 1)) < 0)
+		goto done;
+	if (!cs.nr) {
+		err = nb_error_set(NB_ERROR, "bisect: %s brought no new commits", st->tree);
+		goto done;
+	}
+	if ((err = __bisect_cands(&cs, st->before, title, &j)) == 0 &&
+	    (err = __take(f, &cs, j, &cs.base)) == 0)
+		err = __descend(n, st, f);
+done:
+	__cands_release(&cs);
+	return err;
+}
+
+/*
+ * Semantic conflict: when the culprit passes on the base alone, the earlier merge
+ * it needs, then the patch in that tree, each probe carrying the culprit.
+ */
+static int __partner(struct night *n, size_t k, const struct found *f)
+{
+	const struct culprit_opts *o = n->o;
+	struct cands cs = { .n = n, .tree = "next", .has_extra = 1, .extra = f->commit };
+	struct cands ts = { .n = n, .has_extra = 1, .extra = f->commit, .has_base = 1 };
+	size_t *index = xcalloc(k + 1, sizeof(*index)), i, s, l;
+	const char *prev = n->base;
+	struct probe_result r;
+	git_oid base, alone, merged;
+	char title[256];
+	int err = 0;
+
+	git_oid_fromstr(&base, n->base);
+	if (k == 0 || (err = __merge_commit(&alone, n, &base, &f->commit)) != 0)
+		goto done;
+	if ((err = __probe(&r, n, &alone, &n->spec, "base")) < 0)
+		goto done;
+	err = r.verdict == PROBE_GOOD ? 0 : 1;
+	probe_result_release(&r);
+	if (err)
+		goto done;      /* it breaks on its own: no partner */
+	for (i = 0; i < k; i++) {
+		git_oid id;
+
+		if (!strcmp(o->steps[i].after, prev))
+			continue;
+		git_oid_fromstr(&id, o->steps[i].after);
+		index[cs.nr] = i;
+		__cands_add(&cs, &id);
+		prev = o->steps[i].after;
+	}
+	if (!cs.nr || (err = __bisect_cands(&cs, n->base, "semantic partner: which earlier merge",
+					    &s)) != 0)
+		goto done;
+	s = index[s];
+	if (!o->steps[s].is_merge)
+		goto done;
+	ts.tree = o->steps[s].tree;
+	git_oid_fromstr(&ts.base, o->steps[s].before);
+	git_oid_fromstr(&merged, o->steps[s].merged);
+	snprintf(title, sizeof(title), "semantic partner: which patch in %s", ts.tree);
+	if ((err = __first_parent_chain(&ts, n, &merged, &ts.base, 1)) < 0 || !ts.nr)
+		goto done;
+	if ((err = __bisect_cands(&ts, o->steps[s].before, title, &l)) != 0)
+		goto done;
+	n->out->partner_tree = xstrdup(ts.tree);
+	memcpy(n->out->partner_commit, ts.v[l].id, 41);
+done:
+	__cands_release(&cs);
+	__cands_release(&ts);
+	free(index);
+	return err < 0 ? err : 0;
+}
+
+/* next's tip with the culprit reverted, as a commit; 1 when the revert conflicts. */
+static int __revert_commit(git_oid *out, struct night *n, const git_oid *culprit)
+{
+	git_commit *c = NULL, *parent = NULL, *tip = NULL;
+	git_tree *tree = NULL;
+	git_oid tip_id, tree_id;
+	int err;
+
+	git_oid_fromstr(&tip_id, n->tip);
+	if (git_commit_lookup(&c, n->repo, culprit) < 0 || git_commit_parent(&parent, c, 0) < 0 ||
+	    git_commit_lookup(&tip, n->repo, &tip_id) < 0) {
+		err = __git_err("reading the commits of the revert");
+		goto done;
+	}
+	err = treemerge_trees(&tree_id, NULL, n->repo, git_commit_tree_id(c),
+			      git_commit_tree_id(tip), git_commit_tree_id(parent));
+	if (err == NB_ECONFLICT) {
+		err = 1;
+		goto done;
+	}
+	if (err < 0)
+		goto done;
+	if (git_tree_lookup(&tree, n->repo, &tree_id) < 0 ||
+	    git_commit_create(out, n->repo, NULL, n->sig, n->sig, NULL, "nextbot revert probe\n",
+			      tree, 1, (const git_commit **)&tip) < 0)
+		err = __git_err("writing the revert probe");
+done:
+	git_tree_free(tree);
+	git_commit_free(c);
+	git_commit_free(parent);
+	git_commit_free(tip);
+	return err;
+}
+
+/* Runs `commit` `times` times pristine and uncached; counts those with verdict `want`. */
+static int __repeat(unsigned *count, struct night *n, const git_oid *commit, unsigned times,
+		    enum probe_verdict want, const char *tree, struct probe_result *first_match)
+{
+	struct probe_result r;
+	unsigned i;
+	int err;
+
+	for (i = 0; i < times; i++) {
+		if ((err = __probe(&r, n, commit, &n->confirm, tree)) < 0)
+			return err;
+		n->out->confirm_runs++;
+		if (r.verdict == PROBE_INFRA) {
+			__note_infra(n, "a confirmation run could not be judged", &r);
+			probe_result_release(&r);
+			return 0;
+		}
+		if (r.verdict == want && first_match && !*count) {
+			probe_result_release(first_match);
+			*first_match = r;
+		} else {
+			probe_result_release(&r);
+		}
+		*count += r.verdict == want;
+	}
+	return 0;
+}
+
+static int __confirm(struct night *n, const struct found *f, const char *tree,
+		     struct probe_result *failure)
+{
+	unsigned times = n->o->confirm ? n->o->confirm : 1;
+	struct culprit_result *out = n->out;
+	git_oid revert;
+	int err;
+
+	if ((err = __repeat(&out->verdict.culprit_fails, n, &f->probe, times, PROBE_BAD, tree,
+			    failure)) < 0 ||
+	    (err = __repeat(&out->verdict.parent_passes, n, &f->parent_probe, times, PROBE_GOOD,
+			    tree, NULL)) < 0)
+		return err;
+	if ((err = __revert_commit(&revert, n, &f->commit)) < 0)
+		return err;
+	if (err == 0 &&
+	    (err = __repeat(&out->verdict.revert_passes, n, &revert, 1, PROBE_GOOD, "next",
+			    NULL)) < 0)
+		return err;
+	strvec_pushf(&out->log, "# confirmation: culprit failed %u/%u, parent passed %u/%u, "
+				"revert passed %u/1",
+		     out->verdict.culprit_fails, times, out->verdict.parent_passes, times,
+		     out->verdict.revert_passes);
+	if (n->infra)
+		out->outcome = CULPRIT_INFRA;
+	else if (out->verdict.culprit_fails < times || out->verdict.parent_passes < times)
+		out->outcome = CULPRIT_FLAKY;
+	else if (!out->verdict.revert_passes)
+		out->outcome = CULPRIT_UNCONFIRMED;
+	else
+		out->outcome = CULPRIT_FOUND;
+	out->flaky_fails = out->verdict.culprit_fails + (times - out->verdict.parent_passes) + 1;
+	out->flaky_runs = 2 * times + 1;
+	return 0;
+}
+
+static void __describe(struct night *n, const struct found *f, const struct probe_result *fail)
+{
+	struct culprit_result *out = n->out;
+	struct strbuf ex = STRBUF_INIT, first = STRBUF_INIT, fp = STRBUF_INIT, subj = STRBUF_INIT;
+	const struct probe_command *cmd;
+	git_commit *c = NULL;
+	char patch_id[41] = "";
+
+	git_oid_tostr(out->commit, sizeof(out->commit), &f->commit);
+	if (git_commit_lookup(&c, n->repo, &f->commit) == 0)
+		__subject(&subj, c);
+	git_commit_free(c);
+	out->subject = strbuf_detach(&subj, NULL);
+	cmd = fail->cmd_index >= 0 ? &n->cmds[fail->cmd_index] : &n->cmds[n->cmds_nr - 1];
+	out->command = xstrdup(cmd->name ? cmd->name : "");
+	out->exit_code = fail->exit_code;
+	out->timed_out = fail->timed_out;
+	excerpt_extract(&ex, &first, fail->output.buf, fail->output.len,
+			worker_tree_path(n->s.workers[0]));
+	if (merge_patch_id_oid(patch_id, n->repo, &f->commit) < 0 || !*patch_id)
+		memcpy(patch_id, out->commit, 41);
+	excerpt_fingerprint(&fp, patch_id, out->command, first.buf);
+	excerpt_flag_id(out->flag_id, fp.buf);
+	out->excerpt = strbuf_detach(&ex, NULL);
+	out->first_error = strbuf_detach(&first, NULL);
+	out->fingerprint = strbuf_detach(&fp, NULL);
+}
+
+static void __commands(struct night *n)
+{
+	const struct culprit_opts *o = n->o;
+	const struct culprit_command *list = o->failing_is_test ? o->tests : o->builds;
+	size_t i, nr = 0;
+
+	n->cmds = xcalloc(o->builds_nr + 2, sizeof(*n->cmds));
+	/* a test needs the build: a build failing then is a skip, not a verdict */
+	for (i = 0; o->failing_is_test && i < o->builds_nr; i++)
+		n->cmds[nr++] = (struct probe_command){ o->builds[i].name, o->builds[i].command,
+							NULL, o->builds[i].env,
+							o->builds[i].timeout, 1 };
+	n->cmds[nr++] = (struct probe_command){ list[o->failing].name, list[o->failing].command,
+						NULL, list[o->failing].env,
+						list[o->failing].timeout, 0 };
+	n->cmds_nr = nr;
+	n->spec = (struct probe_spec){ .cmds = n->cmds, .cmds_nr = nr, .date = o->date,
+				       .runs_dir = o->runs_dir, .cache_dir = o->cache_dir,
+				       .runner = o->runner, .user = o->user, .pristine_retry = 1 };
+	n->confirm = n->spec;
+	n->confirm.no_cache = n->confirm.pristine = 1;
+}
+
+static int __night_open(struct night *n, const struct culprit_opts *o,
+			struct culprit_result *out)
+{
+	size_t list_nr = o->failing_is_test ? o->tests_nr : o->builds_nr;
+
+	n->o = o;
+	n->out = out;
+	if (!o->steps_nr || o->failing >= list_nr)
+		return nb_error_set(NB_EINVALID, "bisect: no steps or no failing command");
+	snprintf(n->base, sizeof(n->base), "%s", o->steps[0].before);
+	snprintf(n->tip, sizeof(n->tip), "%s", o->steps[o->steps_nr - 1].after);
+	if (git_repository_open(&n->repo, o->repo_path) < 0)
+		return __git_err(o->repo_path);
+	if (git_signature_new(&n->sig, "nextbot", "nextbot@localhost", 0, 0) < 0)
+		return __git_err("signature");
+	__commands(n);
+	return __session_open(&n->s, o->repo_path, o->workers_dir, o->jobs, &n->spec);
+}
+
+static void __night_close(struct night *n)
+{
+	__session_close(&n->s);
+	git_signature_free(n->sig);
+	git_repository_free(n->repo);
+	free(n->cmds);
+}
+
+/* Runs the search after the bounds passed; returns < 0 on failure (infra when n->infra). */
+static int __search(struct night *n)
+{
+	const struct culprit_opts *o = n->o;
+	struct probe_result failure = PROBE_RESULT_INIT;
+	struct found f;
+	size_t k;
+	int err;
+
+	if ((err = __which_merge(n, &k)) != 0)
+		return err < 0 ? err : 0;
+	n->out->step = k;
+	n->out->tree = xstrdup(o->steps[k].tree ? o->steps[k].tree : "");
+	if (!o->steps[k].is_merge) {
+		__infra_outcome(n, "step %zu (not a merge) broke next", k);
+		return 0;
+	}
+	if ((err = __which_patch(n, &o->steps[k], &f)) != 0) {
+		if (err == 1)
+			n->out->outcome = CULPRIT_SKIPPED;
+		return err < 0 ? err : 0;
+	}
+	if ((err = __partner(n, k, &f)) < 0)
+		return err;
+	if ((err = __confirm(n, &f, o->steps[k].tree, &failure)) >= 0)
+		__describe(n, &f, &failure);
+	probe_result_release(&failure);
+	return err;
+}
+
+int culprit_find(struct culprit_result *out, const struct culprit_opts *o)
+{
+	struct night n;
+	int err;
+
+	memset(&n, 0, sizeof(n));
+	out->outcome = CULPRIT_INFRA;
+	if ((err = __night_open(&n, o, out)) >= 0 && (err = __bounds(&n)) == 1)
+		err = __search(&n);
+	if (err < 0 && n.infra) {
+		/* a probe nobody can judge ends the search without blame */
+		out->outcome = CULPRIT_INFRA;
+		err = 0;
+	}
+	__night_close(&n);
+	return err < 0 ? err : 0;
 }

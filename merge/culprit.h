@@ -47,4 +47,100 @@ void culprit_bisect_result_release(struct culprit_bisect_result *r);
  */
 int culprit_bisect_repo(struct culprit_bisect_result *out, const struct culprit_bisect_opts *o);
 
+/* ---- the nightly search (SPEC.md "The nightly run" step 5) ---- */
+
+/* One step of the night, in order: next's first-parent chain from the base. */
+struct culprit_step {
+	const char *tree;     /* the tree merged (a revert step: the tree of the reverted commit) */
+	int is_merge;         /* 0: a revert or a fix applied on next */
+	const char *before;   /* next before the step (40-hex) */
+	const char *after;    /* next after it (== before when nothing was committed) */
+	const char *merged;   /* merge steps: the tree's commit merged (40-hex) */
+};
+
+struct culprit_command {
+	const char *name;
+	const char *command;          /* /bin/sh -c, as configured */
+	const char *const *env;       /* "KEY=VALUE", NULL-terminated; may be NULL */
+	double timeout;
+};
+
+struct culprit_opts {
+	const char *repo_path;        /* the bare work repository */
+	const char *workers_dir;      /* kept worker checkouts: <workers_dir>/w<i> */
+	const char *cache_dir;        /* the verdict cache; NULL: none */
+	const char *runs_dir;         /* a log per command run goes here */
+	const char *date;             /* YYYY-MM-DD, for NEXTBOT_DATE */
+	const struct culprit_step *steps;
+	size_t steps_nr;
+	/*
+	 * The failing command: a build (builds[failing]) or, when failing_is_test, a
+	 * test (tests[failing]).  Bisecting a test runs every build first; a build
+	 * failing then makes the probe a skip.
+	 */
+	const struct culprit_command *builds;
+	size_t builds_nr;
+	const struct culprit_command *tests;
+	size_t tests_nr;
+	size_t failing;
+	int failing_is_test;
+	unsigned confirm;             /* bisect.confirm (0 is taken as 1) */
+	unsigned jobs;                /* bisect.jobs */
+	const char *runner;           /* "local", "slurm": part of the cache key */
+	const char *user;             /* as root, run commands as this user */
+};
+
+enum culprit_outcome {
+	CULPRIT_FOUND = 0,      /* confirmed: blame commit (and partner) */
+	CULPRIT_UNCONFIRMED,    /* culprit and parent confirmed, but next with the culprit
+				   reverted still fails: do not blame */
+	CULPRIT_FLAKY,          /* the failure did not reproduce: flaky_fails/flaky_runs */
+	CULPRIT_SKIPPED,        /* only untestable commits left: candidates[] */
+	CULPRIT_INFRA,          /* bounds failed or the runner broke: infra_reason, no blame */
+};
+const char *culprit_outcome_name(enum culprit_outcome o); /* "found", "flaky", … */
+
+struct culprit_result {
+	enum culprit_outcome outcome;
+	char *tree;                   /* the tree whose merge broke next (NULL if none) */
+	size_t step;                  /* index of that step in opts.steps */
+	char commit[41];              /* culprit: the tree's own commit id */
+	char *subject;
+	char *partner_tree;           /* semantic conflict: the earlier tree's patch … */
+	char partner_commit[41];      /* … ("" when none) */
+	struct {
+		unsigned culprit_fails, parent_passes, revert_passes;
+	} verdict;
+	unsigned steps;               /* bisection probes (bounds and confirmation excluded) */
+	unsigned confirm_runs;
+	struct strvec log;            /* the bisect logs, with "# …" section comments */
+	char *command;                /* name of the deciding command */
+	int exit_code;
+	int timed_out;
+	char *excerpt;                /* the lines that matter of the culprit's failure */
+	char *first_error;            /* the first error line, as printed */
+	char *fingerprint;            /* SPEC.md fingerprint text */
+	char flag_id[13];
+	unsigned flaky_fails, flaky_runs;
+	int incremental_unsafe;       /* some probe failed incrementally but passed pristine */
+	char *infra_reason;
+	struct strvec candidates;     /* CULPRIT_SKIPPED: commits the breakage may be in */
+};
+#define CULPRIT_RESULT_INIT { .log = STRVEC_INIT, .candidates = STRVEC_INIT }
+void culprit_result_release(struct culprit_result *r);
+
+/*
+ * The search: bounds (the base passes, next's tip fails — else CULPRIT_FLAKY or
+ * CULPRIT_INFRA), which merge (over the night's steps), which patch (probe i = next
+ * before the merge with the tree's i-th first-parent commit merged in; a probe that
+ * does not merge cleanly is a skip; a bad merge commit is descended into), the
+ * semantic partner (when the culprit passes on the base alone: the earlier tree's
+ * patch it needs, found the same way with the culprit present), and confirmation
+ * (pristine, no cache: the culprit fails `confirm` times, its parent passes as
+ * often, next with the culprit reverted passes).  Returns 0 with the outcome in
+ * `out` (release with culprit_result_release()), negative only when nextbot itself
+ * fails (repository, disk).
+ */
+int culprit_find(struct culprit_result *out, const struct culprit_opts *o);
+
 #endif
