@@ -1,0 +1,193 @@
+/*
+ * Internals of the feed simulator, shared by the files of feeds/ only.
+ *
+ * The world is a set of subsystems (folders of the project) owned by trees.  Every
+ * patch is a list of exact text replacements ("ops") that touch regions no other
+ * live patch touches (locks), so that a patch replays onto any later base with the
+ * same diff: its patch-id survives rebases.  Defects are patches whose text is
+ * wrong on purpose; pairs (conflict, semantic) share a region or an API.
+ */
+#ifndef FEEDS_SIM_H
+#define FEEDS_SIM_H
+
+#include <git2.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/strbuf.h"
+#include "util/strvec.h"
+
+/* 2025-01-06 00:00:00 UTC: day 0 of every world. */
+#define SIM_EPOCH 1736121600LL
+#define SIM_SLOTS_CORE 4
+#define SIM_SLOTS_SMALL 2
+
+enum sim_tree_kind { SIM_MAINLINE, SIM_MM_STABLE, SIM_MM_NEXT, SIM_MM_UNSTABLE, SIM_OTHER };
+enum sim_patch_state { SIM_LIVE, SIM_DROPPED, SIM_ABSORBED };
+enum sim_kind { SIM_NORMAL = -1, SIM_BUILD, SIM_TEST, SIM_FLAKY, SIM_CONFLICT, SIM_SEMANTIC,
+		SIM_KINDS };
+/* What an mm-unstable defect does at review: move on to mm-next or be dropped. */
+enum sim_fate { SIM_FATE_GRADUATE, SIM_FATE_DROP };
+
+struct sim_op {
+	char *path;
+	char *old_text; /* NULL: create the file */
+	char *new_text;
+};
+
+struct sim_patch {
+	int id;
+	int tree;       /* index into world->trees */
+	int sub;        /* subsystem the subject names */
+	int day;        /* arrival */
+	int review_day; /* mm: the day it moves on to the next stage */
+	int drop_day;   /* > 0: the maintainer drops it that day */
+	int commit_day; /* committer date of its current commit */
+	int author;     /* index into the submitters */
+	int state;      /* enum sim_patch_state */
+	int defect;     /* index into world->defects, or -1 */
+	int fate;       /* enum sim_fate, for mm-unstable defects */
+	char *subject, *body, *msgid;
+	struct sim_op *ops;
+	size_t ops_nr, ops_alloc;
+	struct strvec locks;     /* regions it holds: "s:SUB:SLOT", "t:SUB", "p:N", "a:SUB" */
+	struct strvec new_files; /* files it creates with slots, registered when absorbed */
+	char commit[41];
+};
+
+struct sim_tree {
+	char *name;   /* config name == branch name */
+	char *repo;   /* DIR/remotes/<repo>.git */
+	char *branch;
+	int kind;
+	int sub;
+	int maintainer;
+	char base[41];
+	char tip[41];
+	struct sim_patch **patches;
+	size_t nr, alloc;
+	int dirty_from; /* first position to replay, -1: the tip is current */
+};
+
+struct sim_sub {
+	char *tree;    /* the tree that owns it ("mm" for the mm trees, NULL: mainline) */
+	char *ident;   /* C identifier stem: "mm", "net", "usb" */
+	char *dir;     /* "mm", "kernel/sched", "drivers/usb" */
+	char *prefix;  /* subject prefix */
+	char *objtype; /* "struct page" */
+	char *var;     /* "pg" */
+	char *fields[4];
+	char *typos[4];
+	char *core[3];
+	int core_nr;
+	int fillers;
+	struct strvec extras; /* absorbed new files with two slots each */
+	int api_used;
+	int api_rename; /* the API change is a rename (else an added parameter) */
+};
+
+struct sim_defect {
+	int id;
+	int day;
+	int kind;
+	int culprit;  /* patch id */
+	int partner;  /* patch id or -1 */
+	char patch_id[41];
+	char partner_patch_id[41];
+	char *trees;  /* "a,b" culprit's tree then partner's, as they were last seen */
+};
+
+struct sim_person {
+	const char *name;
+	const char *email;
+};
+
+struct sim_world {
+	char *dir;
+	uint64_t seed;
+	uint64_t rng;
+	int ntrees, nfiles;
+	int day;
+	int seq; /* last patch id */
+	int covered[SIM_KINDS]; /* kinds already injected into merged trees */
+	char mainline[41];
+	struct sim_sub *subs;
+	size_t subs_nr;
+	struct sim_tree *trees;
+	size_t trees_nr;
+	struct sim_patch **patches; /* live ones and every defect's, by ascending id */
+	size_t patches_nr, patches_alloc;
+	struct sim_defect *defects;
+	size_t defects_nr, defects_alloc;
+	struct strvec locks; /* sorted */
+	git_repository *store;
+};
+
+/* feeds/rng.c: splitmix64, the world's only source of randomness. */
+uint64_t sim_rng_next(uint64_t *state);
+int sim_rng_below(uint64_t *state, int n);     /* uniform in [0, n) */
+int sim_rng_chance(uint64_t *state, int percent);
+
+/* feeds/people.c */
+extern const struct sim_person sim_submitters[];
+extern const size_t sim_submitters_nr;
+struct sim_person sim_maintainer(int index);  /* static storage */
+
+/* feeds/text.c: the project's text. */
+void sim_subs_build(struct sim_world *w);
+void sim_subs_release(struct sim_world *w);
+int sim_slot_count(const struct sim_sub *s);
+/* Path and function name of slot `slot` of `s`. */
+void sim_slot_locate(struct strbuf *path, struct strbuf *fn, const struct sim_sub *s, int slot);
+int sim_slot_is_built(const struct sim_sub *s, int slot);
+/* Calls `emit` for every file of the day-0 project. */
+int sim_project_files(struct sim_world *w,
+		      int (*emit)(void *ctx, const char *path, const char *text), void *ctx);
+/* Finds function `fn` in `text`; sets [*start, *end) to its definition. */
+int sim_text_find_fn(const char *text, const char *fn, size_t *start, size_t *end);
+/* A slot function with the given body lines (each without tab or newline). */
+void sim_slot_fn(struct strbuf *out, const struct sim_sub *s, const char *fn, const char *body);
+void sim_new_file(struct strbuf *out, const struct sim_sub *s, const char *path,
+		  const char *what, const char *body_a, const char *body_b);
+void sim_fn_name(struct strbuf *out, const struct sim_sub *s, const char *path, const char *word);
+/* The tested function of `s`: its name, good text and a wrong one with a subject. */
+void sim_tested_fn(struct strbuf *name, struct strbuf *good, struct strbuf *bad,
+		   struct strbuf *subject, const struct sim_sub *s, int sub_index);
+/* API of subsystem `s`: declaration, definition and caller texts, old or new form. */
+struct sim_api_text {
+	struct strbuf name, new_name, decl, def, caller, new_decl, new_def, new_caller;
+};
+void sim_api_text(struct sim_api_text *out, const struct sim_sub *s, int rename);
+void sim_api_text_release(struct sim_api_text *t);
+/* A file-name stem from a fixed list (k taken modulo its length). */
+const char *sim_stem(int k);
+extern const char *const sim_params[];
+extern const size_t sim_params_nr;
+
+/* feeds/git.c: writing trees and commits through libgit2. */
+int sim_git_fail(const char *what);
+int sim_git_read(struct strbuf *out, git_repository *repo, const char *commit_hex,
+		 const char *path);
+int sim_git_apply(git_oid *out_tree, git_repository *repo, const git_oid *tree,
+		  const struct sim_op *ops, size_t ops_nr);
+int sim_git_commit(char out[41], git_repository *repo, const git_oid *tree,
+		   const char *const *parents, size_t parents_nr, const struct sim_person *author,
+		   long long author_time, const struct sim_person *committer,
+		   long long commit_time, const char *message);
+int sim_git_set_ref(const char *repo_path, const char *ref, const char *hex);
+int sim_git_init_remote(const char *path, const char *store_objects, const char *head_branch);
+
+/* feeds/world.c: the list of branches, from w->ntrees and w->subs. */
+void sim_trees_build(struct sim_world *w);
+
+/* feeds/state.c: sim-state.json, truth.json, nextbot.yaml. */
+int sim_state_save(struct sim_world *w);
+int sim_state_load(struct sim_world *w, const char *dir);
+int sim_truth_save(struct sim_world *w);
+int sim_config_save(struct sim_world *w);
+void sim_world_release(struct sim_world *w);
+struct sim_patch *sim_patch_by_id(struct sim_world *w, int id);
+void sim_patch_free(struct sim_patch *p);
+const char *sim_kind_name(int kind);
+
+#endif

@@ -1,0 +1,567 @@
+/* The simulator's files: sim-state.json (its memory), truth.json, nextbot.yaml. */
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "feeds/sim.h"
+#include "util/error.h"
+#include "util/fileutil.h"
+#include "util/xalloc.h"
+#include "util/banned.h"
+
+static const char *const kind_names[SIM_KINDS] = { "build", "test", "flaky", "conflict",
+						   "semantic" };
+
+const char *sim_kind_name(int kind)
+{
+	return kind >= 0 && kind < SIM_KINDS ? kind_names[kind] : "normal";
+}
+
+struct sim_patch *sim_patch_by_id(struct sim_world *w, int id)
+{
+	size_t lo = 0, hi = w->patches_nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (w->patches[mid]->id == id)
+			return w->patches[mid];
+		if (w->patches[mid]->id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+void sim_patch_free(struct sim_patch *p)
+{
+	size_t i;
+
+	if (!p)
+		return;
+	for (i = 0; i < p->ops_nr; i++) {
+		free(p->ops[i].path);
+		free(p->ops[i].old_text);
+		free(p->ops[i].new_text);
+	}
+	free(p->ops);
+	free(p->subject);
+	free(p->body);
+	free(p->msgid);
+	strvec_clear(&p->locks);
+	strvec_clear(&p->new_files);
+	free(p);
+}
+
+void sim_world_release(struct sim_world *w)
+{
+	size_t i;
+
+	for (i = 0; i < w->patches_nr; i++)
+		sim_patch_free(w->patches[i]);
+	free(w->patches);
+	for (i = 0; i < w->trees_nr; i++) {
+		free(w->trees[i].name);
+		free(w->trees[i].repo);
+		free(w->trees[i].branch);
+		free(w->trees[i].patches);
+	}
+	free(w->trees);
+	for (i = 0; i < w->defects_nr; i++)
+		free(w->defects[i].trees);
+	free(w->defects);
+	sim_subs_release(w);
+	strvec_clear(&w->locks);
+	git_repository_free(w->store);
+	free(w->dir);
+	memset(w, 0, sizeof(*w));
+}
+
+/* ---- writing ---- */
+
+static void __set_str(json_object *o, const char *key, const char *v)
+{
+	json_object_object_add(o, key, v ? json_object_new_string(v) : NULL);
+}
+
+static void __set_int(json_object *o, const char *key, long long v)
+{
+	json_object_object_add(o, key, json_object_new_int64(v));
+}
+
+static json_object *__strvec_json(const struct strvec *sv)
+{
+	json_object *a = json_object_new_array();
+	size_t i;
+
+	for (i = 0; i < sv->nr; i++)
+		json_object_array_add(a, json_object_new_string(sv->v[i]));
+	return a;
+}
+
+static json_object *__patch_json(const struct sim_patch *p)
+{
+	json_object *o = json_object_new_object(), *ops = json_object_new_array();
+	size_t i;
+
+	__set_int(o, "id", p->id);
+	__set_int(o, "tree", p->tree);
+	__set_int(o, "sub", p->sub);
+	__set_int(o, "day", p->day);
+	__set_int(o, "review_day", p->review_day);
+	__set_int(o, "drop_day", p->drop_day);
+	__set_int(o, "commit_day", p->commit_day);
+	__set_int(o, "author", p->author);
+	__set_int(o, "state", p->state);
+	__set_int(o, "defect", p->defect);
+	__set_int(o, "fate", p->fate);
+	__set_str(o, "subject", p->subject);
+	__set_str(o, "body", p->body);
+	__set_str(o, "msgid", p->msgid);
+	__set_str(o, "commit", p->commit);
+	for (i = 0; i < p->ops_nr && p->state == SIM_LIVE; i++) {
+		json_object *op = json_object_new_array();
+
+		json_object_array_add(op, json_object_new_string(p->ops[i].path));
+		json_object_array_add(op, p->ops[i].old_text ?
+						  json_object_new_string(p->ops[i].old_text) : NULL);
+		json_object_array_add(op, json_object_new_string(p->ops[i].new_text));
+		json_object_array_add(ops, op);
+	}
+	json_object_object_add(o, "ops", ops);
+	json_object_object_add(o, "locks", __strvec_json(&p->locks));
+	json_object_object_add(o, "new_files", __strvec_json(&p->new_files));
+	return o;
+}
+
+static json_object *__tree_json(const struct sim_tree *t)
+{
+	json_object *o = json_object_new_object(), *a = json_object_new_array();
+	size_t i;
+
+	__set_str(o, "name", t->name);
+	__set_str(o, "base", t->base);
+	__set_str(o, "tip", t->tip);
+	for (i = 0; i < t->nr; i++)
+		json_object_array_add(a, json_object_new_int(t->patches[i]->id));
+	json_object_object_add(o, "patches", a);
+	return o;
+}
+
+static json_object *__state_json(struct sim_world *w)
+{
+	json_object *o = json_object_new_object(), *a;
+	char rng[32];
+	size_t i;
+
+	__set_int(o, "version", 1);
+	json_object_object_add(o, "seed", json_object_new_uint64(w->seed));
+	snprintf(rng, sizeof(rng), "%016" PRIx64, w->rng);
+	__set_str(o, "rng", rng);
+	__set_int(o, "trees", w->ntrees);
+	__set_int(o, "files", w->nfiles);
+	__set_int(o, "day", w->day);
+	__set_int(o, "seq", w->seq);
+	__set_str(o, "mainline", w->mainline);
+	a = json_object_new_array();
+	for (i = 0; i < SIM_KINDS; i++)
+		json_object_array_add(a, json_object_new_int(w->covered[i]));
+	json_object_object_add(o, "covered", a);
+	a = json_object_new_array();
+	for (i = 0; i < w->subs_nr; i++) {
+		json_object *s = json_object_new_object();
+
+		json_object_object_add(s, "extras", __strvec_json(&w->subs[i].extras));
+		__set_int(s, "api_used", w->subs[i].api_used);
+		__set_int(s, "api_rename", w->subs[i].api_rename);
+		json_object_array_add(a, s);
+	}
+	json_object_object_add(o, "subs", a);
+	a = json_object_new_array();
+	for (i = 0; i < w->trees_nr; i++)
+		json_object_array_add(a, __tree_json(&w->trees[i]));
+	json_object_object_add(o, "branches", a);
+	a = json_object_new_array();
+	for (i = 0; i < w->patches_nr; i++)
+		json_object_array_add(a, __patch_json(w->patches[i]));
+	json_object_object_add(o, "patches", a);
+	a = json_object_new_array();
+	for (i = 0; i < w->defects_nr; i++) {
+		const struct sim_defect *d = &w->defects[i];
+		json_object *x = json_object_new_object();
+
+		__set_int(x, "id", d->id);
+		__set_int(x, "day", d->day);
+		__set_int(x, "kind", d->kind);
+		__set_int(x, "culprit", d->culprit);
+		__set_int(x, "partner", d->partner);
+		__set_str(x, "patch_id", d->patch_id);
+		__set_str(x, "partner_patch_id", d->partner_patch_id);
+		__set_str(x, "trees", d->trees);
+		json_object_array_add(a, x);
+	}
+	json_object_object_add(o, "defects", a);
+	return o;
+}
+
+static int __write_json(const char *dir, const char *name, json_object *o, int pretty)
+{
+	char *path = xstrfmt("%s/%s", dir, name);
+	const char *text = json_object_to_json_string_ext(
+		o, (pretty ? JSON_C_TO_STRING_PRETTY : JSON_C_TO_STRING_PLAIN) |
+			   JSON_C_TO_STRING_NOSLASHESCAPE);
+	struct strbuf sb = STRBUF_INIT;
+	int error;
+
+	strbuf_addstr(&sb, text);
+	strbuf_addch(&sb, '\n');
+	error = file_write_atomic(path, sb.buf, sb.len);
+	strbuf_release(&sb);
+	free(path);
+	return error;
+}
+
+int sim_state_save(struct sim_world *w)
+{
+	json_object *o = __state_json(w);
+	int error = __write_json(w->dir, "sim-state.json", o, 0);
+
+	json_object_put(o);
+	return error;
+}
+
+/* ---- truth.json ---- */
+
+static void __branches(json_object *a, struct sim_world *w, const struct sim_patch *p)
+{
+	int kind = w->trees[p->tree].kind, t;
+
+	if (p->state != SIM_LIVE)
+		return;
+	if (kind == SIM_OTHER) {
+		json_object_array_add(a, json_object_new_string(w->trees[p->tree].branch));
+		return;
+	}
+	for (t = kind; t <= SIM_MM_UNSTABLE; t++)
+		json_object_array_add(a, json_object_new_string(w->trees[t].branch));
+}
+
+static json_object *__defect_json(struct sim_world *w, const struct sim_defect *d)
+{
+	struct sim_patch *c = sim_patch_by_id(w, d->culprit);
+	struct sim_patch *p = d->partner >= 0 ? sim_patch_by_id(w, d->partner) : NULL;
+	json_object *o = json_object_new_object(), *a = json_object_new_array();
+	const struct sim_person *who = &sim_submitters[c->author];
+	char *author = xstrfmt("%s <%s>", who->name, who->email);
+	const char *s, *comma;
+
+	__set_int(o, "id", d->id);
+	__set_int(o, "day", d->day);
+	__set_str(o, "kind", sim_kind_name(d->kind));
+	for (s = d->trees ? d->trees : ""; *s; s = *comma ? comma + 1 : comma) {
+		comma = strchrnul(s, ',');
+		json_object_array_add(a, json_object_new_string_len(s, (int)(comma - s)));
+	}
+	json_object_object_add(o, "trees", a);
+	a = json_object_new_array();
+	__branches(a, w, c);
+	json_object_object_add(o, "branches", a);
+	__set_str(o, "subject", c->subject);
+	__set_str(o, "patch_id", d->patch_id);
+	__set_str(o, "message_id", c->msgid);
+	__set_str(o, "author", author);
+	if (p) {
+		json_object *x = json_object_new_object();
+
+		__set_str(x, "subject", p->subject);
+		__set_str(x, "patch_id", d->partner_patch_id);
+		__set_str(x, "message_id", p->msgid);
+		json_object_object_add(o, "partner", x);
+	} else {
+		json_object_object_add(o, "partner", NULL);
+	}
+	json_object_object_add(o, "dropped", json_object_new_boolean(c->state == SIM_DROPPED));
+	free(author);
+	return o;
+}
+
+int sim_truth_save(struct sim_world *w)
+{
+	json_object *o = json_object_new_object(), *a = json_object_new_array();
+	size_t i;
+	int error;
+
+	json_object_object_add(o, "seed", json_object_new_uint64(w->seed));
+	__set_int(o, "days", w->day);
+	for (i = 0; i < w->defects_nr; i++)
+		json_object_array_add(a, __defect_json(w, &w->defects[i]));
+	json_object_object_add(o, "defects", a);
+	error = __write_json(w->dir, "truth.json", o, 1);
+	json_object_put(o);
+	return error;
+}
+
+/* ---- nextbot.yaml ---- */
+
+static void __yaml_str(struct strbuf *sb, const char *s)
+{
+	strbuf_addch(sb, '"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			strbuf_addch(sb, '\\');
+		strbuf_addch(sb, *s);
+	}
+	strbuf_addch(sb, '"');
+}
+
+static void __yaml_tree(struct strbuf *sb, struct sim_world *w, const struct sim_tree *t)
+{
+	struct sim_person m = sim_maintainer(t->maintainer);
+	struct strbuf tmp = STRBUF_INIT;
+
+	strbuf_addf(sb, "  - name: %s\n    url: ", t->name);
+	strbuf_addf(&tmp, "file://%s/remotes/%s.git", w->dir, t->repo);
+	__yaml_str(sb, tmp.buf);
+	strbuf_addf(sb, "\n    branch: %s\n    contacts: [", t->branch);
+	strbuf_reset(&tmp);
+	strbuf_addf(&tmp, "%s <%s>", m.name, m.email);
+	__yaml_str(sb, tmp.buf);
+	strbuf_addstr(sb, ", ");
+	strbuf_reset(&tmp);
+	strbuf_addf(&tmp, "linux-%s@lists.example.org", w->subs[t->sub].ident);
+	__yaml_str(sb, tmp.buf);
+	strbuf_addstr(sb, "]\n");
+	strbuf_release(&tmp);
+}
+
+int sim_config_save(struct sim_world *w)
+{
+	struct strbuf sb = STRBUF_INIT, url = STRBUF_INIT;
+	char *path = xstrfmt("%s/nextbot.yaml", w->dir);
+	size_t i;
+	int error;
+
+	strbuf_addf(&sb, "# A simulated world made by `nextbot sim init` (seed %" PRIu64 ").\n"
+			 "# `nextbot sim advance %s` plays a day; `nextbot -c %s run` a night.\n",
+		    w->seed, w->dir, path);
+	strbuf_addstr(&sb, "workdir: state\nbase: {name: origin, url: ");
+	strbuf_addf(&url, "file://%s/remotes/mainline.git", w->dir);
+	__yaml_str(&sb, url.buf);
+	strbuf_addstr(&sb, ", branch: master}\ntrees:\n");
+	for (i = 1; i < w->trees_nr; i++)
+		if (w->trees[i].kind != SIM_MM_UNSTABLE)
+			__yaml_tree(&sb, w, &w->trees[i]);
+	strbuf_addstr(&sb, "never_merge: [mm-unstable]\n"
+			   "build:\n  - {name: build, command: make, timeout: 120}\n"
+			   "test:\n  - {name: test, command: make test, timeout: 120}\n"
+			   "notify:\n  from: \"nextbot <nextbot@example.org>\"\n"
+			   "  list: \"linux-next@lists.example.org\"\n");
+	error = file_write_atomic(path, sb.buf, sb.len);
+	strbuf_release(&sb);
+	strbuf_release(&url);
+	free(path);
+	return error;
+}
+
+/* ---- reading sim-state.json back ---- */
+
+static json_object *__get(json_object *o, const char *key)
+{
+	json_object *v = NULL;
+
+	json_object_object_get_ex(o, key, &v);
+	return v;
+}
+
+static int __int(json_object *o, const char *key)
+{
+	return json_object_get_int(__get(o, key));
+}
+
+static char *__dup(json_object *o, const char *key)
+{
+	json_object *v = __get(o, key);
+
+	return v && json_object_is_type(v, json_type_string) ?
+		       xstrdup(json_object_get_string(v)) : NULL;
+}
+
+static void __hex(char out[41], json_object *o, const char *key)
+{
+	const char *s = json_object_get_string(__get(o, key));
+
+	snprintf(out, 41, "%s", s ? s : "");
+}
+
+static void __strvec_load(struct strvec *sv, json_object *a)
+{
+	size_t i, n = json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
+
+	*sv = (struct strvec)STRVEC_INIT;
+	for (i = 0; i < n; i++)
+		strvec_push(sv, json_object_get_string(json_object_array_get_idx(a, i)));
+}
+
+static struct sim_patch *__patch_load(json_object *o)
+{
+	struct sim_patch *p = xcalloc(1, sizeof(*p));
+	json_object *ops = __get(o, "ops");
+	size_t i, n = json_object_is_type(ops, json_type_array) ? json_object_array_length(ops) : 0;
+
+	p->id = __int(o, "id");
+	p->tree = __int(o, "tree");
+	p->sub = __int(o, "sub");
+	p->day = __int(o, "day");
+	p->review_day = __int(o, "review_day");
+	p->drop_day = __int(o, "drop_day");
+	p->commit_day = __int(o, "commit_day");
+	p->author = __int(o, "author");
+	p->state = __int(o, "state");
+	p->defect = __int(o, "defect");
+	p->fate = __int(o, "fate");
+	p->subject = __dup(o, "subject");
+	p->body = __dup(o, "body");
+	p->msgid = __dup(o, "msgid");
+	__hex(p->commit, o, "commit");
+	p->ops = xcalloc(n ? n : 1, sizeof(*p->ops));
+	p->ops_alloc = n ? n : 1;
+	for (i = 0; i < n; i++) {
+		json_object *op = json_object_array_get_idx(ops, i);
+		json_object *old = json_object_array_get_idx(op, 1);
+
+		p->ops[i].path = xstrdup(json_object_get_string(json_object_array_get_idx(op, 0)));
+		p->ops[i].old_text = old ? xstrdup(json_object_get_string(old)) : NULL;
+		p->ops[i].new_text = xstrdup(json_object_get_string(json_object_array_get_idx(op, 2)));
+	}
+	p->ops_nr = n;
+	__strvec_load(&p->locks, __get(o, "locks"));
+	__strvec_load(&p->new_files, __get(o, "new_files"));
+	if (!p->subject || !p->body || !p->msgid || (size_t)p->author >= sim_submitters_nr) {
+		sim_patch_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static int __trees_load(struct sim_world *w, json_object *a)
+{
+	size_t i, j, n;
+
+	if (!json_object_is_type(a, json_type_array) || json_object_array_length(a) != w->trees_nr)
+		return -1;
+	for (i = 0; i < w->trees_nr; i++) {
+		struct sim_tree *t = &w->trees[i];
+		json_object *o = json_object_array_get_idx(a, i), *ids = __get(o, "patches");
+
+		__hex(t->base, o, "base");
+		__hex(t->tip, o, "tip");
+		n = json_object_is_type(ids, json_type_array) ? json_object_array_length(ids) : 0;
+		for (j = 0; j < n; j++) {
+			struct sim_patch *p = sim_patch_by_id(
+				w, json_object_get_int(json_object_array_get_idx(ids, j)));
+
+			if (!p)
+				return -1;
+			ALLOC_GROW(t->patches, t->nr + 1, t->alloc);
+			t->patches[t->nr++] = p;
+		}
+	}
+	return 0;
+}
+
+static int __world_load(struct sim_world *w, json_object *o)
+{
+	json_object *a;
+	size_t i, n;
+
+	if (__int(o, "version") != 1)
+		return -1;
+	w->seed = json_object_get_uint64(__get(o, "seed"));
+	w->rng = strtoull(json_object_get_string(__get(o, "rng")), NULL, 16);
+	w->ntrees = __int(o, "trees");
+	w->nfiles = __int(o, "files");
+	w->day = __int(o, "day");
+	w->seq = __int(o, "seq");
+	__hex(w->mainline, o, "mainline");
+	if (w->ntrees < 0 || w->ntrees > 1000)
+		return -1;
+	a = __get(o, "covered");
+	for (i = 0; i < SIM_KINDS; i++)
+		w->covered[i] = json_object_get_int(json_object_array_get_idx(a, i));
+	sim_subs_build(w);
+	a = __get(o, "subs");
+	if (!json_object_is_type(a, json_type_array) || json_object_array_length(a) != w->subs_nr)
+		return -1;
+	for (i = 0; i < w->subs_nr; i++) {
+		json_object *s = json_object_array_get_idx(a, i);
+
+		__strvec_load(&w->subs[i].extras, __get(s, "extras"));
+		w->subs[i].api_used = __int(s, "api_used");
+		w->subs[i].api_rename = __int(s, "api_rename");
+	}
+	a = __get(o, "patches");
+	n = json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
+	for (i = 0; i < n; i++) {
+		struct sim_patch *p = __patch_load(json_object_array_get_idx(a, i));
+
+		if (!p)
+			return -1;
+		ALLOC_GROW(w->patches, w->patches_nr + 1, w->patches_alloc);
+		w->patches[w->patches_nr++] = p;
+	}
+	a = __get(o, "defects");
+	n = json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
+	for (i = 0; i < n; i++) {
+		json_object *x = json_object_array_get_idx(a, i);
+		struct sim_defect *d;
+
+		ALLOC_GROW(w->defects, w->defects_nr + 1, w->defects_alloc);
+		d = &w->defects[w->defects_nr++];
+		memset(d, 0, sizeof(*d));
+		d->id = __int(x, "id");
+		d->day = __int(x, "day");
+		d->kind = __int(x, "kind");
+		d->culprit = __int(x, "culprit");
+		d->partner = __int(x, "partner");
+		__hex(d->patch_id, x, "patch_id");
+		__hex(d->partner_patch_id, x, "partner_patch_id");
+		d->trees = __dup(x, "trees");
+		if (!sim_patch_by_id(w, d->culprit))
+			return -1;
+	}
+	return 0;
+}
+
+int sim_state_load(struct sim_world *w, const char *dir)
+{
+	char *path = xstrfmt("%s/sim-state.json", dir), *store = NULL;
+	json_object *o = NULL;
+	int error = 0;
+
+	if (!file_exists(path)) {
+		error = nb_error_set(NB_ENOTFOUND, "sim: %s holds no world (no sim-state.json)", dir);
+		goto done;
+	}
+	w->dir = realpath(dir, NULL);
+	o = json_object_from_file(path);
+	if (!w->dir || !o || __world_load(w, o) < 0) {
+		error = nb_error_set(NB_EINVALID, "sim: %s: not a valid simulator state", path);
+		goto done;
+	}
+	sim_trees_build(w);
+	if (__trees_load(w, __get(o, "branches")) < 0) {
+		error = nb_error_set(NB_EINVALID, "sim: %s: branches do not match", path);
+		goto done;
+	}
+	store = xstrfmt("%s/sim/store.git", w->dir);
+	if (git_repository_open_bare(&w->store, store) < 0)
+		error = sim_git_fail(store);
+done:
+	json_object_put(o);
+	free(path);
+	free(store);
+	return error;
+}
