@@ -352,7 +352,7 @@ static void __kill_children(void)
 		return;
 	}
 	buf[n] = 0;
-	/* A full buffer may end inside a pid: never act on a cut one (the rest comes next round). */
+	/* A full buffer may end inside a pid: never act on a cut one (next round gets it). */
 	if ((size_t)n == sizeof(buf) - 1 && (p = strrchr(buf, ' ')))
 		*p = 0;
 	for (p = buf;; p = end) {
@@ -623,7 +623,8 @@ static void __fill_result(struct runcmd_result *out, const struct report *r, int
 	 * SIGXFSZ is RLIMIT_FSIZE; a SIGKILL we did not send is most likely the OOM
 	 * killer.  A shell reports its child's SIGXFSZ as exit 128+SIGXFSZ.
 	 */
-	if (out->signal == SIGXFSZ || (out->signal == SIGKILL && !r->timed_out && !r->interrupted) ||
+	if (out->signal == SIGXFSZ ||
+	    (out->signal == SIGKILL && !r->timed_out && !r->interrupted) ||
 	    (is_shell && out->exit_code == 128 + SIGXFSZ))
 		out->limit_hit = 1;
 }
@@ -822,8 +823,8 @@ static int __spawn(struct runcmd_result *out, struct prepared *p, struct strbuf 
 	pid_t sup;
 	int error = 0;
 
-	if (pipe2(out_pipe, O_CLOEXEC) < 0 || (!o->merge_stderr && pipe2(err_pipe, O_CLOEXEC) < 0) ||
-	    pipe2(rep_pipe, O_CLOEXEC) < 0) {
+	if (pipe2(out_pipe, O_CLOEXEC) < 0 || pipe2(rep_pipe, O_CLOEXEC) < 0 ||
+	    (!o->merge_stderr && pipe2(err_pipe, O_CLOEXEC) < 0)) {
 		error = nb_error_errno(NB_ERROR, "cannot create a pipe");
 		goto done;
 	}
