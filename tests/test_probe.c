@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "merge/culprit.h"
 #include "merge/probe.h"
 #include "merge/verdict.h"
 #include "merge/worker.h"
@@ -354,6 +355,310 @@ static void many_at_once(void **state)
 	free(repo);
 }
 
+
+/* ---- the nightly search, on small hand-built nights ---- */
+
+/* Shell helpers for building a night in $1: trees are branches, next merges them. */
+static const char night_lib[] =
+	"set -e; G='git -c user.name=t -c user.email=t@e.org'; "
+	"commit() { printf '%s\\n' \"$2\" >\"$1\"; git add -A; $G commit -qm \"$3\"; }; "
+	"remove() { git rm -q \"$1\"; $G commit -qm \"$2\"; }; "
+	"step() { b=$(git rev-parse HEAD); $G merge -q --no-ff -m \"Merge $1\" \"$1\"; "
+	"echo \"$1 $b $(git rev-parse HEAD) $(git rev-parse $1)\" >>../steps; }; ";
+
+struct night_fixture {
+	char dir[300];
+	struct culprit_step steps[8];
+	char ids[8][4][41];
+	char names[8][32];
+	size_t nr;
+};
+
+/* Runs `script` (after night_lib) in a fresh repository and reads ../steps. */
+static void night_make(struct night_fixture *nf, const char *name, const char *script)
+{
+	char line[512], *path;
+	FILE *f;
+
+	memset(nf, 0, sizeof(*nf));
+	snprintf(nf->dir, sizeof(nf->dir), "%s/%s", top, name);
+	sh("mkdir -p %s && cd %s && git init -q repo && cd repo && %s %s", nf->dir, nf->dir,
+	   night_lib, script);
+	path = xstrfmt("%s/steps", nf->dir);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	while (nf->nr < 8 && fgets(line, sizeof(line), f)) {
+		size_t i = nf->nr++;
+
+		assert_int_equal(sscanf(line, "%31s %40s %40s %40s", nf->names[i], nf->ids[i][0],
+					nf->ids[i][1], nf->ids[i][2]),
+				 4);
+		nf->steps[i] = (struct culprit_step){ nf->names[i], 1, nf->ids[i][0],
+						      nf->ids[i][1], nf->ids[i][2] };
+	}
+	fclose(f);
+	free(path);
+}
+
+/* The id of the commit whose subject starts with `subject`. */
+static void night_commit(char out[41], const struct night_fixture *nf, const char *subject)
+{
+	char *cmd = xstrfmt("git -C %s/repo rev-parse ':/^%s'", nf->dir, subject);
+	FILE *p = popen(cmd, "r");
+
+	assert_non_null(p);
+	assert_non_null(fgets(out, 41, p));
+	pclose(p);
+	free(cmd);
+}
+
+static void night_find(struct culprit_result *r, const struct night_fixture *nf,
+		       const struct culprit_command *builds, size_t builds_nr,
+		       const struct culprit_command *tests, size_t tests_nr, unsigned jobs)
+{
+	struct culprit_opts o = { 0 };
+	char *repo = xstrfmt("%s/repo", nf->dir), *workers = xstrfmt("%s/workers", nf->dir);
+	char *cache = xstrfmt("%s/verdicts", nf->dir), *runs = xstrfmt("%s/runs", nf->dir);
+
+	o.repo_path = repo;
+	o.workers_dir = workers;
+	o.cache_dir = cache;
+	o.runs_dir = runs;
+	o.date = "2026-12-03";
+	o.steps = nf->steps;
+	o.steps_nr = nf->nr;
+	o.builds = builds;
+	o.builds_nr = builds_nr;
+	o.tests = tests;
+	o.tests_nr = tests_nr;
+	o.failing = 0;
+	o.failing_is_test = tests_nr > 0;
+	o.confirm = 2;
+	o.jobs = jobs;
+	o.runner = "local";
+	assert_int_equal(culprit_find(r, &o), 0);
+	if (getenv("NB_DEBUG")) {
+		size_t i;
+
+		print_message("outcome %s tree %s commit %s partner %s infra %s\n",
+			      culprit_outcome_name(r->outcome), r->tree, r->commit, r->partner_commit,
+			      r->infra_reason ? r->infra_reason : "");
+		for (i = 0; i < r->log.nr; i++)
+			print_message("  %s\n", r->log.v[i]);
+	}
+	free(repo);
+	free(workers);
+	free(cache);
+	free(runs);
+}
+
+static const struct culprit_command no_broken = { "x86_64", "test ! -e BROKEN", NULL, 30 };
+
+static const char linear_night[] =
+	"commit README base base; git tag base; "
+	"git checkout -q -b beta base; commit b1 1 'beta: one'; commit b2 2 'beta: two'; "
+	"git checkout -q -b alpha base; for i in 1 2 3 4 5 6 7 8 9; do "
+	"  commit a$i $i \"alpha: patch $i\"; "
+	"  if [ $i = 6 ]; then commit BROKEN x 'alpha: break the build'; fi; done; "
+	"git checkout -q -b gamma base; commit g1 1 'gamma: one'; "
+	"git checkout -q -b next base; step beta; step alpha; step gamma";
+
+static void night_linear_tree(void **state)
+{
+	struct night_fixture nf;
+	struct culprit_result r = CULPRIT_RESULT_INIT;
+	char want[41];
+
+	night_make(&nf, "linear", linear_night);
+	night_commit(want, &nf, "alpha: break the build");
+	night_find(&r, &nf, &no_broken, 1, NULL, 0, 1);
+	assert_string_equal(culprit_outcome_name(r.outcome), "found");
+	assert_string_equal(r.tree, "alpha");
+	assert_int_equal(r.step, 1);
+	assert_string_equal(r.commit, want);
+	assert_string_equal(r.subject, "alpha: break the build");
+	assert_string_equal(r.partner_commit, "");
+	assert_int_equal(r.verdict.culprit_fails, 2);
+	assert_int_equal(r.verdict.parent_passes, 2);
+	assert_int_equal(r.verdict.revert_passes, 1);
+	assert_int_equal(r.confirm_runs, 5);
+	assert_true(r.steps >= 2 && r.steps <= 8);
+	assert_string_equal(r.command, "x86_64");
+	assert_int_equal(r.exit_code, 1);
+	assert_int_equal(strlen(r.flag_id), 12);
+	assert_non_null(strstr(r.fingerprint, "\nx86_64\n"));
+	culprit_result_release(&r);
+	/* again with three jobs, and now from the verdict cache */
+	night_find(&r, &nf, &no_broken, 1, NULL, 0, 3);
+	assert_string_equal(culprit_outcome_name(r.outcome), "found");
+	assert_string_equal(r.commit, want);
+	culprit_result_release(&r);
+}
+
+static const char merges_night[] =
+	"commit README base base; git tag base; "
+	"git checkout -q -b alpha base; commit a1 1 'alpha: one'; commit a2 2 'alpha: two'; "
+	"git checkout -q -b side alpha; commit s1 1 'side: one'; "
+	"commit BROKEN x 'side: break'; commit s3 3 'side: three'; "
+	"git checkout -q alpha; commit a3 3 'alpha: three'; "
+	"$G merge -q --no-ff -m 'alpha: merge side' side; commit a4 4 'alpha: four'; "
+	"git checkout -q -b next base; commit n1 1 'mainline: one'; step alpha";
+
+static void night_tree_with_merges(void **state)
+{
+	struct night_fixture nf;
+	struct culprit_result r = CULPRIT_RESULT_INIT;
+	char want[41];
+
+	night_make(&nf, "merges", merges_night);
+	night_commit(want, &nf, "side: break");
+	night_find(&r, &nf, &no_broken, 1, NULL, 0, 2);
+	assert_string_equal(culprit_outcome_name(r.outcome), "found");
+	assert_string_equal(r.tree, "alpha");
+	assert_string_equal(r.commit, want);
+	culprit_result_release(&r);
+}
+
+/* gamma renames an API, delta adds a user of the old name: fine alone, broken together. */
+static const char semantic_night[] =
+	"commit api_v1 v1 base; git tag base; "
+	"git checkout -q -b gamma base; commit g1 1 'gamma: one'; "
+	"remove api_v1 'gamma: drop the old api'; commit api_v2 v2 'gamma: new api'; "
+	"commit g4 4 'gamma: four'; "
+	"git checkout -q -b other base; commit o1 1 'other: one'; "
+	"git checkout -q -b delta base; commit d1 1 'delta: one'; "
+	"commit user_v1 u 'delta: use the old api'; commit d3 3 'delta: three'; "
+	"git checkout -q -b next base; step gamma; step other; step delta";
+
+static void night_semantic_pair(void **state)
+{
+	static const struct culprit_command build = {
+		"x86_64", "if [ -e user_v1 ] && [ ! -e api_v1 ]; then exit 1; fi", NULL, 30
+	};
+	struct night_fixture nf;
+	struct culprit_result r = CULPRIT_RESULT_INIT;
+	char culprit[41], partner[41];
+
+	night_make(&nf, "semantic", semantic_night);
+	night_commit(culprit, &nf, "delta: use the old api");
+	night_commit(partner, &nf, "gamma: drop the old api");
+	night_find(&r, &nf, &build, 1, NULL, 0, 1);
+	assert_string_equal(culprit_outcome_name(r.outcome), "found");
+	assert_string_equal(r.tree, "delta");
+	assert_string_equal(r.commit, culprit);
+	assert_non_null(r.partner_tree);
+	assert_string_equal(r.partner_tree, "gamma");
+	assert_string_equal(r.partner_commit, partner);
+	culprit_result_release(&r);
+}
+
+/*
+ * A build that fails 30% of the time, whatever the commit (deterministically
+ * pseudo-random per run): never blamed with confirm 2.
+ */
+static void night_flaky_never_blamed(void **state)
+{
+	struct night_fixture nf;
+	struct culprit_result r = CULPRIT_RESULT_INIT;
+	int seed, flaky = 0;
+
+	night_make(&nf, "flaky", linear_night);
+	sh("rm -f %s/repo/BROKEN", nf.dir);
+	for (seed = 1; seed <= 12; seed++) {
+		char *cmd = xstrfmt("f=%s/counter; n=$(cat $f 2>/dev/null || echo %d); "
+				    "echo $((n + 1)) >$f; test $(( (n * 7919 + 13) %% 10 )) -ge 3",
+				    nf.dir, seed * 31);
+		struct culprit_command build = { "x86_64", cmd, NULL, 30 };
+		struct night_fixture copy = nf;
+		size_t i;
+
+		for (i = 0; i < copy.nr; i++)
+			copy.steps[i] = (struct culprit_step){ copy.names[i], 1, copy.ids[i][0],
+							       copy.ids[i][1], copy.ids[i][2] };
+		sh("rm -rf %s/verdicts %s/counter", nf.dir, nf.dir);
+		/* make "BROKEN" irrelevant: this command looks at nothing in the tree */
+		night_find(&r, &copy, &build, 1, NULL, 0, 1);
+		assert_true(r.outcome != CULPRIT_FOUND);
+		flaky += r.outcome == CULPRIT_FLAKY;
+		if (r.outcome == CULPRIT_FLAKY)
+			assert_true(r.flaky_runs > 0 && r.flaky_fails <= r.flaky_runs);
+		culprit_result_release(&r);
+		free(cmd);
+	}
+	print_message("# flaky command: %d of 12 nights reported flaky, none blamed\n", flaky);
+}
+
+/* make's second run fails on `ln -s`: probes retry pristine; the right patch is found. */
+static void night_incremental_unsafe(void **state)
+{
+	static const struct culprit_command build = { "make", "make -s", NULL, 60 };
+	struct night_fixture nf;
+	struct culprit_result r = CULPRIT_RESULT_INIT;
+	char want[41];
+
+	night_make(&nf, "incremental",
+		   "printf 'all:\\n\\tln -s README link\\n\\ttest ! -e BROKEN\\n' >Makefile; "
+		   "commit README base base; git tag base; "
+		   "git checkout -q -b alpha base; for i in 1 2 3 4 5 6 7; do "
+		   "  commit a$i $i \"alpha: patch $i\"; "
+		   "  if [ $i = 3 ]; then commit BROKEN x 'alpha: break'; fi; done; "
+		   "git checkout -q -b next base; step alpha");
+	night_commit(want, &nf, "alpha: break");
+	night_find(&r, &nf, &build, 1, NULL, 0, 1);
+	assert_string_equal(culprit_outcome_name(r.outcome), "found");
+	assert_string_equal(r.commit, want);
+	assert_true(r.incremental_unsafe);
+	culprit_result_release(&r);
+}
+
+/* Bisecting a test failure: a commit whose build fails is a skip, never the culprit. */
+static void night_build_failure_is_skip(void **state)
+{
+	static const struct culprit_command build = { "build", "test ! -e NOBUILD", NULL, 30 };
+	static const struct culprit_command test = { "selftests", "test ! -e TESTFAIL", NULL, 30 };
+	struct night_fixture nf;
+	struct culprit_result r = CULPRIT_RESULT_INIT;
+	char want[41];
+	size_t i;
+
+	night_make(&nf, "skip",
+		   "commit README base base; git tag base; "
+		   "git checkout -q -b alpha base; commit a1 1 'alpha: one'; "
+		   "commit NOBUILD x 'alpha: build broken'; commit a3 3 'alpha: three'; "
+		   "commit a4 4 'alpha: four'; remove NOBUILD 'alpha: build fixed'; "
+		   "commit TESTFAIL x 'alpha: break a test'; commit a7 7 'alpha: seven'; "
+		   "git checkout -q -b next base; step alpha");
+	night_commit(want, &nf, "alpha: break a test");
+	night_find(&r, &nf, &build, 1, &test, 1, 1);
+	assert_string_equal(culprit_outcome_name(r.outcome), "found");
+	assert_string_equal(r.commit, want);
+	assert_string_equal(r.command, "selftests");
+	for (i = 0; i < r.log.nr && !str_starts_with(r.log.v[i], "git bisect skip"); i++)
+		;
+	assert_true(i < r.log.nr);
+	culprit_result_release(&r);
+}
+
+/* Bounds before blame: a good end that fails (a missing tool) blames nobody. */
+static void night_bounds(void **state)
+{
+	static const struct culprit_command missing = { "x86_64", "no-such-compiler-xyz", NULL, 30 };
+	static const struct culprit_command passes = { "x86_64", "true", NULL, 30 };
+	struct night_fixture nf;
+	struct culprit_result r = CULPRIT_RESULT_INIT;
+
+	night_make(&nf, "bounds", linear_night);
+	night_find(&r, &nf, &missing, 1, NULL, 0, 1);
+	assert_string_equal(culprit_outcome_name(r.outcome), "infrastructure");
+	assert_non_null(strstr(r.infra_reason, "missing tool"));
+	assert_string_equal(r.commit, "");
+	culprit_result_release(&r);
+	/* a tip that passes now: tonight's failure did not reproduce */
+	night_find(&r, &nf, &passes, 1, NULL, 0, 1);
+	assert_string_equal(culprit_outcome_name(r.outcome), "flaky");
+	culprit_result_release(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -364,6 +669,13 @@ int main(void)
 		cmocka_unit_test(pristine_retry),
 		cmocka_unit_test(cache),
 		cmocka_unit_test(many_at_once),
+		cmocka_unit_test(night_linear_tree),
+		cmocka_unit_test(night_tree_with_merges),
+		cmocka_unit_test(night_semantic_pair),
+		cmocka_unit_test(night_flaky_never_blamed),
+		cmocka_unit_test(night_incremental_unsafe),
+		cmocka_unit_test(night_build_failure_is_skip),
+		cmocka_unit_test(night_bounds),
 	};
 	int rc;
 
