@@ -19,7 +19,7 @@
 
 /* 2025-01-06 00:00:00 UTC: day 0 of every world. */
 #define SIM_EPOCH 1736121600LL
-#define SIM_SLOTS_CORE 4
+#define SIM_SLOTS_CORE 8
 #define SIM_SLOTS_SMALL 2
 
 enum sim_tree_kind { SIM_MAINLINE, SIM_MM_STABLE, SIM_MM_NEXT, SIM_MM_UNSTABLE, SIM_OTHER };

@@ -33,7 +33,8 @@ static const char *const driver_names[] = { "block", "crypto", "sound", "usb", "
 					    "iommu", "pwm", "rtc", "hwmon", "leds", "mtd",
 					    "nfc", "thermal" };
 
-static const char *const core_words[SIM_SLOTS_CORE] = { "batch", "limit", "budget", "weight" };
+static const char *const core_words[SIM_SLOTS_CORE] = { "batch", "limit", "budget", "weight",
+							 "quota", "shift", "hint",  "span" };
 static const char *const small_words[SIM_SLOTS_SMALL] = { "scan", "tune" };
 static const char *const filler_stems[] = { "pressure", "reclaim", "compact", "writeback",
 					    "backlog", "quota", "stats", "balance", "policy",

@@ -332,7 +332,7 @@ static void __new_file(struct sim_world *w, struct sim_patch *p)
 	sim_new_file(&text, s, path.buf, what.buf, NULL, NULL);
 	__patch_op(p, path.buf, NULL, text.buf);
 	strvec_push(&p->new_files, path.buf);
-	strbuf_addf(&subj, "%s: add %s helpers", s->prefix, stem);
+	strbuf_addf(&subj, "%s: add %s helpers in %s", s->prefix, stem, path.buf);
 	strbuf_addf(&why, "Add the %s helpers the %s code will use to account\n"
 		    "its work.  No functional change on its own.", stem, s->prefix);
 	__set_text(p, subj.buf, why.buf);
@@ -347,7 +347,7 @@ static struct sim_patch *__normal_patch(struct sim_world *w, int tree, int sub)
 {
 	struct sim_patch *p = __patch_new(w, tree, sub);
 
-	if (CHANCE(w, 15) || __slot_edit(w, p, 0, NULL, NULL, NULL) < 0)
+	if (CHANCE(w, 8) || __slot_edit(w, p, 0, NULL, NULL, NULL) < 0)
 		__new_file(w, p);
 	__lock_all(w, p);
 	return p;
@@ -726,7 +726,7 @@ static void __arrivals(struct sim_world *w)
 		for (i = 0; i < n; i++)
 			__tree_append(w, (int)t, __normal_patch(w, (int)t, w->trees[t].sub));
 	}
-	n = __patches_per_tree(w) + 1;
+	n = __patches_per_tree(w);
 	for (i = 0; i < n; i++) {
 		struct sim_patch *p = __normal_patch(w, 3, 1);
 
@@ -822,8 +822,8 @@ static int __absorb(struct sim_world *w, int tree, int k)
 	}
 	if ((error = sim_git_apply(&tree_oid, w->store, git_commit_tree_id(c), ops, ops_nr)) < 0)
 		goto done;
-	strbuf_addf(&msg, "Merge branch '%s' of file://%s/remotes/%s.git\n\n"
-		    "Pull %s updates from %s:\n\n", t->branch, w->dir, t->repo, t->name, m.name);
+	strbuf_addf(&msg, "Merge branch '%s' of https://git.example.org/%s.git\n\n"
+		    "Pull %s updates from %s:\n\n", t->branch, t->repo, t->name, m.name);
 	for (i = 0; i < t->nr; i++)
 		strbuf_addf(&msg, " - %s\n", t->patches[i]->subject);
 	parents[0] = w->mainline;
