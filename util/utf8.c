@@ -1,0 +1,163 @@
+/* UTF-8 validation and repair, charset conversion through iconv, control stripping. */
+#include <errno.h>
+#include <iconv.h>
+#include <string.h>
+#include <strings.h>
+
+#include "util/utf8.h"
+#include "util/banned.h"
+
+static const char replacement[] = "\xEF\xBF\xBD"; /* U+FFFD */
+
+/*
+ * Length of the valid UTF-8 sequence at s[0..len), or 0 if the first byte does not
+ * start one: overlongs, surrogates, values past U+10FFFF and truncated sequences all
+ * count as invalid.  The second-byte ranges are those of RFC 3629's table.
+ */
+static size_t __seq_len(const unsigned char *s, size_t len)
+{
+	unsigned char lo = 0x80, hi = 0xBF;
+	size_t n, i;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xC2 && s[0] <= 0xDF)
+		n = 2;
+	else if (s[0] >= 0xE0 && s[0] <= 0xEF)
+		n = 3;
+	else if (s[0] >= 0xF0 && s[0] <= 0xF4)
+		n = 4;
+	else
+		return 0;
+	if (s[0] == 0xE0)
+		lo = 0xA0; /* overlong */
+	else if (s[0] == 0xED)
+		hi = 0x9F; /* surrogates */
+	else if (s[0] == 0xF0)
+		lo = 0x90; /* overlong */
+	else if (s[0] == 0xF4)
+		hi = 0x8F; /* past U+10FFFF */
+	if (len < 2 || s[1] < lo || s[1] > hi)
+		return 0;
+	for (i = 2; i < n; i++)
+		if (i >= len || s[i] < 0x80 || s[i] > 0xBF)
+			return 0;
+	return n;
+}
+
+int utf8_is_valid(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0;
+
+	while (i < len) {
+		size_t n = __seq_len(p + i, len - i);
+
+		if (!n)
+			return 0;
+		i += n;
+	}
+	return 1;
+}
+
+void utf8_repair(struct strbuf *out, const char *in, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)in;
+	size_t i = 0, run = 0;
+
+	strbuf_grow(out, len);
+	while (i < len) {
+		size_t n = __seq_len(p + i, len - i);
+
+		if (n) {
+			i += n;
+			continue;
+		}
+		strbuf_add(out, in + run, i - run);
+		strbuf_add(out, replacement, 3);
+		run = ++i;
+	}
+	strbuf_add(out, in + run, len - run);
+}
+
+static int __is_utf8_name(const char *charset)
+{
+	return !charset || !*charset || !strcasecmp(charset, "UTF-8") ||
+	       !strcasecmp(charset, "UTF8");
+}
+
+/* Converts with iconv; returns -1 (nothing appended) if the charset is unknown. */
+static int __iconv_append(struct strbuf *out, const char *in, size_t len, const char *charset)
+{
+	iconv_t cd = iconv_open("UTF-8", charset);
+	struct strbuf conv = STRBUF_INIT;
+	char *src = (char *)in;
+	size_t left = len;
+
+	if (cd == (iconv_t)-1)
+		return -1;
+	while (left) {
+		char *dst;
+		size_t room, r;
+
+		strbuf_grow(&conv, left * 4 + 16);
+		dst = conv.buf + conv.len;
+		room = conv.alloc - conv.len - 1;
+		r = iconv(cd, &src, &left, &dst, &room);
+		conv.len = (size_t)(dst - conv.buf);
+		conv.buf[conv.len] = 0;
+		if (r != (size_t)-1 || errno == E2BIG)
+			continue;
+		/* An invalid or truncated sequence: one replacement character, skip a byte. */
+		strbuf_add(&conv, replacement, 3);
+		src++;
+		left--;
+		iconv(cd, NULL, NULL, NULL, NULL);
+	}
+	/* Flush any shift state. */
+	{
+		char *dst;
+		size_t room;
+
+		strbuf_grow(&conv, 16);
+		dst = conv.buf + conv.len;
+		room = conv.alloc - conv.len - 1;
+		iconv(cd, NULL, NULL, &dst, &room);
+		conv.len = (size_t)(dst - conv.buf);
+		conv.buf[conv.len] = 0;
+	}
+	iconv_close(cd);
+	/* Belt and braces: whatever iconv produced is checked again. */
+	utf8_repair(out, conv.buf, conv.len);
+	strbuf_release(&conv);
+	return 0;
+}
+
+void utf8_from_charset(struct strbuf *out, const char *in, size_t len, const char *charset)
+{
+	if (__is_utf8_name(charset) || __iconv_append(out, in, len, charset) < 0)
+		utf8_repair(out, in, len);
+}
+
+void utf8_strip_controls(struct strbuf *sb)
+{
+	unsigned char *p = (unsigned char *)sb->buf;
+	size_t i = 0, out = 0;
+
+	/* A C1 control is two bytes in UTF-8 (C2 80..C2 9F); it becomes one space. */
+	while (i < sb->len) {
+		if (p[i] < 0x20 || p[i] == 0x7F) {
+			p[out++] = ' ';
+			i++;
+		} else if (p[i] == 0xC2 && i + 1 < sb->len && p[i + 1] >= 0x80 && p[i + 1] <= 0x9F) {
+			p[out++] = ' ';
+			i += 2;
+		} else {
+			p[out++] = p[i++];
+		}
+	}
+	if (sb->alloc) {
+		sb->len = out;
+		sb->buf[out] = 0;
+	}
+}
