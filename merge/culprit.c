@@ -487,9 +487,11 @@ static int __bounds(struct night *n)
 				r.infra_reason);
 		go_on = 0;
 	} else if (r.verdict != PROBE_GOOD) {
+		int missing = r.exit_code == 126 || r.exit_code == 127;
+
 		__infra_outcome(n, "the good end (%.12s) fails too: %s exit %d%s", n->base,
 				r.cmd_index >= 0 ? n->cmds[r.cmd_index].name : "?", r.exit_code,
-				r.exit_code == 126 || r.exit_code == 127 ? " (a missing tool?)" : "");
+				missing ? " (a missing tool?)" : "");
 		go_on = 0;
 	}
 	probe_result_release(&r);

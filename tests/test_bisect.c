@@ -285,8 +285,8 @@ static void compare_with_git(struct history *h, int first_parent, unsigned jobs)
 	got = sorted_ids(ours.buf);
 	if (jobs == 1 || !a.only_skipped) {
 		if (strcmp(want, got))
-			fail_msg("culprit c%d merges %d fp %d: git says %s%s, nextbot %s%s", h->culprit,
-				 h->merges, first_parent, a.only_skipped ? "skipped " : "", want,
+			fail_msg("culprit c%d merges %d fp %d: git says %s%s, nextbot %s%s",
+				 h->culprit, h->merges, first_parent, a.only_skipped ? "skipped " : "", want,
 				 r.outcome ? "skipped " : "", got);
 	}
 	if (jobs == 1) {
@@ -294,7 +294,8 @@ static void compare_with_git(struct history *h, int first_parent, unsigned jobs)
 		if ((int)r.steps > a.steps) {
 			for (i = 0; i < r.log.nr; i++)
 				print_message("%s\n", r.log.v[i]);
-			fail_msg("nextbot took %u steps, git %d (kept %s)", r.steps, a.steps, h->dir);
+			fail_msg("nextbot took %u steps, git %d (kept %s)", r.steps, a.steps,
+				 h->dir);
 		}
 		total_steps_git += a.steps;
 		total_steps_ours += r.steps;

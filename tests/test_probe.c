@@ -441,7 +441,8 @@ static void night_find(struct culprit_result *r, const struct night_fixture *nf,
 		size_t i;
 
 		print_message("outcome %s tree %s commit %s partner %s infra %s\n",
-			      culprit_outcome_name(r->outcome), r->tree, r->commit, r->partner_commit,
+			      culprit_outcome_name(r->outcome), r->tree, r->commit,
+			      r->partner_commit,
 			      r->infra_reason ? r->infra_reason : "");
 		for (i = 0; i < r->log.nr; i++)
 			print_message("  %s\n", r->log.v[i]);
@@ -642,7 +643,8 @@ static void night_build_failure_is_skip(void **state)
 /* Bounds before blame: a good end that fails (a missing tool) blames nobody. */
 static void night_bounds(void **state)
 {
-	static const struct culprit_command missing = { "x86_64", "no-such-compiler-xyz", NULL, 30 };
+	static const struct culprit_command missing = { "x86_64", "no-such-compiler-xyz", NULL,
+							30 };
 	static const struct culprit_command passes = { "x86_64", "true", NULL, 30 };
 	struct night_fixture nf;
 	struct culprit_result r = CULPRIT_RESULT_INIT;
