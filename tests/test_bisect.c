@@ -287,7 +287,8 @@ static void compare_with_git(struct history *h, int first_parent, unsigned jobs)
 		if (strcmp(want, got))
 			fail_msg("culprit c%d merges %d fp %d: git says %s%s, nextbot %s%s",
 				 h->culprit, h->merges, first_parent,
-				 a.only_skipped ? "skipped " : "", want, r.outcome ? "skipped " : "", got);
+				 a.only_skipped ? "skipped " : "", want,
+				 r.outcome ? "skipped " : "", got);
 	}
 	if (jobs == 1) {
 		assert_int_equal(r.outcome == BISECT_ONLY_SKIPPED, a.only_skipped);
