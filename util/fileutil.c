@@ -89,7 +89,10 @@ static char *__dirname(const char *path)
 
 int file_write_atomic(const char *path, const void *data, size_t len)
 {
-	char *tmp = xstrfmt("%s.tmp.%ld", path, (long)getpid());
+	static unsigned counter;
+	/* unique per thread and call: two threads may replace the same file at once */
+	char *tmp = xstrfmt("%s.tmp.%ld.%u", path, (long)gettid(),
+			    __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED));
 	char *dir = __dirname(path);
 	int fd = -1, error = NB_ERROR;
 
