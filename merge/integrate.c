@@ -11,6 +11,8 @@
 #include "merge/nextfiles.h"
 #include "merge/replay.h"
 #include "merge/repo.h"
+#include "merge/rerere.h"
+#include "merge/rerere_git.h"
 #include "merge/treemerge.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -33,6 +35,8 @@ struct integ_night {
 	struct integ_step *steps;
 	size_t nr, alloc;
 	struct strbuf log;
+	char *workdir;          /* conflict memory on (integ_night_set_rerere()) */
+	size_t rerere_resolved; /* files the last __try_merge() resolved from memory */
 };
 
 const char *integ_state_name(enum integ_state s)
@@ -59,6 +63,9 @@ void integ_outcome_release(struct integ_outcome *o)
 	free(o->conflicts);
 	free(o->reason);
 	strvec_clear(&o->left_out_patches);
+	free(o->resolve_dir);
+	o->resolve_dir = NULL;
+	o->rerere_resolved = 0;
 	o->conflicts = NULL;
 	o->conflicts_nr = 0;
 	o->reason = NULL;
@@ -156,7 +163,14 @@ void integ_night_free(struct integ_night *night)
 	free(night->base_branch);
 	strvec_clear(&night->never_merge);
 	strbuf_release(&night->log);
+	free(night->workdir);
 	free(night);
+}
+
+void integ_night_set_rerere(struct integ_night *night, const char *workdir)
+{
+	free(night->workdir);
+	night->workdir = workdir ? xstrdup(workdir) : NULL;
 }
 
 const char *integ_night_head(const struct integ_night *night)
@@ -311,7 +325,7 @@ static void __record_conflicts(struct integ_night *n, struct integ_outcome *out,
 
 /* Writes the --no-ff merge commit of `theirs` with `tree` and moves the head. */
 static int __commit_merge(struct integ_night *n, const struct integ_tree *t,
-			  const git_oid *theirs, const git_oid *tree_id)
+			  const git_oid *theirs, const git_oid *tree_id, int resolved)
 {
 	git_commit *parents[2] = { NULL, NULL };
 	git_tree *tree = NULL;
@@ -328,7 +342,11 @@ static int __commit_merge(struct integ_night *n, const struct integ_tree *t,
 		err = __git_fail("merge commit");
 		goto done;
 	}
-	strbuf_addstr(&n->log, "Merge made by the 'ort' strategy.\n");
+	if (resolved)
+		strbuf_addf(&n->log, "$ git commit --no-edit -v -a\n[master %.7s] %s"
+			    "$ git diff -M --stat --summary HEAD^..\n", git_oid_tostr_s(&id), msg);
+	else
+		strbuf_addstr(&n->log, "Merge made by the 'ort' strategy.\n");
 	__log_diffstat(n, git_commit_tree_id(parents[0]), tree_id);
 	git_oid_tostr(n->head, 41, &id);
 done:
@@ -350,6 +368,92 @@ static void __log_merging(struct integ_night *n, const struct integ_tree *t, con
 	free(subject);
 }
 
+static char *__theirs_label(const struct integ_tree *t)
+{
+	return xstrfmt("%s/%s", t->name, t->branch);
+}
+
+/*
+ * Conflict memory: 0 with the merged tree when every conflicting file is resolved
+ * from recorded resolutions (merge.log says so per file), else NB_ECONFLICT.
+ */
+static int __rerere_try(struct integ_night *n, git_oid *tree, const git_oid *head,
+			const git_oid *theirs, const struct integ_tree *t)
+{
+	struct rerere_git_conflict rc = RERERE_GIT_CONFLICT_INIT;
+	char *rdir = rerere_dir(n->workdir), *label = __theirs_label(t);
+	size_t *matched = NULL, *total = NULL, i;
+	int err;
+
+	n->rerere_resolved = 0;
+	if ((err = rerere_git_conflict(&rc, n->git, head, theirs, "next", label)) < 0)
+		goto done;
+	matched = xcalloc(rc.nr + 1, sizeof(*matched));
+	total = xcalloc(rc.nr + 1, sizeof(*total));
+	err = rerere_git_resolve(tree, matched, total, n->git, &rc, rdir);
+	for (i = 0; i < rc.nr; i++) {
+		if (!err)
+			strbuf_addf(&n->log, "Resolved '%s' using previous resolution.\n",
+				    rc.files[i].path);
+		else if (matched[i])
+			strbuf_addf(&n->log, "# %s: %zu of %zu conflict hunks have a recorded "
+				    "resolution\n", rc.files[i].path, matched[i], total[i]);
+	}
+	if (!err)
+		n->rerere_resolved = rc.nr;
+done:
+	rerere_git_conflict_release(&rc);
+	free(matched);
+	free(total);
+	free(rdir);
+	free(label);
+	return err < 0 ? NB_ECONFLICT : 0;
+}
+
+/* Leaves tonight's conflict of `t` in workdir/resolve/<tree>/ for the maintainer. */
+static void __rerere_leave(struct integ_night *n, struct integ_outcome *out,
+			   const struct integ_tree *t, const git_oid *head, const git_oid *theirs)
+{
+	struct rerere_git_conflict rc = RERERE_GIT_CONFLICT_INIT;
+	struct rerere_leave_file *files = NULL;
+	struct rerere_leave_other *others = NULL;
+	struct rerere_leave lv = { .tree = t->name, .date = n->date };
+	char next_hex[41], tip_hex[41], *label = __theirs_label(t);
+	size_t i;
+
+	lv.next = git_oid_tostr(next_hex, sizeof(next_hex), head);
+	lv.tip = git_oid_tostr(tip_hex, sizeof(tip_hex), theirs);
+	if (rerere_git_conflict(&rc, n->git, head, theirs, "next", label) < 0) {
+		log_warn("%s: cannot keep the conflicted files: %s", t->name, nb_error_last());
+		goto done;
+	}
+	files = xcalloc(rc.nr + 1, sizeof(*files));
+	others = xcalloc(rc.nr + 1, sizeof(*others));
+	for (i = 0; i < rc.nr; i++) {
+		if (rc.files[i].text)
+			files[lv.files_nr++] = (struct rerere_leave_file){
+				rc.files[i].path, rc.files[i].text, rc.files[i].len };
+		else
+			others[lv.others_nr++] = (struct rerere_leave_other){
+				rc.files[i].path, rc.files[i].kind };
+	}
+	lv.files = files;
+	lv.others = others;
+	if (rerere_leave_write(&lv, n->workdir, &out->resolve_dir) < 0) {
+		log_warn("%s: cannot keep the conflicted files: %s", t->name, nb_error_last());
+		goto done;
+	}
+	strbuf_addf(&n->log, "# %s: conflicted files kept for `nextbot resolve %s`\n", t->name,
+		    t->name);
+	log_info("%s: conflicted files left in %s; edit them and run `nextbot resolve %s`",
+		 t->name, out->resolve_dir, t->name);
+done:
+	rerere_git_conflict_release(&rc);
+	free(files);
+	free(others);
+	free(label);
+}
+
 /*
  * One merge attempt of `theirs`: 0 merged or already (*already set), NB_ECONFLICT
  * (conflicts in `c`, log lines written), NB_EUNRELATED, or an error.
@@ -362,6 +466,7 @@ static int __try_merge(struct integ_night *n, int *already, struct treemerge_con
 	int err;
 
 	git_oid_fromstr(&head, n->head);
+	n->rerere_resolved = 0;
 	err = treemerge_commits(&tree, already, c, n->git, &head, theirs);
 	if (err == NB_EUNRELATED) {
 		strbuf_addstr(&n->log, "fatal: refusing to merge unrelated histories\n");
@@ -371,6 +476,11 @@ static int __try_merge(struct integ_night *n, int *already, struct treemerge_con
 		for (i = 0; i < c->nr; i++)
 			strbuf_addf(&n->log, "CONFLICT (%s): Merge conflict in %s\n",
 				    c->items[i].kind, c->items[i].path);
+		if (n->workdir && __rerere_try(n, &tree, &head, theirs, t) == 0) {
+			strbuf_addstr(&n->log, "Automatic merge failed; "
+					       "fix conflicts and then commit the result.\n");
+			return __commit_merge(n, t, theirs, &tree, 1);
+		}
 		strbuf_addstr(&n->log, "Automatic merge failed; "
 				       "fix conflicts and then commit the result.\n");
 		strbuf_addstr(&n->log, "$ git merge --abort\n");
@@ -382,7 +492,7 @@ static int __try_merge(struct integ_night *n, int *already, struct treemerge_con
 		strbuf_addstr(&n->log, "Already up to date.\n");
 		return 0;
 	}
-	return __commit_merge(n, t, theirs, &tree);
+	return __commit_merge(n, t, theirs, &tree, 0);
 }
 
 static void __left_out(struct integ_night *n, struct integ_outcome *out, const char *name,
@@ -456,6 +566,7 @@ int integ_night_merge_tree(struct integ_night *n, struct integ_outcome *out,
 	err = __try_merge(n, &already, &c, t, &candidate);
 	if (err == 0) {
 		out->state = already ? INTEG_ALREADY : INTEG_MERGED;
+		out->rerere_resolved = n->rerere_resolved;
 		git_oid_tostr(out->merged, 41, &candidate);
 		goto done;
 	}
@@ -469,6 +580,8 @@ int integ_night_merge_tree(struct integ_night *n, struct integ_outcome *out,
 		goto done;
 	git_oid_fromstr(&good, n->head);
 	__record_conflicts(n, out, &c, &good, &candidate);
+	if (n->workdir)
+		__rerere_leave(n, out, t, &good, &candidate);
 	err = 0;
 	if (good_hex && git_oid_fromstr(&good, good_hex) == 0 &&
 	    !git_oid_equal(&good, &candidate)) {
@@ -479,6 +592,7 @@ int integ_night_merge_tree(struct integ_night *n, struct integ_outcome *out,
 		treemerge_conflicts_release(&c2);
 		if (err == 0) {
 			out->state = INTEG_PREVIOUS;
+			out->rerere_resolved = n->rerere_resolved;
 			git_oid_tostr(out->merged, 41, &good);
 			out->reason = xstrfmt("conflict in %s; merged the last good tip %.12s",
 					      c.items[0].path, good_hex);

@@ -56,6 +56,11 @@ struct integ_outcome {
 	size_t conflicts_nr;
 	struct strvec left_out_patches;     /* tree commits (40-hex) not merged: dropped ones
 					       and later ones that no longer applied */
+	/* Conflict memory (integ_night_set_rerere()); 0/NULL without it. */
+	size_t rerere_resolved;             /* files resolved from recorded resolutions:
+					       the merge went through (state merged) */
+	char *resolve_dir;                  /* tonight's tip conflicted: its conflicted files
+					       were left here for `nextbot resolve <tree>` */
 };
 #define INTEG_OUTCOME_INIT { .left_out_patches = STRVEC_INIT }
 void integ_outcome_release(struct integ_outcome *o);
@@ -86,6 +91,16 @@ int integ_night_new(struct integ_night **out, struct integ_repo *repo, const cha
 		    const struct integ_tree *base, const char *merge_identity,
 		    const char *const *never_merge);
 void integ_night_free(struct integ_night *night);
+
+/*
+ * Turns on conflict memory (issue 11) for the night, under `workdir` (copied):
+ * a conflict all of whose hunks match resolutions recorded in workdir/rerere is
+ * resolved from them (merge.log: "Resolved '<file>' using previous resolution.")
+ * and merged; otherwise tonight's tip's conflicted files are left, with markers, in
+ * workdir/resolve/<tree>/ (outcome.resolve_dir) for `nextbot resolve <tree>`.
+ * See merge/rerere.h.  Call before the first merge; NULL turns it off.
+ */
+void integ_night_set_rerere(struct integ_night *night, const char *workdir);
 
 /*
  * Merges `tip_hex` of `tree` into next (a --no-ff merge commit "Merge branch
