@@ -1,4 +1,5 @@
 /* Small pieces shared by the bot's commands. */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -59,4 +60,21 @@ int bot_date_valid(const char *s)
 		strftime(back, sizeof(back), "%Y-%m-%d", &norm);
 	}
 	return !strcmp(back, s);
+}
+
+volatile sig_atomic_t bot_stop_requested;
+
+static void __on_stop(int sig)
+{
+	bot_stop_requested = 1;
+}
+
+void bot_catch_stop(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = __on_stop;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
 }

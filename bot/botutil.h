@@ -2,6 +2,7 @@
 #ifndef BOT_BOTUTIL_H
 #define BOT_BOTUTIL_H
 
+#include <signal.h>
 #include <time.h>
 #include "bot/commands.h"
 #include "bot/config.h"
@@ -19,5 +20,15 @@ void bot_rfc3339(char *buf, size_t n, time_t t);
 void bot_today(char *buf, size_t n);
 /* 1 if `s` is a valid YYYY-MM-DD date. */
 int bot_date_valid(const char *s);
+
+/* Set by SIGTERM/SIGINT (daemon and run): finish the current step, then stop. */
+extern volatile sig_atomic_t bot_stop_requested;
+/* Installs the SIGTERM/SIGINT handler that sets bot_stop_requested. */
+void bot_catch_stop(void);
+
+/* bot/cmd_run.c: a whole night under the lock, then delivery (exit code). */
+int bot_night(const struct config *cfg, const char *date, int no_notify);
+/* Delivers the due notices of the outbox (all queued ones with `all`). */
+int bot_outbox_deliver(const struct config *cfg, int all);
 
 #endif

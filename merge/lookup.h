@@ -41,6 +41,10 @@ int lookup_new_patches(struct lookup_patches *out, struct integ_repo *repo, cons
  */
 long lookup_patch_find(const struct lookup_patches *pool, const char *id);
 
+/* Reads one commit (40-hex) as a patch of `tree` into `out` (release it after). */
+int lookup_commit(struct lookup_patch *out, struct integ_repo *repo, const char *tree,
+		  const char *hex);
+
 void lookup_patch_release(struct lookup_patch *p);
 void lookup_patches_release(struct lookup_patches *list);
 

@@ -1,0 +1,98 @@
+/*
+ * One nightly run (SPEC.md "The nightly run"): fetch, merge in order, build and
+ * test, find and confirm culprits, act on them, tag, record, notify.  Split over
+ * night.c (the flow), night_check.c (building and bisecting), night_flags.c
+ * (flags and their notices) and night_summary.c (the daily summary).
+ */
+#ifndef BOT_NIGHT_H
+#define BOT_NIGHT_H
+
+#include <time.h>
+#include "bot/config.h"
+#include "bot/notices.h"
+#include "bot/state.h"
+#include "merge/fetch.h"
+#include "merge/integrate.h"
+#include "merge/repo.h"
+
+struct night_opts {
+	const char *date;  /* YYYY-MM-DD */
+	int no_notify;     /* record flags, queue no notice */
+};
+
+/* Per configured tree (index 0 is the base), what happened tonight. */
+struct night_tree {
+	const struct config_tree *cfg;
+	struct fetch_result fetch;
+	const char *state;       /* a run_tree state, or NULL before its turn */
+	char *reason;
+	char merged[41];         /* commit merged tonight, "" if none */
+	size_t step;             /* integ step index of its merge; (size_t)-1 if none */
+	int reverts;             /* culprits reverted in it tonight */
+	int checked_clean;       /* next built clean right after its merge */
+};
+
+/* What a failing check says; strings owned. */
+struct night_failure {
+	const struct config_command *cmd; /* the command that failed */
+	int is_test;
+	int exit_code, timed_out;
+	char *excerpt, *first_error;
+	char *infra;             /* set: could not be judged, and why */
+};
+
+struct night {
+	const struct config *cfg;
+	const struct night_opts *opts;
+	struct state *st;
+	struct run_record *run;
+	struct integ_repo *repo;
+	struct integ_night *integ;
+	struct notices notices;
+	struct night_tree *trees;   /* cfg->trees_nr + 1, base first */
+	size_t trees_nr;
+	char tag[16];
+	char *runs_dir, *repo_path, *cache_dir, *workers_dir;
+	time_t deadline;
+	int unfinished;             /* the deadline stopped the work */
+	int broken;                 /* next still fails at the end */
+	int rounds;                 /* failures handled tonight (bounded) */
+	struct strvec new_flags;    /* flag ids first found tonight */
+	struct strvec seen_flags;   /* flag ids blamed (or re-found) tonight */
+	struct strvec resolved;     /* flag ids resolved tonight */
+};
+
+/* The whole night; returns a cli exit code (0 done, 1 the bot failed). */
+int night_run(const struct config *cfg, const struct night_opts *opts);
+
+/*
+ * night_check.c: runs the build (and test) commands on next's head.  Returns 0
+ * when clean, 1 with `out` filled when not, negative when nextbot itself fails.
+ */
+int night_check_head(struct night *n, int with_build, int with_test, struct night_failure *out);
+/*
+ * Tonight's next fails as `fail` says: find the culprit over the night's steps,
+ * confirm it, flag it and act on it in its tree (index in *acted), with next
+ * rewound to just after that tree's merge (and the revert) or to its fallback.
+ * Returns 0 when next was changed (merge the later trees again and recheck), 1
+ * when nothing more can be done (flaky, infrastructure, dismissed, deadline),
+ * negative on a failure of nextbot itself.
+ */
+int night_handle_breakage(struct night *n, struct night_failure *fail, size_t *acted);
+void night_failure_release(struct night_failure *f);
+/*
+ * Uses tree ti's previous version (or leaves it out, as on_breakage says or when
+ * it has none) instead of tonight's; next is rewound to before its merge and the
+ * later trees must be merged again.  night.c.
+ */
+int night_fallback(struct night *n, size_t ti, const char *why);
+int night_past_deadline(struct night *n);
+
+/* night_flags.c */
+void night_flags_after(struct night *n);
+int night_flags_notify(struct night *n);
+
+/* night_summary.c */
+int night_summary_queue(struct night *n);
+
+#endif
