@@ -68,14 +68,21 @@ static size_t __read_cb(char *buf, size_t size, size_t nmemb, void *data)
 	return n;
 }
 
-/* Every line the SMTP server sends arrives here; the last one is its final word. */
-static int __smtp_debug_cb(CURL *h, curl_infotype type, char *data, size_t size, void *words)
+/*
+ * Every line the SMTP server sends arrives here.  The last 4xx/5xx line is the
+ * reason a transaction failed (the 221 of QUIT comes after it); else the last line.
+ */
+static int __smtp_debug_cb(CURL *h, curl_infotype type, char *data, size_t size, void *p)
 {
-	if (type == CURLINFO_HEADER_IN) {
-		while (size && (data[size - 1] == '\n' || data[size - 1] == '\r'))
-			size--;
+	struct strbuf *words = p;
+	int err = size && (data[0] == '4' || data[0] == '5');
+
+	if (type != CURLINFO_HEADER_IN)
+		return 0;
+	while (size && (data[size - 1] == '\n' || data[size - 1] == '\r'))
+		size--;
+	if (err || !words->len || (words->buf[0] != '4' && words->buf[0] != '5'))
 		__set_words(words, data, size);
-	}
 	return 0;
 }
 
@@ -84,6 +91,8 @@ static void __curl_common(CURL *h, long connect_timeout, long timeout, char *err
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, connect_timeout);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT, timeout);
+	/* SMTP waits for the answer to the final "." outside CURLOPT_TIMEOUT, 120 s by default. */
+	curl_easy_setopt(h, CURLOPT_SERVER_RESPONSE_TIMEOUT, timeout);
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
 	curl_easy_setopt(h, CURLOPT_FORBID_REUSE, 1L);
 	curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, 1L);

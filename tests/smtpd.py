@@ -1,0 +1,119 @@
+#!/usr/bin/python3
+"""A real SMTP server for the notify tests (Debian's aiosmtpd), on 127.0.0.1.
+
+    smtpd.py DIR [PORT]
+
+Listens on PORT (0 or absent: a free one), writes the port to DIR/port once it
+accepts connections, and records every accepted message as DIR/msg-N.json:
+envelope (mail_from, rcpt_tos), the raw data, and what Python's email package makes
+of it (headers decoded, body decoded, defects, longest line, bare LFs).
+
+Behaviour is read from DIR/mode at every command (missing file: accept):
+    accept            250 everywhere
+    data4xx / data5xx 451 / 554 at the end of DATA
+    rcpt5xx ADDR      550 for RCPT TO:<ADDR> only (rcpt4xx likewise with 450)
+    hang-mail         never answer MAIL FROM
+    hang-data         never answer the end of DATA
+"""
+import asyncio
+import email
+import email.policy
+import json
+import os
+import sys
+
+from aiosmtpd.smtp import SMTP
+
+DIR = sys.argv[1]
+PORT = int(sys.argv[2]) if len(sys.argv) > 2 else 0
+count = 0
+
+
+def mode():
+    try:
+        with open(os.path.join(DIR, "mode")) as f:
+            words = f.read().split()
+    except FileNotFoundError:
+        return ["accept"]
+    return words or ["accept"]
+
+
+def write_json(name, obj):
+    path = os.path.join(DIR, name)
+    with open(path + ".tmp", "w") as f:
+        json.dump(obj, f, indent=1)
+    os.rename(path + ".tmp", path)
+
+
+def describe(data):
+    lines = data.split(b"\r\n")
+    msg = email.message_from_bytes(data, policy=email.policy.default)
+    headers = [[k, str(v)] for k, v in msg.items()]
+    head = data.split(b"\r\n\r\n", 1)[0]
+    try:
+        body = msg.get_content()
+    except Exception as e:  # the test fails on it, with the reason
+        body = "UNDECODABLE: %r" % e
+    return {
+        "headers": headers,
+        "header_names": [k for k, _ in headers],
+        "defects": [repr(d) for d in msg.defects]
+        + [repr(d) for k in msg.keys() for d in getattr(msg[k], "defects", ())],
+        "max_line": max(len(l) for l in lines),
+        "max_header_line": max(len(l) for l in head.split(b"\r\n")),
+        "bare_lf": data.replace(b"\r\n", b"").count(b"\n"),
+        "bare_cr": data.replace(b"\r\n", b"").count(b"\r"),
+        "non_ascii": any(b > 127 for b in data),
+        "body": body.replace("\r\n", "\n"),
+    }
+
+
+class Handler:
+    async def handle_MAIL(self, server, session, envelope, address, options):
+        if mode()[0] == "hang-mail":
+            await asyncio.sleep(3600)
+        envelope.mail_from = address
+        return "250 OK"
+
+    async def handle_RCPT(self, server, session, envelope, address, options):
+        m = mode()
+        if m[0] == "rcpt5xx" and address in m[1:]:
+            return "550 5.1.1 <%s>: Recipient address rejected: no such user" % address
+        if m[0] == "rcpt4xx" and address in m[1:]:
+            return "450 4.2.1 <%s>: mailbox busy, try later" % address
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
+
+    async def handle_DATA(self, server, session, envelope):
+        global count
+        m = mode()[0]
+        if m == "hang-data":
+            await asyncio.sleep(3600)
+        if m == "data4xx":
+            return "451 4.3.0 Temporary local problem, try again"
+        if m == "data5xx":
+            return "554 5.7.1 Message rejected as spam"
+        count += 1
+        rec = {
+            "mail_from": envelope.mail_from,
+            "rcpt_tos": envelope.rcpt_tos,
+            "data": envelope.content.decode("latin-1"),
+        }
+        rec.update(describe(envelope.content))
+        write_json("msg-%d.json" % count, rec)
+        return "250 2.0.0 Ok: queued as %d" % count
+
+
+async def main():
+    loop = asyncio.get_running_loop()
+    server = await loop.create_server(
+        lambda: SMTP(Handler(), hostname="smtpd.test", decode_data=False),
+        "127.0.0.1", PORT)
+    port = server.sockets[0].getsockname()[1]
+    write_json("port.json", port)
+    os.rename(os.path.join(DIR, "port.json"), os.path.join(DIR, "port"))
+    async with server:
+        await server.serve_forever()
+
+
+asyncio.run(main())

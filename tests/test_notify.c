@@ -1,0 +1,1064 @@
+/* notify/: addresses, encoding, the outbox, and delivery to real SMTP and HTTP servers. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <json-c/json.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "notify/mime.h"
+#include "notify/notice.h"
+#include "notify/outbox.h"
+#include "util/error.h"
+#include "util/fileutil.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+#include "util/banned.h"
+
+/* ---- fixtures ---- */
+
+struct fx {
+	char dir[64];
+	char *outbox, *srv;
+	struct notice_settings s;
+	struct notice_webhook hooks[2];
+	pid_t pid;
+	int port;
+	char url[128];
+};
+
+static int fx_setup(void **state)
+{
+	struct fx *f = xcalloc(1, sizeof(*f));
+
+	snprintf(f->dir, sizeof(f->dir), "/tmp/nb-notify.XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	f->outbox = xstrfmt("%s/outbox", f->dir);
+	f->srv = xstrfmt("%s/srv", f->dir);
+	assert_int_equal(file_mkdir_p(f->srv, 0755), 0);
+	f->s.from = "nextbot <nextbot@example.org>";
+	f->s.list = "Linux Next <linux-next@example.org>";
+	f->s.report_url = "https://nextbot.example.org/r/{id}";
+	f->s.outbox_dir = f->outbox;
+	f->s.smtp.tls = NOTICE_TLS_NONE;
+	f->s.smtp.connect_timeout = 2;
+	f->s.smtp.timeout = 2;
+	f->s.http_timeout = 2;
+	f->s.backoff_min = 60;
+	*state = f;
+	return 0;
+}
+
+static void server_stop(struct fx *f)
+{
+	if (f->pid > 0) {
+		kill(f->pid, SIGTERM);
+		waitpid(f->pid, NULL, 0);
+	}
+	f->pid = 0;
+}
+
+static int fx_teardown(void **state)
+{
+	struct fx *f = *state;
+
+	server_stop(f);
+	if (!getenv("KEEP"))
+		file_remove_tree(f->dir);
+	free(f->outbox);
+	free(f->srv);
+	free(f);
+	return 0;
+}
+
+/* Starts tests/<script> DIR [arg]; waits for it to write its port. */
+static void server_start(struct fx *f, const char *script, const char *arg)
+{
+	char *portfile = xstrfmt("%s/port", f->srv);
+	struct strbuf sb = STRBUF_INIT;
+	int i;
+
+	unlink(portfile);
+	f->pid = fork();
+	assert_true(f->pid >= 0);
+	if (!f->pid) {
+		char *log = xstrfmt("%s/server.log", f->srv);
+		FILE *out = freopen(log, "a", stderr);
+
+		(void)out;
+		execl("/usr/bin/python3", "python3", script, f->srv, arg, (char *)NULL);
+		_exit(127);
+	}
+	for (i = 0; i < 1000 && !file_exists(portfile); i++)
+		usleep(10000);
+	assert_true(file_exists(portfile));
+	assert_int_equal(strbuf_read_file(&sb, portfile, 100), 0);
+	f->port = (int)strtol(sb.buf, NULL, 10);
+	assert_true(f->port > 0);
+	strbuf_release(&sb);
+	free(portfile);
+}
+
+static void smtpd_start(struct fx *f, int port)
+{
+	char p[16];
+
+	snprintf(p, sizeof(p), "%d", port);
+	server_start(f, "tests/smtpd.py", p);
+	snprintf(f->url, sizeof(f->url), "smtp://127.0.0.1:%d", f->port);
+	f->s.smtp.url = f->url;
+}
+
+static void set_mode(struct fx *f, const char *mode)
+{
+	char *path = xstrfmt("%s/mode", f->srv);
+
+	assert_int_equal(file_write_atomic(path, mode, strlen(mode)), 0);
+	free(path);
+}
+
+static int free_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(0x7f000001) };
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	close(fd);
+	return ntohs(a.sin_port);
+}
+
+/* The recorded messages or requests (prefix "msg-" or "req-"), in order. */
+static size_t records(struct json_object **out, size_t max, struct fx *f, const char *prefix)
+{
+	size_t n = 0;
+
+	for (n = 0; n < max; n++) {
+		char *path = xstrfmt("%s/%s%zu.json", f->srv, prefix, n + 1);
+
+		out[n] = file_exists(path) ? json_object_from_file(path) : NULL;
+		free(path);
+		if (!out[n])
+			break;
+	}
+	return n;
+}
+
+static void records_free(struct json_object **r, size_t n)
+{
+	while (n--)
+		json_object_put(r[n]);
+}
+
+static const char *jstr(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) ? json_object_get_string(v) : NULL;
+}
+
+static int jint(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) ? json_object_get_int(v) : -12345;
+}
+
+/* Value of header `name` as Python's email package decoded it, or NULL. */
+static const char *header(struct json_object *msg, const char *name)
+{
+	struct json_object *hs;
+	size_t i;
+
+	json_object_object_get_ex(msg, "headers", &hs);
+	for (i = 0; i < json_object_array_length(hs); i++) {
+		struct json_object *h = json_object_array_get_idx(hs, i);
+
+		if (!strcasecmp(json_object_get_string(json_object_array_get_idx(h, 0)), name))
+			return json_object_get_string(json_object_array_get_idx(h, 1));
+	}
+	return NULL;
+}
+
+static const char *rcpt(struct json_object *msg)
+{
+	struct json_object *r;
+
+	json_object_object_get_ex(msg, "rcpt_tos", &r);
+	assert_int_equal(json_object_array_length(r), 1);
+	return json_object_get_string(json_object_array_get_idx(r, 0));
+}
+
+/* Every recorded mail is sound: parses clean, CRLF only, short header lines. */
+static void assert_sound_mail(struct json_object *msg, int threaded)
+{
+	static const char *base[] = { "From", "To", "Cc", "Subject", "Date", "Message-ID",
+				      "In-Reply-To", "References", "MIME-Version",
+				      "Content-Type", "Content-Transfer-Encoding",
+				      "Auto-Submitted", "X-Nextbot-Event" };
+	struct json_object *names, *defects;
+	size_t i, j;
+
+	json_object_object_get_ex(msg, "header_names", &names);
+	json_object_object_get_ex(msg, "defects", &defects);
+	assert_int_equal(json_object_array_length(defects), 0);
+	assert_true(jint(msg, "max_header_line") <= 78);
+	assert_true(jint(msg, "max_line") <= 998);
+	assert_int_equal(jint(msg, "bare_lf"), 0);
+	assert_int_equal(jint(msg, "bare_cr"), 0);
+	assert_false(json_object_get_boolean(json_object_object_get(msg, "non_ascii")));
+	for (i = 0; i < json_object_array_length(names); i++) {
+		const char *n = json_object_get_string(json_object_array_get_idx(names, i));
+		int known = 0;
+
+		for (j = 0; j < sizeof(base) / sizeof(*base); j++)
+			known |= !strcmp(n, base[j]);
+		if (!known)
+			fail_msg("unexpected header %s", n);
+	}
+	assert_string_equal(header(msg, "Auto-Submitted"), "auto-generated");
+	assert_non_null(header(msg, "Message-ID"));
+	assert_non_null(header(msg, "Date"));
+	assert_int_equal(!!header(msg, "In-Reply-To"), threaded);
+}
+
+static size_t outbox_count(struct fx *f)
+{
+	char **ids;
+	size_t nr;
+
+	assert_int_equal(outbox_ids(&ids, &nr, f->outbox), 0);
+	outbox_ids_free(ids, nr);
+	return nr;
+}
+
+/* Loads the only notice of `kind` and `channel` in the outbox. */
+static void load_notice(struct outbox_notice *out, struct fx *f, const char *kind,
+			const char *channel, const char *subject_prefix)
+{
+	char **ids;
+	size_t nr, i, found = 0;
+
+	assert_int_equal(outbox_ids(&ids, &nr, f->outbox), 0);
+	for (i = 0; i < nr; i++) {
+		struct outbox_notice n;
+		char *path = outbox_notice_path(f->outbox, ids[i]);
+
+		assert_int_equal(outbox_notice_load(&n, path), 0);
+		free(path);
+		if (!strcmp(n.kind, kind) && !strcmp(n.channel, channel) &&
+		    (!subject_prefix || str_starts_with(n.subject, subject_prefix))) {
+			assert_int_equal(found++, 0);
+			*out = n;
+		} else {
+			outbox_notice_release(&n);
+		}
+	}
+	outbox_ids_free(ids, nr);
+	assert_int_equal(found, 1);
+}
+
+static const char *contacts[] = { "Net Maint <maint@example.org>", "netdev@example.org" };
+static const char *blog[] = { "git bisect start 'next' 'base'",
+			      "# bad: [0123456789abcdef0123456789abcdef01234567] net: frob",
+			      "git bisect bad 0123456789abcdef0123456789abcdef01234567" };
+
+static void breakage_init(struct notice_breakage *b)
+{
+	memset(b, 0, sizeof(*b));
+	b->kind = "build-failure";
+	b->flag_id = "0123456789ab";
+	b->date = "2026-12-03";
+	b->next_tag = "next-20261203";
+	b->tree = "net-next";
+	b->contacts = contacts;
+	b->contacts_nr = 2;
+	b->commit = "0123456789abcdef0123456789abcdef01234567";
+	b->subject = "net: frob the widgets";
+	b->author.name = "J\xc3\xb6rg D\xc5\x93";
+	b->author.email = "jorg@example.org";
+	b->patch_id = "fedcba9876543210fedcba9876543210fedcba98";
+	b->message_id = "<20261201.1234-1-jorg@example.org>";
+	b->command_name = "x86_64";
+	b->command_line = "make -j$(nproc)";
+	b->exit_code = 2;
+	b->excerpt = "net/core/frob.c:12:3: error: 'widget' undeclared\n.\n"
+		     "make: *** [Makefile:3: all] Error 1\n";
+	b->bisect_steps = 3;
+	b->bisect_log = blog;
+	b->bisect_log_nr = 3;
+	b->repro_base = "aaaaaaaaaaaabbbbbbbbbbbbccccccccccccdddd";
+	b->tree_url = "https://git.example.org/net-next.git";
+	b->tree_branch = "main";
+	b->action = NOTICE_ACTION_REVERTED;
+}
+
+/* ---- addresses and encoding ---- */
+
+static void test_addr_check(void **state)
+{
+	static const char *good[] = { "a@b", "john.doe+tag@example.org", "x_y-z@sub.example-host.org",
+				      "o'brien@example.ie", "a@localhost" };
+	static const char *bad[] = { "a@b>\r\nRCPT TO:<x@y>", "", "@b", "a@", "a@@b", "a@b@c",
+				     "a b@c", "a\n@b", "a@b\r", "<a@b>", "a<@b", "\"a\"@b",
+				     "a..b@c", ".a@b", "a.@b", "j\xc3\xb6rg@example.org",
+				     "a@b_c", "a@-b", "a@b-", "a@b..c", "a@b.", "a@[127.0.0.1]",
+				     "a@b\tc" };
+	char *name, *addr;
+	size_t i;
+
+	for (i = 0; i < sizeof(good) / sizeof(*good); i++)
+		assert_int_equal(mime_addr_check(good[i]), 0);
+	for (i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		if (mime_addr_check(bad[i]) != NB_EREFUSED)
+			fail_msg("accepted %s", bad[i]);
+		assert_null(strchr(nb_error_last(), '\n'));
+		assert_null(strchr(nb_error_last(), '\r'));
+	}
+	assert_int_equal(mime_addr_parse("Net Maint <maint@example.org>", &name, &addr), 0);
+	assert_string_equal(name, "Net Maint");
+	assert_string_equal(addr, "maint@example.org");
+	free(name);
+	free(addr);
+	assert_int_equal(mime_addr_parse(" plain@example.org ", &name, &addr), 0);
+	assert_null(name);
+	assert_string_equal(addr, "plain@example.org");
+	free(addr);
+	assert_int_equal(mime_addr_parse("\"Doe, J\" <j@example.org>", &name, &addr), 0);
+	assert_string_equal(name, "Doe, J");
+	free(name);
+	free(addr);
+	assert_int_equal(mime_addr_parse("x <a@b>\r\nRCPT TO:<x@y>", &name, &addr), NB_EREFUSED);
+	assert_int_equal(mime_addr_parse("x <a@b> y", &name, &addr), NB_EREFUSED);
+	assert_int_equal(mime_addr_parse("x <<a@b>>", &name, &addr), NB_EREFUSED);
+	assert_null(addr);
+}
+
+/* Unfolds a header block the RFC 5322 way, checking line lengths on the way. */
+static void unfold(struct strbuf *out, const char *hdr, size_t max_line)
+{
+	const char *p = hdr;
+
+	while (*p) {
+		const char *e = strstr(p, "\r\n");
+
+		assert_non_null(e);
+		assert_true((size_t)(e - p) <= max_line);
+		strbuf_add(out, p, e - p);
+		p = e + 2;
+		if (*p && *p != ' ')
+			fail_msg("continuation line without a space");
+	}
+}
+
+static void test_header_text(void **state)
+{
+	struct strbuf sb = STRBUF_INIT, un = STRBUF_INIT, subj = STRBUF_INIT;
+	size_t i;
+
+	for (i = 0; i < 150; i++)
+		strbuf_addstr(&subj, "word1234 ");
+	strbuf_rtrim(&subj);
+	mime_header_text(&sb, "Subject", subj.buf);
+	unfold(&un, sb.buf, 78);
+	assert_string_equal(un.buf + 9, subj.buf);
+
+	strbuf_reset(&sb);
+	strbuf_reset(&un);
+	strbuf_reset(&subj);
+	for (i = 0; i < 1200; i++)
+		strbuf_addch(&subj, i % 7 ? 'x' : 0xc3), strbuf_addch(&subj, i % 7 ? 'y' : 0xa9);
+	mime_header_text(&sb, "Subject", subj.buf);
+	unfold(&un, sb.buf, 78);
+	/* every encoded word is at most 75 characters */
+	{
+		const char *p = sb.buf;
+
+		while ((p = strstr(p, "=?UTF-8?B?"))) {
+			const char *e = strstr(p, "?=");
+
+			assert_non_null(e);
+			assert_true(e + 2 - p <= 75);
+			p = e + 2;
+		}
+	}
+	strbuf_release(&sb);
+	strbuf_release(&un);
+	strbuf_release(&subj);
+}
+
+static void test_body_qp(void **state)
+{
+	struct strbuf sb = STRBUF_INIT, text = STRBUF_INIT;
+	const char *cte;
+	size_t i;
+
+	mime_body(&sb, "plain\n.\nline\n", &cte);
+	assert_string_equal(cte, "7bit");
+	assert_string_equal(sb.buf, "plain\r\n.\r\nline\r\n");
+	strbuf_reset(&sb);
+	mime_clean_text(&text, "caf\xc3\xa9 \xff bare\rcr\r\nesc\x1b[0m tab\tend \n");
+	mime_body(&sb, text.buf, &cte);
+	assert_string_equal(cte, "quoted-printable");
+	assert_non_null(strstr(sb.buf, "caf=C3=A9 =EF=BF=BD bare=0Dcr\r\n"));
+	assert_non_null(strstr(sb.buf, "esc [0m tab\tend=20\r\n"));
+	strbuf_reset(&sb);
+	strbuf_reset(&text);
+	for (i = 0; i < 3000; i++)
+		strbuf_addch(&text, 'a' + i % 26);
+	mime_body(&sb, text.buf, &cte);
+	assert_string_equal(cte, "quoted-printable");
+	{
+		const char *p = sb.buf, *e;
+
+		while ((e = strstr(p, "\r\n"))) {
+			assert_true(e - p <= 76);
+			p = e + 2;
+		}
+	}
+	strbuf_release(&sb);
+	strbuf_release(&text);
+}
+
+static void test_msgid(void **state)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	assert_int_equal(mime_msgid_normalize(&sb, " <a.b-c@d.e> "), 0);
+	assert_string_equal(sb.buf, "<a.b-c@d.e>");
+	assert_int_equal(mime_msgid_normalize(&sb, "a@b>\r\nBcc: x@y"), -1);
+	assert_int_equal(mime_msgid_normalize(&sb, "<a b@c>"), -1);
+	assert_int_equal(mime_msgid_normalize(&sb, "<ab>"), -1);
+	strbuf_release(&sb);
+}
+
+/* ---- the outbox ---- */
+
+static void test_queue_idempotent(void **state)
+{
+	struct fx *f = *state;
+	struct notice_breakage b;
+	struct outbox_notice n;
+	struct strbuf want = STRBUF_INIT;
+
+	breakage_init(&b);
+	assert_int_equal(notice_queue_breakage(&f->s, &b), 2);
+	assert_int_equal(notice_queue_breakage(&f->s, &b), 0);
+	assert_int_equal(outbox_count(f), 2);
+	load_notice(&n, f, "build-failure", "mail", "Re: ");
+	strbuf_addf(&want, "Message-ID: <nextbot.%s@example.org>\r\n", n.id);
+	assert_non_null(strstr(n.body, want.buf));
+	assert_int_equal(n.state, OUTBOX_QUEUED);
+	assert_int_equal(n.rcpts_nr, 3);
+	outbox_notice_release(&n);
+	/* A reminder is a new notice. */
+	b.reminder = 1;
+	assert_int_equal(notice_queue_breakage(&f->s, &b), 2);
+	strbuf_release(&want);
+}
+
+static void test_outbox_list_json(void **state)
+{
+	struct fx *f = *state;
+	struct notice_breakage b;
+	struct strbuf sb = STRBUF_INIT;
+	struct json_object *doc, *arr, *n;
+
+	assert_int_equal(notice_outbox_list(&sb, f->outbox, 1), 0);
+	assert_string_equal(sb.buf, "{\n  \"notices\":[\n  ]\n}\n");
+	breakage_init(&b);
+	f->hooks[0].url = "http://127.0.0.1:9/hook";
+	f->s.webhooks = f->hooks;
+	f->s.webhooks_nr = 1;
+	assert_int_equal(notice_queue_breakage(&f->s, &b), 3);
+	strbuf_reset(&sb);
+	assert_int_equal(notice_outbox_list(&sb, f->outbox, 1), 0);
+	doc = json_tokener_parse(sb.buf);
+	assert_non_null(doc);
+	assert_true(json_object_object_get_ex(doc, "notices", &arr));
+	assert_int_equal(json_object_array_length(arr), 3);
+	n = json_object_array_get_idx(arr, 0);
+	assert_int_equal(strlen(jstr(n, "id")), 32);
+	assert_string_equal(jstr(n, "state"), "queued");
+	assert_int_equal(jint(n, "attempts"), 0);
+	assert_null(jstr(n, "last_error"));
+	assert_non_null(jstr(n, "next_try"));
+	assert_true(json_object_is_type(json_object_object_get(n, "to"), json_type_array));
+	json_object_put(doc);
+	strbuf_release(&sb);
+}
+
+/* ---- SMTP ---- */
+
+static void test_smtp_report_and_maintainer_mail(void **state)
+{
+	struct fx *f = *state;
+	struct notice_breakage b;
+	struct notice_flush_stats st;
+	struct json_object *m[16];
+	size_t n, i, reports = 0, maint = 0;
+	const char *report_id = NULL;
+
+	smtpd_start(f, 0);
+	breakage_init(&b);
+	assert_int_equal(notice_queue_breakage(&f->s, &b), 2);
+	assert_int_equal(notice_outbox_flush(&f->s, 0, &st), 0);
+	assert_int_equal(st.sent, 2);
+	assert_int_equal(st.deferred + st.failed, 0);
+	n = records(m, 16, f, "msg-");
+	assert_int_equal(n, 6); /* one transaction per recipient */
+	for (i = 0; i < n; i++) {
+		const char *subj = header(m[i], "Subject"), *body = jstr(m[i], "body");
+
+		assert_string_equal(jstr(m[i], "mail_from"), "nextbot@example.org");
+		if (!strcmp(subj, "Re: net: frob the widgets")) {
+			const char *to = rcpt(m[i]);
+
+			reports++;
+			assert_sound_mail(m[i], 1);
+			assert_true(!strcmp(to, "jorg@example.org") || !strcmp(to, "maint@example.org") ||
+				    !strcmp(to, "netdev@example.org"));
+			assert_string_equal(header(m[i], "In-Reply-To"),
+					    "<20261201.1234-1-jorg@example.org>");
+			assert_string_equal(header(m[i], "References"),
+					    "<20261201.1234-1-jorg@example.org>");
+			assert_string_equal(header(m[i], "To"), "J\xc3\xb6rg D\xc5\x93 <jorg@example.org>");
+			assert_string_equal(header(m[i], "Cc"),
+					    "Net Maint <maint@example.org>, netdev@example.org");
+			if (report_id)
+				assert_string_equal(report_id, header(m[i], "Message-ID"));
+			report_id = header(m[i], "Message-ID");
+			assert_non_null(strstr(body, "Hi J\xc3\xb6rg D\xc5\x93,\n"));
+			assert_non_null(strstr(body, "  0123456789ab (\"net: frob the widgets\")\n"));
+			assert_non_null(strstr(body, "failed with exit status 2"));
+			assert_non_null(strstr(body, "\n.\nmake: *** [Makefile:3: all] Error 1\n"));
+			assert_non_null(strstr(body, "  git bisect bad 0123456789abcdef"));
+			assert_non_null(strstr(body, "  git merge --no-edit 0123456789abcdef"));
+			assert_non_null(strstr(body, "  make -j$(nproc)\n"));
+			assert_non_null(strstr(body, "Reported-by: nextbot <nextbot@example.org>\n"));
+			assert_non_null(strstr(body,
+					       "Closes: https://nextbot.example.org/r/0123456789ab\n"));
+		} else {
+			assert_string_equal(subj, "next-20261203: build failure after merge of the "
+						  "net-next tree");
+			maint++;
+			assert_sound_mail(m[i], 0);
+			assert_non_null(strstr(body, "After merging the net-next tree, today's build "
+						     "(x86_64) failed like this:\n\nnet/core/frob.c"));
+			assert_non_null(strstr(body, "Caused by commit\n\n  0123456789ab (\"net: frob "
+						     "the widgets\")\n"));
+			assert_non_null(strstr(body, "I have reverted that commit for today.\n"));
+			assert_string_equal(header(m[i], "Cc"), "Linux Next <linux-next@example.org>");
+		}
+		assert_string_equal(header(m[i], "X-Nextbot-Event"), "build-failure");
+	}
+	assert_int_equal(reports, 3);
+	assert_int_equal(maint, 3);
+	/* Flushing again sends nothing. */
+	assert_int_equal(notice_outbox_flush(&f->s, 1, &st), 0);
+	assert_int_equal(st.sent + st.deferred + st.failed, 0);
+	records_free(m, n);
+	assert_int_equal(records(m, 16, f, "msg-"), 6);
+	records_free(m, 6);
+}
+
+static void test_smtp_hostile_metadata(void **state)
+{
+	struct fx *f = *state;
+	static const char *bad_contacts[] = { "a@b>\r\nRCPT TO:<x@y>", "ok@example.org" };
+	struct notice_breakage b;
+	struct notice_flush_stats st;
+	struct outbox_notice on;
+	struct strbuf subj = STRBUF_INIT, clean = STRBUF_INIT, want = STRBUF_INIT;
+	struct json_object *m[16];
+	size_t n, i;
+
+	smtpd_start(f, 0);
+	breakage_init(&b);
+	strbuf_addstr(&subj, "fix \xff\xfe bad\r\nBcc: victim@example.org\x7f ");
+	for (i = 0; i < 1200; i++)
+		strbuf_addch(&subj, "abc d\xc3\xa9"[i % 7]);
+	b.subject = subj.buf;
+	b.author.name = "Mallory\r\nBcc: victim@example.org";
+	b.author.email = "mallory@example.org";
+	b.contacts = bad_contacts;
+	b.message_id = "x@y>\r\nBcc: victim@example.org";
+	b.excerpt = "line\r\n.\r\n\x1b[1merror\x1b[0m\n";
+	assert_int_equal(notice_queue_breakage(&f->s, &b), 2);
+	assert_int_equal(notice_outbox_flush(&f->s, 0, &st), 0);
+	assert_int_equal(st.sent, 2);
+	n = records(m, 16, f, "msg-");
+	assert_int_equal(n, 4); /* report: mallory, ok; maintainer: ok, list */
+	mime_clean_line(&clean, subj.buf);
+	strbuf_addf(&want, "[net-next] build failure: %s", clean.buf);
+	for (i = 0; i < n; i++) {
+		const char *to = rcpt(m[i]), *subject = header(m[i], "Subject");
+
+		assert_true(!strcmp(to, "mallory@example.org") || !strcmp(to, "ok@example.org") ||
+			    !strcmp(to, "linux-next@example.org"));
+		assert_null(header(m[i], "Bcc"));
+		assert_null(strstr(jstr(m[i], "data"), "\r\nBcc:"));
+		if (str_starts_with(subject, "[net-next]")) {
+			assert_sound_mail(m[i], 0);
+			assert_string_equal(subject, want.buf);
+			assert_non_null(strstr(header(m[i], "To"), "Mallory  Bcc: victim@example.org"));
+			assert_null(strchr(header(m[i], "To"), '\n'));
+			assert_non_null(strstr(jstr(m[i], "body"), "line\n.\n [1merror [0m\n"));
+		} else {
+			assert_sound_mail(m[i], 0);
+		}
+	}
+	records_free(m, n);
+	/* The refused contact failed alone, with the reason; the notice went out. */
+	load_notice(&on, f, "build-failure", "mail", "[net-next]");
+	assert_int_equal(on.state, OUTBOX_SENT);
+	assert_int_equal(on.rcpts_nr, 3);
+	for (i = 0; i < on.rcpts_nr; i++) {
+		assert_null(strchr(on.rcpts[i].to, '\n'));
+		if (on.rcpts[i].state == OUTBOX_FAILED)
+			assert_non_null(strstr(on.rcpts[i].error, "refused"));
+	}
+	assert_non_null(strstr(on.last_error, "refused"));
+	outbox_notice_release(&on);
+	strbuf_release(&subj);
+	strbuf_release(&clean);
+	strbuf_release(&want);
+}
+
+static void test_smtp_rcpt_refused_alone(void **state)
+{
+	struct fx *f = *state;
+	struct notice_breakage b;
+	struct notice_flush_stats st;
+	struct outbox_notice on;
+	struct json_object *m[16];
+	size_t n, i;
+
+	smtpd_start(f, 0);
+	set_mode(f, "rcpt5xx maint@example.org");
+	breakage_init(&b);
+	b.message_id = NULL;
+	assert_int_equal(notice_queue_breakage(&f->s, &b), 2);
+	assert_int_equal(notice_outbox_flush(&f->s, 0, &st), 0);
+	assert_int_equal(st.sent, 2);
+	n = records(m, 16, f, "msg-");
+	assert_int_equal(n, 4);
+	for (i = 0; i < n; i++)
+		assert_string_not_equal(rcpt(m[i]), "maint@example.org");
+	records_free(m, n);
+	load_notice(&on, f, "build-failure", "mail", "[net-next] build failure: ");
+	for (i = 0; i < on.rcpts_nr; i++) {
+		if (!strcmp(on.rcpts[i].to, "maint@example.org")) {
+			assert_int_equal(on.rcpts[i].state, OUTBOX_FAILED);
+			assert_non_null(strstr(on.rcpts[i].error, "550 5.1.1"));
+		} else {
+			assert_int_equal(on.rcpts[i].state, OUTBOX_SENT);
+		}
+	}
+	assert_non_null(strstr(on.last_error, "maint@example.org: 550"));
+	outbox_notice_release(&on);
+}
+
+static void test_smtp_down_then_back(void **state)
+{
+	struct fx *f = *state;
+	struct notice_summary sum = { 0 };
+	struct notice_summary_tree trees[] = { { "mm-stable", "merged", NULL },
+					       { "net-next", "left-out", "conflict" } };
+	struct notice_flush_stats st;
+	struct outbox_notice on;
+	struct json_object *m[4];
+	int port = free_port();
+
+	snprintf(f->url, sizeof(f->url), "smtp://127.0.0.1:%d", port);
+	f->s.smtp.url = f->url;
+	sum.date = "2026-12-03";
+	sum.next_tag = "next-20261203";
+	sum.next_commit = "abcdef0123456789abcdef0123456789abcdef01";
+	sum.trees = trees;
+	sum.trees_nr = 2;
+	assert_int_equal(notice_queue_summary(&f->s, &sum), 1);
+	f->s.now = time(NULL);
+	assert_int_equal(notice_outbox_flush(&f->s, 0, &st), 0);
+	assert_int_equal(st.deferred, 1);
+	load_notice(&on, f, "summary", "mail", NULL);
+	assert_int_equal(on.state, OUTBOX_QUEUED);
+	assert_int_equal(on.attempts, 1);
+	assert_non_null(on.last_error);
+	assert_true(on.next_try >= f->s.now + 60);
+	outbox_notice_release(&on);
+	/* Not due yet: left alone. */
+	assert_int_equal(notice_outbox_flush(&f->s, 0, &st), 0);
+	assert_int_equal(st.skipped, 1);
+	/* The server comes back; the backoff has passed. */
+	smtpd_start(f, port);
+	f->s.now += 61;
+	assert_int_equal(notice_outbox_flush(&f->s, 0, &st), 0);
+	assert_int_equal(st.sent, 1);
+	assert_int_equal(notice_outbox_flush(&f->s, 1, &st), 0);
+	assert_int_equal(st.sent, 0);
+	assert_int_equal(records(m, 4, f, "msg-"), 1);
+	assert_sound_mail(m[0], 0);
+	assert_string_equal(header(m[0], "Subject"), "[next-20261203] BUILD SUCCESS abcdef012345");
+	assert_non_null(strstr(jstr(m[0], "body"), "net-next"));
+	records_free(m, 1);
+	load_notice(&on, f, "summary", "mail", NULL);
+	assert_int_equal(on.state, OUTBOX_SENT);
+	assert_int_equal(on.attempts, 2);
+	assert_null(on.last_error);
+	outbox_notice_release(&on);
+}
+
+static void test_smtp_gives_up(void **state)
+{
+	struct fx *f = *state;
+	struct notice_base_broken bb = { "2026-12-03", "next-20261203", "origin",
+					 "0123456789abcdef0123456789abcdef01234567", "x86_64",
+					 "make", 2, 0, "error: boom\n" };
+	struct notice_flush_stats st;
+	struct outbox_notice on;
+
+	snprintf(f->url, sizeof(f->url), "smtp://127.0.0.1:%d", free_port());
+	f->s.smtp.url = f->url;
+	assert_int_equal(notice_queue_base_broken(&f->s, &bb), 1);
+	f->s.now = time(NULL) + 5 * 86400;
+	assert_int_equal(notice_outbox_flush(&f->s, 0, &st), 0);
+	assert_int_equal(st.failed, 1);
+	load_notice(&on, f, "base-broken", "mail", NULL);
+	assert_int_equal(on.state, OUTBOX_FAILED);
+	assert_non_null(strstr(on.last_error, "gave up after 1 attempts"));
+	outbox_notice_release(&on);
+}
+
+static void test_smtp_4xx_and_5xx(void **state)
+{
+	struct fx *f = *state;
+	struct notice_conflict c = { 0 };
+	static const char *paths[] = { "mm/slab.c" }, *ours[] = { "111111111111 mm: a" },
+			  *theirs[] = { "222222222222 net: b" };
+	struct notice_flush_stats st;
+	struct outbox_notice on;
+	struct json_object *m[4];
+
+	smtpd_start(f, 0);
+	c.date = "2026-12-03";
+	c.next_tag = "next-20261203";
+	c.tree = "net-next";
+	c.other = "mm-stable";
+	c.contacts = contacts;
+	c.contacts_nr = 1;
+	c.paths = paths;
+	c.paths_nr = 1;
+	c.ours = ours;
+	c.ours_nr = 1;
+	c.theirs = theirs;
+	c.theirs_nr = 1;
+	assert_int_equal(notice_queue_conflict(&f->s, &c), 1);
+	set_mode(f, "data4xx");
+	assert_int_equal(notice_outbox_flush(&f->s, 1, &st), 0);
+	assert_int_equal(st.deferred, 1);
+	load_notice(&on, f, "merge-conflict", "mail", NULL);
+	assert_int_equal(on.state, OUTBOX_QUEUED);
+	assert_non_null(strstr(on.last_error, "451 4.3.0"));
+	outbox_notice_release(&on);
+	set_mode(f, "data5xx");
+	assert_int_equal(notice_outbox_flush(&f->s, 1, &st), 0);
+	assert_int_equal(st.failed, 1);
+	load_notice(&on, f, "merge-conflict", "mail", NULL);
+	assert_int_equal(on.state, OUTBOX_FAILED);
+	assert_non_null(strstr(on.last_error, "554 5.7.1 Message rejected as spam"));
+	outbox_notice_release(&on);
+	assert_int_equal(records(m, 4, f, "msg-"), 0);
+}
+
+static void test_smtp_hang_times_out(void **state)
+{
+	struct fx *f = *state;
+	struct notice_breakage b;
+	struct notice_flush_stats st;
+
+	smtpd_start(f, 0);
+	set_mode(f, "hang-data");
+	f->s.smtp.timeout = 1;
+	breakage_init(&b);
+	assert_int_equal(notice_queue_breakage(&f->s, &b), 2);
+	assert_int_equal(notice_outbox_flush(&f->s, 0, &st), 0);
+	/* The first attempt times out; the other mail is not tried against a dead server. */
+	assert_int_equal(st.deferred, 1);
+	assert_int_equal(st.skipped, 1);
+}
+
+static void test_smtp_starttls_required(void **state)
+{
+	struct fx *f = *state;
+	struct notice_base_broken bb = { "2026-12-03", "next-20261203", "origin", "0123", "x86_64",
+					 "make", 2, 0, "error: boom\n" };
+	struct notice_flush_stats st;
+	struct outbox_notice on;
+	struct json_object *m[2];
+
+	smtpd_start(f, 0);
+	f->s.smtp.tls = NOTICE_TLS_STARTTLS;
+	assert_int_equal(notice_queue_base_broken(&f->s, &bb), 1);
+	assert_int_equal(notice_outbox_flush(&f->s, 0, &st), 0);
+	assert_int_equal(st.failed, 1);
+	load_notice(&on, f, "base-broken", "mail", NULL);
+	assert_non_null(strstr(on.last_error, "STARTTLS"));
+	outbox_notice_release(&on);
+	assert_int_equal(records(m, 2, f, "msg-"), 0);
+}
+
+static void test_killed_between_write_and_send(void **state)
+{
+	struct fx *f = *state;
+	struct notice_breakage b;
+	struct notice_flush_stats st;
+	struct json_object *m[16];
+	const char *first_id = NULL;
+	size_t n, i, to_jorg = 0;
+	int status;
+	pid_t pid;
+
+	smtpd_start(f, 0);
+	breakage_init(&b);
+	/* Killed right after queueing: nothing sent, nothing lost. */
+	pid = fork();
+	if (!pid) {
+		notice_queue_breakage(&f->s, &b);
+		kill(getpid(), SIGKILL);
+	}
+	waitpid(pid, &status, 0);
+	assert_true(WIFSIGNALED(status));
+	assert_int_equal(outbox_count(f), 2);
+	/* Killed in the instant after the server accepted the first recipient. */
+	pid = fork();
+	if (!pid) {
+		setenv("NEXTBOT_FAULT", "rename:1:kill", 1);
+		notice_outbox_flush(&f->s, 0, &st);
+		_exit(0);
+	}
+	waitpid(pid, &status, 0);
+	assert_true(WIFSIGNALED(status));
+	assert_int_equal(records(m, 16, f, "msg-"), 1);
+	records_free(m, 1);
+	assert_int_equal(notice_outbox_flush(&f->s, 0, &st), 0);
+	assert_int_equal(st.sent, 2);
+	n = records(m, 16, f, "msg-");
+	assert_int_equal(n, 7); /* the first recipient twice, at least once for all */
+	for (i = 0; i < n; i++) {
+		if (strcmp(rcpt(m[i]), "jorg@example.org"))
+			continue;
+		to_jorg++;
+		if (first_id)
+			assert_string_equal(first_id, header(m[i], "Message-ID"));
+		first_id = header(m[i], "Message-ID");
+	}
+	assert_int_equal(to_jorg, 2);
+	records_free(m, n);
+}
+
+static void test_dropped_and_resolved_thread(void **state)
+{
+	struct fx *f = *state;
+	struct notice_breakage b;
+	struct outbox_notice report, dropped, resolved;
+	struct strbuf want = STRBUF_INIT;
+
+	breakage_init(&b);
+	assert_int_equal(notice_queue_breakage(&f->s, &b), 2);
+	assert_int_equal(notice_queue_dropped(&f->s, &b, "it breaks the build."), 1);
+	assert_int_equal(notice_queue_dropped(&f->s, &b, "it breaks the build."), 0);
+	assert_int_equal(notice_queue_resolved(&f->s, &b, "fixed upstream"), 1);
+	load_notice(&report, f, "build-failure", "mail", "Re: ");
+	load_notice(&dropped, f, "dropped", "mail", NULL);
+	load_notice(&resolved, f, "resolved", "mail", NULL);
+	assert_string_equal(dropped.subject, "[dropped] net: frob the widgets");
+	strbuf_addf(&want, "In-Reply-To: <nextbot.%s@example.org>\r\n", report.id);
+	assert_non_null(strstr(dropped.body, want.buf));
+	assert_non_null(strstr(resolved.body, want.buf));
+	strbuf_reset(&want);
+	strbuf_addf(&want, "References: <20261201.1234-1-jorg@example.org>\r\n"
+			   " <nextbot.%s@example.org>\r\n", report.id);
+	assert_non_null(strstr(dropped.body, want.buf));
+	assert_non_null(strstr(dropped.body, "This patch was dropped from the net-next tree "
+					     "because it breaks the build."));
+	assert_int_equal(dropped.rcpts_nr, 1);
+	assert_int_equal(resolved.rcpts_nr, 3);
+	outbox_notice_release(&report);
+	outbox_notice_release(&dropped);
+	outbox_notice_release(&resolved);
+	strbuf_release(&want);
+}
+
+/* ---- webhooks ---- */
+
+static void httpd_start(struct fx *f, const char *secret)
+{
+	server_start(f, "tests/httpd.py", secret);
+	snprintf(f->url, sizeof(f->url), "http://127.0.0.1:%d/hook", f->port);
+	f->hooks[0].url = f->url;
+	f->hooks[0].secret = secret;
+	f->s.webhooks = f->hooks;
+	f->s.webhooks_nr = 1;
+}
+
+static struct json_object *req_header(struct json_object *req, const char *name)
+{
+	struct json_object *hs;
+
+	json_object_object_get_ex(req, "headers", &hs);
+	return json_object_object_get(hs, name);
+}
+
+static void test_webhook_signed_and_retried(void **state)
+{
+	struct fx *f = *state;
+	struct notice_breakage b;
+	struct notice_flush_stats st;
+	struct outbox_notice on;
+	struct json_object *r[4], *body, *v;
+	size_t i;
+
+	httpd_start(f, "s3cret");
+	set_mode(f, "500\n200\n");
+	breakage_init(&b);
+	b.subject = "net: \xff broken \x7f utf8";
+	b.author.name = "Eve\x7f \xc0\xaf";
+	assert_int_equal(notice_queue_breakage(&f->s, &b), 3);
+	f->s.smtp.url = NULL; /* mails stay queued */
+	assert_int_equal(notice_outbox_flush(&f->s, 0, &st), 0);
+	assert_int_equal(st.deferred, 1);
+	assert_int_equal(st.skipped, 2);
+	load_notice(&on, f, "build-failure", "webhook", NULL);
+	assert_int_equal(on.state, OUTBOX_QUEUED);
+	assert_non_null(strstr(on.last_error, "HTTP 500"));
+	outbox_notice_release(&on);
+	assert_int_equal(notice_outbox_flush(&f->s, 1, &st), 0);
+	assert_int_equal(st.sent, 1);
+	load_notice(&on, f, "build-failure", "webhook", NULL);
+	assert_int_equal(on.state, OUTBOX_SENT);
+	assert_int_equal(records(r, 4, f, "req-"), 2);
+	for (i = 0; i < 2; i++) {
+		assert_true(json_object_get_boolean(json_object_object_get(r[i], "sig_ok")));
+		assert_true(json_object_get_boolean(json_object_object_get(r[i], "json_ok")));
+		assert_string_equal(json_object_get_string(req_header(r[i], "X-Nextbot-Delivery")),
+				    on.id);
+		assert_string_equal(json_object_get_string(req_header(r[i], "X-Nextbot-Event")),
+				    "build-failure");
+		assert_string_equal(jstr(r[i], "path"), "/hook");
+	}
+	body = json_tokener_parse(jstr(r[1], "body"));
+	assert_non_null(body);
+	assert_string_equal(jstr(body, "event"), "build-failure");
+	assert_string_equal(jstr(body, "id"), "0123456789ab");
+	assert_string_equal(jstr(body, "subject"), "net: \xef\xbf\xbd broken   utf8");
+	assert_true(json_object_object_get_ex(body, "partner", &v) && v == NULL);
+	assert_int_equal(jint(body, "exit_code"), 2);
+	assert_string_equal(jstr(body, "next_tag"), "next-20261203");
+	assert_true(json_object_object_get_ex(body, "bisect", &v));
+	assert_int_equal(jint(v, "steps"), 3);
+	json_object_put(body);
+	outbox_notice_release(&on);
+	records_free(r, 2);
+}
+
+static void test_webhook_statuses(void **state)
+{
+	static const struct {
+		const char *mode;
+		int sent, failed, deferred;
+		const char *why;
+	} cases[] = {
+		{ "429:7200", 0, 0, 1, "HTTP 429" },
+		{ "redirect", 0, 1, 0, "redirect not followed" },
+		{ "404", 0, 1, 0, "HTTP 404" },
+		{ "big", 1, 0, 0, NULL },
+		{ "hang", 0, 0, 1, "timed out" },
+	};
+	struct fx *f = *state;
+	size_t i;
+
+	httpd_start(f, NULL);
+	f->s.list = NULL; /* webhooks only */
+	for (i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		struct notice_summary sum = { 0 };
+		struct notice_flush_stats st;
+		struct outbox_notice on;
+		char date[16];
+
+		snprintf(date, sizeof(date), "2026-12-%02zu", i + 1);
+		sum.date = date;
+		sum.next_tag = "next";
+		sum.next_commit = "abc";
+		set_mode(f, cases[i].mode);
+		f->s.now = time(NULL);
+		assert_int_equal(notice_queue_summary(&f->s, &sum), 1);
+		assert_int_equal(notice_outbox_flush(&f->s, 0, &st), 0);
+		if (st.sent != cases[i].sent || st.failed != cases[i].failed ||
+		    st.deferred != cases[i].deferred)
+			fail_msg("%s: sent %d failed %d deferred %d", cases[i].mode, st.sent,
+				 st.failed, st.deferred);
+		load_notice(&on, f, "summary", "webhook", NULL);
+		if (cases[i].why)
+			assert_non_null(strstr(on.last_error, cases[i].why));
+		if (!strcmp(cases[i].mode, "429:7200"))
+			assert_true(on.next_try >= f->s.now + 7200);
+		/* Next round: this one is out of the way. */
+		{
+			char *path = outbox_notice_path(f->outbox, on.id);
+
+			unlink(path);
+			free(path);
+		}
+		outbox_notice_release(&on);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_addr_check),
+		cmocka_unit_test(test_header_text),
+		cmocka_unit_test(test_body_qp),
+		cmocka_unit_test(test_msgid),
+		cmocka_unit_test_setup_teardown(test_queue_idempotent, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_outbox_list_json, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_dropped_and_resolved_thread, fx_setup,
+						fx_teardown),
+		cmocka_unit_test_setup_teardown(test_smtp_report_and_maintainer_mail, fx_setup,
+						fx_teardown),
+		cmocka_unit_test_setup_teardown(test_smtp_hostile_metadata, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_smtp_rcpt_refused_alone, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_smtp_down_then_back, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_smtp_gives_up, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_smtp_4xx_and_5xx, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_smtp_hang_times_out, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_smtp_starttls_required, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_killed_between_write_and_send, fx_setup,
+						fx_teardown),
+		cmocka_unit_test_setup_teardown(test_webhook_signed_and_retried, fx_setup,
+						fx_teardown),
+		cmocka_unit_test_setup_teardown(test_webhook_statuses, fx_setup, fx_teardown),
+	};
+	int ret;
+
+	signal(SIGPIPE, SIG_IGN);
+	if (getenv("CMOCKA_FILTER"))
+		cmocka_set_test_filter(getenv("CMOCKA_FILTER"));
+	notify_global_init();
+	ret = cmocka_run_group_tests_name("notify", tests, NULL, NULL);
+	notify_global_cleanup();
+	return ret;
+}
