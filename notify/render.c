@@ -192,8 +192,19 @@ static void __headers(struct strbuf *mail, const struct notice_settings *s, stru
 	strbuf_addstr(mail, "\r\n");
 	if (d->in_reply_to.len)
 		strbuf_addf(mail, "In-Reply-To: %s\r\n", d->in_reply_to.buf);
-	if (d->references.len)
-		mime_header_text(mail, "References", d->references.buf);
+	if (d->references.len) { /* msg-ids, never encoded words: one per folded line */
+		const char *p = d->references.buf, *sep = "";
+
+		strbuf_addstr(mail, "References:");
+		while (*(p += strspn(p, " "))) {
+			size_t n = strcspn(p, " ");
+
+			strbuf_addf(mail, "%s %.*s", sep, (int)n, p);
+			sep = "\r\n";
+			p += n;
+		}
+		strbuf_addstr(mail, "\r\n");
+	}
 	strbuf_addf(mail, "MIME-Version: 1.0\r\n"
 			  "Content-Type: text/plain; charset=UTF-8\r\n"
 			  "Content-Transfer-Encoding: %s\r\n"
