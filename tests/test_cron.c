@@ -220,7 +220,8 @@ static void test_clock_and_deadline(void **state)
 	assert_int_equal(t, start + 90);
 
 	static const char *const bad[] = {
-		"24:00", "06:60", "06:00:60", "6x", "06:000", "06:00:000", "06:", ":30", "06:0", "006:00",
+		"24:00", "06:60", "06:00:60", "6x", "06:000", "06:00:000", "06:", ":30",
+		"06:0", "006:00",
 		"06:00:", "06-00", "06:00 tomorrow", "ab:cd", "1h30x", "", NULL,
 	};
 	for (int i = 0; bad[i]; i++) {

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -446,6 +447,8 @@ static void test_parent_death(void **state)
 	pid_t child, gc = -1;
 	int i, status;
 
+	/* So that the orphaned supervisor is ours to reap, not init's. */
+	assert_int_equal(runcmd_become_subreaper(), 0);
 	child = fork();
 	assert_true(child >= 0);
 	if (!child) {
@@ -468,6 +471,10 @@ static void test_parent_death(void **state)
 	for (i = 0; i < 1000 && kill(gc, 0) == 0; i++)
 		usleep(10000);
 	assert_int_equal(kill(gc, 0), -1);
+	for (i = 0; i < 1000 && waitpid(-1, &status, WNOHANG) >= 0; i++)
+		usleep(10000);
+	assert_int_equal(waitpid(-1, &status, WNOHANG), -1);
+	prctl(PR_SET_CHILD_SUBREAPER, 0);
 }
 
 static void test_bad_opts(void **state)

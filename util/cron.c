@@ -149,8 +149,9 @@ static int __parse_fields(struct cron_expr *out, const char *orig, const char *e
 				    orig, n > 5 ? "more than " : "", n > 5 ? 5 : n);
 	for (i = 0; i < 5; i++)
 		if (__parse_field(&bits[i], start[i], len[i], &fields[i]) < 0)
-			return nb_error_set(NB_EINVALID, "cron expression '%s': bad %s field '%.*s'",
-					    orig, fields[i].name, (int)len[i], start[i]);
+			return nb_error_set(NB_EINVALID,
+					    "cron expression '%s': bad %s field '%.*s'", orig,
+					    fields[i].name, (int)len[i], start[i]);
 	out->minutes = bits[0];
 	out->hours = (uint32_t)bits[1];
 	out->mdays = (uint32_t)bits[2];

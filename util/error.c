@@ -11,7 +11,8 @@
 
 static _Thread_local char errmsg[ERRMSG_MAX];
 
-__attribute__((format(printf, 1, 0))) static void __vset(const char *fmt, va_list ap)
+__attribute__((format(printf, 1, 0)))
+static void __vset(const char *fmt, va_list ap)
 {
 	vsnprintf(errmsg, sizeof(errmsg), fmt, ap);
 }

@@ -49,7 +49,8 @@ static void __clear_live(void)
 	}
 }
 
-__attribute__((format(printf, 2, 0))) static void __vlog(const char *tag, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0)))
+static void __vlog(const char *tag, const char *fmt, va_list ap)
 {
 	char ts[32];
 

@@ -34,6 +34,7 @@ extern char **environ;
 #define DEFAULT_FSIZE (8LL << 30)
 #define STDERR_CAP 8192
 #define CAPTURE_MAX (256u * 1024 * 1024)
+#define KILL_GRACE 300
 
 /*
  * Where the command child failed before (or at) exec; sent to the supervisor over a
@@ -61,6 +62,7 @@ struct report {
 	int interrupted; /* the supervisor was told to stop (nextbot died or was killed) */
 	struct child_failure failure;
 	int fork_errno;
+	int lost;        /* the command would not die: treat as killed */
 };
 
 /* Everything the forked processes need, prepared before fork: no lookups after it. */
@@ -368,36 +370,94 @@ static void __kill_children(void)
 /*
  * Kills the command's process group and then every process left under us: as a
  * child subreaper we inherit whatever the command orphaned, setsid'd or not, so
- * killing our children until none is left empties the whole tree.
+ * killing our children until none is left empties the whole tree.  A process that
+ * does not die (stuck in the kernel, state D) is given up on after KILL_GRACE
+ * tenths of a second, so that nextbot itself does not hang on it.
  */
 static void __kill_tree(pid_t pgid, pid_t main_pid, struct report *r)
 {
-	/* main_pid: the command if not yet reaped (its status goes to r), else 0. */
-	int status;
+	struct timespec tick = { 0, 100000000L };
+	sigset_t chld;
+	int rounds = 0, status;
 	pid_t pid;
 
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
 	if (pgid > 0)
 		kill(-pgid, SIGKILL);
-	for (;;) {
+	while (rounds < KILL_GRACE) {
 		__kill_children();
-		pid = waitpid(-1, &status, 0);
-		if (pid < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
+		pid = waitpid(-1, &status, WNOHANG);
+		if (pid < 0 && errno == ECHILD)
+			return;
+		if (pid > 0) {
+			if (main_pid && pid == main_pid) {
+				r->wstatus = status;
+				r->lost = 0;
+			}
+			continue;
 		}
-		if (main_pid && pid == main_pid)
-			r->wstatus = status;
+		sigtimedwait(&chld, NULL, &tick);
+		rounds++;
 	}
 }
 
+/*
+ * Waits until the command exits (returns 1, its status in *status), the deadline
+ * passes or the supervisor is told to stop (returns 0, the reason noted in r).
+ */
+static int __wait_main(const struct prepared *p, pid_t pid, int *status, struct report *r)
+{
+	sigset_t waitset;
+	int sig;
+
+	sigemptyset(&waitset);
+	sigaddset(&waitset, SIGCHLD);
+	sigaddset(&waitset, SIGTERM);
+	sigaddset(&waitset, SIGINT);
+	sigaddset(&waitset, SIGHUP);
+	for (;;) {
+		struct timespec now, left, *tp = NULL;
+		pid_t w;
+
+		/* Orphans reparented to us are reaped here as well. */
+		while ((w = waitpid(-1, status, WNOHANG)) > 0)
+			if (w == pid)
+				return 1;
+		if (p->has_deadline) {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if (__timespec_cmp(&now, &p->deadline) >= 0) {
+				r->timed_out = 1;
+				return 0;
+			}
+			left.tv_sec = p->deadline.tv_sec - now.tv_sec;
+			left.tv_nsec = p->deadline.tv_nsec - now.tv_nsec;
+			if (left.tv_nsec < 0) {
+				left.tv_nsec += 1000000000L;
+				left.tv_sec--;
+			}
+			tp = &left;
+		}
+		sig = tp ? sigtimedwait(&waitset, NULL, tp) : sigwaitinfo(&waitset, NULL);
+		if (sig > 0 && sig != SIGCHLD) {
+			r->interrupted = 1;
+			return 0;
+		}
+	}
+}
+
+/*
+ * The supervisor: a child subreaper between nextbot and the command.  It starts
+ * with every signal blocked (see __spawn) and only ever waits for the ones it wants;
+ * PR_SET_PDEATHSIG turns nextbot's death into a SIGTERM that makes it kill the tree.
+ */
 static void __supervise(const struct prepared *p)
 {
 	struct report r = { 0 };
 	int fail_pipe[2] = { -1, -1 };
 	int keep[4] = { p->stdin_fd, p->out_w, p->err_w, p->report_w };
-	sigset_t waitset;
-	pid_t pid, main_pid;
+	int status;
+	pid_t pid;
 
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	if (getppid() != p->nextbot_pid)
@@ -405,13 +465,8 @@ static void __supervise(const struct prepared *p)
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	__close_fds_except(keep, 4);
 	signal(SIGCHLD, SIG_DFL);
-	sigemptyset(&waitset);
-	sigaddset(&waitset, SIGCHLD);
-	sigaddset(&waitset, SIGTERM);
-	sigaddset(&waitset, SIGINT);
-	sigaddset(&waitset, SIGHUP);
 
-	if (pipe2(fail_pipe, O_CLOEXEC) < 0) {
+	if (pipe2(fail_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
 		r.fork_errno = errno;
 		goto report;
 	}
@@ -425,7 +480,6 @@ static void __supervise(const struct prepared *p)
 		__run_child(p, fail_pipe[1]);
 	}
 	r.started = 1;
-	main_pid = pid;
 	setpgid(pid, pid);
 	close(fail_pipe[1]);
 	close(p->out_w);
@@ -433,41 +487,15 @@ static void __supervise(const struct prepared *p)
 		close(p->err_w);
 	close(p->stdin_fd);
 
-	for (;;) {
-		struct timespec now, left, *tp = NULL;
-		int status, sig;
-		pid_t w;
-
-		while ((w = waitpid(-1, &status, WNOHANG)) > 0)
-			if (w == pid)
-				goto exited;
-		if (p->has_deadline) {
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			if (__timespec_cmp(&now, &p->deadline) >= 0) {
-				r.timed_out = 1;
-				break;
-			}
-			left.tv_sec = p->deadline.tv_sec - now.tv_sec;
-			left.tv_nsec = p->deadline.tv_nsec - now.tv_nsec;
-			if (left.tv_nsec < 0) {
-				left.tv_nsec += 1000000000L;
-				left.tv_sec--;
-			}
-			tp = &left;
-		}
-		sig = tp ? sigtimedwait(&waitset, NULL, tp) : sigwaitinfo(&waitset, NULL);
-		if (sig > 0 && sig != SIGCHLD) {
-			r.interrupted = 1;
-			break;
-		}
-		continue;
-exited:
+	if (__wait_main(p, pid, &status, &r)) {
 		r.wstatus = status;
-		pid = 0; /* reaped: only its group and the orphans remain */
-		break;
+		/* Reaped: only its process group and the orphans remain. */
+		__kill_tree(pid, 0, &r);
+	} else {
+		/* Timed out or told to stop: nothing it started may stay. */
+		r.lost = 1;
+		__kill_tree(pid, pid, &r);
 	}
-	/* Timed out or told to stop, or the command exited: nothing it started may stay. */
-	__kill_tree(main_pid, pid, &r);
 	if (read(fail_pipe[0], &r.failure, sizeof(r.failure)) != sizeof(r.failure))
 		memset(&r.failure, 0, sizeof(r.failure));
 report:
@@ -608,7 +636,10 @@ static void __fill_result(struct runcmd_result *out, const struct report *r, int
 {
 	int st = r->wstatus;
 
-	if (WIFEXITED(st)) {
+	if (r->lost) {
+		out->signal = SIGKILL;
+		out->exit_code = 128 + SIGKILL;
+	} else if (WIFEXITED(st)) {
 		out->exit_code = WEXITSTATUS(st);
 	} else if (WIFSIGNALED(st)) {
 		out->signal = WTERMSIG(st);

@@ -98,7 +98,8 @@ void strbuf_addbuf(struct strbuf *sb, const struct strbuf *other)
 	strbuf_add(sb, other->buf, other->len);
 }
 
-__attribute__((format(printf, 2, 0))) void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0)))
+void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
 {
 	va_list cp;
 	int len;

@@ -146,10 +146,12 @@ void utf8_strip_controls(struct strbuf *sb)
 
 	/* A C1 control is two bytes in UTF-8 (C2 80..C2 9F); it becomes one space. */
 	while (i < sb->len) {
+		unsigned char next = i + 1 < sb->len ? p[i + 1] : 0;
+
 		if (p[i] < 0x20 || p[i] == 0x7F) {
 			p[out++] = ' ';
 			i++;
-		} else if (p[i] == 0xC2 && i + 1 < sb->len && p[i + 1] >= 0x80 && p[i + 1] <= 0x9F) {
+		} else if (p[i] == 0xC2 && next >= 0x80 && next <= 0x9F) {
 			p[out++] = ' ';
 			i += 2;
 		} else {
