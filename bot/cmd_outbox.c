@@ -39,7 +39,7 @@ static void __settings(struct notice_settings *s, struct notice_webhook **hooks,
 	s->report_url = cfg->notify.report_url;
 	s->outbox_dir = *outbox;
 	s->smtp.url = cfg->notify.smtp.url;
-	s->smtp.tls = cfg->notify.smtp.tls == CONFIG_TLS_NONE       ? NOTICE_TLS_NONE
+	s->smtp.tls = cfg->notify.smtp.tls == CONFIG_TLS_NONE	    ? NOTICE_TLS_NONE
 		      : cfg->notify.smtp.tls == CONFIG_TLS_IMPLICIT ? NOTICE_TLS_IMPLICIT
 								    : NOTICE_TLS_STARTTLS;
 	s->smtp.user = cfg->notify.smtp.user;
@@ -72,7 +72,7 @@ static int __flush(const struct cli_ctx *ctx, const struct config *cfg, int all)
 	struct run_lock lock = RUN_LOCK_INIT;
 	struct notice_settings s;
 	struct notice_webhook *hooks = NULL;
-	struct notice_flush_stats st = { 0 };
+	struct notice_flush_stats st = {0};
 	char *outbox = NULL;
 	int code = EXIT_DONE;
 
@@ -87,7 +87,8 @@ static int __flush(const struct cli_ctx *ctx, const struct config *cfg, int all)
 		code = EXIT_FAILED;
 	} else if (ctx->verbosity > 0) {
 		printf("outbox: %d sent, %d failed, %d still queued, %d not due%s\n", st.sent,
-		       st.failed, st.deferred, st.skipped, s.smtp.url ? "" : " (no smtp configured)");
+		       st.failed, st.deferred, st.skipped,
+		       s.smtp.url ? "" : " (no smtp configured)");
 	}
 	notify_global_cleanup();
 	run_lock_release(&lock);

@@ -13,7 +13,7 @@
 #include "util/xalloc.h"
 #include "util/banned.h"
 
-#define WORDS_MAX 300        /* bytes of a server's reply kept as the reason */
+#define WORDS_MAX 300		/* bytes of a server's reply kept as the reason */
 #define RESPONSE_MAX (64 << 10) /* bytes of a webhook response read at most */
 #define BACKOFF_MAX (6 * 3600)
 #define RETRY_AFTER_MAX (24 * 3600)
@@ -23,11 +23,14 @@ enum attempt { ATTEMPT_SENT = 0, ATTEMPT_RETRY, ATTEMPT_FAILED };
 
 struct attempt_result {
 	enum attempt what;
-	int unreachable;    /* no answer at all: do not try the same server again now */
-	long retry_after;   /* seconds the server asked us to wait; 0: none */
+	int unreachable;  /* no answer at all: do not try the same server again now */
+	long retry_after; /* seconds the server asked us to wait; 0: none */
 	struct strbuf why;
 };
-#define ATTEMPT_RESULT_INIT { ATTEMPT_SENT, 0, 0, STRBUF_INIT }
+#define ATTEMPT_RESULT_INIT                     \
+	{                                       \
+		ATTEMPT_SENT, 0, 0, STRBUF_INIT \
+	}
 
 int notify_global_init(void)
 {
@@ -137,7 +140,7 @@ static void __smtp_send(struct attempt_result *res, const struct notice_settings
 {
 	char errbuf[CURL_ERROR_SIZE] = "", *mfrom = xstrfmt("<%s>", from);
 	struct curl_slist *rcpts = NULL;
-	struct reader r = { mail, strlen(mail) };
+	struct reader r = {mail, strlen(mail)};
 	CURL *h = curl_easy_init();
 	CURLcode rc;
 
@@ -152,8 +155,9 @@ static void __smtp_send(struct attempt_result *res, const struct notice_settings
 	curl_easy_setopt(h, CURLOPT_READFUNCTION, __read_cb);
 	curl_easy_setopt(h, CURLOPT_READDATA, &r);
 	curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, (curl_off_t)r.left);
-	curl_easy_setopt(h, CURLOPT_USE_SSL, s->smtp.tls == NOTICE_TLS_NONE ? (long)CURLUSESSL_NONE
-									   : (long)CURLUSESSL_ALL);
+	curl_easy_setopt(h, CURLOPT_USE_SSL,
+			 s->smtp.tls == NOTICE_TLS_NONE ? (long)CURLUSESSL_NONE
+							: (long)CURLUSESSL_ALL);
 	if (s->smtp.user) {
 		curl_easy_setopt(h, CURLOPT_USERNAME, s->smtp.user);
 		curl_easy_setopt(h, CURLOPT_PASSWORD, s->smtp.password ? s->smtp.password : "");
@@ -257,7 +261,7 @@ static void __hook_send(struct attempt_result *res, const struct notice_settings
 			const struct outbox_notice *n)
 {
 	char errbuf[CURL_ERROR_SIZE] = "";
-	struct http_reply reply = { STRBUF_INIT, 0, 0 };
+	struct http_reply reply = {STRBUF_INIT, 0, 0};
 	struct curl_slist *hdrs = NULL;
 	struct strbuf hdr = STRBUF_INIT;
 	const char *secret = __hook_secret(s, n->url);
@@ -456,7 +460,7 @@ done:
 
 int notice_outbox_flush(const struct notice_settings *s, int all, struct notice_flush_stats *out)
 {
-	struct notice_flush_stats st = { 0 };
+	struct notice_flush_stats st = {0};
 	char **ids = NULL;
 	size_t nr = 0, i;
 	int ret, smtp_down = 0;

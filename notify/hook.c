@@ -97,7 +97,8 @@ void hook_body(struct strbuf *out, const struct hook_event *ev)
 	json_object_object_add(o, "message_id", __line(ev->message_id));
 	json_object_object_add(o, "partner", __partner(ev));
 	json_object_object_add(o, "command", __line(ev->command));
-	json_object_object_add(o, "exit_code", ev->has_exit ? json_object_new_int(ev->exit_code) : NULL);
+	json_object_object_add(o, "exit_code",
+			       ev->has_exit ? json_object_new_int(ev->exit_code) : NULL);
 	json_object_object_add(o, "timed_out",
 			       ev->has_exit ? json_object_new_boolean(ev->timed_out) : NULL);
 	json_object_object_add(o, "log_excerpt", __text(ev->log_excerpt));
@@ -107,10 +108,11 @@ void hook_body(struct strbuf *out, const struct hook_event *ev)
 	json_object_object_add(o, "other_tree", __line(ev->other_tree));
 	json_object_object_add(o, "paths", ev->paths_nr ? __lines(ev->paths, ev->paths_nr) : NULL);
 	json_object_object_add(o, "result", __line(ev->result));
-	json_object_object_add(o, "failing", ev->has_counts ? json_object_new_int(ev->failing) : NULL);
+	json_object_object_add(o, "failing",
+			       ev->has_counts ? json_object_new_int(ev->failing) : NULL);
 	json_object_object_add(o, "total", ev->has_counts ? json_object_new_int(ev->total) : NULL);
-	strbuf_addstr(out, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-							       JSON_C_TO_STRING_NOSLASHESCAPE));
+	strbuf_addstr(out, json_object_to_json_string_ext(
+				   o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);
 }
 

@@ -26,13 +26,13 @@ struct hook_event {
 	const char *const *log;
 	size_t log_nr;
 	/* Extras for events the SPEC object does not cover (null elsewhere). */
-	const char *reason;              /* dropped, resolved */
-	const char *other_tree;          /* merge-conflict */
+	const char *reason;	/* dropped, resolved */
+	const char *other_tree; /* merge-conflict */
 	const char *const *paths;
 	size_t paths_nr;
-	const char *result;              /* summary: "success" | "regression" */
+	const char *result; /* summary: "success" | "regression" */
 	int has_counts;
-	int failing, total;              /* flaky */
+	int failing, total; /* flaky */
 };
 
 /* Appends the exact JSON body (one line, no trailing newline). */

@@ -25,29 +25,29 @@ enum notice_tls {
 
 struct notice_webhook {
 	const char *url;
-	const char *secret;   /* the HMAC secret itself (read from env by the caller); NULL */
+	const char *secret; /* the HMAC secret itself (read from env by the caller); NULL */
 };
 
 struct notice_settings {
-	const char *from;        /* "nextbot <nextbot@example.org>": From, envelope sender,
-				    Reported-by, Message-ID domain */
-	const char *list;        /* maintainer mails' Cc and the summary's To; NULL: none */
-	const char *report_url;  /* Closes: url; "{id}" is replaced by the flag id */
-	const char *outbox_dir;  /* workdir/outbox; created on demand */
+	const char *from;	/* "nextbot <nextbot@example.org>": From, envelope sender,
+				   Reported-by, Message-ID domain */
+	const char *list;	/* maintainer mails' Cc and the summary's To; NULL: none */
+	const char *report_url; /* Closes: url; "{id}" is replaced by the flag id */
+	const char *outbox_dir; /* workdir/outbox; created on demand */
 	struct {
-		const char *url;   /* smtp://host:port or smtps://; NULL: mails stay queued */
+		const char *url; /* smtp://host:port or smtps://; NULL: mails stay queued */
 		enum notice_tls tls;
-		const char *user;  /* NULL: no AUTH */
+		const char *user; /* NULL: no AUTH */
 		const char *password;
 		long connect_timeout; /* seconds; 0: 30 */
-		long timeout;         /* whole transaction, seconds; 0: 120 */
+		long timeout;	      /* whole transaction, seconds; 0: 120 */
 	} smtp;
 	const struct notice_webhook *webhooks;
 	size_t webhooks_nr;
-	long http_timeout;       /* seconds; 0: 30 */
-	long give_up_after;      /* seconds a notice may stay queued; 0: 4 days */
-	long backoff_min;        /* first retry delay, seconds; 0: 300 (doubles to 6 h) */
-	time_t now;              /* 0: time(NULL); tests set it to play time forward */
+	long http_timeout;  /* seconds; 0: 30 */
+	long give_up_after; /* seconds a notice may stay queued; 0: 4 days */
+	long backoff_min;   /* first retry delay, seconds; 0: 300 (doubles to 6 h) */
+	time_t now;	    /* 0: time(NULL); tests set it to play time forward */
 };
 
 struct notice_person {
@@ -57,28 +57,28 @@ struct notice_person {
 
 enum notice_action {
 	NOTICE_ACTION_NONE = 0,
-	NOTICE_ACTION_REVERTED,          /* "I have reverted that commit for today." */
-	NOTICE_ACTION_PREVIOUS_VERSION,  /* "I have used the <tree> tree from next-… " */
-	NOTICE_ACTION_DROPPED_TREE,      /* "I have dropped the <tree> tree for today." */
+	NOTICE_ACTION_REVERTED,		/* "I have reverted that commit for today." */
+	NOTICE_ACTION_PREVIOUS_VERSION, /* "I have used the <tree> tree from next-… " */
+	NOTICE_ACTION_DROPPED_TREE,	/* "I have dropped the <tree> tree for today." */
 };
 
 /* A breakage (a flag): build-failure, test-failure or flaky. */
 struct notice_breakage {
-	const char *kind;         /* "build-failure" | "test-failure" | "flaky" */
-	const char *flag_id;      /* 12 hex; with `reminder`, what makes the notice ids */
-	int reminder;             /* 0: first notices; N: the N-th reminder */
-	const char *date;         /* YYYY-MM-DD of the night */
-	const char *next_tag;     /* next-YYYYMMDD */
+	const char *kind;     /* "build-failure" | "test-failure" | "flaky" */
+	const char *flag_id;  /* 12 hex; with `reminder`, what makes the notice ids */
+	int reminder;	      /* 0: first notices; N: the N-th reminder */
+	const char *date;     /* YYYY-MM-DD of the night */
+	const char *next_tag; /* next-YYYYMMDD */
 	const char *tree;
 	const char *const *contacts; /* the tree's contacts, "Name <email>" or "email" */
 	size_t contacts_nr;
-	const char *commit;       /* the tree's own id of the culprit (12 or 40 hex) */
+	const char *commit; /* the tree's own id of the culprit (12 or 40 hex) */
 	const char *subject;
 	struct notice_person author;
 	const char *patch_id;
-	const char *message_id;   /* the patch's Message-ID (with or without <>): threading */
+	const char *message_id; /* the patch's Message-ID (with or without <>): threading */
 	struct {
-		const char *tree;     /* NULL: no partner */
+		const char *tree; /* NULL: no partner */
 		const char *commit, *subject;
 		struct notice_person author;
 	} partner;
@@ -86,17 +86,17 @@ struct notice_breakage {
 	const char *command_line; /* "make -j$(nproc)" as configured */
 	int exit_code;
 	int timed_out;
-	const char *excerpt;      /* the lines that matter, several lines */
+	const char *excerpt; /* the lines that matter, several lines */
 	int bisect_steps;
 	const char *const *bisect_log;
 	size_t bisect_log_nr;
 	/* How to reproduce: next as it stood before the tree's merge, then the culprit. */
-	const char *repro_base;   /* commit to start from (next before the tree's merge) */
-	const char *repro_url;    /* where repro_base can be fetched (publish url); NULL */
+	const char *repro_base; /* commit to start from (next before the tree's merge) */
+	const char *repro_url;	/* where repro_base can be fetched (publish url); NULL */
 	const char *tree_url, *tree_branch;
 	enum notice_action action;
 	const char *previous_tag; /* previous-version: the next-YYYYMMDD its good tip is from */
-	int failing, total;       /* flaky: failing runs of total */
+	int failing, total;	  /* flaky: failing runs of total */
 };
 
 /* Tonight's conflict of `tree` with the earlier `other` tree. */
@@ -107,11 +107,11 @@ struct notice_conflict {
 	size_t contacts_nr;
 	const char *const *paths;
 	size_t paths_nr;
-	const char *const *ours;    /* "12hex subject" lines: commits of next touching the paths */
+	const char *const *ours; /* "12hex subject" lines: commits of next touching the paths */
 	size_t ours_nr;
-	const char *const *theirs;  /* likewise, commits of `tree` */
+	const char *const *theirs; /* likewise, commits of `tree` */
 	size_t theirs_nr;
-	const char *outcome;        /* "I have used the … tree from next-… for today." or NULL */
+	const char *outcome; /* "I have used the … tree from next-… for today." or NULL */
 };
 
 struct notice_base_broken {
@@ -130,19 +130,19 @@ struct notice_summary_tree {
 
 struct notice_summary {
 	const char *date, *next_tag;
-	const char *next_commit;            /* 12 or 40 hex */
-	int regression;                     /* BUILD REGRESSION instead of BUILD SUCCESS */
+	const char *next_commit; /* 12 or 40 hex */
+	int regression;		 /* BUILD REGRESSION instead of BUILD SUCCESS */
 	const struct notice_summary_tree *trees;
 	size_t trees_nr;
-	const char *const *new_flags;       /* one line each: "id tree commit subject" */
+	const char *const *new_flags; /* one line each: "id tree commit subject" */
 	size_t new_flags_nr;
 	const char *const *resolved_flags;
 	size_t resolved_flags_nr;
-	const char *const *duplicates;      /* one line each */
+	const char *const *duplicates; /* one line each */
 	size_t duplicates_nr;
 	const char *const *missing_signoff; /* one line each */
 	size_t missing_signoff_nr;
-	const char *const *notes;           /* anything else the night wants said */
+	const char *const *notes; /* anything else the night wants said */
 	size_t notes_nr;
 };
 

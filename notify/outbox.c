@@ -15,7 +15,7 @@
 
 #define NOTICE_FILE_MAX (64 << 20)
 
-static const char *const state_names[] = { "queued", "sent", "failed" };
+static const char *const state_names[] = {"queued", "sent", "failed"};
 
 const char *outbox_state_name(enum outbox_state s)
 {
@@ -46,7 +46,7 @@ void outbox_time_fmt(struct strbuf *out, time_t t)
 
 static time_t __time_parse(const char *s)
 {
-	struct tm tm = { 0 };
+	struct tm tm = {0};
 	const char *end;
 
 	if (!s)
@@ -178,7 +178,7 @@ int outbox_notice_save(const struct outbox_notice *n, const char *dir)
 	if ((ret = file_mkdir_p(dir, 0755)) < 0)
 		goto done;
 	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
-						 JSON_C_TO_STRING_NOSLASHESCAPE);
+							 JSON_C_TO_STRING_NOSLASHESCAPE);
 	path = outbox_notice_path(dir, n->id);
 	ret = file_write_atomic(path, text, strlen(text));
 done:
@@ -335,9 +335,9 @@ static void __list_one(struct json_object *arr, struct strbuf *text, const struc
 	json_object_array_add(arr, o);
 	if (n->state == OUTBOX_QUEUED)
 		outbox_time_fmt(&when, n->next_try);
-	strbuf_addf(text, "%.12s  %-7s %-14s %d  %s  %s  %s%s%s\n", n->id,
-		    state_names[n->state], n->kind, n->attempts, when.len ? when.buf : "-",
-		    tos.buf, n->subject ? n->subject : "", n->last_error ? "  error: " : "",
+	strbuf_addf(text, "%.12s  %-7s %-14s %d  %s  %s  %s%s%s\n", n->id, state_names[n->state],
+		    n->kind, n->attempts, when.len ? when.buf : "-", tos.buf,
+		    n->subject ? n->subject : "", n->last_error ? "  error: " : "",
 		    n->last_error ? n->last_error : "");
 	strbuf_release(&tos);
 	strbuf_release(&when);

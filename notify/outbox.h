@@ -41,7 +41,10 @@ struct outbox_notice {
 	struct outbox_rcpt *rcpts;
 	size_t rcpts_nr, rcpts_alloc;
 };
-#define OUTBOX_NOTICE_INIT { 0 }
+#define OUTBOX_NOTICE_INIT \
+	{                  \
+		0          \
+	}
 
 void outbox_notice_release(struct outbox_notice *n);
 void outbox_notice_add_rcpt(struct outbox_notice *n, const char *to, enum outbox_state state,

@@ -33,8 +33,11 @@ struct draft {
 	struct strbuf body;
 	struct strvec pool; /* cleaned one-line strings handed out by __cl() */
 };
-#define DRAFT_INIT { NULL, { NULL }, STRBUF_INIT, NULL, 0, 0, STRBUF_INIT, STRBUF_INIT, \
-		     STRBUF_INIT, STRVEC_INIT }
+#define DRAFT_INIT                                                                            \
+	{                                                                                     \
+		NULL, {NULL}, STRBUF_INIT, NULL, 0, 0, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT, \
+			STRVEC_INIT                                                           \
+	}
 
 static void __draft_release(struct draft *d)
 {
@@ -169,10 +172,9 @@ static time_t __now(const struct notice_settings *s)
 }
 
 static void __headers(struct strbuf *mail, const struct notice_settings *s, struct draft *d,
-		      const char *id, const char *from_name, const char *from_addr,
-		      const char *cte)
+		      const char *id, const char *from_name, const char *from_addr, const char *cte)
 {
-	struct mime_addr from = { from_name, from_addr };
+	struct mime_addr from = {from_name, from_addr};
 	size_t i;
 	int any_to = 0;
 
@@ -205,16 +207,17 @@ static void __headers(struct strbuf *mail, const struct notice_settings *s, stru
 		}
 		strbuf_addstr(mail, "\r\n");
 	}
-	strbuf_addf(mail, "MIME-Version: 1.0\r\n"
-			  "Content-Type: text/plain; charset=UTF-8\r\n"
-			  "Content-Transfer-Encoding: %s\r\n"
-			  "Auto-Submitted: auto-generated\r\n"
-			  "X-Nextbot-Event: %s\r\n\r\n",
+	strbuf_addf(mail,
+		    "MIME-Version: 1.0\r\n"
+		    "Content-Type: text/plain; charset=UTF-8\r\n"
+		    "Content-Transfer-Encoding: %s\r\n"
+		    "Auto-Submitted: auto-generated\r\n"
+		    "X-Nextbot-Event: %s\r\n\r\n",
 		    cte, d->kind);
 }
 
-static void __notice_init(struct outbox_notice *n, const struct notice_settings *s,
-			  const char *id, const char *kind, const char *channel)
+static void __notice_init(struct outbox_notice *n, const struct notice_settings *s, const char *id,
+			  const char *kind, const char *channel)
 {
 	memset(n, 0, sizeof(*n));
 	n->id = xstrdup(id);
@@ -296,8 +299,8 @@ static int __queue_hooks(const struct notice_settings *s, const struct hook_even
 	hook_body(&body, ev);
 	mime_clean_line(&subject, title);
 	for (i = 0; i < s->webhooks_nr && ret >= 0; i++) {
-		const char *p[6] = { ev->event, parts[0], parts[1], parts[2], "webhook",
-				     s->webhooks[i].url };
+		const char *p[6] = {ev->event, parts[0],  parts[1],
+				    parts[2],  "webhook", s->webhooks[i].url};
 		struct outbox_notice n = OUTBOX_NOTICE_INIT;
 		char id[33], *path;
 
@@ -385,11 +388,14 @@ static void __action(struct draft *d, const struct notice_breakage *b)
 			strbuf_addf(&d->body, "I have used the %s tree from %s for today.\n\n",
 				    __cl(d, b->tree), __cl(d, b->previous_tag));
 		else
-			strbuf_addf(&d->body, "I have used the last good version of the %s tree "
-					      "for today.\n\n", __cl(d, b->tree));
+			strbuf_addf(&d->body,
+				    "I have used the last good version of the %s tree "
+				    "for today.\n\n",
+				    __cl(d, b->tree));
 		break;
 	case NOTICE_ACTION_DROPPED_TREE:
-		strbuf_addf(&d->body, "I have dropped the %s tree for today.\n\n", __cl(d, b->tree));
+		strbuf_addf(&d->body, "I have dropped the %s tree for today.\n\n",
+			    __cl(d, b->tree));
 		break;
 	case NOTICE_ACTION_NONE:
 		break;
@@ -410,7 +416,8 @@ static void __reproduce(struct draft *d, const struct notice_breakage *b)
 	strbuf_addf(&d->body, "  git merge --no-edit %s\n", __cl(d, b->commit));
 	strbuf_addf(&d->body, "  %s\n\n", __cl(d, b->command_line ? b->command_line : ""));
 	if (b->repro_base)
-		strbuf_addf(&d->body, "(%.12s is %s as it stood before the merge of the %s tree.)\n\n",
+		strbuf_addf(&d->body,
+			    "(%.12s is %s as it stood before the merge of the %s tree.)\n\n",
 			    __cl(d, b->repro_base), __cl(d, b->next_tag), __cl(d, b->tree));
 }
 
@@ -461,10 +468,13 @@ static void __report_subject(struct draft *d, const struct notice_breakage *b)
 	strbuf_release(&msgid);
 }
 
-static void __tags(struct draft *d, const struct notice_settings *s, const struct notice_breakage *b)
+static void __tags(struct draft *d, const struct notice_settings *s,
+		   const struct notice_breakage *b)
 {
-	strbuf_addf(&d->body, "If you fix it, please add these tags to the fix:\n\n"
-			      "Reported-by: %s\n", __cl(d, s->from));
+	strbuf_addf(&d->body,
+		    "If you fix it, please add these tags to the fix:\n\n"
+		    "Reported-by: %s\n",
+		    __cl(d, s->from));
 	if (s->report_url) {
 		struct strbuf url = STRBUF_INIT;
 		const char *p = s->report_url, *hole;
@@ -499,11 +509,14 @@ static int __queue_report(const struct notice_settings *s, const struct notice_b
 	__report_subject(&d, b);
 	strbuf_addf(&d.body, "Hi %s,\n\n", b->author.name ? __cl(&d, b->author.name) : "");
 	if (b->reminder)
-		strbuf_addf(&d.body, "This is a reminder: the breakage below is still present in "
-				     "%s.\n\n", __cl(&d, b->next_tag));
-	strbuf_addf(&d.body, "While integrating %s, nextbot found that this commit in the %s "
-			     "tree breaks the %s:\n\n", __cl(&d, b->next_tag), __cl(&d, b->tree),
-		    __what(b));
+		strbuf_addf(&d.body,
+			    "This is a reminder: the breakage below is still present in "
+			    "%s.\n\n",
+			    __cl(&d, b->next_tag));
+	strbuf_addf(&d.body,
+		    "While integrating %s, nextbot found that this commit in the %s "
+		    "tree breaks the %s:\n\n",
+		    __cl(&d, b->next_tag), __cl(&d, b->tree), __what(b));
 	__commit_line(&d, b->commit, b->subject);
 	strbuf_addstr(&d.body, "\n");
 	__partner_lines(&d, b);
@@ -544,12 +557,15 @@ static int __queue_maintainer(const struct notice_settings *s, const struct noti
 			    __cl(&d, b->next_tag), __what(b), __cl(&d, b->tree));
 	strbuf_addstr(&d.body, "Hi all,\n\n");
 	if (b->reminder)
-		strbuf_addf(&d.body, "This is a reminder: the breakage below is still present in "
-				     "%s.\n\n", __cl(&d, b->next_tag));
+		strbuf_addf(&d.body,
+			    "This is a reminder: the breakage below is still present in "
+			    "%s.\n\n",
+			    __cl(&d, b->next_tag));
 	if (flaky) {
-		strbuf_addf(&d.body, "After merging the %s tree, today's run of %s failed %d of "
-				     "%d times, so no patch is blamed:\n\n", __cl(&d, b->tree),
-			    __cl(&d, __command(b)), b->failing, b->total);
+		strbuf_addf(&d.body,
+			    "After merging the %s tree, today's run of %s failed %d of "
+			    "%d times, so no patch is blamed:\n\n",
+			    __cl(&d, b->tree), __cl(&d, __command(b)), b->failing, b->total);
 		__excerpt(&d, b->excerpt);
 		if (b->commit) {
 			strbuf_addstr(&d.body, "The failure does not reproduce reliably. "
@@ -558,8 +574,10 @@ static int __queue_maintainer(const struct notice_settings *s, const struct noti
 			strbuf_addstr(&d.body, "\nwhose author has not been told.\n\n");
 		}
 	} else {
-		strbuf_addf(&d.body, "After merging the %s tree, today's %s (%s) failed like "
-				     "this:\n\n", __cl(&d, b->tree), __what(b), __cl(&d, __command(b)));
+		strbuf_addf(&d.body,
+			    "After merging the %s tree, today's %s (%s) failed like "
+			    "this:\n\n",
+			    __cl(&d, b->tree), __what(b), __cl(&d, __command(b)));
 		__excerpt(&d, b->excerpt);
 		strbuf_addstr(&d.body, "Caused by commit\n\n");
 		__commit_line(&d, b->commit, b->subject);
@@ -644,7 +662,7 @@ static void __thread_under_report(struct draft *d, const struct notice_settings 
 				  const struct notice_breakage *b)
 {
 	int flaky = !strcmp(b->kind, "flaky");
-	const char *p[5] = { b->kind, b->flag_id, flaky ? "maintainer" : "report", "0", NULL };
+	const char *p[5] = {b->kind, b->flag_id, flaky ? "maintainer" : "report", "0", NULL};
 	char id[33], *name = NULL, *addr = NULL;
 
 	if (__patch_msgid(&d->references, b) == 0)
@@ -668,7 +686,7 @@ static int __queue_followup(const struct notice_settings *s, const struct notice
 	struct draft d = DRAFT_INIT;
 	struct hook_event ev;
 	const char *key = b->flag_id ? b->flag_id : b->patch_id ? b->patch_id : b->commit;
-	const char *parts[3] = { key, "0", NULL };
+	const char *parts[3] = {key, "0", NULL};
 	int ret, total = 0, flaky = b->kind && !strcmp(b->kind, "flaky");
 
 	if ((ret = __check_settings(s)) < 0)
@@ -688,9 +706,11 @@ static int __queue_followup(const struct notice_settings *s, const struct notice
 		strbuf_addf(&d.body, "This patch was dropped from the %s tree because %s\n\n",
 			    __cl(&d, b->tree), __cl(&d, why ? why : "of a maintainer's decision."));
 	} else {
-		strbuf_addf(&d.body, "The %s failure caused by this commit in the %s tree is gone "
-				     "as of %s: %s\n\n", b->kind && __is_build(b) ? "build" : "test",
-			    __cl(&d, b->tree), __cl(&d, b->next_tag), __cl(&d, why ? why : ""));
+		strbuf_addf(&d.body,
+			    "The %s failure caused by this commit in the %s tree is gone "
+			    "as of %s: %s\n\n",
+			    b->kind && __is_build(b) ? "build" : "test", __cl(&d, b->tree),
+			    __cl(&d, b->next_tag), __cl(&d, why ? why : ""));
 	}
 	__commit_line(&d, b->commit, b->subject);
 	strbuf_addstr(&d.body, "\n-- \nnextbot\n");
@@ -734,8 +754,8 @@ static void __lines(struct draft *d, const char *const *v, size_t nr)
 int notice_queue_conflict(const struct notice_settings *s, const struct notice_conflict *c)
 {
 	struct draft d = DRAFT_INIT;
-	struct hook_event ev = { 0 };
-	const char *parts[3] = { c->date, c->tree, c->other };
+	struct hook_event ev = {0};
+	const char *parts[3] = {c->date, c->tree, c->other};
 	int ret, total = 0;
 
 	if ((ret = __check_settings(s)) < 0)
@@ -781,8 +801,8 @@ int notice_queue_conflict(const struct notice_settings *s, const struct notice_c
 int notice_queue_base_broken(const struct notice_settings *s, const struct notice_base_broken *bb)
 {
 	struct draft d = DRAFT_INIT;
-	struct hook_event ev = { 0 };
-	const char *parts[3] = { bb->date, bb->base_name, NULL };
+	struct hook_event ev = {0};
+	const char *parts[3] = {bb->date, bb->base_name, NULL};
 	int ret, total = 0;
 
 	if ((ret = __check_settings(s)) < 0)
@@ -836,8 +856,8 @@ static void __section(struct draft *d, const char *title, const char *const *v, 
 int notice_queue_summary(const struct notice_settings *s, const struct notice_summary *sum)
 {
 	struct draft d = DRAFT_INIT;
-	struct hook_event ev = { 0 };
-	const char *parts[3] = { sum->date, NULL, NULL };
+	struct hook_event ev = {0};
+	const char *parts[3] = {sum->date, NULL, NULL};
 	int ret, total = 0;
 	size_t i;
 

@@ -130,7 +130,7 @@ static void set_mode(struct fx *f, const char *mode)
 
 static int free_port(void)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(0x7f000001) };
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(0x7f000001)};
 	socklen_t len = sizeof(a);
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 
@@ -204,10 +204,19 @@ static const char *rcpt(struct json_object *msg)
 /* Every recorded mail is sound: parses clean, CRLF only, short header lines. */
 static void assert_sound_mail(struct json_object *msg, int threaded)
 {
-	static const char *base[] = { "From", "To", "Cc", "Subject", "Date", "Message-ID",
-				      "In-Reply-To", "References", "MIME-Version",
-				      "Content-Type", "Content-Transfer-Encoding",
-				      "Auto-Submitted", "X-Nextbot-Event" };
+	static const char *base[] = {"From",
+				     "To",
+				     "Cc",
+				     "Subject",
+				     "Date",
+				     "Message-ID",
+				     "In-Reply-To",
+				     "References",
+				     "MIME-Version",
+				     "Content-Type",
+				     "Content-Transfer-Encoding",
+				     "Auto-Submitted",
+				     "X-Nextbot-Event"};
 	struct json_object *names, *defects;
 	size_t i, j;
 
@@ -270,10 +279,10 @@ static void load_notice(struct outbox_notice *out, struct fx *f, const char *kin
 	assert_int_equal(found, 1);
 }
 
-static const char *contacts[] = { "Net Maint <maint@example.org>", "netdev@example.org" };
-static const char *blog[] = { "git bisect start 'next' 'base'",
-			      "# bad: [0123456789abcdef0123456789abcdef01234567] net: frob",
-			      "git bisect bad 0123456789abcdef0123456789abcdef01234567" };
+static const char *contacts[] = {"Net Maint <maint@example.org>", "netdev@example.org"};
+static const char *blog[] = {"git bisect start 'next' 'base'",
+			     "# bad: [0123456789abcdef0123456789abcdef01234567] net: frob",
+			     "git bisect bad 0123456789abcdef0123456789abcdef01234567"};
 
 static void breakage_init(struct notice_breakage *b)
 {
@@ -309,13 +318,32 @@ static void breakage_init(struct notice_breakage *b)
 
 static void test_addr_check(void **state)
 {
-	static const char *good[] = { "a@b", "john.doe+tag@example.org", "x_y-z@sub.example-host.org",
-				      "o'brien@example.ie", "a@localhost" };
-	static const char *bad[] = { "a@b>\r\nRCPT TO:<x@y>", "", "@b", "a@", "a@@b", "a@b@c",
-				     "a b@c", "a\n@b", "a@b\r", "<a@b>", "a<@b", "\"a\"@b",
-				     "a..b@c", ".a@b", "a.@b", "j\xc3\xb6rg@example.org",
-				     "a@b_c", "a@-b", "a@b-", "a@b..c", "a@b.", "a@[127.0.0.1]",
-				     "a@b\tc" };
+	static const char *good[] = {"a@b", "john.doe+tag@example.org",
+				     "x_y-z@sub.example-host.org", "o'brien@example.ie",
+				     "a@localhost"};
+	static const char *bad[] = {"a@b>\r\nRCPT TO:<x@y>",
+				    "",
+				    "@b",
+				    "a@",
+				    "a@@b",
+				    "a@b@c",
+				    "a b@c",
+				    "a\n@b",
+				    "a@b\r",
+				    "<a@b>",
+				    "a<@b",
+				    "\"a\"@b",
+				    "a..b@c",
+				    ".a@b",
+				    "a.@b",
+				    "j\xc3\xb6rg@example.org",
+				    "a@b_c",
+				    "a@-b",
+				    "a@b-",
+				    "a@b..c",
+				    "a@b.",
+				    "a@[127.0.0.1]",
+				    "a@b\tc"};
 	char *name, *addr;
 	size_t i;
 
@@ -528,39 +556,46 @@ static void test_smtp_report_and_maintainer_mail(void **state)
 
 			reports++;
 			assert_sound_mail(m[i], 1);
-			assert_true(!strcmp(to, "jorg@example.org") || !strcmp(to, "maint@example.org") ||
+			assert_true(!strcmp(to, "jorg@example.org") ||
+				    !strcmp(to, "maint@example.org") ||
 				    !strcmp(to, "netdev@example.org"));
 			assert_string_equal(header(m[i], "In-Reply-To"),
 					    "<20261201.1234-1-jorg@example.org>");
 			assert_string_equal(header(m[i], "References"),
 					    "<20261201.1234-1-jorg@example.org>");
-			assert_string_equal(header(m[i], "To"), "J\xc3\xb6rg D\xc5\x93 <jorg@example.org>");
+			assert_string_equal(header(m[i], "To"),
+					    "J\xc3\xb6rg D\xc5\x93 <jorg@example.org>");
 			assert_string_equal(header(m[i], "Cc"),
 					    "Net Maint <maint@example.org>, netdev@example.org");
 			if (report_id)
 				assert_string_equal(report_id, header(m[i], "Message-ID"));
 			report_id = header(m[i], "Message-ID");
 			assert_non_null(strstr(body, "Hi J\xc3\xb6rg D\xc5\x93,\n"));
-			assert_non_null(strstr(body, "  0123456789ab (\"net: frob the widgets\")\n"));
+			assert_non_null(
+				strstr(body, "  0123456789ab (\"net: frob the widgets\")\n"));
 			assert_non_null(strstr(body, "failed with exit status 2"));
 			assert_non_null(strstr(body, "\n.\nmake: *** [Makefile:3: all] Error 1\n"));
 			assert_non_null(strstr(body, "  git bisect bad 0123456789abcdef"));
 			assert_non_null(strstr(body, "  git merge --no-edit 0123456789abcdef"));
 			assert_non_null(strstr(body, "  make -j$(nproc)\n"));
-			assert_non_null(strstr(body, "Reported-by: nextbot <nextbot@example.org>\n"));
-			assert_non_null(strstr(body,
-					       "Closes: https://nextbot.example.org/r/0123456789ab\n"));
+			assert_non_null(
+				strstr(body, "Reported-by: nextbot <nextbot@example.org>\n"));
+			assert_non_null(strstr(
+				body, "Closes: https://nextbot.example.org/r/0123456789ab\n"));
 		} else {
 			assert_string_equal(subj, "next-20261203: build failure after merge of the "
 						  "net-next tree");
 			maint++;
 			assert_sound_mail(m[i], 0);
-			assert_non_null(strstr(body, "After merging the net-next tree, today's build "
-						     "(x86_64) failed like this:\n\nnet/core/frob.c"));
-			assert_non_null(strstr(body, "Caused by commit\n\n  0123456789ab (\"net: frob "
-						     "the widgets\")\n"));
+			assert_non_null(strstr(body,
+					       "After merging the net-next tree, today's build "
+					       "(x86_64) failed like this:\n\nnet/core/frob.c"));
+			assert_non_null(strstr(body,
+					       "Caused by commit\n\n  0123456789ab (\"net: frob "
+					       "the widgets\")\n"));
 			assert_non_null(strstr(body, "I have reverted that commit for today.\n"));
-			assert_string_equal(header(m[i], "Cc"), "Linux Next <linux-next@example.org>");
+			assert_string_equal(header(m[i], "Cc"),
+					    "Linux Next <linux-next@example.org>");
 		}
 		assert_string_equal(header(m[i], "X-Nextbot-Event"), "build-failure");
 	}
@@ -577,7 +612,7 @@ static void test_smtp_report_and_maintainer_mail(void **state)
 static void test_smtp_hostile_metadata(void **state)
 {
 	struct fx *f = *state;
-	static const char *bad_contacts[] = { "a@b>\r\nRCPT TO:<x@y>", "ok@example.org" };
+	static const char *bad_contacts[] = {"a@b>\r\nRCPT TO:<x@y>", "ok@example.org"};
 	struct notice_breakage b;
 	struct notice_flush_stats st;
 	struct outbox_notice on;
@@ -613,7 +648,8 @@ static void test_smtp_hostile_metadata(void **state)
 		if (str_starts_with(subject, "[net-next]")) {
 			assert_sound_mail(m[i], 0);
 			assert_string_equal(subject, want.buf);
-			assert_non_null(strstr(header(m[i], "To"), "Mallory  Bcc: victim@example.org"));
+			assert_non_null(
+				strstr(header(m[i], "To"), "Mallory  Bcc: victim@example.org"));
 			assert_null(strchr(header(m[i], "To"), '\n'));
 			assert_non_null(strstr(jstr(m[i], "body"), "line\n.\n [1merror [0m\n"));
 		} else {
@@ -674,9 +710,9 @@ static void test_smtp_rcpt_refused_alone(void **state)
 static void test_smtp_down_then_back(void **state)
 {
 	struct fx *f = *state;
-	struct notice_summary sum = { 0 };
-	struct notice_summary_tree trees[] = { { "mm-stable", "merged", NULL },
-					       { "net-next", "left-out", "conflict" } };
+	struct notice_summary sum = {0};
+	struct notice_summary_tree trees[] = {{"mm-stable", "merged", NULL},
+					      {"net-next", "left-out", "conflict"}};
 	struct notice_flush_stats st;
 	struct outbox_notice on;
 	struct json_object *m[4];
@@ -724,9 +760,15 @@ static void test_smtp_down_then_back(void **state)
 static void test_smtp_gives_up(void **state)
 {
 	struct fx *f = *state;
-	struct notice_base_broken bb = { "2026-12-03", "next-20261203", "origin",
-					 "0123456789abcdef0123456789abcdef01234567", "x86_64",
-					 "make", 2, 0, "error: boom\n" };
+	struct notice_base_broken bb = {"2026-12-03",
+					"next-20261203",
+					"origin",
+					"0123456789abcdef0123456789abcdef01234567",
+					"x86_64",
+					"make",
+					2,
+					0,
+					"error: boom\n"};
 	struct notice_flush_stats st;
 	struct outbox_notice on;
 
@@ -745,9 +787,9 @@ static void test_smtp_gives_up(void **state)
 static void test_smtp_4xx_and_5xx(void **state)
 {
 	struct fx *f = *state;
-	struct notice_conflict c = { 0 };
-	static const char *paths[] = { "mm/slab.c" }, *ours[] = { "111111111111 mm: a" },
-			  *theirs[] = { "222222222222 net: b" };
+	struct notice_conflict c = {0};
+	static const char *paths[] = {"mm/slab.c"}, *ours[] = {"111111111111 mm: a"},
+			  *theirs[] = {"222222222222 net: b"};
 	struct notice_flush_stats st;
 	struct outbox_notice on;
 	struct json_object *m[4];
@@ -803,8 +845,9 @@ static void test_smtp_hang_times_out(void **state)
 static void test_smtp_starttls_required(void **state)
 {
 	struct fx *f = *state;
-	struct notice_base_broken bb = { "2026-12-03", "next-20261203", "origin", "0123", "x86_64",
-					 "make", 2, 0, "error: boom\n" };
+	struct notice_base_broken bb = {"2026-12-03",	"next-20261203", "origin", "0123",
+					"x86_64",	"make",		 2,	   0,
+					"error: boom\n"};
 	struct notice_flush_stats st;
 	struct outbox_notice on;
 	struct json_object *m[2];
@@ -889,8 +932,10 @@ static void test_dropped_and_resolved_thread(void **state)
 	assert_non_null(strstr(dropped.body, want.buf));
 	assert_non_null(strstr(resolved.body, want.buf));
 	strbuf_reset(&want);
-	strbuf_addf(&want, "References: <20261201.1234-1-jorg@example.org>\r\n"
-			   " <nextbot.%s@example.org>\r\n", report.id);
+	strbuf_addf(&want,
+		    "References: <20261201.1234-1-jorg@example.org>\r\n"
+		    " <nextbot.%s@example.org>\r\n",
+		    report.id);
 	assert_non_null(strstr(dropped.body, want.buf));
 	assert_non_null(strstr(dropped.body, "This patch was dropped from the net-next tree "
 					     "because it breaks the build."));
@@ -981,11 +1026,9 @@ static void test_webhook_statuses(void **state)
 		int sent, failed, deferred;
 		const char *why;
 	} cases[] = {
-		{ "429:7200", 0, 0, 1, "HTTP 429" },
-		{ "redirect", 0, 1, 0, "redirect not followed" },
-		{ "404", 0, 1, 0, "HTTP 404" },
-		{ "big", 1, 0, 0, NULL },
-		{ "hang", 0, 0, 1, "timed out" },
+		{"429:7200", 0, 0, 1, "HTTP 429"}, {"redirect", 0, 1, 0, "redirect not followed"},
+		{"404", 0, 1, 0, "HTTP 404"},	   {"big", 1, 0, 0, NULL},
+		{"hang", 0, 0, 1, "timed out"},
 	};
 	struct fx *f = *state;
 	size_t i;
@@ -993,7 +1036,7 @@ static void test_webhook_statuses(void **state)
 	httpd_start(f, NULL);
 	f->s.list = NULL; /* webhooks only */
 	for (i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
-		struct notice_summary sum = { 0 };
+		struct notice_summary sum = {0};
 		struct notice_flush_stats st;
 		struct outbox_notice on;
 		char date[16];
@@ -1040,7 +1083,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_smtp_report_and_maintainer_mail, fx_setup,
 						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_smtp_hostile_metadata, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_smtp_rcpt_refused_alone, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_smtp_rcpt_refused_alone, fx_setup,
+						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_smtp_down_then_back, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_smtp_gives_up, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_smtp_4xx_and_5xx, fx_setup, fx_teardown),
