@@ -299,7 +299,7 @@ static void breakage_init(struct notice_breakage *b)
 	b->author.name = "J\xc3\xb6rg D\xc5\x93";
 	b->author.email = "jorg@example.org";
 	b->patch_id = "fedcba9876543210fedcba9876543210fedcba98";
-	b->message_id = "<20261201.1234-1-jorg@example.org>";
+	b->message_id = "<20261201.1234-1-jorg.with.a.rather.long.name@mail.example.org>";
 	b->command_name = "x86_64";
 	b->command_line = "make -j$(nproc)";
 	b->exit_code = 2;
@@ -559,10 +559,12 @@ static void test_smtp_report_and_maintainer_mail(void **state)
 			assert_true(!strcmp(to, "jorg@example.org") ||
 				    !strcmp(to, "maint@example.org") ||
 				    !strcmp(to, "netdev@example.org"));
-			assert_string_equal(header(m[i], "In-Reply-To"),
-					    "<20261201.1234-1-jorg@example.org>");
-			assert_string_equal(header(m[i], "References"),
-					    "<20261201.1234-1-jorg@example.org>");
+			assert_string_equal(
+				header(m[i], "In-Reply-To"),
+				"<20261201.1234-1-jorg.with.a.rather.long.name@mail.example.org>");
+			assert_string_equal(
+				header(m[i], "References"),
+				"<20261201.1234-1-jorg.with.a.rather.long.name@mail.example.org>");
 			assert_string_equal(header(m[i], "To"),
 					    "J\xc3\xb6rg D\xc5\x93 <jorg@example.org>");
 			assert_string_equal(header(m[i], "Cc"),
@@ -932,10 +934,11 @@ static void test_dropped_and_resolved_thread(void **state)
 	assert_non_null(strstr(dropped.body, want.buf));
 	assert_non_null(strstr(resolved.body, want.buf));
 	strbuf_reset(&want);
-	strbuf_addf(&want,
-		    "References: <20261201.1234-1-jorg@example.org>\r\n"
-		    " <nextbot.%s@example.org>\r\n",
-		    report.id);
+	strbuf_addf(
+		&want,
+		"References: <20261201.1234-1-jorg.with.a.rather.long.name@mail.example.org>\r\n"
+		" <nextbot.%s@example.org>\r\n",
+		report.id);
 	assert_non_null(strstr(dropped.body, want.buf));
 	assert_non_null(strstr(dropped.body, "This patch was dropped from the net-next tree "
 					     "because it breaks the build."));
