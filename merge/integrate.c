@@ -7,6 +7,7 @@
 
 #include "merge/integrate.h"
 #include "merge/fetch.h"
+#include "merge/fixes.h"
 #include "merge/merge_global.h"
 #include "merge/nextfiles.h"
 #include "merge/replay.h"
@@ -611,6 +612,36 @@ done:
 	memcpy(step->after, n->head, 41);
 	treemerge_conflicts_release(&c);
 	free(what);
+	return err;
+}
+
+int integ_night_apply_fixes(struct integ_night *n, const char *tree, const char *dir,
+			    struct fixes_report *report)
+{
+	struct fixes_report local = FIXES_REPORT_INIT;
+	struct integ_step *s = n->nr ? &n->steps[n->nr - 1] : NULL;
+	char *display = xstrdup(dir), *slash;
+	size_t l = strlen(display);
+	int err;
+
+	if (!s || s->kind != INTEG_STEP_MERGE || strcmp(s->tree, tree)) {
+		free(display);
+		return nb_error_set(NB_EINVALID, "fixes of %s: the last step is not its merge",
+				    tree);
+	}
+	if (s->state == INTEG_LEFT_OUT) {
+		free(display);
+		return 0;
+	}
+	while (l > 1 && display[l - 1] == '/')
+		display[--l] = '\0';
+	if ((slash = strrchr(display, '/')) && slash[1])
+		memmove(display, slash + 1, strlen(slash + 1) + 1);
+	err = fixes_apply(report ? report : &local, &n->log, n->git, n->head, n->sig, dir,
+			  display);
+	memcpy(s->after, n->head, 41);
+	fixes_report_release(&local);
+	free(display);
 	return err;
 }
 

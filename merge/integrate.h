@@ -117,6 +117,23 @@ int integ_night_merge_tree(struct integ_night *night, struct integ_outcome *out,
 			   const char *good_hex, const struct integ_drops *drops);
 
 /*
+ * Applies the carried fix patches of `dir` (trees[].fixes; see merge/fixes.h) on top
+ * of next, right after `tree`'s merge: call it after integ_night_merge_tree() of
+ * that tree (and again after re-merging it), before anything else is added.  Each
+ * fix applied is a commit on next; the tree's merge step then ends after them
+ * (its `after` is the new head, so bisection and truncation keep tree and fixes
+ * together).  merge.log gets "$ git am -3 <last part of dir>/<file>" and git am's
+ * lines.  `report` (FIXES_REPORT_INIT; may be NULL) gets one item per patch: those
+ * FIX_FAILED (no longer apply: skipped) and FIX_NOT_NEEDED (already in next) are
+ * for a notice to the tree's contacts.  Nothing is done (0) when the tree was left
+ * out.  Returns 0, NB_EINVALID when the last step is not `tree`'s merge, NB_ERROR
+ * when the repository fails.
+ */
+struct fixes_report;
+int integ_night_apply_fixes(struct integ_night *night, const char *tree, const char *dir,
+			    struct fixes_report *report);
+
+/*
  * Records a tree that is not merged tonight at all (fetch failed, refused at
  * load): only a "# <name>: left out: <reason>" line in merge.log.
  */
