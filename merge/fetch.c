@@ -45,16 +45,11 @@ const char *fetch_never_merge_match(const char *const *never_merge, const char *
 	return NULL;
 }
 
-struct __cred_state {
-	const struct fetch_creds *creds;
-	int tries;
-};
-
 /* Credentials for libgit2; gives up after a few rounds so a bad token cannot loop. */
-static int __credentials(git_credential **out, const char *url, const char *user_from_url,
-			 unsigned int allowed, void *payload)
+int fetch_credentials(git_credential **out, const char *url, const char *user_from_url,
+		      unsigned int allowed, void *payload)
 {
-	struct __cred_state *cs = payload;
+	struct fetch_cred_state *cs = payload;
 	const char *token;
 
 	if (++cs->tries > 3 || !cs->creds)
@@ -117,7 +112,7 @@ static void __fetch_url(struct fetch_result *out, char *done, struct integ_repo 
 	git_fetch_options fo;
 	git_remote_create_options ro;
 	const git_remote_head **heads = NULL;
-	struct __cred_state cs = { creds, 0 };
+	struct fetch_cred_state cs = { creds, 0 };
 	struct strvec_like { char **v; size_t nr; } specs = { NULL, 0 };
 	git_strarray arr;
 	size_t i, nheads = 0;
@@ -130,7 +125,7 @@ static void __fetch_url(struct fetch_result *out, char *done, struct integ_repo 
 	/* insteadOf rewriting leaks in libgit2 1.5 (pcre2 match data); urls are literal */
 	ro.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF | GIT_REMOTE_CREATE_SKIP_DEFAULT_FETCHSPEC;
 	git_remote_init_callbacks(&cb, GIT_REMOTE_CALLBACKS_VERSION);
-	cb.credentials = __credentials;
+	cb.credentials = fetch_credentials;
 	cb.payload = &cs;
 	if (git_remote_create_with_opts(&remote, url, &ro) < 0 ||
 	    git_remote_connect(remote, GIT_DIRECTION_FETCH, &cb, NULL, NULL) < 0 ||

@@ -1,0 +1,180 @@
+/* Publishing next and the tag to a bare repository, forced; unreachable urls; credentials. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <cmocka.h>
+#include <git2.h>
+#include <git2/sys/credential.h>
+
+#include "merge/fetch.h"
+#include "merge/merge_global.h"
+#include "merge/push.h"
+#include "merge/repo.h"
+#include "util/error.h"
+#include "util/fileutil.h"
+#include "util/log.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+#include "util/banned.h"
+
+static char top[] = "/tmp/nb-push.XXXXXX";
+
+#define PRELUDE "set -e; export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.org " \
+	"GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.org; " \
+	"c() { git add -A && git commit -q --allow-empty -m \"$1\"; }; "
+
+static int sh_out(struct strbuf *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int sh_out(struct strbuf *out, const char *fmt, ...)
+{
+	struct strbuf cmd = STRBUF_INIT;
+	char buf[4096];
+	va_list ap;
+	size_t n;
+	FILE *f;
+	int rc;
+
+	strbuf_reset(out);
+	strbuf_addf(&cmd, "cd '%s' && { " PRELUDE, top);
+	va_start(ap, fmt);
+	strbuf_vaddf(&cmd, fmt, ap);
+	va_end(ap);
+	strbuf_addstr(&cmd, "; } 2>/dev/null");
+	f = popen(cmd.buf, "r");
+	assert_non_null(f);
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		strbuf_add(out, buf, n);
+	rc = pclose(f);
+	strbuf_release(&cmd);
+	strbuf_trim(out);
+	return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+/* The work repository's refs/heads/next and tag next-20260501 at `rev` of w/. */
+static void set_next(struct integ_repo *repo, const char *rev)
+{
+	struct strbuf out = STRBUF_INIT;
+
+	assert_int_equal(sh_out(&out, "git -C w push -q -f ../state/repo.git %s:refs/heads/x && "
+				"git -C w rev-parse %s", rev, rev), 0);
+	assert_int_equal(integ_ref_set(repo, "refs/heads/next", out.buf), 0);
+	assert_int_equal(integ_ref_set(repo, "refs/tags/next-20260501", out.buf), 0);
+	strbuf_release(&out);
+}
+
+static void test_publish(void **state)
+{
+	struct integ_repo *repo = NULL;
+	struct strbuf out = STRBUF_INIT, want = STRBUF_INIT;
+	char *path = xstrfmt("%s/state/repo.git", top), *url = xstrfmt("file://%s/pub.git", top);
+	char before[41];
+
+	assert_int_equal(integ_repo_open(&repo, path), 0);
+	assert_int_equal(push_publish(repo, url, "master", "next-20260501", NULL), NB_ENOTFOUND);
+	assert_int_equal(sh_out(&out, "git init -q -b master w; cd w; echo 1 > f; c one; "
+				"echo 2 > f; c two; git init -q --bare ../pub.git"), 0);
+	set_next(repo, "HEAD");
+
+	/* night 1: next goes to master, the tag to itself */
+	assert_int_equal(push_publish(repo, url, "master", "next-20260501", NULL), 0);
+	sh_out(&want, "git -C w rev-parse HEAD");
+	sh_out(&out, "git --git-dir=pub.git rev-parse master next-20260501 | sort -u");
+	assert_string_equal(out.buf, want.buf);
+
+	/* the same night again, next rebuilt (not a fast-forward): forced over both */
+	set_next(repo, "HEAD~1");
+	assert_int_equal(push_publish(repo, url, "master", "next-20260501", NULL), 0);
+	sh_out(&want, "git -C w rev-parse HEAD~1");
+	sh_out(&out, "git --git-dir=pub.git rev-parse master next-20260501 | sort -u");
+	assert_string_equal(out.buf, want.buf);
+	assert_int_equal(sh_out(&out, "git --git-dir=pub.git fsck --no-progress"), 0);
+
+	/* another branch name, no tag */
+	assert_int_equal(push_publish(repo, url, "for-next", NULL, NULL), 0);
+	sh_out(&out, "git --git-dir=pub.git rev-parse for-next");
+	assert_string_equal(out.buf, want.buf);
+
+	/* unreachable: reported, nothing in the work repository changes */
+	assert_int_equal(integ_ref_get(repo, "refs/heads/next", before), 0);
+	free(url);
+	url = xstrfmt("file://%s/nowhere/pub.git", top);
+	assert_int_equal(push_publish(repo, url, "master", "next-20260501", NULL), NB_ERROR);
+	assert_non_null(strstr(nb_error_last(), "nowhere/pub.git"));
+	assert_int_equal(push_publish(repo, "http://127.0.0.1:9/next.git", "master", NULL, NULL),
+			 NB_ERROR);
+	assert_non_null(strstr(nb_error_last(), "push to http://127.0.0.1:9/next.git failed"));
+	assert_int_equal(push_publish(repo, "no-such-scheme://x/y", "master", NULL, NULL),
+			 NB_ERROR);
+	assert_int_equal(integ_ref_get(repo, "refs/heads/next", before), 0);
+	sh_out(&out, "git --git-dir=state/repo.git rev-parse next next-20260501 | sort -u");
+	assert_string_equal(out.buf, want.buf);
+
+	integ_repo_free(repo);
+	free(path);
+	free(url);
+	strbuf_release(&out);
+	strbuf_release(&want);
+}
+
+/* The credentials callback push shares with fetch. */
+static void test_credentials(void **state)
+{
+	struct fetch_creds creds = { "NB_TEST_TOKEN", NULL };
+	struct fetch_cred_state cs = { &creds, 0 };
+	git_credential *cred = NULL;
+
+	unsetenv("NB_TEST_TOKEN");
+	assert_int_equal(fetch_credentials(&cred, "https://h/x", NULL,
+					   GIT_CREDENTIAL_USERPASS_PLAINTEXT, &cs),
+			 GIT_PASSTHROUGH);
+	setenv("NB_TEST_TOKEN", "s3cret", 1);
+	assert_int_equal(fetch_credentials(&cred, "https://h/x", NULL,
+					   GIT_CREDENTIAL_USERPASS_PLAINTEXT, &cs), 0);
+	assert_int_equal(cred->credtype, GIT_CREDENTIAL_USERPASS_PLAINTEXT);
+	git_credential_free(cred);
+	cred = NULL;
+	creds.ssh_key = "/nonexistent/id_ed25519";
+	assert_int_equal(fetch_credentials(&cred, "ssh://h/x", "git", GIT_CREDENTIAL_SSH_KEY, &cs),
+			 0);
+	assert_int_equal(cred->credtype, GIT_CREDENTIAL_SSH_KEY);
+	git_credential_free(cred);
+	cred = NULL;
+	/* a bad token cannot loop: the fourth round gives up */
+	assert_int_equal(fetch_credentials(&cred, "https://h/x", NULL,
+					   GIT_CREDENTIAL_USERPASS_PLAINTEXT, &cs),
+			 GIT_PASSTHROUGH);
+	unsetenv("NB_TEST_TOKEN");
+}
+
+static int setup_all(void **state)
+{
+	assert_non_null(mkdtemp(top));
+	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
+	log_set_level(LOG_QUIET);
+	return merge_global_init();
+}
+
+static int teardown_all(void **state)
+{
+	char *cmd = xstrfmt("rm -rf '%s'", top);
+
+	if (!getenv("KEEP") && system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", top);
+	free(cmd);
+	merge_global_shutdown();
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_publish),
+		cmocka_unit_test(test_credentials),
+	};
+
+	return cmocka_run_group_tests_name("push", tests, setup_all, teardown_all);
+}
