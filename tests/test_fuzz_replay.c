@@ -18,6 +18,7 @@
 #define FUZZ_REPLAY 1
 #include "tests/fuzz/fuzz_addr.c"
 #include "tests/fuzz/fuzz_config.c"
+#include "tests/fuzz/fuzz_cron.c"
 #include "tests/fuzz/fuzz_excerpt.c"
 #include "tests/fuzz/fuzz_mail.c"
 #include "tests/fuzz/fuzz_trailer.c"
@@ -34,6 +35,7 @@ struct replay_target {
 
 static const struct replay_target targets[] = {
 	{ "addr", fuzz_addr_one },       { "config", fuzz_config_one },
+	{ "cron", fuzz_cron_one },
 	{ "excerpt", fuzz_excerpt_one }, { "mail", fuzz_mail_one },
 	{ "trailer", fuzz_trailer_one }, { "utf8", fuzz_utf8_one },
 	{ "webhook", fuzz_webhook_one },

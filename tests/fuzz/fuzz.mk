@@ -28,6 +28,7 @@ LIB_SRC := $(filter-out bot/main.c,$(LIB_SRC))
 LIB_OBJ := $(LIB_SRC:%.c=$(FUZZ_BUILD)/%.o)
 TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(sort $(wildcard tests/fuzz/fuzz_*.c)))
 TARGET_BIN := $(TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
+RUN_TARGETS := $(if $(FUZZ),$(foreach t,$(TARGETS),$(if $(findstring $(FUZZ),$(t)),$(t))),$(TARGETS))
 
 ifneq ($(V),1)
 Q := @
@@ -36,7 +37,7 @@ QLD = @echo "  LD      $@";
 endif
 
 fuzz-run: fuzz-build
-	@FUZZ_TIME=$(FUZZ_TIME) FUZZ_BUILD=$(FUZZ_BUILD) tests/fuzz/run $(foreach t,$(TARGETS),$(if $(findstring $(FUZZ),$(t)),$(t)))
+	@FUZZ_TIME=$(FUZZ_TIME) FUZZ_BUILD=$(FUZZ_BUILD) tests/fuzz/run $(RUN_TARGETS)
 
 fuzz-build: $(TARGET_BIN)
 

@@ -50,14 +50,25 @@ static inline void fuzz_mail_check_crlf(const char *s, size_t len)
 	}
 }
 
-/* Each "=?" starts an encoded word =?charset?B|Q?text?= of at most 75 characters. */
+/*
+ * Each "=?" starts an encoded word =?charset?B|Q?text?= of at most 75 characters,
+ * except inside an addr-spec (a token with an '@'), where '=' and '?' are atext.
+ */
 static inline void fuzz_mail_check_words(const char *line, size_t len)
 {
 	const char *p = line, *end = line + len;
 
 	while ((p = memmem(p, end - p, "=?", 2))) {
-		const char *q = p + 2, *e;
+		const char *q = p + 2, *e, *tok = p, *tend = p;
 
+		while (tok > line && !strchr(" ,<\t:", tok[-1]))
+			tok--;
+		while (tend < end && !strchr(" ,>\t", *tend))
+			tend++;
+		if (memchr(tok, '@', tend - tok)) {
+			p = tend;
+			continue;
+		}
 		while (q < end && *q != '?' && *q != ' ')
 			q++;
 		FUZZ_CHECK(q + 3 < end && q[0] == '?' && strchr("BbQq", q[1]) && q[2] == '?',

@@ -256,5 +256,19 @@ def utf8():
     put("utf8", "empty-charset", b"\x08abc\xff")
 
 
-for gen in (config, mail, addr, webhook, excerpt, trailer, utf8):
+def cron():
+    for i, e in enumerate([
+            "0 2 * * *", "*/15 * * * *", "0 0 1 1 *", "30 4 1,15 * 5", "0 0 29 2 *",
+            "0 0 31 2 *", "0 0 30 2 *", "5-10/2 1-3 * jan-mar mon-fri", "0 0 * * 7", "0 0 * * sun,SAT",
+            "@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly",
+            "@reboot", "", "* * * *", "* * * * * *", "60 * * * *", "* 24 * * *", "* * 0 * *",
+            "* * 32 * *", "* * * 13 *", "* * * * 8", "*/0 * * * *", "5-1 * * * *",
+            "1,,2 * * * *", "-1 * * * *", "99999999999999999999 * * * *", "*/99999999999 * * * *",
+            "1-59/60 * * * *", "0 0 31 4,6,9,11 *", "0 0 31 * 1", "\t0\t2 *  *\n*",
+            "0 2 * * * # comment", "jan * * * *", "0 0 * foo *", "59 23 31 12 6",
+            "0-59 0-23 1-31 1-12 0-7", "3/5 * * * *", "*/1,*/2 * * * *", "00 02 01 01 00"]):
+        put("cron", "%02d" % i, e.replace("\\t", "\t").replace("\\n", "\n"))
+
+
+for gen in (config, mail, addr, webhook, excerpt, trailer, utf8, cron):
     gen()
