@@ -106,8 +106,7 @@ int fuzz_excerpt_one(const uint8_t *data, size_t size)
 	FUZZ_CHECK(!__exc_c0(first.buf, first.len, 1), "control character in first error '%s'",
 		   first.buf);
 	if (!__exc_blank(data, size))
-		FUZZ_CHECK(!__exc_blank((const uint8_t *)out.buf, out.len),
-			   "blank excerpt of a non-blank log");
+		FUZZ_CHECK(strspn(out.buf, " \t\n") < out.len, "blank excerpt of a non-blank log");
 	excerpt_extract(&again, NULL, (const char *)data, size, EXCERPT_PREFIX "/");
 	FUZZ_CHECK(!strcmp(out.buf, again.buf), "extraction is not deterministic");
 	__exc_check_normalise(first.buf);
