@@ -69,6 +69,9 @@ walk() {
 		if [ "$mode" = "" ] && { [ "$rc" = 137 ] || ! grep -q 'state' "$TMP/err"; }; then
 			echo "# $cmd $op:$n: exit $rc, stderr: $(cat "$TMP/err")"; bad=1
 		fi
+		if grep -q 'Sanitizer' "$TMP/err"; then # SAN=1: leaks on the error paths
+			echo "# $op:$n$mode: $(grep -m1 'Sanitizer' "$TMP/err")"; bad=1
+		fi
 		if ! same_json "$WORK/state.json" "$TMP/old.json" &&
 		   ! same_json "$WORK/state.json" "$TMP/new-$cmd.json"; then
 			echo "# $cmd $op:$n$mode: state.json is neither old nor new:"

@@ -143,6 +143,9 @@ walk() {
 			[ "$n" -gt "$killed" ] && break # past the last fault point
 			echo "# $op:$n: the flush hit an I/O error and exited 0"; bad=1
 		fi
+		if grep -q 'Sanitizer' "$TMP/err"; then # SAN=1: leaks on the error paths
+			echo "# $op:$n$mode: $(grep -m1 'Sanitizer' "$TMP/err")"; bad=1
+		fi
 		if ! check_spool 2>"$TMP/why"; then
 			echo "# $op:$n$mode: spool damaged: $(tail -1 "$TMP/why")"; bad=1
 		fi
