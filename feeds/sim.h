@@ -119,8 +119,12 @@ struct sim_world {
 	size_t patches_nr, patches_alloc;
 	struct sim_defect *defects;
 	size_t defects_nr, defects_alloc;
-	struct strvec locks; /* sorted */
+	struct sim_lockset {
+		char **keys; /* open addressing; NULL: empty */
+		size_t cap, nr;
+	} locks;
 	git_repository *store;
+	git_odb_backend *mempack; /* feeds/odb.c; owned by the store's odb */
 };
 
 /* feeds/rng.c: splitmix64, the world's only source of randomness. */
@@ -175,7 +179,15 @@ int sim_git_commit(char out[41], git_repository *repo, const git_oid *tree,
 		   long long author_time, const struct sim_person *committer,
 		   long long commit_time, const char *message);
 int sim_git_set_ref(const char *repo_path, const char *ref, const char *hex);
+/* feeds/odb.c: new objects wait in memory; sim_git_flush() writes them as one pack. */
+int sim_git_store_setup(struct sim_world *w);
+int sim_git_flush(struct sim_world *w);
 int sim_git_init_remote(const char *path, const char *store_objects, const char *head_branch);
+
+/* feeds/state.c: the lock set. */
+int sim_lock_has(const struct sim_lockset *ls, const char *key);
+void sim_lock_add(struct sim_lockset *ls, const char *key);
+void sim_lock_clear(struct sim_lockset *ls);
 
 /* feeds/world.c: the list of branches, from w->ntrees and w->subs. */
 void sim_trees_build(struct sim_world *w);

@@ -74,10 +74,66 @@ void sim_world_release(struct sim_world *w)
 		free(w->defects[i].trees);
 	free(w->defects);
 	sim_subs_release(w);
-	strvec_clear(&w->locks);
-	git_repository_free(w->store);
+	sim_lock_clear(&w->locks);
+	free(w->locks.keys);
+	git_repository_free(w->store); /* frees the mempack backend with its odb */
 	free(w->dir);
 	memset(w, 0, sizeof(*w));
+}
+
+/* ---- the lock set: FNV-1a, linear probing, at most half full ---- */
+
+static size_t __lock_slot(const struct sim_lockset *ls, const char *key)
+{
+	uint64_t h = 1469598103934665603ULL;
+	const char *p;
+	size_t i;
+
+	for (p = key; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	for (i = h & (ls->cap - 1); ls->keys[i] && strcmp(ls->keys[i], key);
+	     i = (i + 1) & (ls->cap - 1))
+		;
+	return i;
+}
+
+int sim_lock_has(const struct sim_lockset *ls, const char *key)
+{
+	return ls->cap && ls->keys[__lock_slot(ls, key)] != NULL;
+}
+
+void sim_lock_add(struct sim_lockset *ls, const char *key)
+{
+	size_t i;
+
+	if (2 * (ls->nr + 1) > ls->cap) {
+		struct sim_lockset bigger = { NULL, ls->cap ? ls->cap * 2 : 64, 0 };
+
+		bigger.keys = xcalloc(bigger.cap, sizeof(char *));
+		for (i = 0; i < ls->cap; i++)
+			if (ls->keys[i]) {
+				bigger.keys[__lock_slot(&bigger, ls->keys[i])] = ls->keys[i];
+				bigger.nr++;
+			}
+		free(ls->keys);
+		*ls = bigger;
+	}
+	i = __lock_slot(ls, key);
+	if (!ls->keys[i]) {
+		ls->keys[i] = xstrdup(key);
+		ls->nr++;
+	}
+}
+
+void sim_lock_clear(struct sim_lockset *ls)
+{
+	size_t i;
+
+	for (i = 0; i < ls->cap; i++) {
+		free(ls->keys[i]);
+		ls->keys[i] = NULL;
+	}
+	ls->nr = 0;
 }
 
 /* ---- writing ---- */

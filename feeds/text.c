@@ -90,11 +90,14 @@ static void __sub_driver(struct sim_sub *s, int i)
 			      { "ident", "irqs", "flag", "q_len" }, { "core", "main", NULL } };
 	char *dir, *objtype;
 
-	if ((size_t)i < n)
+	/* Past the named ones, drivers nest under them: no folder gets too wide. */
+	if ((size_t)i < n) {
 		snprintf(name, sizeof(name), "%s", driver_names[i]);
-	else
+		dir = xstrfmt("drivers/%s", name);
+	} else {
 		snprintf(name, sizeof(name), "drv%03d", i);
-	dir = xstrfmt("drivers/%s", name);
+		dir = xstrfmt("drivers/%s/%s", driver_names[i % n], name);
+	}
 	objtype = xstrfmt("struct %s_dev", name);
 	d.tree = name;
 	d.dir = dir;
@@ -501,7 +504,8 @@ static const char makefile_text[] =
 	"CFLAGS ?= -O0\n"
 	"KCFLAGS := -std=gnu11 -Wall -Werror=implicit-function-declaration -Iinclude\n"
 	"SRCS := $(sort $(wildcard init/*.c lib/*.c mm/*.c fs/*.c net/*.c kernel/*.c \\\n"
-	"\tkernel/*/*.c drivers/*/*.c))\n"
+	"\tkernel/*/*.c drivers/*/*.c drivers/*/*/*.c))\n"
+	"SRCS := $(filter-out %/opt/%,$(SRCS))\n"
 	"OBJS := $(SRCS:.c=.o)\n"
 	"LIBOBJS := $(filter-out init/main.o,$(OBJS))\n"
 	"HDRS := $(wildcard include/nb/*.h)\n"

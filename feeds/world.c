@@ -21,7 +21,7 @@
 
 static int __locked(struct sim_world *w, const char *key)
 {
-	return strvec_contains(&w->locks, key);
+	return sim_lock_has(&w->locks, key);
 }
 
 static void __lock_all(struct sim_world *w, struct sim_patch *p)
@@ -29,8 +29,7 @@ static void __lock_all(struct sim_world *w, struct sim_patch *p)
 	size_t i;
 
 	for (i = 0; i < p->locks.nr; i++)
-		if (!__locked(w, p->locks.v[i]))
-			strvec_push(&w->locks, p->locks.v[i]);
+		sim_lock_add(&w->locks, p->locks.v[i]);
 }
 
 /* Recomputes the lock set from the live patches (after drops and absorptions). */
@@ -38,7 +37,7 @@ static void __relock(struct sim_world *w)
 {
 	size_t i;
 
-	strvec_clear(&w->locks);
+	sim_lock_clear(&w->locks);
 	for (i = 0; i < w->patches_nr; i++)
 		if (w->patches[i]->state == SIM_LIVE)
 			__lock_all(w, w->patches[i]);
@@ -1029,26 +1028,41 @@ static void __refresh_truth(struct sim_world *w)
 	nb_error_clear();
 }
 
+static double __now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 static int __finish_day(struct sim_world *w)
 {
+	double t0 = __now(), t1, t2;
 	int error;
 
 	__relock(w);
 	if ((error = __rebuild(w)) < 0)
 		return error;
+	t1 = __now();
 	__relock(w);
-	if ((error = __publish(w)) < 0)
+	if ((error = sim_git_flush(w)) < 0 || (error = __publish(w)) < 0)
 		return error;
+	t2 = __now();
 	__refresh_truth(w);
 	__prune(w);
-	if ((error = sim_truth_save(w)) < 0)
+	if ((error = sim_truth_save(w)) < 0 || (error = sim_state_save(w)) < 0)
 		return error;
-	return sim_state_save(w);
+	log_verbose("sim: day %d: commits %.2fs, pack and refs %.2fs, state %.2fs", w->day,
+		    t1 - t0, t2 - t1, __now() - t2);
+	return 0;
 }
 
 static int __play_day(struct sim_world *w)
 {
 	int error;
+
+	double t0 = __now();
 
 	w->day++;
 	log_progress("sim: day %d", w->day);
@@ -1060,6 +1074,7 @@ static int __play_day(struct sim_world *w)
 	__prune(w);
 	__arrivals(w);
 	__inject_defects(w);
+	log_verbose("sim: day %d: news %.2fs", w->day, __now() - t0);
 	return __finish_day(w);
 }
 
@@ -1186,7 +1201,6 @@ int feeds_world_init(const char *dir, const struct feeds_world_opts *opts)
 	int error, i;
 
 	memset(&w, 0, sizeof(w));
-	w.locks = (struct strvec)STRVEC_INIT;
 	if (opts->trees < 0 || opts->trees > 1000 || opts->files < 0 || opts->files > 1000000) {
 		error = nb_error_set(NB_EINVALID, "sim: --trees must be 0..1000, --files 0..1000000");
 		goto done;
@@ -1209,7 +1223,8 @@ int feeds_world_init(const char *dir, const struct feeds_world_opts *opts)
 	w.nfiles = opts->files;
 	sim_subs_build(&w);
 	sim_trees_build(&w);
-	if ((error = __create_repos(&w)) < 0 || (error = __import(&w)) < 0)
+	if ((error = __create_repos(&w)) < 0 || (error = sim_git_store_setup(&w)) < 0 ||
+	    (error = __import(&w)) < 0)
 		goto done;
 	for (i = 0; i < SIM_KINDS; i++)
 		w.covered[i] = 0;
@@ -1232,8 +1247,7 @@ int feeds_world_advance(const char *dir, int days)
 	if (days < 1)
 		return nb_error_set(NB_EINVALID, "sim: --days must be at least 1");
 	memset(&w, 0, sizeof(w));
-	w.locks = (struct strvec)STRVEC_INIT;
-	if ((error = sim_state_load(&w, dir)) < 0)
+	if ((error = sim_state_load(&w, dir)) < 0 || (error = sim_git_store_setup(&w)) < 0)
 		goto done;
 	__relock(&w);
 	for (i = 0; i < days && !error; i++)
