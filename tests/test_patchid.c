@@ -8,6 +8,7 @@
 #include <cmocka.h>
 #include <git2.h>
 
+#include "merge/commitinfo.h"
 #include "merge/patchid.h"
 #include "merge/trailer.h"
 #include "util/error.h"
@@ -300,6 +301,71 @@ static void test_trailer_odd_messages(void **state)
 	strbuf_release(&big);
 }
 
+static void __head_info(struct commit_info *ci)
+{
+	struct strbuf head = STRBUF_INIT;
+	git_repository *repo = NULL;
+	git_oid oid;
+
+	__sh_out(&head, "git rev-parse HEAD");
+	assert_int_equal(git_repository_open(&repo, repo_dir), 0);
+	assert_int_equal(git_oid_fromstr(&oid, head.buf), 0);
+	assert_int_equal(commitinfo_read(ci, repo, &oid), 0);
+	assert_string_equal(ci->id, head.buf);
+	git_repository_free(repo);
+	strbuf_release(&head);
+}
+
+static void test_commitinfo_kernel_patch(void **state)
+{
+	struct commit_info ci = COMMIT_INFO_INIT;
+	struct strbuf want = STRBUF_INIT;
+	char *ident;
+
+	__sh("printf 'a\\n' >f && git add f && git commit -q -m root");
+	__sh("printf 'b\\n' >>f && git add f && printf 'mm/slab: fix it\\n\\nBody.\\n\\n"
+	     "Signed-off-by: Zo\\303\\253 \\303\\205ngstr\\303\\266m <zoe@example.net>\\n"
+	     "Link: https://lore.kernel.org/r/1.2-1-zoe@example.net\\n' >msg && "
+	     "GIT_AUTHOR_NAME=\"$(printf 'Zo\\303\\253 \\303\\205ngstr\\303\\266m')\" "
+	     "GIT_AUTHOR_EMAIL=zoe@example.net git commit -q -F msg");
+	__head_info(&ci);
+	assert_string_equal(ci.author_name, "Zoë Ångström");
+	assert_string_equal(ci.author_email, "zoe@example.net");
+	assert_string_equal(ci.committer_email, "t@example.org");
+	assert_string_equal(ci.subject, "mm/slab: fix it");
+	assert_string_equal(ci.message_id, "1.2-1-zoe@example.net");
+	assert_int_equal(ci.signoffs_nr, 1);
+	assert_true(ci.has_author_signoff);
+	assert_int_equal(ci.parents_nr, 1);
+	__sh_out(&want, "git diff-tree -p HEAD^ HEAD | git patch-id --stable | cut -d' ' -f1");
+	assert_string_equal(ci.patch_id, want.buf);
+	ident = commitinfo_author_ident(&ci);
+	assert_string_equal(ident, "Zoë Ångström <zoe@example.net>");
+	free(ident);
+	commitinfo_release(&ci);
+	commitinfo_release(&ci);
+	strbuf_release(&want);
+}
+
+/* A Latin-1 commit with a CR in its subject and no trailers, and a root commit. */
+static void test_commitinfo_strange_commit(void **state)
+{
+	struct commit_info ci = COMMIT_INFO_INIT;
+
+	__sh("printf 'a\\n' >f && git add f && printf 'J\\366rg\\r fix\\n\\nbody \\351\\n' >msg && "
+	     "GIT_AUTHOR_NAME=\"$(printf 'J\\366rg R\\366del')\" "
+	     "git -c i18n.commitEncoding=ISO-8859-1 commit -q -F msg");
+	__head_info(&ci);
+	assert_string_equal(ci.author_name, "Jörg Rödel");
+	assert_string_equal(ci.subject, "Jörg fix"); /* a lone CR ends a line */
+	assert_string_equal(ci.body, "body é\n");
+	assert_null(ci.message_id);
+	assert_false(ci.has_author_signoff);
+	assert_string_equal(ci.patch_id, ""); /* a root commit */
+	assert_int_equal(ci.parents_nr, 0);
+	commitinfo_release(&ci);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -310,6 +376,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_patchid_merge_root_empty, setup_repo,
 						teardown_repo),
 		cmocka_unit_test_setup_teardown(test_patchid_survives_rebase, setup_repo,
+						teardown_repo),
+		cmocka_unit_test_setup_teardown(test_commitinfo_kernel_patch, setup_repo,
+						teardown_repo),
+		cmocka_unit_test_setup_teardown(test_commitinfo_strange_commit, setup_repo,
 						teardown_repo),
 		cmocka_unit_test(test_trailer_parse_kernel_message),
 		cmocka_unit_test(test_trailer_msgid_forms),
