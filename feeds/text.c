@@ -107,10 +107,15 @@ static void __sub_driver(struct sim_sub *s, int i)
 	free(objtype);
 }
 
-/* Core files, headers, tests and top-level files of the day-0 project. */
-static int __base_file_count(size_t subs_nr)
+/* Top-level files, then per subsystem its core files, header and test. */
+static int __base_file_count(const struct sim_world *w)
 {
-	return 12 + (int)subs_nr * 5;
+	size_t i;
+	int n = 8;
+
+	for (i = 0; i < w->subs_nr; i++)
+		n += w->subs[i].core_nr + 2;
+	return n;
 }
 
 void sim_subs_build(struct sim_world *w)
@@ -127,7 +132,7 @@ void sim_subs_build(struct sim_world *w)
 			__sub_driver(&w->subs[i], (int)(i - named));
 		w->subs[i].extras = (struct strvec)STRVEC_INIT;
 	}
-	base = __base_file_count(w->subs_nr);
+	base = __base_file_count(w);
 	extra = w->nfiles > base ? w->nfiles - base : 0;
 	for (i = 0; i < w->subs_nr; i++)
 		w->subs[i].fillers = extra / (int)w->subs_nr + ((int)i < extra % (int)w->subs_nr);
