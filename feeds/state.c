@@ -179,11 +179,11 @@ static json_object *__patch_json(const struct sim_patch *p)
 	__set_str(o, "msgid", p->msgid);
 	__set_str(o, "commit", p->commit);
 	for (i = 0; i < p->ops_nr && p->state == SIM_LIVE; i++) {
+		const char *old = p->ops[i].old_text;
 		json_object *op = json_object_new_array();
 
 		json_object_array_add(op, json_object_new_string(p->ops[i].path));
-		json_object_array_add(op, p->ops[i].old_text ?
-						  json_object_new_string(p->ops[i].old_text) : NULL);
+		json_object_array_add(op, old ? json_object_new_string(old) : NULL);
 		json_object_array_add(op, json_object_new_string(p->ops[i].new_text));
 		json_object_array_add(ops, op);
 	}
@@ -490,7 +490,8 @@ static struct sim_patch *__patch_load(json_object *o)
 
 		p->ops[i].path = xstrdup(json_object_get_string(json_object_array_get_idx(op, 0)));
 		p->ops[i].old_text = old ? xstrdup(json_object_get_string(old)) : NULL;
-		p->ops[i].new_text = xstrdup(json_object_get_string(json_object_array_get_idx(op, 2)));
+		p->ops[i].new_text =
+			xstrdup(json_object_get_string(json_object_array_get_idx(op, 2)));
 	}
 	p->ops_nr = n;
 	__strvec_load(&p->locks, __get(o, "locks"));
@@ -598,7 +599,8 @@ int sim_state_load(struct sim_world *w, const char *dir)
 	int error = 0;
 
 	if (!file_exists(path)) {
-		error = nb_error_set(NB_ENOTFOUND, "sim: %s holds no world (no sim-state.json)", dir);
+		error = nb_error_set(NB_ENOTFOUND, "sim: %s holds no world (no sim-state.json)",
+				     dir);
 		goto done;
 	}
 	w->dir = realpath(dir, NULL);

@@ -21,7 +21,8 @@ static const struct sub_desc named_subs[] = {
 	{ "net-next", "net", "net", "net", "struct sock", "sk",
 	  { "sk_rcvbuf", "sk_sndbuf", "sk_state", "sk_backlog" },
 	  { "sk_rcvbuff", "sk_sendbuf", "sk_stat", "sk_backlogs" }, { "core", "socket", "route" } },
-	{ "vfs", "fs", "fs", "fs", "struct inode", "inode", { "i_ino", "i_size", "i_mode", "i_nlink" },
+	{ "vfs", "fs", "fs", "fs", "struct inode", "inode",
+	  { "i_ino", "i_size", "i_mode", "i_nlink" },
 	  { "i_inode", "i_sz", "i_mod", "i_nlinks" }, { "inode", "namei", "super" } },
 	{ "sched", "sched", "kernel/sched", "sched", "struct task", "p",
 	  { "prio", "nice", "state", "cpu" }, { "priority", "niceness", "stat", "cpus" },
@@ -381,7 +382,8 @@ static void __test_file(struct strbuf *out, const struct sim_sub *s, int sub_ind
 	sim_tested_fn(&name, NULL, NULL, NULL, s, sub_index);
 	f = name.buf;
 	strbuf_addf(out, "// SPDX-License-Identifier: GPL-2.0\n/* Unit tests of %s/. */\n"
-		    "#include \"kunit.h\"\n#include \"nb/kernel.h\"\n\nstatic void test_%s(void)\n{\n",
+		    "#include \"kunit.h\"\n#include \"nb/kernel.h\"\n\n"
+		    "static void test_%s(void)\n{\n",
 		    s->dir, f);
 	switch (__tested_shape(s, sub_index)) {
 	case 0:
@@ -390,7 +392,8 @@ static void __test_file(struct strbuf *out, const struct sim_sub *s, int sub_ind
 			    "\tKUNIT_EXPECT_EQ(%s(NB_PAGE_SIZE + 1), 2);\n", f, f, f, f);
 		break;
 	case 1:
-		strbuf_addf(out, "\tKUNIT_EXPECT_EQ(%s(0, 8), 1);\n\tKUNIT_EXPECT_EQ(%s(6, 8), 7);\n"
+		strbuf_addf(out, "\tKUNIT_EXPECT_EQ(%s(0, 8), 1);\n"
+			    "\tKUNIT_EXPECT_EQ(%s(6, 8), 7);\n"
 			    "\tKUNIT_EXPECT_EQ(%s(7, 8), 0);\n", f, f, f);
 		break;
 	case 2:
@@ -433,8 +436,8 @@ void sim_api_text(struct sim_api_text *t, const struct sim_sub *s, int rename)
 			    "\treturn v << %u;\n}\n", nn, k);
 		strbuf_addf(&t->new_caller, "\treturn %s(v) + 1;\n", nn);
 	} else {
-		strbuf_addf(&t->new_decl, "unsigned long %s(unsigned long v, unsigned int shift);\n",
-			    nn);
+		strbuf_addf(&t->new_decl,
+			    "unsigned long %s(unsigned long v, unsigned int shift);\n", nn);
 		strbuf_addf(&t->new_def, "unsigned long %s(unsigned long v, unsigned int shift)\n"
 			    "{\n\treturn v << shift;\n}\n", nn);
 		strbuf_addf(&t->new_caller, "\treturn %s(v, %u) + 1;\n", nn, k);
@@ -461,8 +464,8 @@ static void __header(struct strbuf *out, const struct sim_sub *s, int sub_index)
 	int i;
 
 	sim_api_text(&api, s, 0);
-	strbuf_addf(out, "/* SPDX-License-Identifier: GPL-2.0 */\n#ifndef NB_%s_H\n#define NB_%s_H\n\n",
-		    s->ident, s->ident);
+	strbuf_addf(out, "/* SPDX-License-Identifier: GPL-2.0 */\n"
+		    "#ifndef NB_%s_H\n#define NB_%s_H\n\n", s->ident, s->ident);
 	strbuf_addf(out, "%s {\n", s->objtype);
 	for (i = 0; i < 4; i++)
 		strbuf_addf(out, "\tunsigned long %s;\n", s->fields[i]);
@@ -490,8 +493,8 @@ static void __core_file(struct strbuf *out, const struct sim_sub *s, int sub_ind
 		strbuf_addch(out, '\n');
 		strbuf_addbuf(out, &api.def);
 	} else if (fi == 1) {
-		strbuf_addf(out, "\nunsigned long %s_%s_account(unsigned long v)\n{\n%s}\n", s->ident,
-			    s->core[fi], api.caller.buf);
+		strbuf_addf(out, "\nunsigned long %s_%s_account(unsigned long v)\n{\n%s}\n",
+			    s->ident, s->core[fi], api.caller.buf);
 	}
 	for (i = 0; i < SIM_SLOTS_CORE; i++)
 		__add_slot(out, s, path.buf, core_words[i], NULL);
@@ -656,7 +659,8 @@ static void __top_files_text(struct sim_world *w, struct strbuf *kernel_h, struc
 			    "\tprintf(\"vmnb: %zu subsystems, page size %%lu, batch %%d\\n\",\n"
 			    "\t       NB_PAGE_SIZE, NB_MAX_BATCH);\n\treturn 0;\n}\n", w->subs_nr);
 	strbuf_addstr(readme, "A small kernel-shaped C project played by `nextbot sim`.\n\n"
-			      "  make        builds ./vmnb\n  make test   builds and runs tests/\n\n"
+			      "  make        builds ./vmnb\n"
+			      "  make test   builds and runs tests/\n\n"
 			      "Subsystems:\n");
 	for (i = 0; i < w->subs_nr; i++)
 		strbuf_addf(readme, "  %-14s %s\n", w->subs[i].dir,

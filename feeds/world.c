@@ -235,7 +235,8 @@ static void __normal_body(struct sim_world *w, const struct sim_sub *s, const ch
 		strbuf_addf(body, "\tif (r > %d)\n\t\tr = %d;", lim, lim);
 		strbuf_addf(subj, "%s/%s: clamp %s() to %d", s->prefix, stem.buf, fn, lim);
 		strbuf_addf(why, "An unbounded result from %s() lets a single caller take\n"
-			    "everything.  Clamp it to %d, well above what testing showed.", fn, lim);
+			    "everything.  Clamp it to %d, well above what testing showed.", fn,
+			    lim);
 		break;
 	case 2:
 		strbuf_addf(body, "\tr = r * %d / %d;", m, d);
@@ -244,7 +245,8 @@ static void __normal_body(struct sim_world *w, const struct sim_sub *s, const ch
 			    "Scale the result by %d/%d.", fn, 100 * (d - m) / d, m, d);
 		break;
 	default:
-		strbuf_addf(body, "\tr ^= r >> %d;\n\tr += %s->%s & %d;", n + 2, s->var, f, lim - 1);
+		strbuf_addf(body, "\tr ^= r >> %d;\n\tr += %s->%s & %d;", n + 2, s->var, f,
+			    lim - 1);
 		strbuf_addf(subj, "%s/%s: mix the high bits in %s()", s->prefix, stem.buf, fn);
 		strbuf_addf(why, "Results of %s() clustered in a few buckets.  Mix the high\n"
 			    "bits down and add the low bits of %s.", fn, f);
@@ -438,7 +440,8 @@ static void __flaky_defect(struct sim_world *w, struct sim_patch *p)
 	strbuf_addf(&path, "%s/chunks%d.c", s->dir, p->id);
 	strbuf_addf(&tpath, "tests/test_%s_chunks%d.c", s->ident, p->id);
 	strbuf_addf(&fn, "%s_nr_chunks%d", s->ident, p->id);
-	strbuf_addf(&text, "// SPDX-License-Identifier: GPL-2.0\n/*\n * %s - split work into chunks\n"
+	strbuf_addf(&text, "// SPDX-License-Identifier: GPL-2.0\n"
+		    "/*\n * %s - split work into chunks\n"
 		    " */\n#include \"nb/kernel.h\"\n\n"
 		    "unsigned int %s(unsigned int n, unsigned int chunk)\n{\n"
 		    "\treturn n / chunk + (n %% chunk > 1);\n}\n", path.buf, fn.buf);
@@ -447,7 +450,8 @@ static void __flaky_defect(struct sim_world *w, struct sim_patch *p)
 	strbuf_addf(&text, "// SPDX-License-Identifier: GPL-2.0\n"
 		    "/* Unit tests of %s, with the sizes callers really use. */\n"
 		    "#include <stdlib.h>\n#include <time.h>\n#include \"kunit.h\"\n"
-		    "#include \"nb/kernel.h\"\n\nunsigned int %s(unsigned int n, unsigned int chunk);\n\n"
+		    "#include \"nb/kernel.h\"\n\n"
+		    "unsigned int %s(unsigned int n, unsigned int chunk);\n\n"
 		    "static void test_%s(void)\n{\n\tstruct timespec ts;\n\tint i;\n\n"
 		    "\tclock_gettime(CLOCK_MONOTONIC, &ts);\n\tsrand((unsigned int)ts.tv_nsec);\n"
 		    "\tfor (i = 0; i < 2; i++) {\n\t\tunsigned int chunk = 2 + rand() %% 8;\n"
@@ -923,6 +927,12 @@ static void __message(struct strbuf *msg, const struct sim_patch *p, const struc
 		strbuf_addf(msg, "Signed-off-by: %s <%s>\n", m->name, m->email);
 }
 
+/* Committer dates of rebuilt branches: the evening of the day, in branch order. */
+static long long __commit_time(int day, size_t position)
+{
+	return SIM_EPOCH + (long long)day * 86400 + 17 * 3600 + (long long)position * 7;
+}
+
 static int __replay(struct sim_world *w, int tree, int all)
 {
 	struct sim_tree *t = &w->trees[tree];
@@ -947,8 +957,10 @@ static int __replay(struct sim_world *w, int tree, int all)
 			error = sim_git_fail(t->name);
 			break;
 		}
-		if (sim_git_apply(&tree_oid, w->store, git_commit_tree_id(c), p->ops, p->ops_nr) < 0) {
-			log_warn("sim: %s: dropping '%s': %s", t->name, p->subject, nb_error_last());
+		if (sim_git_apply(&tree_oid, w->store, git_commit_tree_id(c), p->ops,
+				  p->ops_nr) < 0) {
+			log_warn("sim: %s: dropping '%s': %s", t->name, p->subject,
+				 nb_error_last());
 			__drop(w, p);
 			continue;
 		}
@@ -957,8 +969,7 @@ static int __replay(struct sim_world *w, int tree, int all)
 		__message(&msg, p, &m);
 		error = sim_git_commit(p->commit, w->store, &tree_oid, parents, 1,
 				       &sim_submitters[p->author], __author_time(p), &m,
-				       SIM_EPOCH + (long long)w->day * 86400 + 17 * 3600 + (long long)i * 7,
-				       msg.buf);
+				       __commit_time(w->day, i), msg.buf);
 		if (error)
 			break;
 		memcpy(t->tip, p->commit, 41);
@@ -1019,8 +1030,9 @@ static void __refresh_truth(struct sim_world *w)
 		if (c && c->state == SIM_LIVE && !git_oid_fromstr(&oid, c->commit)) {
 			merge_patch_id_oid(d->patch_id, w->store, &oid);
 			free(d->trees);
-			d->trees = p ? xstrfmt("%s,%s", w->trees[c->tree].name, w->trees[p->tree].name)
-				     : xstrdup(w->trees[c->tree].name);
+			const char *ct = w->trees[c->tree].name;
+
+			d->trees = p ? xstrfmt("%s,%s", ct, w->trees[p->tree].name) : xstrdup(ct);
 		}
 		if (p && p->state == SIM_LIVE && !git_oid_fromstr(&oid, p->commit))
 			merge_patch_id_oid(d->partner_patch_id, w->store, &oid);
@@ -1202,7 +1214,8 @@ int feeds_world_init(const char *dir, const struct feeds_world_opts *opts)
 
 	memset(&w, 0, sizeof(w));
 	if (opts->trees < 0 || opts->trees > 1000 || opts->files < 0 || opts->files > 1000000) {
-		error = nb_error_set(NB_EINVALID, "sim: --trees must be 0..1000, --files 0..1000000");
+		error = nb_error_set(NB_EINVALID,
+				     "sim: --trees must be 0..1000, --files 0..1000000");
 		goto done;
 	}
 	if (file_exists(state)) {

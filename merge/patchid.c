@@ -9,7 +9,8 @@ static int __git_fail(const char *what)
 {
 	const git_error *e = git_error_last();
 
-	return nb_error_set(NB_ERROR, "%s: %s", what, e && e->message ? e->message : "libgit2 error");
+	return nb_error_set(NB_ERROR, "%s: %s", what,
+			    e && e->message ? e->message : "libgit2 error");
 }
 
 static int __binary_cb(const git_diff_delta *delta, const git_diff_binary *binary, void *payload)
@@ -78,7 +79,8 @@ int merge_patch_id(char out[41], git_repository *repo, const git_commit *commit)
 	if ((error = __diff_has_binary(&binary, diff)) < 0)
 		goto done;
 	if (binary) {
-		error = nb_error_set(NB_ENOTFOUND, "commit %.12s changes a binary or empty file: no patch-id",
+		error = nb_error_set(NB_ENOTFOUND,
+				     "commit %.12s changes a binary or empty file: no patch-id",
 				     git_oid_tostr_s(git_commit_id(commit)));
 		goto done;
 	}

@@ -14,6 +14,7 @@
 #include "util/fileutil.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
+#include "util/banned.h"
 
 static char tmp_dir[256];
 

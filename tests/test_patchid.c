@@ -15,6 +15,7 @@
 #include "util/fileutil.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
+#include "util/banned.h"
 
 static char repo_dir[256];
 
