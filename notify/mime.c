@@ -230,18 +230,22 @@ static void __encoded_words(struct strbuf *out, const char *s)
 	}
 }
 
-/* Printable ASCII with no word too long to fold and nothing that looks encoded. */
+/*
+ * Printable ASCII with no segment (a word and the spaces before it) too long to
+ * fold and nothing that looks encoded.
+ */
 static int __folds_raw(const char *s)
 {
-	size_t word = 0;
+	size_t seg = 0;
+	char prev = 0;
 
 	if (strstr(s, "=?"))
 		return 0;
-	for (; *s; s++) {
+	for (; *s; prev = *s++) {
 		if (*s < 0x20 || *s > 0x7e)
 			return 0;
-		word = *s == ' ' ? 0 : word + 1;
-		if (word > LINE_SOFT - 12)
+		seg = *s == ' ' && prev != ' ' ? 1 : seg + 1;
+		if (seg > LINE_SOFT - 12)
 			return 0;
 	}
 	return 1;
@@ -260,13 +264,15 @@ void mime_header_text(struct strbuf *out, const char *name, const char *value)
 	line = strlen(name) + 2;
 	while (value[i]) {
 		/* A segment is the spaces before a word and the word: fold before it. */
-		size_t seg = 0;
+		size_t seg = 0, spaces;
 
 		while (value[i + seg] == ' ')
 			seg++;
+		spaces = seg;
 		while (value[i + seg] && value[i + seg] != ' ')
 			seg++;
-		if (i && value[i] == ' ' && line + seg > LINE_SOFT) {
+		/* never fold before trailing spaces: a line of white space only is invalid */
+		if (i && value[i] == ' ' && line + seg > LINE_SOFT && seg > spaces) {
 			strbuf_addstr(out, "\r\n");
 			line = 0;
 		}
