@@ -209,8 +209,8 @@ static void __select(const struct lines *ls, char *mark)
 		}
 	if (used)
 		return;
-	i = ls->nr;
-	while (i > 0 && !ls->items[i - 1].len)
+	i = ls->nr; /* the tail, without trailing blank (or only white) lines */
+	while (i > 0 && strspn(__text(ls, i - 1), " \t") == ls->items[i - 1].len)
 		i--;
 	while (i > 0 && used < TAIL_LINES) {
 		mark[--i] = 1;
