@@ -148,7 +148,8 @@ static inline size_t fuzz_mail_check_headers(struct fuzz_mail *m, const char *s,
 		fuzz_mail_check_words(line, n);
 		if (line[0] == ' ' || line[0] == '\t') {
 			FUZZ_CHECK(cur < FUZZ_MAIL_NHEADERS, "continuation without a header");
-			FUZZ_CHECK(strspn(line, " \t") < n, "header line of white space only");
+			FUZZ_CHECK(strspn(line, " \t") < n, "header line of white space only in %s: "
+				   "'%s'", fuzz_mail_headers[cur], m->value[cur]);
 			fuzz_mail_append(&m->value[cur], line, n);
 		} else {
 			colon = strcspn(line, ":");

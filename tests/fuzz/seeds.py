@@ -134,6 +134,8 @@ def mail():
     # regression: a 73-character msg-id was RFC 2047-encoded in References (fixed)
     put("mail", "long-msgid-real", mail_input(0, 1, msgid="<20261203101010.12345-1-firstname.lastname"
                                                         "@some-company.example.com>"))
+    put("mail", "space-run-subject", mail_input(0, 0, subject="a" + " " * 1200 + "b", msgid=""))
+    put("mail", "empty-subject-long-tree", mail_input(0, 0, subject="", msgid="", tree="t" * 70))
     put("mail", "msgid-no-brackets", mail_input(0, 0, msgid="x.y@z"))
     put("mail", "quoted-name", mail_input(0, 0, name='Doe, "John" \\ (x)', contact1='"Doe, J" <j@x.org>'))
     put("mail", "long-name", mail_input(0, 0, name="N" * 300))
