@@ -1,4 +1,5 @@
 /* The simulator's days: patches arrive, graduate, are dropped and absorbed; defects. */
+#include <ctype.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -381,6 +382,7 @@ static int __build_defect(struct sim_world *w, struct sim_patch *p)
 	struct sim_sub *s = &w->subs[p->sub];
 	struct strbuf body = STRBUF_INIT, subj = STRBUF_INIT, why = STRBUF_INIT;
 	int k = RNG(w, 4), error;
+	size_t i;
 
 	if (CHANCE(w, 60)) {
 		strbuf_addf(&body, "\tr += %s->%s >> %d;", s->var, s->typos[k], 1 + RNG(w, 5));
@@ -389,7 +391,10 @@ static int __build_defect(struct sim_world *w, struct sim_patch *p)
 		strbuf_addf(&why, "The estimate ignored %s.  Include it, scaled down, so that\n"
 			    "busy objects are charged for what they hold.", s->fields[k]);
 	} else {
-		strbuf_addf(&body, "\tr = min(r, NB_%s_MAX_SCAN);", s->ident);
+		strbuf_addstr(&body, "\tr = min(r, NB_");
+		for (i = 0; s->ident[i]; i++)
+			strbuf_addch(&body, toupper((unsigned char)s->ident[i]));
+		strbuf_addstr(&body, "_MAX_SCAN);");
 		strbuf_addf(&subj, "%s: bound the %s scan estimate", s->prefix, s->ident);
 		strbuf_addf(&why, "Bound the estimate by the per-subsystem scan limit so a\n"
 			    "large backlog does not stall reclaim of other objects.");
