@@ -121,7 +121,8 @@ static void test_every_target_replayed(void **state)
 	for (i = 0; i < nr; i++) {
 		size_t len = strlen(names[i]);
 
-		if (!strncmp(names[i], "fuzz_", 5) && len > 7 && !strcmp(names[i] + len - 2, ".c")) {
+		if (!strncmp(names[i], "fuzz_", 5) && len > 7 &&
+		    !strcmp(names[i] + len - 2, ".c")) {
 			for (j = 0; j < NTARGETS; j++)
 				if (strlen(targets[j].name) == len - 7 &&
 				    !strncmp(targets[j].name, names[i] + 5, len - 7))

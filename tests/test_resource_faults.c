@@ -109,7 +109,8 @@ static void test_fork_bomb_bounded(void **state)
 
 	char *dir = xstrfmt("%s/forks", tmpdir);
 
-	run_limited(&res, "forks", "i=0; while [ $i -lt 400 ]; do sleep 60 & i=$((i+1)); done; wait",
+	run_limited(&res, "forks",
+		    "i=0; while [ $i -lt 400 ]; do sleep 60 & i=$((i+1)); done; wait",
 		    16, 0, 0, 60);
 	assert_stopped(&res);
 	assert_false(res.timed_out);

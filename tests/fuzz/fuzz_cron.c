@@ -55,8 +55,9 @@ static void __cron_check_next(const struct cron_expr *e, time_t after)
 
 		for (t = start; t < start + 8 * 366 * 86400L; t += 86400) {
 			gmtime_r(&t, &tm);
-			FUZZ_CHECK(!__cron_day_matches(e, &tm), "NB_ENOTFOUND, but day %04d-%02d-%02d "
-				   "matches", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
+			FUZZ_CHECK(!__cron_day_matches(e, &tm),
+				   "NB_ENOTFOUND, but day %04d-%02d-%02d matches",
+				   tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
 		}
 		return;
 	}

@@ -90,7 +90,9 @@ static int __mail_queue(const struct notice_settings *s, const struct fuzz_field
 	struct notice_conflict c;
 	struct notice_base_broken bb;
 	struct notice_summary sum;
-	struct notice_summary_tree trees[1] = { { f->v[MF_TREE], "merged", __mail_opt(f, MF_WHY) } };
+	struct notice_summary_tree trees[1] = {
+		{ f->v[MF_TREE], "merged", __mail_opt(f, MF_WHY) },
+	};
 
 	__mail_breakage(&b, f, sel, contacts, log);
 	switch (fn % 6) {
@@ -207,7 +209,8 @@ int fuzz_mail_one(const uint8_t *data, size_t size)
 	memset(&s, 0, sizeof(s));
 	s.from = *f.v[MF_FROM] ? f.v[MF_FROM] : "nextbot <nextbot@example.org>";
 	s.list = __mail_opt(&f, MF_LIST);
-	s.report_url = (data[0] & 1) ? "https://next.example.org/flag/{id}" : __mail_opt(&f, MF_URL);
+	s.report_url = (data[0] & 1) ? "https://next.example.org/flag/{id}"
+				     : __mail_opt(&f, MF_URL);
 	s.outbox_dir = dir;
 	s.webhooks = hooks;
 	s.webhooks_nr = 1;

@@ -36,7 +36,8 @@ int fuzz_utf8_one(const uint8_t *data, size_t size)
 	utf8_repair(&out, in, len);
 	FUZZ_CHECK(fuzz_utf8_valid(out.buf, out.len), "repair gave invalid UTF-8");
 	if (valid)
-		FUZZ_CHECK(out.len == len && !memcmp(out.buf, in, len), "repair changed valid text");
+		FUZZ_CHECK(out.len == len && !memcmp(out.buf, in, len),
+			   "repair changed valid text");
 
 	strbuf_addbuf(&stripped, &out);
 	utf8_strip_controls(&stripped);

@@ -40,7 +40,8 @@ static inline void fuzz_mail_check_crlf(const char *s, size_t len)
 {
 	size_t i;
 
-	FUZZ_CHECK(len >= 2 && s[len - 2] == '\r' && s[len - 1] == '\n', "mail does not end in CRLF");
+	FUZZ_CHECK(len >= 2 && s[len - 2] == '\r' && s[len - 1] == '\n',
+		   "mail does not end in CRLF");
 	for (i = 0; i < len; i++) {
 		FUZZ_CHECK(s[i], "NUL at offset %zu", i);
 		if (s[i] == '\r')
@@ -109,7 +110,8 @@ static inline size_t fuzz_mail_header_index(const char *name, size_t len)
 	size_t i;
 
 	for (i = 0; i < FUZZ_MAIL_NHEADERS; i++)
-		if (strlen(fuzz_mail_headers[i]) == len && !strncmp(fuzz_mail_headers[i], name, len))
+		if (strlen(fuzz_mail_headers[i]) == len &&
+		    !strncmp(fuzz_mail_headers[i], name, len))
 			return i;
 	return FUZZ_MAIL_NHEADERS;
 }
@@ -148,16 +150,17 @@ static inline size_t fuzz_mail_check_headers(struct fuzz_mail *m, const char *s,
 		fuzz_mail_check_words(line, n);
 		if (line[0] == ' ' || line[0] == '\t') {
 			FUZZ_CHECK(cur < FUZZ_MAIL_NHEADERS, "continuation without a header");
-			FUZZ_CHECK(strspn(line, " \t") < n, "header line of white space only in %s: "
-				   "'%s'", fuzz_mail_headers[cur], m->value[cur]);
+			FUZZ_CHECK(strspn(line, " \t") < n,
+				   "header line of white space only in %s: '%s'",
+				   fuzz_mail_headers[cur], m->value[cur]);
 			fuzz_mail_append(&m->value[cur], line, n);
 		} else {
 			colon = strcspn(line, ":");
 			FUZZ_CHECK(colon < n && colon > 0, "header line without a name: '%.*s'",
 				   (int)n, line);
 			cur = fuzz_mail_header_index(line, colon);
-			FUZZ_CHECK(cur < FUZZ_MAIL_NHEADERS, "header nextbot does not write: '%.*s'",
-				   (int)n, line);
+			FUZZ_CHECK(cur < FUZZ_MAIL_NHEADERS,
+				   "header nextbot does not write: '%.*s'", (int)n, line);
 			FUZZ_CHECK(!m->value[cur], "header %s twice", fuzz_mail_headers[cur]);
 			FUZZ_CHECK(colon + 1 < n && line[colon + 1] == ' ', "no space after '%s:'",
 				   fuzz_mail_headers[cur]);
@@ -206,7 +209,8 @@ static inline void fuzz_mail_check_body(const char *body, size_t len, int qp)
 		} else {
 			FUZZ_CHECK(n <= 998, "7bit body line of %zu octets", n);
 			for (i = 0; i < n; i++)
-				FUZZ_CHECK((unsigned char)line[i] < 0x80, "8-bit byte in a 7bit body");
+				FUZZ_CHECK((unsigned char)line[i] < 0x80,
+					   "8-bit byte in a 7bit body");
 		}
 		pos += n + 2;
 	}
