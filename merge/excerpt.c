@@ -40,21 +40,22 @@ static size_t __skip_escape(const char *s, size_t i, size_t end)
 
 static void __strip_prefix(struct strbuf *sb, size_t start, const char *prefix)
 {
-	size_t plen = prefix ? strlen(prefix) : 0;
+	size_t plen = prefix ? strlen(prefix) : 0, from = start;
 	char *p;
 
 	while (plen && prefix[plen - 1] == '/')
 		plen--;
 	if (!plen)
 		return;
-	while ((p = memmem(sb->buf + start, sb->len - start, prefix, plen))) {
+	while ((p = memmem(sb->buf + from, sb->len - from, prefix, plen))) {
 		size_t at = p - sb->buf, cut = plen;
 
 		if (at + cut < sb->len && sb->buf[at + cut] == '/')
 			cut++;
 		memmove(p, p + cut, sb->len - at - cut);
 		strbuf_setlen(sb, sb->len - cut);
-		start = at;
+		/* the cut may join a new prefix ("/a//a/bb/b"): look again from before it */
+		from = at - start >= plen ? at - plen + 1 : start;
 	}
 }
 
