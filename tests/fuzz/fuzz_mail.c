@@ -31,8 +31,22 @@ static const char *__mail_opt(const struct fuzz_fields *f, int i)
 	return *f->v[i] ? f->v[i] : NULL;
 }
 
+/*
+ * Commit ids come from libgit2, never from strangers: the field's bytes become hex
+ * digits (at most 40).  The renderer cuts them with "%.12s", which would split a
+ * UTF-8 sequence of anything else.
+ */
+static void __mail_hex(char out[41], const char *in)
+{
+	size_t i;
+
+	for (i = 0; i < 40 && in[i]; i++)
+		out[i] = "0123456789abcdef"[(unsigned char)in[i] & 15];
+	out[i] = '\0';
+}
+
 static void __mail_breakage(struct notice_breakage *b, const struct fuzz_fields *f, uint8_t sel,
-			    const char *contacts[2], const char *log[2])
+			    const char *contacts[2], const char *log[2], const char *commit)
 {
 	static const char *const kinds[] = { "build-failure", "test-failure", "flaky",
 					     "build-failure" };
@@ -48,7 +62,7 @@ static void __mail_breakage(struct notice_breakage *b, const struct fuzz_fields 
 	contacts[1] = f->v[MF_CONTACT2];
 	b->contacts = contacts;
 	b->contacts_nr = 2;
-	b->commit = f->v[MF_COMMIT];
+	b->commit = commit;
 	b->subject = f->v[MF_SUBJECT];
 	b->author.name = __mail_opt(f, MF_NAME);
 	b->author.email = __mail_opt(f, MF_EMAIL);
@@ -56,7 +70,7 @@ static void __mail_breakage(struct notice_breakage *b, const struct fuzz_fields 
 	b->message_id = __mail_opt(f, MF_MSGID);
 	if (sel & 4) {
 		b->partner.tree = "partner";
-		b->partner.commit = f->v[MF_COMMIT];
+		b->partner.commit = commit;
 		b->partner.subject = f->v[MF_PSUBJECT];
 		b->partner.author.name = __mail_opt(f, MF_PNAME);
 		b->partner.author.email = __mail_opt(f, MF_PEMAIL);
@@ -71,7 +85,7 @@ static void __mail_breakage(struct notice_breakage *b, const struct fuzz_fields 
 	b->bisect_log = log;
 	b->bisect_log_nr = 2;
 	b->bisect_steps = 7;
-	b->repro_base = f->v[MF_COMMIT];
+	b->repro_base = commit;
 	b->repro_url = __mail_opt(f, MF_URL);
 	b->tree_url = __mail_opt(f, MF_URL);
 	b->tree_branch = f->v[MF_TREE];
@@ -93,8 +107,10 @@ static int __mail_queue(const struct notice_settings *s, const struct fuzz_field
 	struct notice_summary_tree trees[1] = {
 		{ f->v[MF_TREE], "merged", __mail_opt(f, MF_WHY) },
 	};
+	char commit[41];
 
-	__mail_breakage(&b, f, sel, contacts, log);
+	__mail_hex(commit, f->v[MF_COMMIT]);
+	__mail_breakage(&b, f, sel, contacts, log, commit);
 	switch (fn % 6) {
 	case 0:
 		return notice_queue_breakage(s, &b);
