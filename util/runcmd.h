@@ -49,6 +49,10 @@ struct runcmd_result {
 	double seconds;     /* wall time */
 	size_t output_total;/* bytes the command printed, of which `output` keeps some */
 	struct strbuf output; /* head, a "[... N bytes omitted ...]" line, tail */
+	/* the runner failed on its own (Slurm: allocation refused, node down, no
+	   resources within the queue time); exit_code is the runner's, not a verdict.
+	   Never set by runcmd_run(); see util/slurm.h */
+	int runner_failed;
 };
 #define RUNCMD_RESULT_INIT { .exit_code = -1, .output = STRBUF_INIT }
 

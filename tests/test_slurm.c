@@ -1,0 +1,409 @@
+/* Unit tests for util/slurm on a real private single-node Slurm cluster (tests/slurm-cluster.sh). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/slurm.h"
+#include "util/error.h"
+#include "util/fileutil.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+#include "util/banned.h"
+
+static char *cluster_dir;  /* the cluster's state, logs and jobcomp.txt */
+static char *tmpdir;       /* the commands' working directory (a worker's tree) */
+
+static int setup(void **state)
+{
+	char tmpl[] = "/tmp/nb-slurm-work-XXXXXX";
+
+	if (!mkdtemp(tmpl))
+		return -1;
+	tmpdir = xstrdup(tmpl);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	file_remove_tree(tmpdir);
+	free(tmpdir);
+	tmpdir = NULL;
+	return 0;
+}
+
+/* What a plain local shell run gives, for comparison. */
+static void run_local(struct runcmd_result *r, const char *shell)
+{
+	struct runcmd_opts o = RUNCMD_OPTS_INIT;
+
+	o.shell = shell;
+	o.cwd = tmpdir;
+	assert_int_equal(runcmd_run(r, &o), 0);
+}
+
+static void run_slurm(struct runcmd_result *r, const char *shell, double timeout,
+		      const struct slurm_opts *s)
+{
+	struct runcmd_opts o = RUNCMD_OPTS_INIT;
+
+	o.shell = shell;
+	o.cwd = tmpdir;
+	o.timeout = timeout;
+	assert_int_equal(slurm_run(r, &o, s), 0);
+}
+
+/* The output of a shell command run here (squeue, ls), trimmed. */
+static char *sh_output(const char *cmd)
+{
+	const char *const argv[] = { "/bin/sh", "-c", cmd, NULL };
+	struct strbuf sb = STRBUF_INIT;
+
+	assert_int_equal(runcmd_capture(&sb, NULL, argv), 0);
+	strbuf_trim(&sb);
+	return strbuf_detach(&sb, NULL);
+}
+
+static void assert_queue_empty(void)
+{
+	char *q = sh_output("squeue -h -o '%i %j %T'");
+
+	if (*q)
+		fail_msg("squeue still lists: %s", q);
+	free(q);
+}
+
+static void assert_no_status_files(void)
+{
+	char *cmd = xstrfmt("ls -A '%s'", tmpdir), *ls = sh_output(cmd);
+
+	assert_string_equal(ls, "");
+	free(ls);
+	free(cmd);
+}
+
+static void test_exit_codes_like_local(void **state)
+{
+	const char *cmds[] = { "echo hello; exit 0", "echo hello; exit 1", "echo hello; exit 125",
+			       "kill -9 $$", "exit 200" };
+	struct slurm_opts s = SLURM_OPTS_INIT;
+	size_t i;
+
+	for (i = 0; i < sizeof(cmds) / sizeof(*cmds); i++) {
+		struct runcmd_result l = RUNCMD_RESULT_INIT, r = RUNCMD_RESULT_INIT;
+
+		run_local(&l, cmds[i]);
+		run_slurm(&r, cmds[i], 30, &s);
+		assert_int_equal(r.runner_failed, 0);
+		assert_int_equal(r.exec_failed, 0);
+		assert_int_equal(r.timed_out, 0);
+		/* a signal reaches us through the wrapper shell as 128+N */
+		assert_int_equal(r.exit_code, l.exit_code);
+		assert_int_equal(r.limit_hit, 0);
+		if (i < 3)
+			assert_non_null(strstr(r.output.buf, "hello\n"));
+		runcmd_result_release(&l);
+		runcmd_result_release(&r);
+	}
+	assert_no_status_files();
+	assert_queue_empty();
+}
+
+static void test_argv_env_log_and_name(void **state)
+{
+	const char *const argv[] = { "/bin/sh", "-c",
+				     "echo \"$NEXTBOT_TREE $NEXTBOT_COMMIT $SLURM_JOB_NAME\"; pwd; "
+				     "echo \"[$SECRET_TOKEN]\"; exit 3", NULL };
+	const char *const env[] = { "NEXTBOT_TREE=mm", "NEXTBOT_COMMIT=0123456789abcdef0123",
+				    NULL };
+	struct slurm_opts s = SLURM_OPTS_INIT;
+	struct runcmd_opts o = RUNCMD_OPTS_INIT;
+	struct runcmd_result r = RUNCMD_RESULT_INIT;
+	struct strbuf log = STRBUF_INIT;
+	char *log_path = xstrfmt("%s.log", tmpdir), *want;
+
+	setenv("SECRET_TOKEN", "leaked", 1);
+	o.argv = argv;
+	o.cwd = tmpdir;
+	o.env = env;
+	o.log_path = log_path;
+	assert_int_equal(slurm_run(&r, &o, &s), 0);
+	unsetenv("SECRET_TOKEN");
+	assert_int_equal(r.exit_code, 3);
+	assert_int_equal(r.runner_failed, 0);
+	want = xstrfmt("mm 0123456789abcdef0123 mm:0123456789ab/%ld.", (long)getpid());
+	assert_non_null(strstr(r.output.buf, want));
+	free(want);
+	assert_non_null(strstr(r.output.buf, tmpdir));
+	/* the environment is runcmd's allow-list plus the command's, on Slurm too */
+	assert_non_null(strstr(r.output.buf, "[]"));
+	assert_int_equal(strbuf_read_file(&log, log_path, 0) >= 0, 1);
+	assert_non_null(strstr(log.buf, "mm 0123456789abcdef0123"));
+	unlink(log_path);
+	free(log_path);
+	strbuf_release(&log);
+	runcmd_result_release(&r);
+	assert_no_status_files();
+}
+
+static void test_argv_not_found_like_local(void **state)
+{
+	const char *const argv[] = { "no-such-program-nextbot", "x", NULL };
+	struct slurm_opts s = SLURM_OPTS_INIT;
+	struct runcmd_opts o = RUNCMD_OPTS_INIT;
+	struct runcmd_result l = RUNCMD_RESULT_INIT, r = RUNCMD_RESULT_INIT;
+
+	o.argv = argv;
+	o.cwd = tmpdir;
+	assert_int_equal(runcmd_run(&l, &o), 0);
+	assert_int_equal(slurm_run(&r, &o, &s), 0);
+	assert_int_equal(r.exec_failed, l.exec_failed);
+	assert_int_equal(r.exit_code, l.exit_code);
+	assert_int_equal(r.runner_failed, 0);
+	runcmd_result_release(&l);
+	runcmd_result_release(&r);
+}
+
+static void test_timeout_cancels_job(void **state)
+{
+	struct slurm_opts s = SLURM_OPTS_INIT;
+	struct runcmd_result r = RUNCMD_RESULT_INIT;
+	struct strbuf pid = STRBUF_INIT;
+	char *pidfile = xstrfmt("%s/sleeper.pid", cluster_dir);
+	char *cmd = xstrfmt("echo started; sleep 300 & echo $! >'%s'; wait; echo never", pidfile);
+	char *proc;
+
+	run_slurm(&r, cmd, 2, &s);
+	assert_int_equal(r.timed_out, 1);
+	assert_int_equal(r.signal, SIGKILL);
+	assert_int_equal(r.exit_code, 128 + SIGKILL);
+	assert_int_equal(r.runner_failed, 0);
+	assert_non_null(strstr(r.output.buf, "started"));
+	assert_null(strstr(r.output.buf, "never"));
+	assert_true(r.seconds < 60);
+	runcmd_result_release(&r);
+	/* the job is gone from the queue, and so is the step's process tree */
+	assert_queue_empty();
+	assert_true(strbuf_read_file(&pid, pidfile, 0) >= 0);
+	strbuf_trim(&pid);
+	assert_true(pid.len > 0);
+	proc = xstrfmt("/proc/%s/cmdline", pid.buf);
+	if (!access(proc, F_OK)) {
+		struct strbuf cl = STRBUF_INIT;
+
+		/* a reused pid would not be our sleep */
+		strbuf_read_file(&cl, proc, 0);
+		if (!strcmp(cl.buf, "sleep"))
+			fail_msg("the step's 'sleep 300' (pid %s) still runs", pid.buf);
+		strbuf_release(&cl);
+	}
+	free(proc);
+	strbuf_release(&pid);
+	free(cmd);
+	free(pidfile);
+	assert_no_status_files();
+}
+
+static void test_allocation_refused_is_infra(void **state)
+{
+	const char *const too_big[] = { "--cpus-per-task=64", NULL };
+	struct slurm_opts s = SLURM_OPTS_INIT;
+	struct runcmd_result r = RUNCMD_RESULT_INIT;
+
+	/* refused at once: no such partition; srun exits 1 like `exit 1` would */
+	s.partition = "no-such-partition";
+	run_slurm(&r, "exit 0", 30, &s);
+	assert_int_equal(r.runner_failed, 1);
+	assert_int_equal(r.exec_failed, 1);
+	assert_int_equal(r.exit_code, 1);
+	assert_int_equal(r.timed_out, 0);
+	assert_non_null(strstr(r.output.buf, "partition"));
+	runcmd_result_release(&r);
+
+	/* never satisfiable: more CPUs than the node has waits in the queue, then is
+	   cancelled at the queue timeout */
+	s.partition = NULL;
+	s.srun_args = too_big;
+	s.queue_timeout = 2;
+	run_slurm(&r, "exit 0", 30, &s);
+	assert_int_equal(r.runner_failed, 1);
+	assert_int_equal(r.timed_out, 0);
+	runcmd_result_release(&r);
+	assert_queue_empty();
+	assert_no_status_files();
+}
+
+struct job {
+	struct runcmd_result r;
+	int err;
+};
+
+static void *run_job(void *arg)
+{
+	struct job *j = arg;
+	struct runcmd_opts o = RUNCMD_OPTS_INIT;
+	struct slurm_opts s = SLURM_OPTS_INIT;
+
+	o.shell = "date +start=%s.%N; sleep 1; date +end=%s.%N";
+	o.cwd = tmpdir;
+	o.timeout = 60;
+	s.job_name = "concurrent";
+	j->err = slurm_run(&j->r, &o, &s);
+	return NULL;
+}
+
+static void test_concurrent_jobs(void **state)
+{
+	struct job jobs[3];
+	pthread_t tids[3];
+	double max_start = 0, min_end = 1e30;
+	char *recorded, *cmd;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		jobs[i] = (struct job){ .r = RUNCMD_RESULT_INIT };
+		assert_int_equal(pthread_create(&tids[i], NULL, run_job, &jobs[i]), 0);
+	}
+	for (i = 0; i < 3; i++)
+		pthread_join(tids[i], NULL);
+	for (i = 0; i < 3; i++) {
+		const char *p, *q;
+
+		assert_int_equal(jobs[i].err, 0);
+		assert_int_equal(jobs[i].r.exit_code, 0);
+		p = strstr(jobs[i].r.output.buf, "start=");
+		q = strstr(jobs[i].r.output.buf, "end=");
+		assert_non_null(p);
+		assert_non_null(q);
+		if (strtod(p + 6, NULL) > max_start)
+			max_start = strtod(p + 6, NULL);
+		if (strtod(q + 4, NULL) < min_end)
+			min_end = strtod(q + 4, NULL);
+		runcmd_result_release(&jobs[i].r);
+	}
+	/* all three were running at one moment: each started before any ended */
+	if (!(max_start < min_end))
+		fail_msg("the 3 jobs did not overlap: last start %.3f, first end %.3f",
+			 max_start, min_end);
+	/* and Slurm's job completion records have the three */
+	cmd = xstrfmt("grep -c 'Name=concurrent/' '%s/jobcomp.txt'", cluster_dir);
+	recorded = sh_output(cmd);
+	assert_string_equal(recorded, "3");
+	free(recorded);
+	free(cmd);
+}
+
+static void *run_limited(void *arg)
+{
+	struct job *j = arg;
+	struct runcmd_opts o = RUNCMD_OPTS_INIT;
+	struct slurm_opts s = SLURM_OPTS_INIT;
+
+	o.shell = "date +start=%s.%N; sleep 1; date +end=%s.%N";
+	o.cwd = tmpdir;
+	o.timeout = 60;
+	s.max_jobs = 1;
+	j->err = slurm_run(&j->r, &o, &s);
+	return NULL;
+}
+
+static void test_max_jobs(void **state)
+{
+	struct job jobs[2];
+	pthread_t tids[2];
+	double start[2], end[2];
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		jobs[i] = (struct job){ .r = RUNCMD_RESULT_INIT };
+		assert_int_equal(pthread_create(&tids[i], NULL, run_limited, &jobs[i]), 0);
+	}
+	for (i = 0; i < 2; i++) {
+		pthread_join(tids[i], NULL);
+		assert_int_equal(jobs[i].err, 0);
+		assert_int_equal(jobs[i].r.exit_code, 0);
+		start[i] = strtod(strstr(jobs[i].r.output.buf, "start=") + 6, NULL);
+		end[i] = strtod(strstr(jobs[i].r.output.buf, "end=") + 4, NULL);
+		runcmd_result_release(&jobs[i].r);
+	}
+	/* one slot: one ran after the other */
+	assert_true(end[0] <= start[1] || end[1] <= start[0]);
+}
+
+static void test_cancel_all(void **state)
+{
+	struct slurm_opts s = SLURM_OPTS_INIT;
+
+	/* nothing in flight: a no-op, never an error */
+	slurm_cancel_all();
+	(void)s;
+	assert_queue_empty();
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+static int start_cluster(void)
+{
+	char tmpl[] = "/tmp/nb-slurm-cluster-XXXXXX";
+	char *cmd;
+	int rc;
+
+	if (!mkdtemp(tmpl)) {
+		perror("mkdtemp");
+		return -1;
+	}
+	cluster_dir = xstrdup(tmpl);
+	cmd = xstrfmt("sh tests/slurm-cluster.sh start '%s' >/dev/null", cluster_dir);
+	rc = system(cmd);
+	free(cmd);
+	if (rc != 0) {
+		fprintf(stderr, "test_slurm: FAIL: the private Slurm cluster did not start "
+			"(tests/slurm-cluster.sh, see its message above); Slurm tests cannot run\n");
+		return -1;
+	}
+	cmd = xstrfmt("%s/slurm.conf", cluster_dir);
+	setenv("SLURM_CONF", cmd, 1);
+	free(cmd);
+	return 0;
+}
+
+static void stop_cluster(void)
+{
+	char *cmd = xstrfmt("sh tests/slurm-cluster.sh stop '%s'", cluster_dir);
+
+	if (system(cmd) != 0)
+		fprintf(stderr, "test_slurm: stopping the cluster failed\n");
+	free(cmd);
+	if (!getenv("KEEP"))
+		file_remove_tree(cluster_dir);
+	free(cluster_dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_exit_codes_like_local),
+		T(test_argv_env_log_and_name),
+		T(test_argv_not_found_like_local),
+		T(test_timeout_cancels_job),
+		T(test_allocation_refused_is_infra),
+		T(test_concurrent_jobs),
+		T(test_max_jobs),
+		T(test_cancel_all),
+	};
+	int failed;
+
+	if (start_cluster() < 0)
+		return 1;
+	failed = cmocka_run_group_tests_name("slurm", tests, NULL, NULL);
+	stop_cluster();
+	return failed;
+}

@@ -1,0 +1,420 @@
+/* The Slurm runner: a command as a job step through srun, its own failures told apart. */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/slurm.h"
+#include "util/error.h"
+#include "util/log.h"
+#include "util/strvec.h"
+#include "util/xalloc.h"
+#include "util/banned.h"
+
+#define POLL_NS 200000000L     /* the watchdog looks at the step every 0.2 s */
+#define GRACE_SECONDS 60.0     /* srun's own backstop beyond our limits */
+#define GONE_SECONDS 60.0      /* how long a cancelled job may take to leave the queue */
+
+/*
+ * Run in the step: $1 is the status prefix, the rest the command's argv.  Fixed
+ * text: the command is never pasted into it.
+ */
+static const char wrapper[] =
+	"f=$1; shift; : >\"$f.start\"; "
+	"if ! command -v -- \"$1\" >/dev/null 2>&1; then "
+	"echo \"nextbot: $1: not found\" >&2; echo '127 exec' >\"$f.tmp\"; "
+	"mv -f \"$f.tmp\" \"$f.exit\"; exit 127; fi; "
+	"\"$@\"; s=$?; echo \"$s\" >\"$f.tmp\" && mv -f \"$f.tmp\" \"$f.exit\"; exit $s";
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t slot_freed = PTHREAD_COND_INITIALIZER;
+static unsigned long seq;
+static int active;
+static struct strvec running = STRVEC_INIT;  /* names of the jobs in flight */
+
+/* One srun in flight, watched by its own thread. */
+struct watch {
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	int done;                 /* srun returned */
+	const char *name;
+	const char *start_path;
+	const char *const *env;   /* for scancel */
+	double timeout, queue_timeout;
+	int timed_out;            /* cancelled at our timeout, the step had begun */
+	int never_started;        /* cancelled after queue_timeout without a step */
+};
+
+static double __now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void __scancel(const char *name, const char *const *env)
+{
+	const char *argv[] = { "scancel", "--quiet", "--full", NULL, NULL };
+	struct runcmd_opts o = RUNCMD_OPTS_INIT;
+	struct runcmd_result r = RUNCMD_RESULT_INIT;
+	char *arg = xstrfmt("--name=%s", name);
+
+	argv[3] = arg;
+	o.argv = argv;
+	o.env = env;
+	o.timeout = 30;
+	if (runcmd_run(&r, &o) < 0 || r.exit_code != 0)
+		log_warn("slurm: scancel of job '%s' failed (exit %d): %s", name, r.exit_code,
+			 r.output.len ? r.output.buf : nb_error_last());
+	runcmd_result_release(&r);
+	free(arg);
+}
+
+/* 1 when squeue no longer lists the job (0 while it does, or squeue failed). */
+static int __gone(const char *name, const char *const *env)
+{
+	const char *argv[] = { "squeue", "--noheader", "--format=%i", NULL, NULL };
+	struct runcmd_opts o = RUNCMD_OPTS_INIT;
+	struct runcmd_result r = RUNCMD_RESULT_INIT;
+	int gone;
+
+	argv[3] = xstrfmt("--name=%s", name);
+	o.argv = argv;
+	o.env = env;
+	o.timeout = 30;
+	o.merge_stderr = 0;
+	gone = runcmd_run(&r, &o) == 0 && r.exit_code == 0 && !r.output.len;
+	runcmd_result_release(&r);
+	free((char *)argv[3]);
+	return gone;
+}
+
+/* Cancels the job and waits (bounded) until Slurm has it out of the queue. */
+static void __cancel_and_wait(const char *name, const char *const *env)
+{
+	double until = 0;
+	struct timespec pause = { 0, 250000000L };
+
+	__scancel(name, env);
+	for (;;) {
+		struct timespec ts;
+
+		if (__gone(name, env))
+			return;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		if (!until)
+			until = (double)ts.tv_sec + GONE_SECONDS;
+		if ((double)ts.tv_sec > until)
+			break;
+		nanosleep(&pause, NULL);
+	}
+	log_warn("slurm: job '%s' is still in the queue %.0f s after scancel", name, GONE_SECONDS);
+}
+
+/* Sleeps one poll interval unless srun finishes; returns 1 when it has. */
+static int __wait_poll(struct watch *w)
+{
+	struct timespec ts;
+	int done;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += POLL_NS;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_nsec -= 1000000000L;
+		ts.tv_sec++;
+	}
+	pthread_mutex_lock(&w->mu);
+	if (!w->done)
+		pthread_cond_timedwait(&w->cond, &w->mu, &ts);
+	done = w->done;
+	pthread_mutex_unlock(&w->mu);
+	return done;
+}
+
+/* Cancels the job at our timeout (from the step's start) or at the queue timeout. */
+static void *__watchdog(void *arg)
+{
+	struct watch *w = arg;
+	double begin = __now(), started = 0, now;
+	struct stat st;
+
+	while (!__wait_poll(w)) {
+		now = __now();
+		if (!started && !stat(w->start_path, &st))
+			started = now;
+		if (started && w->timeout > 0 && now - started >= w->timeout) {
+			w->timed_out = 1;
+		} else if (!started && w->queue_timeout > 0 && now - begin >= w->queue_timeout) {
+			w->never_started = 1;
+		} else {
+			continue;
+		}
+		__scancel(w->name, w->env);
+		break;
+	}
+	return NULL;
+}
+
+static void __slot_take(int max_jobs)
+{
+	pthread_mutex_lock(&lock);
+	while (max_jobs > 0 && active >= max_jobs)
+		pthread_cond_wait(&slot_freed, &lock);
+	active++;
+	pthread_mutex_unlock(&lock);
+}
+
+static void __register(const char *name, int add)
+{
+	size_t i;
+
+	pthread_mutex_lock(&lock);
+	if (add) {
+		strvec_push(&running, name);
+	} else {
+		for (i = 0; i < running.nr && strcmp(running.v[i], name); i++)
+			;
+		if (i < running.nr) {
+			free(running.v[i]);
+			memmove(&running.v[i], &running.v[i + 1], (running.nr - i) * sizeof(char *));
+			running.nr--;
+		}
+		active--;
+		pthread_cond_broadcast(&slot_freed);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+void slurm_cancel_all(void)
+{
+	struct strvec names = STRVEC_INIT, env = STRVEC_INIT;
+	const char *conf = getenv("SLURM_CONF");
+	size_t i;
+
+	pthread_mutex_lock(&lock);
+	for (i = 0; i < running.nr; i++)
+		strvec_push(&names, running.v[i]);
+	pthread_mutex_unlock(&lock);
+	if (conf)
+		strvec_pushf(&env, "SLURM_CONF=%s", conf);
+	for (i = 0; i < names.nr; i++)
+		__scancel(names.v[i], (const char *const *)env.v);
+	strvec_clear(&names);
+	strvec_clear(&env);
+}
+
+static const char *__env_get(const char *const *env, const char *key)
+{
+	size_t n = strlen(key);
+
+	for (; env && *env; env++)
+		if (!strncmp(*env, key, n) && (*env)[n] == '=')
+			return *env + n + 1;
+	return NULL;
+}
+
+/* "<name>/<pid>.<n>"; the name from the tree and commit when the caller gave none. */
+static char *__job_name(const struct slurm_opts *s, const char *const *env)
+{
+	const char *tree = __env_get(env, "NEXTBOT_TREE");
+	const char *commit = __env_get(env, "NEXTBOT_COMMIT");
+	struct strbuf sb = STRBUF_INIT;
+	unsigned long n;
+
+	pthread_mutex_lock(&lock);
+	n = ++seq;
+	pthread_mutex_unlock(&lock);
+	if (s->job_name)
+		strbuf_addstr(&sb, s->job_name);
+	else if (tree && *tree && commit)
+		strbuf_addf(&sb, "%s:%.12s", tree, commit);
+	else
+		strbuf_addstr(&sb, "nextbot");
+	strbuf_addf(&sb, "/%ld.%lu", (long)getpid(), n);
+	return strbuf_detach(&sb, NULL);
+}
+
+static void __srun_argv(struct strvec *av, const struct runcmd_opts *opts,
+			const struct slurm_opts *s, const char *dir, const char *name,
+			const char *prefix)
+{
+	size_t i;
+
+	strvec_push(av, "srun");
+	strvec_pushf(av, "--chdir=%s", dir);
+	strvec_pushf(av, "--job-name=%s", name);
+	strvec_push(av, "--ntasks=1");
+	if (opts->timeout > 0) {
+		long minutes = (long)(opts->timeout / 60.0);
+
+		/* rounded up, plus one: Slurm's limit is a backstop to ours */
+		strvec_pushf(av, "--time=%ld", minutes + (minutes * 60.0 < opts->timeout) + 1);
+	}
+	if (s->partition)
+		strvec_pushf(av, "--partition=%s", s->partition);
+	for (i = 0; s->srun_args && s->srun_args[i]; i++)
+		strvec_push(av, s->srun_args[i]);
+	strvec_push(av, "--");
+	strvec_push(av, "/bin/sh");
+	strvec_push(av, "-c");
+	strvec_push(av, wrapper);
+	strvec_push(av, "nextbot-step");
+	strvec_push(av, prefix);
+	if (opts->shell) {
+		strvec_push(av, "/bin/sh");
+		strvec_push(av, "-c");
+		strvec_push(av, opts->shell);
+	} else {
+		for (i = 0; opts->argv && opts->argv[i]; i++)
+			strvec_push(av, opts->argv[i]);
+	}
+}
+
+/* Reads <prefix>.exit: 1 with the status (and exec failure) in `out`, 0 if none. */
+static int __read_status(const char *path, struct runcmd_result *out)
+{
+	char buf[64] = "", word[8] = "";
+	FILE *f = fopen(path, "re");
+	int code, n;
+
+	if (!f)
+		return 0;
+	n = fgets(buf, sizeof(buf), f) ? sscanf(buf, "%d %7s", &code, word) : 0;
+	fclose(f);
+	if (n < 1 || code < 0 || code > 255)
+		return 0;
+	out->exit_code = code;
+	out->signal = 0;
+	out->exec_failed = n == 2 && !strcmp(word, "exec");
+	out->limit_hit = code == 128 + SIGXFSZ;
+	return 1;
+}
+
+/* The result from srun's, the step's status file and the watchdog. */
+static void __classify(struct runcmd_result *out, const struct watch *w, const char *prefix,
+		       const char *name)
+{
+	char *exit_path = xstrfmt("%s.exit", prefix);
+	int srun_code = out->exit_code;
+
+	if (w->timed_out) {
+		out->timed_out = 1;
+		out->signal = SIGKILL;
+		out->exit_code = 128 + SIGKILL;
+		out->exec_failed = out->limit_hit = 0;
+	} else if (!out->timed_out && __read_status(exit_path, out)) {
+		/* the command's own status */
+	} else {
+		out->runner_failed = out->exec_failed = 1;
+		out->timed_out = out->limit_hit = 0;
+		log_warn("slurm: job '%s' failed in Slurm (srun exit %d%s): no verdict", name,
+			 srun_code, w->never_started ? ", no resources within the queue timeout" :
+			 out->timed_out ? ", srun outlived every limit" : "");
+	}
+	free(exit_path);
+}
+
+static void __remove_status(const char *prefix)
+{
+	const char *suffix[] = { ".start", ".exit", ".tmp" };
+	size_t i;
+
+	for (i = 0; i < 3; i++) {
+		char *p = xstrfmt("%s%s", prefix, suffix[i]);
+
+		unlink(p);
+		free(p);
+	}
+}
+
+/* srun through runcmd, watched; fills `out` and the watch. */
+static int __run_watched(struct runcmd_result *out, const struct runcmd_opts *ro,
+			 struct watch *w)
+{
+	pthread_t tid;
+	int watching, err;
+
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->cond, NULL);
+	watching = !pthread_create(&tid, NULL, __watchdog, w);
+	if (!watching)
+		log_warn("slurm: no watchdog thread; only srun's backstop timeout applies");
+	err = runcmd_run(out, ro);
+	pthread_mutex_lock(&w->mu);
+	w->done = 1;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->mu);
+	if (watching)
+		pthread_join(tid, NULL);
+	pthread_cond_destroy(&w->cond);
+	pthread_mutex_destroy(&w->mu);
+	return err;
+}
+
+static void __build_env(struct strvec *env, const struct runcmd_opts *opts)
+{
+	const char *conf = getenv("SLURM_CONF");
+	size_t i;
+
+	for (i = 0; opts->env && opts->env[i]; i++)
+		strvec_push(env, opts->env[i]);
+	if (conf && !__env_get(opts->env, "SLURM_CONF"))
+		strvec_pushf(env, "SLURM_CONF=%s", conf);
+}
+
+int slurm_run(struct runcmd_result *out, const struct runcmd_opts *opts,
+	      const struct slurm_opts *s)
+{
+	struct runcmd_opts ro = *opts;
+	struct strvec av = STRVEC_INIT, env = STRVEC_INIT;
+	struct watch w = { 0 };
+	char cwd_buf[PATH_MAX], *name, *prefix;
+	const char *dir = opts->cwd;
+	double queue = s->queue_timeout > 0 ? s->queue_timeout : opts->timeout;
+	int err;
+
+	if (!dir && !(dir = getcwd(cwd_buf, sizeof(cwd_buf))))
+		return nb_error_errno(NB_ERROR, "slurm: cannot get the working directory");
+	__build_env(&env, opts);
+	name = __job_name(s, (const char *const *)env.v);
+	prefix = xstrfmt("%s/.nextbot-slurm-%s", dir, strrchr(name, '/') + 1);
+	__srun_argv(&av, opts, s, dir, name, prefix);
+	ro.argv = (const char *const *)av.v;
+	ro.shell = NULL;
+	ro.env = (const char *const *)env.v;
+	ro.timeout = opts->timeout > 0 ? queue + opts->timeout + GRACE_SECONDS : 0;
+	w = (struct watch){ .name = name, .env = ro.env, .timeout = opts->timeout,
+			    .queue_timeout = queue };
+	w.start_path = xstrfmt("%s.start", prefix);
+
+	__slot_take(s->max_jobs);
+	__register(name, 1);
+	err = __run_watched(out, &ro, &w);
+	if (!err) {
+		out->runner_failed = 0;
+		if (out->exit_code != 0 || out->timed_out || w.timed_out || w.never_started)
+			__cancel_and_wait(name, ro.env);
+		__classify(out, &w, prefix, name);
+	}
+	__register(name, 0);
+	__remove_status(prefix);
+	free((char *)w.start_path);
+	free(prefix);
+	free(name);
+	strvec_clear(&av);
+	strvec_clear(&env);
+	return err;
+}
+
+int slurm_or_local_run(struct runcmd_result *out, const struct runcmd_opts *opts,
+		       const struct slurm_opts *s)
+{
+	return s ? slurm_run(out, opts, s) : runcmd_run(out, opts);
+}

@@ -1,0 +1,81 @@
+/*
+ * The Slurm runner: a configured command run as a Slurm job step (`runner: {kind:
+ * slurm}`), with the same result as a local run so that callers classify it alike.
+ */
+#ifndef UTIL_SLURM_H
+#define UTIL_SLURM_H
+
+#include "util/runcmd.h"
+
+struct slurm_opts {
+	const char *partition;         /* NULL: the cluster's default partition */
+	const char *const *srun_args;  /* extra srun arguments, NULL-terminated; may be NULL */
+	/*
+	 * The job's name; NULL: "<NEXTBOT_TREE>:<first 12 of NEXTBOT_COMMIT>" taken
+	 * from the command's env, or "nextbot".  A "/<pid>.<n>" suffix is always added
+	 * so that the job can be cancelled by name without touching any other.
+	 */
+	const char *job_name;
+	int max_jobs;                  /* jobs this process has on the cluster at once;
+					  0: no limit of ours */
+	double queue_timeout;          /* seconds a job may wait for resources before it
+					  counts as the runner's failure; 0: the command's
+					  timeout (then none if that is 0 too) */
+};
+#define SLURM_OPTS_INIT { NULL, NULL, NULL, 0, 0 }
+
+/*
+ * Runs the command of `opts` (argv or shell, cwd, env, timeout, log_path,
+ * output_cap, user, inherit_env as for runcmd_run()) as one Slurm job step:
+ *
+ *   srun --chdir=<cwd> --job-name=<name> --ntasks=1 [--time=<minutes>]
+ *        [--partition=<p>] [srun_args…] -- /bin/sh -c <wrapper> nextbot-step <prefix> <command argv>
+ *
+ * srun itself runs through runcmd_run(), so its output (the command's, and srun's
+ * own messages) goes into the same capped output and log.  The environment is
+ * runcmd's allow-list plus opts->env, plus SLURM_CONF when nextbot has it; srun
+ * passes it on to the step (--export=ALL).  --time is the timeout in minutes,
+ * rounded up, plus one: Slurm's own limit is only a backstop to ours.
+ *
+ * How the runner's own failures are told apart: `srun` exits 1 both when the
+ * command exits 1 and when srun fails (allocation refused, node down).  This Slurm
+ * has no step accounting without slurmdbd (accounting_storage/filetxt is gone), so
+ * the step reports its own state: the wrapper, a fixed script that gets the command
+ * as arguments (never pasted into it), creates <prefix>.start when the step begins
+ * and writes the command's exit status to <prefix>.exit when it ends ("127 exec"
+ * when an argv program is not found).  <prefix> is "<cwd>/.nextbot-slurm-<pid>-<n>",
+ * on the shared storage of the worker directory; both files are removed afterwards.
+ *   - <prefix>.exit present: exit_code is the command's status, whatever srun says.
+ *   - our timeout after the step began: the job is cancelled (scancel --name) and
+ *     the result is timed_out, exit_code 128+SIGKILL, signal SIGKILL, as locally.
+ *   - otherwise (srun refused, failed, or the job got no resources within
+ *     queue_timeout, which cancels it): runner_failed = 1, and exec_failed = 1 too,
+ *     so that a caller that only knows exec_failed reports infrastructure and caches
+ *     nothing; exit_code is srun's.
+ * A command killed by a signal is seen through the wrapper shell as exit 128+N, as a
+ * local shell command is (signal stays 0); exit 128+SIGXFSZ sets limit_hit.
+ *
+ * Cancellation: at our timeout or queue timeout the job is cancelled by its unique
+ * name, and again whenever srun did not end cleanly, so `squeue` does not keep it.
+ * When nextbot itself is killed, runcmd's supervisor SIGKILLs srun, which makes
+ * Slurm end the step; slurm_cancel_all() cancels every job still running for a
+ * shutdown path that can call it.
+ *
+ * Returns 0 when a result is in `out` (runner failures included), negative only when
+ * srun could not be run at all (as runcmd_run()).  Thread-safe; with max_jobs > 0,
+ * callers beyond that many wait for a slot.
+ */
+int slurm_run(struct runcmd_result *out, const struct runcmd_opts *opts,
+	      const struct slurm_opts *s);
+
+/* Cancels (scancel) every job that slurm_run() calls of this process have running. */
+void slurm_cancel_all(void);
+
+/*
+ * A caller that can run either way, with `s` NULL for the local runner:
+ *	err = slurm_or_local_run(&r, &opts, spec->slurm);
+ */
+int slurm_or_local_run(struct runcmd_result *out, const struct runcmd_opts *opts,
+		       const struct slurm_opts *s);
+
+#endif
