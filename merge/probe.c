@@ -10,6 +10,7 @@
 #include "util/fileutil.h"
 #include "util/log.h"
 #include "util/runcmd.h"
+#include "util/slurm.h"
 #include "util/strvec.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
@@ -130,7 +131,9 @@ static void __env(struct strvec *env, const struct probe_spec *spec,
 static int __classify(struct probe_result *out, struct runcmd_result *r, size_t i,
 		      const struct probe_command *c)
 {
-	if (r->exec_failed) {
+	if (r->runner_failed) {
+		__infra(out, "the runner failed on its own, no verdict (%s)", c->name ? c->name : "");
+	} else if (r->exec_failed) {
 		__infra(out, "the command could not be started (%s)", c->name ? c->name : "");
 	} else if (r->limit_hit) {
 		__infra(out, "a resource limit ended the command (%s)", c->name ? c->name : "");
@@ -194,7 +197,7 @@ static int __run_all(struct probe_result *out, struct worker *w, const char *com
 		opts.log_path = log;
 		opts.user = spec->user;
 		opts.inherit_env = spec->inherit_env;
-		err = runcmd_run(&r, &opts);
+		err = slurm_or_local_run(&r, &opts, spec->slurm);
 		strvec_clear(&env);
 		if (err < 0) {
 			__infra(out, "the runner failed: %s", nb_error_last());

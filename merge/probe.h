@@ -11,6 +11,8 @@
 #include "merge/worker.h"
 #include "util/strbuf.h"
 
+struct slurm_opts;
+
 enum probe_verdict {
 	PROBE_GOOD = 0,  /* every command exited 0 */
 	PROBE_BAD,       /* a command failed: exit 1..255 but 125, a signal, its timeout */
@@ -44,6 +46,9 @@ struct probe_spec {
 	int pristine_retry;        /* a failure in an incremental tree is re-run pristine */
 	int inherit_env;           /* pass nextbot's whole environment (standalone bisect,
 				      a command the user typed); never for configured ones */
+	/* runner kind slurm: each command runs as a Slurm job step (util/slurm.h);
+	   NULL: locally.  Set `runner` to "slurm" too, for the cache key */
+	const struct slurm_opts *slurm;
 };
 
 struct probe_result {
