@@ -12,6 +12,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <git2.h>
+
+#include "merge/bisect.h"
+#include "merge/probe.h"
+#include "merge/worker.h"
 #include "util/slurm.h"
 #include "util/error.h"
 #include "util/fileutil.h"
@@ -348,6 +353,130 @@ static void test_cancel_all(void **state)
 	assert_queue_empty();
 }
 
+/* ---- bisection over 1,000 commits, 3 probes at a time as 3 Slurm jobs ---- */
+
+#define BISECT_JOBS 3
+
+struct bisect_ctx {
+	struct worker *workers[BISECT_JOBS];
+	struct probe_spec spec;
+	unsigned step;
+};
+
+static int test_nodes(void *data, const struct bisect_graph *g, const size_t *nodes, size_t n,
+		      enum bisect_verdict *out)
+{
+	struct bisect_ctx *b = data;
+	struct probe_result res[BISECT_JOBS];
+	git_oid ids[BISECT_JOBS] = { 0 };
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		git_oid_fromstr(&ids[i], g->nodes[nodes[i]].id);
+		res[i] = (struct probe_result)PROBE_RESULT_INIT;
+	}
+	assert_int_equal(probe_run_many(res, b->workers, ids, n, b->step + 1, &b->spec), 0);
+	for (i = 0; i < n; i++) {
+		if (res[i].verdict == PROBE_INFRA)
+			fail_msg("probe INFRA: %s", res[i].infra_reason);
+		out[i] = res[i].verdict == PROBE_GOOD ? BISECT_GOOD : BISECT_BAD;
+		probe_result_release(&res[i]);
+	}
+	b->step += (unsigned)n;
+	return 0;
+}
+
+/* The most intervals ("start end" lines) that all contain one moment. */
+static int max_overlap(const char *path)
+{
+	double st[64], en[64];
+	int n = 0, best = 0, i, j;
+	FILE *f = fopen(path, "r");
+
+	assert_non_null(f);
+	while (n < 64 && fscanf(f, "%lf %lf", &st[n], &en[n]) == 2)
+		n++;
+	fclose(f);
+	for (i = 0; i < n; i++) {
+		int c = 0;
+
+		for (j = 0; j < n; j++)
+			c += st[j] <= st[i] && st[i] < en[j];
+		if (c > best)
+			best = c;
+	}
+	return best;
+}
+
+static void make_line(const char *repo)
+{
+	/* a good commit and 1,000 after it; the file `state` says bad from commit 614 on */
+	char *cmd = xstrfmt(
+		"git init -q --bare '%s' && i=1; while [ $i -le 1001 ]; do "
+		"s=good; [ $i -ge 614 ] && s=bad; "
+		"printf 'commit refs/heads/master\ncommitter t <t@example.org> %%d +0000\n"
+		"data 6\nc%%04d\nM 644 inline state\ndata %%d\n%%s\n\n' "
+		"$((1700000000 + i)) $i $((${#s} + 1)) $s; i=$((i + 1)); done | "
+		"git --git-dir='%s' fast-import --quiet", repo, repo);
+
+	if (system(cmd) != 0)
+		fail_msg("cannot create the 1,000-commit repository");
+	free(cmd);
+}
+
+static void test_bisect_1000_commits_3_jobs(void **state)
+{
+	char *repo = xstrfmt("%s/line.git", tmpdir);
+	char *times = xstrfmt("%s/intervals", cluster_dir);
+	char *shell = xstrfmt("s=$(date +%%s.%%N); sleep 1; echo \"$s $(date +%%s.%%N)\" >>'%s'; "
+			      "grep -q good state", times);
+	struct probe_command cmd = { "check", shell, NULL, NULL, 60, 0 };
+	struct slurm_opts so = SLURM_OPTS_INIT;
+	struct bisect_ctx b = { .spec = { .cmds = &cmd, .cmds_nr = 1, .runner = "slurm",
+					  .slurm = &so, .tree_name = "line" } };
+	struct bisect_graph g = BISECT_GRAPH_INIT;
+	struct bisect_result r = BISECT_RESULT_INIT;
+	git_repository *rp;
+	git_object *bad, *good;
+	git_oid good_id;
+	int i;
+
+	make_line(repo);
+	so.max_jobs = BISECT_JOBS;
+	assert_int_equal(git_repository_open(&rp, repo), 0);
+	assert_int_equal(git_revparse_single(&bad, rp, "master"), 0);
+	assert_int_equal(git_revparse_single(&good, rp, "master~1000"), 0);
+	git_oid_cpy(&good_id, git_object_id(good));
+	assert_int_equal(bisect_graph_load(&g, rp, git_object_id(bad), &good_id, 1, 0), 0);
+	assert_int_equal((int)g.nr, 1000);
+	for (i = 0; i < BISECT_JOBS; i++) {
+		char *dir = xstrfmt("%s/w%d", tmpdir, i);
+
+		assert_int_equal(worker_open(&b.workers[i], repo, dir), 0);
+		free(dir);
+	}
+	assert_int_equal(bisect_run(&r, &g, BISECT_JOBS, test_nodes, &b), 0);
+	print_message("# %u rounds, %u steps\n", r.rounds, r.steps);
+	assert_int_equal(r.outcome, BISECT_FOUND);
+	assert_string_equal(g.nodes[r.first_bad].subject, "c0614");
+	if (r.rounds > 5)
+		fail_msg("%u rounds for 1,000 commits with 3 jobs", r.rounds);
+	/* the probes of a round ran as concurrent jobs */
+	if (max_overlap(times) < BISECT_JOBS)
+		fail_msg("no moment with %d jobs running at once", BISECT_JOBS);
+	assert_queue_empty();
+	for (i = 0; i < BISECT_JOBS; i++)
+		worker_free(b.workers[i]);
+	bisect_result_release(&r);
+	bisect_graph_release(&g);
+	git_object_free(bad);
+	git_object_free(good);
+	git_repository_free(rp);
+	free(shell);
+	free(times);
+	free(repo);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 static int start_cluster(void)
@@ -398,12 +527,15 @@ int main(void)
 		T(test_concurrent_jobs),
 		T(test_max_jobs),
 		T(test_cancel_all),
+		T(test_bisect_1000_commits_3_jobs),
 	};
 	int failed;
 
 	if (start_cluster() < 0)
 		return 1;
+	git_libgit2_init();
 	failed = cmocka_run_group_tests_name("slurm", tests, NULL, NULL);
+	git_libgit2_shutdown();
 	stop_cluster();
 	return failed;
 }
