@@ -1,0 +1,139 @@
+/*
+ * `nextbot daemon`: runs the night at the configured schedule until SIGTERM.
+ * SIGTERM during a night finishes the current step, records the night as
+ * unfinished and exits 0; SIGHUP reloads the config between nights.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bot/botutil.h"
+#include "bot/cli.h"
+#include "bot/state.h"
+#include "util/cron.h"
+#include "util/error.h"
+#include "util/log.h"
+#include "util/banned.h"
+
+static volatile sig_atomic_t reload_requested;
+
+static void __on_hup(int sig)
+{
+	reload_requested = 1;
+}
+
+static void __signals(void)
+{
+	struct sigaction sa;
+
+	bot_catch_stop();
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = __on_hup;
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+/* When the last night started, from state.json; 0 when there is none. */
+static time_t __last_run(const struct config *cfg)
+{
+	struct state st = STATE_INIT;
+	struct tm tm;
+	time_t t = 0;
+
+	if (state_load(&st, cfg->workdir) == 0 && st.runs_nr) {
+		const struct run_record *r = &st.runs[st.runs_nr - 1];
+
+		memset(&tm, 0, sizeof(tm));
+		if (r->started && strptime(r->started, "%Y-%m-%dT%H:%M:%SZ", &tm))
+			t = timegm(&tm);
+	}
+	state_release(&st);
+	return t;
+}
+
+/* Sleeps until `when`, a signal, or a reload; returns 1 when it is time. */
+static int __sleep_until(time_t when)
+{
+	while (!bot_stop_requested && !reload_requested) {
+		time_t now = time(NULL);
+
+		if (now >= when)
+			return 1;
+		sleep((unsigned)(when - now > 60 ? 60 : when - now));
+	}
+	return 0;
+}
+
+static int __one_night(const struct config *cfg)
+{
+	char today[16];
+	int code;
+
+	bot_today(today, sizeof(today));
+	log_info("daemon: starting the night of %s", today);
+	code = bot_night(cfg, today, 0);
+	if (code != EXIT_DONE)
+		log_warn("daemon: the night of %s failed (exit %d); waiting for the next slot",
+			 today, code);
+	return code;
+}
+
+static int __reload(struct config **cfg, const struct cli_ctx *ctx)
+{
+	struct config *fresh = NULL;
+
+	reload_requested = 0;
+	if (config_load(&fresh, ctx->config_path) < 0) {
+		log_warn("daemon: keeping the old config: %s", nb_error_last());
+		return 0;
+	}
+	config_free(*cfg);
+	*cfg = fresh;
+	log_info("daemon: config reloaded");
+	return 0;
+}
+
+int cmd_daemon(const struct cli_ctx *ctx, int argc, char **argv)
+{
+	struct config *cfg = NULL;
+	struct cron_expr cron;
+	time_t next, last;
+	int code;
+
+	if (argc != 1) {
+		fprintf(stderr, "usage: nextbot daemon\n");
+		return EXIT_USAGE;
+	}
+	if ((code = bot_config_open(&cfg, ctx)))
+		return code;
+	__signals();
+	last = __last_run(cfg);
+	while (!bot_stop_requested) {
+		if (cron_parse(&cron, cfg->schedule) < 0) {
+			bot_error("schedule");
+			config_free(cfg);
+			return EXIT_USAGE;
+		}
+		/* a slot missed while we were down is caught up once, at once */
+		if (last && cron_next(&next, &cron, last) == 0 && next <= time(NULL)) {
+			log_info("daemon: catching up a missed night");
+		} else if (cron_next(&next, &cron, time(NULL)) < 0) {
+			bot_error("schedule");
+			break;
+		} else {
+			log_info("daemon: next night at %ld", (long)next);
+			if (!__sleep_until(next)) {
+				if (reload_requested)
+					__reload(&cfg, ctx);
+				continue;
+			}
+		}
+		__one_night(cfg);
+		last = time(NULL);
+	}
+	log_info("daemon: stopping");
+	config_free(cfg);
+	return EXIT_DONE;
+}

@@ -1,0 +1,188 @@
+/* `nextbot drop`: a maintainer keeps a patch out of next, flagged or not. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bot/botutil.h"
+#include "bot/cli.h"
+#include "bot/maint.h"
+#include "bot/notices.h"
+#include "merge/lookup.h"
+#include "merge/merge_global.h"
+#include "merge/repo.h"
+#include "util/error.h"
+#include "util/xalloc.h"
+#include "util/banned.h"
+
+static char *__dup(const char *s)
+{
+	return s && *s ? xstrdup(s) : NULL;
+}
+
+/* Finds ID among the new patches of every configured tree (fetched tips). */
+static int __find_in_trees(struct lookup_patches *pool, long *idx, struct maint *m,
+			   const char *id)
+{
+	struct integ_repo *repo = NULL;
+	char *path = xstrfmt("%s/repo.git", m->cfg->workdir), *path2;
+	char base[41], tip[41];
+	size_t i;
+	int error;
+
+	*idx = -1;
+	if ((error = integ_repo_open(&repo, path)) < 0)
+		goto done;
+	path2 = xstrfmt("refs/feeds/%s", m->cfg->base.name);
+	if (integ_ref_get(repo, path2, base) < 0)
+		base[0] = 0;
+	free(path2);
+	for (i = 0; i < m->cfg->trees_nr; i++) {
+		char *ref = xstrfmt("refs/feeds/%s", m->cfg->trees[i].name);
+
+		if (integ_ref_get(repo, ref, tip) == 0 &&
+		    (error = lookup_new_patches(pool, repo, m->cfg->trees[i].name, tip,
+						base[0] ? base : NULL, 0)) < 0) {
+			free(ref);
+			goto done;
+		}
+		free(ref);
+	}
+	*idx = lookup_patch_find(pool, id);
+	error = *idx < 0 ? NB_ENOTFOUND : 0;
+done:
+	integ_repo_free(repo);
+	free(path);
+	return error;
+}
+
+static void __drop_from_flag(struct drop *d, const struct flag *f)
+{
+	d->tree = __dup(f->tree);
+	d->commit = __dup(f->commit);
+	d->patch_id = __dup(f->patch_id);
+	d->message_id = __dup(f->message_id);
+	d->subject = __dup(f->subject);
+	d->author.name = __dup(f->author.name);
+	d->author.email = __dup(f->author.email);
+	d->flag_id = __dup(f->id);
+}
+
+static void __drop_from_patch(struct drop *d, const struct lookup_patch *p)
+{
+	d->tree = __dup(p->tree);
+	d->commit = __dup(p->commit);
+	d->patch_id = __dup(p->patch_id);
+	d->message_id = __dup(p->message_id);
+	d->subject = __dup(p->subject);
+	d->author.name = __dup(p->author_name);
+	d->author.email = __dup(p->author_email);
+}
+
+/* Every open flag of the same patch becomes dropped; returns the first. */
+static struct flag *__mark_flags(struct state *st, const struct drop *d)
+{
+	struct flag *first = NULL;
+	size_t i;
+
+	for (i = 0; i < st->flags_nr; i++) {
+		struct flag *f = &st->flags[i];
+		int same = (d->patch_id && f->patch_id && !strcmp(d->patch_id, f->patch_id)) ||
+			   (d->message_id && f->message_id && !strcmp(d->message_id, f->message_id)) ||
+			   (d->commit && f->commit && !strcmp(d->commit, f->commit));
+
+		if (!same || (f->state && !strcmp(f->state, "dismissed")))
+			continue;
+		free(f->state);
+		f->state = xstrdup("dropped");
+		if (!first)
+			first = f;
+	}
+	return first;
+}
+
+/* The dropped notice to the author, in the report's thread when there was one. */
+static int __notify(struct maint *m, const struct drop *d, struct flag *f, const char *reason)
+{
+	struct flag tmp = { 0 };
+	struct notices n;
+	char today[16];
+	int error;
+
+	bot_today(today, sizeof(today));
+	if (!f) {
+		tmp.id = d->commit;
+		tmp.kind = "dropped";
+		tmp.tree = d->tree;
+		tmp.commit = d->commit;
+		tmp.patch_id = d->patch_id;
+		tmp.message_id = d->message_id;
+		tmp.subject = d->subject;
+		tmp.author = d->author;
+		f = &tmp;
+	}
+	notices_init(&n, m->cfg);
+	error = notices_flag_dropped(&n, f, today, reason);
+	notices_release(&n);
+	return error;
+}
+
+int cmd_drop(const struct cli_ctx *ctx, int argc, char **argv)
+{
+	struct lookup_patches pool = LOOKUP_PATCHES_INIT;
+	const char *id, *reason;
+	struct flag *f;
+	struct drop *d;
+	struct maint m;
+	char stamp[32];
+	long idx = -1;
+	int code, push;
+
+	if ((code = maint_args(&id, &reason, &push, argc, argv,
+			       "nextbot drop ID [--reason TEXT] [--push]", 0)))
+		return code;
+	if (push) {
+		fprintf(stderr, "nextbot: drop --push is not supported yet; the drop is not "
+				"recorded\n");
+		return EXIT_FAILED;
+	}
+	if ((code = maint_open(&m, ctx)))
+		return code;
+	if (merge_global_init() < 0) {
+		bot_error("cannot start libgit2");
+		maint_close(&m);
+		return EXIT_FAILED;
+	}
+	f = maint_flag_find(&m, id);
+	if (!f && __find_in_trees(&pool, &idx, &m, id) < 0) {
+		bot_error("drop");
+		code = EXIT_USAGE;
+		goto done;
+	}
+	d = state_drop_add(&m.st);
+	if (f)
+		__drop_from_flag(d, f);
+	else
+		__drop_from_patch(d, &pool.items[idx]);
+	d->reason = xstrdup(reason ? reason : "dropped by its maintainer");
+	bot_rfc3339(stamp, sizeof(stamp), time(NULL));
+	d->when = xstrdup(stamp);
+	d->active = 1;
+	f = __mark_flags(&m.st, d);
+	if (f && !d->flag_id)
+		d->flag_id = __dup(f->id);
+	if (__notify(&m, d, f, d->reason) < 0) {
+		bot_error("cannot queue the dropped notice");
+		code = EXIT_FAILED;
+		goto done;
+	}
+	if ((code = maint_save(&m)) == EXIT_DONE)
+		printf("dropped %.12s (\"%s\") from %s: it stays out of next, also after a "
+		       "rebase\n", d->commit ? d->commit : "-", d->subject ? d->subject : "",
+		       d->tree ? d->tree : "?");
+done:
+	lookup_patches_release(&pool);
+	merge_global_shutdown();
+	maint_close(&m);
+	return code;
+}

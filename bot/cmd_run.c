@@ -1,0 +1,96 @@
+/* `nextbot run`: one nightly run, then the outbox is delivered. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bot/botutil.h"
+#include "bot/cli.h"
+#include "bot/lock.h"
+#include "bot/night.h"
+#include "bot/notices.h"
+#include "merge/merge_global.h"
+#include "util/error.h"
+#include "util/log.h"
+#include "util/banned.h"
+
+/* Delivers what is due; failures stay in the outbox for the next flush. */
+int bot_outbox_deliver(const struct config *cfg, int all)
+{
+	struct notice_flush_stats stats = { 0 };
+	struct notices n;
+	int error;
+
+	notices_init(&n, cfg);
+	error = notice_outbox_flush(&n.settings, all, &stats);
+	notices_release(&n);
+	if (error < 0)
+		bot_error("cannot deliver the outbox");
+	else if (stats.sent || stats.failed || stats.deferred)
+		log_info("outbox: %d sent, %d failed, %d deferred, %d waiting", stats.sent,
+			 stats.failed, stats.deferred, stats.skipped);
+	return error;
+}
+
+int bot_night(const struct config *cfg, const char *date, int no_notify)
+{
+	struct night_opts opts = { date, no_notify };
+	struct run_lock lock = RUN_LOCK_INIT;
+	int code;
+
+	if (run_lock_take(&lock, cfg->workdir) < 0) {
+		bot_error("cannot run");
+		return EXIT_FAILED;
+	}
+	if (merge_global_init() < 0 || notify_global_init() < 0) {
+		bot_error("cannot start the libraries");
+		run_lock_release(&lock);
+		return EXIT_FAILED;
+	}
+	bot_catch_stop();
+	code = night_run(cfg, &opts);
+	if (bot_outbox_deliver(cfg, 0) < 0 && code == EXIT_DONE)
+		code = EXIT_FAILED;
+	notify_global_cleanup();
+	merge_global_shutdown();
+	run_lock_release(&lock);
+	return code;
+}
+
+int cmd_run(const struct cli_ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = { { "date", required_argument, NULL, 'd' },
+					       { "no-notify", no_argument, NULL, 'n' },
+					       { NULL, 0, NULL, 0 } };
+	const char *date = NULL;
+	struct config *cfg = NULL;
+	char today[16];
+	int c, code, no_notify = 0;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (c == 'd')
+			date = optarg;
+		else if (c == 'n')
+			no_notify = 1;
+		else
+			goto usage;
+	}
+	if (optind != argc)
+		goto usage;
+	if (!date) {
+		bot_today(today, sizeof(today));
+		date = today;
+	}
+	if (!bot_date_valid(date)) {
+		fprintf(stderr, "nextbot: run: '%s' is not a date (YYYY-MM-DD)\n", date);
+		return EXIT_USAGE;
+	}
+	if ((code = bot_config_open(&cfg, ctx)))
+		return code;
+	code = bot_night(cfg, date, no_notify);
+	config_free(cfg);
+	return code;
+usage:
+	fprintf(stderr, "usage: nextbot run [--date YYYY-MM-DD] [--no-notify]\n");
+	return EXIT_USAGE;
+}

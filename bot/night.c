@@ -1,0 +1,576 @@
+/* The nightly run's flow: fetch, base check, merge in order, check, act, tag, record. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bot/botutil.h"
+#include "bot/cli.h"
+#include "bot/night.h"
+#include "merge/nextfiles.h"
+#include "util/error.h"
+#include "util/fileutil.h"
+#include "util/log.h"
+#include "util/xalloc.h"
+#include "util/banned.h"
+
+static void __set_state(struct night_tree *t, const char *state, const char *reason)
+{
+	t->state = state;
+	free(t->reason);
+	t->reason = reason ? xstrdup(reason) : NULL;
+}
+
+static int __fetch(struct night *n)
+{
+	struct fetch_tree *ft = xcalloc(n->trees_nr, sizeof(*ft));
+	struct fetch_result *res = xcalloc(n->trees_nr, sizeof(*res));
+	struct fetch_creds creds = { n->cfg->git.token_env, n->cfg->git.ssh_key };
+	size_t i;
+	int error;
+
+	for (i = 0; i < n->trees_nr; i++) {
+		ft[i].name = n->trees[i].cfg->name;
+		ft[i].url = n->trees[i].cfg->url;
+		ft[i].branch = n->trees[i].cfg->branch;
+	}
+	log_progress("fetching %zu trees", n->trees_nr);
+	error = fetch_trees(res, n->repo, ft, n->trees_nr, &creds,
+			    (const char *const *)n->cfg->never_merge.v);
+	for (i = 0; i < n->trees_nr; i++)
+		n->trees[i].fetch = res[i];
+	free(res);
+	free(ft);
+	if (error < 0)
+		return error;
+	if (n->trees[0].fetch.state != FETCH_FETCHED)
+		return nb_error_set(NB_ERROR, "base %s (%s#%s) could not be fetched: %s",
+				    n->cfg->base.name, n->cfg->base.url, n->cfg->base.branch,
+				    n->trees[0].fetch.reason ? n->trees[0].fetch.reason : "unknown");
+	return 0;
+}
+
+/* Active drops as integ_drops; the arrays borrow strings from the state. */
+static void __drops(struct night *n, struct integ_drops *d, struct strvec *pids,
+		    struct strvec *mids)
+{
+	size_t i;
+
+	for (i = 0; i < n->st->drops_nr; i++) {
+		const struct drop *dr = &n->st->drops[i];
+
+		if (!dr->active)
+			continue;
+		if (dr->patch_id && *dr->patch_id)
+			strvec_push(pids, dr->patch_id);
+		if (dr->message_id && *dr->message_id)
+			strvec_push(mids, dr->message_id);
+	}
+	d->patch_ids = (const char *const *)pids->v;
+	d->patch_ids_nr = pids->nr;
+	d->message_ids = (const char *const *)mids->v;
+	d->message_ids_nr = mids->nr;
+}
+
+static void __push_commit(struct night *n, struct strvec *sv, const char *path, const char *id)
+{
+	char *subject = integ_commit_subject(n->repo, id);
+
+	strvec_pushf(sv, "%s: %.12s (\"%s\")", path, id, subject);
+	free(subject);
+}
+
+static void __conflict_notice(struct night *n, size_t ti, const struct integ_outcome *o)
+{
+	struct notice_conflict c = { 0 };
+	struct strvec paths = STRVEC_INIT, ours = STRVEC_INIT, theirs = STRVEC_INIT;
+	const struct config_tree *t = n->trees[ti].cfg;
+	char *outcome = NULL;
+	size_t i, j;
+
+	for (i = 0; i < o->conflicts_nr; i++) {
+		const struct integ_conflict *ic = &o->conflicts[i];
+
+		strvec_pushf(&paths, "%s (%s)", ic->path, ic->kind);
+		for (j = 0; j < ic->next_commits.nr; j++)
+			__push_commit(n, &ours, ic->path, ic->next_commits.v[j]);
+		for (j = 0; j < ic->tree_commits.nr; j++)
+			__push_commit(n, &theirs, ic->path, ic->tree_commits.v[j]);
+	}
+	if (o->state == INTEG_PREVIOUS)
+		outcome = xstrfmt("I have used the %s tree from its last good version for today.",
+				  t->name);
+	else
+		outcome = xstrfmt("I have left the %s tree out of today's next.", t->name);
+	c.date = n->opts->date;
+	c.next_tag = n->tag;
+	c.tree = t->name;
+	c.other = "next";
+	c.contacts = (const char *const *)t->contacts.v;
+	c.contacts_nr = t->contacts.nr;
+	c.paths = (const char *const *)paths.v;
+	c.paths_nr = paths.nr;
+	c.ours = (const char *const *)ours.v;
+	c.ours_nr = ours.nr;
+	c.theirs = (const char *const *)theirs.v;
+	c.theirs_nr = theirs.nr;
+	c.outcome = outcome;
+	if (!n->opts->no_notify && notice_queue_conflict(&n->notices.settings, &c) < 0)
+		log_warn("cannot queue the conflict notice of %s: %s", t->name, nb_error_last());
+	free(outcome);
+	strvec_clear(&paths);
+	strvec_clear(&ours);
+	strvec_clear(&theirs);
+}
+
+/* Merges tree ti at `tip` (tonight's or its good tip); records its state. */
+static int __merge_one(struct night *n, size_t ti, const char *tip, int previous)
+{
+	struct night_tree *t = &n->trees[ti];
+	struct integ_tree it = { t->cfg->name, t->cfg->url, t->cfg->branch };
+	struct integ_outcome o = INTEG_OUTCOME_INIT;
+	struct strvec pids = STRVEC_INIT, mids = STRVEC_INIT;
+	struct integ_drops drops;
+	char good[41];
+	int error, have_good;
+
+	have_good = !previous && integ_good_get(n->repo, t->cfg->name, good) == 0 &&
+		    strcmp(good, tip);
+	__drops(n, &drops, &pids, &mids);
+	log_progress("merging %s (%zu/%zu)", t->cfg->name, ti, n->trees_nr - 1);
+	error = integ_night_merge_tree(n->integ, &o, &it, tip, have_good ? good : NULL, &drops);
+	t->step = (size_t)-1;
+	t->merged[0] = 0;
+	if (error < 0 && error != NB_EREFUSED)
+		goto done;
+	error = 0;
+	if (o.conflicts_nr)
+		__conflict_notice(n, ti, &o);
+	switch (o.state) {
+	case INTEG_MERGED:
+	case INTEG_ALREADY:
+		__set_state(t, previous ? "previous-version"
+				: t->fetch.state == FETCH_STALE ? "stale" : "merged",
+			    previous ? "tonight's version broke next" : t->fetch.reason);
+		break;
+	case INTEG_PREVIOUS:
+		__set_state(t, "previous-version", o.reason);
+		break;
+	case INTEG_LEFT_OUT:
+		__set_state(t, "left-out", o.reason);
+		break;
+	}
+	if (o.left_out_patches.nr && o.state != INTEG_LEFT_OUT) {
+		char *why = xstrfmt("%zu dropped patch(es) left out", o.left_out_patches.nr);
+
+		if (!t->reason)
+			t->reason = why;
+		else
+			free(why);
+	}
+	if (o.merged[0]) {
+		memcpy(t->merged, o.merged, sizeof(t->merged));
+		t->step = integ_night_steps_nr(n->integ) - 1;
+	}
+done:
+	integ_outcome_release(&o);
+	strvec_clear(&pids);
+	strvec_clear(&mids);
+	return error;
+}
+
+/* Rewinds next to just before tree ti's merge; later trees must be merged again. */
+static int __rewind_before(struct night *n, size_t ti)
+{
+	size_t i, steps = integ_night_steps_nr(n->integ);
+
+	for (i = 0; i < steps; i++) {
+		const struct integ_step *s = integ_night_step(n->integ, i);
+
+		if (s->kind == INTEG_STEP_MERGE && !strcmp(s->tree, n->trees[ti].cfg->name))
+			return integ_night_truncate(n->integ, i);
+	}
+	return integ_night_truncate(n->integ, steps);
+}
+
+/*
+ * Uses tree ti's previous version (or drops it, as on_breakage says or when it
+ * has none) in place of tonight's.  next is rewound to before its merge.
+ */
+int night_fallback(struct night *n, size_t ti, const char *why)
+{
+	struct night_tree *t = &n->trees[ti];
+	char good[41];
+	int error;
+
+	if ((error = __rewind_before(n, ti)) < 0)
+		return error;
+	if (n->cfg->on_breakage != CONFIG_BREAK_DROP_TREE &&
+	    integ_good_get(n->repo, t->cfg->name, good) == 0 &&
+	    strcmp(good, t->fetch.tip)) {
+		if ((error = __merge_one(n, ti, good, 1)) < 0)
+			return error;
+		if (t->state && !strcmp(t->state, "previous-version")) {
+			__set_state(t, "previous-version", why);
+			return 0;
+		}
+		if ((error = __rewind_before(n, ti)) < 0)
+			return error;
+	}
+	integ_night_left_out(n->integ, t->cfg->name, why);
+	__set_state(t, "left-out", why);
+	t->merged[0] = 0;
+	t->step = (size_t)-1;
+	return 0;
+}
+
+/* Every failure handled in one night at most: a bound against endless loops. */
+static int __budget_spent(struct night *n)
+{
+	return ++n->rounds > (int)(n->trees_nr * 4 + 8);
+}
+
+/*
+ * Builds next after tree ti's merge; on a failure finds the culprit and acts.
+ * Returns the tree from which merging must go on (ti + 1 normally; earlier when
+ * a culprit in an earlier tree was acted on), or negative.
+ */
+static long __check_after(struct night *n, size_t ti)
+{
+	while (!night_past_deadline(n)) {
+		struct night_failure f = { 0 };
+		size_t acted;
+		int error;
+
+		if ((error = night_check_head(n, 1, 0, &f)) <= 0) {
+			night_failure_release(&f);
+			if (error == 0)
+				n->trees[ti].checked_clean = 1;
+			return error < 0 ? error : (long)ti + 1;
+		}
+		error = __budget_spent(n) ? 1 : night_handle_breakage(n, &f, &acted);
+		night_failure_release(&f);
+		if (error < 0)
+			return error;
+		if (error == 1)
+			break;
+		if (acted != ti)
+			return (long)acted + 1;
+	}
+	return (long)ti + 1;
+}
+
+/* Merges trees from..end, checking after each merge when so configured. */
+static int __merge_from(struct night *n, size_t from)
+{
+	size_t ti = from;
+	int error;
+
+	while (ti < n->trees_nr) {
+		struct night_tree *t = &n->trees[ti];
+		long next;
+
+		t->reverts = 0;
+		if (t->fetch.state == FETCH_FAILED || t->fetch.state == FETCH_REFUSED) {
+			integ_night_left_out(n->integ, t->cfg->name, t->fetch.reason);
+			__set_state(t, t->fetch.state == FETCH_FAILED ? "fetch-failed" : "left-out",
+				    t->fetch.reason);
+			ti++;
+			continue;
+		}
+		if ((error = __merge_one(n, ti, t->fetch.tip, 0)) < 0)
+			return error;
+		if (!t->merged[0] || !n->cfg->build_after_each_merge || !n->cfg->build_nr) {
+			ti++;
+			continue;
+		}
+		if ((next = __check_after(n, ti)) < 0)
+			return (int)next;
+		ti = (size_t)next;
+	}
+	return 0;
+}
+
+/*
+ * The final check of next with every command; on a failure find the culprit,
+ * act in its tree, merge the later trees again and check again.
+ */
+static int __final_check(struct night *n)
+{
+	int error;
+
+	if (!n->cfg->build_nr && !n->cfg->test_nr)
+		return 0;
+	while (!night_past_deadline(n)) {
+		struct night_failure f = { 0 };
+		size_t acted;
+
+		if ((error = night_check_head(n, 1, 1, &f)) <= 0) {
+			night_failure_release(&f);
+			n->broken = 0;
+			return error;
+		}
+		n->broken = 1;
+		error = __budget_spent(n) ? 1 : night_handle_breakage(n, &f, &acted);
+		night_failure_release(&f);
+		if (error)
+			return error < 0 ? error : 0;
+		if ((error = __merge_from(n, acted + 1)) < 0)
+			return error;
+	}
+	return 0;
+}
+
+static void __record_trees(struct night *n)
+{
+	size_t i;
+
+	for (i = 0; i < n->trees_nr; i++) {
+		struct night_tree *t = &n->trees[i];
+		struct run_tree *rt = state_run_tree_add(n->run);
+
+		rt->name = xstrdup(t->cfg->name);
+		rt->branch = xstrdup(t->cfg->branch);
+		if (t->merged[0])
+			rt->sha1 = xstrdup(t->merged);
+		else if (i == 0)
+			rt->sha1 = xstrdup(t->fetch.tip);
+		rt->state = xstrdup(i == 0 ? "merged" : t->state ? t->state : "left-out");
+		rt->reason = t->reason ? xstrdup(t->reason) : NULL;
+	}
+}
+
+/* A clean night makes each tree's merged tip (tonight's own) its good tip. */
+static void __move_good_tips(struct night *n)
+{
+	size_t i;
+
+	if (n->broken || n->unfinished)
+		return;
+	for (i = 1; i < n->trees_nr; i++) {
+		struct night_tree *t = &n->trees[i];
+
+		if (t->state && (!strcmp(t->state, "merged") || !strcmp(t->state, "stale")) &&
+		    !t->reverts && !strcmp(t->merged, t->fetch.tip) &&
+		    integ_good_set(n->repo, t->cfg->name, t->merged) < 0)
+			log_warn("cannot record the good tip of %s: %s", t->cfg->name,
+				 nb_error_last());
+	}
+}
+
+static int __write_run_files(struct night *n)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char *path;
+	int error;
+
+	if ((error = file_mkdir_p(n->runs_dir, 0755)) < 0)
+		return error;
+	path = xstrfmt("%s/merge.log", n->runs_dir);
+	strbuf_addstr(&sb, integ_night_log(n->integ));
+	error = file_write_atomic(path, sb.buf, sb.len);
+	free(path);
+	strbuf_reset(&sb);
+	if (!error) {
+		state_run_json(&sb, n->run);
+		path = xstrfmt("%s/run.json", n->runs_dir);
+		error = file_write_atomic(path, sb.buf, sb.len);
+		free(path);
+	}
+	strbuf_release(&sb);
+	return error;
+}
+
+static const char *__result(const struct night *n)
+{
+	if (n->unfinished)
+		return "unfinished";
+	if (n->broken || n->new_flags.nr || n->seen_flags.nr)
+		return "regression";
+	return "clean";
+}
+
+/* Checks the base alone; 1 when it is broken (reported, the night stops). */
+static int __base_check(struct night *n)
+{
+	struct night_failure f = { 0 };
+	struct notice_base_broken bb = { 0 };
+	int error;
+
+	if (!n->cfg->build_nr && !n->cfg->test_nr)
+		return 0;
+	log_progress("checking the base %s", n->cfg->base.name);
+	if ((error = night_check_head(n, 1, 1, &f)) <= 0) {
+		night_failure_release(&f);
+		return error;
+	}
+	bb.date = n->opts->date;
+	bb.next_tag = n->tag;
+	bb.base_name = n->cfg->base.name;
+	bb.base_commit = n->trees[0].fetch.tip;
+	bb.command_name = f.cmd ? f.cmd->name : "?";
+	bb.command_line = f.cmd ? f.cmd->command : "?";
+	bb.exit_code = f.exit_code;
+	bb.timed_out = f.timed_out;
+	bb.excerpt = f.infra ? f.infra : f.excerpt;
+	strvec_pushf(&n->run->notes, "base broken: %s failed (exit %d)", bb.command_name,
+		     f.exit_code);
+	if (!n->opts->no_notify && notice_queue_base_broken(&n->notices.settings, &bb) < 0)
+		log_warn("cannot queue the base-broken notice: %s", nb_error_last());
+	night_failure_release(&f);
+	return 1;
+}
+
+static void __paths(struct night *n)
+{
+	n->runs_dir = xstrfmt("%s/runs/%s", n->cfg->workdir, n->opts->date);
+	n->repo_path = xstrfmt("%s/repo.git", n->cfg->workdir);
+	n->cache_dir = xstrfmt("%s/verdicts", n->cfg->workdir);
+	n->workers_dir = xstrfmt("%s/workers", n->cfg->workdir);
+}
+
+static void __release(struct night *n)
+{
+	size_t i;
+
+	for (i = 0; i < n->trees_nr; i++) {
+		fetch_result_release(&n->trees[i].fetch);
+		free(n->trees[i].reason);
+	}
+	free(n->trees);
+	integ_night_free(n->integ);
+	integ_repo_free(n->repo);
+	notices_release(&n->notices);
+	strvec_clear(&n->new_flags);
+	strvec_clear(&n->seen_flags);
+	strvec_clear(&n->resolved);
+	free(n->runs_dir);
+	free(n->repo_path);
+	free(n->cache_dir);
+	free(n->workers_dir);
+}
+
+static void __begin(struct night *n, const struct config *cfg, const struct night_opts *opts,
+		    struct state *st)
+{
+	char stamp[32], compact[9];
+	size_t i;
+
+	memset(n, 0, sizeof(*n));
+	n->cfg = cfg;
+	n->opts = opts;
+	n->st = st;
+	n->new_flags = n->seen_flags = n->resolved = (struct strvec)STRVEC_INIT;
+	nextfiles_compact_date(compact, opts->date);
+	snprintf(n->tag, sizeof(n->tag), "next-%s", compact);
+	__paths(n);
+	notices_init(&n->notices, cfg);
+	n->trees_nr = cfg->trees_nr + 1;
+	n->trees = xcalloc(n->trees_nr, sizeof(*n->trees));
+	n->trees[0].cfg = &cfg->base;
+	for (i = 0; i < cfg->trees_nr; i++)
+		n->trees[i + 1].cfg = &cfg->trees[i];
+	for (i = 0; i < n->trees_nr; i++)
+		n->trees[i].step = (size_t)-1;
+	n->run = state_run_begin(st, opts->date);
+	bot_rfc3339(stamp, sizeof(stamp), time(NULL));
+	n->run->started = xstrdup(stamp);
+	n->run->result = xstrdup("failed");
+	n->deadline = config_deadline_at(cfg, time(NULL));
+}
+
+static int __merge_night(struct night *n)
+{
+	struct integ_tree base = { n->cfg->base.name, n->cfg->base.url, n->cfg->base.branch };
+	int error;
+
+	if ((error = integ_night_new(&n->integ, n->repo, n->opts->date, &base,
+				     n->cfg->merge_identity,
+				     (const char *const *)n->cfg->never_merge.v)) < 0)
+		return error;
+	if ((error = __base_check(n)) != 0) {
+		if (error == 1) {
+			free(n->run->result);
+			n->run->result = xstrdup("base-broken");
+			return 1;
+		}
+		return error;
+	}
+	if ((error = __merge_from(n, 1)) < 0)
+		return error;
+	return __final_check(n);
+}
+
+static int __finish(struct night *n)
+{
+	char head[41], stamp[32];
+	int error;
+
+	if ((error = integ_night_finish(n->integ, head)) < 0)
+		return error;
+	n->run->tag = xstrdup(n->tag);
+	n->run->next = xstrdup(head);
+	if (night_past_deadline(n) && (n->broken || n->unfinished)) {
+		n->unfinished = 1;
+		strvec_push(&n->run->notes, "the deadline passed before next was clean");
+	}
+	__move_good_tips(n);
+	free(n->run->result);
+	n->run->result = xstrdup(__result(n));
+	bot_rfc3339(stamp, sizeof(stamp), time(NULL));
+	n->run->finished = xstrdup(stamp);
+	return 0;
+}
+
+static int __night(struct night *n)
+{
+	int error;
+
+	if ((error = integ_repo_open(&n->repo, n->repo_path)) < 0 || (error = __fetch(n)) < 0)
+		return error;
+	error = __merge_night(n);
+	if (error < 0)
+		return error;
+	if (error == 0 && (error = __finish(n)) < 0)
+		return error;
+	__record_trees(n);
+	night_flags_after(n);
+	if ((error = night_flags_notify(n)) < 0 || (error = night_summary_queue(n)) < 0)
+		return error;
+	return __write_run_files(n);
+}
+
+int night_run(const struct config *cfg, const struct night_opts *opts)
+{
+	struct state st = STATE_INIT;
+	struct night n;
+	int error, code = EXIT_DONE;
+
+	if (state_load(&st, cfg->workdir) < 0) {
+		bot_error("cannot read state");
+		return EXIT_FAILED;
+	}
+	__begin(&n, cfg, opts, &st);
+	log_info("night %s: %zu trees", opts->date, cfg->trees_nr);
+	error = __night(&n);
+	log_progress_done();
+	if (error < 0) {
+		bot_error(opts->date);
+		code = EXIT_FAILED;
+		free(n.run->result);
+		n.run->result = xstrdup("failed");
+		strvec_pushf(&n.run->notes, "the run failed: %s", nb_error_last());
+	}
+	/* the state is saved after the notices are queued: a kill in between
+	 * re-queues the same notices, which is a no-op by their ids */
+	if (state_save(&st, cfg->workdir) < 0) {
+		bot_error("cannot save state");
+		code = EXIT_FAILED;
+	}
+	if (code == EXIT_DONE)
+		log_info("night %s: %s, next %s, %zu new flag(s)", opts->date, n.run->result,
+			 n.run->next ? n.run->next : "-", n.new_flags.nr);
+	__release(&n);
+	state_release(&st);
+	return code;
+}

@@ -1,0 +1,398 @@
+/* Building next, and when it breaks: find the culprit, flag it, act on it. */
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bot/botutil.h"
+#include "bot/night.h"
+#include "merge/check.h"
+#include "merge/culprit.h"
+#include "merge/excerpt.h"
+#include "merge/lookup.h"
+#include "util/error.h"
+#include "util/log.h"
+#include "util/xalloc.h"
+#include "util/banned.h"
+
+/* A tree gets at most this many culprits reverted a night before its previous
+ * version is used instead: past that, bisecting on costs more than the fallback. */
+#define NIGHT_MAX_REVERTS 4
+
+int night_past_deadline(struct night *n)
+{
+	if (bot_stop_requested || (n->deadline && time(NULL) >= n->deadline)) {
+		n->unfinished = 1;
+		return 1;
+	}
+	return 0;
+}
+
+void night_failure_release(struct night_failure *f)
+{
+	free(f->excerpt);
+	free(f->first_error);
+	free(f->infra);
+	memset(f, 0, sizeof(*f));
+}
+
+static void __commands(struct culprit_command **out, const struct config_command *c, size_t nr)
+{
+	size_t i;
+
+	*out = xcalloc(nr + 1, sizeof(**out));
+	for (i = 0; i < nr; i++) {
+		(*out)[i].name = c[i].name;
+		(*out)[i].command = c[i].command;
+		(*out)[i].env = (const char *const *)c[i].env.v;
+		(*out)[i].timeout = (double)c[i].timeout;
+	}
+}
+
+/* Options for merge/check and merge/culprit; `steps` filled by the caller. */
+static void __opts(struct night *n, struct culprit_opts *o, struct culprit_command **builds,
+		   struct culprit_command **tests)
+{
+	memset(o, 0, sizeof(*o));
+	__commands(builds, n->cfg->build, n->cfg->build_nr);
+	__commands(tests, n->cfg->test, n->cfg->test_nr);
+	o->repo_path = n->repo_path;
+	o->workers_dir = n->workers_dir;
+	o->cache_dir = n->cache_dir;
+	o->runs_dir = n->runs_dir;
+	o->date = n->opts->date;
+	o->builds = *builds;
+	o->builds_nr = n->cfg->build_nr;
+	o->tests = *tests;
+	o->tests_nr = n->cfg->test_nr;
+	o->confirm = (unsigned)n->cfg->bisect.confirm;
+	o->jobs = (unsigned)n->cfg->bisect.jobs;
+	o->runner = config_runner_kind_name(n->cfg->runner.kind);
+	o->user = n->cfg->runner.user;
+}
+
+int night_check_head(struct night *n, int with_build, int with_test, struct night_failure *out)
+{
+	struct culprit_command *builds, *tests;
+	struct check_result r = CHECK_RESULT_INIT;
+	struct culprit_opts o;
+	int error;
+
+	memset(out, 0, sizeof(*out));
+	__opts(n, &o, &builds, &tests);
+	log_progress("building next %.12s", integ_night_head(n->integ));
+	error = check_commit(&r, &o, integ_night_head(n->integ), with_build, with_test, NULL);
+	if (error < 0 || r.verdict == CHECK_GOOD)
+		goto done;
+	out->is_test = r.failing_is_test;
+	out->cmd = r.failing_is_test ? &n->cfg->test[r.failing] : &n->cfg->build[r.failing];
+	out->exit_code = r.exit_code;
+	out->timed_out = r.timed_out;
+	out->excerpt = r.excerpt ? xstrdup(r.excerpt) : NULL;
+	out->first_error = r.first_error ? xstrdup(r.first_error) : NULL;
+	if (r.verdict == CHECK_INFRA)
+		out->infra = xstrdup(r.infra_reason ? r.infra_reason : "the command could not run");
+	else if (r.verdict == CHECK_SKIP)
+		out->infra = xstrfmt("%s exited 125 (cannot be tested)", out->cmd->name);
+	error = 1;
+done:
+	check_result_release(&r);
+	free(builds);
+	free(tests);
+	return error;
+}
+
+static size_t __tree_index(const struct night *n, const char *name)
+{
+	size_t i;
+
+	for (i = 1; name && i < n->trees_nr; i++)
+		if (!strcmp(n->trees[i].cfg->name, name))
+			return i;
+	return (size_t)-1;
+}
+
+/* The night's steps for merge/culprit, borrowed from the integ night. */
+static struct culprit_step *__steps(struct night *n, size_t *nr)
+{
+	size_t i;
+	struct culprit_step *steps;
+
+	*nr = integ_night_steps_nr(n->integ);
+	steps = xcalloc(*nr + 1, sizeof(*steps));
+	for (i = 0; i < *nr; i++) {
+		const struct integ_step *s = integ_night_step(n->integ, i);
+
+		steps[i].tree = s->tree;
+		steps[i].is_merge = s->kind == INTEG_STEP_MERGE;
+		steps[i].before = s->before;
+		steps[i].after = s->after;
+		steps[i].merged = s->merged[0] ? s->merged : NULL;
+	}
+	return steps;
+}
+
+static char *__dup(const char *s)
+{
+	return s && *s ? xstrdup(s) : NULL;
+}
+
+static void __set(char **field, const char *value)
+{
+	free(*field);
+	*field = __dup(value);
+}
+
+/* Fills the flag's patch fields from the culprit commit (and partner). */
+static void __flag_patch(struct night *n, struct flag *f, const struct culprit_result *r)
+{
+	struct lookup_patch p;
+
+	if (lookup_commit(&p, n->repo, r->tree, r->commit) == 0) {
+		__set(&f->commit, p.commit);
+		__set(&f->patch_id, p.patch_id);
+		__set(&f->message_id, p.message_id);
+		__set(&f->subject, p.subject);
+		__set(&f->author.name, p.author_name);
+		__set(&f->author.email, p.author_email);
+		lookup_patch_release(&p);
+	} else {
+		__set(&f->commit, r->commit);
+		__set(&f->subject, r->subject);
+	}
+	__set(&f->tree, r->tree);
+	if (r->partner_tree && r->partner_commit[0] &&
+	    lookup_commit(&p, n->repo, r->partner_tree, r->partner_commit) == 0) {
+		__set(&f->partner_tree, r->partner_tree);
+		__set(&f->partner_commit, p.commit);
+		__set(&f->partner_subject, p.subject);
+		__set(&f->partner_author.name, p.author_name);
+		__set(&f->partner_author.email, p.author_email);
+		lookup_patch_release(&p);
+	}
+}
+
+static void __flag_evidence(struct night *n, struct flag *f, const struct culprit_result *r,
+			    const struct night_failure *fail)
+{
+	const struct integ_step *s;
+	size_t i;
+
+	__set(&f->kind, r->outcome == CULPRIT_FLAKY ? "flaky"
+			: fail->is_test		      ? "test-failure"
+						      : "build-failure");
+	__set(&f->command, r->command ? r->command : fail->cmd ? fail->cmd->name : NULL);
+	f->exit_code = r->exit_code;
+	f->timed_out = r->timed_out;
+	__set(&f->error, r->first_error);
+	__set(&f->excerpt, r->excerpt ? r->excerpt : fail->excerpt);
+	f->culprit_fails = (int)r->verdict.culprit_fails;
+	f->parent_passes = (int)r->verdict.parent_passes;
+	f->revert_passes = (int)r->verdict.revert_passes;
+	f->steps = (int)r->steps;
+	f->confirm_runs = (int)r->confirm_runs;
+	f->failing = r->outcome == CULPRIT_FLAKY ? (int)r->flaky_fails : 0;
+	f->total = r->outcome == CULPRIT_FLAKY ? (int)r->flaky_runs : 0;
+	strvec_clear(&f->log);
+	for (i = 0; i < r->log.nr; i++)
+		strvec_push(&f->log, r->log.v[i]);
+	__set(&f->last_seen, n->opts->date);
+	if (r->step < integ_night_steps_nr(n->integ)) {
+		s = integ_night_step(n->integ, r->step);
+		__set(&f->repro_base, s->before);
+	}
+}
+
+/*
+ * The flag of this fingerprint: found again, or new.  NULL: it was dismissed.
+ * A flaky failure names no patch (the bisection's guess is not evidence), so its
+ * fingerprint is the tree's, the command's and the error's: one flag however
+ * often it comes back.
+ */
+static struct flag *__flag(struct night *n, const struct culprit_result *r,
+			   const struct night_failure *fail)
+{
+	int flaky = r->outcome == CULPRIT_FLAKY;
+	struct strbuf fp = STRBUF_INIT;
+	char id[13];
+	struct flag *f;
+
+	if (flaky) {
+		char *who = xstrfmt("flaky:%s", r->tree ? r->tree : "next");
+
+		excerpt_fingerprint(&fp, who, fail->cmd ? fail->cmd->name : "",
+				    r->first_error ? r->first_error : fail->first_error);
+		free(who);
+	} else {
+		strbuf_addstr(&fp, r->fingerprint);
+	}
+	excerpt_flag_id(id, fp.buf);
+	f = state_flag_by_fingerprint(n->st, fp.buf);
+	if (f && f->state && !strcmp(f->state, "dismissed")) {
+		strbuf_release(&fp);
+		return NULL;
+	}
+	if (!f) {
+		f = state_flag_add(n->st);
+		f->id = xstrdup(id);
+		f->fingerprint = strbuf_detach(&fp, NULL);
+		f->first_seen = xstrdup(n->opts->date);
+		f->state = xstrdup("open");
+		strvec_push(&n->new_flags, f->id);
+	} else if (f->state && !strcmp(f->state, "resolved")) {
+		/* back again: the same fingerprint was reported once already */
+		__set(&f->state, "open");
+	}
+	strbuf_release(&fp);
+	if (flaky)
+		__set(&f->tree, r->tree);
+	else
+		__flag_patch(n, f, r);
+	__flag_evidence(n, f, r, fail);
+	if (flaky)
+		f->exit_code = fail->exit_code;
+	if (!strvec_contains(&n->seen_flags, f->id))
+		strvec_push(&n->seen_flags, f->id);
+	return f;
+}
+
+/* Reverts the culprit right after its tree's merge; falls back when it cannot. */
+static int __act(struct night *n, size_t ti, struct flag *f, const struct culprit_result *r)
+{
+	struct night_tree *t = &n->trees[ti];
+	char *why;
+	int error;
+
+	if (n->cfg->on_breakage == CONFIG_BREAK_REVERT_CULPRIT && t->reverts < NIGHT_MAX_REVERTS) {
+		why = xstrfmt("nextbot: %s broke %s (flag %s)", r->commit, f->command, f->id);
+		error = integ_night_revert(n->integ, r->commit, t->cfg->name, why);
+		free(why);
+		if (error == 0) {
+			t->reverts++;
+			t->state = "reverted";
+			free(t->reason);
+			t->reason = xstrfmt("reverted %.12s (\"%s\")", r->commit,
+					    f->subject ? f->subject : "");
+			__set(&f->action, "reverted");
+			return 0;
+		}
+		if (error != NB_ECONFLICT)
+			return error;
+	}
+	why = xstrfmt("%s broke %s (flag %s)", f->subject ? f->subject : r->commit,
+		      f->command ? f->command : "next", f->id);
+	error = night_fallback(n, ti, why);
+	free(why);
+	__set(&f->action, !strcmp(t->state, "previous-version") ? "previous-version"
+							       : "dropped-tree");
+	return error;
+}
+
+static int __rewind_to_tree(struct night *n, size_t ti)
+{
+	size_t i, steps = integ_night_steps_nr(n->integ), end = steps;
+	int seen = 0;
+
+	for (i = 0; i < steps; i++) {
+		const struct integ_step *s = integ_night_step(n->integ, i);
+
+		if (s->kind == INTEG_STEP_MERGE && !strcmp(s->tree, n->trees[ti].cfg->name))
+			seen = 1;
+		else if (seen && s->kind == INTEG_STEP_MERGE) {
+			end = i;
+			break;
+		}
+	}
+	return integ_night_truncate(n->integ, end);
+}
+
+static const char *__s(const char *s)
+{
+	return s ? s : "?";
+}
+
+__attribute__((format(printf, 2, 3))) static void __note(struct night *n, const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	strvec_push_nodup(&n->run->notes, strbuf_detach(&sb, NULL));
+}
+
+static int __outcome(struct night *n, struct culprit_result *r, struct night_failure *fail,
+		     size_t *acted)
+{
+	size_t ti = __tree_index(n, r->tree);
+	struct flag *f;
+	int error;
+
+	*acted = ti;
+	switch (r->outcome) {
+	case CULPRIT_FOUND:
+		if (ti == (size_t)-1)
+			break;
+		if (!(f = __flag(n, r, fail))) {
+			__note(n, "%s: a dismissed failure (%s) is back; nobody blamed",
+			       __s(r->tree), __s(r->fingerprint));
+			return 1;
+		}
+		if ((error = __rewind_to_tree(n, ti)) < 0)
+			return error;
+		return __act(n, ti, f, r);
+	case CULPRIT_FLAKY:
+		if (ti != (size_t)-1)
+			__flag(n, r, fail);
+		__note(n, "%s: a failure that did not reproduce (%s): flaky", __s(r->tree),
+		       fail->cmd ? fail->cmd->name : "?");
+		return 1;
+	case CULPRIT_UNCONFIRMED:
+	case CULPRIT_SKIPPED:
+		if (ti == (size_t)-1)
+			break;
+		__note(n, "%s: the breakage could not be pinned on one patch (%s)", __s(r->tree),
+		       culprit_outcome_name(r->outcome));
+		return night_fallback(n, ti, "tonight's version broke next; no single culprit");
+	case CULPRIT_INFRA:
+		__note(n, "infrastructure problem, nobody blamed: %s (%s)", __s(r->infra_reason),
+		       fail->cmd ? fail->cmd->name : "?");
+		return 1;
+	}
+	__note(n, "next fails (%s) but no tree is to blame (%s)",
+	       fail->cmd ? fail->cmd->name : "?", culprit_outcome_name(r->outcome));
+	return 1;
+}
+
+int night_handle_breakage(struct night *n, struct night_failure *fail, size_t *acted)
+{
+	struct culprit_command *builds, *tests;
+	struct culprit_result r = CULPRIT_RESULT_INIT;
+	struct culprit_opts o;
+	int error;
+
+	*acted = (size_t)-1;
+	if (fail->infra) {
+		__note(n, "infrastructure problem, nobody blamed: %s (%s)", fail->infra,
+		       fail->cmd ? fail->cmd->name : "?");
+		return 1;
+	}
+	if (night_past_deadline(n))
+		return 1;
+	__opts(n, &o, &builds, &tests);
+	o.steps = __steps(n, &o.steps_nr);
+	o.failing_is_test = fail->is_test;
+	o.failing = (size_t)(fail->cmd - (fail->is_test ? n->cfg->test : n->cfg->build));
+	log_progress("bisecting %s failure of next", fail->cmd->name);
+	error = culprit_find(&r, &o);
+	if (error == 0)
+		error = __outcome(n, &r, fail, acted);
+	culprit_result_release(&r);
+	free((void *)o.steps);
+	free(builds);
+	free(tests);
+	return error;
+}

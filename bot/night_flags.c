@@ -1,0 +1,158 @@
+/* After the night: which flags went away, and the notices each flag is owed. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bot/night.h"
+#include "merge/lookup.h"
+#include "util/error.h"
+#include "util/log.h"
+#include "util/xalloc.h"
+#include "util/banned.h"
+
+/* Nights without a sighting after which a flaky failure counts as gone. */
+#define FLAKY_QUIET_DAYS 3
+
+static long __days_between(const char *from, const char *to)
+{
+	struct tm a, b;
+
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	if (!from || !to || !strptime(from, "%Y-%m-%d", &a) || !strptime(to, "%Y-%m-%d", &b))
+		return 0;
+	return (long)((timegm(&b) - timegm(&a)) / 86400);
+}
+
+static const struct night_tree *__tree(const struct night *n, const char *name)
+{
+	size_t i;
+
+	for (i = 1; name && i < n->trees_nr; i++)
+		if (!strcmp(n->trees[i].cfg->name, name))
+			return &n->trees[i];
+	return NULL;
+}
+
+/* Is the flag's patch still among the tree's new patches tonight? -1: cannot tell. */
+static int __patch_present(struct night *n, const struct night_tree *t, const struct flag *f)
+{
+	struct lookup_patches pool = LOOKUP_PATCHES_INIT;
+	int present = -1;
+	size_t i;
+
+	if (!t->fetch.tip[0] ||
+	    lookup_new_patches(&pool, n->repo, t->cfg->name, t->fetch.tip, n->trees[0].fetch.tip,
+			       0) < 0)
+		goto done;
+	present = 0;
+	for (i = 0; i < pool.nr && !present; i++) {
+		const struct lookup_patch *p = &pool.items[i];
+
+		present = (f->patch_id && *f->patch_id && !strcmp(p->patch_id, f->patch_id)) ||
+			  (f->message_id && p->message_id && !strcmp(p->message_id, f->message_id)) ||
+			  (f->commit && !strcmp(p->commit, f->commit));
+	}
+done:
+	lookup_patches_release(&pool);
+	return present;
+}
+
+/*
+ * An open flag not blamed tonight is resolved when its tree was merged tonight in
+ * its own version and next checked out clean: the patch is gone, or no longer
+ * breaks anything.  A tree left out or used in its previous version tells nothing.
+ */
+static void __resolve(struct night *n, struct flag *f)
+{
+	const struct night_tree *t = __tree(n, f->tree);
+	int present;
+
+	const char *why;
+
+	if (!t || !t->state || strcmp(t->state, "merged") || n->unfinished)
+		return;
+	if (f->kind && !strcmp(f->kind, "flaky")) {
+		/* a flaky failure that stayed away for a few nights has gone */
+		if (__days_between(f->last_seen, n->opts->date) < FLAKY_QUIET_DAYS)
+			return;
+		why = "not seen again";
+	} else {
+		if (n->broken)
+			return;
+		present = __patch_present(n, t, f);
+		if (present < 0)
+			return;
+		why = present ? "no longer reproduces" : "removed from its tree";
+	}
+	free(f->state);
+	f->state = xstrdup("resolved");
+	free(f->reason);
+	f->reason = xstrdup(why);
+	strvec_push(&n->resolved, f->id);
+}
+
+void night_flags_after(struct night *n)
+{
+	size_t i;
+
+	for (i = 0; i < n->st->flags_nr; i++) {
+		struct flag *f = &n->st->flags[i];
+
+		if (!f->id || strvec_contains(&n->seen_flags, f->id))
+			continue;
+		if (f->state && !strcmp(f->state, "open"))
+			__resolve(n, f);
+	}
+	for (i = 0; i < n->seen_flags.nr; i++)
+		strvec_push(&n->run->flags, n->seen_flags.v[i]);
+}
+
+static int __notify_flag(struct night *n, struct flag *f)
+{
+	const char *date = n->opts->date;
+	int remind = n->cfg->notify.remind_days;
+	long days;
+
+	if (!f->state || strcmp(f->state, "open"))
+		return 0;
+	if (!f->notified) {
+		if (notices_flag_report(&n->notices, f, date, 0) < 0)
+			return -1;
+		f->notified = xstrdup(date);
+		return 0;
+	}
+	if (remind <= 0)
+		return 0;
+	days = __days_between(f->reminded ? f->reminded : f->notified, date);
+	if (days < remind)
+		return 0;
+	if (notices_flag_report(&n->notices, f, date,
+				(int)(__days_between(f->notified, date) / remind)) < 0)
+		return -1;
+	free(f->reminded);
+	f->reminded = xstrdup(date);
+	return 0;
+}
+
+int night_flags_notify(struct night *n)
+{
+	size_t i;
+	int ambiguous;
+
+	if (n->opts->no_notify)
+		return 0;
+	for (i = 0; i < n->st->flags_nr; i++) {
+		if (__notify_flag(n, &n->st->flags[i]) < 0)
+			return -1;
+	}
+	for (i = 0; i < n->resolved.nr; i++) {
+		struct flag *f = state_flag_find(n->st, n->resolved.v[i], &ambiguous);
+
+		if (f && f->notified && notices_flag_resolved(&n->notices, f, n->opts->date,
+							      f->reason) < 0)
+			return -1;
+	}
+	return 0;
+}

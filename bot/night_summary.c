@@ -1,0 +1,112 @@
+/* The daily summary to notify.list: per-tree outcome, flags, commit checks. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bot/night.h"
+#include "merge/lookup.h"
+#include "util/error.h"
+#include "util/log.h"
+#include "util/xalloc.h"
+#include "util/banned.h"
+
+/* Patches listed per tree for the commit checks: this many at most. */
+#define SUMMARY_MAX_PATCHES 2000
+
+static void __flag_lines(struct night *n, struct strvec *out, const struct strvec *ids)
+{
+	size_t i;
+	int ambiguous;
+
+	for (i = 0; i < ids->nr; i++) {
+		const struct flag *f = state_flag_find(n->st, ids->v[i], &ambiguous);
+
+		if (f)
+			strvec_pushf(out, "%s %s %s %.12s (\"%s\")", f->id, f->kind ? f->kind : "",
+				     f->tree ? f->tree : "", f->commit ? f->commit : "",
+				     f->subject ? f->subject : "");
+	}
+}
+
+/* Duplicate patch-ids across trees and commits missing their author's sign-off. */
+static void __commit_checks(struct night *n, struct strvec *dups, struct strvec *nosob)
+{
+	struct lookup_patches pool = LOOKUP_PATCHES_INIT;
+	size_t i, j, start;
+
+	for (i = 1; i < n->trees_nr; i++) {
+		struct night_tree *t = &n->trees[i];
+
+		if (!t->merged[0])
+			continue;
+		start = pool.nr;
+		if (lookup_new_patches(&pool, n->repo, t->cfg->name, t->merged,
+				       n->trees[0].fetch.tip, SUMMARY_MAX_PATCHES) < 0) {
+			log_warn("commit checks of %s: %s", t->cfg->name, nb_error_last());
+			continue;
+		}
+		for (j = start; j < pool.nr; j++)
+			if (!pool.items[j].has_author_signoff)
+				strvec_pushf(nosob, "%s: %.12s (\"%s\") by %s <%s>", t->cfg->name,
+					     pool.items[j].commit, pool.items[j].subject,
+					     pool.items[j].author_name, pool.items[j].author_email);
+	}
+	for (i = 0; i < pool.nr; i++) {
+		for (j = i + 1; j < pool.nr; j++) {
+			const struct lookup_patch *a = &pool.items[i], *b = &pool.items[j];
+
+			if (!a->patch_id[0] || strcmp(a->patch_id, b->patch_id) ||
+			    !strcmp(a->tree, b->tree))
+				continue;
+			strvec_pushf(dups, "\"%s\": %s %.12s and %s %.12s", a->subject, a->tree,
+				     a->commit, b->tree, b->commit);
+		}
+	}
+	lookup_patches_release(&pool);
+}
+
+int night_summary_queue(struct night *n)
+{
+	struct notice_summary sum = { 0 };
+	struct notice_summary_tree *trees;
+	struct strvec news = STRVEC_INIT, gone = STRVEC_INIT, dups = STRVEC_INIT,
+		      nosob = STRVEC_INIT;
+	size_t i;
+	int error = 0;
+
+	if (n->opts->no_notify)
+		return 0;
+	trees = xcalloc(n->run->trees_nr + 1, sizeof(*trees));
+	for (i = 0; i < n->run->trees_nr; i++) {
+		trees[i].name = n->run->trees[i].name;
+		trees[i].state = n->run->trees[i].state;
+		trees[i].reason = n->run->trees[i].reason;
+	}
+	__flag_lines(n, &news, &n->new_flags);
+	__flag_lines(n, &gone, &n->resolved);
+	if (n->run->next)
+		__commit_checks(n, &dups, &nosob);
+	sum.date = n->opts->date;
+	sum.next_tag = n->tag;
+	sum.next_commit = n->run->next ? n->run->next : n->trees[0].fetch.tip;
+	sum.regression = strcmp(n->run->result, "clean") != 0;
+	sum.trees = trees;
+	sum.trees_nr = n->run->trees_nr;
+	sum.new_flags = (const char *const *)news.v;
+	sum.new_flags_nr = news.nr;
+	sum.resolved_flags = (const char *const *)gone.v;
+	sum.resolved_flags_nr = gone.nr;
+	sum.duplicates = (const char *const *)dups.v;
+	sum.duplicates_nr = dups.nr;
+	sum.missing_signoff = (const char *const *)nosob.v;
+	sum.missing_signoff_nr = nosob.nr;
+	sum.notes = (const char *const *)n->run->notes.v;
+	sum.notes_nr = n->run->notes.nr;
+	if (notice_queue_summary(&n->notices.settings, &sum) < 0)
+		error = -1;
+	free(trees);
+	strvec_clear(&news);
+	strvec_clear(&gone);
+	strvec_clear(&dups);
+	strvec_clear(&nosob);
+	return error;
+}

@@ -1,0 +1,169 @@
+/* Fills notify/'s notice structs from flags and the config. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bot/notices.h"
+#include "util/xalloc.h"
+#include "util/banned.h"
+
+void notices_init(struct notices *n, const struct config *cfg)
+{
+	struct notice_settings *s = &n->settings;
+	size_t i;
+
+	memset(n, 0, sizeof(*n));
+	n->cfg = cfg;
+	n->outbox_dir = xstrfmt("%s/outbox", cfg->workdir);
+	s->from = cfg->notify.from;
+	s->list = cfg->notify.list;
+	s->report_url = cfg->notify.report_url;
+	s->outbox_dir = n->outbox_dir;
+	s->smtp.url = cfg->notify.smtp.url;
+	s->smtp.tls = cfg->notify.smtp.tls == CONFIG_TLS_NONE	   ? NOTICE_TLS_NONE
+		      : cfg->notify.smtp.tls == CONFIG_TLS_STARTTLS ? NOTICE_TLS_STARTTLS
+								    : NOTICE_TLS_IMPLICIT;
+	s->smtp.user = cfg->notify.smtp.user;
+	s->smtp.password = config_secret(cfg->notify.smtp.password_env);
+	n->hooks = xcalloc(cfg->notify.webhooks_nr + 1, sizeof(*n->hooks));
+	for (i = 0; i < cfg->notify.webhooks_nr; i++) {
+		n->hooks[i].url = cfg->notify.webhooks[i].url;
+		n->hooks[i].secret = config_secret(cfg->notify.webhooks[i].secret_env);
+	}
+	s->webhooks = n->hooks;
+	s->webhooks_nr = cfg->notify.webhooks_nr;
+}
+
+void notices_release(struct notices *n)
+{
+	free(n->hooks);
+	free(n->outbox_dir);
+	memset(n, 0, sizeof(*n));
+}
+
+const struct config_command *notices_command(const struct config *cfg, const char *name)
+{
+	size_t i;
+
+	for (i = 0; name && i < cfg->build_nr; i++)
+		if (!strcmp(cfg->build[i].name, name))
+			return &cfg->build[i];
+	for (i = 0; name && i < cfg->test_nr; i++)
+		if (!strcmp(cfg->test[i].name, name))
+			return &cfg->test[i];
+	return NULL;
+}
+
+const struct config_tree *notices_tree(const struct config *cfg, const char *name)
+{
+	size_t i;
+
+	for (i = 0; name && i < cfg->trees_nr; i++)
+		if (!strcmp(cfg->trees[i].name, name))
+			return &cfg->trees[i];
+	return NULL;
+}
+
+static enum notice_action __action(const char *a)
+{
+	if (!a)
+		return NOTICE_ACTION_NONE;
+	if (!strcmp(a, "reverted"))
+		return NOTICE_ACTION_REVERTED;
+	if (!strcmp(a, "previous-version"))
+		return NOTICE_ACTION_PREVIOUS_VERSION;
+	if (!strcmp(a, "dropped-tree"))
+		return NOTICE_ACTION_DROPPED_TREE;
+	return NOTICE_ACTION_NONE;
+}
+
+/* Fills `b` from `f`; the strings stay borrowed from f, cfg and `tag`. */
+static void __breakage(struct notice_breakage *b, const struct notices *n, const struct flag *f,
+		       const char *date, char *tag, int reminder)
+{
+	const struct config_tree *t = notices_tree(n->cfg, f->tree);
+	const struct config_command *c = notices_command(n->cfg, f->command);
+
+	memset(b, 0, sizeof(*b));
+	b->kind = f->kind;
+	b->flag_id = f->id;
+	b->reminder = reminder;
+	b->date = date;
+	b->next_tag = tag;
+	b->tree = f->tree;
+	if (t) {
+		b->contacts = (const char *const *)t->contacts.v;
+		b->contacts_nr = t->contacts.nr;
+		b->tree_url = t->url;
+		b->tree_branch = t->branch;
+	}
+	b->commit = f->commit;
+	b->subject = f->subject;
+	b->author.name = f->author.name;
+	b->author.email = f->author.email;
+	b->patch_id = f->patch_id;
+	b->message_id = f->message_id;
+	b->partner.tree = f->partner_tree;
+	b->partner.commit = f->partner_commit;
+	b->partner.subject = f->partner_subject;
+	b->partner.author.name = f->partner_author.name;
+	b->partner.author.email = f->partner_author.email;
+	b->command_name = f->command;
+	b->command_line = c ? c->command : NULL;
+	b->exit_code = f->exit_code;
+	b->timed_out = f->timed_out;
+	b->excerpt = f->excerpt;
+	b->bisect_steps = f->steps;
+	b->bisect_log = (const char *const *)f->log.v;
+	b->bisect_log_nr = f->log.nr;
+	b->repro_base = f->repro_base;
+	b->repro_url = n->cfg->publish.url;
+	b->action = __action(f->action);
+	b->failing = f->failing;
+	b->total = f->total;
+}
+
+/* "next-YYYYMMDD" of a YYYY-MM-DD date; caller frees. */
+static char *__tag(const char *date)
+{
+	char *tag = xstrfmt("next-%.4s%.2s%.2s", date, date + 5, date + 8);
+
+	return tag;
+}
+
+int notices_flag_report(struct notices *n, const struct flag *f, const char *date, int reminder)
+{
+	struct notice_breakage b;
+	char *tag = __tag(date);
+	int ret;
+
+	__breakage(&b, n, f, date, tag, reminder);
+	ret = notice_queue_breakage(&n->settings, &b);
+	free(tag);
+	return ret;
+}
+
+int notices_flag_resolved(struct notices *n, const struct flag *f, const char *date,
+			  const char *why)
+{
+	struct notice_breakage b;
+	char *tag = __tag(date);
+	int ret;
+
+	__breakage(&b, n, f, date, tag, 0);
+	ret = notice_queue_resolved(&n->settings, &b, why);
+	free(tag);
+	return ret;
+}
+
+int notices_flag_dropped(struct notices *n, const struct flag *f, const char *date,
+			 const char *reason)
+{
+	struct notice_breakage b;
+	char *tag = __tag(date);
+	int ret;
+
+	__breakage(&b, n, f, date, tag, 0);
+	ret = notice_queue_dropped(&n->settings, &b, reason);
+	free(tag);
+	return ret;
+}

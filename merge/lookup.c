@@ -1,0 +1,155 @@
+/* Walks a tree's new commits and matches patches by commit, patch-id or Message-ID. */
+#include <git2.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "merge/commitinfo.h"
+#include "merge/lookup.h"
+#include "merge/merge_global.h"
+#include "merge/repo.h"
+#include "util/error.h"
+#include "util/xalloc.h"
+#include "util/banned.h"
+
+static void __fill(struct lookup_patch *p, const struct commit_info *ci, const char *tree)
+{
+	memset(p, 0, sizeof(*p));
+	p->tree = xstrdup(tree ? tree : "");
+	memcpy(p->commit, ci->id, sizeof(p->commit));
+	memcpy(p->patch_id, ci->patch_id, sizeof(p->patch_id));
+	p->message_id = ci->message_id ? xstrdup(ci->message_id) : NULL;
+	p->subject = xstrdup(ci->subject ? ci->subject : "");
+	p->author_name = xstrdup(ci->author_name ? ci->author_name : "");
+	p->author_email = xstrdup(ci->author_email ? ci->author_email : "");
+	p->has_author_signoff = ci->has_author_signoff;
+}
+
+static int __push_patch(struct lookup_patches *out, git_repository *git, const char *tree,
+			const git_oid *id)
+{
+	struct commit_info ci = COMMIT_INFO_INIT;
+	int error;
+
+	if ((error = commitinfo_read(&ci, git, id)) < 0)
+		return error;
+	if (ci.parents_nr == 1) {
+		ALLOC_GROW(out->items, out->nr + 1, out->alloc);
+		__fill(&out->items[out->nr++], &ci, tree);
+	}
+	commitinfo_release(&ci);
+	return 0;
+}
+
+int lookup_commit(struct lookup_patch *out, struct integ_repo *repo, const char *tree,
+		  const char *hex)
+{
+	struct commit_info ci = COMMIT_INFO_INIT;
+	git_oid id;
+	int error;
+
+	memset(out, 0, sizeof(*out));
+	if (git_oid_fromstr(&id, hex) < 0)
+		return nb_error_set(NB_EINVALID, "'%s' is not a commit id", hex);
+	if ((error = commitinfo_read(&ci, integ_repo_git(repo), &id)) < 0)
+		return error;
+	__fill(out, &ci, tree);
+	commitinfo_release(&ci);
+	return 0;
+}
+
+int lookup_new_patches(struct lookup_patches *out, struct integ_repo *repo, const char *tree,
+		       const char *tip, const char *upto, size_t max)
+{
+	git_repository *git = integ_repo_git(repo);
+	git_revwalk *walk = NULL;
+	git_oid id;
+	size_t seen = 0;
+	int error;
+
+	if (!max)
+		max = 100000;
+	if ((error = git_revwalk_new(&walk, git)) < 0 ||
+	    (error = git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_REVERSE)) < 0 ||
+	    (error = git_oid_fromstr(&id, tip)) < 0 || (error = git_revwalk_push(walk, &id)) < 0)
+		goto git_fail;
+	if (upto && ((error = git_oid_fromstr(&id, upto)) < 0 ||
+		     (error = git_revwalk_hide(walk, &id)) < 0))
+		goto git_fail;
+	while (seen < max && !(error = git_revwalk_next(&id, walk))) {
+		if ((error = __push_patch(out, git, tree, &id)) < 0)
+			goto done;
+		seen++;
+	}
+	if (error == GIT_ITEROVER || seen == max)
+		error = 0;
+	else
+		goto git_fail;
+	goto done;
+git_fail:
+	error = nb_error_set(NB_ERROR, "tree %s: cannot list its commits: %s", tree,
+			     merge_git_error());
+done:
+	git_revwalk_free(walk);
+	return error;
+}
+
+static int __hex_prefix(const char *full, const char *id, size_t len)
+{
+	return len >= 4 && full[0] && !strncasecmp(full, id, len);
+}
+
+static int __msgid_equal(const char *msgid, const char *id)
+{
+	size_t len = strlen(id);
+
+	if (!msgid)
+		return 0;
+	if (len > 2 && id[0] == '<' && id[len - 1] == '>')
+		return strlen(msgid) == len - 2 && !strncmp(msgid, id + 1, len - 2);
+	return !strcmp(msgid, id);
+}
+
+long lookup_patch_find(const struct lookup_patches *pool, const char *id)
+{
+	size_t i, len = strlen(id);
+	long found = -1;
+
+	for (i = 0; i < pool->nr; i++) {
+		const struct lookup_patch *p = &pool->items[i];
+
+		if (!__hex_prefix(p->commit, id, len) && !__hex_prefix(p->patch_id, id, len) &&
+		    !__msgid_equal(p->message_id, id))
+			continue;
+		/* the same patch in two trees, or twice in one listing, is still one patch */
+		if (found >= 0 && strcmp(pool->items[found].commit, p->commit) &&
+		    (!p->patch_id[0] || strcmp(pool->items[found].patch_id, p->patch_id))) {
+			nb_error_set(NB_EINVALID, "'%s' names more than one patch; give more", id);
+			return -2;
+		}
+		if (found < 0)
+			found = (long)i;
+	}
+	if (found < 0)
+		nb_error_set(NB_ENOTFOUND, "no patch in the trees matches '%s'", id);
+	return found;
+}
+
+void lookup_patch_release(struct lookup_patch *p)
+{
+	free(p->tree);
+	free(p->message_id);
+	free(p->subject);
+	free(p->author_name);
+	free(p->author_email);
+}
+
+void lookup_patches_release(struct lookup_patches *list)
+{
+	size_t i;
+
+	for (i = 0; i < list->nr; i++)
+		lookup_patch_release(&list->items[i]);
+	free(list->items);
+	list->items = NULL;
+	list->nr = list->alloc = 0;
+}
