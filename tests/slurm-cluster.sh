@@ -6,8 +6,9 @@
 #                                         on success; exit 1 with a reason otherwise
 #                                         (whatever it had started is stopped again)
 #   sh tests/slurm-cluster.sh stop DIR    kills exactly the processes start recorded in
-#                                         DIR/pids (munged, slurmctld, slurmd) and any job
-#                                         step daemons (slurmstepd) of this cluster
+#                                         DIR/pids (munged, slurmctld, slurmd), after
+#                                         cancelling the jobs; then any step daemon
+#                                         (slurmstepd) of this cluster and its tasks
 #
 # The node is named after `hostname -s` and declares CPUs=8, more than the machine has
 # (SlurmdParameters=config_overrides), so that several 1-CPU jobs run at once.  Ports are
@@ -154,35 +155,50 @@ is_ours() {
 	[ -r "/proc/$1/comm" ] && [ "$(cat "/proc/$1/comm" 2>/dev/null)" = "$2" ]
 }
 
-# The slurmstepd processes of this cluster: they hold our spool directory in their argv
-# or were started by our slurmd.
-stepds() {
-	slurmd_pid=$1
+# The step daemons (slurmstepd) of this cluster and every process under them (the
+# jobs' tasks): slurmstepd carries this cluster's SLURM_CONF in its environment.
+steps_and_tasks() {
+	conf="SLURM_CONF=$1/slurm.conf"
+	roots=
 	for c in /proc/[0-9]*/comm; do
 		p=${c#/proc/}; p=${p%/comm}
 		[ "$(cat "$c" 2>/dev/null)" = slurmstepd ] || continue
-		pp=$(awk '/^PPid:/ {print $2}' "/proc/$p/status" 2>/dev/null)
-		# slurmstepd double-forks: its parent is init or a subreaper, so match on the
-		# spool directory it keeps open instead.
-		if [ "$pp" = "$slurmd_pid" ] || ls -l "/proc/$p/cwd" 2>/dev/null | grep -q "$2"; then
-			echo "$p"
-		fi
+		{ tr '\0' '\n' <"/proc/$p/environ"; } 2>/dev/null | grep -qxF "$conf" &&
+			roots="$roots $p"
 	done
+	[ -n "$roots" ] || return 0
+	# descendants, breadth first, from the ppid of every process
+	ps -e -o pid= -o ppid= | awk -v roots="$roots" '
+		{ parent[$1] = $2 }
+		END {
+			n = split(roots, r, " ")
+			for (i = 1; i <= n; i++) keep[r[i]] = 1
+			do {
+				changed = 0
+				for (p in parent)
+					if (!(p in keep) && (parent[p] in keep)) { keep[p] = 1; changed = 1 }
+			} while (changed)
+			for (p in keep) print p
+		}'
 }
 
 stop() {
 	dir=$1
 	[ -f "$dir/pids" ] || return 0
-	slurmd_pid=$(awk '$2 == "slurmd" {print $1}' "$dir/pids")
-	for pid in $(stepds "${slurmd_pid:-none}" "$dir/spool"); do
-		echo "$pid slurmstepd" >>"$dir/pids"
+	# Jobs first, while the controller can still end them.
+	if [ -s "$dir/slurm.conf" ] && [ -n "$(awk '$2 == "slurmctld"' "$dir/pids")" ]; then
+		SLURM_CONF=$dir/slurm.conf timeout 10 scancel --user=root >/dev/null 2>&1
+	fi
+	for pid in $(steps_and_tasks "$dir"); do
+		echo "$pid $(cat "/proc/$pid/comm" 2>/dev/null)" >>"$dir/pids"
 	done
-	# Newest first: step daemons, slurmd, slurmctld, munged.
+	# Newest first: the tasks and step daemons, slurmd, slurmctld, munged.
 	tac "$dir/pids" | while read -r pid name; do
-		is_ours "$pid" "$name" && kill "$pid"
+		is_ours "$pid" "$name" && kill "$pid" 2>/dev/null
 	done
+	# slurmstepd ignores SIGTERM: whatever is left after a grace period is killed.
 	while read -r pid name; do
-		n=50
+		n=30
 		while [ $n -gt 0 ] && is_ours "$pid" "$name" &&
 		      ! grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null; do
 			sleep 0.1

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <git2.h>
@@ -182,6 +183,25 @@ static void test_argv_env_log_and_name(void **state)
 	assert_no_status_files();
 }
 
+/* As root, configured commands run as runner.user: on Slurm the job is that user's. */
+static void test_runs_as_user(void **state)
+{
+	struct slurm_opts s = SLURM_OPTS_INIT;
+	struct runcmd_opts o = RUNCMD_OPTS_INIT;
+	struct runcmd_result r = RUNCMD_RESULT_INIT;
+
+	if (getuid() != 0)
+		skip();
+	o.shell = "id -un; echo built >out; exit 1";
+	o.cwd = tmpdir;
+	o.user = "nobody";
+	assert_int_equal(slurm_run(&r, &o, &s), 0);
+	assert_int_equal(r.runner_failed, 0);
+	assert_int_equal(r.exit_code, 1);
+	assert_non_null(strstr(r.output.buf, "nobody\n"));
+	runcmd_result_release(&r);
+}
+
 static void test_argv_not_found_like_local(void **state)
 {
 	const char *const argv[] = { "no-such-program-nextbot", "x", NULL };
@@ -238,6 +258,61 @@ static void test_timeout_cancels_job(void **state)
 	free(cmd);
 	free(pidfile);
 	assert_no_status_files();
+}
+
+/*
+ * The pattern nextbot's SIGTERM path uses: SIGTERM blocked, a thread waits for it,
+ * cancels every job (slurm_cancel_all) and ends the process.
+ */
+static void *sigterm_thread(void *arg)
+{
+	sigset_t *set = arg;
+	int sig;
+
+	sigwait(set, &sig);
+	slurm_cancel_all();
+	_exit(128 + sig);
+}
+
+/* nextbot told to stop (SIGTERM) in the middle of a job: the job does not stay. */
+static void test_sigterm_cancels_job(void **state)
+{
+	struct slurm_opts s = SLURM_OPTS_INIT;
+	pid_t pid;
+	int i, status, seen = 0;
+
+	s.job_name = "sigterm";
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		struct runcmd_result r = RUNCMD_RESULT_INIT;
+		struct runcmd_opts o = RUNCMD_OPTS_INIT;
+		static sigset_t set;
+		pthread_t tid;
+
+		sigemptyset(&set);
+		sigaddset(&set, SIGTERM);
+		pthread_sigmask(SIG_BLOCK, &set, NULL);
+		if (pthread_create(&tid, NULL, sigterm_thread, &set))
+			_exit(2);
+		o.shell = "sleep 300";
+		o.cwd = tmpdir;
+		slurm_run(&r, &o, &s);
+		_exit(0);
+	}
+	for (i = 0; i < 100 && !seen; i++) {
+		char *q = sh_output("squeue -h -t RUNNING -o %j");
+
+		seen = !!strstr(q, "sigterm/");
+		free(q);
+		if (!seen)
+			usleep(100000);
+	}
+	kill(pid, SIGTERM);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(seen);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGTERM);
+	assert_queue_drains();
 }
 
 static void test_allocation_refused_is_infra(void **state)
@@ -539,13 +614,35 @@ static void stop_cluster(void)
 	free(cluster_dir);
 }
 
+static pid_t main_pid;
+
+/* The test binary dying (an interrupt, a crash) still stops the cluster it started. */
+static void on_fatal(int sig)
+{
+	if (getpid() == main_pid && cluster_dir) {
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			execl("/bin/sh", "sh", "tests/slurm-cluster.sh", "stop", cluster_dir,
+			      (char *)NULL);
+			_exit(127);
+		}
+		if (pid > 0)
+			waitpid(pid, NULL, 0);
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_exit_codes_like_local),
 		T(test_argv_env_log_and_name),
 		T(test_argv_not_found_like_local),
+		T(test_runs_as_user),
 		T(test_timeout_cancels_job),
+		T(test_sigterm_cancels_job),
 		T(test_allocation_refused_is_infra),
 		T(test_concurrent_jobs),
 		T(test_max_jobs),
@@ -554,6 +651,11 @@ int main(void)
 	};
 	int failed;
 
+	main_pid = getpid();
+	signal(SIGINT, on_fatal);
+	signal(SIGTERM, on_fatal);
+	signal(SIGSEGV, on_fatal);
+	signal(SIGABRT, on_fatal);
 	if (start_cluster() < 0)
 		return 1;
 	git_libgit2_init();

@@ -56,10 +56,13 @@ struct slurm_opts {
  * local shell command is (signal stays 0); exit 128+SIGXFSZ sets limit_hit.
  *
  * Cancellation: at our timeout or queue timeout the job is cancelled by its unique
- * name, and again whenever srun did not end cleanly, so `squeue` does not keep it.
- * When nextbot itself is killed, runcmd's supervisor SIGKILLs srun, which makes
- * Slurm end the step; slurm_cancel_all() cancels every job still running for a
- * shutdown path that can call it.
+ * name and slurm_run() waits (up to 60 s) until squeue no longer lists it; it is
+ * cancelled too whenever srun did not end cleanly.  When nextbot itself dies,
+ * runcmd's supervisor SIGKILLs srun, and Slurm (InactiveLimit=0, its default) keeps
+ * the job running until its --time: so nextbot's SIGTERM path must call
+ * slurm_cancel_all() before it exits (block SIGTERM early in main, sigwait() for it
+ * in a thread, slurm_cancel_all(), then exit; tests/test_slurm.c shows it).  Only
+ * a SIGKILL of nextbot leaves a job behind, for at most its --time.
  *
  * Returns 0 when a result is in `out` (runner failures included), negative only when
  * srun could not be run at all (as runcmd_run()).  Thread-safe; with max_jobs > 0,
@@ -68,7 +71,11 @@ struct slurm_opts {
 int slurm_run(struct runcmd_result *out, const struct runcmd_opts *opts,
 	      const struct slurm_opts *s);
 
-/* Cancels (scancel) every job that slurm_run() calls of this process have running. */
+/*
+ * Cancels (scancel) every job that slurm_run() calls of this process have running
+ * or queued; their slurm_run() calls then return (as runner failures).  Call it
+ * from a thread, not from a signal handler (it allocates and runs scancel).
+ */
 void slurm_cancel_all(void);
 
 /*
