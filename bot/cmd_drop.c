@@ -8,6 +8,8 @@
 #include "bot/cli.h"
 #include "bot/maint.h"
 #include "bot/notices.h"
+#include "merge/droppush.h"
+#include "merge/fetch.h"
 #include "merge/lookup.h"
 #include "merge/merge_global.h"
 #include "merge/repo.h"
@@ -127,6 +129,70 @@ static int __notify(struct maint *m, const struct drop *d, struct flag *f, const
 	return error;
 }
 
+static void __print_left_out(struct integ_repo *repo, const struct droppush_result *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->left_out.nr; i++) {
+		char *subj = integ_commit_subject(repo, r->left_out.v[i]);
+
+		printf("  left out %.12s (\"%s\"): %s\n", r->left_out.v[i], subj, r->reasons.v[i]);
+		free(subj);
+	}
+}
+
+/* --push: the tree's branch on its remote without the patch (merge/droppush.h). */
+static int __push(struct maint *m, const struct drop *d)
+{
+	const struct config *cfg = m->cfg;
+	const struct config_tree *ct = NULL;
+	struct droppush_result r = DROPPUSH_RESULT_INIT;
+	struct fetch_creds cr = { cfg->git.token_env, cfg->git.ssh_key };
+	const char *pids[1] = { d->patch_id }, *mids[1] = { d->message_id };
+	struct integ_drops drops = { pids, d->patch_id ? 1 : 0, mids, d->message_id ? 1 : 0 };
+	struct integ_repo *repo = NULL;
+	struct integ_tree t;
+	char *path = xstrfmt("%s/repo.git", cfg->workdir);
+	size_t i;
+	int code = EXIT_FAILED, err;
+
+	for (i = 0; d->tree && i < cfg->trees_nr && !ct; i++)
+		if (!strcmp(cfg->trees[i].name, d->tree))
+			ct = &cfg->trees[i];
+	if (!ct) {
+		fprintf(stderr, "nextbot: drop --push: tree '%s' is not in the config\n",
+			d->tree ? d->tree : "?");
+		goto done;
+	}
+	t.name = ct->name;
+	t.url = ct->url;
+	t.branch = ct->branch;
+	if ((err = integ_repo_open(&repo, path)) == 0)
+		err = droppush_tree(&r, repo, cfg->base.name, &t, &drops, cfg->merge_identity, &cr);
+	if (err < 0) {
+		bot_error(err == NB_EREFUSED ?
+			  "drop --push: refused, nothing pushed (fetch with `nextbot run` first)" :
+			  "drop --push: nothing pushed");
+		goto done;
+	}
+	code = EXIT_DONE;
+	if (!r.changed) {
+		printf("%s's %s has no commit of that patch (as last fetched): nothing to push\n",
+		       t.name, t.branch);
+		goto done;
+	}
+	printf("pushed %s's %s without the patch: %.12s -> %.12s (%s)\n", t.name, t.branch,
+	       r.old_tip, r.new_tip, t.url);
+	__print_left_out(repo, &r);
+done:
+	if (code != EXIT_DONE)
+		fprintf(stderr, "nextbot: the drop itself is recorded: the patch stays out of next\n");
+	droppush_result_release(&r);
+	integ_repo_free(repo);
+	free(path);
+	return code;
+}
+
 int cmd_drop(const struct cli_ctx *ctx, int argc, char **argv)
 {
 	struct lookup_patches pool = LOOKUP_PATCHES_INIT;
@@ -141,11 +207,6 @@ int cmd_drop(const struct cli_ctx *ctx, int argc, char **argv)
 	if ((code = maint_args(&id, &reason, &push, argc, argv,
 			       "nextbot drop ID [--reason TEXT] [--push]", 0)))
 		return code;
-	if (push) {
-		fprintf(stderr, "nextbot: drop --push is not supported yet; the drop is not "
-				"recorded\n");
-		return EXIT_FAILED;
-	}
 	if ((code = maint_open(&m, ctx)))
 		return code;
 	if (merge_global_init() < 0) {
@@ -180,6 +241,8 @@ int cmd_drop(const struct cli_ctx *ctx, int argc, char **argv)
 		printf("dropped %.12s (\"%s\") from %s: it stays out of next, also after a "
 		       "rebase\n", d->commit ? d->commit : "-", d->subject ? d->subject : "",
 		       d->tree ? d->tree : "?");
+	if (code == EXIT_DONE && push)
+		code = __push(&m, d);
 done:
 	lookup_patches_release(&pool);
 	merge_global_shutdown();

@@ -1,4 +1,4 @@
-/* Pushing next and the night's tag to publish.url, forced, with fetch's credentials. */
+/* Pushing next and the night's tag to publish.url, forced; any one ref (drop --push). */
 #include <string.h>
 #include <git2.h>
 
@@ -11,6 +11,9 @@
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
+
+/* The local ref push_ref() pushes from (libgit2 pushes refs, not bare ids). */
+#define PUSH_SRC_REF "refs/nextbot/push-src"
 
 struct __push_state {
 	struct fetch_cred_state cred;
@@ -35,41 +38,113 @@ static int __update_ref(const char *refname, const char *status, void *payload)
 	return 0;
 }
 
+/* An anonymous remote for `url` in the work repository, without insteadOf or refspecs. */
+static int __remote_new(git_remote **out, struct integ_repo *repo, const char *url)
+{
+	git_remote_create_options ro;
+
+	git_remote_create_options_init(&ro, GIT_REMOTE_CREATE_OPTIONS_VERSION);
+	ro.repository = integ_repo_git(repo);
+	ro.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF | GIT_REMOTE_CREATE_SKIP_DEFAULT_FETCHSPEC;
+	return git_remote_create_with_opts(out, url, &ro);
+}
+
+static void __push_options(git_push_options *po, struct __push_state *ps)
+{
+	git_push_options_init(po, GIT_PUSH_OPTIONS_VERSION);
+	po->callbacks.credentials = __credentials;
+	po->callbacks.push_update_reference = __update_ref;
+	po->callbacks.payload = ps;
+}
+
+/* Pushes `specs` over `remote` (connected or not); records why it failed. */
+static int __push(git_remote *remote, const char *url, char **specs, size_t n,
+		  struct __push_state *ps)
+{
+	git_strarray arr = { specs, n };
+	git_push_options po;
+
+	__push_options(&po, ps);
+	if (git_remote_push(remote, &arr, &po) < 0)
+		return nb_error_set(NB_ERROR, "push to %s failed: %s", url, merge_git_error());
+	if (ps->rejected.len)
+		return nb_error_set(NB_ERROR, "push to %s: refused %s", url, ps->rejected.buf);
+	return 0;
+}
+
 int push_publish(struct integ_repo *repo, const char *url, const char *branch, const char *tag,
 		 const struct fetch_creds *creds)
 {
 	struct __push_state ps = { { creds, 0 }, STRBUF_INIT };
 	git_remote *remote = NULL;
-	git_remote_create_options ro;
-	git_push_options po;
 	char *specs[2] = { NULL, NULL };
-	git_strarray arr = { specs, 1 };
 	char hex[41];
 	int err = 0;
 
 	if ((err = integ_ref_get(repo, "refs/heads/next", hex)) < 0)
 		return nb_error_set(NB_ENOTFOUND, "publish: there is no next to push yet");
 	specs[0] = xstrfmt("+refs/heads/next:refs/heads/%s", branch ? branch : "master");
-	if (tag) {
+	if (tag)
 		specs[1] = xstrfmt("+refs/tags/%s:refs/tags/%s", tag, tag);
-		arr.count = 2;
-	}
-	git_remote_create_options_init(&ro, GIT_REMOTE_CREATE_OPTIONS_VERSION);
-	ro.repository = integ_repo_git(repo);
-	ro.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF | GIT_REMOTE_CREATE_SKIP_DEFAULT_FETCHSPEC;
-	git_push_options_init(&po, GIT_PUSH_OPTIONS_VERSION);
-	po.callbacks.credentials = __credentials;
-	po.callbacks.push_update_reference = __update_ref;
-	po.callbacks.payload = &ps;
 	log_progress("publishing next (%.12s) to %s", hex, url);
-	if (git_remote_create_with_opts(&remote, url, &ro) < 0 ||
-	    git_remote_push(remote, &arr, &po) < 0)
+	if (__remote_new(&remote, repo, url) < 0)
 		err = nb_error_set(NB_ERROR, "push to %s failed: %s", url, merge_git_error());
-	else if (ps.rejected.len)
-		err = nb_error_set(NB_ERROR, "push to %s: refused %s", url, ps.rejected.buf);
+	else
+		err = __push(remote, url, specs, tag ? 2 : 1, &ps);
 	git_remote_free(remote);
 	free(specs[0]);
 	free(specs[1]);
+	strbuf_release(&ps.rejected);
+	return err;
+}
+
+/* NB_EREFUSED unless the connected remote advertises `ref` at `expect` ("": absent). */
+static int __check_lease(git_remote *remote, const char *url, const char *ref,
+			 const char *expect)
+{
+	const git_remote_head **heads;
+	char have[41] = "";
+	size_t i, n;
+
+	if (git_remote_ls(&heads, &n, remote) < 0)
+		return nb_error_set(NB_ERROR, "%s: cannot list refs: %s", url, merge_git_error());
+	for (i = 0; i < n && !have[0]; i++)
+		if (!strcmp(heads[i]->name, ref))
+			git_oid_tostr(have, sizeof(have), &heads[i]->oid);
+	if (!strcmp(have, expect))
+		return 0;
+	return nb_error_set(NB_EREFUSED, "%s at %s moved: it is %s, not %s as last fetched",
+			    ref, url, have[0] ? have : "gone", expect[0] ? expect : "absent");
+}
+
+int push_ref(struct integ_repo *repo, const char *url, const char *src_hex, const char *dst_ref,
+	     int force, const char *expect_hex, const struct fetch_creds *creds)
+{
+	struct __push_state ps = { { creds, 0 }, STRBUF_INIT };
+	git_remote_callbacks cb;
+	git_remote *remote = NULL;
+	char *spec = xstrfmt("%s" PUSH_SRC_REF ":%s", force ? "+" : "", dst_ref);
+	int err;
+
+	if ((err = integ_ref_set(repo, PUSH_SRC_REF, src_hex)) < 0)
+		goto done;
+	git_remote_init_callbacks(&cb, GIT_REMOTE_CALLBACKS_VERSION);
+	cb.credentials = __credentials;
+	cb.payload = &ps;
+	if (__remote_new(&remote, repo, url) < 0 ||
+	    (expect_hex && git_remote_connect(remote, GIT_DIRECTION_PUSH, &cb, NULL, NULL) < 0)) {
+		err = nb_error_set(NB_ERROR, "push to %s failed: %s", url, merge_git_error());
+		goto done;
+	}
+	/* The push reuses this connection: smart servers check the advertised old id. */
+	if (expect_hex && (err = __check_lease(remote, url, dst_ref, expect_hex)) < 0)
+		goto done;
+	log_progress("pushing %.12s to %s of %s", src_hex, dst_ref, url);
+	err = __push(remote, url, &spec, 1, &ps);
+done:
+	git_remote_free(remote);
+	integ_ref_set(repo, PUSH_SRC_REF, NULL);
+	free(spec);
 	strbuf_release(&ps.rejected);
 	return err;
 }
