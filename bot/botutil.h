@@ -28,6 +28,11 @@ void bot_catch_stop(void);
 
 /* bot/cmd_run.c: a whole night under the lock, then delivery (exit code). */
 int bot_night(const struct config *cfg, const char *date, int no_notify);
+/*
+ * Pushes the last night again when its publishing failed (a note says so);
+ * clears the note on success.  The caller holds the lock.
+ */
+void bot_publish_retry(const struct config *cfg);
 /* Delivers the due notices of the outbox (all queued ones with `all`). */
 int bot_outbox_deliver(const struct config *cfg, int all);
 

@@ -67,7 +67,8 @@ static const struct cli_command commands[] = {
 	{ "outbox", cmd_outbox, "outbox list\noutbox flush",
 	  "pending notices; deliver them now",
 	  "  list    queued, sent and failed notices (--json: {\"notices\": [...]})\n"
-	  "  flush   deliver queued notices now\n" },
+	  "  flush   deliver every queued notice now (--due: only those whose retry\n"
+	  "          time has come, as a run does)\n" },
 	{ "report", cmd_report, "report --html DIR", "static HTML dashboard of past runs", NULL },
 	{ "gc", cmd_gc, "gc",
 	  "prune old runs, worker directories and sent notices; repack the repository",

@@ -12,7 +12,10 @@
 
 #include "bot/botutil.h"
 #include "bot/cli.h"
+#include "bot/gc.h"
+#include "bot/lock.h"
 #include "bot/state.h"
+#include "merge/merge_global.h"
 #include "util/cron.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -66,6 +69,35 @@ static int __sleep_until(time_t when)
 	return 0;
 }
 
+/* Housekeeping once a week, after a night, under the lock. */
+static void __weekly_gc(const struct config *cfg, time_t *last_gc)
+{
+	struct bot_gc_report r = BOT_GC_REPORT_INIT;
+	struct run_lock lock = RUN_LOCK_INIT;
+	struct state st = STATE_INIT;
+	time_t now = time(NULL);
+
+	if (*last_gc && now - *last_gc < 7 * 86400)
+		return;
+	*last_gc = now;
+	if (run_lock_take(&lock, cfg->workdir) < 0) {
+		log_warn("daemon: gc skipped: %s", nb_error_last());
+		return;
+	}
+	if (merge_global_init() == 0) {
+		if (state_load(&st, cfg->workdir) == 0 && bot_gc(&r, cfg, &st, now) == 0 &&
+		    state_save(&st, cfg->workdir) == 0)
+			log_info("daemon: gc kept %zu nights, removed %zu", r.nights_kept,
+				 r.runs_removed.nr);
+		else
+			log_warn("daemon: gc: %s", nb_error_last());
+		merge_global_shutdown();
+	}
+	bot_gc_report_release(&r);
+	state_release(&st);
+	run_lock_release(&lock);
+}
+
 static int __one_night(const struct config *cfg)
 {
 	char today[16];
@@ -99,7 +131,7 @@ int cmd_daemon(const struct cli_ctx *ctx, int argc, char **argv)
 {
 	struct config *cfg = NULL;
 	struct cron_expr cron;
-	time_t next, last;
+	time_t next, last, last_gc = 0;
 	int code;
 
 	if (argc != 1) {
@@ -132,6 +164,8 @@ int cmd_daemon(const struct cli_ctx *ctx, int argc, char **argv)
 		}
 		__one_night(cfg);
 		last = time(NULL);
+		if (!bot_stop_requested)
+			__weekly_gc(cfg, &last_gc);
 	}
 	log_info("daemon: stopping");
 	config_free(cfg);

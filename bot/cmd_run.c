@@ -1,6 +1,7 @@
 /* `nextbot run`: one nightly run, then the outbox is delivered. */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bot/botutil.h"
@@ -9,6 +10,12 @@
 #include "bot/night.h"
 #include "bot/notices.h"
 #include "merge/merge_global.h"
+#include "merge/fetch.h"
+#include "merge/push.h"
+#include "merge/repo.h"
+#include "bot/state.h"
+#include "util/xalloc.h"
+#include "util/strbuf.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/banned.h"
@@ -93,4 +100,40 @@ int cmd_run(const struct cli_ctx *ctx, int argc, char **argv)
 usage:
 	fprintf(stderr, "usage: nextbot run [--date YYYY-MM-DD] [--no-notify]\n");
 	return EXIT_USAGE;
+}
+
+void bot_publish_retry(const struct config *cfg)
+{
+	struct fetch_creds cr = { cfg->git.token_env, cfg->git.ssh_key };
+	struct state st = STATE_INIT;
+	struct integ_repo *repo = NULL;
+	struct run_record *r;
+	char *path = NULL;
+	size_t i;
+
+	if (!cfg->publish.url || state_load(&st, cfg->workdir) < 0 || !st.runs_nr)
+		goto done;
+	r = &st.runs[st.runs_nr - 1];
+	for (i = 0; i < r->notes.nr; i++)
+		if (str_starts_with(r->notes.v[i], "publishing to "))
+			break;
+	if (i == r->notes.nr || !r->tag || merge_global_init() < 0)
+		goto done;
+	path = xstrfmt("%s/repo.git", cfg->workdir);
+	if (integ_repo_open(&repo, path) == 0 &&
+	    push_publish(repo, cfg->publish.url, cfg->publish.branch, r->tag, &cr) == 0) {
+		log_info("published %s to %s", r->tag, cfg->publish.url);
+		free(r->notes.v[i]);
+		memmove(&r->notes.v[i], &r->notes.v[i + 1], (r->notes.nr - i) * sizeof(char *));
+		r->notes.nr--;
+		if (state_save(&st, cfg->workdir) < 0)
+			bot_error("cannot save state");
+	} else {
+		log_warn("publish %s: %s", r->tag, nb_error_last());
+	}
+	integ_repo_free(repo);
+	merge_global_shutdown();
+done:
+	free(path);
+	state_release(&st);
 }

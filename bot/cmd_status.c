@@ -7,6 +7,7 @@
 #include "bot/botutil.h"
 #include "bot/cli.h"
 #include "bot/state.h"
+#include "merge/rerere.h"
 #include "util/error.h"
 #include "util/strbuf.h"
 #include "util/banned.h"
@@ -33,6 +34,23 @@ static void __print_run(const struct run_record *r)
 		printf("  flag %s\n", r->flags.v[i]);
 	for (i = 0; i < r->notes.nr; i++)
 		printf("  note: %s\n", r->notes.v[i]);
+}
+
+/* The conflict resolutions recorded with `nextbot resolve`. */
+static void __print_resolutions(const struct config *cfg)
+{
+	struct rerere_entry *e = NULL;
+	char *dir = rerere_dir(cfg->workdir);
+	size_t i, nr = 0;
+
+	if (rerere_list(&e, &nr, dir) == 0 && nr) {
+		printf("recorded resolutions: %zu\n", nr);
+		for (i = 0; i < nr; i++)
+			printf("  %-20s %.12s  %s  (%s)\n", e[i].tree, e[i].id, e[i].path,
+			       e[i].recorded);
+	}
+	rerere_list_free(e, nr);
+	free(dir);
 }
 
 static int __load_state(struct state *st, const struct cli_ctx *ctx, struct config **cfg)
@@ -83,6 +101,7 @@ int cmd_status(const struct cli_ctx *ctx, int argc, char **argv)
 		for (i = 0; i < st.flags_nr; i++)
 			open += st.flags[i].state && !strcmp(st.flags[i].state, "open");
 		printf("open flags: %zu of %zu\n", open, st.flags_nr);
+		__print_resolutions(cfg);
 	}
 	state_release(&st);
 	config_free(cfg);

@@ -7,7 +7,9 @@
 #include "bot/botutil.h"
 #include "bot/cli.h"
 #include "bot/night.h"
+#include "merge/fixes.h"
 #include "merge/nextfiles.h"
+#include "merge/push.h"
 #include "util/error.h"
 #include "util/fileutil.h"
 #include "util/log.h"
@@ -102,6 +104,15 @@ static void __conflict_notice(struct night *n, size_t ti, const struct integ_out
 				  t->name);
 	else
 		outcome = xstrfmt("I have left the %s tree out of today's next.", t->name);
+	if (o->resolve_dir) {
+		char *more = xstrfmt("%s\n\nThe conflicted files are in %s: resolve them there "
+				     "and run 'nextbot resolve %s', and the same conflict will be "
+				     "resolved that way on later nights.", outcome, o->resolve_dir,
+				     t->name);
+
+		free(outcome);
+		outcome = more;
+	}
 	c.date = n->opts->date;
 	c.next_tag = n->tag;
 	c.tree = t->name;
@@ -121,6 +132,33 @@ static void __conflict_notice(struct night *n, size_t ti, const struct integ_out
 	strvec_clear(&paths);
 	strvec_clear(&ours);
 	strvec_clear(&theirs);
+}
+
+/* Carried merge fixes right after the tree's merge; trouble goes to the summary. */
+static void __apply_fixes(struct night *n, struct night_tree *t)
+{
+	struct fixes_report fr = FIXES_REPORT_INIT;
+	size_t i;
+
+	if (!t->cfg->fixes)
+		return;
+	if (integ_night_apply_fixes(n->integ, t->cfg->name, t->cfg->fixes, &fr) < 0) {
+		strvec_pushf(&n->run->notes, "%s: carried fixes not applied: %s", t->cfg->name,
+			     nb_error_last());
+		goto done;
+	}
+	for (i = 0; i < fr.nr; i++) {
+		const struct fix_result *f = &fr.items[i];
+
+		if (f->state == FIX_FAILED)
+			strvec_pushf(&n->run->notes, "%s: fix %s (\"%s\") no longer applies: %s",
+				     t->cfg->name, f->file, f->subject, f->reason ? f->reason : "");
+		else if (f->state == FIX_NOT_NEEDED)
+			strvec_pushf(&n->run->notes, "%s: fix %s (\"%s\") is no longer needed",
+				     t->cfg->name, f->file, f->subject);
+	}
+done:
+	fixes_report_release(&fr);
 }
 
 /* Merges tree ti at `tip` (tonight's or its good tip); records its state. */
@@ -168,8 +206,12 @@ static int __merge_one(struct night *n, size_t ti, const char *tip, int previous
 		else
 			free(why);
 	}
+	if (o.rerere_resolved && !t->reason)
+		t->reason = xstrfmt("conflict resolved as recorded (%zu file(s))",
+				      (size_t)o.rerere_resolved);
 	if (o.merged[0]) {
 		memcpy(t->merged, o.merged, sizeof(t->merged));
+		__apply_fixes(n, t);
 		t->step = integ_night_steps_nr(n->integ) - 1;
 	}
 done:
@@ -488,6 +530,7 @@ static int __merge_night(struct night *n)
 				     n->cfg->merge_identity,
 				     (const char *const *)n->cfg->never_merge.v)) < 0)
 		return error;
+	integ_night_set_rerere(n->integ, n->cfg->workdir);
 	if ((error = __base_check(n)) != 0) {
 		if (error == 1) {
 			free(n->run->result);
@@ -501,6 +544,21 @@ static int __merge_night(struct night *n)
 	return __final_check(n);
 }
 
+/* Pushes next and the tag; a failed push is reported and loses nothing. */
+static void __publish(struct night *n)
+{
+	struct fetch_creds cr = { n->cfg->git.token_env, n->cfg->git.ssh_key };
+
+	if (!n->cfg->publish.url)
+		return;
+	log_progress("publishing next to %s", n->cfg->publish.url);
+	if (push_publish(n->repo, n->cfg->publish.url, n->cfg->publish.branch, n->tag, &cr) < 0) {
+		log_warn("publish: %s", nb_error_last());
+		strvec_pushf(&n->run->notes, "publishing to %s failed: %s", n->cfg->publish.url,
+			     nb_error_last());
+	}
+}
+
 static int __finish(struct night *n)
 {
 	char head[41], stamp[32];
@@ -510,6 +568,7 @@ static int __finish(struct night *n)
 		return error;
 	n->run->tag = xstrdup(n->tag);
 	n->run->next = xstrdup(head);
+	__publish(n);
 	if (night_past_deadline(n) && (n->broken || n->unfinished)) {
 		n->unfinished = 1;
 		strvec_push(&n->run->notes, "the deadline passed before next was clean");

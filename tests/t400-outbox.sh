@@ -97,7 +97,7 @@ $PYTHON "$(dirname "$0")/smtpd.py" "$TMP/smtp" "$SMTP_PORT" 2>"$TMP/smtp/log" &
 smtp_pid=$!
 wait_port "$TMP/smtp" >/dev/null
 
-expect_exit 0 "flush before the retry is due" nb outbox flush
+expect_exit 0 "flush --due before the retry is due" nb outbox flush --due
 check "nothing sent before next_try" test ! -e "$TMP/smtp/msg-1.json"
 
 # The run lock: a flush while another writer holds it exits 1 at once.
