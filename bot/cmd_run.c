@@ -18,6 +18,7 @@
 #include "util/strbuf.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/slurm.h"
 #include "util/banned.h"
 
 /* Delivers what is due; failures stay in the outbox for the next flush. */
@@ -55,6 +56,9 @@ int bot_night(const struct config *cfg, const char *date, int no_notify)
 	}
 	bot_catch_stop();
 	code = night_run(cfg, &opts);
+	/* a SIGTERM leaves no job on the cluster */
+	if (cfg->runner.kind == CONFIG_RUNNER_SLURM)
+		slurm_cancel_all();
 	if (bot_outbox_deliver(cfg, 0) < 0 && code == EXIT_DONE)
 		code = EXIT_FAILED;
 	notify_global_cleanup();

@@ -14,6 +14,7 @@
 #include "merge/fetch.h"
 #include "merge/integrate.h"
 #include "merge/repo.h"
+#include "util/slurm.h"
 
 struct night_opts {
 	const char *date;  /* YYYY-MM-DD */
@@ -57,6 +58,7 @@ struct night {
 	int unfinished;             /* the deadline stopped the work */
 	int broken;                 /* next still fails at the end */
 	int rounds;                 /* failures handled tonight (bounded) */
+	struct slurm_opts slurm;    /* runner kind slurm: how to submit */
 	struct strvec new_flags;    /* flag ids first found tonight */
 	struct strvec seen_flags;   /* flag ids blamed (or re-found) tonight */
 	struct strvec resolved;     /* flag ids resolved tonight */

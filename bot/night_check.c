@@ -12,6 +12,7 @@
 #include "merge/culprit.h"
 #include "merge/excerpt.h"
 #include "merge/lookup.h"
+#include "util/slurm.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -71,6 +72,13 @@ static void __opts(struct night *n, struct culprit_opts *o, struct culprit_comma
 	o->jobs = (unsigned)n->cfg->bisect.jobs;
 	o->runner = config_runner_kind_name(n->cfg->runner.kind);
 	o->user = n->cfg->runner.user;
+	if (n->cfg->runner.kind == CONFIG_RUNNER_SLURM) {
+		n->slurm = (struct slurm_opts)SLURM_OPTS_INIT;
+		n->slurm.partition = n->cfg->runner.partition;
+		n->slurm.srun_args = (const char *const *)n->cfg->runner.srun_args.v;
+		n->slurm.max_jobs = n->cfg->runner.max_jobs;
+		o->slurm = &n->slurm;
+	}
 }
 
 int night_check_head(struct night *n, int with_build, int with_test, struct night_failure *out)

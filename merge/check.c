@@ -87,6 +87,7 @@ int check_commit(struct check_result *out, const struct culprit_opts *o, const c
 	spec.cache_dir = o->cache_dir;
 	spec.runner = o->runner;
 	spec.user = o->user;
+	spec.slurm = o->slurm;
 	spec.pristine_retry = 1;
 	if (git_oid_fromstr(&id, commit_hex) < 0) {
 		error = nb_error_set(NB_EINVALID, "check: '%s' is not a commit id", commit_hex);

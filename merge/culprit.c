@@ -849,7 +849,8 @@ static void __commands(struct night *n)
 	n->cmds_nr = nr;
 	n->spec = (struct probe_spec){ .cmds = n->cmds, .cmds_nr = nr, .date = o->date,
 				       .runs_dir = o->runs_dir, .cache_dir = o->cache_dir,
-				       .runner = o->runner, .user = o->user, .pristine_retry = 1 };
+				       .runner = o->runner, .user = o->user, .pristine_retry = 1,
+				       .slurm = o->slurm };
 	n->confirm = n->spec;
 	n->confirm.no_cache = n->confirm.pristine = 1;
 }

@@ -11,6 +11,8 @@
 #include "util/strbuf.h"
 #include "util/strvec.h"
 
+struct slurm_opts;
+
 /* ---- standalone bisection (`nextbot bisect`) ---- */
 
 struct culprit_bisect_opts {
@@ -88,6 +90,7 @@ struct culprit_opts {
 	unsigned jobs;                /* bisect.jobs */
 	const char *runner;           /* "local", "slurm": part of the cache key */
 	const char *user;             /* as root, run commands as this user */
+	const struct slurm_opts *slurm; /* util/slurm.h: run as Slurm job steps; NULL: locally */
 };
 
 enum culprit_outcome {
