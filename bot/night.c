@@ -82,6 +82,31 @@ static void __push_commit(struct night *n, struct strvec *sv, const char *path, 
 	free(subject);
 }
 
+/*
+ * Records tonight's conflict; 1 when the night before had the same one (same tree,
+ * same paths), whose maintainers were told already: one mail, not one a night.
+ */
+static int __conflict_known(struct night *n, const char *tree, const struct strvec *paths)
+{
+	struct strbuf key = STRBUF_INIT;
+	const struct run_record *prev = NULL;
+	size_t i;
+	int known;
+
+	strbuf_addf(&key, "%s:", tree);
+	for (i = 0; i < paths->nr; i++)
+		strbuf_addf(&key, " %s", paths->v[i]);
+	for (i = 0; i < n->st->runs_nr; i++)
+		if (&n->st->runs[i] != n->run && n->st->runs[i].date &&
+		    strcmp(n->st->runs[i].date, n->opts->date) < 0)
+			prev = &n->st->runs[i];
+	known = prev && strvec_contains(&prev->conflicts, key.buf);
+	if (!strvec_contains(&n->run->conflicts, key.buf))
+		strvec_push(&n->run->conflicts, key.buf);
+	strbuf_release(&key);
+	return known;
+}
+
 static void __conflict_notice(struct night *n, size_t ti, const struct integ_outcome *o)
 {
 	struct notice_conflict c = { 0 };
@@ -126,8 +151,11 @@ static void __conflict_notice(struct night *n, size_t ti, const struct integ_out
 	c.theirs = (const char *const *)theirs.v;
 	c.theirs_nr = theirs.nr;
 	c.outcome = outcome;
+	if (__conflict_known(n, t->name, &paths))
+		goto done;
 	if (!n->opts->no_notify && notice_queue_conflict(&n->notices.settings, &c) < 0)
 		log_warn("cannot queue the conflict notice of %s: %s", t->name, nb_error_last());
+done:
 	free(outcome);
 	strvec_clear(&paths);
 	strvec_clear(&ours);

@@ -133,6 +133,7 @@ static void __run_read(struct run_record *r, struct json_object *o)
 	r->finished = __get_str(o, "finished");
 	__get_strvec(&r->flags, o, "flags");
 	__get_strvec(&r->notes, o, "notes");
+	__get_strvec(&r->conflicts, o, "conflicts");
 	if (!json_object_object_get_ex(o, "trees", &trees) ||
 	    !json_object_is_type(trees, json_type_array))
 		return;
@@ -339,6 +340,7 @@ static struct json_object *__run_json(const struct run_record *r, int full)
 		__put_str(o, "started", r->started);
 		__put_str(o, "finished", r->finished);
 		json_object_object_add(o, "notes", __strvec_json(&r->notes));
+		json_object_object_add(o, "conflicts", __strvec_json(&r->conflicts));
 	}
 	return o;
 }
@@ -461,6 +463,7 @@ static void __run_init(struct run_record *r, const char *date)
 	memset(r, 0, sizeof(*r));
 	r->flags = (struct strvec)STRVEC_INIT;
 	r->notes = (struct strvec)STRVEC_INIT;
+	r->conflicts = (struct strvec)STRVEC_INIT;
 	r->date = xstrdup(date);
 }
 
@@ -561,6 +564,7 @@ void run_record_release(struct run_record *r)
 	free(r->trees);
 	strvec_clear(&r->flags);
 	strvec_clear(&r->notes);
+	strvec_clear(&r->conflicts);
 }
 
 void state_release(struct state *s)

@@ -64,6 +64,7 @@ struct run_record {
 	size_t trees_nr, trees_alloc;
 	struct strvec flags; /* flag ids seen that night */
 	struct strvec notes; /* what the summary should say besides trees and flags */
+	struct strvec conflicts; /* "tree: path path …" of each conflict that night */
 };
 
 struct state {
