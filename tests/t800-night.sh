@@ -98,6 +98,11 @@ ls "$W/state/outbox" >"$TMP/outbox1"
 check "mails queued" test -s "$TMP/outbox1"
 check "a report to the author" sh -c "grep -l 'zoe@example.org' '$W'/state/outbox/* >/dev/null"
 
+expect_exit 0 "report --html" NB report --html "$TMP/report"
+FLAG1=$($PYTHON -c 'import json,sys; print(json.load(open(sys.argv[1]))["flags"][0]["id"])' "$TMP/flags.json")
+check "the report shows the trees and the flag" sh -c "grep -q '>net<' '$TMP/report/index.html' &&
+	grep -q '$FLAG1' '$TMP/report/index.html'"
+
 # --- the same night again: nothing new ------------------------------------------------------
 expect_exit 0 "night 1 again" NB run --date 2026-12-05
 ls "$W/state/outbox" >"$TMP/outbox2"

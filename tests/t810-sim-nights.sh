@@ -125,5 +125,37 @@ EOF
 			git -C '$W/state/repo.git' merge-base --is-ancestor \$c refs/feeds/origin && continue
 			git -C '$W/state/repo.git' merge-base --is-ancestor \$c refs/heads/next && exit 1
 		done; exit 0"
+	check "seed $seed: every mail of the outbox parses, headers within limits and clean" \
+		$PYTHON - "$W/state/outbox" <<'EOF'
+import email, email.policy, glob, json, sys
+bad = []
+allowed = {"from", "to", "cc", "subject", "date", "message-id", "in-reply-to", "references",
+           "mime-version", "content-type", "content-transfer-encoding", "auto-submitted",
+           "x-nextbot-event"}
+for path in glob.glob(sys.argv[1] + "/*.json"):
+    n = json.load(open(path))
+    if n["channel"] != "mail":
+        continue
+    raw = n["body"].encode("utf-8")
+    head = raw.split(b"\r\n\r\n", 1)[0]
+    rest = raw.replace(b"\r\n", b"")
+    if b"\n" in rest or b"\r" in rest:
+        bad.append("%s: bare CR or LF" % path)
+    for line in head.split(b"\r\n"):
+        if len(line) > 998:
+            bad.append("%s: header line of %d octets" % (path, len(line)))
+        if any(c > 126 for c in line):
+            bad.append("%s: 8-bit header" % path)
+    m = email.message_from_bytes(raw, policy=email.policy.default)
+    names = {k.lower() for k in m.keys()}
+    if not names <= allowed:
+        bad.append("%s: unexpected headers %s" % (path, names - allowed))
+    if m["Auto-Submitted"] != "auto-generated" or not m["Message-ID"]:
+        bad.append("%s: Auto-Submitted or Message-ID missing" % path)
+    m.get_content()
+for b in bad:
+    print("#", b)
+sys.exit(1 if bad else 0)
+EOF
 done
 done_testing
