@@ -155,7 +155,10 @@ int cmd_daemon(const struct cli_ctx *ctx, int argc, char **argv)
 			bot_error("schedule");
 			break;
 		} else {
-			log_info("daemon: next night at %ld", (long)next);
+			char when[32];
+
+			bot_rfc3339(when, sizeof(when), next);
+			log_info("daemon: next night at %s", when);
 			if (!__sleep_until(next)) {
 				if (reload_requested)
 					__reload(&cfg, ctx);
