@@ -76,7 +76,8 @@ static void __grid(struct strbuf *out, const struct state *st, size_t from)
 		for (i = from; i < st->runs_nr; i++) {
 			const struct run_tree *t = __tree_of(&st->runs[i], names.v[j]);
 
-			strbuf_addf(out, "<td class=\"%s\" title=\"", t && t->state ? t->state : "");
+			strbuf_addf(out, "<td class=\"%s\" title=\"",
+				    t && t->state ? t->state : "");
 			__esc(out, t && t->reason ? t->reason : "");
 			strbuf_addstr(out, "\">");
 			__esc(out, t ? t->state : "");

@@ -48,7 +48,8 @@ static int __fetch(struct night *n)
 	if (n->trees[0].fetch.state != FETCH_FETCHED)
 		return nb_error_set(NB_ERROR, "base %s (%s#%s) could not be fetched: %s",
 				    n->cfg->base.name, n->cfg->base.url, n->cfg->base.branch,
-				    n->trees[0].fetch.reason ? n->trees[0].fetch.reason : "unknown");
+				    n->trees[0].fetch.reason ? n->trees[0].fetch.reason
+							       : "unknown");
 	return 0;
 }
 

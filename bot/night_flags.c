@@ -51,7 +51,8 @@ static int __patch_present(struct night *n, const struct night_tree *t, const st
 		const struct lookup_patch *p = &pool.items[i];
 
 		present = (f->patch_id && *f->patch_id && !strcmp(p->patch_id, f->patch_id)) ||
-			  (f->message_id && p->message_id && !strcmp(p->message_id, f->message_id)) ||
+			  (f->message_id && p->message_id &&
+			   !strcmp(p->message_id, f->message_id)) ||
 			  (f->commit && !strcmp(p->commit, f->commit));
 	}
 done:

@@ -17,7 +17,8 @@ static char *__get_str(struct json_object *o, const char *key)
 {
 	struct json_object *v;
 
-	if (!o || !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+	if (!o || !json_object_object_get_ex(o, key, &v) ||
+	    !json_object_is_type(v, json_type_string))
 		return NULL;
 	return xstrdup(json_object_get_string(v));
 }
@@ -35,7 +36,8 @@ static struct json_object *__get_obj(struct json_object *o, const char *key)
 {
 	struct json_object *v;
 
-	if (!o || !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_object))
+	if (!o || !json_object_object_get_ex(o, key, &v) ||
+	    !json_object_is_type(v, json_type_object))
 		return NULL;
 	return v;
 }
@@ -45,7 +47,8 @@ static void __get_strvec(struct strvec *out, struct json_object *o, const char *
 	struct json_object *v;
 	size_t i, n;
 
-	if (!o || !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_array))
+	if (!o || !json_object_object_get_ex(o, key, &v) ||
+	    !json_object_is_type(v, json_type_array))
 		return;
 	n = json_object_array_length(v);
 	for (i = 0; i < n; i++) {

@@ -52,7 +52,8 @@ struct drop {
 
 struct run_tree {
 	char *name, *branch, *sha1;
-	char *state;         /* merged | reverted | previous-version | stale | left-out | fetch-failed */
+	/* merged | reverted | previous-version | stale | left-out | fetch-failed */
+	char *state;
 	char *reason;
 };
 
