@@ -1,0 +1,161 @@
+#!/bin/sh
+# kill -9 at any moment of `nextbot run` (issue 7): on a small world with one build
+# breakage (t800's, with a quick stand-in for cc), a run is killed after a delay (0.1 s,
+# 0.3 s, … until a run completes first) and at every rename file_write_atomic makes
+# (NEXTBOT_FAULT=rename:N:kill: every verdict, state, outbox and runs/ write), then the night is run again uninterrupted.  Each time the
+# outcome must be that of a run never killed: the same flags (id, commit, state), runs,
+# tree states, next's tree and outbox notice ids; every notice and state.json parse.
+. "$(dirname "$0")/lib.sh"
+
+W=$TMP/world
+DATE=2026-12-05
+mkdir -p "$W/src"
+cd "$W/src" || exit 1
+
+git_q init -q mainline && cd mainline || exit 1
+mkdir lib
+printf 'int add(int a, int b) { return a + b; }\n' >lib/add.c
+printf 'int add(int, int);\nint main(void) { return add(1, 2) == 3 ? 0 : 1; }\n' >main.c
+git_q add -A && git_q commit -qm "initial" && cd ..
+
+# patch FILE CONTENT SUBJECT: a commit with an author, a sign-off and a Link trailer
+patch() {
+	mkdir -p "$(dirname "$1")"
+	printf '%s\n' "$2" >"$1"
+	git add -A
+	id=$(printf '%s' "$3" | tr -c 'a-z0-9' '-')
+	git -c user.name="Zoë Ångström" -c user.email=zoe@example.org commit -qm "$3
+
+Signed-off-by: Zoë Ångström <zoe@example.org>
+Link: https://lore.kernel.org/r/20261201-$id@example.org"
+}
+
+git_q clone -q mainline net && cd net
+patch net/a.c 'int net_a(void) { return 1; }' "net: add net_a"
+patch net/b.c 'int net_b(void) { return 2 }' "net: add net_b"
+patch net/c.c 'int net_c(void) { return 3; }' "net: add net_c"
+cd ..
+git_q clone -q mainline vfs && cd vfs
+patch fs/x.c 'int fs_x(void) { return 4; }' "fs: add fs_x"
+cd ..
+for r in mainline net vfs; do git clone -q --bare $r "$W/$r.git"; done
+cd "$W" || exit 1
+
+# A stand-in for cc that is quick (the night runs some 40 times here): a missing ';'
+# before '}' is an error, reported as cc would.
+cat >"$W/cc.sh" <<'EOF'
+exec awk '/return [0-9]+ }/ {
+	print FILENAME ":" FNR ": error: expected ; before } token"; bad = 1 }
+	END { exit bad }' $(find . -name '*.c' | sort)
+EOF
+cat >"$W/nextbot.yaml" <<EOF
+workdir: state
+base: {name: origin, url: "file://$W/mainline.git", branch: master}
+trees:
+  - {name: net, url: "file://$W/net.git", branch: master, contacts: ["net@example.org"]}
+  - {name: vfs, url: "file://$W/vfs.git", branch: master, contacts: ["vfs@example.org"]}
+build:
+  - {name: build, command: "sh $W/cc.sh", timeout: 60}
+test:
+  - {name: unit, command: "test -f main.c", timeout: 60}
+bisect: {confirm: 2, jobs: 1}
+notify: {from: "nextbot <nextbot@example.org>", list: "list@example.org"}
+EOF
+NB() { "$NEXTBOT" -q -c "$W/nextbot.yaml" "$@"; }
+
+# sound: every notice and state.json (when there is one) parse; prints what does not.
+sound() {
+	$PYTHON - "$W/state" <<'EOF'
+import glob, json, os, sys
+bad = []
+for p in sorted(glob.glob(sys.argv[1] + "/outbox/*.json")) + \
+	 [p for p in [sys.argv[1] + "/state.json"] if os.path.exists(p)]:
+    try:
+        json.load(open(p))
+    except Exception as e:
+        bad.append("%s: %s" % (os.path.basename(p), e))
+for b in bad:
+    print("# half-written: " + b)
+sys.exit(1 if bad else 0)
+EOF
+}
+
+# outcome FILE: what an uninterrupted night decides, as canonical JSON.
+outcome() {
+	$PYTHON - "$W/state" "$DATE" >"$1" <<'EOF'
+import glob, json, os, subprocess, sys
+d, date = sys.argv[1:3]
+st = json.load(open(d + "/state.json"))
+runs = [r for r in st["runs"] if r["date"] == date]
+tree = subprocess.run(["git", "-C", d + "/repo.git", "rev-parse", "next^{tree}"],
+                      capture_output=True, text=True).stdout.strip()
+print(json.dumps({
+    "flags": sorted([f["id"], f["commit"], f["state"], f["kind"]] for f in st["flags"]),
+    "runs": [[r["date"], r["result"], r.get("tag"), sorted(r.get("flags") or []),
+              [[t["name"], t["state"], t.get("sha1")] for t in r["trees"]]] for r in runs],
+    "next_tree": tree,
+    "notices": sorted(os.path.basename(p)[:-5] for p in glob.glob(d + "/outbox/*.json")),
+}, indent=1, sort_keys=True))
+EOF
+}
+
+# same LABEL: the night's outcome equals the reference; prints the difference.
+same() {
+	outcome "$TMP/got"
+	if cmp -s "$TMP/ref" "$TMP/got"; then ok "$1: same outcome as a run never killed"; else
+		not_ok "$1: same outcome as a run never killed"
+		diff "$TMP/ref" "$TMP/got" | sed 's/^/# /' | head -30
+	fi
+}
+
+# --- the reference: one uninterrupted night ------------------------------------------------
+expect_exit 0 "the reference night runs" NB run --date $DATE
+outcome "$TMP/ref"
+check "the reference has a flag, a revert and notices" $PYTHON -c "
+import json; r = json.load(open('$TMP/ref'))
+assert len(r['flags']) == 1 and r['runs'][0][1] == 'regression' and len(r['notices']) >= 2, r"
+
+# after_kill LABEL RC: the killed run's leftovers are sound, the next run makes the reference.
+after_kill() {
+	check "$1: killed run left sound files (exit $2)" sound
+	temps=$((temps + $(find "$W/state" -name '*.tmp.*' 2>/dev/null | wc -l)))
+	expect_exit 0 "$1: the next run completes" NB run --date $DATE
+	check "$1: everything parses after it" sound
+	same "$1"
+}
+
+temps=0
+# --- SIGKILL after a delay ---------------------------------------------------------------------
+for delay in 0.1 0.3 0.6 1 1.5 2 3 5 8 13 21; do
+	rm -rf "$W/state"
+	"$NEXTBOT" -q -c "$W/nextbot.yaml" run --date $DATE >/dev/null 2>"$TMP/kill.err" &
+	pid=$!
+	sleep $delay
+	kill -9 $pid 2>/dev/null
+	wait $pid 2>/dev/null
+	rc=$?
+	case $rc in 0|137) ;; *) echo "# after ${delay}s: exit $rc"; sed 's/^/#   /' "$TMP/kill.err";;
+	esac
+	after_kill "kill -9 after ${delay}s" $rc
+	[ $rc = 137 ] || break
+done
+check "some run completed before its kill" test "$rc" = 0
+
+# --- SIGKILL at every rename through file_write_atomic -------------------------------------------
+n=1
+while [ $n -le 100 ]; do
+	rm -rf "$W/state"
+	NEXTBOT_FAULT="rename:$n:kill" "$NEXTBOT" -q -c "$W/nextbot.yaml" run --date $DATE \
+		>/dev/null 2>"$TMP/kill.err"
+	rc=$?
+	case $rc in 0|137) ;; *) echo "# rename:$n:kill: exit $rc"; sed 's/^/#   /' "$TMP/kill.err";;
+	esac
+	after_kill "kill at rename $n" $rc
+	[ $rc = 137 ] || break
+	n=$((n + 1))
+done
+check "the walk passed the last rename (after $((n - 1)) kill points)" test "$rc" = 0
+# A kill before a rename leaves its temp file behind; nothing reads or removes it.
+echo "# temp files the kills left behind: $temps"
+
+done_testing
