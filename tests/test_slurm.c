@@ -122,7 +122,8 @@ static void assert_no_status_files(void)
 static void test_exit_codes_like_local(void **state)
 {
 	const char *cmds[] = { "echo hello; exit 0", "echo hello; exit 1", "echo hello; exit 125",
-			       "kill -9 $$", "exit 200" };
+			       "kill -9 $$", "exit 200",
+			       "echo out; echo err >&2; echo out2; echo err2 >&2; exit 2" };
 	struct slurm_opts s = SLURM_OPTS_INIT;
 	size_t i;
 
@@ -139,6 +140,8 @@ static void test_exit_codes_like_local(void **state)
 		assert_int_equal(r.limit_hit, 0);
 		if (i < 3)
 			assert_non_null(strstr(r.output.buf, "hello\n"));
+		/* the same output, in the same order, without srun's "Exited with" line */
+		assert_string_equal(r.output.buf, l.output.buf);
 		runcmd_result_release(&l);
 		runcmd_result_release(&r);
 	}

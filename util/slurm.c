@@ -23,14 +23,23 @@
 
 /*
  * Run in the step: $1 is the status prefix, the rest the command's argv.  Fixed
- * text: the command is never pasted into it.
+ * text: the command is never pasted into it.  The wrapper shell keeps its own
+ * stderr on /dev/null and the command gets the real one (fd 3) in a subshell of its
+ * own, so that the shell's "Killed" for a command ended by a signal never reaches
+ * the output; once the status is recorded the step ends 0, so that srun adds no
+ * "task 0: Exited with exit code N" line either.  With merged output the command's
+ * stderr joins its stdout in the step: srun forwards the two as separate streams,
+ * which would reorder lines (and change the first error) against a local run.
  */
-static const char wrapper[] =
-	"f=$1; shift; : >\"$f.start\"; "
-	"if ! command -v -- \"$1\" >/dev/null 2>&1; then "
-	"echo \"nextbot: $1: not found\" >&2; echo '127 exec' >\"$f.tmp\"; "
-	"mv -f \"$f.tmp\" \"$f.exit\"; exit 127; fi; "
-	"\"$@\"; s=$?; echo \"$s\" >\"$f.tmp\" && mv -f \"$f.tmp\" \"$f.exit\"; exit $s";
+#define WRAPPER \
+	"f=$1; shift; : >\"$f.start\"; exec 3>&2 2>/dev/null; " \
+	"if ! command -v -- \"$1\" >/dev/null; then " \
+	"echo \"nextbot: $1: not found\" >&3; echo '127 exec' >\"$f.tmp\"; " \
+	"mv -f \"$f.tmp\" \"$f.exit\" && exit 0; exit 127; fi; " \
+	"(exec 2>&3 3>&-; exec \"$@\"); s=$?; " \
+	"echo \"$s\" >\"$f.tmp\" && mv -f \"$f.tmp\" \"$f.exit\" && exit 0; exit $s"
+static const char wrapper[] = WRAPPER;
+static const char wrapper_merged[] = "exec 2>&1; " WRAPPER;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t slot_freed = PTHREAD_COND_INITIALIZER;
@@ -248,6 +257,7 @@ static void __srun_argv(struct strvec *av, const struct runcmd_opts *opts,
 	size_t i;
 
 	strvec_push(av, "srun");
+	strvec_push(av, "--quiet");  /* no "job N queued" lines in the command's output */
 	strvec_pushf(av, "--chdir=%s", dir);
 	strvec_pushf(av, "--job-name=%s", name);
 	strvec_push(av, "--ntasks=1");
@@ -264,7 +274,7 @@ static void __srun_argv(struct strvec *av, const struct runcmd_opts *opts,
 	strvec_push(av, "--");
 	strvec_push(av, "/bin/sh");
 	strvec_push(av, "-c");
-	strvec_push(av, wrapper);
+	strvec_push(av, opts->merge_stderr ? wrapper_merged : wrapper);
 	strvec_push(av, "nextbot-step");
 	strvec_push(av, prefix);
 	if (opts->shell) {

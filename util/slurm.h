@@ -28,7 +28,7 @@ struct slurm_opts {
  * Runs the command of `opts` (argv or shell, cwd, env, timeout, log_path,
  * output_cap, user, inherit_env as for runcmd_run()) as one Slurm job step:
  *
- *   srun --chdir=<cwd> --job-name=<name> --ntasks=1 [--time=<minutes>]
+ *   srun --quiet --chdir=<cwd> --job-name=<name> --ntasks=1 [--time=<minutes>]
  *        [--partition=<p>] [srun_args…] -- /bin/sh -c <wrapper> nextbot-step <prefix> <command argv>
  *
  * srun itself runs through runcmd_run(), so its output (the command's, and srun's
@@ -54,6 +54,12 @@ struct slurm_opts {
  *     nothing; exit_code is srun's.
  * A command killed by a signal is seen through the wrapper shell as exit 128+N, as a
  * local shell command is (signal stays 0); exit 128+SIGXFSZ sets limit_hit.
+ * The output is the command's as a local run gives it: srun runs --quiet (no "job N
+ * queued" lines; its errors still show); the wrapper shell's own stderr is
+ * /dev/null (no "Killed" of its own); once it has written <prefix>.exit the step
+ * exits 0 (Slurm records the job COMPLETED), so that srun adds no "task 0: Exited
+ * with exit code N" line; with merge_stderr the command's stderr is joined to its
+ * stdout inside the step, so that lines keep their order (srun forwards 2 streams).
  *
  * Cancellation: at our timeout or queue timeout the job is cancelled by its unique
  * name and slurm_run() waits (up to 60 s) until squeue no longer lists it; it is
