@@ -56,6 +56,9 @@ int bot_night(const struct config *cfg, const char *date, int no_notify)
 	}
 	bot_catch_stop();
 	code = night_run(cfg, &opts);
+	/* earlier nights whose push failed go out now, with their tags */
+	if (code == EXIT_DONE)
+		bot_publish_retry(cfg);
 	/* a SIGTERM leaves no job on the cluster */
 	if (cfg->runner.kind == CONFIG_RUNNER_SLURM)
 		slurm_cancel_all();
@@ -106,35 +109,62 @@ usage:
 	return EXIT_USAGE;
 }
 
-void bot_publish_retry(const struct config *cfg)
+/* 1 when run `r` still owes a push; *at gets the note's index. */
+static int __owes_push(const struct run_record *r, size_t *at)
 {
-	struct fetch_creds cr = { cfg->git.token_env, cfg->git.ssh_key };
-	struct state st = STATE_INIT;
-	struct integ_repo *repo = NULL;
-	struct run_record *r;
-	char *path = NULL;
 	size_t i;
 
-	if (!cfg->publish.url || state_load(&st, cfg->workdir) < 0 || !st.runs_nr)
-		goto done;
-	r = &st.runs[st.runs_nr - 1];
-	for (i = 0; i < r->notes.nr; i++)
-		if (str_starts_with(r->notes.v[i], "publishing to "))
+	for (i = 0; i < r->notes.nr; i++) {
+		if (str_starts_with(r->notes.v[i], "publishing to ")) {
+			*at = i;
+			return r->tag != NULL;
+		}
+	}
+	return 0;
+}
+
+/* Pushes next and each owed tag, oldest night first; 1 when state changed. */
+static int __push_owed(const struct config *cfg, struct state *st, struct integ_repo *repo)
+{
+	struct fetch_creds cr = { cfg->git.token_env, cfg->git.ssh_key };
+	int changed = 0;
+	size_t i, at;
+
+	for (i = 0; i < st->runs_nr; i++) {
+		struct run_record *r = &st->runs[i];
+
+		if (!__owes_push(r, &at))
+			continue;
+		if (push_publish(repo, cfg->publish.url, cfg->publish.branch, r->tag, &cr) < 0) {
+			log_warn("publish %s: %s", r->tag, nb_error_last());
 			break;
-	if (i == r->notes.nr || !r->tag || merge_global_init() < 0)
+		}
+		log_info("published %s to %s", r->tag, cfg->publish.url);
+		free(r->notes.v[at]);
+		memmove(&r->notes.v[at], &r->notes.v[at + 1], (r->notes.nr - at) * sizeof(char *));
+		r->notes.nr--;
+		changed = 1;
+	}
+	return changed;
+}
+
+void bot_publish_retry(const struct config *cfg)
+{
+	struct state st = STATE_INIT;
+	struct integ_repo *repo = NULL;
+	char *path = NULL;
+	size_t i, at;
+
+	if (!cfg->publish.url || state_load(&st, cfg->workdir) < 0)
+		goto done;
+	for (i = 0; i < st.runs_nr && !__owes_push(&st.runs[i], &at); i++)
+		;
+	if (i == st.runs_nr || merge_global_init() < 0)
 		goto done;
 	path = xstrfmt("%s/repo.git", cfg->workdir);
-	if (integ_repo_open(&repo, path) == 0 &&
-	    push_publish(repo, cfg->publish.url, cfg->publish.branch, r->tag, &cr) == 0) {
-		log_info("published %s to %s", r->tag, cfg->publish.url);
-		free(r->notes.v[i]);
-		memmove(&r->notes.v[i], &r->notes.v[i + 1], (r->notes.nr - i) * sizeof(char *));
-		r->notes.nr--;
-		if (state_save(&st, cfg->workdir) < 0)
-			bot_error("cannot save state");
-	} else {
-		log_warn("publish %s: %s", r->tag, nb_error_last());
-	}
+	if (integ_repo_open(&repo, path) == 0 && __push_owed(cfg, &st, repo) &&
+	    state_save(&st, cfg->workdir) < 0)
+		bot_error("cannot save state");
 	integ_repo_free(repo);
 	merge_global_shutdown();
 done:

@@ -39,6 +39,11 @@ void night_failure_release(struct night_failure *f)
 	memset(f, 0, sizeof(*f));
 }
 
+static int __stop(void *data)
+{
+	return night_past_deadline(data);
+}
+
 static void __commands(struct culprit_command **out, const struct config_command *c, size_t nr)
 {
 	size_t i;
@@ -71,6 +76,8 @@ static void __opts(struct night *n, struct culprit_opts *o, struct culprit_comma
 	o->confirm = (unsigned)n->cfg->bisect.confirm;
 	o->jobs = (unsigned)n->cfg->bisect.jobs;
 	o->runner = config_runner_kind_name(n->cfg->runner.kind);
+	o->stop = __stop;
+	o->stop_data = n;
 	o->user = n->cfg->runner.user;
 	if (n->cfg->runner.kind == CONFIG_RUNNER_SLURM) {
 		n->slurm = (struct slurm_opts)SLURM_OPTS_INIT;
@@ -365,6 +372,11 @@ static int __outcome(struct night *n, struct culprit_result *r, struct night_fai
 		__note(n, "%s: the breakage could not be pinned on one patch (%s)", __s(r->tree),
 		       culprit_outcome_name(r->outcome));
 		return night_fallback(n, ti, "tonight's version broke next; no single culprit");
+	case CULPRIT_STOPPED:
+		n->unfinished = 1;
+		__note(n, "the deadline stopped the search for the %s failure after the %s merge",
+		       fail->cmd ? fail->cmd->name : "?", __s(r->tree));
+		return 1;
 	case CULPRIT_INFRA:
 		__note(n, "infrastructure problem, nobody blamed: %s (%s)", __s(r->infra_reason),
 		       fail->cmd ? fail->cmd->name : "?");
@@ -388,8 +400,15 @@ int night_handle_breakage(struct night *n, struct night_failure *fail, size_t *a
 		       fail->cmd ? fail->cmd->name : "?");
 		return 1;
 	}
-	if (night_past_deadline(n))
+	if (night_past_deadline(n)) {
+		size_t i = integ_night_steps_nr(n->integ);
+		const struct integ_step *last = i ? integ_night_step(n->integ, i - 1) : NULL;
+
+		__note(n, "left for later: %s fails after the %s merge; the deadline passed "
+			  "before its culprit was searched", fail->cmd ? fail->cmd->name : "?",
+		       last ? last->tree : n->cfg->base.name);
 		return 1;
+	}
 	__opts(n, &o, &builds, &tests);
 	o.steps = __steps(n, &o.steps_nr);
 	o.failing_is_test = fail->is_test;

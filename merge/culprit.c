@@ -226,6 +226,7 @@ struct night {
 	struct probe_spec confirm;  /* confirmation: pristine, no cache */
 	char tip[41], base[41];
 	int infra;                  /* a probe could not be judged: out->infra_reason */
+	int stopped;                /* opts.stop said stop */
 };
 
 static int __git_err(const char *what)
@@ -328,6 +329,16 @@ static void __note_infra(struct night *n, const char *what, const struct probe_r
 	n->out->infra_reason = xstrfmt("%s: %s", what, r->infra_reason ? r->infra_reason : "");
 }
 
+/* The caller's deadline or SIGTERM: stop before starting another probe. */
+static int __stopped(struct night *n)
+{
+	if (!n->o->stop || !n->o->stop(n->o->stop_data))
+		return 0;
+	n->stopped = 1;
+	nb_error_set(NB_ETIMEOUT, "the search was stopped (deadline)");
+	return 1;
+}
+
 /* Probes one commit (worker 0); the result is the caller's to release. */
 static int __probe(struct probe_result *r, struct night *n, const git_oid *commit,
 		   const struct probe_spec *spec, const char *tree)
@@ -336,6 +347,8 @@ static int __probe(struct probe_result *r, struct night *n, const git_oid *commi
 	unsigned step = n->s.step + 1;
 
 	s.tree_name = tree;
+	if (__stopped(n))
+		return NB_ETIMEOUT;
 	n->s.step++;
 	*r = (struct probe_result)PROBE_RESULT_INIT;
 	return probe_run(r, n->s.workers[0], commit, step, &s);
@@ -366,6 +379,8 @@ static int __test_cands(void *data, const struct bisect_graph *g, const size_t *
 		}
 	}
 	spec.tree_name = cs->tree;
+	if (__stopped(n))
+		return NB_ETIMEOUT;
 	err = probe_run_many(res, n->s.workers, ids, run, n->s.step + 1, &spec);
 	n->s.step += (unsigned)run;
 	for (i = 0; i < run; i++) {
@@ -432,7 +447,7 @@ done:
 const char *culprit_outcome_name(enum culprit_outcome o)
 {
 	static const char *const names[] = { "found", "unconfirmed", "flaky", "skipped",
-					     "infrastructure" };
+					     "infrastructure", "stopped" };
 
 	return (unsigned)o < sizeof(names) / sizeof(*names) ? names[o] : "unknown";
 }
@@ -921,7 +936,10 @@ int culprit_find(struct culprit_result *out, const struct culprit_opts *o)
 	out->outcome = CULPRIT_INFRA;
 	if ((err = __night_open(&n, o, out)) >= 0 && (err = __bounds(&n)) == 1)
 		err = __search(&n);
-	if (err < 0 && n.infra) {
+	if (err < 0 && n.stopped) {
+		out->outcome = CULPRIT_STOPPED;
+		err = 0;
+	} else if (err < 0 && n.infra) {
 		/* a probe nobody can judge ends the search without blame */
 		out->outcome = CULPRIT_INFRA;
 		err = 0;

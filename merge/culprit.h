@@ -91,6 +91,9 @@ struct culprit_opts {
 	const char *runner;           /* "local", "slurm": part of the cache key */
 	const char *user;             /* as root, run commands as this user */
 	const struct slurm_opts *slurm; /* util/slurm.h: run as Slurm job steps; NULL: locally */
+	/* asked before every probe: non-zero stops the search (CULPRIT_STOPPED) */
+	int (*stop)(void *data);
+	void *stop_data;
 };
 
 enum culprit_outcome {
@@ -100,6 +103,7 @@ enum culprit_outcome {
 	CULPRIT_FLAKY,          /* the failure did not reproduce: flaky_fails/flaky_runs */
 	CULPRIT_SKIPPED,        /* only untestable commits left: candidates[] */
 	CULPRIT_INFRA,          /* bounds failed or the runner broke: infra_reason, no blame */
+	CULPRIT_STOPPED,        /* opts.stop said stop (deadline, SIGTERM): no blame */
 };
 const char *culprit_outcome_name(enum culprit_outcome o); /* "found", "flaky", … */
 
