@@ -2,9 +2,10 @@
 # kill -9 at any moment of `nextbot run` (issue 7): on a small world with one build
 # breakage (t800's, with a quick stand-in for cc), a run is killed after a delay (0.1 s,
 # 0.3 s, … until a run completes first) and at every rename file_write_atomic makes
-# (NEXTBOT_FAULT=rename:N:kill: every verdict, state, outbox and runs/ write), then the night is run again uninterrupted.  Each time the
-# outcome must be that of a run never killed: the same flags (id, commit, state), runs,
-# tree states, next's tree and outbox notice ids; every notice and state.json parse.
+# (NEXTBOT_FAULT=rename:N:kill: every verdict, state, outbox and runs/ write), then the
+# night is run again uninterrupted.  Each time the outcome must be that of a run never
+# killed: the same flags (id, commit, state), runs, tree states, next's tree and outbox
+# notice ids; every notice and state.json parse.
 . "$(dirname "$0")/lib.sh"
 
 W=$TMP/world
@@ -86,7 +87,7 @@ outcome() {
 import glob, json, os, subprocess, sys
 d, date = sys.argv[1:3]
 st = json.load(open(d + "/state.json"))
-runs = [r for r in st["runs"] if r["date"] == date]
+runs = sorted(st["runs"], key=lambda r: r["date"])
 tree = subprocess.run(["git", "-C", d + "/repo.git", "rev-parse", "next^{tree}"],
                       capture_output=True, text=True).stdout.strip()
 print(json.dumps({
@@ -157,5 +158,31 @@ done
 check "the walk passed the last rename (after $((n - 1)) kill points)" test "$rc" = 0
 # A kill before a rename leaves its temp file behind; nothing reads or removes it.
 echo "# temp files the kills left behind: $temps"
+
+# --- night 2 on top of night 1's state: net was rebased without the bad patch ------------------
+# The flag becomes resolved and its author is told once, whatever the kill.
+rm -rf "$W/state"
+expect_exit 0 "night 1 for night 2" NB run --date $DATE
+cp -a "$W/state" "$TMP/state1"
+cd "$W/src/net" && git rebase -q --onto HEAD~2 HEAD~1 && git push -q -f "$W/net.git" HEAD:master &&
+	cd "$W" || exit 1
+DATE=2026-12-06
+expect_exit 0 "the reference night 2 runs" NB run --date $DATE
+outcome "$TMP/ref"
+check "in it the flag is resolved" $PYTHON -c "
+import json; r = json.load(open('$TMP/ref'))
+assert [f[2] for f in r['flags']] == ['resolved'] and r['runs'][1][1] == 'clean', r"
+n=1
+while [ $n -le 100 ]; do
+	rm -rf "$W/state"
+	cp -a "$TMP/state1" "$W/state"
+	NEXTBOT_FAULT="rename:$n:kill" "$NEXTBOT" -q -c "$W/nextbot.yaml" run --date $DATE \
+		>/dev/null 2>"$TMP/kill.err"
+	rc=$?
+	after_kill "night 2, kill at rename $n" $rc
+	[ $rc = 137 ] || break
+	n=$((n + 1))
+done
+check "night 2's walk passed the last rename (after $((n - 1)) kill points)" test "$rc" = 0
 
 done_testing
