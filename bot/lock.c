@@ -1,4 +1,5 @@
 /* flock-based run lock; the pid inside is for the message, not for the locking. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -48,6 +49,7 @@ int run_lock_take(struct run_lock *lock, const char *workdir)
 		goto done;
 	}
 	lock->fd = fd;
+	run_lock_clean_temp(workdir);
 done:
 	strbuf_release(&holder);
 	free(path);
@@ -62,4 +64,40 @@ void run_lock_release(struct run_lock *lock)
 		close(lock->fd);
 	}
 	lock->fd = -1;
+}
+
+static void __clean_dir(const char *dir, int depth)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char *path;
+
+		if (de->d_name[0] == '.')
+			continue;
+		path = xstrfmt("%s/%s", dir, de->d_name);
+		if (strstr(de->d_name, ".tmp.") && !file_is_dir(path))
+			unlink(path);
+		else if (depth > 0 && file_is_dir(path))
+			__clean_dir(path, depth - 1);
+		free(path);
+	}
+	closedir(d);
+}
+
+void run_lock_clean_temp(const char *workdir)
+{
+	char *outbox = xstrfmt("%s/outbox", workdir), *runs = xstrfmt("%s/runs", workdir);
+	char *verdicts = xstrfmt("%s/verdicts", workdir);
+
+	__clean_dir(workdir, 0);
+	__clean_dir(outbox, 0);
+	__clean_dir(runs, 1);
+	__clean_dir(verdicts, 0);
+	free(outbox);
+	free(runs);
+	free(verdicts);
 }

@@ -15,4 +15,11 @@ struct run_lock {
 int run_lock_take(struct run_lock *lock, const char *workdir);
 void run_lock_release(struct run_lock *lock);
 
+/*
+ * Removes the temp files an atomic replace leaves when it is killed
+ * ("<name>.tmp.<tid>.<n>" in workdir, its outbox, verdicts and runs/<date>).
+ * Call with the lock held: no writer of ours is running then.
+ */
+void run_lock_clean_temp(const char *workdir);
+
 #endif
