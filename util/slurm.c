@@ -229,7 +229,8 @@ static const char *__env_get(const char *const *env, const char *key)
 	return NULL;
 }
 
-/* "<name>/<pid>.<n>"; the name from the tree and commit when the caller gave none. */
+/* "<name>/<pid>.<n>"; the name from the tree and commit when the caller gave none
+ * (a check of next or the base has no tree: "nextbot:<commit>"). */
 static char *__job_name(const struct slurm_opts *s, const char *const *env)
 {
 	const char *tree = __env_get(env, "NEXTBOT_TREE");
@@ -242,8 +243,8 @@ static char *__job_name(const struct slurm_opts *s, const char *const *env)
 	pthread_mutex_unlock(&lock);
 	if (s->job_name)
 		strbuf_addstr(&sb, s->job_name);
-	else if (tree && *tree && commit)
-		strbuf_addf(&sb, "%s:%.12s", tree, commit);
+	else if (commit && *commit)
+		strbuf_addf(&sb, "%s:%.12s", tree && *tree ? tree : "nextbot", commit);
 	else
 		strbuf_addstr(&sb, "nextbot");
 	strbuf_addf(&sb, "/%ld.%lu", (long)getpid(), n);

@@ -12,7 +12,8 @@ struct slurm_opts {
 	const char *const *srun_args;  /* extra srun arguments, NULL-terminated; may be NULL */
 	/*
 	 * The job's name; NULL: "<NEXTBOT_TREE>:<first 12 of NEXTBOT_COMMIT>" taken
-	 * from the command's env, or "nextbot".  A "/<pid>.<n>" suffix is always added
+	 * from the command's env ("nextbot:<commit>" when NEXTBOT_TREE is empty, as for
+	 * checks of next), or "nextbot".  A "/<pid>.<n>" suffix is always added
 	 * so that the job can be cancelled by name without touching any other.
 	 */
 	const char *job_name;
