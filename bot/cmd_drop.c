@@ -81,6 +81,22 @@ static void __drop_from_patch(struct drop *d, const struct lookup_patch *p)
 	d->author.email = __dup(p->author_email);
 }
 
+/* The active drop of the same patch (by patch-id, else commit), or NULL. */
+static struct drop *__already(struct state *st, const char *patch_id, const char *commit)
+{
+	size_t i;
+
+	for (i = 0; i < st->drops_nr; i++) {
+		struct drop *d = &st->drops[i];
+
+		if (d->active && ((patch_id && *patch_id && d->patch_id &&
+				   !strcmp(d->patch_id, patch_id)) ||
+				  (commit && d->commit && !strcmp(d->commit, commit))))
+			return d;
+	}
+	return NULL;
+}
+
 /* Every open flag of the same patch becomes dropped; returns the first. */
 static struct flag *__mark_flags(struct state *st, const struct drop *d)
 {
@@ -218,6 +234,15 @@ int cmd_drop(const struct cli_ctx *ctx, int argc, char **argv)
 	if (!f && __find_in_trees(&pool, &idx, &m, id) < 0) {
 		bot_error("drop");
 		code = EXIT_USAGE;
+		goto done;
+	}
+	/* dropping it again (a --push retried) records nothing twice: undrop stays possible */
+	d = f ? __already(&m.st, f->patch_id, f->commit) :
+		__already(&m.st, pool.items[idx].patch_id, pool.items[idx].commit);
+	if (d) {
+		printf("%.12s (\"%s\") was already dropped (%s)\n", d->commit ? d->commit : "-",
+		       d->subject ? d->subject : "", d->when ? d->when : "?");
+		code = push ? __push(&m, d) : EXIT_DONE;
 		goto done;
 	}
 	d = state_drop_add(&m.st);

@@ -113,6 +113,9 @@ PC=$(pid_of "$W/net.git" "$C")
 expect_exit 0 "drop --push again after the fetch" NB drop "$C" --push
 check "now the remote lacks that patch too" \
 	sh -c "! git -C '$W/net.git' log -p master | git patch-id --stable | grep -q '^$PC'"
+check "the retry recorded no second drop" $PYTHON -c "
+import json; assert len(json.load(open('$W/state/state.json'))['drops']) == 2"
+check "it says the patch was already dropped" grep -q "was already dropped" "$TMP/out"
 check "and keeps net_f" \
 	sh -c "git -C '$W/net.git' log --format=%s master | grep -q 'net: add net_f'"
 
@@ -122,5 +125,6 @@ expect_exit 1 "drop --push to an unreachable remote exits 1" \
 	NB drop "$(git -C "$W/net.gone" rev-parse master~1)" --push
 check "it says the drop is recorded anyway" grep -q "the drop itself is recorded" "$TMP/err"
 mv "$W/net.gone" "$W/net.git"
+expect_exit 0 "undrop of the patch whose drop --push was retried" NB undrop "$C"
 
 done_testing
