@@ -55,8 +55,7 @@ $(BUILD)/%.o: %.c
 $(BUILD)/libnextbot.a: $(LIB_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-# Objects, not the archive: bot/cmd_stubs.c holds weak placeholders that the real
-# commands override, which only works when every object is linked.
+# Every object is linked (not the archive), so nothing depends on archive order.
 $(NEXTBOT): $(BUILD)/bot/main.o $(LIB_OBJ)
 	$(QLD)$(CC) $(NB_LDFLAGS) $(LDFLAGS) -o $@ $^ $(NB_LIBS)
 
