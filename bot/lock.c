@@ -96,7 +96,7 @@ void run_lock_clean_temp(const char *workdir)
 	__clean_dir(workdir, 0);
 	__clean_dir(outbox, 0);
 	__clean_dir(runs, 1);
-	__clean_dir(verdicts, 0);
+	__clean_dir(verdicts, 1);  /* verdicts/<2 hex>/<key> */
 	free(outbox);
 	free(runs);
 	free(verdicts);

@@ -17,7 +17,7 @@ void run_lock_release(struct run_lock *lock);
 
 /*
  * Removes the temp files an atomic replace leaves when it is killed
- * ("<name>.tmp.<tid>.<n>" in workdir, its outbox, verdicts and runs/<date>).
+ * ("<name>.tmp.<tid>.<n>" in workdir, its outbox, verdicts/<xx> and runs/<date>).
  * Call with the lock held: no writer of ours is running then.
  */
 void run_lock_clean_temp(const char *workdir);
