@@ -5,7 +5,7 @@
 # (NEXTBOT_FAULT=rename:N:kill: every verdict, state, outbox and runs/ write), then the
 # night is run again uninterrupted.  Each time the outcome must be that of a run never
 # killed: the same flags (id, commit, state), runs, tree states, next's tree and outbox
-# notice ids; every notice and state.json parse.
+# notice ids; every notice and state.json parse; no temp file outlives the next run.
 . "$(dirname "$0")/lib.sh"
 
 W=$TMP/world
@@ -122,6 +122,8 @@ after_kill() {
 	temps=$((temps + $(find "$W/state" -name '*.tmp.*' 2>/dev/null | wc -l)))
 	expect_exit 0 "$1: the next run completes" NB run --date $DATE
 	check "$1: everything parses after it" sound
+	check "$1: no temp file is left after it" \
+		sh -c "! find '$W/state' -name '*.tmp.*' -not -path '*/repo.git/*' | grep ."
 	same "$1"
 }
 
@@ -156,7 +158,7 @@ while [ $n -le 100 ]; do
 	n=$((n + 1))
 done
 check "the walk passed the last rename (after $((n - 1)) kill points)" test "$rc" = 0
-# A kill before a rename leaves its temp file behind; nothing reads or removes it.
+# A kill before a rename leaves its temp file behind; the next run sweeps them away.
 echo "# temp files the kills left behind: $temps"
 
 # --- night 2 on top of night 1's state: net was rebased without the bad patch ------------------
