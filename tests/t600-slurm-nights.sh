@@ -1,0 +1,167 @@
+#!/bin/sh
+# Issue 9 on a real private single-node Slurm cluster (tests/slurm-cluster.sh):
+#  - the same simulated world (seed 5 unless $SEED) plays $NIGHTS nights (3) with the
+#    local runner and with `runner: {kind: slurm, max_jobs: 4}`: the same flags (ids,
+#    trees, commits, kinds, states, errors, excerpts), next trees and notice ids; the
+#    Slurm nights really ran as Slurm jobs (named tree:commit, as runner.user), and
+#    leave nothing in the queue;
+#  - one more night on Slurm with a build `sleep 317` and timeout 3: the night completes
+#    with the base noted broken, the job was cancelled, squeue is empty at once after.
+# Both runs play in the same path, one after the other: Next/Trees and merge.log name
+# the remotes' urls, so next's trees only compare in the same place.  Flaky flags are
+# not compared (a flaky defect may legitimately fail in one run only); seed 5's first
+# three days have none in a merged tree, which the test checks and says.
+# Where Slurm cannot start this test fails, it never passes silently.
+. "$(dirname "$0")/lib.sh"
+SEED=${SEED:-5}
+NIGHTS=${NIGHTS:-3}
+W=$TMP/w
+CLUSTER=$TMP/cluster
+
+stop_cluster() { sh tests/slurm-cluster.sh stop "$CLUSTER"; }
+
+if ! sh tests/slurm-cluster.sh start "$CLUSTER" >"$TMP/cluster.out" 2>&1; then
+	not_ok "the private Slurm cluster starts: FAILED, Slurm nights cannot run"
+	sed 's/^/# /' "$TMP/cluster.out"
+	stop_cluster
+	done_testing
+	exit 1
+fi
+at_exit stop_cluster
+SLURM_CONF=$CLUSTER/slurm.conf
+export SLURM_CONF
+ok "the private Slurm cluster starts"
+
+# squeue lists no job of this cluster (jobs that ended may show COMPLETING briefly).
+queue_drains() {
+	tries=50
+	while [ $tries -gt 0 ]; do
+		[ -z "$(squeue -h -o '%i %j %T' 2>&1)" ] && return 0
+		sleep 0.2
+		tries=$((tries - 1))
+	done
+	squeue -h -o '# still queued: %i %j %T' 2>&1
+	return 1
+}
+
+# play LABEL: $NIGHTS nights in $W; next's tree per night, flags and notice ids to $TMP.
+play() {
+	label=$1
+	: >"$TMP/$label.trees"
+	n=1
+	while [ "$n" -le "$NIGHTS" ]; do
+		"$NEXTBOT" sim advance "$W" --days 1 >/dev/null 2>&1 || not_ok "$label: sim advance $n"
+		date=$(date -u -d "2026-12-01 + $n days" +%Y-%m-%d)
+		expect_exit 0 "$label: night $n ($date) runs" \
+			"$NEXTBOT" -q -c "$W/nextbot.yaml" run --date "$date"
+		tag=next-$(echo "$date" | tr -d -)
+		echo "$date $(git -C "$W/state/repo.git" rev-parse -q --verify "$tag^{tree}")" \
+			>>"$TMP/$label.trees"
+		[ "$label" = slurm ] && check "slurm: nothing left in Slurm's queue after night $n" \
+			queue_drains
+		n=$((n + 1))
+	done
+	"$NEXTBOT" -c "$W/nextbot.yaml" --json flagged >"$TMP/$label.flags.json"
+	ls "$W/state/outbox" >"$TMP/$label.outbox"
+	for r in "$W"/remotes/*.git; do
+		git -C "$r" for-each-ref --format="$(basename "$r") %(refname) %(objectname)"
+	done >"$TMP/$label.remotes"
+}
+
+expect_exit 0 "sim init --seed $SEED" "$NEXTBOT" sim init "$W" --seed "$SEED"
+cp -a "$W" "$TMP/pristine"
+
+# ---- the local runner ----
+play local
+mv "$W" "$TMP/local-world"
+
+# ---- the same nights on Slurm ----
+cp -a "$TMP/pristine" "$W"
+printf 'runner: {kind: slurm, max_jobs: 4}\n' >>"$W/nextbot.yaml"
+start=$(date +%s)
+play slurm
+echo "# the Slurm nights took $(($(date +%s) - start)) s"
+
+check "both runs saw the same simulated world" cmp -s "$TMP/local.remotes" "$TMP/slurm.remotes"
+check "the same next tree every night" cmp -s "$TMP/local.trees" "$TMP/slurm.trees"
+check "every night tagged a next" sh -c "! grep -q ' $' '$TMP/local.trees'"
+sed 's/^/# local: /' "$TMP/local.trees"
+check "the same notices (outbox ids)" cmp -s "$TMP/local.outbox" "$TMP/slurm.outbox"
+check "the same flags" $PYTHON - "$TMP/local.flags.json" "$TMP/slurm.flags.json" \
+	"$W/truth.json" "$NIGHTS" <<'EOF'
+import json, sys
+local, slurm = (json.load(open(p))["flags"] for p in sys.argv[1:3])
+truth = json.load(open(sys.argv[3]))
+nights = int(sys.argv[4])
+flaky = [d for d in truth["defects"] if d["kind"] == "flaky" and d.get("day", 0) <= nights
+         and set(d["trees"]) - {"mm-unstable"}]
+if flaky:
+    print("# flaky defects in merged trees, their flags are not compared:",
+          ", ".join(d["subject"] for d in flaky))
+else:
+    print("# no flaky defect in a merged tree in these nights: every flag is compared")
+def key(f):
+    p = f.get("partner") or {}
+    return (f["id"], f["tree"], f["commit"], f["kind"], f["state"], f["command"],
+            f["exit_code"], f["timed_out"], f["error"], f["excerpt"], f["first_seen"],
+            f["last_seen"], p.get("commit"), json.dumps(f["verdict"], sort_keys=True))
+a = sorted(key(f) for f in local if f["kind"] != "flaky")
+b = sorted(key(f) for f in slurm if f["kind"] != "flaky")
+for f in a:
+    print("# local flag:", " ".join(str(x) for x in f[:5]))
+bisected = [f for f in local if f["kind"] != "flaky" and (f.get("bisect") or {}).get("steps")]
+bad = 0
+if not bisected:
+    print("# no breakage was bisected in these nights: pick another SEED or more NIGHTS")
+    bad = 1
+for x in a:
+    if x not in b:
+        print("# only with the local runner:", x)
+        bad = 1
+for x in b:
+    if x not in a:
+        print("# only on Slurm:", x)
+        bad = 1
+sys.exit(bad)
+EOF
+# The Slurm nights ran as Slurm jobs: named tree:commit, as runner.user (nobody, as root).
+check "the Slurm nights ran as Slurm jobs named <tree>:<commit>" $PYTHON - \
+	"$CLUSTER/jobcomp.txt" "$(id -u)" "$W" <<'EOF'
+import re, sys
+# nextbot's jobs: in the world's worker directories (not the cluster's own check)
+jobs = [l for l in open(sys.argv[1]) if "WorkDir=%s/" % sys.argv[3] in l]
+names = [re.search(r"Name=(\S+)", l).group(1) for l in jobs]
+bad = [n for n in names if not re.fullmatch(r"[^:/ ]+:[0-9a-f]{12}/\d+\.\d+", n)]
+trees = sorted({n.split(":")[0] for n in names})
+print("# %d jobs; job names by tree: %s" % (len(names), ", ".join(trees)))
+for n in bad[:5]:
+    print("# job name without tree:commit:", n)
+users = {re.search(r"UserId=(\S+)", l).group(1) for l in jobs}
+if sys.argv[2] == "0" and users != {"nobody(65534)"}:
+    print("# jobs ran as", users, "not as runner.user nobody")
+    bad.append("user")
+sys.exit(1 if bad or len(names) < 10 or not set(trees) - {"nextbot"} else 0)
+EOF
+
+# ---- a command outliving its timeout on Slurm is cancelled ----
+sed -i 's/^  - {name: build, command: make, timeout: 120}$/  - {name: build, command: "sleep 317", timeout: 3}/' \
+	"$W/nextbot.yaml"
+check "the config now builds with 'sleep 317', timeout 3" grep -q 'sleep 317' "$W/nextbot.yaml"
+"$NEXTBOT" sim advance "$W" --days 1 >/dev/null 2>&1 || not_ok "sim advance for the timeout night"
+date=$(date -u -d "2026-12-01 + $((NIGHTS + 1)) days" +%Y-%m-%d)
+"$NEXTBOT" -q -c "$W/nextbot.yaml" run --date "$date" >"$TMP/out" 2>"$TMP/err"
+code=$?
+queue=$(squeue -h -o '%i %j %T' 2>&1)
+check "timeout night: squeue is empty at once after the night (exit $code)" test -z "$queue"
+[ -z "$queue" ] || echo "# squeue: $queue"
+check "timeout night: it completes (exit 0 or 1)" test "$code" -le 1
+check "timeout night: the base is noted broken, nothing merged on top" $PYTHON -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+print("# result %s, notes %s" % (r["result"], r["notes"]))
+sys.exit(0 if r["result"] == "base-broken" and r["notes"] else 1)' "$W/state/runs/$date/run.json"
+check "timeout night: the job was cancelled in Slurm" \
+	sh -c "grep 'Name=nextbot:[0-9a-f]*/' '$CLUSTER/jobcomp.txt' | tail -1 | grep -q 'JobState=CANCELLED'"
+check "timeout night: no 'sleep 317' is left running" \
+	sh -c "! ps -eo args= | grep -qx 'sleep 317'"
+done_testing
