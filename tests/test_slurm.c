@@ -40,6 +40,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
+	slurm_stop_on(NULL);  /* a failed test_stop_flag_cancels_jobs leaves it set */
 	file_remove_tree(tmpdir);
 	free(tmpdir);
 	tmpdir = NULL;
@@ -444,6 +445,63 @@ static void test_max_jobs(void **state)
 	assert_true(end[0] <= start[1] || end[1] <= start[0]);
 }
 
+static volatile sig_atomic_t stop_now;
+
+static void *request_stop(void *arg)
+{
+	char *q;
+	int i;
+
+	/* once the job runs (squeue lists it), nextbot is told to stop */
+	for (i = 0; i < 150; i++) {
+		q = sh_output("squeue -h -t R -o %j");
+		if (strstr(q, "stopping/")) {
+			free(q);
+			break;
+		}
+		free(q);
+		usleep(200000);
+	}
+	stop_now = 1;
+	return NULL;
+}
+
+/* The bot's SIGTERM flag set: the running job is cancelled, nothing new is submitted. */
+static void test_stop_flag_cancels_jobs(void **state)
+{
+	struct slurm_opts s = SLURM_OPTS_INIT;
+	struct runcmd_result r = RUNCMD_RESULT_INIT;
+	pthread_t tid;
+	char *cmd, *count;
+
+	s.job_name = "stopping";
+	stop_now = 0;
+	slurm_stop_on(&stop_now);
+	assert_int_equal(pthread_create(&tid, NULL, request_stop, NULL), 0);
+	run_slurm(&r, "echo started; sleep 40; echo never", 600, &s);
+	pthread_join(tid, NULL);
+	assert_int_equal(r.runner_failed, 1);
+	assert_int_equal(r.timed_out, 0);
+	assert_non_null(strstr(r.output.buf, "started"));
+	assert_null(strstr(r.output.buf, "never"));
+	runcmd_result_release(&r);
+	assert_queue_empty();
+	/* stopping: the next command never reaches the cluster */
+	s.job_name = "after-stop";
+	run_slurm(&r, "echo ran", 600, &s);
+	assert_int_equal(r.runner_failed, 1);
+	assert_int_equal(r.exit_code, -1);
+	assert_null(strstr(r.output.buf, "ran"));
+	runcmd_result_release(&r);
+	cmd = xstrfmt("grep -c 'Name=after-stop/' '%s/jobcomp.txt' || :", cluster_dir);
+	count = sh_output(cmd);
+	assert_string_equal(count, "0");
+	free(count);
+	free(cmd);
+	slurm_stop_on(NULL);
+	assert_no_status_files();
+}
+
 static void test_cancel_all(void **state)
 {
 	struct slurm_opts s = SLURM_OPTS_INIT;
@@ -650,6 +708,7 @@ int main(void)
 		T(test_concurrent_jobs),
 		T(test_max_jobs),
 		T(test_cancel_all),
+		T(test_stop_flag_cancels_jobs),
 		T(test_bisect_1000_commits_3_jobs),
 	};
 	int failed;

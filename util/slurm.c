@@ -46,6 +46,7 @@ static pthread_cond_t slot_freed = PTHREAD_COND_INITIALIZER;
 static unsigned long seq;
 static int active;
 static struct strvec running = STRVEC_INIT;  /* names of the jobs in flight */
+static volatile sig_atomic_t *stop_flag;      /* slurm_stop_on(): nonzero cancels all */
 
 /* One srun in flight, watched by its own thread. */
 struct watch {
@@ -58,6 +59,7 @@ struct watch {
 	double timeout, queue_timeout;
 	int timed_out;            /* cancelled at our timeout, the step had begun */
 	int never_started;        /* cancelled after queue_timeout without a step */
+	int stopped;              /* cancelled because nextbot is stopping */
 };
 
 static double __now(void)
@@ -147,7 +149,25 @@ static int __wait_poll(struct watch *w)
 	return done;
 }
 
-/* Cancels the job at our timeout (from the step's start) or at the queue timeout. */
+void slurm_stop_on(volatile sig_atomic_t *flag)
+{
+	pthread_mutex_lock(&lock);
+	stop_flag = flag;
+	pthread_mutex_unlock(&lock);
+}
+
+static int __stopping(void)
+{
+	int stop;
+
+	pthread_mutex_lock(&lock);
+	stop = stop_flag && *stop_flag;
+	pthread_mutex_unlock(&lock);
+	return stop;
+}
+
+/* Cancels the job at our timeout (from the step's start), at the queue timeout, or
+ * when nextbot is stopping. */
 static void *__watchdog(void *arg)
 {
 	struct watch *w = arg;
@@ -158,7 +178,9 @@ static void *__watchdog(void *arg)
 		now = __now();
 		if (!started && !stat(w->start_path, &st))
 			started = now;
-		if (started && w->timeout > 0 && now - started >= w->timeout) {
+		if (__stopping()) {
+			w->stopped = 1;
+		} else if (started && w->timeout > 0 && now - started >= w->timeout) {
 			w->timed_out = 1;
 		} else if (!started && w->queue_timeout > 0 && now - begin >= w->queue_timeout) {
 			w->never_started = 1;
@@ -326,7 +348,8 @@ static void __classify(struct runcmd_result *out, const struct watch *w, const c
 		out->runner_failed = out->exec_failed = 1;
 		out->timed_out = out->limit_hit = 0;
 		log_warn("slurm: job '%s' failed in Slurm (srun exit %d%s): no verdict", name,
-			 srun_code, w->never_started ? ", no resources within the queue timeout" :
+			 srun_code, w->stopped ? ", cancelled: nextbot is stopping" :
+			 w->never_started ? ", no resources within the queue timeout" :
 			 out->timed_out ? ", srun outlived every limit" : "");
 	}
 	free(exit_path);
@@ -407,10 +430,20 @@ int slurm_run(struct runcmd_result *out, const struct runcmd_opts *opts,
 
 	__slot_take(s->max_jobs);
 	__register(name, 1);
-	err = __run_watched(out, &ro, &w);
-	if (!err) {
+	if (__stopping()) {
+		/* nextbot is stopping: nothing new goes to the cluster */
+		strbuf_reset(&out->output);
+		out->exit_code = -1;
+		out->signal = out->timed_out = out->limit_hit = 0;
+		out->output_total = 0;
+		out->seconds = 0;
+		out->runner_failed = out->exec_failed = 1;
+		log_warn("slurm: job '%s' not submitted: nextbot is stopping", name);
+		err = 0;
+	} else if (!(err = __run_watched(out, &ro, &w))) {
 		out->runner_failed = 0;
-		if (out->exit_code != 0 || out->timed_out || w.timed_out || w.never_started)
+		if (out->exit_code != 0 || out->timed_out || w.timed_out || w.never_started ||
+		    w.stopped)
 			__cancel_and_wait(name, ro.env);
 		__classify(out, &w, prefix, name);
 	}

@@ -5,6 +5,8 @@
 #ifndef UTIL_SLURM_H
 #define UTIL_SLURM_H
 
+#include <signal.h>
+
 #include "util/runcmd.h"
 
 struct slurm_opts {
@@ -84,6 +86,15 @@ int slurm_run(struct runcmd_result *out, const struct runcmd_opts *opts,
  * from a thread, not from a signal handler (it allocates and runs scancel).
  */
 void slurm_cancel_all(void);
+
+/*
+ * From now on, once *flag is nonzero (the bot's SIGTERM flag, set by its handler),
+ * every job of this process is cancelled within a poll interval (0.2 s) and its
+ * slurm_run() returns a runner failure; a slurm_run() called after that submits
+ * nothing and returns a runner failure at once.  So a stopping night ends within
+ * seconds, with no job left, instead of after the running commands.  NULL: off.
+ */
+void slurm_stop_on(volatile sig_atomic_t *flag);
 
 /*
  * A caller that can run either way, with `s` NULL for the local runner:
