@@ -55,6 +55,9 @@ int bot_night(const struct config *cfg, const char *date, int no_notify)
 		return EXIT_FAILED;
 	}
 	bot_catch_stop();
+	/* SIGTERM cancels the running Slurm jobs at once, not after the commands end */
+	if (cfg->runner.kind == CONFIG_RUNNER_SLURM)
+		slurm_stop_on(&bot_stop_requested);
 	code = night_run(cfg, &opts);
 	/* earlier nights whose push failed go out now, with their tags */
 	if (code == EXIT_DONE)
