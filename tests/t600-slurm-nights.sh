@@ -6,7 +6,9 @@
 #    Slurm nights really ran as Slurm jobs (named tree:commit, as runner.user), and
 #    leave nothing in the queue;
 #  - one more night on Slurm with a build `sleep 317` and timeout 3: the night completes
-#    with the base noted broken, the job was cancelled, squeue is empty at once after.
+#    with the base noted broken, the job was cancelled, squeue is empty at once after;
+#  - and one with timeout 600, SIGTERM once the job runs: nextbot ends at once, the
+#    night unfinished, squeue empty.
 # Both runs play in the same path, one after the other: Next/Trees and merge.log name
 # the remotes' urls, so next's trees only compare in the same place.  Flaky flags are
 # not compared (a flaky defect may legitimately fail in one run only); seed 5's first
@@ -164,4 +166,39 @@ check "timeout night: the job was cancelled in Slurm" \
 	sh -c "grep 'Name=nextbot:[0-9a-f]*/' '$CLUSTER/jobcomp.txt' | tail -1 | grep -q 'JobState=CANCELLED'"
 check "timeout night: no 'sleep 317' is left running" \
 	sh -c "! ps -eo args= | grep -qx 'sleep 317'"
+
+# ---- SIGTERM in the middle of a job: the job is cancelled at once ----
+sed -i 's/command: "sleep 317", timeout: 3}/command: "sleep 317", timeout: 600}/' "$W/nextbot.yaml"
+date=$(date -u -d "2026-12-01 + $((NIGHTS + 2)) days" +%Y-%m-%d)
+"$NEXTBOT" -q -c "$W/nextbot.yaml" run --date "$date" >"$TMP/out" 2>"$TMP/err" &
+pid=$!
+tries=300
+while [ $tries -gt 0 ] && [ -z "$(squeue -h -t R -o %j)" ]; do
+	sleep 0.1
+	tries=$((tries - 1))
+done
+check "SIGTERM night: the build runs as a job" test -n "$(squeue -h -t R -o %j)"
+kill -TERM "$pid"
+# bounded: without the cancel the night would wait for the whole 'sleep 317'
+tries=600
+while [ $tries -gt 0 ] && kill -0 "$pid" 2>/dev/null; do
+	sleep 0.1
+	tries=$((tries - 1))
+done
+if kill -0 "$pid" 2>/dev/null; then
+	not_ok "SIGTERM night: nextbot ends soon after SIGTERM (still running after 60 s)"
+	kill -9 "$pid"
+else
+	ok "SIGTERM night: nextbot ends soon after SIGTERM"
+fi
+wait "$pid"
+queue=$(squeue -h -o '%i %j %T' 2>&1)
+check "SIGTERM night: squeue is empty after" test -z "$queue"
+[ -z "$queue" ] || echo "# squeue: $queue"
+check "SIGTERM night: the run is unfinished, the runner failure noted" $PYTHON -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+print("# result %s, notes %s" % (r["result"], r["notes"]))
+sys.exit(0 if r["result"] == "unfinished" and any("runner" in x for x in r["notes"]) else 1)' \
+	"$W/state/runs/$date/run.json"
 done_testing
