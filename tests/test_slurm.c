@@ -123,7 +123,7 @@ static void assert_no_status_files(void)
 static void test_exit_codes_like_local(void **state)
 {
 	const char *cmds[] = { "echo hello; exit 0", "echo hello; exit 1", "echo hello; exit 125",
-			       "kill -9 $$", "exit 200",
+			       "kill -9 $$", "exit 200", "kill -SEGV $$", "exit 137",
 			       "echo out; echo err >&2; echo out2; echo err2 >&2; exit 2" };
 	struct slurm_opts s = SLURM_OPTS_INIT;
 	size_t i;
@@ -136,9 +136,11 @@ static void test_exit_codes_like_local(void **state)
 		assert_int_equal(r.runner_failed, 0);
 		assert_int_equal(r.exec_failed, 0);
 		assert_int_equal(r.timed_out, 0);
-		/* a signal reaches us through the wrapper shell as 128+N */
+		/* a signal, as locally: 128+N and N (an exit 137 is no signal) */
 		assert_int_equal(r.exit_code, l.exit_code);
-		assert_int_equal(r.limit_hit, 0);
+		assert_int_equal(r.signal, l.signal);
+		/* a SIGKILL we did not send counts as a limit (OOM), on Slurm too */
+		assert_int_equal(r.limit_hit, l.limit_hit);
 		if (i < 3)
 			assert_non_null(strstr(r.output.buf, "hello\n"));
 		/* the same output, in the same order, without srun's "Exited with" line */

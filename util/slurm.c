@@ -24,20 +24,23 @@
 /*
  * Run in the step: $1 is the status prefix, the rest the command's argv.  Fixed
  * text: the command is never pasted into it.  The wrapper shell keeps its own
- * stderr on /dev/null and the command gets the real one (fd 3) in a subshell of its
- * own, so that the shell's "Killed" for a command ended by a signal never reaches
- * the output; once the status is recorded the step ends 0, so that srun adds no
+ * stderr in <prefix>.sig and the command gets the real one (fd 3) in a subshell of
+ * its own, so that the shell's "Killed" for a command ended by a signal never
+ * reaches the output, but tells the wrapper that the command died of a signal
+ * ("137 signal": $? alone cannot tell exit 137 from SIGKILL, which a local run
+ * does); once the status is recorded the step ends 0, so that srun adds no
  * "task 0: Exited with exit code N" line either.  With merged output the command's
  * stderr joins its stdout in the step: srun forwards the two as separate streams,
  * which would reorder lines (and change the first error) against a local run.
  */
 #define WRAPPER \
-	"f=$1; shift; : >\"$f.start\"; exec 3>&2 2>/dev/null; " \
+	"f=$1; shift; : >\"$f.start\"; exec 3>&2 2>\"$f.sig\"; " \
 	"if ! command -v -- \"$1\" >/dev/null; then " \
 	"echo \"nextbot: $1: not found\" >&3; echo '127 exec' >\"$f.tmp\"; " \
 	"mv -f \"$f.tmp\" \"$f.exit\" && exit 0; exit 127; fi; " \
-	"(exec 2>&3 3>&-; exec \"$@\"); s=$?; " \
-	"echo \"$s\" >\"$f.tmp\" && mv -f \"$f.tmp\" \"$f.exit\" && exit 0; exit $s"
+	"(exec 2>&3 3>&-; exec \"$@\"); s=$?; w=; " \
+	"if [ $s -gt 128 ] && [ -s \"$f.sig\" ]; then w=' signal'; fi; " \
+	"echo \"$s$w\" >\"$f.tmp\" && mv -f \"$f.tmp\" \"$f.exit\" && exit 0; exit $s"
 static const char wrapper[] = WRAPPER;
 static const char wrapper_merged[] = "exec 2>&1; " WRAPPER;
 
@@ -310,7 +313,11 @@ static void __srun_argv(struct strvec *av, const struct runcmd_opts *opts,
 	}
 }
 
-/* Reads <prefix>.exit: 1 with the status (and exec failure) in `out`, 0 if none. */
+/*
+ * Reads <prefix>.exit: 1 with the status in `out`, 0 if none.  "N exec": the program
+ * was not found; "N signal": the command died of signal N-128, with the limits a
+ * local run infers from that (SIGXFSZ; a SIGKILL that was not our timeout's).
+ */
 static int __read_status(const char *path, struct runcmd_result *out)
 {
 	char buf[64] = "", word[8] = "";
@@ -324,9 +331,9 @@ static int __read_status(const char *path, struct runcmd_result *out)
 	if (n < 1 || code < 0 || code > 255)
 		return 0;
 	out->exit_code = code;
-	out->signal = 0;
+	out->signal = n == 2 && !strcmp(word, "signal") && code > 128 ? code - 128 : 0;
 	out->exec_failed = n == 2 && !strcmp(word, "exec");
-	out->limit_hit = code == 128 + SIGXFSZ;
+	out->limit_hit = code == 128 + SIGXFSZ || out->signal == SIGKILL;
 	return 1;
 }
 
@@ -342,8 +349,8 @@ static void __classify(struct runcmd_result *out, const struct watch *w, const c
 		out->signal = SIGKILL;
 		out->exit_code = 128 + SIGKILL;
 		out->exec_failed = out->limit_hit = 0;
-	} else if (!out->timed_out && __read_status(exit_path, out)) {
-		/* the command's own status */
+	} else if (!w->stopped && !out->timed_out && __read_status(exit_path, out)) {
+		/* the command's own status (not one that our cancel caused) */
 	} else {
 		out->runner_failed = out->exec_failed = 1;
 		out->timed_out = out->limit_hit = 0;
@@ -357,10 +364,10 @@ static void __classify(struct runcmd_result *out, const struct watch *w, const c
 
 static void __remove_status(const char *prefix)
 {
-	const char *suffix[] = { ".start", ".exit", ".tmp" };
+	const char *suffix[] = { ".start", ".exit", ".tmp", ".sig" };
 	size_t i;
 
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < sizeof(suffix) / sizeof(*suffix); i++) {
 		char *p = xstrfmt("%s%s", prefix, suffix[i]);
 
 		unlink(p);

@@ -47,19 +47,23 @@ struct slurm_opts {
  * as arguments (never pasted into it), creates <prefix>.start when the step begins
  * and writes the command's exit status to <prefix>.exit when it ends ("127 exec"
  * when an argv program is not found).  <prefix> is "<cwd>/.nextbot-slurm-<pid>-<n>",
- * on the shared storage of the worker directory; both files are removed afterwards.
- *   - <prefix>.exit present: exit_code is the command's status, whatever srun says.
+ * on the shared storage of the worker directory; the files are removed afterwards.
  *   - our timeout after the step began: the job is cancelled (scancel --name) and
  *     the result is timed_out, exit_code 128+SIGKILL, signal SIGKILL, as locally.
- *   - otherwise (srun refused, failed, or the job got no resources within
- *     queue_timeout, which cancels it): runner_failed = 1, and exec_failed = 1 too,
+ *   - <prefix>.exit present: exit_code is the command's status, whatever srun says.
+ *   - otherwise (srun refused, failed, the job got no resources within
+ *     queue_timeout, which cancels it, or nextbot is stopping, see slurm_stop_on(),
+ *     even if the dying step wrote a status): runner_failed = 1, and exec_failed = 1 too,
  *     so that a caller that only knows exec_failed reports infrastructure and caches
  *     nothing; exit_code is srun's.
- * A command killed by a signal is seen through the wrapper shell as exit 128+N, as a
- * local shell command is (signal stays 0); exit 128+SIGXFSZ sets limit_hit.
+ * A command that dies of a signal N is exit_code 128+N and signal N, as locally:
+ * the wrapper shell tells it from an exit 128+N by the notice ("Killed") it writes
+ * to its own stderr (<prefix>.sig; not for SIGINT and SIGPIPE, which stay exits).
+ * limit_hit as locally: signal SIGXFSZ or SIGKILL (not our timeout's), or exit
+ * 128+SIGXFSZ.
  * The output is the command's as a local run gives it: srun runs --quiet (no "job N
  * queued" lines; its errors still show); the wrapper shell's own stderr is
- * /dev/null (no "Killed" of its own); once it has written <prefix>.exit the step
+ * <prefix>.sig (no "Killed" of its own); once it has written <prefix>.exit the step
  * exits 0 (Slurm records the job COMPLETED), so that srun adds no "task 0: Exited
  * with exit code N" line; with merge_stderr the command's stderr is joined to its
  * stdout inside the step, so that lines keep their order (srun forwards 2 streams).
