@@ -145,6 +145,7 @@ static struct culprit_step *__steps(struct night *n, size_t *nr)
 		steps[i].before = s->before;
 		steps[i].after = s->after;
 		steps[i].merged = s->merged[0] ? s->merged : NULL;
+		steps[i].reverted = s->kind == INTEG_STEP_REVERT ? s->tip : NULL;
 	}
 	return steps;
 }

@@ -202,14 +202,18 @@ struct cand {
 };
 
 /*
- * Probe for a candidate: merge(base, commit) when has_base, else the commit; then
- * merged with `extra` when has_extra (the culprit, in the partner search).
+ * Probe for a candidate: merge(base, commit) when has_base, else the commit, with
+ * `reverts` of commits reachable from it (and not from revert_hide) applied; then
+ * merged with `extra` when has_extra (the culprit, in the partner search), with
+ * `extra_reverts` of commits reachable from extra applied.
  */
 struct cands {
 	struct cand *v;
 	size_t nr, alloc;
-	int has_base, has_extra;
-	git_oid base, extra;
+	int has_base, has_extra, has_revert_hide;
+	git_oid base, extra, revert_hide;
+	const struct culprit_step *reverts, *extra_reverts;  /* a unit's non-merge steps */
+	size_t reverts_nr, extra_reverts_nr;
 	const char *tree;       /* NEXTBOT_TREE while testing them */
 	struct night *n;
 };
@@ -260,6 +264,89 @@ static int __merge_commit(git_oid *out, struct night *n, const git_oid *ours,
 	return err;
 }
 
+/* The commit a revert step reverted; 1 when the step names none. */
+static int __reverted(git_oid *out, struct night *n, const struct culprit_step *st)
+{
+	git_commit *c = NULL;
+	const char *msg, *p;
+	git_oid after;
+	int err = 1;
+
+	if (st->reverted)
+		return git_oid_fromstr(out, st->reverted) < 0 ? 1 : 0;
+	git_oid_fromstr(&after, st->after);
+	if (git_commit_lookup(&c, n->repo, &after) < 0)
+		return __git_err("reading a revert step");
+	msg = git_commit_message(c);
+	p = msg ? strstr(msg, "This reverts commit ") : NULL;
+	if (p && strlen(p += 20) >= 40 && git_oid_fromstrn(out, p, 40) == 0)
+		err = 0;
+	git_commit_free(c);
+	return err;
+}
+
+/* 1 when `ancestor` is `commit` or reachable from it. */
+static int __contains(struct night *n, const git_oid *commit, const git_oid *ancestor)
+{
+	return git_oid_equal(commit, ancestor) ||
+	       git_graph_descendant_of(n->repo, commit, ancestor) == 1;
+}
+
+/* Reverts `reverted` in the tree *tree (git revert's three-way merge); 1: conflict. */
+static int __revert_tree(git_oid *tree, struct night *n, const git_oid *reverted)
+{
+	git_commit *c = NULL, *parent = NULL;
+	git_oid ours = *tree;
+	int err;
+
+	if (git_commit_lookup(&c, n->repo, reverted) < 0 || git_commit_parent(&parent, c, 0) < 0)
+		err = __git_err("reading a reverted commit");
+	else
+		err = treemerge_trees(tree, NULL, n->repo, git_commit_tree_id(c), &ours,
+				      git_commit_tree_id(parent));
+	git_commit_free(c);
+	git_commit_free(parent);
+	return err == NB_ECONFLICT ? 1 : err;
+}
+
+/*
+ * The night's reverts (non-merge steps) of commits reachable from `commit` but not
+ * from `hide` (may be NULL), applied on top of the probe *probe as one commit;
+ * *probe is that commit then.  1 when a revert does not apply: a skip.
+ */
+static int __apply_reverts(git_oid *probe, struct night *n, const git_oid *commit,
+			   const struct culprit_step *reverts, size_t nr, const git_oid *hide)
+{
+	git_commit *top = NULL;
+	git_tree *tree = NULL;
+	git_oid tree_id, reverted;
+	size_t i, applied = 0;
+	int err = 0;
+
+	if (git_commit_lookup(&top, n->repo, probe) < 0)
+		return __git_err("reading a probe");
+	tree_id = *git_commit_tree_id(top);
+	for (i = 0; i < nr && err == 0; i++) {
+		if ((err = __reverted(&reverted, n, &reverts[i])) != 0) {
+			err = err < 0 ? err : 0;
+			continue;
+		}
+		if (!__contains(n, commit, &reverted) || (hide && __contains(n, hide, &reverted)))
+			continue;
+		if ((err = __revert_tree(&tree_id, n, &reverted)) == 0)
+			applied++;
+	}
+	if (err == 0 && applied &&
+	    (git_tree_lookup(&tree, n->repo, &tree_id) < 0 ||
+	     git_commit_create(probe, n->repo, NULL, n->sig, n->sig, NULL,
+			       "nextbot probe: tonight's reverts\n", tree, 1,
+			       (const git_commit **)&top) < 0))
+		err = __git_err("writing a probe commit");
+	git_tree_free(tree);
+	git_commit_free(top);
+	return err;
+}
+
 static int __cand_ready(struct cands *cs, struct cand *c)
 {
 	git_oid first;
@@ -270,10 +357,15 @@ static int __cand_ready(struct cands *cs, struct cand *c)
 	first = c->commit;
 	if (cs->has_base)
 		err = __merge_commit(&first, cs->n, &cs->base, &c->commit);
+	if (!err && cs->reverts_nr)
+		err = __apply_reverts(&first, cs->n, &c->commit, cs->reverts, cs->reverts_nr,
+				      cs->has_revert_hide ? &cs->revert_hide : NULL);
+	c->probe = first;
 	if (!err && cs->has_extra)
 		err = __merge_commit(&c->probe, cs->n, &first, &cs->extra);
-	else
-		c->probe = first;
+	if (!err && cs->has_extra && cs->extra_reverts_nr)
+		err = __apply_reverts(&c->probe, cs->n, &cs->extra, cs->extra_reverts,
+				      cs->extra_reverts_nr, NULL);
 	if (err < 0)
 		return err;
 	c->ready = err ? -1 : 1;
@@ -530,24 +622,53 @@ static int __bounds(struct night *n)
 	return go_on;
 }
 
-/* Which step of the night broke next; 1 with the outcome settled, 0 with *step. */
+/* The end (exclusive) of the unit starting at step i: the non-merge steps after it. */
+static size_t __unit_end(const struct culprit_opts *o, size_t i)
+{
+	for (i++; i < o->steps_nr && !o->steps[i].is_merge; i++)
+		;
+	return i;
+}
+
+/*
+ * The night's units before step `end` as candidates, each by its last step's `after`;
+ * index[] gets each candidate's first step.
+ */
+static void __units(struct cands *cs, const struct culprit_opts *o, size_t end, size_t *index)
+{
+	const char *prev = o->steps[0].before, *after;
+	size_t i, e;
+	git_oid id;
+
+	for (i = 0; i < end; i = e) {
+		e = __unit_end(o, i);
+		after = o->steps[e - 1].after;
+		if (!strcmp(after, prev))
+			continue;       /* nothing committed by this unit */
+		git_oid_fromstr(&id, after);
+		index[cs->nr] = i;
+		__cands_add(cs, &id);
+		prev = after;
+	}
+}
+
+/* The reverts of the unit starting at merge step k go with the tree's probes. */
+static void __unit_reverts(const struct culprit_step **v, size_t *nr,
+			   const struct culprit_opts *o, size_t k)
+{
+	*v = &o->steps[k + 1];
+	*nr = __unit_end(o, k) - k - 1;
+}
+
+/* Which unit of the night broke next; 1 with the outcome settled, 0 with *step. */
 static int __which_merge(struct night *n, size_t *step)
 {
 	const struct culprit_opts *o = n->o;
 	struct cands cs = { .n = n, .tree = "next" };
-	size_t *index = xcalloc(o->steps_nr + 1, sizeof(*index)), i, k;
-	const char *prev = n->base;
-	git_oid id;
+	size_t *index = xcalloc(o->steps_nr + 1, sizeof(*index)), k;
 	int err;
 
-	for (i = 0; i < o->steps_nr; i++) {
-		if (!strcmp(o->steps[i].after, prev))
-			continue;       /* nothing committed by this step */
-		git_oid_fromstr(&id, o->steps[i].after);
-		index[cs.nr] = i;
-		__cands_add(&cs, &id);
-		prev = o->steps[i].after;
-	}
+	__units(&cs, o, o->steps_nr, index);
 	err = cs.nr ? __bisect_cands(&cs, n->base, "which merge: next's first-parent chain", &k)
 		    : nb_error_set(NB_EINVALID, "bisect: tonight's steps committed nothing");
 	if (err == 0)
@@ -600,15 +721,17 @@ static int __bad_end_fails(struct night *n, struct cands *cs)
 }
 
 /* A merge commit found bad: bisect its second-parent side on top of its first parent. */
-static int __descend(struct night *n, const struct culprit_step *st, struct found *f)
+static int __descend(struct night *n, size_t k, struct found *f)
 {
+	const struct culprit_step *st = &n->o->steps[k];
 	git_commit *c = NULL;
 	git_oid hide[2];
 	size_t j;
 	int err = 0;
 
 	while (err == 0) {
-		struct cands cs = { .n = n, .tree = st->tree, .has_base = 1 };
+		struct cands cs = { .n = n, .tree = st->tree, .has_base = 1,
+				    .has_revert_hide = 1 };
 		char title[128];
 
 		if (git_commit_lookup(&c, n->repo, &f->commit) < 0)
@@ -620,6 +743,9 @@ static int __descend(struct night *n, const struct culprit_step *st, struct foun
 		hide[0] = *git_commit_parent_id(c, 0);
 		git_oid_fromstr(&hide[1], st->before);
 		cs.base = f->parent_probe;
+		/* the parent probe carries the reverts of what its first parent holds */
+		cs.revert_hide = hide[0];
+		__unit_reverts(&cs.reverts, &cs.reverts_nr, n->o, k);
 		err = __first_parent_chain(&cs, n, git_commit_parent_id(c, 1), hide, 2);
 		git_commit_free(c);
 		snprintf(title, sizeof(title), "which patch in the side branch of %.12s",
@@ -636,15 +762,17 @@ static int __descend(struct night *n, const struct culprit_step *st, struct foun
 	return err == 2 ? 0 : err;
 }
 
-/* Which commit of the step's tree; 0 found, 1 only skips left, < 0 failure. */
-static int __which_patch(struct night *n, const struct culprit_step *st, struct found *f)
+/* Which commit of step k's tree; 0 found, 1 only skips left, < 0 failure. */
+static int __which_patch(struct night *n, size_t k, struct found *f)
 {
+	const struct culprit_step *st = &n->o->steps[k];
 	struct cands cs = { .n = n, .tree = st->tree, .has_base = 1 };
 	git_oid merged;
 	char title[256];
 	size_t j;
 	int err;
 
+	__unit_reverts(&cs.reverts, &cs.reverts_nr, n->o, k);
 	git_oid_fromstr(&cs.base, st->before);
 	git_oid_fromstr(&merged, st->merged);
 	snprintf(title, sizeof(title), "which patch in %s", st->tree);
@@ -656,7 +784,7 @@ static int __which_patch(struct night *n, const struct culprit_step *st, struct 
 	}
 	if ((err = __bisect_cands(&cs, st->before, title, &j)) == 0 &&
 	    (err = __take(f, &cs, j, &cs.base)) == 0)
-		err = __descend(n, st, f);
+		err = __descend(n, k, f);
 done:
 	__cands_release(&cs);
 	return err;
@@ -671,32 +799,28 @@ static int __partner(struct night *n, size_t k, const struct found *f)
 	const struct culprit_opts *o = n->o;
 	struct cands cs = { .n = n, .tree = "next", .has_extra = 1, .extra = f->commit };
 	struct cands ts = { .n = n, .has_extra = 1, .extra = f->commit, .has_base = 1 };
-	size_t *index = xcalloc(k + 1, sizeof(*index)), i, s, l;
-	const char *prev = n->base;
+	struct cands alone = { .n = n, .tree = "base", .has_base = 1 };
+	size_t *index = xcalloc(k + 1, sizeof(*index)), s, l;
 	struct probe_result r;
-	git_oid base, alone, merged;
+	git_oid merged;
 	char title[256];
 	int err = 0;
 
-	git_oid_fromstr(&base, n->base);
-	if (k == 0 || (err = __merge_commit(&alone, n, &base, &f->commit)) != 0)
+	/* the culprit on the base alone, with the night's reverts of what it holds */
+	git_oid_fromstr(&alone.base, n->base);
+	__unit_reverts(&alone.reverts, &alone.reverts_nr, o, k);
+	__cands_add(&alone, &f->commit);
+	if (k == 0 || (err = __cand_ready(&alone, &alone.v[0])) < 0 || alone.v[0].ready < 0)
 		goto done;
-	if ((err = __probe(&r, n, &alone, &n->spec, "base")) < 0)
+	if ((err = __probe(&r, n, &alone.v[0].probe, &n->spec, "base")) < 0)
 		goto done;
 	err = r.verdict == PROBE_GOOD ? 0 : 1;
 	probe_result_release(&r);
 	if (err)
 		goto done;      /* it breaks on its own: no partner */
-	for (i = 0; i < k; i++) {
-		git_oid id;
-
-		if (!strcmp(o->steps[i].after, prev))
-			continue;
-		git_oid_fromstr(&id, o->steps[i].after);
-		index[cs.nr] = i;
-		__cands_add(&cs, &id);
-		prev = o->steps[i].after;
-	}
+	cs.extra_reverts = ts.extra_reverts = alone.reverts;
+	cs.extra_reverts_nr = ts.extra_reverts_nr = alone.reverts_nr;
+	__units(&cs, o, k, index);
 	if (!cs.nr || (err = __bisect_cands(&cs, n->base, "semantic partner: which earlier merge",
 					    &s)) != 0)
 		goto done;
@@ -704,6 +828,7 @@ static int __partner(struct night *n, size_t k, const struct found *f)
 	if (!o->steps[s].is_merge)
 		goto done;
 	ts.tree = o->steps[s].tree;
+	__unit_reverts(&ts.reverts, &ts.reverts_nr, o, s);
 	git_oid_fromstr(&ts.base, o->steps[s].before);
 	git_oid_fromstr(&merged, o->steps[s].merged);
 	snprintf(title, sizeof(title), "semantic partner: which patch in %s", ts.tree);
@@ -716,6 +841,7 @@ static int __partner(struct night *n, size_t k, const struct found *f)
 done:
 	__cands_release(&cs);
 	__cands_release(&ts);
+	__cands_release(&alone);
 	free(index);
 	return err < 0 ? err : 0;
 }
@@ -782,6 +908,53 @@ static int __repeat(unsigned *count, struct night *n, const git_oid *commit, uns
 	return 0;
 }
 
+/* The first error line of a failed run, normalised. */
+static void __first_error(struct strbuf *out, struct night *n, const struct probe_result *r)
+{
+	struct strbuf ex = STRBUF_INIT, first = STRBUF_INIT;
+
+	excerpt_extract(&ex, &first, r->output.buf, r->output.len,
+			worker_tree_path(n->s.workers[0]));
+	excerpt_normalise(out, first.buf);
+	strbuf_release(&ex);
+	strbuf_release(&first);
+}
+
+/*
+ * Next with the culprit reverted, once: it passes, or it fails with another first
+ * error line than the culprit's `failure` (another breakage of the night, left for
+ * the next search) — either counts in revert_passes.
+ */
+static int __revert_passes(struct night *n, const git_oid *revert,
+			   const struct probe_result *failure)
+{
+	struct strbuf mine = STRBUF_INIT, theirs = STRBUF_INIT;
+	struct probe_result r;
+	int err;
+
+	if ((err = __probe(&r, n, revert, &n->confirm, "next")) < 0)
+		return err;
+	n->out->confirm_runs++;
+	if (r.verdict == PROBE_INFRA)
+		__note_infra(n, "a confirmation run could not be judged", &r);
+	else if (r.verdict == PROBE_GOOD)
+		n->out->verdict.revert_passes++;
+	else if (r.verdict == PROBE_BAD && failure->verdict == PROBE_BAD &&
+		 r.cmd_index == failure->cmd_index) {
+		__first_error(&mine, n, failure);
+		__first_error(&theirs, n, &r);
+		if (strcmp(mine.buf, theirs.buf)) {
+			n->out->verdict.revert_passes++;
+			strvec_pushf(&n->out->log, "# revert: the remaining failure is a different "
+						   "one: %s", theirs.buf);
+		}
+	}
+	strbuf_release(&mine);
+	strbuf_release(&theirs);
+	probe_result_release(&r);
+	return 0;
+}
+
 static int __confirm(struct night *n, const struct found *f, const char *tree,
 		     struct probe_result *failure)
 {
@@ -797,9 +970,7 @@ static int __confirm(struct night *n, const struct found *f, const char *tree,
 		return err;
 	if ((err = __revert_commit(&revert, n, &f->commit)) < 0)
 		return err;
-	if (err == 0 &&
-	    (err = __repeat(&out->verdict.revert_passes, n, &revert, 1, PROBE_GOOD, "next",
-			    NULL)) < 0)
+	if (err == 0 && !n->infra && (err = __revert_passes(n, &revert, failure)) < 0)
 		return err;
 	strvec_pushf(&out->log, "# confirmation: culprit failed %u/%u, parent passed %u/%u, "
 				"revert passed %u/1",
@@ -914,7 +1085,7 @@ static int __search(struct night *n)
 		__infra_outcome(n, "step %zu (not a merge) broke next", k);
 		return 0;
 	}
-	if ((err = __which_patch(n, &o->steps[k], &f)) != 0) {
+	if ((err = __which_patch(n, k, &f)) != 0) {
 		if (err == 1)
 			n->out->outcome = CULPRIT_SKIPPED;
 		return err < 0 ? err : 0;

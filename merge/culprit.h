@@ -51,13 +51,21 @@ int culprit_bisect_repo(struct culprit_bisect_result *out, const struct culprit_
 
 /* ---- the nightly search (SPEC.md "The nightly run" step 5) ---- */
 
-/* One step of the night, in order: next's first-parent chain from the base. */
+/*
+ * One step of the night, in order: next's first-parent chain from the base.  A merge
+ * step and the non-merge steps right after it (the reverts the night put after that
+ * tree's merge) form one unit of the search: "which merge" probes the unit's end,
+ * and the tree's probes carry the unit's reverts of the commits they contain.
+ */
 struct culprit_step {
 	const char *tree;     /* the tree merged (a revert step: the tree of the reverted commit) */
 	int is_merge;         /* 0: a revert or a fix applied on next */
 	const char *before;   /* next before the step (40-hex) */
 	const char *after;    /* next after it (== before when nothing was committed) */
 	const char *merged;   /* merge steps: the tree's commit merged (40-hex) */
+	/* revert steps: the commit reverted (40-hex); NULL: read from the "This reverts
+	   commit <id>." line of `after`'s message */
+	const char *reverted;
 };
 
 struct culprit_command {
@@ -138,13 +146,16 @@ void culprit_result_release(struct culprit_result *r);
 
 /*
  * The search: bounds (the base passes, next's tip fails — else CULPRIT_FLAKY or
- * CULPRIT_INFRA), which merge (over the night's steps), which patch (probe i = next
- * before the merge with the tree's i-th first-parent commit merged in; a probe that
- * does not merge cleanly is a skip; a bad merge commit is descended into), the
- * semantic partner (when the culprit passes on the base alone: the earlier tree's
- * patch it needs, found the same way with the culprit present), and confirmation
- * (pristine, no cache: the culprit fails `confirm` times, its parent passes as
- * often, next with the culprit reverted passes).  Returns 0 with the outcome in
+ * CULPRIT_INFRA), which merge (over the night's units: a merge step with the reverts
+ * after it), which patch (probe i = next before the merge with the tree's i-th
+ * first-parent commit merged in, then the unit's reverts of commits reachable from
+ * it applied; a probe that does not merge or revert cleanly is a skip; a bad merge
+ * commit is descended into), the semantic partner (when the culprit passes on the
+ * base alone: the earlier tree's patch it needs, found the same way with the
+ * culprit present), and confirmation (pristine, no cache: the culprit fails
+ * `confirm` times, its parent passes as often, next with the culprit reverted passes
+ * — or fails with another first error line, normalised: another breakage, left for
+ * the next search).  Returns 0 with the outcome in
  * `out` (release with culprit_result_release()), negative only when nextbot itself
  * fails (repository, disk).
  */

@@ -364,7 +364,11 @@ static const char night_lib[] =
 	"commit() { printf '%s\\n' \"$2\" >\"$1\"; git add -A; $G commit -qm \"$3\"; }; "
 	"remove() { git rm -q \"$1\"; $G commit -qm \"$2\"; }; "
 	"step() { b=$(git rev-parse HEAD); $G merge -q --no-ff -m \"Merge $1\" \"$1\"; "
-	"echo \"$1 $b $(git rev-parse HEAD) $(git rev-parse $1)\" >>../steps; }; ";
+	"echo \"$1 $b $(git rev-parse HEAD) $(git rev-parse $1)\" >>../steps; }; "
+	/* revert TREE SUBJECT: the night reverted that commit of TREE (a non-merge step) */
+	"revert() { b=$(git rev-parse HEAD); c=$(git rev-parse \":/^$2\"); "
+	"$G revert --no-edit $c >/dev/null; "
+	"echo \"-$1 $b $(git rev-parse HEAD) $c\" >>../steps; }; ";
 
 struct night_fixture {
 	char dir[300];
@@ -394,7 +398,11 @@ static void night_make(struct night_fixture *nf, const char *name, const char *s
 					nf->ids[i][1], nf->ids[i][2]),
 				 4);
 		nf->steps[i] = (struct culprit_step){ nf->names[i], 1, nf->ids[i][0],
-						      nf->ids[i][1], nf->ids[i][2] };
+						      nf->ids[i][1], nf->ids[i][2], NULL };
+		if (nf->names[i][0] == '-')     /* a revert step */
+			nf->steps[i] = (struct culprit_step){ nf->names[i] + 1, 0, nf->ids[i][0],
+							      nf->ids[i][1], nf->ids[i][1],
+							      nf->ids[i][2] };
 	}
 	fclose(f);
 	free(path);
@@ -575,7 +583,8 @@ static void night_flaky_never_blamed(void **state)
 
 		for (i = 0; i < copy.nr; i++)
 			copy.steps[i] = (struct culprit_step){ copy.names[i], 1, copy.ids[i][0],
-							       copy.ids[i][1], copy.ids[i][2] };
+							       copy.ids[i][1], copy.ids[i][2],
+							       NULL };
 		sh("rm -rf %s/verdicts %s/counter", nf.dir, nf.dir);
 		/* make "BROKEN" irrelevant: this command looks at nothing in the tree */
 		night_find(&r, &copy, &build, 1, NULL, 0, 1);
@@ -640,6 +649,118 @@ static void night_build_failure_is_skip(void **state)
 	culprit_result_release(&r);
 }
 
+/*
+ * Two breakages in one tree, one night.  The build breakage was found after the
+ * merge and reverted as a step; the final check then finds a test failure: the
+ * search must blame it whether it comes after or before the reverted commit.
+ */
+static void night_test_after_reverted_build_breakage(void **state)
+{
+	static const struct culprit_command build = { "build", "test ! -e NOBUILD", NULL, 30 };
+	static const struct culprit_command test = { "selftests", "test ! -e TESTFAIL", NULL, 30 };
+	static const char *const orders[] = {
+		"commit NOBUILD x 'alpha: build broken'; commit a2 2 'alpha: two'; "
+		"commit TESTFAIL x 'alpha: break a test'; commit a4 4 'alpha: four'; ",
+		"commit TESTFAIL x 'alpha: break a test'; commit a2 2 'alpha: two'; "
+		"commit NOBUILD x 'alpha: build broken'; commit a4 4 'alpha: four'; ",
+	};
+	struct night_fixture nf;
+	struct culprit_result r = CULPRIT_RESULT_INIT;
+	char want[41], *script;
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		script = xstrfmt("commit README base base; git tag base; "
+				 "git checkout -q -b beta base; commit b1 1 'beta: one'; "
+				 "git checkout -q -b alpha base; commit a1 1 'alpha: one'; %s"
+				 "git checkout -q -b gamma base; commit g1 1 'gamma: one'; "
+				 "git checkout -q -b next base; step beta; step alpha; "
+				 "revert alpha 'alpha: build broken'; step gamma",
+				 orders[i]);
+		night_make(&nf, i ? "reverted-build-after" : "reverted-build-before", script);
+		free(script);
+		assert_int_equal(nf.nr, 4);
+		if (i)  /* the step's commit read from the revert's message */
+			nf.steps[2].reverted = NULL;
+		night_commit(want, &nf, "alpha: break a test");
+		night_find(&r, &nf, &build, 1, &test, 1, 1);
+		assert_string_equal(culprit_outcome_name(r.outcome), "found");
+		assert_string_equal(r.tree, "alpha");
+		assert_int_equal(r.step, 1);
+		assert_string_equal(r.commit, want);
+		assert_string_equal(r.command, "selftests");
+		assert_int_equal(r.verdict.revert_passes, 1);
+		culprit_result_release(&r);
+	}
+}
+
+/* A build that prints a compiler-like error naming the first BREAK* file present. */
+static const struct culprit_command break_build = {
+	"x86_64",
+	"for f in BREAK*; do [ -e \"$f\" ] || continue; "
+	"echo \"src/$(cat $f).c:12:3: error: '$(cat $f)' undeclared\"; exit 1; done",
+	NULL, 30
+};
+
+/*
+ * Two build breakages in one tree: the first is found, and confirmed although next
+ * with it reverted still fails (with the other's error); once reverted as a step,
+ * the second is found.  Two breakages with the same error stay unconfirmed.
+ */
+static void night_two_build_breakages(void **state)
+{
+	static const char tree[] =
+		"commit README base base; git tag base; "
+		"git checkout -q -b alpha base; commit a1 1 'alpha: one'; "
+		"commit BREAK1 %s 'alpha: break one'; commit a3 3 'alpha: three'; "
+		"commit BREAK2 %s 'alpha: break two'; commit a5 5 'alpha: five'; "
+		"git checkout -q -b beta base; commit b1 1 'beta: one'; "
+		"git checkout -q -b next base; step alpha; %sstep beta";
+	struct night_fixture nf;
+	struct culprit_result r = CULPRIT_RESULT_INIT;
+	char one[41], two[41], *script;
+	size_t i;
+
+	script = xstrfmt(tree, "foo", "bar", "");
+	night_make(&nf, "two-breakages", script);
+	free(script);
+	night_commit(one, &nf, "alpha: break one");
+	night_find(&r, &nf, &break_build, 1, NULL, 0, 1);
+	assert_string_equal(culprit_outcome_name(r.outcome), "found");
+	assert_string_equal(r.commit, one);
+	assert_int_equal(r.verdict.revert_passes, 1);
+	for (i = 0; i < r.log.nr && !strstr(r.log.v[i], "# revert: the remaining failure is a "
+							"different one: src/bar.c"); i++)
+		;
+	assert_true(i < r.log.nr);
+	assert_non_null(strstr(r.first_error, "'foo' undeclared"));
+	culprit_result_release(&r);
+
+	/* the night reverted the first: the second is found */
+	script = xstrfmt(tree, "foo", "bar", "revert alpha 'alpha: break one'; ");
+	night_make(&nf, "two-breakages-reverted", script);
+	free(script);
+	night_commit(two, &nf, "alpha: break two");
+	night_find(&r, &nf, &break_build, 1, NULL, 0, 1);
+	assert_string_equal(culprit_outcome_name(r.outcome), "found");
+	assert_string_equal(r.commit, two);
+	assert_int_equal(r.step, 0);
+	assert_int_equal(r.verdict.revert_passes, 1);
+	assert_non_null(strstr(r.first_error, "'bar' undeclared"));
+	culprit_result_release(&r);
+
+	/* the same error twice: next with the first reverted fails the same way */
+	script = xstrfmt(tree, "foo", "foo", "");
+	night_make(&nf, "two-same-breakages", script);
+	free(script);
+	night_commit(one, &nf, "alpha: break one");
+	night_find(&r, &nf, &break_build, 1, NULL, 0, 1);
+	assert_string_equal(culprit_outcome_name(r.outcome), "unconfirmed");
+	assert_string_equal(r.commit, one);
+	assert_int_equal(r.verdict.revert_passes, 0);
+	culprit_result_release(&r);
+}
+
 /* Bounds before blame: a good end that fails (a missing tool) blames nobody. */
 static void night_bounds(void **state)
 {
@@ -678,6 +799,8 @@ int main(void)
 		cmocka_unit_test(night_incremental_unsafe),
 		cmocka_unit_test(night_build_failure_is_skip),
 		cmocka_unit_test(night_bounds),
+		cmocka_unit_test(night_test_after_reverted_build_breakage),
+		cmocka_unit_test(night_two_build_breakages),
 	};
 	int rc;
 
