@@ -378,7 +378,7 @@ static int __final_check(struct night *n)
 
 		if ((error = night_check_head(n, 1, 1, &f)) <= 0) {
 			night_failure_release(&f);
-			n->broken = 0;
+			n->broken = n->checks_off;
 			return error;
 		}
 		n->broken = 1;
@@ -474,6 +474,15 @@ static int __base_check(struct night *n)
 	if ((error = night_check_head(n, 1, 1, &f)) <= 0) {
 		night_failure_release(&f);
 		return error;
+	}
+	if (f.infra) {
+		/* nothing can be judged tonight: merge, but build and blame nothing */
+		strvec_pushf(&n->run->notes, "infrastructure problem, nothing built or blamed: %s",
+			     f.infra);
+		n->checks_off = 1;
+		n->broken = 1;
+		night_failure_release(&f);
+		return 0;
 	}
 	bb.date = n->opts->date;
 	bb.next_tag = n->tag;

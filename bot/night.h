@@ -58,6 +58,7 @@ struct night {
 	int unfinished;             /* the deadline stopped the work */
 	int broken;                 /* next still fails at the end */
 	int rounds;                 /* failures handled tonight (bounded) */
+	int checks_off;             /* the base could not be judged: build nothing more */
 	struct slurm_opts slurm;    /* runner kind slurm: how to submit */
 	struct strvec new_flags;    /* flag ids first found tonight */
 	struct strvec seen_flags;   /* flag ids blamed (or re-found) tonight */

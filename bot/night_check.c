@@ -1,6 +1,7 @@
 /* Building next, and when it breaks: find the culprit, flag it, act on it. */
 #include <signal.h>
 #include <stdarg.h>
+#include <sys/statvfs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +89,26 @@ static void __opts(struct night *n, struct culprit_opts *o, struct culprit_comma
 	}
 }
 
+/* A build step needs room: below this much free space it is not started. */
+#define NIGHT_MIN_FREE_BYTES (256ULL << 20)
+
+/* 1 with a reason when the work directory's file system is (nearly) full. */
+static int __disk_full(struct night *n, struct night_failure *out)
+{
+	struct statvfs sv;
+	unsigned long long avail;
+
+	if (statvfs(n->cfg->workdir, &sv) < 0)
+		return 0;
+	avail = (unsigned long long)sv.f_bavail * sv.f_frsize;
+	if (avail >= NIGHT_MIN_FREE_BYTES && (!sv.f_files || sv.f_favail > 1000))
+		return 0;
+	out->infra = xstrfmt("the disk of %s is full (%llu MiB, %lu inodes free)",
+			     n->cfg->workdir, avail >> 20, (unsigned long)sv.f_favail);
+	out->cmd = n->cfg->build_nr ? &n->cfg->build[0] : &n->cfg->test[0];
+	return 1;
+}
+
 int night_check_head(struct night *n, int with_build, int with_test, struct night_failure *out)
 {
 	struct culprit_command *builds, *tests;
@@ -96,6 +117,10 @@ int night_check_head(struct night *n, int with_build, int with_test, struct nigh
 	int error;
 
 	memset(out, 0, sizeof(*out));
+	if (n->checks_off)
+		return 0;
+	if (__disk_full(n, out))
+		return 1;
 	__opts(n, &o, &builds, &tests);
 	log_progress("building next %.12s", integ_night_head(n->integ));
 	error = check_commit(&r, &o, integ_night_head(n->integ), with_build, with_test, NULL);

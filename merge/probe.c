@@ -1,8 +1,12 @@
 /* Probing a commit: checkout into a worker, run the commands, classify, cache. */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "merge/probe.h"
 #include "merge/verdict.h"
@@ -235,15 +239,33 @@ static int __attempt(struct probe_result *out, struct worker *w, const git_oid *
 		     const char *tree_hex, unsigned step, const struct probe_spec *spec,
 		     int pristine)
 {
+	/*
+	 * A worker whose commands were cut short (nextbot killed mid-build) may hold
+	 * half-written output newer than its sources, which make takes as up to
+	 * date: the marker says so, and the next use starts pristine.
+	 */
+	char *busy = xstrfmt("%s.busy", worker_tree_path(w));
 	char hex[41];
+	int fd, err = 0;
 
 	__reset(out);
 	git_oid_tostr(hex, sizeof(hex), commit);
+	if (!pristine && file_exists(busy)) {
+		log_warn("worker %s was interrupted: checking out pristine", worker_tree_path(w));
+		pristine = 1;
+	}
 	if (worker_checkout(w, commit, pristine) < 0) {
 		__infra(out, "checkout failed: %s", nb_error_last());
-		return 0;
+		goto done;
 	}
-	return __run_all(out, w, hex, tree_hex, step, spec, pristine);
+	fd = open(busy, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd >= 0)
+		close(fd);
+	err = __run_all(out, w, hex, tree_hex, step, spec, pristine);
+	unlink(busy);
+done:
+	free(busy);
+	return err;
 }
 
 int probe_run(struct probe_result *out, struct worker *w, const git_oid *commit, unsigned step,
