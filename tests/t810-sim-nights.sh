@@ -90,6 +90,10 @@ for d in truth["defects"]:
         bad.append("defect %s (%s, %s) not flagged: %s" % (d["id"], d["kind"], d["trees"], d["subject"]))
     elif d["kind"] == "semantic" and not f.get("partner"):
         bad.append("semantic defect %s flagged without a partner" % d["id"])
+    elif d["kind"] == "semantic" and d.get("partner") and \
+            f["partner"]["subject"] != d["partner"]["subject"] and f["subject"] != d["partner"]["subject"]:
+        bad.append("semantic defect %s: partner %r, truth says %r" %
+                   (d["id"], f["partner"]["subject"], d["partner"]["subject"]))
 # one report per flag to the submitter, threaded to the Message-ID
 reports = {}
 for path in glob.glob(os.path.join(world, "state", "outbox", "*.json")):
