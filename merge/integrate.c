@@ -6,6 +6,7 @@
 #include <git2.h>
 
 #include "merge/integrate.h"
+#include "merge/nightbase.h"
 #include "merge/fetch.h"
 #include "merge/fixes.h"
 #include "merge/merge_global.h"
@@ -38,6 +39,7 @@ struct integ_night {
 	struct strbuf log;
 	char *workdir;          /* conflict memory on (integ_night_set_rerere()) */
 	size_t rerere_resolved; /* files the last __try_merge() resolved from memory */
+	struct nightbase *bases; /* merge bases of next and a tip, without walking next */
 };
 
 const char *integ_state_name(enum integ_state s)
@@ -111,6 +113,7 @@ int integ_night_new(struct integ_night **out, struct integ_repo *repo, const cha
 {
 	struct integ_night *n = xcalloc(1, sizeof(*n));
 	char *ref = xstrfmt("refs/feeds/%s", base->name);
+	git_oid tip;
 	size_t i;
 	int err;
 
@@ -135,6 +138,8 @@ int integ_night_new(struct integ_night **out, struct integ_repo *repo, const cha
 	}
 	free(ref);
 	memcpy(n->head, n->base_tip, 41);
+	git_oid_fromstr(&tip, n->base_tip);
+	nightbase_new(&n->bases, n->git, &tip);
 	strbuf_addstr(&n->log, "$ git checkout master\n");
 	strbuf_addf(&n->log, "$ git reset --hard %s/%s\n", base->name, base->branch);
 	*out = n;
@@ -165,6 +170,15 @@ void integ_night_free(struct integ_night *night)
 	strvec_clear(&night->never_merge);
 	strbuf_release(&night->log);
 	free(night->workdir);
+	if (night->bases) {
+		struct nightbase_stats st;
+
+		nightbase_stats_get(night->bases, &st);
+		log_verbose("merge bases: %zu asked, %zu walks of next, %zu full walks, "
+			    "%zu tips sharing commits with next", st.queries, st.rebuilds,
+			    st.fallbacks, st.shared);
+	}
+	nightbase_free(night->bases);
 	free(night);
 }
 
@@ -304,9 +318,14 @@ static void __record_conflicts(struct integ_night *n, struct integ_outcome *out,
 			       const struct treemerge_conflicts *c, const git_oid *next,
 			       const git_oid *theirs)
 {
+	const git_oid *bases;
 	git_oid mb;
-	size_t i;
-	int have_mb = git_merge_base(&mb, n->git, next, theirs) == 0;
+	size_t i, bases_nr = 0;
+	int have_mb = nightbase_get(&bases, &bases_nr, n->bases, next, theirs) == 0 &&
+		      bases_nr > 0;
+
+	if (have_mb)
+		mb = bases[0];
 
 	out->conflicts = xcalloc(c->nr ? c->nr : 1, sizeof(*out->conflicts));
 	out->conflicts_nr = c->nr;
@@ -462,13 +481,17 @@ done:
 static int __try_merge(struct integ_night *n, int *already, struct treemerge_conflicts *c,
 		       const struct integ_tree *t, const git_oid *theirs)
 {
+	const git_oid *bases;
 	git_oid head, tree;
-	size_t i;
+	size_t i, bases_nr;
 	int err;
 
 	git_oid_fromstr(&head, n->head);
 	n->rerere_resolved = 0;
-	err = treemerge_commits(&tree, already, c, n->git, &head, theirs);
+	if ((err = nightbase_get(&bases, &bases_nr, n->bases, &head, theirs)) < 0)
+		return err;
+	err = treemerge_commits_bases(&tree, already, c, n->git, &head, theirs, bases,
+				      bases_nr);
 	if (err == NB_EUNRELATED) {
 		strbuf_addstr(&n->log, "fatal: refusing to merge unrelated histories\n");
 		return err;

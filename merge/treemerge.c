@@ -438,9 +438,10 @@ static int __commit_tree_id(git_oid *out, git_repository *repo, const git_oid *c
 	return 0;
 }
 
-static int __merge_fast_commits(git_oid *out_tree, struct treemerge_conflicts *conflicts,
-				git_repository *repo, const git_oid *base, const git_oid *ours,
-				const git_oid *theirs)
+/* The three-way merge of commits with one merge base, done on their trees. */
+static int __merge_commits_one_base(git_oid *out_tree, struct treemerge_conflicts *conflicts,
+				    git_repository *repo, const git_oid *base,
+				    const git_oid *ours, const git_oid *theirs)
 {
 	git_oid b, o, t;
 	int err;
@@ -449,7 +450,30 @@ static int __merge_fast_commits(git_oid *out_tree, struct treemerge_conflicts *c
 	    (err = __commit_tree_id(&o, repo, ours)) < 0 ||
 	    (err = __commit_tree_id(&t, repo, theirs)) < 0)
 		return err;
-	return __merge_fast(out_tree, conflicts, repo, &b, &o, &t);
+	return treemerge_trees(out_tree, conflicts, repo, &b, &o, &t);
+}
+
+int treemerge_commits_bases(git_oid *out_tree, int *already_merged,
+			    struct treemerge_conflicts *conflicts, git_repository *repo,
+			    const git_oid *ours, const git_oid *theirs,
+			    const git_oid *bases, size_t bases_nr)
+{
+	if (already_merged)
+		*already_merged = 0;
+	if (!bases_nr)
+		return nb_error_set(NB_EUNRELATED, "refusing to merge unrelated histories");
+	if (bases_nr == 1 && git_oid_equal(&bases[0], theirs)) {
+		if (already_merged)
+			*already_merged = 1;
+		return __commit_tree_id(out_tree, repo, ours);
+	}
+	if (bases_nr == 1 && git_oid_equal(&bases[0], ours))
+		return __commit_tree_id(out_tree, repo, theirs);
+	if (bases_nr == 1)
+		return __merge_commits_one_base(out_tree, conflicts, repo, &bases[0], ours,
+						theirs);
+	/* criss-cross: libgit2 merges the merge bases into a virtual one first */
+	return __merge_full(out_tree, conflicts, repo, ours, theirs);
 }
 
 int treemerge_commits(git_oid *out_tree, int *already_merged,
@@ -457,32 +481,12 @@ int treemerge_commits(git_oid *out_tree, int *already_merged,
 		      const git_oid *ours, const git_oid *theirs)
 {
 	git_oidarray bases = { 0 };
-	git_oid base;
-	int err;
+	int err = git_merge_bases(&bases, repo, ours, theirs);
 
-	if (already_merged)
-		*already_merged = 0;
-	err = git_merge_bases(&bases, repo, ours, theirs);
-	if (err == 0)
-		git_oid_cpy(&base, &bases.ids[0]);
-	if (err == 0 && bases.count > 1)
-		err = 1;        /* criss-cross: let libgit2 build the virtual base */
-	git_oidarray_dispose(&bases);
-	if (err == GIT_ENOTFOUND)
-		return nb_error_set(NB_EUNRELATED, "refusing to merge unrelated histories");
-	if (err < 0)
+	if (err < 0 && err != GIT_ENOTFOUND)
 		return __git_fail("merge base");
-	if (git_oid_equal(&base, theirs)) {
-		if (already_merged)
-			*already_merged = 1;
-		return __commit_tree_id(out_tree, repo, ours);
-	}
-	if (git_oid_equal(&base, ours))
-		return __commit_tree_id(out_tree, repo, theirs);
-	if (err == 0) {
-		err = __merge_fast_commits(out_tree, conflicts, repo, &base, ours, theirs);
-		if (err != __NEED_FULL)
-			return err;
-	}
-	return __merge_full(out_tree, conflicts, repo, ours, theirs);
+	err = treemerge_commits_bases(out_tree, already_merged, conflicts, repo, ours, theirs,
+				      bases.ids, err == GIT_ENOTFOUND ? 0 : bases.count);
+	git_oidarray_dispose(&bases);
+	return err;
 }

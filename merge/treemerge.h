@@ -40,6 +40,15 @@ int treemerge_commits(git_oid *out_tree, int *already_merged,
 		      const git_oid *ours, const git_oid *theirs);
 
 /*
+ * treemerge_commits() with the merge bases of ours and theirs already known (as
+ * git_merge_bases() finds them; nr 0: unrelated), e.g. from merge/nightbase.h.
+ */
+int treemerge_commits_bases(git_oid *out_tree, int *already_merged,
+			    struct treemerge_conflicts *conflicts, git_repository *repo,
+			    const git_oid *ours, const git_oid *theirs,
+			    const git_oid *bases, size_t bases_nr);
+
+/*
  * Three-way merge of trees with an explicit base (cherry-pick: base = the commit's
  * parent's tree; revert: base = the commit's tree, theirs = its parent's tree).
  * Same results and errors as treemerge_commits(), NB_EUNRELATED excepted.
