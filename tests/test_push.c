@@ -20,38 +20,22 @@
 #include "util/log.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
+#include "tests/gitfixture.h"
 #include "util/banned.h"
 
 static char top[] = "/tmp/nb-push.XXXXXX";
 
-#define PRELUDE "set -e; export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.org " \
-	"GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.org; " \
-	"c() { git add -A && git commit -q --allow-empty -m \"$1\"; }; "
-
 static int sh_out(struct strbuf *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int sh_out(struct strbuf *out, const char *fmt, ...)
 {
-	struct strbuf cmd = STRBUF_INIT;
-	char buf[4096];
 	va_list ap;
-	size_t n;
-	FILE *f;
 	int rc;
 
-	strbuf_reset(out);
-	strbuf_addf(&cmd, "cd '%s' && { " PRELUDE, top);
 	va_start(ap, fmt);
-	strbuf_vaddf(&cmd, fmt, ap);
+	rc = fixture_vsh_out(out, top, FIXTURE_PRELUDE, fmt, ap);
 	va_end(ap);
-	strbuf_addstr(&cmd, "; } 2>/dev/null");
-	f = popen(cmd.buf, "r");
-	assert_non_null(f);
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		strbuf_add(out, buf, n);
-	rc = pclose(f);
-	strbuf_release(&cmd);
 	strbuf_trim(out);
-	return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+	return rc;
 }
 
 /* The work repository's refs/heads/next and tag next-20260501 at `rev` of w/. */

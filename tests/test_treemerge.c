@@ -14,6 +14,7 @@
 #include "util/error.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
+#include "tests/gitfixture.h"
 #include "util/banned.h"
 
 static char top[] = "/tmp/nb-treemerge.XXXXXX";
@@ -21,8 +22,6 @@ static char *repo_dir;
 static int repo_nr;
 
 /* Shell prelude for every script: `c MSG` commits everything. */
-#define PRELUDE "set -e; c() { git add -A && git commit -q --allow-empty -m \"$1\"; }; "
-
 /* Runs and frees a malloc'd command line. */
 static int sys_free(char *cmd)
 {
@@ -35,17 +34,12 @@ static int sys_free(char *cmd)
 static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int sh(const char *fmt, ...)
 {
-	struct strbuf cmd = STRBUF_INIT;
 	va_list ap;
 	int rc;
 
-	strbuf_addf(&cmd, "cd '%s' && { " PRELUDE, repo_dir);
 	va_start(ap, fmt);
-	strbuf_vaddf(&cmd, fmt, ap);
+	rc = fixture_vsh(repo_dir, FIXTURE_PRELUDE, fmt, ap);
 	va_end(ap);
-	strbuf_addstr(&cmd, "; } >/dev/null 2>&1");
-	rc = system(cmd.buf);
-	strbuf_release(&cmd);
 	return rc;
 }
 

@@ -1,0 +1,48 @@
+/* Shell snippets run in a test's directory (see gitfixture.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include "tests/gitfixture.h"
+#include "util/banned.h"
+
+static void __command(struct strbuf *cmd, const char *dir, const char *prelude,
+		      const char *fmt, va_list ap)
+{
+	strbuf_addf(cmd, "cd '%s' && { %s", dir, prelude ? prelude : "");
+	strbuf_vaddf(cmd, fmt, ap);
+}
+
+int fixture_vsh(const char *dir, const char *prelude, const char *fmt, va_list ap)
+{
+	struct strbuf cmd = STRBUF_INIT;
+	int rc;
+
+	__command(&cmd, dir, prelude, fmt, ap);
+	strbuf_addstr(&cmd, "; } >/dev/null 2>&1");
+	rc = system(cmd.buf);
+	strbuf_release(&cmd);
+	return rc;
+}
+
+int fixture_vsh_out(struct strbuf *out, const char *dir, const char *prelude, const char *fmt,
+		    va_list ap)
+{
+	struct strbuf cmd = STRBUF_INIT;
+	char buf[4096];
+	size_t n;
+	FILE *f;
+	int rc;
+
+	strbuf_reset(out);
+	__command(&cmd, dir, prelude, fmt, ap);
+	strbuf_addstr(&cmd, "; } 2>/dev/null");
+	f = popen(cmd.buf, "r");
+	strbuf_release(&cmd);
+	if (!f)
+		return -1;
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		strbuf_add(out, buf, n);
+	rc = pclose(f);
+	return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
