@@ -562,6 +562,7 @@ static void __begin(struct night *n, const struct config *cfg, const struct nigh
 static int __merge_night(struct night *n)
 {
 	struct integ_tree base = { n->cfg->base.name, n->cfg->base.url, n->cfg->base.branch };
+	char *memo;
 	int error;
 
 	if ((error = integ_night_new(&n->integ, n->repo, n->opts->date, &base,
@@ -577,9 +578,16 @@ static int __merge_night(struct night *n)
 		}
 		return error;
 	}
-	if ((error = __merge_from(n, 1)) < 0)
-		return error;
-	return __final_check(n);
+	memo = xstrfmt("%s/merge-memo", n->cfg->workdir);
+	integ_night_set_memo(n->integ, memo);
+	free(memo);
+	error = __merge_from(n, 1);
+	if (error >= 0)
+		error = __final_check(n);
+	if (integ_night_memo_save(n->integ) < 0)
+		log_warn("merge memo not saved (the next night merges everything again): %s",
+			 nb_error_last());
+	return error;
 }
 
 /* Pushes next and the tag; a failed push is reported and loses nothing. */

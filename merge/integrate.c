@@ -7,6 +7,7 @@
 
 #include "merge/integrate.h"
 #include "merge/nightbase.h"
+#include "merge/mergememo.h"
 #include "merge/fetch.h"
 #include "merge/fixes.h"
 #include "merge/merge_global.h"
@@ -40,6 +41,9 @@ struct integ_night {
 	char *workdir;          /* conflict memory on (integ_night_set_rerere()) */
 	size_t rerere_resolved; /* files the last __try_merge() resolved from memory */
 	struct nightbase *bases; /* merge bases of next and a tip, without walking next */
+	struct mergememo *memo; /* last night's clean merges (integ_night_set_memo()) */
+	size_t memo_hits;
+	git_odb *odb;
 };
 
 const char *integ_state_name(enum integ_state s)
@@ -179,7 +183,30 @@ void integ_night_free(struct integ_night *night)
 			    st.fallbacks, st.shared);
 	}
 	nightbase_free(night->bases);
+	mergememo_free(night->memo);
+	git_odb_free(night->odb);
 	free(night);
+}
+
+void integ_night_set_memo(struct integ_night *night, const char *path)
+{
+	mergememo_free(night->memo);
+	night->memo = NULL;
+	if (!path)
+		return;
+	if (!night->odb && git_repository_odb(&night->odb, night->git) < 0) {
+		log_warn("merge memo off: %s", merge_git_error());
+		return;
+	}
+	night->memo = mergememo_load(path);
+}
+
+int integ_night_memo_save(struct integ_night *night)
+{
+	if (!night->memo)
+		return 0;
+	log_verbose("merge memo: %zu of tonight's merges were known", night->memo_hits);
+	return mergememo_save(night->memo);
 }
 
 void integ_night_set_rerere(struct integ_night *night, const char *workdir)
@@ -231,9 +258,9 @@ void integ_night_left_out(struct integ_night *night, const char *tree, const cha
 	strbuf_addf(&night->log, "# %s: left out: %s\n", tree, reason);
 }
 
-/* Appends a diffstat of old..new to the log, as `git merge` prints it. */
-static void __log_diffstat(struct integ_night *n, const git_oid *old_tree,
-			   const git_oid *new_tree)
+/* A diffstat of old..new into `out`, as `git merge` prints it. */
+static void __diffstat(struct strbuf *out, git_repository *git, const git_oid *old_tree,
+		       const git_oid *new_tree)
 {
 	git_tree *a = NULL, *b = NULL;
 	git_diff *diff = NULL;
@@ -241,15 +268,15 @@ static void __log_diffstat(struct integ_night *n, const git_oid *old_tree,
 	git_buf buf = GIT_BUF_INIT;
 	git_diff_stats_format_t fmt = GIT_DIFF_STATS_FULL | GIT_DIFF_STATS_INCLUDE_SUMMARY;
 
-	if (git_tree_lookup(&a, n->git, old_tree) < 0 ||
-	    git_tree_lookup(&b, n->git, new_tree) < 0 ||
-	    git_diff_tree_to_tree(&diff, n->git, a, b, NULL) < 0)
+	if (git_tree_lookup(&a, git, old_tree) < 0 ||
+	    git_tree_lookup(&b, git, new_tree) < 0 ||
+	    git_diff_tree_to_tree(&diff, git, a, b, NULL) < 0)
 		goto done;
 	if (git_diff_num_deltas(diff) > 1000)
 		fmt = GIT_DIFF_STATS_SHORT;
 	if (git_diff_get_stats(&stats, diff) == 0 &&
 	    git_diff_stats_to_buf(&buf, stats, fmt, 80) == 0)
-		strbuf_add(&n->log, buf.ptr, buf.size);
+		strbuf_add(out, buf.ptr, buf.size);
 done:
 	git_buf_dispose(&buf);
 	git_diff_stats_free(stats);
@@ -345,7 +372,8 @@ static void __record_conflicts(struct integ_night *n, struct integ_outcome *out,
 
 /* Writes the --no-ff merge commit of `theirs` with `tree` and moves the head. */
 static int __commit_merge(struct integ_night *n, const struct integ_tree *t,
-			  const git_oid *theirs, const git_oid *tree_id, int resolved)
+			  const git_oid *theirs, const git_oid *tree_id, int resolved,
+			  const char *stat)
 {
 	git_commit *parents[2] = { NULL, NULL };
 	git_tree *tree = NULL;
@@ -367,7 +395,10 @@ static int __commit_merge(struct integ_night *n, const struct integ_tree *t,
 			    "$ git diff -M --stat --summary HEAD^..\n", git_oid_tostr_s(&id), msg);
 	else
 		strbuf_addstr(&n->log, "Merge made by the 'ort' strategy.\n");
-	__log_diffstat(n, git_commit_tree_id(parents[0]), tree_id);
+	if (stat)
+		strbuf_addstr(&n->log, stat);
+	else
+		__diffstat(&n->log, n->git, git_commit_tree_id(parents[0]), tree_id);
 	git_oid_tostr(n->head, 41, &id);
 done:
 	git_tree_free(tree);
@@ -474,6 +505,53 @@ done:
 	free(label);
 }
 
+static int __tree_of(git_oid *out, git_repository *git, const git_oid *commit)
+{
+	git_commit *c = NULL;
+
+	if (git_commit_lookup(&c, git, commit) < 0)
+		return nb_error_set(NB_ERROR, "commit %s: %s", git_oid_tostr_s(commit),
+				    merge_git_error());
+	*out = *git_commit_tree_id(c);
+	git_commit_free(c);
+	return 0;
+}
+
+/*
+ * A merge with one merge base, from the memo or merged and remembered: 0 with
+ * *tree and `stat` filled, 1 when the memo cannot serve (no memo, no single base,
+ * nothing to merge: the caller merges as usual), or treemerge_commits_bases()'s
+ * errors (conflicts in `c`).
+ */
+static int __memo_merge(struct integ_night *n, git_oid *tree, struct strbuf *stat,
+			struct treemerge_conflicts *c, const git_oid *head,
+			const git_oid *theirs, const git_oid *bases, size_t bases_nr)
+{
+	git_oid k[3];
+	const char *memo_stat;
+	int err;
+
+	if (!n->memo || bases_nr != 1 || git_oid_equal(&bases[0], theirs) ||
+	    git_oid_equal(&bases[0], head))
+		return 1;
+	if ((err = __tree_of(&k[0], n->git, &bases[0])) < 0 ||
+	    (err = __tree_of(&k[1], n->git, head)) < 0 ||
+	    (err = __tree_of(&k[2], n->git, theirs)) < 0)
+		return err;
+	if (mergememo_find(tree, &memo_stat, n->memo, &k[0], &k[1], &k[2]) &&
+	    git_odb_exists(n->odb, tree)) {
+		strbuf_addstr(stat, memo_stat);
+		n->memo_hits++;
+		return 0;
+	}
+	err = treemerge_commits_bases(tree, NULL, c, n->git, head, theirs, bases, bases_nr);
+	if (err < 0)
+		return err;
+	__diffstat(stat, n->git, &k[1], tree);
+	mergememo_add(n->memo, &k[0], &k[1], &k[2], tree, stat->buf);
+	return 0;
+}
+
 /*
  * One merge attempt of `theirs`: 0 merged or already (*already set), NB_ECONFLICT
  * (conflicts in `c`, log lines written), NB_EUNRELATED, or an error.
@@ -481,6 +559,7 @@ done:
 static int __try_merge(struct integ_night *n, int *already, struct treemerge_conflicts *c,
 		       const struct integ_tree *t, const git_oid *theirs)
 {
+	struct strbuf stat = STRBUF_INIT;
 	const git_oid *bases;
 	git_oid head, tree;
 	size_t i, bases_nr;
@@ -488,10 +567,18 @@ static int __try_merge(struct integ_night *n, int *already, struct treemerge_con
 
 	git_oid_fromstr(&head, n->head);
 	n->rerere_resolved = 0;
+	*already = 0;
 	if ((err = nightbase_get(&bases, &bases_nr, n->bases, &head, theirs)) < 0)
 		return err;
-	err = treemerge_commits_bases(&tree, already, c, n->git, &head, theirs, bases,
-				      bases_nr);
+	err = __memo_merge(n, &tree, &stat, c, &head, theirs, bases, bases_nr);
+	if (err == 0)
+		err = __commit_merge(n, t, theirs, &tree, 0, stat.buf);
+	strbuf_release(&stat);
+	if (err == 0)
+		return 0;
+	if (err == 1)
+		err = treemerge_commits_bases(&tree, already, c, n->git, &head, theirs, bases,
+					      bases_nr);
 	if (err == NB_EUNRELATED) {
 		strbuf_addstr(&n->log, "fatal: refusing to merge unrelated histories\n");
 		return err;
@@ -503,7 +590,7 @@ static int __try_merge(struct integ_night *n, int *already, struct treemerge_con
 		if (n->workdir && __rerere_try(n, &tree, &head, theirs, t) == 0) {
 			strbuf_addstr(&n->log, "Automatic merge failed; "
 					       "fix conflicts and then commit the result.\n");
-			return __commit_merge(n, t, theirs, &tree, 1);
+			return __commit_merge(n, t, theirs, &tree, 1, NULL);
 		}
 		strbuf_addstr(&n->log, "Automatic merge failed; "
 				       "fix conflicts and then commit the result.\n");
@@ -516,7 +603,7 @@ static int __try_merge(struct integ_night *n, int *already, struct treemerge_con
 		strbuf_addstr(&n->log, "Already up to date.\n");
 		return 0;
 	}
-	return __commit_merge(n, t, theirs, &tree, 0);
+	return __commit_merge(n, t, theirs, &tree, 0, NULL);
 }
 
 static void __left_out(struct integ_night *n, struct integ_outcome *out, const char *name,

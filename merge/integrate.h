@@ -103,6 +103,16 @@ void integ_night_free(struct integ_night *night);
 void integ_night_set_rerere(struct integ_night *night, const char *workdir);
 
 /*
+ * Turns on the merge memo (merge/mergememo.h) kept in the file `path`: a clean
+ * merge of the same three trees as a night before is not done again, its tree
+ * and diffstat are taken from the memo.  Call before the first merge; NULL turns
+ * it off.  integ_night_memo_save() writes the memo back (0 or NB_EIO; a night
+ * that cannot save it loses only speed).
+ */
+void integ_night_set_memo(struct integ_night *night, const char *path);
+int integ_night_memo_save(struct integ_night *night);
+
+/*
  * Merges `tip_hex` of `tree` into next (a --no-ff merge commit "Merge branch
  * '<branch>' of <url>", parents [next, merged]).  On conflict, merges
  * `good_hex` (may be NULL) instead if that merges cleanly, else leaves the tree

@@ -52,7 +52,7 @@ int worker_open(struct worker **out, const char *repo_path, const char *dir)
 		err = __git_fail("opening the repository", dir);
 		goto done;
 	}
-	err = __open_index(w);
+	err = 0;        /* the index is read by the first checkout: a cached verdict needs none */
 done:
 	if (err < 0)
 		worker_free(w);
@@ -92,6 +92,8 @@ int worker_checkout(struct worker *w, const git_oid *commit, int pristine)
 	int err;
 
 	if (pristine && (err = __wipe(w)) < 0)
+		return err;
+	if (!w->index && (err = __open_index(w)) < 0)
 		return err;
 	if (git_commit_lookup(&c, w->repo, commit) < 0 || git_commit_tree(&tree, c) < 0) {
 		err = nb_error_set(NB_ENOTFOUND, "worker %s: no commit %s", w->dir,

@@ -16,13 +16,12 @@
 #include "util/log.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
+#include "tests/gitfixture.h"
 #include "util/banned.h"
 
 static char top[] = "/tmp/nb-integrate.XXXXXX";
 static char *dir;       /* this test's directory */
 static int dir_nr;
-
-#define PRELUDE "set -e; c() { git add -A && git commit -q --allow-empty -m \"$1\"; }; "
 
 /* Runs and frees a malloc'd command line. */
 static int sys_free(char *cmd)
@@ -36,17 +35,12 @@ static int sys_free(char *cmd)
 static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int sh(const char *fmt, ...)
 {
-	struct strbuf cmd = STRBUF_INIT;
 	va_list ap;
 	int rc;
 
-	strbuf_addf(&cmd, "cd '%s' && { " PRELUDE, dir);
 	va_start(ap, fmt);
-	strbuf_vaddf(&cmd, fmt, ap);
+	rc = fixture_vsh(dir, FIXTURE_PRELUDE, fmt, ap);
 	va_end(ap);
-	strbuf_addstr(&cmd, "; } >/dev/null 2>&1");
-	rc = system(cmd.buf);
-	strbuf_release(&cmd);
 	return rc;
 }
 
@@ -54,26 +48,13 @@ static int sh(const char *fmt, ...)
 static int sh_out(struct strbuf *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int sh_out(struct strbuf *out, const char *fmt, ...)
 {
-	struct strbuf cmd = STRBUF_INIT;
-	char buf[4096];
 	va_list ap;
-	size_t n;
-	FILE *f;
 	int rc;
 
-	strbuf_reset(out);
-	strbuf_addf(&cmd, "cd '%s' && { ", dir);
 	va_start(ap, fmt);
-	strbuf_vaddf(&cmd, fmt, ap);
+	rc = fixture_vsh_out(out, dir, NULL, fmt, ap);
 	va_end(ap);
-	strbuf_addstr(&cmd, "; } 2>/dev/null");
-	f = popen(cmd.buf, "r");
-	assert_non_null(f);
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		strbuf_add(out, buf, n);
-	rc = pclose(f);
-	strbuf_release(&cmd);
-	return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+	return rc;
 }
 
 /*
@@ -291,6 +272,86 @@ static void test_same_date_twice(void **state)
 	run_night(repo, h2, NULL);
 	assert_string_equal(h1, h2);
 	integ_repo_free(repo);
+}
+
+/* t1 and mm-stable merged with the memo in `memo`; the night's log into `log`. */
+static void memo_night(struct integ_repo *repo, const char *memo, struct strbuf *log,
+		       char head[41])
+{
+	struct fetch_result res[5];
+	struct integ_night *night = NULL;
+	char tip[41], *path;
+	int i;
+
+	fetch_all(repo, res);
+	assert_int_equal(integ_night_new(&night, repo, "2026-12-05", &itrees[0],
+					 "nextbot <nb@example.org>", never), 0);
+	path = xstrfmt("%s/%s", dir, memo);
+	integ_night_set_memo(night, path);
+	free(path);
+	for (i = 1; i < 3; i++) {
+		struct integ_outcome o = INTEG_OUTCOME_INIT;
+		char *ref = xstrfmt("refs/feeds/%s", itrees[i].name);
+
+		assert_int_equal(integ_ref_get(repo, ref, tip), 0);
+		assert_int_equal(integ_night_merge_tree(night, &o, &itrees[i], tip, NULL, NULL), 0);
+		assert_int_equal(o.state, INTEG_MERGED);
+		integ_outcome_release(&o);
+		free(ref);
+	}
+	assert_int_equal(integ_night_memo_save(night), 0);
+	strbuf_reset(log);
+	strbuf_addstr(log, integ_night_log(night));
+	assert_int_equal(integ_night_finish(night, head), 0);
+	integ_night_free(night);
+}
+
+/*
+ * The merge memo: a second night takes its merges from it (shown by a memo
+ * entry altered to another tree, which the night then uses) with the same log;
+ * a damaged or foreign memo file is an empty memo.
+ */
+static void test_merge_memo(void **state)
+{
+	struct integ_repo *repo;
+	struct strbuf log1 = STRBUF_INIT, log2 = STRBUF_INIT, out = STRBUF_INIT;
+	char h1[41], h2[41];
+
+	(void)state;
+	world();
+	trees_init();
+	repo = open_repo();
+	/* mm-stable's merge has a merge base apart from both sides: a real merge */
+	memo_night(repo, "memo", &log1, h1);
+	assert_int_equal(sh("test \"$(head -1 memo)\" = 'nextbot merge memo 1'"), 0);
+	assert_int_equal(sh("test $(grep -c '^[0-9a-f]\\{40\\} ' memo) -ge 1"), 0);
+	memo_night(repo, "memo", &log2, h2);
+	assert_string_equal(h1, h2);
+	assert_string_equal(log1.buf, log2.buf);
+
+	/* the memo is really read: its last record now names the base's tree */
+	assert_int_equal(sh("base=$(git -C state/repo.git rev-parse refs/feeds/origin^{tree}) && "
+			    "n=$(grep -n '^[0-9a-f]\\{40\\} ' memo | tail -1 | cut -d: -f1) && "
+			    "sed -i \"${n}s/^\\([0-9a-f]* [0-9a-f]* [0-9a-f]*\\) [0-9a-f]*/\\1 $base/\" "
+			    "memo"), 0);
+	memo_night(repo, "memo", &log2, h2);
+	sh_out(&out, "git -C state/repo.git rev-parse %s^^{tree} refs/feeds/origin^{tree} | "
+		     "uniq | wc -l", h2);
+	assert_string_equal(out.buf, "1\n");
+
+	/* damaged: cut inside a record; foreign: another header.  Both merge afresh. */
+	assert_int_equal(sh("head -c 100 memo > memo.cut && mv memo.cut memo"), 0);
+	memo_night(repo, "memo", &log2, h2);
+	assert_string_equal(h1, h2);
+	assert_int_equal(sh("sed -i 1s/1/999/ memo"), 0);
+	memo_night(repo, "memo", &log2, h2);
+	assert_string_equal(h1, h2);
+	assert_string_equal(log1.buf, log2.buf);
+	assert_int_equal(sh("test \"$(head -1 memo)\" = 'nextbot merge memo 1'"), 0);
+	integ_repo_free(repo);
+	strbuf_release(&log1);
+	strbuf_release(&log2);
+	strbuf_release(&out);
 }
 
 static void test_fetch_force_push_and_failures(void **state)
@@ -512,6 +573,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_night),
 		cmocka_unit_test(test_same_date_twice),
+		cmocka_unit_test(test_merge_memo),
 		cmocka_unit_test(test_fetch_force_push_and_failures),
 		cmocka_unit_test(test_drops_and_revert),
 		cmocka_unit_test(test_already_unrelated_good),
