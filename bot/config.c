@@ -13,8 +13,10 @@
 #include <yaml.h>
 
 #include "bot/config.h"
+#include "util/cron.h"
 #include "util/error.h"
 #include "util/strbuf.h"
+#include "util/timespec.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
 
@@ -557,64 +559,14 @@ static int __get_strlist(struct loader *ld, const struct ynode *map, const char 
 
 int config_parse_duration(const char *s, long *out)
 {
-	long total = 0, n;
-	char *end;
+	long n;
 
-	if (!s || !isdigit((unsigned char)*s))
+	/* one parser of durations (util/timespec.c); a config's must be positive */
+	if (!s || !isdigit((unsigned char)*s) || timespec_parse_duration(&n, s) < 0 || n <= 0 ||
+	    n > CONFIG_MAX_SECONDS)
 		return -1;
-	errno = 0;
-	n = strtol(s, &end, 10);
-	if (!*end) {
-		if (errno || n <= 0 || n > CONFIG_MAX_SECONDS)
-			return -1;
-		*out = n;
-		return 0;
-	}
-	while (*s) {
-		long unit;
-
-		if (!isdigit((unsigned char)*s))
-			return -1;
-		errno = 0;
-		n = strtol(s, &end, 10);
-		switch (*end) {
-		case 'd': unit = 86400; break;
-		case 'h': unit = 3600; break;
-		case 'm': unit = 60; break;
-		case 's': unit = 1; break;
-		default: return -1;
-		}
-		if (errno || n > CONFIG_MAX_SECONDS)
-			return -1;
-		total += n * unit;
-		if (total > CONFIG_MAX_SECONDS)
-			return -1;
-		s = end + 1;
-	}
-	if (total <= 0)
-		return -1;
-	*out = total;
+	*out = n;
 	return 0;
-}
-
-/* "HH:MM" or "HH:MM:SS" → seconds after midnight, or -1. */
-static long __parse_clock(const char *s)
-{
-	int h, m, sec = 0, used = 0;
-
-	if (sscanf(s, "%2d:%2d%n", &h, &m, &used) != 2 || !isdigit((unsigned char)s[0]))
-		return -1;
-	if (s[used] == ':') {
-		int more = 0;
-
-		if (sscanf(s + used, ":%2d%n", &sec, &more) != 1 || more != 3)
-			return -1;
-		used += more;
-	}
-	if (s[used] || used < 4 || s[used - 3] != ':' || h < 0 || h > 23 || m < 0 || m > 59 ||
-	    sec < 0 || sec > 59)
-		return -1;
-	return h * 3600L + m * 60L + sec;
 }
 
 static int __name_ok(const char *s)
@@ -668,64 +620,6 @@ static int __bare_address_ok(const char *s)
 	const char *at = strchr(s, '@');
 
 	return at && at > s && at[1] && !strchr(at + 1, '@') && !strpbrk(s, " <>\t");
-}
-
-static int __cron_field_ok(const char *f, int lo, int hi, const char *const *names)
-{
-	char *copy = xstrdup(f), *save = NULL, *item;
-	int ok = 1;
-
-	for (item = strtok_r(copy, ",", &save); item && ok; item = strtok_r(NULL, ",", &save)) {
-		char *slash = strchr(item, '/'), *dash;
-		long a, b, step;
-
-		if (slash) {
-			*slash = 0;
-			if (str_to_long(slash + 1, &step) < 0 || step < 1 || step > hi)
-				ok = 0;
-		}
-		if (!strcmp(item, "*"))
-			continue;
-		dash = strchr(item, '-');
-		if (dash)
-			*dash = 0;
-		if (str_to_long(item, &a) < 0) {
-			a = -1;
-			for (int i = 0; names && names[i]; i++)
-				if (!strcasecmp(item, names[i]))
-					a = lo + i;
-		}
-		b = a;
-		if (dash && str_to_long(dash + 1, &b) < 0) {
-			b = -1;
-			for (int i = 0; names && names[i]; i++)
-				if (!strcasecmp(dash + 1, names[i]))
-					b = lo + i;
-		}
-		if (a < lo || a > hi || b < a || b > hi)
-			ok = 0;
-	}
-	if (*f == ',' || (*f && f[strlen(f) - 1] == ','))
-		ok = 0;
-	free(copy);
-	return ok;
-}
-
-/* A structural check of a 5-field cron expression (minute hour dom month dow). */
-static int __cron_ok(const char *expr)
-{
-	static const char *const months[] = { "jan", "feb", "mar", "apr", "may", "jun", "jul",
-					      "aug", "sep", "oct", "nov", "dec", NULL };
-	static const char *const days[] = { "sun", "mon", "tue", "wed", "thu", "fri", "sat", NULL };
-	static const int lo[] = { 0, 0, 1, 1, 0 }, hi[] = { 59, 23, 31, 12, 7 };
-	char *copy = xstrdup(expr), *save = NULL, *f;
-	int n = 0, ok = 1;
-
-	for (f = strtok_r(copy, " \t", &save); f && ok; f = strtok_r(NULL, " \t", &save), n++)
-		ok = n < 5 && __cron_field_ok(f, lo[n], hi[n],
-					      n == 3 ? months : n == 4 ? days : NULL);
-	free(copy);
-	return ok && n == 5;
 }
 
 /* Absolute path for p: "~/x" under $HOME, relative ones under the config's directory. */
@@ -1164,6 +1058,7 @@ static int __load_misc(struct loader *ld, const struct ynode *root)
 	static const char *const bisect_keys[] = { "confirm", "jobs", NULL };
 	const struct ynode *b = __map_get(root, "bisect");
 	struct config *cfg = ld->cfg;
+	struct cron_expr cron;
 	int on_breakage = 0, ret;
 	size_t old;
 
@@ -1174,10 +1069,10 @@ static int __load_misc(struct loader *ld, const struct ynode *root)
 	    (ret = __get_str(ld, root, "merge_identity", &cfg->merge_identity, 0)) < 0)
 		return ret;
 	cfg->on_breakage = (enum config_on_breakage)on_breakage;
-	if (!__cron_ok(cfg->schedule))
+	if (cfg->schedule && cron_parse(&cron, cfg->schedule) < 0)
 		return __err(ld, __map_get(root, "schedule"), "schedule",
 			     "'%s' is not a 5-field cron expression (minute hour day month "
-			     "weekday)", cfg->schedule);
+			     "weekday): %s", cfg->schedule, nb_error_last());
 	if (cfg->merge_identity && !__identity_ok(cfg->merge_identity))
 		return __err(ld, __map_get(root, "merge_identity"), "merge_identity",
 			     "'%s' is not of the form \"Name <user@host>\"", cfg->merge_identity);
@@ -1200,7 +1095,7 @@ static int __load_deadline(struct loader *ld, const struct ynode *root)
 
 	if (ret || !cfg->deadline.text)
 		return ret;
-	if ((s = __parse_clock(cfg->deadline.text)) >= 0) {
+	if (timespec_parse_clock(&s, cfg->deadline.text) == 0) {
 		cfg->deadline.kind = CONFIG_DEADLINE_CLOCK;
 		cfg->deadline.seconds = s;
 	} else if (config_parse_duration(cfg->deadline.text, &s) == 0) {
