@@ -331,6 +331,22 @@ static int __sum(int *total, int ret)
 	return 0;
 }
 
+/*
+ * The end of every notice but the first report: the drafted mail (released here),
+ * then the event's webhooks.  The number queued, or the first error.
+ */
+static int __queue_mail_and_hooks(const struct notice_settings *s, struct draft *d,
+				  const struct hook_event *ev, const char *const parts[3],
+				  const char *what)
+{
+	int total = 0, ret = __sum(&total, __queue_mail(s, d));
+
+	__draft_release(d);
+	if (ret < 0 || (ret = __sum(&total, __queue_hooks(s, ev, parts, what))) < 0)
+		return ret;
+	return total;
+}
+
 /* ---- breakages ---- */
 
 static int __is_build(const struct notice_breakage *b)
@@ -687,7 +703,7 @@ static int __queue_followup(const struct notice_settings *s, const struct notice
 	struct hook_event ev;
 	const char *key = b->flag_id ? b->flag_id : b->patch_id ? b->patch_id : b->commit;
 	const char *parts[3] = {key, "0", NULL};
-	int ret, total = 0, flaky = b->kind && !strcmp(b->kind, "flaky");
+	int ret, flaky = b->kind && !strcmp(b->kind, "flaky");
 
 	if ((ret = __check_settings(s)) < 0)
 		return ret;
@@ -714,16 +730,10 @@ static int __queue_followup(const struct notice_settings *s, const struct notice
 	}
 	__commit_line(&d, b->commit, b->subject);
 	strbuf_addstr(&d.body, "\n-- \nnextbot\n");
-	ret = __sum(&total, __queue_mail(s, &d));
-	__draft_release(&d);
-	if (ret < 0)
-		return ret;
 	__event_from_breakage(&ev, b);
 	ev.event = kind;
 	ev.reason = why;
-	if ((ret = __sum(&total, __queue_hooks(s, &ev, parts, b->subject))) < 0)
-		return ret;
-	return total;
+	return __queue_mail_and_hooks(s, &d, &ev, parts, b->subject);
 }
 
 int notice_queue_dropped(const struct notice_settings *s, const struct notice_breakage *b,
@@ -756,7 +766,7 @@ int notice_queue_conflict(const struct notice_settings *s, const struct notice_c
 	struct draft d = DRAFT_INIT;
 	struct hook_event ev = {0};
 	const char *parts[3] = {c->date, c->tree, c->other};
-	int ret, total = 0;
+	int ret;
 
 	if ((ret = __check_settings(s)) < 0)
 		return ret;
@@ -782,10 +792,6 @@ int notice_queue_conflict(const struct notice_settings *s, const struct notice_c
 	if (c->outcome)
 		strbuf_addf(&d.body, "%s\n\n", __cl(&d, c->outcome));
 	strbuf_addstr(&d.body, "-- \nCheers,\nnextbot\n");
-	ret = __sum(&total, __queue_mail(s, &d));
-	__draft_release(&d);
-	if (ret < 0)
-		return ret;
 	ev.event = "merge-conflict";
 	ev.date = c->date;
 	ev.next_tag = c->next_tag;
@@ -793,9 +799,7 @@ int notice_queue_conflict(const struct notice_settings *s, const struct notice_c
 	ev.other_tree = c->other;
 	ev.paths = c->paths;
 	ev.paths_nr = c->paths_nr;
-	if ((ret = __sum(&total, __queue_hooks(s, &ev, parts, c->tree))) < 0)
-		return ret;
-	return total;
+	return __queue_mail_and_hooks(s, &d, &ev, parts, c->tree);
 }
 
 int notice_queue_base_broken(const struct notice_settings *s, const struct notice_base_broken *bb)
@@ -803,7 +807,7 @@ int notice_queue_base_broken(const struct notice_settings *s, const struct notic
 	struct draft d = DRAFT_INIT;
 	struct hook_event ev = {0};
 	const char *parts[3] = {bb->date, bb->base_name, NULL};
-	int ret, total = 0;
+	int ret;
 
 	if ((ret = __check_settings(s)) < 0)
 		return ret;
@@ -826,10 +830,6 @@ int notice_queue_base_broken(const struct notice_settings *s, const struct notic
 	__excerpt(&d, bb->excerpt);
 	strbuf_addstr(&d.body, "No tree is blamed and nothing was merged tonight.\n\n"
 			       "-- \nnextbot\n");
-	ret = __sum(&total, __queue_mail(s, &d));
-	__draft_release(&d);
-	if (ret < 0)
-		return ret;
 	ev.event = "base-broken";
 	ev.date = bb->date;
 	ev.next_tag = bb->next_tag;
@@ -840,9 +840,7 @@ int notice_queue_base_broken(const struct notice_settings *s, const struct notic
 	ev.exit_code = bb->exit_code;
 	ev.timed_out = bb->timed_out;
 	ev.log_excerpt = bb->excerpt;
-	if ((ret = __sum(&total, __queue_hooks(s, &ev, parts, "base broken"))) < 0)
-		return ret;
-	return total;
+	return __queue_mail_and_hooks(s, &d, &ev, parts, "base broken");
 }
 
 static void __section(struct draft *d, const char *title, const char *const *v, size_t nr)
@@ -858,7 +856,7 @@ int notice_queue_summary(const struct notice_settings *s, const struct notice_su
 	struct draft d = DRAFT_INIT;
 	struct hook_event ev = {0};
 	const char *parts[3] = {sum->date, NULL, NULL};
-	int ret, total = 0;
+	int ret;
 	size_t i;
 
 	if ((ret = __check_settings(s)) < 0)
@@ -890,16 +888,10 @@ int notice_queue_summary(const struct notice_settings *s, const struct notice_su
 		  sum->missing_signoff_nr);
 	__section(&d, "Notes", sum->notes, sum->notes_nr);
 	strbuf_addstr(&d.body, "-- \nnextbot\n");
-	ret = __sum(&total, __queue_mail(s, &d));
-	__draft_release(&d);
-	if (ret < 0)
-		return ret;
 	ev.event = "summary";
 	ev.date = sum->date;
 	ev.next_tag = sum->next_tag;
 	ev.commit = sum->next_commit;
 	ev.result = sum->regression ? "regression" : "success";
-	if ((ret = __sum(&total, __queue_hooks(s, &ev, parts, "daily summary"))) < 0)
-		return ret;
-	return total;
+	return __queue_mail_and_hooks(s, &d, &ev, parts, "daily summary");
 }
