@@ -106,7 +106,8 @@ static struct flag *__mark_flags(struct state *st, const struct drop *d)
 	for (i = 0; i < st->flags_nr; i++) {
 		struct flag *f = &st->flags[i];
 		int same = (d->patch_id && f->patch_id && !strcmp(d->patch_id, f->patch_id)) ||
-			   (d->message_id && f->message_id && !strcmp(d->message_id, f->message_id)) ||
+			   (d->message_id && f->message_id &&
+			    !strcmp(d->message_id, f->message_id)) ||
 			   (d->commit && f->commit && !strcmp(d->commit, f->commit));
 
 		if (!same || (f->state && !strcmp(f->state, "dismissed")))
@@ -202,7 +203,8 @@ static int __push(struct maint *m, const struct drop *d)
 	__print_left_out(repo, &r);
 done:
 	if (code != EXIT_DONE)
-		fprintf(stderr, "nextbot: the drop itself is recorded: the patch stays out of next\n");
+		fprintf(stderr,
+			"nextbot: the drop itself is recorded: the patch stays out of next\n");
 	droppush_result_release(&r);
 	integ_repo_free(repo);
 	free(path);

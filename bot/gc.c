@@ -139,7 +139,8 @@ static int __runs(struct bot_gc_report *r, const struct config *cfg, struct stat
 	r->nights_kept = nights.nr < keep ? nights.nr : keep;
 	if (nights.nr) {
 		snprintf(r->newest_kept, sizeof(r->newest_kept), "%s", nights.v[0]);
-		snprintf(r->oldest_kept, sizeof(r->oldest_kept), "%s", nights.v[r->nights_kept - 1]);
+		snprintf(r->oldest_kept, sizeof(r->oldest_kept), "%s",
+			 nights.v[r->nights_kept - 1]);
 	}
 	if (nights.nr > keep) {
 		err = __drop_runs(r, st, runs_dir, &nights, r->oldest_kept);

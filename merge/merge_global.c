@@ -18,12 +18,6 @@ int merge_global_init(void)
 	 */
 	git_libgit2_opts(GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION, 0);
 	git_libgit2_opts(GIT_OPT_ENABLE_STRICT_OBJECT_CREATION, 0);
-	/*
-	 * libgit2 keeps no parsed tree over 4 KiB: a kernel's include/linux (100 KiB)
-	 * would be inflated and parsed again by every merge and diffstat of the night.
-	 */
-	git_libgit2_opts(GIT_OPT_SET_CACHE_OBJECT_LIMIT, GIT_OBJECT_TREE, (size_t)4 << 20);
-	git_libgit2_opts(GIT_OPT_SET_CACHE_OBJECT_LIMIT, GIT_OBJECT_COMMIT, (size_t)1 << 20);
 	return 0;
 }
 

@@ -136,7 +136,8 @@ static int __classify(struct probe_result *out, struct runcmd_result *r, size_t 
 		      const struct probe_command *c)
 {
 	if (r->runner_failed) {
-		__infra(out, "the runner failed on its own, no verdict (%s)", c->name ? c->name : "");
+		__infra(out, "the runner failed on its own, no verdict (%s)",
+			c->name ? c->name : "");
 	} else if (r->exec_failed) {
 		__infra(out, "the command could not be started (%s)", c->name ? c->name : "");
 	} else if (r->limit_hit) {

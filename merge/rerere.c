@@ -298,8 +298,9 @@ static int __extract(size_t (*res)[2], const struct rerere_file *f, const char *
 		size_t s = f->hunks[i - 1].end, l = f->hunks[i].start - s, at;
 
 		if (!l || !__find_at_line(&at, edited, pos, limit, conflicted + s, l))
-			return nb_error_set(NB_EINVALID, "%s: cannot find the text between conflicts "
-					    "%zu and %zu; edit only the conflicts", path, i, i + 1);
+			return nb_error_set(NB_EINVALID, "%s: cannot find the text between "
+					    "conflicts %zu and %zu; edit only the conflicts",
+					    path, i, i + 1);
 		res[i - 1][0] = pos;
 		res[i - 1][1] = at;
 		pos = at + l;
@@ -398,7 +399,8 @@ static char *__meta_get(const char *text, const char *key)
 		const char *nl = strchr(p, '\n');
 
 		if (!strncmp(p, key, kl) && p[kl] == ' ')
-			return xstrndup(p + kl + 1, nl ? (size_t)(nl - p - kl - 1) : strlen(p + kl + 1));
+			return xstrndup(p + kl + 1,
+					nl ? (size_t)(nl - p - kl - 1) : strlen(p + kl + 1));
 		p = nl ? nl + 1 : NULL;
 	}
 	return xstrdup("");

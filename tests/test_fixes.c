@@ -124,7 +124,8 @@ static void world(void)
 		"mkdir remotes fixes; git init -q -b master w; cd w; "
 		"echo 'int old_name(void);' > lib.h; "
 		"printf '#include \"lib.h\"\\nint old_name(void) { return 1; }\\n' > lib.c; "
-		"printf '#include \"lib.h\"\\nint main(void) { return old_name() - 1; }\\n' > main.c; "
+		"printf '#include \"lib.h\"\\nint main(void) { return old_name() - 1; }\\n' "
+		"> main.c; "
 		"c base; "
 		"for r in upstream t1 t2; do git init -q --bare ../remotes/$r.git; done; "
 		"git push -q ../remotes/upstream.git master; "
@@ -185,7 +186,8 @@ static void night(struct integ_repo *repo, const char *date, struct night_out *o
 		integ_outcome_release(&out);
 		if (i == 1) {
 			/* not the last step's tree: refused */
-			assert_int_equal(integ_night_apply_fixes(n, "t2", fixes, NULL), NB_EINVALID);
+			assert_int_equal(integ_night_apply_fixes(n, "t2", fixes, NULL),
+					 NB_EINVALID);
 		}
 	}
 	memcpy(o->before, integ_night_head(n), 41);
@@ -283,7 +285,8 @@ static void test_nights(void **state)
 	/* night 4: mainline took t1 and t2 was rebased onto it with the fix: not needed */
 	assert_int_equal(sh("cd w; git checkout -q master; git merge -q --no-edit for-next; "
 			    "git push -q ../remotes/upstream.git master; git checkout -q next; "
-			    "git rebase -q master; sed -i s/old_name/new_name/ b.c; c 't2: new_name'; "
+			    "git rebase -q master; sed -i s/old_name/new_name/ b.c; "
+			    "c 't2: new_name'; "
 			    "git push -q -f ../remotes/t2.git next"), 0);
 	night(repo, "2026-04-04", &o);
 	assert_int_equal(o.report.items[0].state, FIX_NOT_NEEDED);

@@ -332,7 +332,8 @@ static void test_merge_memo(void **state)
 	/* the memo is really read: its last record now names the base's tree */
 	assert_int_equal(sh("base=$(git -C state/repo.git rev-parse refs/feeds/origin^{tree}) && "
 			    "n=$(grep -n '^[0-9a-f]\\{40\\} ' memo | tail -1 | cut -d: -f1) && "
-			    "sed -i \"${n}s/^\\([0-9a-f]* [0-9a-f]* [0-9a-f]*\\) [0-9a-f]*/\\1 $base/\" "
+			    "sed -i \"${n}s/^\\([0-9a-f]* [0-9a-f]* [0-9a-f]*\\) [0-9a-f]*/"
+			    "\\1 $base/\" "
 			    "memo"), 0);
 	memo_night(repo, "memo", &log2, h2);
 	sh_out(&out, "git -C state/repo.git rev-parse %s^^{tree} refs/feeds/origin^{tree} | "

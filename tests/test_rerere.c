@@ -173,11 +173,13 @@ static void world(void)
 	new_dir();
 	assert_int_equal(sh("mkdir remotes; git init -q -b master w; cd w; seq 1 30 > f; "
 			    "echo a > other; c base; "
-			    "for r in upstream t1 t2; do git init -q --bare ../remotes/$r.git; done; "
+			    "for r in upstream t1 t2; do "
+			    "git init -q --bare ../remotes/$r.git; done; "
 			    "git push -q ../remotes/upstream.git master; "
 			    "git checkout -q -b for-next; sed -i 's/^5$/five-t1/' f; c 't1: five'; "
 			    "git push -q ../remotes/t1.git for-next; "
-			    "git checkout -q -b next master; sed -i 's/^5$/five-t2/' f; c 't2: five'; "
+			    "git checkout -q -b next master; sed -i 's/^5$/five-t2/' f; "
+			    "c 't2: five'; "
 			    "git push -q ../remotes/t2.git next"), 0);
 	for (i = 0; i < 3; i++)
 		free(urls[i]);
@@ -265,7 +267,8 @@ static void test_nights_remember(void **state)
 	assert_int_equal(sh("grep -q '^<<<<<<< next$' state/resolve/t2/f && "
 			    "grep -q '^>>>>>>> t2/next$' state/resolve/t2/f && "
 			    "grep -qx 'path f' state/resolve/t2.meta && "
-			    "grep -qx \"tip $(git -C w rev-parse next)\" state/resolve/t2.meta"), 0);
+			    "grep -qx \"tip $(git -C w rev-parse next)\" "
+			    "state/resolve/t2.meta"), 0);
 	integ_outcome_release(&o[1]);
 	integ_outcome_release(&o[2]);
 
@@ -319,8 +322,8 @@ static void test_nights_remember(void **state)
 	/* mainline moves too */
 	assert_int_equal(sh("cd w; git checkout -q master; echo 31 >> f; c up-31; "
 			    "git push -q ../remotes/upstream.git master; git checkout -q for-next; "
-			    "git merge -q --no-edit master; git push -q ../remotes/t1.git for-next"),
-			 0);
+			    "git merge -q --no-edit master; "
+			    "git push -q ../remotes/t1.git for-next"), 0);
 	night(repo, "2026-03-04", t1_t2, o, &log);
 	assert_int_equal(o[2].state, INTEG_MERGED);
 	assert_int_equal(o[2].rerere_resolved, 1);
@@ -330,7 +333,8 @@ static void test_nights_remember(void **state)
 
 	/* night 5: a new, different conflict in the same file is still a conflict */
 	assert_int_equal(sh("cd w; git checkout -q for-next; sed -i 's/^15$/fifteen-t1/' f; "
-			    "c t1-15; git push -q ../remotes/t1.git for-next; git checkout -q next; "
+			    "c t1-15; git push -q ../remotes/t1.git for-next; "
+			    "git checkout -q next; "
 			    "sed -i 's/^15$/fifteen-t2/' f; c t2-15; "
 			    "git push -q ../remotes/t2.git next"), 0);
 	night(repo, "2026-03-05", t1_t2, o, &log);

@@ -1,4 +1,4 @@
-/* Unit tests for util/slurm on a real private single-node Slurm cluster (tests/slurm-cluster.sh). */
+/* util/slurm on a real private single-node Slurm cluster (tests/slurm-cluster.sh). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -656,7 +656,8 @@ static int start_cluster(void)
 	free(cmd);
 	if (rc != 0) {
 		fprintf(stderr, "test_slurm: FAIL: the private Slurm cluster did not start "
-			"(tests/slurm-cluster.sh, see its message above); Slurm tests cannot run\n");
+			"(tests/slurm-cluster.sh, see its message above); "
+			"Slurm tests cannot run\n");
 		return -1;
 	}
 	cmd = xstrfmt("%s/slurm.conf", cluster_dir);

@@ -217,7 +217,8 @@ static void __register(const char *name, int add)
 			;
 		if (i < running.nr) {
 			free(running.v[i]);
-			memmove(&running.v[i], &running.v[i + 1], (running.nr - i) * sizeof(char *));
+			memmove(&running.v[i], &running.v[i + 1],
+				(running.nr - i) * sizeof(char *));
 			running.nr--;
 		}
 		active--;

@@ -32,7 +32,8 @@ struct slurm_opts {
  * output_cap, user, inherit_env as for runcmd_run()) as one Slurm job step:
  *
  *   srun --quiet --chdir=<cwd> --job-name=<name> --ntasks=1 [--time=<minutes>]
- *        [--partition=<p>] [srun_args…] -- /bin/sh -c <wrapper> nextbot-step <prefix> <command argv>
+ *        [--partition=<p>] [srun_args…] --
+ *        /bin/sh -c <wrapper> nextbot-step <prefix> <command argv>
  *
  * srun itself runs through runcmd_run(), so its output (the command's, and srun's
  * own messages) goes into the same capped output and log.  The environment is
