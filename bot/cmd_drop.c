@@ -164,7 +164,7 @@ static int __push(struct maint *m, const struct drop *d)
 	const struct config *cfg = m->cfg;
 	const struct config_tree *ct = NULL;
 	struct droppush_result r = DROPPUSH_RESULT_INIT;
-	struct fetch_creds cr = { cfg->git.token_env, cfg->git.ssh_key };
+	struct fetch_creds cr = { cfg->git.token_env, cfg->git.ssh_key, cfg->git.fetch_timeout };
 	const char *pids[1] = { d->patch_id }, *mids[1] = { d->message_id };
 	struct integ_drops drops = { pids, d->patch_id ? 1 : 0, mids, d->message_id ? 1 : 0 };
 	struct integ_repo *repo = NULL;

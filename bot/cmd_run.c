@@ -129,7 +129,7 @@ static int __owes_push(const struct run_record *r, size_t *at)
 /* Pushes next and each owed tag, oldest night first; 1 when state changed. */
 static int __push_owed(const struct config *cfg, struct state *st, struct integ_repo *repo)
 {
-	struct fetch_creds cr = { cfg->git.token_env, cfg->git.ssh_key };
+	struct fetch_creds cr = { cfg->git.token_env, cfg->git.ssh_key, cfg->git.fetch_timeout };
 	int changed = 0;
 	size_t i, at;
 

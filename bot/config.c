@@ -902,6 +902,20 @@ done:
 	return ret;
 }
 
+/* An optional duration ("90s", "10m", or seconds); *out is left alone when absent. */
+static int __get_duration(struct loader *ld, const struct ynode *map, const char *key,
+			  long *out)
+{
+	const struct ynode *t = __map_get(map, key);
+
+	if (!t || __is_null(t))
+		return 0;
+	if (t->kind != YN_SCALAR || config_parse_duration(t->value, out) < 0)
+		return __err(ld, t, key, "expected a positive number of seconds or a duration "
+			     "such as \"90s\", \"30m\", \"2h\"");
+	return 0;
+}
+
 static int __get_env_name(struct loader *ld, const struct ynode *map, const char *key,
 			  char **out)
 {
@@ -915,7 +929,7 @@ static int __get_env_name(struct loader *ld, const struct ynode *map, const char
 
 static int __load_git_publish(struct loader *ld, const struct ynode *root)
 {
-	static const char *const git_keys[] = { "token_env", "ssh_key", NULL };
+	static const char *const git_keys[] = { "token_env", "ssh_key", "fetch_timeout", NULL };
 	static const char *const pub_keys[] = { "url", "branch", NULL };
 	const struct ynode *g = __map_get(root, "git"), *p = __map_get(root, "publish");
 	struct config *cfg = ld->cfg;
@@ -927,8 +941,9 @@ static int __load_git_publish(struct loader *ld, const struct ynode *root)
 			return ret;
 		old = __kp_push(ld, "git");
 		if (!(ret = __get_env_name(ld, g, "token_env", &cfg->git.token_env)) &&
-		    !(ret = __get_str(ld, g, "ssh_key", &cfg->git.ssh_key, 0)))
-			ret = __abs_path(ld, g, "ssh_key", &cfg->git.ssh_key);
+		    !(ret = __get_str(ld, g, "ssh_key", &cfg->git.ssh_key, 0)) &&
+		    !(ret = __abs_path(ld, g, "ssh_key", &cfg->git.ssh_key)))
+			ret = __get_duration(ld, g, "fetch_timeout", &cfg->git.fetch_timeout);
 		__kp_pop(ld, old);
 		if (ret)
 			return ret;
@@ -1128,6 +1143,7 @@ static struct config *__config_new(const char *path)
 	cfg->publish.branch = xstrdup("master");
 	cfg->notify.from = xstrdup("nextbot <nextbot@localhost>");
 	cfg->schedule = xstrdup("0 2 * * *");
+	cfg->git.fetch_timeout = 600;
 	cfg->keep_days = 60;
 	cfg->workdir = xstrdup("state");
 	return cfg;

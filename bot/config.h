@@ -99,6 +99,7 @@ struct config {
 	struct {
 		char *token_env;        /* NAME of the env var with an https token */
 		char *ssh_key;          /* absolute path; NULL: agent/none */
+		long fetch_timeout;     /* seconds a remote may send nothing; default 600 */
 	} git;
 
 	struct {

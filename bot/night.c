@@ -27,7 +27,8 @@ static int __fetch(struct night *n)
 {
 	struct fetch_tree *ft = xcalloc(n->trees_nr, sizeof(*ft));
 	struct fetch_result *res = xcalloc(n->trees_nr, sizeof(*res));
-	struct fetch_creds creds = { n->cfg->git.token_env, n->cfg->git.ssh_key };
+	struct fetch_creds creds = { n->cfg->git.token_env, n->cfg->git.ssh_key,
+				     n->cfg->git.fetch_timeout };
 	size_t i;
 	int error;
 
@@ -593,7 +594,8 @@ static int __merge_night(struct night *n)
 /* Pushes next and the tag; a failed push is reported and loses nothing. */
 static void __publish(struct night *n)
 {
-	struct fetch_creds cr = { n->cfg->git.token_env, n->cfg->git.ssh_key };
+	struct fetch_creds cr = { n->cfg->git.token_env, n->cfg->git.ssh_key,
+				  n->cfg->git.fetch_timeout };
 
 	if (!n->cfg->publish.url)
 		return;

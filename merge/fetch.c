@@ -1,7 +1,16 @@
 /* Fetch of the base and trees into refs/feeds/<name>, one connection per url. */
+#include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
 #include <git2.h>
 
 #include "merge/fetch.h"
@@ -101,10 +110,82 @@ static int __remote_has(const git_remote_head **heads, size_t nheads, const char
 	return found;
 }
 
+/* ---- what the fetch child tells its watcher (one write each: atomic on a pipe) ---- */
+
+enum { MSG_START, MSG_BEAT, MSG_RESULT, MSG_END };
+#define REASON_MAX 2048         /* header + reason stay under PIPE_BUF */
+
+struct __msg {
+	uint32_t type, index, state, reason_len;
+	char tip[41];
+};
+
+static void __send(int fd, uint32_t type, uint32_t index, const struct fetch_result *r)
+{
+	char buf[sizeof(struct __msg) + REASON_MAX];
+	struct __msg m;
+	size_t len = 0;
+
+	memset(&m, 0, sizeof(m));
+	m.type = type;
+	m.index = index;
+	if (r) {
+		m.state = (uint32_t)r->state;
+		memcpy(m.tip, r->tip, sizeof(m.tip));
+		len = r->reason ? strlen(r->reason) : 0;
+		len = len > REASON_MAX ? REASON_MAX : len;
+		m.reason_len = (uint32_t)len;
+	}
+	memcpy(buf, &m, sizeof(m));
+	if (len)
+		memcpy(buf + sizeof(m), r->reason, len);
+	if (write(fd, buf, sizeof(m) + len) < 0)
+		_exit(3);       /* the watcher is gone */
+}
+
+/* Callback payload: the credentials' state and the pipe to the watcher (-1: none). */
+struct __payload {
+	struct fetch_cred_state cs;
+	int fd;
+	time_t last_beat;
+};
+
+static int __payload_credentials(git_credential **out, const char *url, const char *user,
+				 unsigned int allowed, void *payload)
+{
+	return fetch_credentials(out, url, user, allowed, &((struct __payload *)payload)->cs);
+}
+
+/* Data arrived: at most one beat a second tells the watcher the remote is alive. */
+static void __beat(struct __payload *p)
+{
+	time_t now = time(NULL);
+
+	if (p->fd >= 0 && now != p->last_beat) {
+		p->last_beat = now;
+		__send(p->fd, MSG_BEAT, 0, NULL);
+	}
+}
+
+static int __on_transfer(const git_indexer_progress *stats, void *payload)
+{
+	(void)stats;
+	__beat(payload);
+	return 0;
+}
+
+static int __on_sideband(const char *str, int len, void *payload)
+{
+	(void)str;
+	(void)len;
+	__beat(payload);
+	return 0;
+}
+
 /* Fetches every not yet done tree whose url is trees[first].url. */
 static void __fetch_url(struct fetch_result *out, char *done, struct integ_repo *repo,
 			const struct fetch_tree *trees, size_t n, size_t first,
-			const struct fetch_creds *creds)
+			const struct fetch_creds *creds, int beat_fd)
 {
 	git_repository *git = integ_repo_git(repo);
 	git_remote *remote = NULL;
@@ -112,7 +193,7 @@ static void __fetch_url(struct fetch_result *out, char *done, struct integ_repo 
 	git_fetch_options fo;
 	git_remote_create_options ro;
 	const git_remote_head **heads = NULL;
-	struct fetch_cred_state cs = { creds, 0 };
+	struct __payload pl = { { creds, 0 }, beat_fd, 0 };
 	struct strvec_like { char **v; size_t nr; } specs = { NULL, 0 };
 	git_strarray arr;
 	size_t i, nheads = 0;
@@ -125,8 +206,10 @@ static void __fetch_url(struct fetch_result *out, char *done, struct integ_repo 
 	/* insteadOf rewriting leaks in libgit2 1.5 (pcre2 match data); urls are literal */
 	ro.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF | GIT_REMOTE_CREATE_SKIP_DEFAULT_FETCHSPEC;
 	git_remote_init_callbacks(&cb, GIT_REMOTE_CALLBACKS_VERSION);
-	cb.credentials = fetch_credentials;
-	cb.payload = &cs;
+	cb.credentials = __payload_credentials;
+	cb.transfer_progress = __on_transfer;
+	cb.sideband_progress = __on_sideband;
+	cb.payload = &pl;
 	if (git_remote_create_with_opts(&remote, url, &ro) < 0 ||
 	    git_remote_connect(remote, GIT_DIRECTION_FETCH, &cb, NULL, NULL) < 0 ||
 	    git_remote_ls(&heads, &nheads, remote) < 0) {
@@ -183,12 +266,182 @@ done:
 	git_remote_free(remote);
 }
 
+/* ---- the child that fetches, and the watcher that gives up on a silent remote ---- */
+
+/* The child: every url not done yet, in order; a message per start, beat and result. */
+static void __child(int fd, struct fetch_result *out, char *done, struct integ_repo *repo,
+		    const struct fetch_tree *trees, size_t n, const struct fetch_creds *creds)
+{
+	char *before = xmalloc(n);
+	size_t i, j;
+
+	signal(SIGPIPE, SIG_DFL);
+	for (i = 0; i < n; i++) {
+		if (done[i])
+			continue;
+		memcpy(before, done, n);
+		__send(fd, MSG_START, (uint32_t)i, NULL);
+		log_progress("fetching %s (%s)", trees[i].name, trees[i].url);
+		__fetch_url(out, done, repo, trees, n, i, creds, fd);
+		for (j = i; j < n; j++)
+			if (done[j] && !before[j])
+				__send(fd, MSG_RESULT, (uint32_t)j, &out[j]);
+	}
+	__send(fd, MSG_END, 0, NULL);
+	_exit(0);
+}
+
+static long __now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+/* Reads exactly len bytes; 0 at a clean end of file before any, -1 otherwise. */
+static int __read_full(int fd, void *buf, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t r = read(fd, (char *)buf + got, len - got);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return r == 0 && got == 0 ? 0 : -1;
+		got += (size_t)r;
+	}
+	return 1;
+}
+
+/* A result from the child becomes the caller's. */
+static void __take(struct fetch_result *out, char *done, size_t n, const struct __msg *m,
+		   const char *reason)
+{
+	if (m->index >= n)
+		return;
+	free(out[m->index].reason);
+	out[m->index].state = (enum fetch_state)m->state;
+	memcpy(out[m->index].tip, m->tip, sizeof(out[m->index].tip));
+	out[m->index].tip[40] = '\0';
+	out[m->index].reason = m->reason_len ? xstrfmt("%.*s", (int)m->reason_len, reason) : NULL;
+	done[m->index] = 1;
+}
+
+/*
+ * Follows one child until it ends, dies, or is silent for `idle_ms`; *current is
+ * the tree whose url it was on (-1: none yet).  Returns 1 when it ended normally,
+ * 0 when it was killed for silence, -1 when it died or broke the protocol.
+ */
+static int __follow(long *current, int fd, pid_t pid, struct fetch_result *out, char *done,
+		    size_t n, long idle_ms)
+{
+	long deadline = __now_ms() + idle_ms;
+	char reason[REASON_MAX + 1];
+	struct __msg m;
+
+	for (;;) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		long left = deadline - __now_ms();
+		int rc = left > 0 ? poll(&p, 1, (int)(left > 60000 ? 60000 : left)) : 0;
+
+		if (rc < 0 && errno == EINTR)
+			continue;
+		if (rc == 0 && __now_ms() < deadline)
+			continue;
+		if (rc == 0) {
+			kill(pid, SIGKILL);
+			return 0;
+		}
+		if (__read_full(fd, &m, sizeof(m)) <= 0 || m.reason_len > REASON_MAX ||
+		    (m.reason_len && __read_full(fd, reason, m.reason_len) <= 0))
+			return -1;
+		deadline = __now_ms() + idle_ms;
+		if (m.type == MSG_START)
+			*current = m.index < n ? (long)m.index : -1;
+		else if (m.type == MSG_RESULT)
+			__take(out, done, n, &m, reason);
+		else if (m.type == MSG_END)
+			return 1;
+	}
+}
+
+/* The trees of the url the child was on (or all left, if none) fail with `why`. */
+static void __fail_rest(struct fetch_result *out, char *done, struct integ_repo *repo,
+			const struct fetch_tree *trees, size_t n, long current, const char *why)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (done[i] || (current >= 0 && strcmp(trees[i].url, trees[current].url)))
+			continue;
+		__fail(&out[i], repo, &trees[i], why);
+		done[i] = 1;
+	}
+}
+
+static char *__died_why(int status, int silent, long idle)
+{
+	if (silent)
+		return xstrfmt("no data from the remote for %ld s; gave up", idle);
+	if (WIFSIGNALED(status))
+		return xstrfmt("the fetch process died of signal %d", WTERMSIG(status));
+	return xstrfmt("the fetch process exited with status %d",
+		       WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
+/* One child after another until every tree has a result. */
+static int __watch(struct fetch_result *out, char *done, struct integ_repo *repo,
+		   const struct fetch_tree *trees, size_t n, const struct fetch_creds *creds)
+{
+	long idle = creds && creds->idle_timeout > 0 ? creds->idle_timeout : FETCH_IDLE_TIMEOUT;
+	size_t i;
+
+	for (i = 0; i < n && done[i]; i++)
+		;
+	while (i < n) {
+		long current = -1;
+		int fds[2], status = 0, how;
+		pid_t pid;
+		char *why;
+
+		if (pipe2(fds, O_CLOEXEC) < 0)
+			return nb_error_set(NB_ERROR, "fetch: pipe: %s", strerror(errno));
+		fflush(NULL);
+		if ((pid = fork()) < 0) {
+			close(fds[0]);
+			close(fds[1]);
+			return nb_error_set(NB_ERROR, "fetch: fork: %s", strerror(errno));
+		}
+		if (pid == 0) {
+			close(fds[0]);
+			__child(fds[1], out, done, repo, trees, n, creds);
+		}
+		close(fds[1]);
+		how = __follow(&current, fds[0], pid, out, done, n, idle * 1000);
+		close(fds[0]);
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		if (how != 1) {
+			why = __died_why(status, how == 0, idle);
+			__fail_rest(out, done, repo, trees, n, current, why);
+			free(why);
+		}
+		for (; i < n && done[i]; i++)
+			;
+	}
+	return 0;
+}
+
 int fetch_trees(struct fetch_result *out, struct integ_repo *repo,
 		const struct fetch_tree *trees, size_t n, const struct fetch_creds *creds,
 		const char *const *never_merge)
 {
 	char *done = xcalloc(n ? n : 1, 1);
 	size_t i;
+	int err;
 
 	for (i = 0; i < n; i++) {
 		const char *pat = fetch_never_merge_match(never_merge, trees[i].name,
@@ -202,12 +455,7 @@ int fetch_trees(struct fetch_result *out, struct integ_repo *repo,
 			done[i] = 1;
 		}
 	}
-	for (i = 0; i < n; i++) {
-		if (done[i])
-			continue;
-		log_progress("fetching %s (%s)", trees[i].name, trees[i].url);
-		__fetch_url(out, done, repo, trees, n, i, creds);
-	}
+	err = __watch(out, done, repo, trees, n, creds);
 	free(done);
-	return 0;
+	return err;
 }

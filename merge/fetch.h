@@ -21,7 +21,10 @@ struct fetch_tree {
 struct fetch_creds {
 	const char *token_env;  /* NAME of the env var with an https token (never logged) */
 	const char *ssh_key;    /* private key path; NULL: ssh-agent */
+	long idle_timeout;      /* fetch_trees(): seconds a remote may send nothing before it
+				   is given up (0: FETCH_IDLE_TIMEOUT) */
 };
+#define FETCH_IDLE_TIMEOUT 600
 
 enum fetch_state {
 	FETCH_FETCHED,          /* refs/feeds/<name> is tonight's tip */
@@ -46,6 +49,12 @@ const char *fetch_state_name(enum fetch_state s);
  * NULL) is checked against name and branch: a match is refused, never fetched.
  * Returns 0 when every tree has a result (whatever its state); NB_ERROR only when
  * the repository itself fails.  Secrets are never logged.
+ *
+ * The fetching is done by a child process, which the caller's process watches: a
+ * remote that sends nothing for creds->idle_timeout seconds (a hung server, a
+ * black-holed connection: libgit2 1.5 has no timeout of its own, and libssh2 does
+ * not give up on a signal) gets its child killed and its trees failed ("stale" at
+ * their last tip), and a new child goes on with the next url.
  */
 int fetch_trees(struct fetch_result *out, struct integ_repo *repo,
 		const struct fetch_tree *trees, size_t n, const struct fetch_creds *creds,

@@ -98,6 +98,7 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg->notify.remind_days, 0);
 	assert_string_equal(cfg->schedule, "0 2 * * *");
 	assert_int_equal(cfg->keep_days, 60);
+	assert_int_equal(cfg->git.fetch_timeout, 600);
 	/* realpath of /tmp may differ from /tmp only through symlinks; compare the tail */
 	assert_true(str_ends_with(cfg->workdir, workdir + strlen("/tmp")));
 	assert_true(cfg->workdir[0] == '/');
@@ -137,7 +138,8 @@ static void test_full(void **state)
 			"merge_identity: 'Merge Bot <merge@example.org>'\n"
 			"runner: {kind: slurm, partition: build, srun_args: [--mem=1G],\n"
 			"         max_jobs: 16}\n"
-			"git: {token_env: NB_TOKEN, ssh_key: ~/.ssh/id_ed25519}\n"
+			"git: {token_env: NB_TOKEN, ssh_key: ~/.ssh/id_ed25519,\n"
+			"      fetch_timeout: 5m}\n"
 			"publish: {url: 'ssh://example.org/next.git'}\n"
 			"notify:\n"
 			"  from: 'nextbot <bot@example.org>'\n"
@@ -185,6 +187,7 @@ static void test_full(void **state)
 	assert_int_equal(cfg->runner.max_jobs, 16);
 	assert_string_equal(cfg->git.token_env, "NB_TOKEN");
 	assert_string_equal(cfg->git.ssh_key, "/home/bot/.ssh/id_ed25519");
+	assert_int_equal(cfg->git.fetch_timeout, 300);
 	assert_string_equal(cfg->publish.url, "ssh://example.org/next.git");
 	assert_string_equal(cfg->publish.branch, "master");
 	assert_string_equal(cfg->notify.smtp.url, "smtps://mail.example.org");
@@ -266,6 +269,8 @@ static void test_errors(void **state)
 	load_bad(BASE "notify:\n  smtp:\n    url: 'smtp://x'\n    password: hunter2\n", 5,
 		 "notify.smtp.password", "password_env");
 	load_bad(BASE "git: {token: abc}\n", 2, "git.token", "token_env");
+	load_bad(BASE "git: {fetch_timeout: soon}\n", 2, "git.fetch_timeout", "duration");
+	load_bad(BASE "git: {fetch_timeout: 0}\n", 2, "git.fetch_timeout", "positive");
 	load_bad(BASE "deadline: '6 in the morning'\n", 2, "deadline", "HH:MM");
 	load_bad(BASE "deadline: '24:00'\n", 2, "deadline", NULL);
 	load_bad(BASE "keep_days: many\n", 2, "keep_days", "integer");
