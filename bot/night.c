@@ -607,9 +607,18 @@ static void __publish(struct night *n)
 	}
 }
 
+static void __stamp_finished(struct night *n)
+{
+	char stamp[32];
+
+	bot_rfc3339(stamp, sizeof(stamp), time(NULL));
+	free(n->run->finished);
+	n->run->finished = xstrdup(stamp);
+}
+
 static int __finish(struct night *n)
 {
-	char head[41], stamp[32];
+	char head[41];
 	int error;
 
 	if ((error = integ_night_finish(n->integ, head)) < 0)
@@ -619,13 +628,12 @@ static int __finish(struct night *n)
 	__publish(n);
 	if (night_past_deadline(n) && (n->broken || n->unfinished)) {
 		n->unfinished = 1;
-		strvec_push(&n->run->notes, "the deadline passed before next was clean");
+		strvec_pushf(&n->run->notes, "%s before next was clean", night_stop_event());
 	}
 	__move_good_tips(n);
 	free(n->run->result);
 	n->run->result = xstrdup(__result(n));
-	bot_rfc3339(stamp, sizeof(stamp), time(NULL));
-	n->run->finished = xstrdup(stamp);
+	__stamp_finished(n);
 	return 0;
 }
 
@@ -638,6 +646,8 @@ static int __night(struct night *n)
 	error = __merge_night(n);
 	if (error < 0)
 		return error;
+	if (error == 1)
+		__stamp_finished(n);    /* base-broken: nothing merged, but the run ended */
 	if (error == 0 && (error = __finish(n)) < 0)
 		return error;
 	__record_trees(n);

@@ -90,6 +90,13 @@ void night_failure_release(struct night_failure *f);
  */
 int night_fallback(struct night *n, size_t ti, const char *why);
 int night_past_deadline(struct night *n);
+/*
+ * What stops a night early, for notes: night_stop_cause() "the deadline" or "a stop
+ * request (SIGTERM)"; night_stop_event() "the deadline passed" or "a stop request
+ * (SIGTERM) came".
+ */
+const char *night_stop_cause(void);
+const char *night_stop_event(void);
 
 /* night_flags.c */
 void night_flags_after(struct night *n);

@@ -32,6 +32,16 @@ int night_past_deadline(struct night *n)
 	return 0;
 }
 
+const char *night_stop_cause(void)
+{
+	return bot_stop_requested ? "a stop request (SIGTERM)" : "the deadline";
+}
+
+const char *night_stop_event(void)
+{
+	return bot_stop_requested ? "a stop request (SIGTERM) came" : "the deadline passed";
+}
+
 void night_failure_release(struct night_failure *f)
 {
 	free(f->excerpt);
@@ -400,8 +410,8 @@ static int __outcome(struct night *n, struct culprit_result *r, struct night_fai
 		return night_fallback(n, ti, "tonight's version broke next; no single culprit");
 	case CULPRIT_STOPPED:
 		n->unfinished = 1;
-		__note(n, "the deadline stopped the search for the %s failure after the %s merge",
-		       fail->cmd ? fail->cmd->name : "?", __s(r->tree));
+		__note(n, "%s stopped the search for the %s failure after the %s merge",
+		       night_stop_cause(), fail->cmd ? fail->cmd->name : "?", __s(r->tree));
 		return 1;
 	case CULPRIT_INFRA:
 		__note(n, "infrastructure problem, nobody blamed: %s (%s)", __s(r->infra_reason),
@@ -430,9 +440,9 @@ int night_handle_breakage(struct night *n, struct night_failure *fail, size_t *a
 		size_t i = integ_night_steps_nr(n->integ);
 		const struct integ_step *last = i ? integ_night_step(n->integ, i - 1) : NULL;
 
-		__note(n, "left for later: %s fails after the %s merge; the deadline passed "
-			  "before its culprit was searched", fail->cmd ? fail->cmd->name : "?",
-		       last ? last->tree : n->cfg->base.name);
+		__note(n, "left for later: %s fails after the %s merge; %s before its "
+			  "culprit was searched", fail->cmd ? fail->cmd->name : "?",
+		       last ? last->tree : n->cfg->base.name, night_stop_event());
 		return 1;
 	}
 	__opts(n, &o, &builds, &tests);

@@ -473,6 +473,8 @@ static int __test_cands(void *data, const struct bisect_graph *g, const size_t *
 	spec.tree_name = cs->tree;
 	if (__stopped(n))
 		return NB_ETIMEOUT;
+	log_progress("bisecting %s (%zu candidates): step %u", cs->tree ? cs->tree : "next",
+		     cs->nr, n->s.step + 1);
 	err = probe_run_many(res, n->s.workers, ids, run, n->s.step + 1, &spec);
 	n->s.step += (unsigned)run;
 	for (i = 0; i < run; i++) {

@@ -161,7 +161,7 @@ check "timeout night: the base is noted broken, nothing merged on top" $PYTHON -
 import json, sys
 r = json.load(open(sys.argv[1]))
 print("# result %s, notes %s" % (r["result"], r["notes"]))
-sys.exit(0 if r["result"] == "base-broken" and r["notes"] else 1)' "$W/state/runs/$date/run.json"
+sys.exit(0 if r["result"] == "base-broken" and r["notes"] and r["finished"] else 1)' "$W/state/runs/$date/run.json"
 check "timeout night: the job was cancelled in Slurm" \
 	sh -c "grep 'Name=nextbot:[0-9a-f]*/' '$CLUSTER/jobcomp.txt' | tail -1 | grep -q 'JobState=CANCELLED'"
 check "timeout night: no 'sleep 317' is left running" \
@@ -195,10 +195,11 @@ wait "$pid"
 queue=$(squeue -h -o '%i %j %T' 2>&1)
 check "SIGTERM night: squeue is empty after" test -z "$queue"
 [ -z "$queue" ] || echo "# squeue: $queue"
-check "SIGTERM night: the run is unfinished, the runner failure noted" $PYTHON -c '
+check "SIGTERM night: the run is unfinished, the runner failure and the SIGTERM noted" $PYTHON -c '
 import json, sys
 r = json.load(open(sys.argv[1]))
 print("# result %s, notes %s" % (r["result"], r["notes"]))
-sys.exit(0 if r["result"] == "unfinished" and any("runner" in x for x in r["notes"]) else 1)' \
+sys.exit(0 if r["result"] == "unfinished" and any("runner" in x for x in r["notes"]) and
+         any("a stop request (SIGTERM) came before next was clean" in x for x in r["notes"]) else 1)' \
 	"$W/state/runs/$date/run.json"
 done_testing
