@@ -68,6 +68,8 @@ static void __print_notify(FILE *out, const struct config *cfg)
 		if (cfg->notify.smtp.password_env)
 			fprintf(out, ", password from $%s, %s", cfg->notify.smtp.password_env,
 				__secret_state(cfg->notify.smtp.password_env));
+		if (cfg->notify.smtp.ca_file)
+			fprintf(out, ", CA certificates %s", cfg->notify.smtp.ca_file);
 		fputs(")\n", out);
 	} else {
 		fputs("  smtp: none (mails stay in the outbox as files)\n", out);
@@ -198,6 +200,7 @@ static json_object *__jnotify(const struct config *cfg)
 		json_object_object_add(smtp, "tls", __jstr(config_tls_name(cfg->notify.smtp.tls)));
 		json_object_object_add(smtp, "user", __jstr(cfg->notify.smtp.user));
 		json_object_object_add(smtp, "password_env", __jstr(cfg->notify.smtp.password_env));
+		json_object_object_add(smtp, "ca_file", __jstr(cfg->notify.smtp.ca_file));
 	}
 	json_object_object_add(o, "smtp", smtp);
 	for (i = 0; i < cfg->notify.webhooks_nr; i++) {

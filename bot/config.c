@@ -964,7 +964,8 @@ static int __load_git_publish(struct loader *ld, const struct ynode *root)
 
 static int __load_smtp(struct loader *ld, const struct ynode *n)
 {
-	static const char *const keys[] = { "url", "tls", "user", "password_env", NULL };
+	static const char *const keys[] = { "url", "tls", "user", "password_env", "ca_file",
+					    NULL };
 	static const char *const tls_names[] = { "none", "starttls", "implicit", NULL };
 	struct config *cfg = ld->cfg;
 	int tls = -1, smtps, ret;
@@ -976,7 +977,9 @@ static int __load_smtp(struct loader *ld, const struct ynode *n)
 	if ((ret = __get_str(ld, n, "url", &cfg->notify.smtp.url, STR_REQUIRED)) < 0 ||
 	    (ret = __get_enum(ld, n, "tls", tls_names, &tls)) < 0 ||
 	    (ret = __get_str(ld, n, "user", &cfg->notify.smtp.user, 0)) < 0 ||
-	    (ret = __get_env_name(ld, n, "password_env", &cfg->notify.smtp.password_env)) < 0)
+	    (ret = __get_env_name(ld, n, "password_env", &cfg->notify.smtp.password_env)) < 0 ||
+	    (ret = __get_str(ld, n, "ca_file", &cfg->notify.smtp.ca_file, 0)) < 0 ||
+	    (ret = __abs_path(ld, n, "ca_file", &cfg->notify.smtp.ca_file)) < 0)
 		goto done;
 	smtps = str_starts_with(cfg->notify.smtp.url, "smtps://");
 	if (!smtps && !str_starts_with(cfg->notify.smtp.url, "smtp://")) {
@@ -1290,6 +1293,7 @@ void config_free(struct config *cfg)
 	free(cfg->notify.smtp.url);
 	free(cfg->notify.smtp.user);
 	free(cfg->notify.smtp.password_env);
+	free(cfg->notify.smtp.ca_file);
 	for (i = 0; i < cfg->notify.webhooks_nr; i++) {
 		free(cfg->notify.webhooks[i].url);
 		free(cfg->notify.webhooks[i].secret_env);

@@ -117,6 +117,8 @@ struct config {
 			enum config_tls tls; /* default implicit for smtps://, else starttls */
 			char *user;
 			char *password_env; /* NAME of the env var with the password */
+			char *ca_file;  /* absolute path of CA certificates (PEM) to trust
+					   for the server; NULL: the system's */
 		} smtp;
 		struct config_webhook *webhooks;
 		size_t webhooks_nr;

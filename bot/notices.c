@@ -24,6 +24,7 @@ void notices_init(struct notices *n, const struct config *cfg)
 								    : NOTICE_TLS_IMPLICIT;
 	s->smtp.user = cfg->notify.smtp.user;
 	s->smtp.password = config_secret(cfg->notify.smtp.password_env);
+	s->smtp.ca_file = cfg->notify.smtp.ca_file;
 	n->hooks = xcalloc(cfg->notify.webhooks_nr + 1, sizeof(*n->hooks));
 	for (i = 0; i < cfg->notify.webhooks_nr; i++) {
 		n->hooks[i].url = cfg->notify.webhooks[i].url;

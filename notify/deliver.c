@@ -109,6 +109,17 @@ static void __transport_error(struct attempt_result *res, CURLcode rc, const cha
 	strbuf_addstr(&res->why, *errbuf ? errbuf : curl_easy_strerror(rc));
 }
 
+/*
+ * 530/534/535/538 and a refused login are about our own account, not about the
+ * recipient: the mail stays queued (to be retried, or flushed once the password
+ * is fixed) instead of failing for good.
+ */
+static int __smtp_login_problem(CURLcode rc, long code)
+{
+	return rc == CURLE_LOGIN_DENIED || code == 530 || code == 534 || code == 535 ||
+	       code == 538;
+}
+
 static void __smtp_classify(struct attempt_result *res, CURL *h, CURLcode rc, const char *errbuf)
 {
 	long code = 0;
@@ -119,6 +130,10 @@ static void __smtp_classify(struct attempt_result *res, CURL *h, CURLcode rc, co
 	strbuf_reset(&res->why);
 	if (rc == CURLE_OK) {
 		res->what = ATTEMPT_SENT;
+	} else if (__smtp_login_problem(rc, code)) {
+		res->what = ATTEMPT_RETRY;
+		strbuf_addf(&res->why, "SMTP login refused (check notify.smtp user and password): %s",
+			    words.len ? words.buf : errbuf);
 	} else if (rc == CURLE_USE_SSL_FAILED) {
 		res->what = ATTEMPT_FAILED;
 		strbuf_addstr(&res->why, "TLS required but the server does not offer STARTTLS");
@@ -158,6 +173,8 @@ static void __smtp_send(struct attempt_result *res, const struct notice_settings
 	curl_easy_setopt(h, CURLOPT_USE_SSL,
 			 s->smtp.tls == NOTICE_TLS_NONE ? (long)CURLUSESSL_NONE
 							: (long)CURLUSESSL_ALL);
+	if (s->smtp.ca_file)
+		curl_easy_setopt(h, CURLOPT_CAINFO, s->smtp.ca_file);
 	if (s->smtp.user) {
 		curl_easy_setopt(h, CURLOPT_USERNAME, s->smtp.user);
 		curl_easy_setopt(h, CURLOPT_PASSWORD, s->smtp.password ? s->smtp.password : "");

@@ -39,6 +39,7 @@ struct notice_settings {
 		enum notice_tls tls;
 		const char *user; /* NULL: no AUTH */
 		const char *password;
+		const char *ca_file;  /* PEM CA certificates to trust; NULL: the system's */
 		long connect_timeout; /* seconds; 0: 30 */
 		long timeout;	      /* whole transaction, seconds; 0: 120 */
 	} smtp;

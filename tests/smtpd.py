@@ -14,15 +14,21 @@ Behaviour is read from DIR/mode at every command (missing file: accept):
     rcpt5xx ADDR      550 for RCPT TO:<ADDR> only (rcpt4xx likewise with 450)
     hang-mail         never answer MAIL FROM
     hang-data         never answer the end of DATA
+
+TLS and AUTH from the environment (all optional):
+    SMTPD_TLS=starttls|implicit   with SMTPD_CERT and SMTPD_KEY (PEM files)
+    SMTPD_AUTH=user:password      AUTH PLAIN/LOGIN required (over TLS only)
+Each message then records "tls" (the session was encrypted) and "auth_user".
 """
 import asyncio
 import email
 import email.policy
 import json
 import os
+import ssl
 import sys
 
-from aiosmtpd.smtp import SMTP
+from aiosmtpd.smtp import SMTP, AuthResult, LoginPassword
 
 DIR = sys.argv[1]
 PORT = int(sys.argv[2]) if len(sys.argv) > 2 else 0
@@ -95,6 +101,8 @@ class Handler:
             return "554 5.7.1 Message rejected as spam"
         count += 1
         rec = {
+            "tls": server.transport.get_extra_info("ssl_object") is not None,
+            "auth_user": session.auth_data.login.decode() if session.auth_data else None,
             "mail_from": envelope.mail_from,
             "rcpt_tos": envelope.rcpt_tos,
             "data": envelope.content.decode("latin-1"),
@@ -104,11 +112,39 @@ class Handler:
         return "250 2.0.0 Ok: queued as %d" % count
 
 
+def authenticator(server, session, envelope, mechanism, auth_data):
+    user, password = os.environ["SMTPD_AUTH"].split(":", 1)
+    ok = (isinstance(auth_data, LoginPassword) and auth_data.login == user.encode()
+          and auth_data.password == password.encode())
+    return AuthResult(success=ok, handled=False, auth_data=auth_data)
+
+
+def protocol_factory():
+    tls = os.environ.get("SMTPD_TLS", "none")
+    kw = {}
+    if tls != "none":
+        ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        ctx.load_cert_chain(os.environ["SMTPD_CERT"], os.environ["SMTPD_KEY"])
+        if tls == "starttls":
+            kw.update(tls_context=ctx, require_starttls=True)
+    if os.environ.get("SMTPD_AUTH"):
+        # implicit TLS is TLS from the first byte, which aiosmtpd's own check misses
+        kw.update(authenticator=authenticator, auth_required=True,
+                  auth_require_tls=tls == "starttls")
+    return SMTP(Handler(), hostname="smtpd.test", decode_data=False, **kw)
+
+
+def server_ssl():
+    if os.environ.get("SMTPD_TLS") != "implicit":
+        return None
+    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ctx.load_cert_chain(os.environ["SMTPD_CERT"], os.environ["SMTPD_KEY"])
+    return ctx
+
+
 async def main():
     loop = asyncio.get_running_loop()
-    server = await loop.create_server(
-        lambda: SMTP(Handler(), hostname="smtpd.test", decode_data=False),
-        "127.0.0.1", PORT)
+    server = await loop.create_server(protocol_factory, "127.0.0.1", PORT, ssl=server_ssl())
     port = server.sockets[0].getsockname()[1]
     write_json("port.json", port)
     os.rename(os.path.join(DIR, "port.json"), os.path.join(DIR, "port"))
