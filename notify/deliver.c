@@ -132,7 +132,8 @@ static void __smtp_classify(struct attempt_result *res, CURL *h, CURLcode rc, co
 		res->what = ATTEMPT_SENT;
 	} else if (__smtp_login_problem(rc, code)) {
 		res->what = ATTEMPT_RETRY;
-		strbuf_addf(&res->why, "SMTP login refused (check notify.smtp user and password): %s",
+		strbuf_addf(&res->why,
+			    "SMTP login refused (check notify.smtp user and password): %s",
 			    words.len ? words.buf : errbuf);
 	} else if (rc == CURLE_USE_SSL_FAILED) {
 		res->what = ATTEMPT_FAILED;
