@@ -276,6 +276,8 @@ static void __child(int fd, struct fetch_result *out, char *done, struct integ_r
 	size_t i, j;
 
 	signal(SIGPIPE, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);       /* a stop ends the fetch now, not after it */
+	signal(SIGINT, SIG_DFL);
 	for (i = 0; i < n; i++) {
 		if (done[i])
 			continue;
@@ -425,8 +427,12 @@ static int __watch(struct fetch_result *out, char *done, struct integ_repo *repo
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
 		if (how != 1) {
+			/* SIGTERM/SIGINT came from outside (systemd stopping us): stop here */
+			int stopped = how < 0 && WIFSIGNALED(status) &&
+				      (WTERMSIG(status) == SIGTERM || WTERMSIG(status) == SIGINT);
+
 			why = __died_why(status, how == 0, idle);
-			__fail_rest(out, done, repo, trees, n, current, why);
+			__fail_rest(out, done, repo, trees, n, stopped ? -1 : current, why);
 			free(why);
 		}
 		for (; i < n && done[i]; i++)
