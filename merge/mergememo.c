@@ -86,7 +86,8 @@ struct mergememo *mergememo_load(const char *path)
 			log_warn("%s: damaged after byte %zu; the rest is ignored", path, pos);
 			break;
 		}
-	qsort(m->v, m->nr, sizeof(*m->v), __cmp);
+	if (m->nr)
+		qsort(m->v, m->nr, sizeof(*m->v), __cmp);
 	m->sorted = m->nr;
 done:
 	strbuf_release(&sb);
