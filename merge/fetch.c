@@ -16,6 +16,7 @@
 #include "merge/fetch.h"
 #include "merge/repo.h"
 #include "merge/merge_global.h"
+#include "merge/watch.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/strbuf.h"
@@ -293,31 +294,6 @@ static void __child(int fd, struct fetch_result *out, char *done, struct integ_r
 	_exit(0);
 }
 
-static long __now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
-/* Reads exactly len bytes; 0 at a clean end of file before any, -1 otherwise. */
-static int __read_full(int fd, void *buf, size_t len)
-{
-	size_t got = 0;
-
-	while (got < len) {
-		ssize_t r = read(fd, (char *)buf + got, len - got);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return r == 0 && got == 0 ? 0 : -1;
-		got += (size_t)r;
-	}
-	return 1;
-}
-
 /* A result from the child becomes the caller's. */
 static void __take(struct fetch_result *out, char *done, size_t n, const struct __msg *m,
 		   const char *reason)
@@ -340,27 +316,27 @@ static void __take(struct fetch_result *out, char *done, size_t n, const struct 
 static int __follow(long *current, int fd, pid_t pid, struct fetch_result *out, char *done,
 		    size_t n, long idle_ms)
 {
-	long deadline = __now_ms() + idle_ms;
+	long deadline = watch_now_ms() + idle_ms;
 	char reason[REASON_MAX + 1];
 	struct __msg m;
 
 	for (;;) {
 		struct pollfd p = { fd, POLLIN, 0 };
-		long left = deadline - __now_ms();
+		long left = deadline - watch_now_ms();
 		int rc = left > 0 ? poll(&p, 1, (int)(left > 60000 ? 60000 : left)) : 0;
 
 		if (rc < 0 && errno == EINTR)
 			continue;
-		if (rc == 0 && __now_ms() < deadline)
+		if (rc == 0 && watch_now_ms() < deadline)
 			continue;
 		if (rc == 0) {
 			kill(pid, SIGKILL);
 			return 0;
 		}
-		if (__read_full(fd, &m, sizeof(m)) <= 0 || m.reason_len > REASON_MAX ||
-		    (m.reason_len && __read_full(fd, reason, m.reason_len) <= 0))
+		if (watch_read_full(fd, &m, sizeof(m)) <= 0 || m.reason_len > REASON_MAX ||
+		    (m.reason_len && watch_read_full(fd, reason, m.reason_len) <= 0))
 			return -1;
-		deadline = __now_ms() + idle_ms;
+		deadline = watch_now_ms() + idle_ms;
 		if (m.type == MSG_START)
 			*current = m.index < n ? (long)m.index : -1;
 		else if (m.type == MSG_RESULT)

@@ -6,6 +6,7 @@
 #include "merge/merge_global.h"
 #include "merge/push.h"
 #include "merge/repo.h"
+#include "merge/watch.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/strbuf.h"
@@ -49,12 +50,46 @@ static int __remote_new(git_remote **out, struct integ_repo *repo, const char *u
 	return git_remote_create_with_opts(out, url, &ro);
 }
 
+/* Data moved: the watcher (merge/watch.h) is told the remote is alive. */
+static int __on_transfer(unsigned int current, unsigned int total, size_t bytes,
+			 void *payload)
+{
+	(void)current;
+	(void)total;
+	(void)bytes;
+	(void)payload;
+	watch_beat();
+	return 0;
+}
+
+static int __on_sideband(const char *str, int len, void *payload)
+{
+	(void)str;
+	(void)len;
+	(void)payload;
+	watch_beat();
+	return 0;
+}
+
+static void __callbacks(git_remote_callbacks *cb, struct __push_state *ps)
+{
+	git_remote_init_callbacks(cb, GIT_REMOTE_CALLBACKS_VERSION);
+	cb->credentials = __credentials;
+	cb->push_update_reference = __update_ref;
+	cb->push_transfer_progress = __on_transfer;
+	cb->sideband_progress = __on_sideband;
+	cb->payload = ps;
+}
+
 static void __push_options(git_push_options *po, struct __push_state *ps)
 {
 	git_push_options_init(po, GIT_PUSH_OPTIONS_VERSION);
-	po->callbacks.credentials = __credentials;
-	po->callbacks.push_update_reference = __update_ref;
-	po->callbacks.payload = ps;
+	__callbacks(&po->callbacks, ps);
+}
+
+static long __idle(const struct fetch_creds *creds)
+{
+	return creds && creds->idle_timeout > 0 ? creds->idle_timeout : FETCH_IDLE_TIMEOUT;
 }
 
 /* Pushes `specs` over `remote` (connected or not); records why it failed. */
@@ -72,9 +107,18 @@ static int __push(git_remote *remote, const char *url, char **specs, size_t n,
 	return 0;
 }
 
-int push_publish(struct integ_repo *repo, const char *url, const char *branch, const char *tag,
-		 const struct fetch_creds *creds)
+struct __publish_args {
+	struct integ_repo *repo;
+	const char *url, *branch, *tag;
+	const struct fetch_creds *creds;
+};
+
+static int __publish_here(void *arg)
 {
+	struct __publish_args *a = arg;
+	struct integ_repo *repo = a->repo;
+	const char *url = a->url, *branch = a->branch, *tag = a->tag;
+	const struct fetch_creds *creds = a->creds;
 	struct __push_state ps = { { creds, 0 }, STRBUF_INIT };
 	git_remote *remote = NULL;
 	char *specs[2] = { NULL, NULL };
@@ -98,6 +142,17 @@ int push_publish(struct integ_repo *repo, const char *url, const char *branch, c
 	return err;
 }
 
+int push_publish(struct integ_repo *repo, const char *url, const char *branch, const char *tag,
+		 const struct fetch_creds *creds)
+{
+	struct __publish_args a = { repo, url, branch, tag, creds };
+	char *what = xstrfmt("push to %s", url);
+	int err = watch_run(__publish_here, &a, __idle(creds), what);
+
+	free(what);
+	return err;
+}
+
 /* NB_EREFUSED unless the connected remote advertises `ref` at `expect` ("": absent). */
 static int __check_lease(git_remote *remote, const char *url, const char *ref,
 			 const char *expect)
@@ -117,10 +172,22 @@ static int __check_lease(git_remote *remote, const char *url, const char *ref,
 			    ref, url, have[0] ? have : "gone", expect[0] ? expect : "absent");
 }
 
-int push_ref(struct integ_repo *repo, const char *url, const char *src_hex, const char *dst_ref,
-	     int force, const char *expect_hex, const struct fetch_creds *creds)
+struct __ref_args {
+	struct integ_repo *repo;
+	const char *url, *src_hex, *dst_ref;
+	int force;
+	const char *expect_hex;
+	const struct fetch_creds *creds;
+};
+
+static int __push_ref_here(void *arg)
 {
-	struct __push_state ps = { { creds, 0 }, STRBUF_INIT };
+	struct __ref_args *a = arg;
+	struct integ_repo *repo = a->repo;
+	const char *url = a->url, *src_hex = a->src_hex, *dst_ref = a->dst_ref;
+	const char *expect_hex = a->expect_hex;
+	int force = a->force;
+	struct __push_state ps = { { a->creds, 0 }, STRBUF_INIT };
 	git_remote_callbacks cb;
 	git_remote *remote = NULL;
 	char *spec = xstrfmt("%s" PUSH_SRC_REF ":%s", force ? "+" : "", dst_ref);
@@ -128,9 +195,7 @@ int push_ref(struct integ_repo *repo, const char *url, const char *src_hex, cons
 
 	if ((err = integ_ref_set(repo, PUSH_SRC_REF, src_hex)) < 0)
 		goto done;
-	git_remote_init_callbacks(&cb, GIT_REMOTE_CALLBACKS_VERSION);
-	cb.credentials = __credentials;
-	cb.payload = &ps;
+	__callbacks(&cb, &ps);
 	if (__remote_new(&remote, repo, url) < 0 ||
 	    (expect_hex && git_remote_connect(remote, GIT_DIRECTION_PUSH, &cb, NULL, NULL) < 0)) {
 		err = nb_error_set(NB_ERROR, "push to %s failed: %s", url, merge_git_error());
@@ -146,5 +211,16 @@ done:
 	integ_ref_set(repo, PUSH_SRC_REF, NULL);
 	free(spec);
 	strbuf_release(&ps.rejected);
+	return err;
+}
+
+int push_ref(struct integ_repo *repo, const char *url, const char *src_hex, const char *dst_ref,
+	     int force, const char *expect_hex, const struct fetch_creds *creds)
+{
+	struct __ref_args a = { repo, url, src_hex, dst_ref, force, expect_hex, creds };
+	char *what = xstrfmt("push to %s", url);
+	int err = watch_run(__push_ref_here, &a, __idle(creds), what);
+
+	free(what);
 	return err;
 }

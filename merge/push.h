@@ -3,6 +3,8 @@
  * the night's tag are pushed, forced (next is rebuilt every night, as linux-next
  * is), to publish.url with the credentials fetch uses (`git:` token or ssh key);
  * and any one ref, with a check that the remote did not move (`drop --push`).
+ * Both push from a child process that is given up when the remote sends nothing
+ * for creds->idle_timeout seconds (merge/watch.h): NB_ETIMEOUT, nothing lost.
  */
 #ifndef MERGE_PUSH_H
 #define MERGE_PUSH_H

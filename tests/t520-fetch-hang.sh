@@ -3,6 +3,7 @@
 # git protocol and ssh: the night gives each up after git.fetch_timeout without
 # data, keeps the last tip of a tree that had one ("stale"), merges the trees that
 # answered, and ends; a tree with no earlier tip is fetch-failed, naming the silence.
+# A publish url that hangs is given up the same way, noted, and the night recorded.
 . "$(dirname "$0")/lib.sh"
 
 W=$TMP/w
@@ -38,6 +39,7 @@ trees:
 build: []
 test: []
 git: {fetch_timeout: 2s}
+${2:+publish: {url: "$2"\}}
 YAML
 }
 NB() { timeout 120 "$NEXTBOT" -q -c "$W/nextbot.yaml" "$@"; }
@@ -45,14 +47,15 @@ NB() { timeout 120 "$NEXTBOT" -q -c "$W/nextbot.yaml" "$@"; }
 config "file://$W/remotes/t2.git"
 NB run --date 2026-12-05 --no-notify >"$TMP/out1" 2>"$TMP/err1"
 check "night 1 ends (not killed by the test's 120 s guard)" test $? -ne 124
-config "https://127.0.0.1:$P/t2.git"
+config "https://127.0.0.1:$P/t2.git" "ssh://git@127.0.0.1:$P/next.git"
 NB run --date 2026-12-06 --no-notify >"$TMP/out2" 2>"$TMP/err2"
 check "night 2 ends (not killed by the test's 120 s guard)" test $? -ne 124
 NB --json status >"$TMP/status.json"
-check "each hung remote is fetch-failed for its silence; t2 is stale; t1 merged" \
-	$PYTHON - "$TMP/status.json" <<'PY'
+check "each hung remote is fetch-failed for its silence; t2 is stale; t1 merged; the publish given up" \
+	$PYTHON - "$TMP/status.json" "$W/state/runs/2026-12-06/run.json" <<'PY'
 import json, sys
 run = json.load(open(sys.argv[1]))["runs"][-1]
+notes = json.load(open(sys.argv[2]))["notes"]
 trees = {t["name"]: t for t in run["trees"]}
 for name in ("hung-https", "hung-git", "hung-ssh"):
     t = trees[name]
@@ -62,6 +65,8 @@ t2 = trees["t2"]
 assert t2["state"] != "fetch-failed" and "no data from the remote for 2 s" in t2["reason"], t2
 assert "last fetched tip" in t2["reason"], t2
 assert trees["t1"]["state"] == "merged", trees["t1"]
+assert any("publishing to ssh://" in x and "no data from push to ssh://" in x and
+           "for 2 s; gave up" in x for x in notes), notes
 PY
 check "the reasons are logged" grep -q "hung-ssh: fetch of ssh://git@127.0.0.1:$P/linux.git master failed: no data from the remote for 2 s" "$TMP/err2"
 check "next-20261206 is tagged" sh -c "git -C '$W/state/repo.git' rev-parse -q --verify refs/tags/next-20261206 >/dev/null"

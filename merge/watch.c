@@ -1,0 +1,155 @@
+/* Network work in a watched child process: killed when silent (see watch.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#include "merge/watch.h"
+#include "util/error.h"
+#include "util/xalloc.h"
+#include "util/banned.h"
+
+#define MESSAGE_MAX 2048        /* the end record stays under PIPE_BUF */
+
+enum { MSG_BEAT, MSG_END };
+
+struct __msg {
+	int32_t type, code;
+	uint32_t len;
+};
+
+static int beat_fd = -1;        /* in the child: the pipe to the watcher */
+static time_t last_beat;
+
+long watch_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+int watch_read_full(int fd, void *buf, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t r = read(fd, (char *)buf + got, len - got);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return r == 0 && got == 0 ? 0 : -1;
+		got += (size_t)r;
+	}
+	return 1;
+}
+
+static void __send(int32_t type, int32_t code, const char *text)
+{
+	char buf[sizeof(struct __msg) + MESSAGE_MAX];
+	struct __msg m = { type, code, 0 };
+	size_t len = text ? strlen(text) : 0;
+
+	m.len = (uint32_t)(len > MESSAGE_MAX ? MESSAGE_MAX : len);
+	memcpy(buf, &m, sizeof(m));
+	if (m.len)
+		memcpy(buf + sizeof(m), text, m.len);
+	if (write(beat_fd, buf, sizeof(m) + m.len) < 0)
+		_exit(3);       /* the watcher is gone */
+}
+
+void watch_beat(void)
+{
+	time_t now = time(NULL);
+
+	if (beat_fd >= 0 && now != last_beat) {
+		last_beat = now;
+		__send(MSG_BEAT, 0, NULL);
+	}
+}
+
+static void __child(int fd, int (*fn)(void *arg), void *arg)
+{
+	int code;
+
+	beat_fd = fd;
+	signal(SIGPIPE, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);       /* a stop ends the work now, not after it */
+	signal(SIGINT, SIG_DFL);
+	code = fn(arg);
+	__send(MSG_END, code, code < 0 ? nb_error_last() : NULL);
+	_exit(0);
+}
+
+/* 1: the child ended (*code, message recorded); 0: silent, killed; -1: it died. */
+static int __follow(int *code, int fd, pid_t pid, long idle_ms)
+{
+	long deadline = watch_now_ms() + idle_ms;
+	char text[MESSAGE_MAX + 1];
+	struct __msg m;
+
+	for (;;) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		long left = deadline - watch_now_ms();
+		int rc = left > 0 ? poll(&p, 1, (int)(left > 60000 ? 60000 : left)) : 0;
+
+		if (rc < 0 && errno == EINTR)
+			continue;
+		if (rc == 0 && watch_now_ms() < deadline)
+			continue;
+		if (rc == 0) {
+			kill(pid, SIGKILL);
+			return 0;
+		}
+		if (watch_read_full(fd, &m, sizeof(m)) <= 0 || m.len > MESSAGE_MAX ||
+		    (m.len && watch_read_full(fd, text, m.len) <= 0))
+			return -1;
+		deadline = watch_now_ms() + idle_ms;
+		if (m.type != MSG_END)
+			continue;
+		text[m.len] = '\0';
+		*code = m.code;
+		if (m.code < 0)
+			nb_error_set(m.code, "%s", text);
+		return 1;
+	}
+}
+
+int watch_run(int (*fn)(void *arg), void *arg, long idle, const char *what)
+{
+	int fds[2], status = 0, code = NB_ERROR, how;
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return nb_error_set(NB_ERROR, "%s: pipe: %s", what, strerror(errno));
+	fflush(NULL);
+	if ((pid = fork()) < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return nb_error_set(NB_ERROR, "%s: fork: %s", what, strerror(errno));
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		__child(fds[1], fn, arg);
+	}
+	close(fds[1]);
+	how = __follow(&code, fds[0], pid, idle * 1000);
+	close(fds[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (how == 0)
+		return nb_error_set(NB_ETIMEOUT, "no data from %s for %ld s; gave up", what, idle);
+	if (how < 0 && WIFSIGNALED(status))
+		return nb_error_set(NB_ERROR, "%s: the process died of signal %d", what,
+				    WTERMSIG(status));
+	if (how < 0)
+		return nb_error_set(NB_ERROR, "%s: the process ended without a result", what);
+	return code;
+}
