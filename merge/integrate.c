@@ -44,6 +44,8 @@ struct integ_night {
 	struct mergememo *memo; /* last night's clean merges (integ_night_set_memo()) */
 	size_t memo_hits;
 	git_odb *odb;
+	git_oid one_base;       /* the last __try_merge()'s merge base, when it had one */
+	int have_one_base;
 };
 
 const char *integ_state_name(enum integ_state s)
@@ -424,6 +426,12 @@ static char *__theirs_label(const struct integ_tree *t)
 	return xstrfmt("%s/%s", t->name, t->branch);
 }
 
+/* The one merge base of the last merge tried, NULL when it had several (or none). */
+static const git_oid *__one_base(const struct integ_night *n)
+{
+	return n->have_one_base ? &n->one_base : NULL;
+}
+
 /*
  * Conflict memory: 0 with the merged tree when every conflicting file is resolved
  * from recorded resolutions (merge.log says so per file), else NB_ECONFLICT.
@@ -437,7 +445,8 @@ static int __rerere_try(struct integ_night *n, git_oid *tree, const git_oid *hea
 	int err;
 
 	n->rerere_resolved = 0;
-	if ((err = rerere_git_conflict(&rc, n->git, head, theirs, "next", label)) < 0)
+	if ((err = rerere_git_conflict(&rc, n->git, __one_base(n), head, theirs, "next",
+				       label)) < 0)
 		goto done;
 	matched = xcalloc(rc.nr + 1, sizeof(*matched));
 	total = xcalloc(rc.nr + 1, sizeof(*total));
@@ -474,7 +483,7 @@ static void __rerere_leave(struct integ_night *n, struct integ_outcome *out,
 
 	lv.next = git_oid_tostr(next_hex, sizeof(next_hex), head);
 	lv.tip = git_oid_tostr(tip_hex, sizeof(tip_hex), theirs);
-	if (rerere_git_conflict(&rc, n->git, head, theirs, "next", label) < 0) {
+	if (rerere_git_conflict(&rc, n->git, __one_base(n), head, theirs, "next", label) < 0) {
 		log_warn("%s: cannot keep the conflicted files: %s", t->name, nb_error_last());
 		goto done;
 	}
@@ -570,6 +579,9 @@ static int __try_merge(struct integ_night *n, int *already, struct treemerge_con
 	*already = 0;
 	if ((err = nightbase_get(&bases, &bases_nr, n->bases, &head, theirs)) < 0)
 		return err;
+	n->have_one_base = bases_nr == 1;
+	if (bases_nr == 1)
+		n->one_base = bases[0];
 	err = __memo_merge(n, &tree, &stat, c, &head, theirs, bases, bases_nr);
 	if (err == 0)
 		err = __commit_merge(n, t, theirs, &tree, 0, stat.buf);

@@ -65,9 +65,30 @@ static int __add_file(struct rerere_git_conflict *c, git_repository *repo,
 	return 0;
 }
 
+/* The whole merge of ours and theirs into an index: on their trees when `base` is known. */
+static int __merge_index(git_index **out, git_repository *repo, const git_oid *base,
+			 git_commit *o, git_commit *t, const git_merge_options *mo)
+{
+	git_commit *b = NULL;
+	git_tree *bt = NULL, *ot = NULL, *tt = NULL;
+	int err;
+
+	if (!base)
+		return git_merge_commits(out, repo, o, t, mo);
+	if ((err = git_commit_lookup(&b, repo, base)) == 0 &&
+	    (err = git_commit_tree(&bt, b)) == 0 && (err = git_commit_tree(&ot, o)) == 0 &&
+	    (err = git_commit_tree(&tt, t)) == 0)
+		err = git_merge_trees(out, repo, bt, ot, tt, mo);
+	git_tree_free(bt);
+	git_tree_free(ot);
+	git_tree_free(tt);
+	git_commit_free(b);
+	return err;
+}
+
 int rerere_git_conflict(struct rerere_git_conflict *out, git_repository *repo,
-			const git_oid *ours, const git_oid *theirs, const char *ours_label,
-			const char *theirs_label)
+			const git_oid *base, const git_oid *ours, const git_oid *theirs,
+			const char *ours_label, const char *theirs_label)
 {
 	git_commit *o = NULL, *t = NULL;
 	git_index_conflict_iterator *it = NULL;
@@ -81,7 +102,7 @@ int rerere_git_conflict(struct rerere_git_conflict *out, git_repository *repo,
 	fo.our_label = ours_label;
 	fo.their_label = theirs_label;
 	if (git_commit_lookup(&o, repo, ours) < 0 || git_commit_lookup(&t, repo, theirs) < 0 ||
-	    git_merge_commits(&out->index, repo, o, t, &mo) < 0 ||
+	    __merge_index(&out->index, repo, base, o, t, &mo) < 0 ||
 	    git_index_conflict_iterator_new(&it, out->index) < 0) {
 		err = nb_error_set(NB_ERROR, "conflict files: %s", merge_git_error());
 		goto done;

@@ -30,12 +30,13 @@ void rerere_git_conflict_release(struct rerere_git_conflict *c);
 /*
  * Merges commit `theirs` into `ours` with libgit2's whole merge (renames found as
  * git does) and fills `out` with every conflict; markers are labelled `ours_label`
- * and `theirs_label`.  Returns 0 (out->nr may be 0 when libgit2 finds no conflict)
- * or NB_ERROR.
+ * and `theirs_label`.  `base` is their one merge base when the caller knows it
+ * (merge/nightbase.h: no walk of next), else NULL (libgit2 finds the merge bases).
+ * Returns 0 (out->nr may be 0 when libgit2 finds no conflict) or NB_ERROR.
  */
 int rerere_git_conflict(struct rerere_git_conflict *out, git_repository *repo,
-			const git_oid *ours, const git_oid *theirs, const char *ours_label,
-			const char *theirs_label);
+			const git_oid *base, const git_oid *ours, const git_oid *theirs,
+			const char *ours_label, const char *theirs_label);
 
 /*
  * Resolves every conflict of `c` from the records under `rerere_dir`: 0 with the
