@@ -145,12 +145,11 @@ void mergememo_add(struct mergememo *m, const git_oid *base, const git_oid *ours
 	key.key[2] = *theirs;
 	if (strlen(stat) > STAT_MAX)
 		return;         /* a merge that big is worth doing again */
-	if ((e = __find(m, &key))) {
-		e->used = 1;
-		return;
+	if (!(e = __find(m, &key))) {
+		e = __push(m);
+		memcpy(e->key, key.key, sizeof(e->key));
 	}
-	e = __push(m);
-	memcpy(e->key, key.key, sizeof(e->key));
+	free(e->stat);          /* a merge just made is the authority */
 	e->result = *result;
 	e->stat = xstrdup(stat);
 	e->used = 1;
