@@ -219,6 +219,13 @@ int gc_repack(struct gc_result *out, const char *repo_path, int force_libgit2)
 		out->how = "libgit2 pack builder";
 		err = __libgit2_repack(repo_path);
 	}
+	if (err == 0) {
+		/* over the packs just removed: the next fetch writes a new one if needed */
+		char *midx = xstrfmt("%s/objects/pack/multi-pack-index", repo_path);
+
+		unlink(midx);
+		free(midx);
+	}
 	out->loose_after = gc_count_loose(repo_path);
 	out->packs_after = __packs(repo_path, NULL);
 	return err;

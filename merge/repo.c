@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <git2.h>
+#include <git2/sys/midx.h>
 
 #include "merge/repo.h"
 #include "merge/merge_global.h"
@@ -11,6 +12,7 @@
 #include "util/fileutil.h"
 #include "util/log.h"
 #include "util/strbuf.h"
+#include "util/strvec.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
 
@@ -46,7 +48,8 @@ static void __clean_locks(struct strbuf *dir)
 static void __clean_stale(const char *path)
 {
 	static const char *const top[] = { "index.lock", "HEAD.lock", "packed-refs.lock",
-					   "config.lock", "FETCH_HEAD.lock" };
+					   "config.lock", "FETCH_HEAD.lock",
+					   "objects/pack/multi-pack-index.lock" };
 	struct strbuf sb = STRBUF_INIT;
 	size_t i;
 
@@ -60,6 +63,69 @@ static void __clean_stale(const char *path)
 	strbuf_addf(&sb, "%s/refs", path);
 	__clean_locks(&sb);
 	strbuf_release(&sb);
+}
+
+/*
+ * The .idx files of `pack_dir` into `names`; 1 when the multi-pack-index is older
+ * than one of them (or missing), else 0.
+ */
+static int __pack_indexes(struct strvec *names, const char *pack_dir)
+{
+	struct stat midx, st;
+	struct strbuf path = STRBUF_INIT;
+	DIR *d = opendir(pack_dir);
+	struct dirent *de;
+	int stale;
+
+	strbuf_addf(&path, "%s/multi-pack-index", pack_dir);
+	stale = stat(path.buf, &midx) < 0;
+	while (d && (de = readdir(d))) {
+		if (strncmp(de->d_name, "pack-", 5) || !str_ends_with(de->d_name, ".idx"))
+			continue;
+		strvec_push(names, de->d_name);
+		strbuf_reset(&path);
+		strbuf_addf(&path, "%s/%s", pack_dir, de->d_name);
+		if (!stale && stat(path.buf, &st) == 0 &&
+		    (st.st_mtim.tv_sec > midx.st_mtim.tv_sec ||
+		     (st.st_mtim.tv_sec == midx.st_mtim.tv_sec &&
+		      st.st_mtim.tv_nsec >= midx.st_mtim.tv_nsec)))
+			stale = 1;
+	}
+	if (d)
+		closedir(d);
+	strbuf_release(&path);
+	return stale;
+}
+
+int integ_repo_index_packs(struct integ_repo *repo)
+{
+	struct strvec names = STRVEC_INIT;
+	char *pack_dir = xstrfmt("%s/objects/pack", repo->path);
+	git_midx_writer *w = NULL;
+	git_odb *odb = NULL;
+	size_t i;
+
+	if (!__pack_indexes(&names, pack_dir) || names.nr < REPO_PACKS_FOR_MIDX)
+		goto done;
+	if (git_midx_writer_new(&w, pack_dir) < 0)
+		goto fail;
+	for (i = 0; i < names.nr; i++)
+		if (git_midx_writer_add(w, names.v[i]) < 0)
+			goto fail;
+	if (git_midx_writer_commit(w) < 0 || git_repository_odb(&odb, repo->git) < 0 ||
+	    git_odb_refresh(odb) < 0)
+		goto fail;
+	log_verbose("multi-pack-index written over %zu packs", names.nr);
+	goto done;
+fail:
+	log_warn("%s: no multi-pack-index over its %zu packs (lookups stay slower): %s",
+		 repo->path, names.nr, merge_git_error());
+done:
+	git_odb_free(odb);
+	git_midx_writer_free(w);
+	strvec_clear(&names);
+	free(pack_dir);
+	return 0;
 }
 
 int integ_repo_open(struct integ_repo **out, const char *path)

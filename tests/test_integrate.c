@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "merge/fetch.h"
+#include "merge/gc.h"
 #include "merge/integrate.h"
 #include "merge/merge_global.h"
 #include "merge/repo.h"
@@ -355,6 +356,68 @@ static void test_merge_memo(void **state)
 	strbuf_release(&out);
 }
 
+/*
+ * Seventeen trees fetched make seventeen packs: a multi-pack-index is written over
+ * them, git verifies it, every tree's commit is still found; it is not written
+ * again while no pack is new; gc removes it with the packs it covered.
+ */
+static void test_multi_pack_index(void **state)
+{
+	struct fetch_tree ft[REPO_PACKS_FOR_MIDX + 1];
+	struct fetch_result res[REPO_PACKS_FOR_MIDX + 1];
+	struct integ_repo *repo;
+	struct gc_result gr;
+	struct strbuf out = STRBUF_INIT, before = STRBUF_INIT;
+	char *names[REPO_PACKS_FOR_MIDX + 1], *urls[REPO_PACKS_FOR_MIDX + 1], *path, hex[41];
+	size_t i, n = REPO_PACKS_FOR_MIDX + 1;
+
+	(void)state;
+	world();
+	assert_int_equal(sh("cd w; git checkout -q master; for i in $(seq 0 %zu); do "
+			    "git checkout -q -b b$i master; echo $i > f$i; c b$i; "
+			    "git init -q --bare ../remotes/r$i.git; "
+			    "git push -q ../remotes/r$i.git b$i; "
+			    "done", n - 1), 0);
+	for (i = 0; i < n; i++) {
+		names[i] = xstrfmt("r%zu", i);
+		urls[i] = xstrfmt("file://%s/remotes/r%zu.git", dir, i);
+		ft[i] = (struct fetch_tree){ names[i], urls[i], xstrfmt("b%zu", i) };
+	}
+	repo = open_repo();
+	memset(res, 0, sizeof(res));
+	assert_int_equal(fetch_trees(res, repo, ft, n, NULL, NULL), 0);
+	assert_int_equal(sh("test $(ls state/repo.git/objects/pack/*.pack | wc -l) -ge %d",
+			    REPO_PACKS_FOR_MIDX), 0);
+	assert_int_equal(integ_repo_index_packs(repo), 0);
+	assert_int_equal(sh("test -s state/repo.git/objects/pack/multi-pack-index && "
+			    "git --git-dir=state/repo.git multi-pack-index verify"), 0);
+	for (i = 0; i < n; i++) {
+		path = xstrfmt("refs/feeds/%s", names[i]);
+		assert_int_equal(integ_ref_get(repo, path, hex), 0);
+		assert_string_equal(hex, res[i].tip);
+		free(path);
+		free(integ_commit_subject(repo, hex));
+	}
+	sh_out(&before, "stat -c %%Y.%%y state/repo.git/objects/pack/multi-pack-index");
+	assert_int_equal(integ_repo_index_packs(repo), 0);
+	sh_out(&out, "stat -c %%Y.%%y state/repo.git/objects/pack/multi-pack-index");
+	assert_string_equal(out.buf, before.buf);
+	integ_repo_free(repo);
+	path = xstrfmt("%s/state/repo.git", dir);
+	assert_int_equal(gc_repack(&gr, path, 1), 0);
+	assert_int_equal(sh("test ! -e state/repo.git/objects/pack/multi-pack-index && "
+			    "git --git-dir=state/repo.git fsck --connectivity-only"), 0);
+	free(path);
+	for (i = 0; i < n; i++) {
+		fetch_result_release(&res[i]);
+		free(names[i]);
+		free(urls[i]);
+		free((char *)ft[i].branch);
+	}
+	strbuf_release(&out);
+	strbuf_release(&before);
+}
+
 static void test_fetch_force_push_and_failures(void **state)
 {
 	struct integ_repo *repo;
@@ -575,6 +638,7 @@ int main(void)
 		cmocka_unit_test(test_night),
 		cmocka_unit_test(test_same_date_twice),
 		cmocka_unit_test(test_merge_memo),
+		cmocka_unit_test(test_multi_pack_index),
 		cmocka_unit_test(test_fetch_force_push_and_failures),
 		cmocka_unit_test(test_drops_and_revert),
 		cmocka_unit_test(test_already_unrelated_good),
