@@ -66,8 +66,16 @@ static void __clean_stale(const char *path)
 }
 
 /*
- * The .idx files of `pack_dir` into `names`; 1 when the multi-pack-index is older
- * than one of them (or missing), else 0.
+ * A pack whose index is bigger than this (about 280,000 objects: a clone's, or
+ * gc's) stays out of the multi-pack-index: it is searched on its own, and the
+ * index over the nightly small packs is rewritten cheaply (a kernel's 10 million
+ * objects would cost 400 MB and seconds every night).
+ */
+#define SMALL_IDX_MAX ((off_t)8 << 20)
+
+/*
+ * The small .idx files of `pack_dir` into `names`; 1 when the multi-pack-index
+ * is older than one of them (or missing), else 0.
  */
 static int __pack_indexes(struct strvec *names, const char *pack_dir)
 {
@@ -82,10 +90,12 @@ static int __pack_indexes(struct strvec *names, const char *pack_dir)
 	while (d && (de = readdir(d))) {
 		if (strncmp(de->d_name, "pack-", 5) || !str_ends_with(de->d_name, ".idx"))
 			continue;
-		strvec_push(names, de->d_name);
 		strbuf_reset(&path);
 		strbuf_addf(&path, "%s/%s", pack_dir, de->d_name);
-		if (!stale && stat(path.buf, &st) == 0 &&
+		if (stat(path.buf, &st) < 0 || st.st_size > SMALL_IDX_MAX)
+			continue;
+		strvec_push(names, de->d_name);
+		if (!stale &&
 		    (st.st_mtim.tv_sec > midx.st_mtim.tv_sec ||
 		     (st.st_mtim.tv_sec == midx.st_mtim.tv_sec &&
 		      st.st_mtim.tv_nsec >= midx.st_mtim.tv_nsec)))

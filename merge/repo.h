@@ -22,9 +22,10 @@ void integ_repo_free(struct integ_repo *repo);
 /*
  * Every fetch leaves a pack per tree: at linux-next's scale 400 a night, and every
  * object lookup searched them one by one.  When objects/pack holds at least
- * REPO_PACKS_FOR_MIDX packs not all covered by it, this writes a multi-pack-index
- * over all of them (as `git multi-pack-index write` does) and makes the open
- * repository use it.  A failure costs only speed: it is logged, and 0 returned.
+ * REPO_PACKS_FOR_MIDX small packs (index up to 8 MiB) not all covered by it, this
+ * writes a multi-pack-index over them (as `git multi-pack-index write` does; big
+ * packs stay searched on their own, so the nightly rewrite stays cheap) and makes
+ * the open repository use it.  A failure costs only speed: logged, 0 returned.
  */
 #define REPO_PACKS_FOR_MIDX 16
 int integ_repo_index_packs(struct integ_repo *repo);
