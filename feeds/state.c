@@ -413,6 +413,9 @@ int sim_config_save(struct sim_world *w)
 	strbuf_addstr(&sb, "never_merge: [mm-unstable]\n"
 			   "build:\n  - {name: build, command: make, timeout: 120}\n"
 			   "test:\n  - {name: test, command: make test, timeout: 120}\n"
+			   "# the simulated flaky tests fail about one run in four: three\n"
+			   "# confirmations make blaming one as a culprit a 1-in-300 event\n"
+			   "bisect: {confirm: 3}\n"
 			   "notify:\n  from: \"nextbot <nextbot@example.org>\"\n"
 			   "  list: \"linux-next@lists.example.org\"\n");
 	error = file_write_atomic(path, sb.buf, sb.len);
