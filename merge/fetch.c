@@ -1,11 +1,7 @@
 /* Fetch of the base and trees into refs/feeds/<name>, one connection per url. */
-#include <errno.h>
-#include <fcntl.h>
 #include <fnmatch.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -269,29 +265,36 @@ done:
 
 /* ---- the child that fetches, and the watcher that gives up on a silent remote ---- */
 
-/* The child: every url not done yet, in order; a message per start, beat and result. */
-static void __child(int fd, struct fetch_result *out, char *done, struct integ_repo *repo,
-		    const struct fetch_tree *trees, size_t n, const struct fetch_creds *creds)
-{
-	char *before = xmalloc(n);
-	size_t i, j;
+struct __job {
+	struct fetch_result *out;
+	char *done;
+	struct integ_repo *repo;
+	const struct fetch_tree *trees;
+	size_t n;
+	const struct fetch_creds *creds;
+};
 
-	signal(SIGPIPE, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);       /* a stop ends the fetch now, not after it */
-	signal(SIGINT, SIG_DFL);
+/* The child: every url not done yet, in order; a message per start, beat and result. */
+static void __child(int fd, void *arg)
+{
+	const struct __job *jb = arg;
+	struct fetch_result *out = jb->out;
+	const struct fetch_tree *trees = jb->trees;
+	char *done = jb->done, *before = xmalloc(jb->n);
+	size_t i, j, n = jb->n;
+
 	for (i = 0; i < n; i++) {
 		if (done[i])
 			continue;
 		memcpy(before, done, n);
 		__send(fd, MSG_START, (uint32_t)i, NULL);
 		log_progress("fetching %s (%s)", trees[i].name, trees[i].url);
-		__fetch_url(out, done, repo, trees, n, i, creds, fd);
+		__fetch_url(out, done, jb->repo, trees, n, i, jb->creds, fd);
 		for (j = i; j < n; j++)
 			if (done[j] && !before[j])
 				__send(fd, MSG_RESULT, (uint32_t)j, &out[j]);
 	}
 	__send(fd, MSG_END, 0, NULL);
-	_exit(0);
 }
 
 /* A result from the child becomes the caller's. */
@@ -316,27 +319,15 @@ static void __take(struct fetch_result *out, char *done, size_t n, const struct 
 static int __follow(long *current, int fd, pid_t pid, struct fetch_result *out, char *done,
 		    size_t n, long idle_ms)
 {
-	long deadline = watch_now_ms() + idle_ms;
 	char reason[REASON_MAX + 1];
 	struct __msg m;
 
 	for (;;) {
-		struct pollfd p = { fd, POLLIN, 0 };
-		long left = deadline - watch_now_ms();
-		int rc = left > 0 ? poll(&p, 1, (int)(left > 60000 ? 60000 : left)) : 0;
-
-		if (rc < 0 && errno == EINTR)
-			continue;
-		if (rc == 0 && watch_now_ms() < deadline)
-			continue;
-		if (rc == 0) {
-			kill(pid, SIGKILL);
+		if (!watch_wait(fd, pid, watch_now_ms() + idle_ms))
 			return 0;
-		}
 		if (watch_read_full(fd, &m, sizeof(m)) <= 0 || m.reason_len > REASON_MAX ||
 		    (m.reason_len && watch_read_full(fd, reason, m.reason_len) <= 0))
 			return -1;
-		deadline = watch_now_ms() + idle_ms;
 		if (m.type == MSG_START)
 			*current = m.index < n ? (long)m.index : -1;
 		else if (m.type == MSG_RESULT)
@@ -375,33 +366,21 @@ static int __watch(struct fetch_result *out, char *done, struct integ_repo *repo
 		   const struct fetch_tree *trees, size_t n, const struct fetch_creds *creds)
 {
 	long idle = creds && creds->idle_timeout > 0 ? creds->idle_timeout : FETCH_IDLE_TIMEOUT;
+	struct __job jb = { out, done, repo, trees, n, creds };
 	size_t i;
 
 	for (i = 0; i < n && done[i]; i++)
 		;
 	while (i < n) {
 		long current = -1;
-		int fds[2], status = 0, how;
-		pid_t pid;
+		int fd, pid, status, how, err;
 		char *why;
 
-		if (pipe2(fds, O_CLOEXEC) < 0)
-			return nb_error_set(NB_ERROR, "fetch: pipe: %s", strerror(errno));
-		fflush(NULL);
-		if ((pid = fork()) < 0) {
-			close(fds[0]);
-			close(fds[1]);
-			return nb_error_set(NB_ERROR, "fetch: fork: %s", strerror(errno));
-		}
-		if (pid == 0) {
-			close(fds[0]);
-			__child(fds[1], out, done, repo, trees, n, creds);
-		}
-		close(fds[1]);
-		how = __follow(&current, fds[0], pid, out, done, n, idle * 1000);
-		close(fds[0]);
-		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-			;
+		if ((err = watch_spawn(&pid, &fd, __child, &jb, "fetch")) < 0)
+			return err;
+		how = __follow(&current, fd, pid, out, done, n, idle * 1000);
+		close(fd);
+		status = watch_reap(pid);
 		if (how != 1) {
 			/* SIGTERM/SIGINT came from outside (systemd stopping us): stop here */
 			int stopped = how < 0 && WIFSIGNALED(status) &&

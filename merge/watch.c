@@ -75,56 +75,10 @@ void watch_beat(void)
 	}
 }
 
-static void __child(int fd, int (*fn)(void *arg), void *arg)
+int watch_spawn(int *out_pid, int *out_fd, void (*child)(int fd, void *arg), void *arg,
+		const char *what)
 {
-	int code;
-
-	beat_fd = fd;
-	signal(SIGPIPE, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);       /* a stop ends the work now, not after it */
-	signal(SIGINT, SIG_DFL);
-	code = fn(arg);
-	__send(MSG_END, code, code < 0 ? nb_error_last() : NULL);
-	_exit(0);
-}
-
-/* 1: the child ended (*code, message recorded); 0: silent, killed; -1: it died. */
-static int __follow(int *code, int fd, pid_t pid, long idle_ms)
-{
-	long deadline = watch_now_ms() + idle_ms;
-	char text[MESSAGE_MAX + 1];
-	struct __msg m;
-
-	for (;;) {
-		struct pollfd p = { fd, POLLIN, 0 };
-		long left = deadline - watch_now_ms();
-		int rc = left > 0 ? poll(&p, 1, (int)(left > 60000 ? 60000 : left)) : 0;
-
-		if (rc < 0 && errno == EINTR)
-			continue;
-		if (rc == 0 && watch_now_ms() < deadline)
-			continue;
-		if (rc == 0) {
-			kill(pid, SIGKILL);
-			return 0;
-		}
-		if (watch_read_full(fd, &m, sizeof(m)) <= 0 || m.len > MESSAGE_MAX ||
-		    (m.len && watch_read_full(fd, text, m.len) <= 0))
-			return -1;
-		deadline = watch_now_ms() + idle_ms;
-		if (m.type != MSG_END)
-			continue;
-		text[m.len] = '\0';
-		*code = m.code;
-		if (m.code < 0)
-			nb_error_set(m.code, "%s", text);
-		return 1;
-	}
-}
-
-int watch_run(int (*fn)(void *arg), void *arg, long idle, const char *what)
-{
-	int fds[2], status = 0, code = NB_ERROR, how;
+	int fds[2];
 	pid_t pid;
 
 	if (pipe2(fds, O_CLOEXEC) < 0)
@@ -137,13 +91,90 @@ int watch_run(int (*fn)(void *arg), void *arg, long idle, const char *what)
 	}
 	if (pid == 0) {
 		close(fds[0]);
-		__child(fds[1], fn, arg);
+		signal(SIGPIPE, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);       /* a stop ends the work now, not after it */
+		signal(SIGINT, SIG_DFL);
+		child(fds[1], arg);
+		_exit(0);
 	}
 	close(fds[1]);
-	how = __follow(&code, fds[0], pid, idle * 1000);
-	close(fds[0]);
+	*out_pid = pid;
+	*out_fd = fds[0];
+	return 0;
+}
+
+int watch_wait(int fd, int pid, long deadline)
+{
+	for (;;) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		long left = deadline - watch_now_ms();
+		int rc = left > 0 ? poll(&p, 1, (int)(left > 60000 ? 60000 : left)) : 0;
+
+		if (rc > 0 || (rc < 0 && errno != EINTR))
+			return 1;       /* readable, or broken: the read says which */
+		if (rc == 0 && watch_now_ms() >= deadline) {
+			kill(pid, SIGKILL);
+			return 0;
+		}
+	}
+}
+
+int watch_reap(int pid)
+{
+	int status = 0;
+
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
+	return status;
+}
+
+struct __run {
+	int (*fn)(void *arg);
+	void *arg;
+};
+
+static void __child(int fd, void *arg)
+{
+	struct __run *r = arg;
+	int code;
+
+	beat_fd = fd;
+	code = r->fn(r->arg);
+	__send(MSG_END, code, code < 0 ? nb_error_last() : NULL);
+}
+
+/* 1: the child ended (*code, message recorded); 0: silent, killed; -1: it died. */
+static int __follow(int *code, int fd, pid_t pid, long idle_ms)
+{
+	char text[MESSAGE_MAX + 1];
+	struct __msg m;
+
+	for (;;) {
+		if (!watch_wait(fd, pid, watch_now_ms() + idle_ms))
+			return 0;
+		if (watch_read_full(fd, &m, sizeof(m)) <= 0 || m.len > MESSAGE_MAX ||
+		    (m.len && watch_read_full(fd, text, m.len) <= 0))
+			return -1;
+		if (m.type != MSG_END)
+			continue;
+		text[m.len] = '\0';
+		*code = m.code;
+		if (m.code < 0)
+			nb_error_set(m.code, "%s", text);
+		return 1;
+	}
+}
+
+int watch_run(int (*fn)(void *arg), void *arg, long idle, const char *what)
+{
+	struct __run r = { fn, arg };
+	int fd, pid, status, code = NB_ERROR, how, err;
+
+	if ((err = watch_spawn(&pid, &fd, __child, &r, what)) < 0)
+		return err;
+	how = __follow(&code, fd, pid, idle * 1000);
+	close(fd);
+	status = watch_reap(pid);
 	if (how == 0)
 		return nb_error_set(NB_ETIMEOUT, "no data from %s for %ld s; gave up", what, idle);
 	if (how < 0 && WIFSIGNALED(status))

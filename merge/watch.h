@@ -22,6 +22,19 @@ int watch_run(int (*fn)(void *arg), void *arg, long idle, const char *what);
 /* In the child of watch_run(): data came, the remote is alive (rate-limited). */
 void watch_beat(void);
 
+/*
+ * The pieces, for a caller with its own messages (merge/fetch.c):
+ * watch_spawn() runs child(fd, arg) in a child process (SIGPIPE, SIGTERM and SIGINT
+ * back to their defaults: a stop ends the work now) writing to `fd`, and gives the
+ * reading end; NB_ERROR when it cannot.  watch_wait() waits until `fd` is readable
+ * (1) or the watch_now_ms() time `deadline` passes (0: the child is SIGKILLed).
+ * watch_reap() collects the child's wait status.
+ */
+int watch_spawn(int *out_pid, int *out_fd, void (*child)(int fd, void *arg), void *arg,
+		const char *what);
+int watch_wait(int fd, int pid, long deadline);
+int watch_reap(int pid);
+
 /* Monotonic milliseconds; read exactly `len` bytes (1, 0 at a clean EOF, -1). */
 long watch_now_ms(void);
 int watch_read_full(int fd, void *buf, size_t len);
