@@ -64,7 +64,7 @@ int bot_date_valid(const char *s)
 
 volatile sig_atomic_t bot_stop_requested;
 
-static void __on_stop(int sig)
+static void on_stop(int sig)
 {
 	bot_stop_requested = 1;
 }
@@ -74,7 +74,7 @@ void bot_catch_stop(void)
 	struct sigaction sa;
 
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = __on_stop;
+	sa.sa_handler = on_stop;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 }

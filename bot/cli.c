@@ -84,7 +84,7 @@ static const struct cli_command commands[] = {
 
 static const char global_usage[] = "usage: nextbot [-c FILE] [--json] [-v|-q] COMMAND ...\n";
 
-static void __help_all(FILE *out)
+static void help_all(FILE *out)
 {
 	size_t i;
 
@@ -111,7 +111,7 @@ static void __help_all(FILE *out)
 	      out);
 }
 
-static void __help_command(FILE *out, const struct cli_command *c)
+static void help_command(FILE *out, const struct cli_command *c)
 {
 	const char *u = c->usage, *nl;
 
@@ -123,7 +123,7 @@ static void __help_command(FILE *out, const struct cli_command *c)
 		fprintf(out, "\n%s", c->details);
 }
 
-static const struct cli_command *__find(const char *name)
+static const struct cli_command *find(const char *name)
 {
 	size_t i;
 
@@ -134,7 +134,7 @@ static const struct cli_command *__find(const char *name)
 }
 
 __attribute__((format(printf, 1, 2)))
-static int __usage_error(const char *fmt, ...)
+static int usage_error(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -149,7 +149,7 @@ static int __usage_error(const char *fmt, ...)
 }
 
 /* Does the command's own argv ask for help (before any "--")? */
-static int __wants_help(int argc, char **argv)
+static int wants_help(int argc, char **argv)
 {
 	int i;
 
@@ -174,7 +174,7 @@ int cli_main(int argc, char **argv)
 
 		if (!strcmp(a, "-c") || !strcmp(a, "--config")) {
 			if (++i == argc)
-				return __usage_error("%s needs a FILE", a);
+				return usage_error("%s needs a FILE", a);
 			ctx.config_path = argv[i];
 		} else if (str_starts_with(a, "--config=")) {
 			ctx.config_path = a + strlen("--config=");
@@ -185,13 +185,13 @@ int cli_main(int argc, char **argv)
 		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
 			ctx.verbosity = 0;
 		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			__help_all(stdout);
+			help_all(stdout);
 			return EXIT_DONE;
 		} else if (!strcmp(a, "--version")) {
 			printf("nextbot %s\n", NEXTBOT_VERSION);
 			return EXIT_DONE;
 		} else {
-			return __usage_error("unknown option '%s'", a);
+			return usage_error("unknown option '%s'", a);
 		}
 	}
 	if (i == argc) {
@@ -201,18 +201,18 @@ int cli_main(int argc, char **argv)
 	}
 	if (!strcmp(argv[i], "help")) {
 		if (i + 1 == argc) {
-			__help_all(stdout);
+			help_all(stdout);
 			return EXIT_DONE;
 		}
-		if (!(cmd = __find(argv[i + 1])))
-			return __usage_error("'%s' is not a nextbot command", argv[i + 1]);
-		__help_command(stdout, cmd);
+		if (!(cmd = find(argv[i + 1])))
+			return usage_error("'%s' is not a nextbot command", argv[i + 1]);
+		help_command(stdout, cmd);
 		return EXIT_DONE;
 	}
-	if (!(cmd = __find(argv[i])))
-		return __usage_error("'%s' is not a nextbot command", argv[i]);
-	if (__wants_help(argc - i, argv + i)) {
-		__help_command(stdout, cmd);
+	if (!(cmd = find(argv[i])))
+		return usage_error("'%s' is not a nextbot command", argv[i]);
+	if (wants_help(argc - i, argv + i)) {
+		help_command(stdout, cmd);
 		return EXIT_DONE;
 	}
 	if (!ctx.config_path)

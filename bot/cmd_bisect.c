@@ -17,7 +17,7 @@
 #include "util/xalloc.h"
 #include "util/banned.h"
 
-__attribute__((format(printf, 1, 2))) static int __usage(const char *fmt, ...)
+__attribute__((format(printf, 1, 2))) static int usage(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -31,7 +31,7 @@ __attribute__((format(printf, 1, 2))) static int __usage(const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
-static int __value(struct culprit_bisect_opts *o, struct strvec *goods, const char *opt,
+static int value(struct culprit_bisect_opts *o, struct strvec *goods, const char *opt,
 		   const char *v)
 {
 	long n;
@@ -44,19 +44,19 @@ static int __value(struct culprit_bisect_opts *o, struct strvec *goods, const ch
 		o->repo = v;
 	} else if (!strcmp(opt, "--jobs")) {
 		if (str_to_long(v, &n) < 0 || n < 1 || n > 64)
-			return __usage("--jobs wants a number from 1 to 64, not '%s'", v);
+			return usage("--jobs wants a number from 1 to 64, not '%s'", v);
 		o->jobs = (unsigned)n;
 	} else if (!strcmp(opt, "--timeout")) {
 		if (str_to_long(v, &n) < 0 || n < 0)
-			return __usage("--timeout wants seconds, not '%s'", v);
+			return usage("--timeout wants seconds, not '%s'", v);
 		o->timeout = (double)n;
 	} else {
-		return __usage("unknown option '%s'", opt);
+		return usage("unknown option '%s'", opt);
 	}
 	return 0;
 }
 
-static int __parse(struct culprit_bisect_opts *o, struct strvec *goods, int argc, char **argv)
+static int parse(struct culprit_bisect_opts *o, struct strvec *goods, int argc, char **argv)
 {
 	int i, rc;
 
@@ -70,21 +70,21 @@ static int __parse(struct culprit_bisect_opts *o, struct strvec *goods, int argc
 			continue;
 		}
 		if (str_starts_with(argv[i], "--") && i + 1 == argc)
-			return __usage("%s needs a value", argv[i]);
-		if ((rc = __value(o, goods, argv[i], argv[i + 1])) != 0)
+			return usage("%s needs a value", argv[i]);
+		if ((rc = value(o, goods, argv[i], argv[i + 1])) != 0)
 			return rc;
 		i++;
 	}
 	if (!o->bad || !goods->nr)
-		return __usage("both --good and --bad are needed");
+		return usage("both --good and --bad are needed");
 	if (!o->argv || !o->argv[0])
-		return __usage("no command given after --");
+		return usage("no command given after --");
 	o->goods = (const char *const *)goods->v;
 	o->goods_nr = goods->nr;
 	return 0;
 }
 
-static void __json_strings(json_object *o, const char *key, const struct strvec *sv)
+static void json_strings(json_object *o, const char *key, const struct strvec *sv)
 {
 	json_object *arr = json_object_new_array();
 	size_t i;
@@ -94,7 +94,7 @@ static void __json_strings(json_object *o, const char *key, const struct strvec 
 	json_object_object_add(o, key, arr);
 }
 
-static void __print_json(const struct culprit_bisect_result *r)
+static void print_json(const struct culprit_bisect_result *r)
 {
 	json_object *o = json_object_new_object();
 
@@ -104,15 +104,15 @@ static void __print_json(const struct culprit_bisect_result *r)
 			       r->only_skipped ? NULL : json_object_new_string(r->subject));
 	json_object_object_add(o, "steps", json_object_new_int((int)r->steps));
 	json_object_object_add(o, "rounds", json_object_new_int((int)r->rounds));
-	__json_strings(o, "skipped", &r->skipped);
-	__json_strings(o, "candidates", &r->candidates);
-	__json_strings(o, "log", &r->log);
+	json_strings(o, "skipped", &r->skipped);
+	json_strings(o, "candidates", &r->candidates);
+	json_strings(o, "log", &r->log);
 	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
 						       JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);
 }
 
-static void __print_text(const struct culprit_bisect_result *r)
+static void print_text(const struct culprit_bisect_result *r)
 {
 	size_t i;
 
@@ -130,7 +130,7 @@ static void __print_text(const struct culprit_bisect_result *r)
 		printf("%s\n", r->log.v[i]);
 }
 
-static int __bisect(const struct cli_ctx *ctx, struct culprit_bisect_opts *o)
+static int bisect(const struct cli_ctx *ctx, struct culprit_bisect_opts *o)
 {
 	struct culprit_bisect_result r = CULPRIT_BISECT_RESULT_INIT;
 	const char *tmp = getenv("TMPDIR");
@@ -154,9 +154,9 @@ static int __bisect(const struct cli_ctx *ctx, struct culprit_bisect_opts *o)
 		return err == NB_ERROR ? EXIT_FAILED : EXIT_USAGE;
 	}
 	if (ctx->json)
-		__print_json(&r);
+		print_json(&r);
 	else
-		__print_text(&r);
+		print_text(&r);
 	err = r.only_skipped ? EXIT_SKIPPED : EXIT_DONE;
 	culprit_bisect_result_release(&r);
 	return err;
@@ -168,14 +168,14 @@ int cmd_bisect(const struct cli_ctx *ctx, int argc, char **argv)
 	struct strvec goods = STRVEC_INIT;
 	int rc;
 
-	if ((rc = __parse(&o, &goods, argc, argv)) != 0)
+	if ((rc = parse(&o, &goods, argc, argv)) != 0)
 		goto done;
 	if (merge_global_init() < 0) {
 		fprintf(stderr, "nextbot bisect: %s\n", nb_error_last());
 		rc = EXIT_FAILED;
 		goto done;
 	}
-	rc = __bisect(ctx, &o);
+	rc = bisect(ctx, &o);
 	merge_global_shutdown();
 done:
 	strvec_clear(&goods);

@@ -11,12 +11,12 @@
 #include "util/banned.h"
 
 /* Secrets are shown by the NAME of their variable and whether it is set, never the value. */
-static const char *__secret_state(const char *env_name)
+static const char *secret_state(const char *env_name)
 {
 	return config_secret(env_name) ? "set" : "not set";
 }
 
-static const char *__deadline_kind(const struct config *cfg)
+static const char *deadline_kind(const struct config *cfg)
 {
 	switch (cfg->deadline.kind) {
 	case CONFIG_DEADLINE_CLOCK:
@@ -28,7 +28,7 @@ static const char *__deadline_kind(const struct config *cfg)
 	}
 }
 
-static void __print_commands(FILE *out, const char *what, const struct config_command *c,
+static void print_commands(FILE *out, const char *what, const struct config_command *c,
 			     size_t nr)
 {
 	size_t i, j;
@@ -41,7 +41,7 @@ static void __print_commands(FILE *out, const char *what, const struct config_co
 	}
 }
 
-static void __print_tree(FILE *out, size_t n, const struct config_tree *t)
+static void print_tree(FILE *out, size_t n, const struct config_tree *t)
 {
 	size_t i;
 
@@ -52,7 +52,7 @@ static void __print_tree(FILE *out, size_t n, const struct config_tree *t)
 		fprintf(out, "        fixes:   %s\n", t->fixes);
 }
 
-static void __print_notify(FILE *out, const struct config *cfg)
+static void print_notify(FILE *out, const struct config *cfg)
 {
 	size_t i;
 
@@ -67,7 +67,7 @@ static void __print_notify(FILE *out, const struct config *cfg)
 			fprintf(out, ", user %s", cfg->notify.smtp.user);
 		if (cfg->notify.smtp.password_env)
 			fprintf(out, ", password from $%s, %s", cfg->notify.smtp.password_env,
-				__secret_state(cfg->notify.smtp.password_env));
+				secret_state(cfg->notify.smtp.password_env));
 		if (cfg->notify.smtp.ca_file)
 			fprintf(out, ", CA certificates %s", cfg->notify.smtp.ca_file);
 		fputs(")\n", out);
@@ -80,12 +80,12 @@ static void __print_notify(FILE *out, const struct config *cfg)
 		fprintf(out, "  webhook: %s", w->url);
 		if (w->secret_env)
 			fprintf(out, " (signed with $%s, %s)", w->secret_env,
-				__secret_state(w->secret_env));
+				secret_state(w->secret_env));
 		fputs("\n", out);
 	}
 }
 
-static void __print_plan(FILE *out, const struct config *cfg)
+static void print_plan(FILE *out, const struct config *cfg)
 {
 	size_t i;
 
@@ -93,15 +93,15 @@ static void __print_plan(FILE *out, const struct config *cfg)
 	fprintf(out, "base: %s  %s#%s\n", cfg->base.name, cfg->base.url, cfg->base.branch);
 	fprintf(out, "trees, in merge order:%s\n", cfg->trees_nr ? "" : " (none)");
 	for (i = 0; i < cfg->trees_nr; i++)
-		__print_tree(out, i + 1, &cfg->trees[i]);
+		print_tree(out, i + 1, &cfg->trees[i]);
 	fputs("never_merge:", out);
 	for (i = 0; i < cfg->never_merge.nr; i++)
 		fprintf(out, " %s", cfg->never_merge.v[i]);
 	fputs(cfg->never_merge.nr ? "\n" : " (none)\n", out);
-	__print_commands(out, cfg->build_after_each_merge ? "build (after each merge)"
+	print_commands(out, cfg->build_after_each_merge ? "build (after each merge)"
 							    : "build (once, after all merges)",
 			 cfg->build, cfg->build_nr);
-	__print_commands(out, "test", cfg->test, cfg->test_nr);
+	print_commands(out, "test", cfg->test, cfg->test_nr);
 	fprintf(out, "on_breakage: %s\n", config_on_breakage_name(cfg->on_breakage));
 	fprintf(out, "bisect: confirm %d, jobs %d\n", cfg->bisect.confirm, cfg->bisect.jobs);
 	fprintf(out, "runner: %s, user %s, max_jobs %d", config_runner_kind_name(cfg->runner.kind),
@@ -112,12 +112,12 @@ static void __print_plan(FILE *out, const struct config *cfg)
 		fprintf(out, "%s%s", i ? " " : ", srun ", cfg->runner.srun_args.v[i]);
 	fprintf(out, "\nschedule: %s (UTC)\n", cfg->schedule);
 	fprintf(out, "deadline: %s%s%s%s\n", cfg->deadline.text ? cfg->deadline.text : "none",
-		cfg->deadline.text ? " (" : "", cfg->deadline.text ? __deadline_kind(cfg) : "",
+		cfg->deadline.text ? " (" : "", cfg->deadline.text ? deadline_kind(cfg) : "",
 		cfg->deadline.text ? ")" : "");
 	fprintf(out, "keep_days: %d\nmerge_identity: %s\n", cfg->keep_days, cfg->merge_identity);
 	if (cfg->git.token_env)
 		fprintf(out, "git: token from $%s (%s)", cfg->git.token_env,
-			__secret_state(cfg->git.token_env));
+			secret_state(cfg->git.token_env));
 	else
 		fputs("git: token none", out);
 	fprintf(out, ", ssh_key %s\n", cfg->git.ssh_key ? cfg->git.ssh_key : "none");
@@ -125,17 +125,17 @@ static void __print_plan(FILE *out, const struct config *cfg)
 		fprintf(out, "publish: %s#%s\n", cfg->publish.url, cfg->publish.branch);
 	else
 		fputs("publish: none\n", out);
-	__print_notify(out, cfg);
+	print_notify(out, cfg);
 }
 
 /* ---- JSON --------------------------------------------------------------------------- */
 
-static json_object *__jstr(const char *s)
+static json_object *jstr(const char *s)
 {
 	return s ? json_object_new_string(s) : NULL;
 }
 
-static json_object *__jstrvec(const struct strvec *sv)
+static json_object *jstrvec(const struct strvec *sv)
 {
 	json_object *a = json_object_new_array();
 	size_t i;
@@ -145,21 +145,21 @@ static json_object *__jstrvec(const struct strvec *sv)
 	return a;
 }
 
-static json_object *__jtree(const struct config_tree *t, int with_extras)
+static json_object *jtree(const struct config_tree *t, int with_extras)
 {
 	json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "name", __jstr(t->name));
-	json_object_object_add(o, "url", __jstr(t->url));
-	json_object_object_add(o, "branch", __jstr(t->branch));
+	json_object_object_add(o, "name", jstr(t->name));
+	json_object_object_add(o, "url", jstr(t->url));
+	json_object_object_add(o, "branch", jstr(t->branch));
 	if (with_extras) {
-		json_object_object_add(o, "contacts", __jstrvec(&t->contacts));
-		json_object_object_add(o, "fixes", __jstr(t->fixes));
+		json_object_object_add(o, "contacts", jstrvec(&t->contacts));
+		json_object_object_add(o, "fixes", jstr(t->fixes));
 	}
 	return o;
 }
 
-static json_object *__jcommands(const struct config_command *c, size_t nr)
+static json_object *jcommands(const struct config_command *c, size_t nr)
 {
 	json_object *a = json_object_new_array();
 	size_t i, j;
@@ -175,8 +175,8 @@ static json_object *__jcommands(const struct config_command *c, size_t nr)
 			json_object_object_add(env, k.buf, json_object_new_string(eq + 1));
 			strbuf_release(&k);
 		}
-		json_object_object_add(o, "name", __jstr(c[i].name));
-		json_object_object_add(o, "command", __jstr(c[i].command));
+		json_object_object_add(o, "name", jstr(c[i].name));
+		json_object_object_add(o, "command", jstr(c[i].command));
 		json_object_object_add(o, "timeout", json_object_new_int64(c[i].timeout));
 		json_object_object_add(o, "env", env);
 		json_object_array_add(a, o);
@@ -184,79 +184,79 @@ static json_object *__jcommands(const struct config_command *c, size_t nr)
 	return a;
 }
 
-static json_object *__jnotify(const struct config *cfg)
+static json_object *jnotify(const struct config *cfg)
 {
 	json_object *o = json_object_new_object(), *hooks = json_object_new_array();
 	json_object *smtp = NULL;
 	size_t i;
 
-	json_object_object_add(o, "from", __jstr(cfg->notify.from));
-	json_object_object_add(o, "list", __jstr(cfg->notify.list));
-	json_object_object_add(o, "report_url", __jstr(cfg->notify.report_url));
+	json_object_object_add(o, "from", jstr(cfg->notify.from));
+	json_object_object_add(o, "list", jstr(cfg->notify.list));
+	json_object_object_add(o, "report_url", jstr(cfg->notify.report_url));
 	json_object_object_add(o, "remind_days", json_object_new_int(cfg->notify.remind_days));
 	if (cfg->notify.smtp.url) {
 		smtp = json_object_new_object();
-		json_object_object_add(smtp, "url", __jstr(cfg->notify.smtp.url));
-		json_object_object_add(smtp, "tls", __jstr(config_tls_name(cfg->notify.smtp.tls)));
-		json_object_object_add(smtp, "user", __jstr(cfg->notify.smtp.user));
-		json_object_object_add(smtp, "password_env", __jstr(cfg->notify.smtp.password_env));
-		json_object_object_add(smtp, "ca_file", __jstr(cfg->notify.smtp.ca_file));
+		json_object_object_add(smtp, "url", jstr(cfg->notify.smtp.url));
+		json_object_object_add(smtp, "tls", jstr(config_tls_name(cfg->notify.smtp.tls)));
+		json_object_object_add(smtp, "user", jstr(cfg->notify.smtp.user));
+		json_object_object_add(smtp, "password_env", jstr(cfg->notify.smtp.password_env));
+		json_object_object_add(smtp, "ca_file", jstr(cfg->notify.smtp.ca_file));
 	}
 	json_object_object_add(o, "smtp", smtp);
 	for (i = 0; i < cfg->notify.webhooks_nr; i++) {
 		json_object *w = json_object_new_object();
 
-		json_object_object_add(w, "url", __jstr(cfg->notify.webhooks[i].url));
-		json_object_object_add(w, "secret_env", __jstr(cfg->notify.webhooks[i].secret_env));
+		json_object_object_add(w, "url", jstr(cfg->notify.webhooks[i].url));
+		json_object_object_add(w, "secret_env", jstr(cfg->notify.webhooks[i].secret_env));
 		json_object_array_add(hooks, w);
 	}
 	json_object_object_add(o, "webhooks", hooks);
 	return o;
 }
 
-static json_object *__jplan(const struct config *cfg)
+static json_object *jplan(const struct config *cfg)
 {
 	json_object *o = json_object_new_object(), *trees = json_object_new_array(), *x;
 	size_t i;
 
-	json_object_object_add(o, "config", __jstr(cfg->path));
-	json_object_object_add(o, "workdir", __jstr(cfg->workdir));
-	json_object_object_add(o, "base", __jtree(&cfg->base, 0));
+	json_object_object_add(o, "config", jstr(cfg->path));
+	json_object_object_add(o, "workdir", jstr(cfg->workdir));
+	json_object_object_add(o, "base", jtree(&cfg->base, 0));
 	for (i = 0; i < cfg->trees_nr; i++)
-		json_object_array_add(trees, __jtree(&cfg->trees[i], 1));
+		json_object_array_add(trees, jtree(&cfg->trees[i], 1));
 	json_object_object_add(o, "trees", trees);
-	json_object_object_add(o, "never_merge", __jstrvec(&cfg->never_merge));
-	json_object_object_add(o, "build", __jcommands(cfg->build, cfg->build_nr));
-	json_object_object_add(o, "test", __jcommands(cfg->test, cfg->test_nr));
+	json_object_object_add(o, "never_merge", jstrvec(&cfg->never_merge));
+	json_object_object_add(o, "build", jcommands(cfg->build, cfg->build_nr));
+	json_object_object_add(o, "test", jcommands(cfg->test, cfg->test_nr));
 	json_object_object_add(o, "build_after_each_merge",
 			       json_object_new_boolean(cfg->build_after_each_merge));
-	json_object_object_add(o, "on_breakage", __jstr(config_on_breakage_name(cfg->on_breakage)));
+	json_object_object_add(o, "on_breakage", jstr(config_on_breakage_name(cfg->on_breakage)));
 	x = json_object_new_object();
 	json_object_object_add(x, "confirm", json_object_new_int(cfg->bisect.confirm));
 	json_object_object_add(x, "jobs", json_object_new_int(cfg->bisect.jobs));
 	json_object_object_add(o, "bisect", x);
-	json_object_object_add(o, "deadline", __jstr(cfg->deadline.text));
-	json_object_object_add(o, "merge_identity", __jstr(cfg->merge_identity));
+	json_object_object_add(o, "deadline", jstr(cfg->deadline.text));
+	json_object_object_add(o, "merge_identity", jstr(cfg->merge_identity));
 	x = json_object_new_object();
-	json_object_object_add(x, "kind", __jstr(config_runner_kind_name(cfg->runner.kind)));
-	json_object_object_add(x, "user", __jstr(cfg->runner.user));
-	json_object_object_add(x, "partition", __jstr(cfg->runner.partition));
-	json_object_object_add(x, "srun_args", __jstrvec(&cfg->runner.srun_args));
+	json_object_object_add(x, "kind", jstr(config_runner_kind_name(cfg->runner.kind)));
+	json_object_object_add(x, "user", jstr(cfg->runner.user));
+	json_object_object_add(x, "partition", jstr(cfg->runner.partition));
+	json_object_object_add(x, "srun_args", jstrvec(&cfg->runner.srun_args));
 	json_object_object_add(x, "max_jobs", json_object_new_int(cfg->runner.max_jobs));
 	json_object_object_add(o, "runner", x);
 	x = json_object_new_object();
-	json_object_object_add(x, "token_env", __jstr(cfg->git.token_env));
-	json_object_object_add(x, "ssh_key", __jstr(cfg->git.ssh_key));
+	json_object_object_add(x, "token_env", jstr(cfg->git.token_env));
+	json_object_object_add(x, "ssh_key", jstr(cfg->git.ssh_key));
 	json_object_object_add(o, "git", x);
 	x = NULL;
 	if (cfg->publish.url) {
 		x = json_object_new_object();
-		json_object_object_add(x, "url", __jstr(cfg->publish.url));
-		json_object_object_add(x, "branch", __jstr(cfg->publish.branch));
+		json_object_object_add(x, "url", jstr(cfg->publish.url));
+		json_object_object_add(x, "branch", jstr(cfg->publish.branch));
 	}
 	json_object_object_add(o, "publish", x);
-	json_object_object_add(o, "notify", __jnotify(cfg));
-	json_object_object_add(o, "schedule", __jstr(cfg->schedule));
+	json_object_object_add(o, "notify", jnotify(cfg));
+	json_object_object_add(o, "schedule", jstr(cfg->schedule));
 	json_object_object_add(o, "keep_days", json_object_new_int(cfg->keep_days));
 	return o;
 }
@@ -279,11 +279,11 @@ int cmd_check_config(const struct cli_ctx *ctx, int argc, char **argv)
 	if (ctx->json) {
 		int flags = JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE;
 
-		plan = __jplan(cfg);
+		plan = jplan(cfg);
 		printf("%s\n", json_object_to_json_string_ext(plan, flags));
 		json_object_put(plan);
 	} else {
-		__print_plan(stdout, cfg);
+		print_plan(stdout, cfg);
 	}
 	config_free(cfg);
 	return EXIT_DONE;

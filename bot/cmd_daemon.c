@@ -23,23 +23,23 @@
 
 static volatile sig_atomic_t reload_requested;
 
-static void __on_hup(int sig)
+static void on_hup(int sig)
 {
 	reload_requested = 1;
 }
 
-static void __signals(void)
+static void signals(void)
 {
 	struct sigaction sa;
 
 	bot_catch_stop();
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = __on_hup;
+	sa.sa_handler = on_hup;
 	sigaction(SIGHUP, &sa, NULL);
 }
 
 /* When the last night started, from state.json; 0 when there is none. */
-static time_t __last_run(const struct config *cfg)
+static time_t last_run(const struct config *cfg)
 {
 	struct state st = STATE_INIT;
 	struct tm tm;
@@ -57,7 +57,7 @@ static time_t __last_run(const struct config *cfg)
 }
 
 /* Sleeps until `when`, a signal, or a reload; returns 1 when it is time. */
-static int __sleep_until(time_t when)
+static int sleep_until(time_t when)
 {
 	while (!bot_stop_requested && !reload_requested) {
 		time_t now = time(NULL);
@@ -70,7 +70,7 @@ static int __sleep_until(time_t when)
 }
 
 /* Housekeeping once a week, after a night, under the lock. */
-static void __weekly_gc(const struct config *cfg, time_t *last_gc)
+static void weekly_gc(const struct config *cfg, time_t *last_gc)
 {
 	struct bot_gc_report r = BOT_GC_REPORT_INIT;
 	struct run_lock lock = RUN_LOCK_INIT;
@@ -98,7 +98,7 @@ static void __weekly_gc(const struct config *cfg, time_t *last_gc)
 	run_lock_release(&lock);
 }
 
-static int __one_night(const struct config *cfg)
+static int one_night(const struct config *cfg)
 {
 	char today[16];
 	int code;
@@ -112,7 +112,7 @@ static int __one_night(const struct config *cfg)
 	return code;
 }
 
-static int __reload(struct config **cfg, const struct cli_ctx *ctx)
+static int reload(struct config **cfg, const struct cli_ctx *ctx)
 {
 	struct config *fresh = NULL;
 
@@ -140,8 +140,8 @@ int cmd_daemon(const struct cli_ctx *ctx, int argc, char **argv)
 	}
 	if ((code = bot_config_open(&cfg, ctx)))
 		return code;
-	__signals();
-	last = __last_run(cfg);
+	signals();
+	last = last_run(cfg);
 	while (!bot_stop_requested) {
 		if (cron_parse(&cron, cfg->schedule) < 0) {
 			bot_error("schedule");
@@ -159,16 +159,16 @@ int cmd_daemon(const struct cli_ctx *ctx, int argc, char **argv)
 
 			bot_rfc3339(when, sizeof(when), next);
 			log_info("daemon: next night at %s", when);
-			if (!__sleep_until(next)) {
+			if (!sleep_until(next)) {
 				if (reload_requested)
-					__reload(&cfg, ctx);
+					reload(&cfg, ctx);
 				continue;
 			}
 		}
-		__one_night(cfg);
+		one_night(cfg);
 		last = time(NULL);
 		if (!bot_stop_requested)
-			__weekly_gc(cfg, &last_gc);
+			weekly_gc(cfg, &last_gc);
 	}
 	log_info("daemon: stopping");
 	config_free(cfg);

@@ -17,13 +17,13 @@
 #include "util/xalloc.h"
 #include "util/banned.h"
 
-static char *__dup(const char *s)
+static char *dup_nonempty(const char *s)
 {
 	return s && *s ? xstrdup(s) : NULL;
 }
 
 /* Finds ID among the new patches of every configured tree (fetched tips). */
-static int __find_in_trees(struct lookup_patches *pool, long *idx, struct maint *m,
+static int find_in_trees(struct lookup_patches *pool, long *idx, struct maint *m,
 			   const char *id)
 {
 	struct integ_repo *repo = NULL;
@@ -58,31 +58,31 @@ done:
 	return error;
 }
 
-static void __drop_from_flag(struct drop *d, const struct flag *f)
+static void drop_from_flag(struct drop *d, const struct flag *f)
 {
-	d->tree = __dup(f->tree);
-	d->commit = __dup(f->commit);
-	d->patch_id = __dup(f->patch_id);
-	d->message_id = __dup(f->message_id);
-	d->subject = __dup(f->subject);
-	d->author.name = __dup(f->author.name);
-	d->author.email = __dup(f->author.email);
-	d->flag_id = __dup(f->id);
+	d->tree = dup_nonempty(f->tree);
+	d->commit = dup_nonempty(f->commit);
+	d->patch_id = dup_nonempty(f->patch_id);
+	d->message_id = dup_nonempty(f->message_id);
+	d->subject = dup_nonempty(f->subject);
+	d->author.name = dup_nonempty(f->author.name);
+	d->author.email = dup_nonempty(f->author.email);
+	d->flag_id = dup_nonempty(f->id);
 }
 
-static void __drop_from_patch(struct drop *d, const struct lookup_patch *p)
+static void drop_from_patch(struct drop *d, const struct lookup_patch *p)
 {
-	d->tree = __dup(p->tree);
-	d->commit = __dup(p->commit);
-	d->patch_id = __dup(p->patch_id);
-	d->message_id = __dup(p->message_id);
-	d->subject = __dup(p->subject);
-	d->author.name = __dup(p->author_name);
-	d->author.email = __dup(p->author_email);
+	d->tree = dup_nonempty(p->tree);
+	d->commit = dup_nonempty(p->commit);
+	d->patch_id = dup_nonempty(p->patch_id);
+	d->message_id = dup_nonempty(p->message_id);
+	d->subject = dup_nonempty(p->subject);
+	d->author.name = dup_nonempty(p->author_name);
+	d->author.email = dup_nonempty(p->author_email);
 }
 
 /* The active drop of the same patch (by patch-id, else commit), or NULL. */
-static struct drop *__already(struct state *st, const char *patch_id, const char *commit)
+static struct drop *already(struct state *st, const char *patch_id, const char *commit)
 {
 	size_t i;
 
@@ -98,7 +98,7 @@ static struct drop *__already(struct state *st, const char *patch_id, const char
 }
 
 /* Every open flag of the same patch becomes dropped; returns the first. */
-static struct flag *__mark_flags(struct state *st, const struct drop *d)
+static struct flag *mark_flags(struct state *st, const struct drop *d)
 {
 	struct flag *first = NULL;
 	size_t i;
@@ -121,7 +121,7 @@ static struct flag *__mark_flags(struct state *st, const struct drop *d)
 }
 
 /* The dropped notice to the author, in the report's thread when there was one. */
-static int __notify(struct maint *m, const struct drop *d, struct flag *f, const char *reason)
+static int notify(struct maint *m, const struct drop *d, struct flag *f, const char *reason)
 {
 	struct flag tmp = { 0 };
 	struct notices n;
@@ -146,7 +146,7 @@ static int __notify(struct maint *m, const struct drop *d, struct flag *f, const
 	return error;
 }
 
-static void __print_left_out(struct integ_repo *repo, const struct droppush_result *r)
+static void print_left_out(struct integ_repo *repo, const struct droppush_result *r)
 {
 	size_t i;
 
@@ -159,7 +159,7 @@ static void __print_left_out(struct integ_repo *repo, const struct droppush_resu
 }
 
 /* --push: the tree's branch on its remote without the patch (merge/droppush.h). */
-static int __push(struct maint *m, const struct drop *d)
+static int push_drop(struct maint *m, const struct drop *d)
 {
 	const struct config *cfg = m->cfg;
 	const struct config_tree *ct = NULL;
@@ -200,7 +200,7 @@ static int __push(struct maint *m, const struct drop *d)
 	}
 	printf("pushed %s's %s without the patch: %.12s -> %.12s (%s)\n", t.name, t.branch,
 	       r.old_tip, r.new_tip, t.url);
-	__print_left_out(repo, &r);
+	print_left_out(repo, &r);
 done:
 	if (code != EXIT_DONE)
 		fprintf(stderr,
@@ -233,33 +233,33 @@ int cmd_drop(const struct cli_ctx *ctx, int argc, char **argv)
 		return EXIT_FAILED;
 	}
 	f = maint_flag_find(&m, id);
-	if (!f && __find_in_trees(&pool, &idx, &m, id) < 0) {
+	if (!f && find_in_trees(&pool, &idx, &m, id) < 0) {
 		bot_error("drop");
 		code = EXIT_USAGE;
 		goto done;
 	}
 	/* dropping it again (a --push retried) records nothing twice: undrop stays possible */
-	d = f ? __already(&m.st, f->patch_id, f->commit) :
-		__already(&m.st, pool.items[idx].patch_id, pool.items[idx].commit);
+	d = f ? already(&m.st, f->patch_id, f->commit) :
+		already(&m.st, pool.items[idx].patch_id, pool.items[idx].commit);
 	if (d) {
 		printf("%.12s (\"%s\") was already dropped (%s)\n", d->commit ? d->commit : "-",
 		       d->subject ? d->subject : "", d->when ? d->when : "?");
-		code = push ? __push(&m, d) : EXIT_DONE;
+		code = push ? push_drop(&m, d) : EXIT_DONE;
 		goto done;
 	}
 	d = state_drop_add(&m.st);
 	if (f)
-		__drop_from_flag(d, f);
+		drop_from_flag(d, f);
 	else
-		__drop_from_patch(d, &pool.items[idx]);
+		drop_from_patch(d, &pool.items[idx]);
 	d->reason = xstrdup(reason ? reason : "dropped by its maintainer");
 	bot_rfc3339(stamp, sizeof(stamp), time(NULL));
 	d->when = xstrdup(stamp);
 	d->active = 1;
-	f = __mark_flags(&m.st, d);
+	f = mark_flags(&m.st, d);
 	if (f && !d->flag_id)
-		d->flag_id = __dup(f->id);
-	if (__notify(&m, d, f, d->reason) < 0) {
+		d->flag_id = dup_nonempty(f->id);
+	if (notify(&m, d, f, d->reason) < 0) {
 		bot_error("cannot queue the dropped notice");
 		code = EXIT_FAILED;
 		goto done;
@@ -269,7 +269,7 @@ int cmd_drop(const struct cli_ctx *ctx, int argc, char **argv)
 		       "rebase\n", d->commit ? d->commit : "-", d->subject ? d->subject : "",
 		       d->tree ? d->tree : "?");
 	if (code == EXIT_DONE && push)
-		code = __push(&m, d);
+		code = push_drop(&m, d);
 done:
 	lookup_patches_release(&pool);
 	merge_global_shutdown();

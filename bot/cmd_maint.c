@@ -122,7 +122,7 @@ done:
 }
 
 /* A drop matches ID by its flag id, commit, patch-id (prefixes) or Message-ID. */
-static int __drop_matches(const struct drop *d, const char *id)
+static int drop_matches(const struct drop *d, const char *id)
 {
 	size_t len = strlen(id);
 
@@ -145,7 +145,7 @@ int cmd_undrop(const struct cli_ctx *ctx, int argc, char **argv)
 	if ((code = maint_open(&m, ctx)))
 		return code;
 	for (i = 0; i < m.st.drops_nr; i++) {
-		if (m.st.drops[i].active && __drop_matches(&m.st.drops[i], id)) {
+		if (m.st.drops[i].active && drop_matches(&m.st.drops[i], id)) {
 			found = &m.st.drops[i];
 			n++;
 		}

@@ -18,7 +18,7 @@
 static const char *const usage = "usage: nextbot [--json] outbox list\n"
 				 "       nextbot outbox flush [--due]\n";
 
-static int __list(const struct cli_ctx *ctx, const struct config *cfg)
+static int list_outbox(const struct cli_ctx *ctx, const struct config *cfg)
 {
 	struct strbuf out = STRBUF_INIT;
 	char *dir = xstrfmt("%s/outbox", cfg->workdir);
@@ -37,7 +37,7 @@ static int __list(const struct cli_ctx *ctx, const struct config *cfg)
 	return code;
 }
 
-static int __flush(const struct cli_ctx *ctx, const struct config *cfg, int all)
+static int flush(const struct cli_ctx *ctx, const struct config *cfg, int all)
 {
 	struct run_lock lock = RUN_LOCK_INIT;
 	struct notice_flush_stats st = {0};
@@ -86,7 +86,7 @@ int cmd_outbox(const struct cli_ctx *ctx, int argc, char **argv)
 	}
 	if ((code = bot_config_open(&cfg, ctx)))
 		return code;
-	code = list ? __list(ctx, cfg) : __flush(ctx, cfg, all);
+	code = list ? list_outbox(ctx, cfg) : flush(ctx, cfg, all);
 	config_free(cfg);
 	return code;
 }

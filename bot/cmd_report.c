@@ -17,7 +17,7 @@
 
 #define REPORT_NIGHTS 30
 
-static void __esc(struct strbuf *out, const char *s)
+static void esc(struct strbuf *out, const char *s)
 {
 	for (; s && *s; s++) {
 		switch (*s) {
@@ -30,7 +30,7 @@ static void __esc(struct strbuf *out, const char *s)
 	}
 }
 
-static const char *__css =
+static const char *css =
 	"body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse}"
 	"td,th{border:1px solid #bbb;padding:2px 6px;font-size:90%}"
 	"td.merged{background:#b7e4b0}td.reverted{background:#f7d27a}"
@@ -40,7 +40,7 @@ static const char *__css =
 	"td.base-broken,td.failed{background:#e58080}td.unfinished{background:#d8d8d8}"
 	"pre{background:#f4f4f4;padding:1em;overflow:auto}";
 
-static const struct run_tree *__tree_of(const struct run_record *r, const char *name)
+static const struct run_tree *tree_of(const struct run_record *r, const char *name)
 {
 	size_t i;
 
@@ -50,7 +50,7 @@ static const struct run_tree *__tree_of(const struct run_record *r, const char *
 	return NULL;
 }
 
-static void __grid(struct strbuf *out, const struct state *st, size_t from)
+static void grid(struct strbuf *out, const struct state *st, size_t from)
 {
 	struct strvec names = STRVEC_INIT;
 	size_t i, j;
@@ -63,24 +63,24 @@ static void __grid(struct strbuf *out, const struct state *st, size_t from)
 	strbuf_addstr(out, "<h2>Nights</h2><table><tr><th>tree</th>");
 	for (i = from; i < st->runs_nr; i++) {
 		strbuf_addf(out, "<th class=\"%s\">", st->runs[i].result ? st->runs[i].result : "");
-		__esc(out, st->runs[i].date);
+		esc(out, st->runs[i].date);
 		strbuf_addstr(out, "<br>");
-		__esc(out, st->runs[i].result);
+		esc(out, st->runs[i].result);
 		strbuf_addstr(out, "</th>");
 	}
 	strbuf_addstr(out, "</tr>\n");
 	for (j = 0; j < names.nr; j++) {
 		strbuf_addstr(out, "<tr><th>");
-		__esc(out, names.v[j]);
+		esc(out, names.v[j]);
 		strbuf_addstr(out, "</th>");
 		for (i = from; i < st->runs_nr; i++) {
-			const struct run_tree *t = __tree_of(&st->runs[i], names.v[j]);
+			const struct run_tree *t = tree_of(&st->runs[i], names.v[j]);
 
 			strbuf_addf(out, "<td class=\"%s\" title=\"",
 				    t && t->state ? t->state : "");
-			__esc(out, t && t->reason ? t->reason : "");
+			esc(out, t && t->reason ? t->reason : "");
 			strbuf_addstr(out, "\">");
-			__esc(out, t ? t->state : "");
+			esc(out, t ? t->state : "");
 			strbuf_addstr(out, "</td>");
 		}
 		strbuf_addstr(out, "</tr>\n");
@@ -90,7 +90,7 @@ static void __grid(struct strbuf *out, const struct state *st, size_t from)
 }
 
 /* Mails of the outbox that name the flag, as relative links (the outbox is beside). */
-static void __flag_mails(struct strbuf *out, const char *outbox, const char *link_base,
+static void flag_mails(struct strbuf *out, const char *outbox, const char *link_base,
 			 const char *flag_id)
 {
 	DIR *d = opendir(outbox);
@@ -107,11 +107,11 @@ static void __flag_mails(struct strbuf *out, const char *outbox, const char *lin
 		path = xstrfmt("%s/%s", outbox, de->d_name);
 		if (!strbuf_read_file(&body, path, 4 << 20) && strstr(body.buf, flag_id)) {
 			strbuf_addstr(out, " <a href=\"");
-			__esc(out, link_base);
+			esc(out, link_base);
 			strbuf_addch(out, '/');
-			__esc(out, de->d_name);
+			esc(out, de->d_name);
 			strbuf_addstr(out, "\">");
-			__esc(out, de->d_name);
+			esc(out, de->d_name);
 			strbuf_addstr(out, "</a>");
 		}
 		strbuf_release(&body);
@@ -120,7 +120,7 @@ static void __flag_mails(struct strbuf *out, const char *outbox, const char *lin
 	closedir(d);
 }
 
-static void __flags(struct strbuf *out, const struct state *st, const char *workdir)
+static void flags(struct strbuf *out, const struct state *st, const char *workdir)
 {
 	char *outbox = xstrfmt("%s/outbox", workdir);
 	char *link = xstrfmt("file://%s", outbox);
@@ -133,29 +133,29 @@ static void __flags(struct strbuf *out, const struct state *st, const char *work
 		const struct flag *f = &st->flags[i];
 
 		strbuf_addstr(out, "<tr><td>");
-		__esc(out, f->id);
+		esc(out, f->id);
 		strbuf_addstr(out, "</td><td>");
-		__esc(out, f->state);
+		esc(out, f->state);
 		strbuf_addstr(out, "</td><td>");
-		__esc(out, f->kind);
+		esc(out, f->kind);
 		strbuf_addstr(out, "</td><td>");
-		__esc(out, f->tree);
+		esc(out, f->tree);
 		strbuf_addstr(out, "</td><td><code>");
 		if (f->commit)
 			strbuf_add(out, f->commit, strnlen(f->commit, 12));
 		strbuf_addstr(out, "</code></td><td>");
-		__esc(out, f->subject);
+		esc(out, f->subject);
 		strbuf_addstr(out, "</td><td>");
-		__esc(out, f->author.name);
+		esc(out, f->author.name);
 		strbuf_addstr(out, "</td><td><code>");
-		__esc(out, f->error);
+		esc(out, f->error);
 		strbuf_addstr(out, "</code></td><td>");
-		__esc(out, f->first_seen);
+		esc(out, f->first_seen);
 		strbuf_addstr(out, " .. ");
-		__esc(out, f->last_seen);
+		esc(out, f->last_seen);
 		strbuf_addstr(out, "</td><td>");
 		if (f->id)
-			__flag_mails(out, outbox, link, f->id);
+			flag_mails(out, outbox, link, f->id);
 		strbuf_addstr(out, "</td></tr>\n");
 	}
 	strbuf_addstr(out, "</table>\n");
@@ -163,7 +163,7 @@ static void __flags(struct strbuf *out, const struct state *st, const char *work
 	free(link);
 }
 
-static void __merge_log(struct strbuf *out, const struct state *st, const char *workdir)
+static void merge_log(struct strbuf *out, const struct state *st, const char *workdir)
 {
 	struct strbuf log = STRBUF_INIT;
 	char *path;
@@ -173,9 +173,9 @@ static void __merge_log(struct strbuf *out, const struct state *st, const char *
 	path = xstrfmt("%s/runs/%s/merge.log", workdir, st->runs[st->runs_nr - 1].date);
 	if (!strbuf_read_file(&log, path, 8 << 20)) {
 		strbuf_addstr(out, "<h2>Latest merge.log (");
-		__esc(out, st->runs[st->runs_nr - 1].date);
+		esc(out, st->runs[st->runs_nr - 1].date);
 		strbuf_addstr(out, ")</h2><pre>");
-		__esc(out, log.buf);
+		esc(out, log.buf);
 		strbuf_addstr(out, "</pre>\n");
 	}
 	strbuf_release(&log);
@@ -203,10 +203,10 @@ int cmd_report(const struct cli_ctx *ctx, int argc, char **argv)
 	}
 	strbuf_addf(&page, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
 			   "<title>nextbot</title><style>%s</style></head><body>\n"
-			   "<h1>nextbot: the last nights</h1>\n", __css);
-	__grid(&page, &st, st.runs_nr > REPORT_NIGHTS ? st.runs_nr - REPORT_NIGHTS : 0);
-	__flags(&page, &st, cfg->workdir);
-	__merge_log(&page, &st, cfg->workdir);
+			   "<h1>nextbot: the last nights</h1>\n", css);
+	grid(&page, &st, st.runs_nr > REPORT_NIGHTS ? st.runs_nr - REPORT_NIGHTS : 0);
+	flags(&page, &st, cfg->workdir);
+	merge_log(&page, &st, cfg->workdir);
 	strbuf_addstr(&page, "</body></html>\n");
 	path = xstrfmt("%s/index.html", argv[2]);
 	if (file_mkdir_p(argv[2], 0755) < 0 || file_write_atomic(path, page.buf, page.len) < 0) {

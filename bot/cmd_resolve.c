@@ -10,7 +10,7 @@
 #include "util/strbuf.h"
 #include "util/banned.h"
 
-static int __known_tree(const struct config *cfg, const char *name)
+static int known_tree(const struct config *cfg, const char *name)
 {
 	size_t i;
 
@@ -34,7 +34,7 @@ int cmd_resolve(const struct cli_ctx *ctx, int argc, char **argv)
 	}
 	if ((code = bot_config_open(&cfg, ctx)))
 		return code;
-	if (!__known_tree(cfg, argv[1])) {
+	if (!known_tree(cfg, argv[1])) {
 		fprintf(stderr, "nextbot: resolve: no tree '%s' in %s\n", argv[1], cfg->path);
 		config_free(cfg);
 		return EXIT_USAGE;

@@ -113,7 +113,7 @@ usage:
 }
 
 /* 1 when run `r` still owes a push; *at gets the note's index. */
-static int __owes_push(const struct run_record *r, size_t *at)
+static int owes_push(const struct run_record *r, size_t *at)
 {
 	size_t i;
 
@@ -127,7 +127,7 @@ static int __owes_push(const struct run_record *r, size_t *at)
 }
 
 /* Pushes next and each owed tag, oldest night first; 1 when state changed. */
-static int __push_owed(const struct config *cfg, struct state *st, struct integ_repo *repo)
+static int push_owed(const struct config *cfg, struct state *st, struct integ_repo *repo)
 {
 	struct fetch_creds cr = { cfg->git.token_env, cfg->git.ssh_key, cfg->git.fetch_timeout };
 	int changed = 0;
@@ -136,7 +136,7 @@ static int __push_owed(const struct config *cfg, struct state *st, struct integ_
 	for (i = 0; i < st->runs_nr; i++) {
 		struct run_record *r = &st->runs[i];
 
-		if (!__owes_push(r, &at))
+		if (!owes_push(r, &at))
 			continue;
 		if (push_publish(repo, cfg->publish.url, cfg->publish.branch, r->tag, &cr) < 0) {
 			log_warn("publish %s: %s", r->tag, nb_error_last());
@@ -160,12 +160,12 @@ void bot_publish_retry(const struct config *cfg)
 
 	if (!cfg->publish.url || state_load(&st, cfg->workdir) < 0)
 		goto done;
-	for (i = 0; i < st.runs_nr && !__owes_push(&st.runs[i], &at); i++)
+	for (i = 0; i < st.runs_nr && !owes_push(&st.runs[i], &at); i++)
 		;
 	if (i == st.runs_nr || merge_global_init() < 0)
 		goto done;
 	path = xstrfmt("%s/repo.git", cfg->workdir);
-	if (integ_repo_open(&repo, path) == 0 && __push_owed(cfg, &st, repo) &&
+	if (integ_repo_open(&repo, path) == 0 && push_owed(cfg, &st, repo) &&
 	    state_save(&st, cfg->workdir) < 0)
 		bot_error("cannot save state");
 	integ_repo_free(repo);

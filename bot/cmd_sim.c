@@ -16,7 +16,7 @@ static const char usage[] = "usage: nextbot sim init DIR [--seed N] [--trees N] 
 			    "       nextbot sim advance DIR [--days N]\n";
 
 /* "--name N" or "--name=N" at argv[*i]; 1 if it matched (and *i moved), -1 if bad. */
-static int __opt_long(const char *name, long *out, int argc, char **argv, int *i)
+static int opt_long(const char *name, long *out, int argc, char **argv, int *i)
 {
 	size_t n = strlen(name);
 	const char *v;
@@ -32,18 +32,18 @@ static int __opt_long(const char *name, long *out, int argc, char **argv, int *i
 	return str_to_long(v, out) < 0 || *out < 0 ? -1 : 1;
 }
 
-static int __parse(int argc, char **argv, const char **dir, long *seed, long *trees,
+static int parse(int argc, char **argv, const char **dir, long *seed, long *trees,
 		   long *files, long *days, int init)
 {
 	int i, r;
 
 	for (i = 2; i < argc; i++) {
-		if (init && ((r = __opt_long("--seed", seed, argc, argv, &i)) ||
-			     (r = __opt_long("--trees", trees, argc, argv, &i)) ||
-			     (r = __opt_long("--files", files, argc, argv, &i)))) {
+		if (init && ((r = opt_long("--seed", seed, argc, argv, &i)) ||
+			     (r = opt_long("--trees", trees, argc, argv, &i)) ||
+			     (r = opt_long("--files", files, argc, argv, &i)))) {
 			if (r < 0)
 				return -1;
-		} else if (!init && (r = __opt_long("--days", days, argc, argv, &i))) {
+		} else if (!init && (r = opt_long("--days", days, argc, argv, &i))) {
 			if (r < 0)
 				return -1;
 		} else if (argv[i][0] == '-' || *dir) {
@@ -66,7 +66,7 @@ int cmd_sim(const struct cli_ctx *ctx, int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	init = !strcmp(argv[1], "init");
-	if (__parse(argc, argv, &dir, &seed, &trees, &files, &days, init) < 0 ||
+	if (parse(argc, argv, &dir, &seed, &trees, &files, &days, init) < 0 ||
 	    trees > 1000 || days < 1 || days > 100000) {
 		fputs(usage, stderr);
 		return EXIT_USAGE;

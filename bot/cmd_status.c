@@ -12,21 +12,21 @@
 #include "util/strbuf.h"
 #include "util/banned.h"
 
-static const char *__s(const char *s)
+static const char *s(const char *s)
 {
 	return s ? s : "-";
 }
 
-static void __print_run(const struct run_record *r)
+static void print_run(const struct run_record *r)
 {
 	size_t i;
 
-	printf("%s  %-14s %-12s next %.12s\n", __s(r->date), __s(r->tag), __s(r->result),
-	       __s(r->next));
+	printf("%s  %-14s %-12s next %.12s\n", s(r->date), s(r->tag), s(r->result),
+	       s(r->next));
 	for (i = 0; i < r->trees_nr; i++) {
 		const struct run_tree *t = &r->trees[i];
 
-		printf("  %-20s %-17s %.12s%s%s\n", __s(t->name), __s(t->state),
+		printf("  %-20s %-17s %.12s%s%s\n", s(t->name), s(t->state),
 		       t->sha1 ? t->sha1 : "-           ", t->reason ? "  " : "",
 		       t->reason ? t->reason : "");
 	}
@@ -37,7 +37,7 @@ static void __print_run(const struct run_record *r)
 }
 
 /* The conflict resolutions recorded with `nextbot resolve`. */
-static void __print_resolutions(const struct config *cfg)
+static void print_resolutions(const struct config *cfg)
 {
 	struct rerere_entry *e = NULL;
 	char *dir = rerere_dir(cfg->workdir);
@@ -53,7 +53,7 @@ static void __print_resolutions(const struct config *cfg)
 	free(dir);
 }
 
-static int __load_state(struct state *st, const struct cli_ctx *ctx, struct config **cfg)
+static int load_state(struct state *st, const struct cli_ctx *ctx, struct config **cfg)
 {
 	int code = bot_config_open(cfg, ctx);
 
@@ -84,7 +84,7 @@ int cmd_status(const struct cli_ctx *ctx, int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if ((code = __load_state(&st, ctx, &cfg)))
+	if ((code = load_state(&st, ctx, &cfg)))
 		return code;
 	if (ctx->json) {
 		struct strbuf sb = STRBUF_INIT;
@@ -97,30 +97,30 @@ int cmd_status(const struct cli_ctx *ctx, int argc, char **argv)
 			printf("no nights yet\n");
 		for (i = st.runs_nr > (size_t)last ? st.runs_nr - (size_t)last : 0; i < st.runs_nr;
 		     i++)
-			__print_run(&st.runs[i]);
+			print_run(&st.runs[i]);
 		for (i = 0; i < st.flags_nr; i++)
 			open += st.flags[i].state && !strcmp(st.flags[i].state, "open");
 		printf("open flags: %zu of %zu\n", open, st.flags_nr);
-		__print_resolutions(cfg);
+		print_resolutions(cfg);
 	}
 	state_release(&st);
 	config_free(cfg);
 	return EXIT_DONE;
 }
 
-static void __print_flag(const struct flag *f, int verbose)
+static void print_flag(const struct flag *f, int verbose)
 {
 	size_t i;
 
-	printf("%s  %-9s %-13s %s %.12s (\"%s\")\n", __s(f->id), __s(f->state), __s(f->kind),
-	       __s(f->tree), __s(f->commit), __s(f->subject));
-	printf("    author:  %s <%s>\n", __s(f->author.name), __s(f->author.email));
+	printf("%s  %-9s %-13s %s %.12s (\"%s\")\n", s(f->id), s(f->state), s(f->kind),
+	       s(f->tree), s(f->commit), s(f->subject));
+	printf("    author:  %s <%s>\n", s(f->author.name), s(f->author.email));
 	if (f->partner_tree)
 		printf("    partner: %s %.12s (\"%s\") by %s <%s>\n", f->partner_tree,
-		       __s(f->partner_commit), __s(f->partner_subject), __s(f->partner_author.name),
-		       __s(f->partner_author.email));
-	printf("    command: %s, exit %d%s; seen %s .. %s\n", __s(f->command), f->exit_code,
-	       f->timed_out ? " (timed out)" : "", __s(f->first_seen), __s(f->last_seen));
+		       s(f->partner_commit), s(f->partner_subject), s(f->partner_author.name),
+		       s(f->partner_author.email));
+	printf("    command: %s, exit %d%s; seen %s .. %s\n", s(f->command), f->exit_code,
+	       f->timed_out ? " (timed out)" : "", s(f->first_seen), s(f->last_seen));
 	if (f->error)
 		printf("    error:   %s\n", f->error);
 	if (f->total)
@@ -146,7 +146,7 @@ int cmd_flagged(const struct cli_ctx *ctx, int argc, char **argv)
 		fprintf(stderr, "usage: nextbot flagged [--all]\n");
 		return EXIT_USAGE;
 	}
-	if ((code = __load_state(&st, ctx, &cfg)))
+	if ((code = load_state(&st, ctx, &cfg)))
 		return code;
 	if (ctx->json) {
 		struct strbuf sb = STRBUF_INIT;
@@ -160,7 +160,7 @@ int cmd_flagged(const struct cli_ctx *ctx, int argc, char **argv)
 		for (i = 0; i < st.flags_nr; i++) {
 			if (!all && st.flags[i].state && strcmp(st.flags[i].state, "open"))
 				continue;
-			__print_flag(&st.flags[i], ctx->verbosity > 1);
+			print_flag(&st.flags[i], ctx->verbosity > 1);
 			shown++;
 		}
 		if (!shown)

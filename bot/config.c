@@ -37,20 +37,20 @@ struct ynode {
 	size_t nr, alloc;
 };
 
-static void __ynode_free(struct ynode *n)
+static void ynode_free(struct ynode *n)
 {
 	size_t i;
 
 	if (!n)
 		return;
 	for (i = 0; i < n->nr; i++)
-		__ynode_free(n->kids[i]);
+		ynode_free(n->kids[i]);
 	free(n->kids);
 	free(n->value);
 	free(n);
 }
 
-static struct ynode *__ynode_new(enum ynode_kind kind, yaml_mark_t mark)
+static struct ynode *ynode_new(enum ynode_kind kind, yaml_mark_t mark)
 {
 	struct ynode *n = xcalloc(1, sizeof(*n));
 
@@ -60,7 +60,7 @@ static struct ynode *__ynode_new(enum ynode_kind kind, yaml_mark_t mark)
 	return n;
 }
 
-static int __is_null(const struct ynode *n)
+static int is_null(const struct ynode *n)
 {
 	static const char *const nulls[] = { "", "~", "null", "Null", "NULL", NULL };
 	size_t i;
@@ -84,7 +84,7 @@ struct loader {
 
 /* Records "FILE:LINE:COL: PATH[.key]: message" and returns NB_EINVALID. */
 __attribute__((format(printf, 4, 5)))
-static int __err(struct loader *ld, const struct ynode *at, const char *key, const char *fmt, ...)
+static int err(struct loader *ld, const struct ynode *at, const char *key, const char *fmt, ...)
 {
 	struct strbuf msg = STRBUF_INIT;
 	size_t mark;
@@ -105,7 +105,7 @@ static int __err(struct loader *ld, const struct ynode *at, const char *key, con
 	return NB_EINVALID;
 }
 
-static size_t __kp_push(struct loader *ld, const char *key)
+static size_t kp_push(struct loader *ld, const char *key)
 {
 	size_t len = ld->kp.len;
 
@@ -113,7 +113,7 @@ static size_t __kp_push(struct loader *ld, const char *key)
 	return len;
 }
 
-static size_t __kp_push_index(struct loader *ld, size_t i)
+static size_t kp_push_index(struct loader *ld, size_t i)
 {
 	size_t len = ld->kp.len;
 
@@ -121,7 +121,7 @@ static size_t __kp_push_index(struct loader *ld, size_t i)
 	return len;
 }
 
-static void __kp_pop(struct loader *ld, size_t len)
+static void kp_pop(struct loader *ld, size_t len)
 {
 	strbuf_setlen(&ld->kp, len);
 }
@@ -138,7 +138,7 @@ struct builder {
 };
 
 /* The key path of the position a parse is at, from the stack of open collections. */
-static void __stack_path(struct strbuf *out, const struct builder *b)
+static void stack_path(struct strbuf *out, const struct builder *b)
 {
 	int i;
 
@@ -154,16 +154,16 @@ static void __stack_path(struct strbuf *out, const struct builder *b)
 	}
 }
 
-static int __build_err(struct builder *b, yaml_mark_t mark, const char *what)
+static int build_err(struct builder *b, yaml_mark_t mark, const char *what)
 {
 	struct ynode at = { .line = (int)mark.line + 1, .col = (int)mark.column + 1 };
 
 	strbuf_reset(&b->ld->kp);
-	__stack_path(&b->ld->kp, b);
-	return __err(b->ld, &at, NULL, "%s", what);
+	stack_path(&b->ld->kp, b);
+	return err(b->ld, &at, NULL, "%s", what);
 }
 
-static int __syntax_err(struct builder *b, const yaml_parser_t *p)
+static int syntax_err(struct builder *b, const yaml_parser_t *p)
 {
 	yaml_mark_t mark = p->problem_mark;
 	struct strbuf what = STRBUF_INIT;
@@ -183,18 +183,18 @@ static int __syntax_err(struct builder *b, const yaml_parser_t *p)
 	strbuf_addf(&what, "malformed YAML: %s", p->problem ? p->problem : "parse error");
 	if (p->context)
 		strbuf_addf(&what, " (%s at line %zu)", p->context, p->context_mark.line + 1);
-	ret = __build_err(b, mark, what.buf);
+	ret = build_err(b, mark, what.buf);
 	strbuf_release(&what);
 	return ret;
 }
 
 /* Attaches n to the open collection (or makes it the root); takes ownership. */
-static void __attach(struct builder *b, struct ynode *n)
+static void attach(struct builder *b, struct ynode *n)
 {
 	struct ynode *parent;
 
 	if (!b->depth) {
-		__ynode_free(b->root);
+		ynode_free(b->root);
 		b->root = n;
 		return;
 	}
@@ -204,74 +204,74 @@ static void __attach(struct builder *b, struct ynode *n)
 }
 
 /* Anchors are refused outright: aliases are how "billion laughs" files grow. */
-static int __props_ok(struct builder *b, yaml_mark_t mark, const yaml_char_t *anchor,
+static int props_ok(struct builder *b, yaml_mark_t mark, const yaml_char_t *anchor,
 		      const yaml_char_t *tag, int implicit)
 {
 	if (anchor)
-		return __build_err(b, mark, "anchors and aliases are not allowed in the config");
+		return build_err(b, mark, "anchors and aliases are not allowed in the config");
 	if (tag && !implicit)
-		return __build_err(b, mark, "YAML tags are not allowed in the config");
+		return build_err(b, mark, "YAML tags are not allowed in the config");
 	return 0;
 }
 
-static int __on_scalar(struct builder *b, const yaml_event_t *ev)
+static int on_scalar(struct builder *b, const yaml_event_t *ev)
 {
 	struct ynode *n;
 	int ret;
 
-	ret = __props_ok(b, ev->start_mark, ev->data.scalar.anchor, ev->data.scalar.tag,
+	ret = props_ok(b, ev->start_mark, ev->data.scalar.anchor, ev->data.scalar.tag,
 			 ev->data.scalar.plain_implicit || ev->data.scalar.quoted_implicit);
 	if (ret)
 		return ret;
-	n = __ynode_new(YN_SCALAR, ev->start_mark);
+	n = ynode_new(YN_SCALAR, ev->start_mark);
 	n->value = xstrndup((const char *)ev->data.scalar.value, ev->data.scalar.length);
 	n->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
-	__attach(b, n);
+	attach(b, n);
 	return 0;
 }
 
-static int __on_collection(struct builder *b, const yaml_event_t *ev)
+static int on_collection(struct builder *b, const yaml_event_t *ev)
 {
 	int seq = ev->type == YAML_SEQUENCE_START_EVENT;
 	struct ynode *n;
 	int ret;
 
 	if (seq)
-		ret = __props_ok(b, ev->start_mark, ev->data.sequence_start.anchor,
+		ret = props_ok(b, ev->start_mark, ev->data.sequence_start.anchor,
 				 ev->data.sequence_start.tag, ev->data.sequence_start.implicit);
 	else
-		ret = __props_ok(b, ev->start_mark, ev->data.mapping_start.anchor,
+		ret = props_ok(b, ev->start_mark, ev->data.mapping_start.anchor,
 				 ev->data.mapping_start.tag, ev->data.mapping_start.implicit);
 	if (ret)
 		return ret;
 	/* libyaml 0.2.5 has no nesting limit of its own */
 	if (b->depth == CONFIG_MAX_DEPTH)
-		return __build_err(b, ev->start_mark, "nesting deeper than 32 levels");
-	n = __ynode_new(seq ? YN_SEQ : YN_MAP, ev->start_mark);
-	__attach(b, n);
+		return build_err(b, ev->start_mark, "nesting deeper than 32 levels");
+	n = ynode_new(seq ? YN_SEQ : YN_MAP, ev->start_mark);
+	attach(b, n);
 	b->stack[b->depth++] = n;
 	return 0;
 }
 
 /* 1 at the end of the stream, 0 to go on, negative on error. */
-static int __on_event(struct builder *b, const yaml_event_t *ev)
+static int on_event(struct builder *b, const yaml_event_t *ev)
 {
 	switch (ev->type) {
 	case YAML_STREAM_END_EVENT:
 		return 1;
 	case YAML_DOCUMENT_START_EVENT:
 		if (++b->docs > 1)
-			return __build_err(b, ev->start_mark,
+			return build_err(b, ev->start_mark,
 					   "the config must be a single YAML document");
 		return 0;
 	case YAML_ALIAS_EVENT:
-		return __build_err(b, ev->start_mark,
+		return build_err(b, ev->start_mark,
 				   "anchors and aliases are not allowed in the config");
 	case YAML_SCALAR_EVENT:
-		return __on_scalar(b, ev);
+		return on_scalar(b, ev);
 	case YAML_SEQUENCE_START_EVENT:
 	case YAML_MAPPING_START_EVENT:
-		return __on_collection(b, ev);
+		return on_collection(b, ev);
 	case YAML_SEQUENCE_END_EVENT:
 	case YAML_MAPPING_END_EVENT:
 		b->depth--;
@@ -281,7 +281,7 @@ static int __on_event(struct builder *b, const yaml_event_t *ev)
 	}
 }
 
-static int __yaml_tree(struct loader *ld, struct ynode **out, const char *data, size_t len)
+static int yaml_tree(struct loader *ld, struct ynode **out, const char *data, size_t len)
 {
 	struct builder b = { .ld = ld, .data = data };
 	yaml_parser_t p;
@@ -292,16 +292,16 @@ static int __yaml_tree(struct loader *ld, struct ynode **out, const char *data, 
 	yaml_parser_set_input_string(&p, (const unsigned char *)data, len);
 	while (!ret) {
 		if (!yaml_parser_parse(&p, &ev)) {
-			ret = __syntax_err(&b, &p);
+			ret = syntax_err(&b, &p);
 			break;
 		}
-		ret = __on_event(&b, &ev);
+		ret = on_event(&b, &ev);
 		yaml_event_delete(&ev);
 	}
 	yaml_parser_delete(&p);
 	strbuf_reset(&ld->kp);
 	if (ret < 0) {
-		__ynode_free(b.root);
+		ynode_free(b.root);
 		return ret;
 	}
 	*out = b.root;
@@ -316,7 +316,7 @@ static const char *const top_keys[] = {
 	"notify", "schedule", "keep_days", NULL,
 };
 
-static size_t __edit_distance(const char *a, const char *b)
+static size_t edit_distance(const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b), i, j, prev, tmp;
 	size_t row[64];
@@ -343,7 +343,7 @@ static size_t __edit_distance(const char *a, const char *b)
 	return row[lb];
 }
 
-static int __unknown_key(struct loader *ld, const struct ynode *key, const char *const *allowed)
+static int unknown_key(struct loader *ld, const struct ynode *key, const char *const *allowed)
 {
 	char *as_env = xstrfmt("%s_env", key->value);
 	const char *best = NULL;
@@ -352,50 +352,50 @@ static int __unknown_key(struct loader *ld, const struct ynode *key, const char 
 
 	for (i = 0; allowed[i]; i++) {
 		if (!strcmp(allowed[i], as_env)) {
-			ret = __err(ld, key, key->value,
+			ret = err(ld, key, key->value,
 				    "secrets are never read from the config: put it in an "
 				    "environment variable and name that variable with '%s'",
 				    as_env);
 			goto done;
 		}
-		d = __edit_distance(key->value, allowed[i]);
+		d = edit_distance(key->value, allowed[i]);
 		if (d < best_d) {
 			best_d = d;
 			best = allowed[i];
 		}
 	}
 	if (best)
-		ret = __err(ld, key, key->value, "unknown key (did you mean '%s'?)", best);
+		ret = err(ld, key, key->value, "unknown key (did you mean '%s'?)", best);
 	else
-		ret = __err(ld, key, key->value, "unknown key");
+		ret = err(ld, key, key->value, "unknown key");
 done:
 	free(as_env);
 	return ret;
 }
 
-static const char *__kind_name(const struct ynode *n)
+static const char *kind_name(const struct ynode *n)
 {
-	if (__is_null(n))
+	if (is_null(n))
 		return "nothing";
 	return n->kind == YN_SCALAR ? "a scalar" : n->kind == YN_SEQ ? "a list" : "a mapping";
 }
 
 /* Checks that map is a mapping with unique scalar keys, all in `allowed`. */
-static int __map_check(struct loader *ld, const struct ynode *map, const char *key,
+static int map_check(struct loader *ld, const struct ynode *map, const char *key,
 		       const char *const *allowed)
 {
 	size_t i, j, k;
 
 	if (map->kind != YN_MAP)
-		return __err(ld, map, key, "expected a mapping, got %s", __kind_name(map));
+		return err(ld, map, key, "expected a mapping, got %s", kind_name(map));
 	for (i = 0; i < map->nr; i += 2) {
 		const struct ynode *k_node = map->kids[i];
 
 		if (k_node->kind != YN_SCALAR)
-			return __err(ld, k_node, key, "keys must be plain strings");
+			return err(ld, k_node, key, "keys must be plain strings");
 		for (j = 0; j < i; j += 2)
 			if (!strcmp(map->kids[j]->value, k_node->value))
-				return __err(ld, k_node, k_node->value,
+				return err(ld, k_node, k_node->value,
 					     "duplicate key (first at line %d)",
 					     map->kids[j]->line);
 		if (!allowed)
@@ -403,17 +403,17 @@ static int __map_check(struct loader *ld, const struct ynode *map, const char *k
 		for (k = 0; allowed[k] && strcmp(allowed[k], k_node->value); k++)
 			;
 		if (!allowed[k]) {
-			size_t old = key ? __kp_push(ld, key) : ld->kp.len;
-			int ret = __unknown_key(ld, k_node, allowed);
+			size_t old = key ? kp_push(ld, key) : ld->kp.len;
+			int ret = unknown_key(ld, k_node, allowed);
 
-			__kp_pop(ld, old);
+			kp_pop(ld, old);
 			return ret;
 		}
 	}
 	return 0;
 }
 
-static const struct ynode *__map_get(const struct ynode *map, const char *key)
+static const struct ynode *map_get(const struct ynode *map, const char *key)
 {
 	size_t i;
 
@@ -425,70 +425,70 @@ static const struct ynode *__map_get(const struct ynode *map, const char *key)
 
 enum { STR_REQUIRED = 1, STR_MULTILINE = 2 };
 
-static int __scalar(struct loader *ld, const struct ynode *v, const char *key, int flags)
+static int scalar(struct loader *ld, const struct ynode *v, const char *key, int flags)
 {
 	const char *s;
 
 	if (v->kind != YN_SCALAR)
-		return __err(ld, v, key, "expected a string, got %s", __kind_name(v));
-	if (__is_null(v) || !*v->value)
-		return __err(ld, v, key, "must not be empty");
+		return err(ld, v, key, "expected a string, got %s", kind_name(v));
+	if (is_null(v) || !*v->value)
+		return err(ld, v, key, "must not be empty");
 	for (s = v->value; *s; s++) {
 		unsigned char c = (unsigned char)*s;
 
 		if ((c < 0x20 && !((flags & STR_MULTILINE) && (c == '\n' || c == '\t'))) ||
 		    c == 0x7f)
-			return __err(ld, v, key, "control characters are not allowed here");
+			return err(ld, v, key, "control characters are not allowed here");
 	}
 	return 0;
 }
 
 /* Reads string `key` of map into *out (replacing a default).  Absent: 0, or an error. */
-static int __get_str(struct loader *ld, const struct ynode *map, const char *key, char **out,
+static int get_str(struct loader *ld, const struct ynode *map, const char *key, char **out,
 		     int flags)
 {
-	const struct ynode *v = __map_get(map, key);
+	const struct ynode *v = map_get(map, key);
 	int ret;
 
 	if (!v)
-		return (flags & STR_REQUIRED) ? __err(ld, map, key, "missing (required)") : 0;
-	if ((ret = __scalar(ld, v, key, flags)) < 0)
+		return (flags & STR_REQUIRED) ? err(ld, map, key, "missing (required)") : 0;
+	if ((ret = scalar(ld, v, key, flags)) < 0)
 		return ret;
 	free(*out);
 	*out = xstrdup(v->value);
 	return 0;
 }
 
-static int __get_long(struct loader *ld, const struct ynode *map, const char *key, long *out,
+static int get_long(struct loader *ld, const struct ynode *map, const char *key, long *out,
 		      long min, long max)
 {
-	const struct ynode *v = __map_get(map, key);
+	const struct ynode *v = map_get(map, key);
 	long n;
 
 	if (!v)
 		return 0;
 	if (v->kind != YN_SCALAR || !v->plain || str_to_long(v->value, &n) < 0)
-		return __err(ld, v, key, "expected an integer, got %s",
-			     v->kind == YN_SCALAR ? "a string" : __kind_name(v));
+		return err(ld, v, key, "expected an integer, got %s",
+			     v->kind == YN_SCALAR ? "a string" : kind_name(v));
 	if (n < min || n > max)
-		return __err(ld, v, key, "%ld is out of range (%ld to %ld)", n, min, max);
+		return err(ld, v, key, "%ld is out of range (%ld to %ld)", n, min, max);
 	*out = n;
 	return 0;
 }
 
-static int __get_int(struct loader *ld, const struct ynode *map, const char *key, int *out,
+static int get_int(struct loader *ld, const struct ynode *map, const char *key, int *out,
 		     int min, int max)
 {
 	long n = *out;
-	int ret = __get_long(ld, map, key, &n, min, max);
+	int ret = get_long(ld, map, key, &n, min, max);
 
 	*out = (int)n;
 	return ret;
 }
 
-static int __get_bool(struct loader *ld, const struct ynode *map, const char *key, int *out)
+static int get_bool(struct loader *ld, const struct ynode *map, const char *key, int *out)
 {
-	const struct ynode *v = __map_get(map, key);
+	const struct ynode *v = map_get(map, key);
 
 	if (!v)
 		return 0;
@@ -499,21 +499,21 @@ static int __get_bool(struct loader *ld, const struct ynode *map, const char *ke
 		 (!strcmp(v->value, "false") || !strcmp(v->value, "no")))
 		*out = 0;
 	else
-		return __err(ld, v, key, "expected true or false");
+		return err(ld, v, key, "expected true or false");
 	return 0;
 }
 
 /* An enum keyword: *out becomes its index in names. */
-static int __get_enum(struct loader *ld, const struct ynode *map, const char *key,
+static int get_enum(struct loader *ld, const struct ynode *map, const char *key,
 		      const char *const *names, int *out)
 {
-	const struct ynode *v = __map_get(map, key);
+	const struct ynode *v = map_get(map, key);
 	struct strbuf all = STRBUF_INIT;
 	int i, ret;
 
 	if (!v)
 		return 0;
-	if ((ret = __scalar(ld, v, key, 0)) < 0)
+	if ((ret = scalar(ld, v, key, 0)) < 0)
 		return ret;
 	for (i = 0; names[i]; i++) {
 		if (!strcmp(names[i], v->value)) {
@@ -523,33 +523,33 @@ static int __get_enum(struct loader *ld, const struct ynode *map, const char *ke
 	}
 	for (i = 0; names[i]; i++)
 		strbuf_addf(&all, "%s%s", i ? " | " : "", names[i]);
-	ret = __err(ld, v, key, "'%s' is not one of: %s", v->value, all.buf);
+	ret = err(ld, v, key, "'%s' is not one of: %s", v->value, all.buf);
 	strbuf_release(&all);
 	return ret;
 }
 
 /* A list of strings; absent or null: left empty. */
-static int __get_strlist(struct loader *ld, const struct ynode *map, const char *key,
+static int get_strlist(struct loader *ld, const struct ynode *map, const char *key,
 			 struct strvec *out, const struct ynode ***nodes_out)
 {
-	const struct ynode *v = __map_get(map, key);
+	const struct ynode *v = map_get(map, key);
 	size_t i, old;
 	int ret = 0;
 
-	if (!v || __is_null(v))
+	if (!v || is_null(v))
 		return 0;
 	if (v->kind != YN_SEQ)
-		return __err(ld, v, key, "expected a list, got %s", __kind_name(v));
-	old = __kp_push(ld, key);
+		return err(ld, v, key, "expected a list, got %s", kind_name(v));
+	old = kp_push(ld, key);
 	for (i = 0; i < v->nr && !ret; i++) {
-		size_t o2 = __kp_push_index(ld, i);
+		size_t o2 = kp_push_index(ld, i);
 
-		ret = __scalar(ld, v->kids[i], NULL, 0);
+		ret = scalar(ld, v->kids[i], NULL, 0);
 		if (!ret)
 			strvec_push(out, v->kids[i]->value);
-		__kp_pop(ld, o2);
+		kp_pop(ld, o2);
 	}
-	__kp_pop(ld, old);
+	kp_pop(ld, old);
 	if (!ret && nodes_out)
 		*nodes_out = (const struct ynode **)v->kids;
 	return ret;
@@ -569,7 +569,7 @@ int config_parse_duration(const char *s, long *out)
 	return 0;
 }
 
-static int __name_ok(const char *s)
+static int name_ok(const char *s)
 {
 	if (!*s || *s == '.' || *s == '-')
 		return 0;
@@ -580,7 +580,7 @@ static int __name_ok(const char *s)
 }
 
 /* Roughly git check-ref-format for a branch name. */
-static int __branch_ok(const char *s)
+static int branch_ok(const char *s)
 {
 	size_t len = strlen(s);
 
@@ -594,7 +594,7 @@ static int __branch_ok(const char *s)
 	return 1;
 }
 
-static int __env_name_ok(const char *s)
+static int env_name_ok(const char *s)
 {
 	if (!isalpha((unsigned char)*s) && *s != '_')
 		return 0;
@@ -605,7 +605,7 @@ static int __env_name_ok(const char *s)
 }
 
 /* "Name <user@host>" */
-static int __identity_ok(const char *s)
+static int identity_ok(const char *s)
 {
 	const char *lt = strchr(s, '<'), *at = strchr(s, '@');
 	size_t len = strlen(s);
@@ -615,7 +615,7 @@ static int __identity_ok(const char *s)
 }
 
 /* "user@host": no spaces, no angle brackets, one '@' with something on both sides. */
-static int __bare_address_ok(const char *s)
+static int bare_address_ok(const char *s)
 {
 	const char *at = strchr(s, '@');
 
@@ -623,7 +623,7 @@ static int __bare_address_ok(const char *s)
 }
 
 /* Absolute path for p: "~/x" under $HOME, relative ones under the config's directory. */
-static int __abs_path(struct loader *ld, const struct ynode *map, const char *key, char **p)
+static int abs_path(struct loader *ld, const struct ynode *map, const char *key, char **p)
 {
 	char *old = *p;
 
@@ -633,7 +633,7 @@ static int __abs_path(struct loader *ld, const struct ynode *map, const char *ke
 		const char *home = getenv("HOME");
 
 		if (!home || !*home)
-			return __err(ld, __map_get(map, key), key, "'~' needs $HOME to be set");
+			return err(ld, map_get(map, key), key, "'~' needs $HOME to be set");
 		*p = xstrfmt("%s%s", home, old + 1);
 	} else if (old[0] == '/') {
 		return 0;
@@ -648,7 +648,7 @@ static int __abs_path(struct loader *ld, const struct ynode *map, const char *ke
 
 /* ---- sections ------------------------------------------------------------ */
 
-static int __load_tree(struct loader *ld, const struct ynode *n, const char *key,
+static int load_tree(struct loader *ld, const struct ynode *n, const char *key,
 		       struct config_tree *t, int is_base)
 {
 	static const char *const base_keys[] = { "name", "url", "branch", NULL };
@@ -659,156 +659,156 @@ static int __load_tree(struct loader *ld, const struct ynode *n, const char *key
 	int ret;
 
 	t->line = n->line;
-	if (is_base && __is_null(n))
-		return __err(ld, n, key, "must not be empty: name, url and branch are required");
-	if ((ret = __map_check(ld, n, key, is_base ? base_keys : tree_keys)) < 0)
+	if (is_base && is_null(n))
+		return err(ld, n, key, "must not be empty: name, url and branch are required");
+	if ((ret = map_check(ld, n, key, is_base ? base_keys : tree_keys)) < 0)
 		return ret;
-	old = key ? __kp_push(ld, key) : ld->kp.len;
-	if ((ret = __get_str(ld, n, "name", &t->name, STR_REQUIRED)) < 0 ||
-	    (ret = __get_str(ld, n, "url", &t->url, STR_REQUIRED)) < 0 ||
-	    (ret = __get_str(ld, n, "branch", &t->branch, STR_REQUIRED)) < 0 ||
-	    (ret = __get_str(ld, n, "fixes", &t->fixes, 0)) < 0 ||
-	    (ret = __get_strlist(ld, n, "contacts", &t->contacts, &contacts)) < 0)
+	old = key ? kp_push(ld, key) : ld->kp.len;
+	if ((ret = get_str(ld, n, "name", &t->name, STR_REQUIRED)) < 0 ||
+	    (ret = get_str(ld, n, "url", &t->url, STR_REQUIRED)) < 0 ||
+	    (ret = get_str(ld, n, "branch", &t->branch, STR_REQUIRED)) < 0 ||
+	    (ret = get_str(ld, n, "fixes", &t->fixes, 0)) < 0 ||
+	    (ret = get_strlist(ld, n, "contacts", &t->contacts, &contacts)) < 0)
 		goto done;
-	if (!__name_ok(t->name)) {
-		ret = __err(ld, __map_get(n, "name"), "name",
+	if (!name_ok(t->name)) {
+		ret = err(ld, map_get(n, "name"), "name",
 			    "'%s' is not a valid name (letters, digits, '.', '_', '-')", t->name);
 		goto done;
 	}
-	if (!__branch_ok(t->branch)) {
-		ret = __err(ld, __map_get(n, "branch"), "branch", "'%s' is not a valid branch name",
+	if (!branch_ok(t->branch)) {
+		ret = err(ld, map_get(n, "branch"), "branch", "'%s' is not a valid branch name",
 			    t->branch);
 		goto done;
 	}
 	for (i = 0; i < t->contacts.nr; i++) {
 		if (!strchr(t->contacts.v[i], '@')) {
-			size_t o2 = __kp_push(ld, "contacts");
+			size_t o2 = kp_push(ld, "contacts");
 
-			ret = __err(ld, contacts[i], NULL, "'%s' is not a mail address",
+			ret = err(ld, contacts[i], NULL, "'%s' is not a mail address",
 				    t->contacts.v[i]);
-			__kp_pop(ld, o2);
+			kp_pop(ld, o2);
 			goto done;
 		}
 	}
-	ret = __abs_path(ld, n, "fixes", &t->fixes);
+	ret = abs_path(ld, n, "fixes", &t->fixes);
 done:
-	__kp_pop(ld, old);
+	kp_pop(ld, old);
 	return ret;
 }
 
-static int __load_trees(struct loader *ld, const struct ynode *root)
+static int load_trees(struct loader *ld, const struct ynode *root)
 {
-	const struct ynode *v = __map_get(root, "trees");
+	const struct ynode *v = map_get(root, "trees");
 	struct config *cfg = ld->cfg;
 	size_t i, j;
 	int ret = 0;
 
-	if (!v || __is_null(v))
+	if (!v || is_null(v))
 		return 0;
 	if (v->kind != YN_SEQ)
-		return __err(ld, v, "trees", "expected a list of trees, got %s", __kind_name(v));
+		return err(ld, v, "trees", "expected a list of trees, got %s", kind_name(v));
 	cfg->trees = xcalloc(v->nr ? v->nr : 1, sizeof(*cfg->trees));
 	for (i = 0; i < v->nr && !ret; i++) {
-		size_t old = __kp_push(ld, "trees");
+		size_t old = kp_push(ld, "trees");
 
 		strbuf_addf(&ld->kp, "[%zu]", i);
 		cfg->trees_nr++;
 		cfg->trees[i].contacts = (struct strvec)STRVEC_INIT;
-		ret = __load_tree(ld, v->kids[i], NULL, &cfg->trees[i], 0);
+		ret = load_tree(ld, v->kids[i], NULL, &cfg->trees[i], 0);
 		for (j = 0; j < i && !ret; j++)
 			if (!strcmp(cfg->trees[j].name, cfg->trees[i].name))
-				ret = __err(ld, __map_get(v->kids[i], "name"), "name",
+				ret = err(ld, map_get(v->kids[i], "name"), "name",
 					    "duplicate tree name '%s' (first at line %d)",
 					    cfg->trees[i].name, cfg->trees[j].line);
 		if (!ret && !strcmp(cfg->trees[i].name, cfg->base.name))
-			ret = __err(ld, __map_get(v->kids[i], "name"), "name",
+			ret = err(ld, map_get(v->kids[i], "name"), "name",
 				    "'%s' is already the base's name", cfg->trees[i].name);
-		__kp_pop(ld, old);
+		kp_pop(ld, old);
 	}
 	return ret;
 }
 
-static int __load_commands(struct loader *ld, const struct ynode *root, const char *key,
+static int load_commands(struct loader *ld, const struct ynode *root, const char *key,
 			   struct config_command **out, size_t *nr_out)
 {
 	static const char *const keys[] = { "name", "command", "timeout", "env", NULL };
-	const struct ynode *v = __map_get(root, key);
+	const struct ynode *v = map_get(root, key);
 	size_t i, j, old;
 	int ret = 0;
 
-	if (!v || __is_null(v))
+	if (!v || is_null(v))
 		return 0;
 	if (v->kind != YN_SEQ)
-		return __err(ld, v, key, "expected a list of commands, got %s", __kind_name(v));
+		return err(ld, v, key, "expected a list of commands, got %s", kind_name(v));
 	*out = xcalloc(v->nr ? v->nr : 1, sizeof(**out));
 	for (i = 0; i < v->nr && !ret; i++) {
 		const struct ynode *n = v->kids[i], *t, *env;
 		struct config_command *c = &(*out)[i];
 
-		old = __kp_push(ld, key);
+		old = kp_push(ld, key);
 		strbuf_addf(&ld->kp, "[%zu]", i);
 		(*nr_out)++;
 		c->line = n->line;
 		c->timeout = 3600;
 		c->env = (struct strvec)STRVEC_INIT;
-		if ((ret = __map_check(ld, n, NULL, keys)) < 0 ||
-		    (ret = __get_str(ld, n, "name", &c->name, STR_REQUIRED)) < 0 ||
-		    (ret = __get_str(ld, n, "command", &c->command,
+		if ((ret = map_check(ld, n, NULL, keys)) < 0 ||
+		    (ret = get_str(ld, n, "name", &c->name, STR_REQUIRED)) < 0 ||
+		    (ret = get_str(ld, n, "command", &c->command,
 				     STR_REQUIRED | STR_MULTILINE)) < 0)
 			goto next;
-		if (!__name_ok(c->name)) {
-			ret = __err(ld, __map_get(n, "name"), "name",
+		if (!name_ok(c->name)) {
+			ret = err(ld, map_get(n, "name"), "name",
 				    "'%s' is not a valid name (letters, digits, '.', '_', '-')",
 				    c->name);
 			goto next;
 		}
 		for (j = 0; j < i; j++)
 			if (!strcmp((*out)[j].name, c->name)) {
-				ret = __err(ld, __map_get(n, "name"), "name",
+				ret = err(ld, map_get(n, "name"), "name",
 					    "duplicate command name '%s' (first at line %d)",
 					    c->name, (*out)[j].line);
 				goto next;
 			}
-		if ((t = __map_get(n, "timeout"))) {
+		if ((t = map_get(n, "timeout"))) {
 			if (t->kind != YN_SCALAR ||
 			    config_parse_duration(t->value, &c->timeout) < 0) {
-				ret = __err(ld, t, "timeout",
+				ret = err(ld, t, "timeout",
 					    "expected a positive number of seconds or a duration "
 					    "such as \"90s\", \"30m\", \"2h\"");
 				goto next;
 			}
 		}
-		if ((env = __map_get(n, "env")) && !__is_null(env)) {
+		if ((env = map_get(n, "env")) && !is_null(env)) {
 			size_t o2;
 
-			if ((ret = __map_check(ld, env, "env", NULL)) < 0)
+			if ((ret = map_check(ld, env, "env", NULL)) < 0)
 				goto next;
-			o2 = __kp_push(ld, "env");
+			o2 = kp_push(ld, "env");
 			for (j = 0; j + 1 < env->nr && !ret; j += 2) {
 				const struct ynode *k = env->kids[j], *val = env->kids[j + 1];
 
-				if (!__env_name_ok(k->value))
-					ret = __err(ld, k, k->value,
+				if (!env_name_ok(k->value))
+					ret = err(ld, k, k->value,
 						    "not a valid environment variable name");
 				else if (val->kind != YN_SCALAR)
-					ret = __err(ld, val, k->value, "expected a string, got %s",
-						    __kind_name(val));
+					ret = err(ld, val, k->value, "expected a string, got %s",
+						    kind_name(val));
 				else
 					strvec_pushf(&c->env, "%s=%s", k->value,
-						     __is_null(val) ? "" : val->value);
+						     is_null(val) ? "" : val->value);
 			}
-			__kp_pop(ld, o2);
+			kp_pop(ld, o2);
 		}
 next:
-		__kp_pop(ld, old);
+		kp_pop(ld, old);
 	}
 	return ret;
 }
 
 /* never_merge, then every tree (and the base) checked against it. */
-static int __load_never_merge(struct loader *ld, const struct ynode *root)
+static int load_never_merge(struct loader *ld, const struct ynode *root)
 {
-	const struct ynode *v = __map_get(root, "never_merge");
+	const struct ynode *v = map_get(root, "never_merge");
 	const struct ynode **nodes = NULL;
 	size_t i;
 	int ret;
@@ -818,7 +818,7 @@ static int __load_never_merge(struct loader *ld, const struct ynode *root)
 		ld->never_lines = xcalloc(1, sizeof(int));
 		return 0;
 	}
-	if ((ret = __get_strlist(ld, root, "never_merge", &ld->cfg->never_merge, &nodes)) < 0)
+	if ((ret = get_strlist(ld, root, "never_merge", &ld->cfg->never_merge, &nodes)) < 0)
 		return ret;
 	ld->never_lines = xcalloc(ld->cfg->never_merge.nr + 1, sizeof(int));
 	for (i = 0; i < ld->cfg->never_merge.nr; i++)
@@ -826,7 +826,7 @@ static int __load_never_merge(struct loader *ld, const struct ynode *root)
 	return 0;
 }
 
-static int __refuse_never_merge(struct loader *ld, const struct ynode *at,
+static int refuse_never_merge(struct loader *ld, const struct ynode *at,
 				const struct config_tree *t, const char *what)
 {
 	const struct config *cfg = ld->cfg;
@@ -838,131 +838,131 @@ static int __refuse_never_merge(struct loader *ld, const struct ynode *at,
 	for (i = 0; strcmp(cfg->never_merge.v[i], pat); i++)
 		;
 	if (!ld->never_lines[i])
-		return __err(ld, at, NULL,
+		return err(ld, at, NULL,
 			     "%s '%s' (branch '%s') matches never_merge pattern '%s' (the default "
 			     "when never_merge is absent): nextbot never merges it",
 			     what, t->name, t->branch, pat);
-	return __err(ld, at, NULL,
+	return err(ld, at, NULL,
 		     "%s '%s' (branch '%s') matches never_merge pattern '%s' (line %d): "
 		     "nextbot never merges it",
 		     what, t->name, t->branch, pat, ld->never_lines[i]);
 }
 
-static int __check_never_merge(struct loader *ld, const struct ynode *root)
+static int check_never_merge(struct loader *ld, const struct ynode *root)
 {
-	const struct ynode *trees = __map_get(root, "trees");
+	const struct ynode *trees = map_get(root, "trees");
 	const struct config *cfg = ld->cfg;
 	size_t i, old;
 	int ret;
 
-	old = __kp_push(ld, "base");
-	ret = __refuse_never_merge(ld, __map_get(root, "base"), &cfg->base, "base");
-	__kp_pop(ld, old);
+	old = kp_push(ld, "base");
+	ret = refuse_never_merge(ld, map_get(root, "base"), &cfg->base, "base");
+	kp_pop(ld, old);
 	for (i = 0; i < cfg->trees_nr && !ret; i++) {
 		const struct ynode *n = trees->kids[i];
-		const struct ynode *at = __map_get(n, "branch");
+		const struct ynode *at = map_get(n, "branch");
 		const char *key = "branch";
 
 		if (config_never_merge_match(cfg, cfg->trees[i].name, NULL)) {
-			at = __map_get(n, "name");
+			at = map_get(n, "name");
 			key = "name";
 		}
-		old = __kp_push(ld, "trees");
+		old = kp_push(ld, "trees");
 		strbuf_addf(&ld->kp, "[%zu].%s", i, key);
-		ret = __refuse_never_merge(ld, at, &cfg->trees[i], "tree");
-		__kp_pop(ld, old);
+		ret = refuse_never_merge(ld, at, &cfg->trees[i], "tree");
+		kp_pop(ld, old);
 	}
 	return ret;
 }
 
-static int __load_runner(struct loader *ld, const struct ynode *root)
+static int load_runner(struct loader *ld, const struct ynode *root)
 {
 	static const char *const keys[] = { "kind", "user", "partition", "srun_args", "max_jobs",
 					    NULL };
 	static const char *const kinds[] = { "local", "slurm", NULL };
-	const struct ynode *n = __map_get(root, "runner");
+	const struct ynode *n = map_get(root, "runner");
 	struct config *cfg = ld->cfg;
 	int kind = 0, ret;
 	size_t old;
 
-	if (!n || __is_null(n))
+	if (!n || is_null(n))
 		return 0;
-	if ((ret = __map_check(ld, n, "runner", keys)) < 0)
+	if ((ret = map_check(ld, n, "runner", keys)) < 0)
 		return ret;
-	old = __kp_push(ld, "runner");
-	if ((ret = __get_enum(ld, n, "kind", kinds, &kind)) < 0 ||
-	    (ret = __get_str(ld, n, "user", &cfg->runner.user, 0)) < 0 ||
-	    (ret = __get_str(ld, n, "partition", &cfg->runner.partition, 0)) < 0 ||
-	    (ret = __get_strlist(ld, n, "srun_args", &cfg->runner.srun_args, NULL)) < 0 ||
-	    (ret = __get_int(ld, n, "max_jobs", &cfg->runner.max_jobs, 1, 1024)) < 0)
+	old = kp_push(ld, "runner");
+	if ((ret = get_enum(ld, n, "kind", kinds, &kind)) < 0 ||
+	    (ret = get_str(ld, n, "user", &cfg->runner.user, 0)) < 0 ||
+	    (ret = get_str(ld, n, "partition", &cfg->runner.partition, 0)) < 0 ||
+	    (ret = get_strlist(ld, n, "srun_args", &cfg->runner.srun_args, NULL)) < 0 ||
+	    (ret = get_int(ld, n, "max_jobs", &cfg->runner.max_jobs, 1, 1024)) < 0)
 		goto done;
 	cfg->runner.kind = (enum config_runner_kind)kind;
 done:
-	__kp_pop(ld, old);
+	kp_pop(ld, old);
 	return ret;
 }
 
 /* An optional duration ("90s", "10m", or seconds); *out is left alone when absent. */
-static int __get_duration(struct loader *ld, const struct ynode *map, const char *key,
+static int get_duration(struct loader *ld, const struct ynode *map, const char *key,
 			  long *out)
 {
-	const struct ynode *t = __map_get(map, key);
+	const struct ynode *t = map_get(map, key);
 
-	if (!t || __is_null(t))
+	if (!t || is_null(t))
 		return 0;
 	if (t->kind != YN_SCALAR || config_parse_duration(t->value, out) < 0)
-		return __err(ld, t, key, "expected a positive number of seconds or a duration "
+		return err(ld, t, key, "expected a positive number of seconds or a duration "
 			     "such as \"90s\", \"30m\", \"2h\"");
 	return 0;
 }
 
-static int __get_env_name(struct loader *ld, const struct ynode *map, const char *key,
+static int get_env_name(struct loader *ld, const struct ynode *map, const char *key,
 			  char **out)
 {
-	int ret = __get_str(ld, map, key, out, 0);
+	int ret = get_str(ld, map, key, out, 0);
 
-	if (!ret && *out && !__env_name_ok(*out))
-		ret = __err(ld, __map_get(map, key), key,
+	if (!ret && *out && !env_name_ok(*out))
+		ret = err(ld, map_get(map, key), key,
 			    "'%s' is not an environment variable name", *out);
 	return ret;
 }
 
-static int __load_git_publish(struct loader *ld, const struct ynode *root)
+static int load_git_publish(struct loader *ld, const struct ynode *root)
 {
 	static const char *const git_keys[] = { "token_env", "ssh_key", "fetch_timeout", NULL };
 	static const char *const pub_keys[] = { "url", "branch", NULL };
-	const struct ynode *g = __map_get(root, "git"), *p = __map_get(root, "publish");
+	const struct ynode *g = map_get(root, "git"), *p = map_get(root, "publish");
 	struct config *cfg = ld->cfg;
 	size_t old;
 	int ret = 0;
 
-	if (g && !__is_null(g)) {
-		if ((ret = __map_check(ld, g, "git", git_keys)) < 0)
+	if (g && !is_null(g)) {
+		if ((ret = map_check(ld, g, "git", git_keys)) < 0)
 			return ret;
-		old = __kp_push(ld, "git");
-		if (!(ret = __get_env_name(ld, g, "token_env", &cfg->git.token_env)) &&
-		    !(ret = __get_str(ld, g, "ssh_key", &cfg->git.ssh_key, 0)) &&
-		    !(ret = __abs_path(ld, g, "ssh_key", &cfg->git.ssh_key)))
-			ret = __get_duration(ld, g, "fetch_timeout", &cfg->git.fetch_timeout);
-		__kp_pop(ld, old);
+		old = kp_push(ld, "git");
+		if (!(ret = get_env_name(ld, g, "token_env", &cfg->git.token_env)) &&
+		    !(ret = get_str(ld, g, "ssh_key", &cfg->git.ssh_key, 0)) &&
+		    !(ret = abs_path(ld, g, "ssh_key", &cfg->git.ssh_key)))
+			ret = get_duration(ld, g, "fetch_timeout", &cfg->git.fetch_timeout);
+		kp_pop(ld, old);
 		if (ret)
 			return ret;
 	}
-	if (p && !__is_null(p)) {
-		if ((ret = __map_check(ld, p, "publish", pub_keys)) < 0)
+	if (p && !is_null(p)) {
+		if ((ret = map_check(ld, p, "publish", pub_keys)) < 0)
 			return ret;
-		old = __kp_push(ld, "publish");
-		if (!(ret = __get_str(ld, p, "url", &cfg->publish.url, STR_REQUIRED)) &&
-		    !(ret = __get_str(ld, p, "branch", &cfg->publish.branch, 0)) &&
-		    !__branch_ok(cfg->publish.branch))
-			ret = __err(ld, __map_get(p, "branch"), "branch",
+		old = kp_push(ld, "publish");
+		if (!(ret = get_str(ld, p, "url", &cfg->publish.url, STR_REQUIRED)) &&
+		    !(ret = get_str(ld, p, "branch", &cfg->publish.branch, 0)) &&
+		    !branch_ok(cfg->publish.branch))
+			ret = err(ld, map_get(p, "branch"), "branch",
 				    "'%s' is not a valid branch name", cfg->publish.branch);
-		__kp_pop(ld, old);
+		kp_pop(ld, old);
 	}
 	return ret;
 }
 
-static int __load_smtp(struct loader *ld, const struct ynode *n)
+static int load_smtp(struct loader *ld, const struct ynode *n)
 {
 	static const char *const keys[] = { "url", "tls", "user", "password_env", "ca_file",
 					    NULL };
@@ -971,144 +971,144 @@ static int __load_smtp(struct loader *ld, const struct ynode *n)
 	int tls = -1, smtps, ret;
 	size_t old;
 
-	if ((ret = __map_check(ld, n, "smtp", keys)) < 0)
+	if ((ret = map_check(ld, n, "smtp", keys)) < 0)
 		return ret;
-	old = __kp_push(ld, "smtp");
-	if ((ret = __get_str(ld, n, "url", &cfg->notify.smtp.url, STR_REQUIRED)) < 0 ||
-	    (ret = __get_enum(ld, n, "tls", tls_names, &tls)) < 0 ||
-	    (ret = __get_str(ld, n, "user", &cfg->notify.smtp.user, 0)) < 0 ||
-	    (ret = __get_env_name(ld, n, "password_env", &cfg->notify.smtp.password_env)) < 0 ||
-	    (ret = __get_str(ld, n, "ca_file", &cfg->notify.smtp.ca_file, 0)) < 0 ||
-	    (ret = __abs_path(ld, n, "ca_file", &cfg->notify.smtp.ca_file)) < 0)
+	old = kp_push(ld, "smtp");
+	if ((ret = get_str(ld, n, "url", &cfg->notify.smtp.url, STR_REQUIRED)) < 0 ||
+	    (ret = get_enum(ld, n, "tls", tls_names, &tls)) < 0 ||
+	    (ret = get_str(ld, n, "user", &cfg->notify.smtp.user, 0)) < 0 ||
+	    (ret = get_env_name(ld, n, "password_env", &cfg->notify.smtp.password_env)) < 0 ||
+	    (ret = get_str(ld, n, "ca_file", &cfg->notify.smtp.ca_file, 0)) < 0 ||
+	    (ret = abs_path(ld, n, "ca_file", &cfg->notify.smtp.ca_file)) < 0)
 		goto done;
 	smtps = str_starts_with(cfg->notify.smtp.url, "smtps://");
 	if (!smtps && !str_starts_with(cfg->notify.smtp.url, "smtp://")) {
-		ret = __err(ld, __map_get(n, "url"), "url", "must start with smtp:// or smtps://");
+		ret = err(ld, map_get(n, "url"), "url", "must start with smtp:// or smtps://");
 		goto done;
 	}
 	if (tls < 0)
 		tls = smtps ? CONFIG_TLS_IMPLICIT : CONFIG_TLS_STARTTLS;
 	if (smtps != (tls == CONFIG_TLS_IMPLICIT)) {
-		ret = __err(ld, __map_get(n, "tls"), "tls",
+		ret = err(ld, map_get(n, "tls"), "tls",
 			    "'%s' does not fit a %s url (implicit TLS is smtps://)", tls_names[tls],
 			    smtps ? "smtps://" : "smtp://");
 		goto done;
 	}
 	cfg->notify.smtp.tls = (enum config_tls)tls;
 done:
-	__kp_pop(ld, old);
+	kp_pop(ld, old);
 	return ret;
 }
 
-static int __load_webhooks(struct loader *ld, const struct ynode *v)
+static int load_webhooks(struct loader *ld, const struct ynode *v)
 {
 	static const char *const keys[] = { "url", "secret_env", NULL };
 	struct config *cfg = ld->cfg;
 	size_t i, old;
 	int ret = 0;
 
-	if (__is_null(v))
+	if (is_null(v))
 		return 0;
 	if (v->kind != YN_SEQ)
-		return __err(ld, v, "webhooks", "expected a list, got %s", __kind_name(v));
+		return err(ld, v, "webhooks", "expected a list, got %s", kind_name(v));
 	cfg->notify.webhooks = xcalloc(v->nr ? v->nr : 1, sizeof(*cfg->notify.webhooks));
 	for (i = 0; i < v->nr && !ret; i++) {
 		struct config_webhook *w = &cfg->notify.webhooks[i];
 		const struct ynode *n = v->kids[i];
 
-		old = __kp_push(ld, "webhooks");
+		old = kp_push(ld, "webhooks");
 		strbuf_addf(&ld->kp, "[%zu]", i);
 		cfg->notify.webhooks_nr++;
-		if (!(ret = __map_check(ld, n, NULL, keys)) &&
-		    !(ret = __get_str(ld, n, "url", &w->url, STR_REQUIRED)) &&
-		    !(ret = __get_env_name(ld, n, "secret_env", &w->secret_env)) &&
+		if (!(ret = map_check(ld, n, NULL, keys)) &&
+		    !(ret = get_str(ld, n, "url", &w->url, STR_REQUIRED)) &&
+		    !(ret = get_env_name(ld, n, "secret_env", &w->secret_env)) &&
 		    !str_starts_with(w->url, "http://") && !str_starts_with(w->url, "https://"))
-			ret = __err(ld, __map_get(n, "url"), "url",
+			ret = err(ld, map_get(n, "url"), "url",
 				    "must start with http:// or https://");
-		__kp_pop(ld, old);
+		kp_pop(ld, old);
 	}
 	return ret;
 }
 
-static int __load_notify(struct loader *ld, const struct ynode *root)
+static int load_notify(struct loader *ld, const struct ynode *root)
 {
 	static const char *const keys[] = { "from", "list", "report_url", "remind_days", "smtp",
 					    "webhooks", NULL };
-	const struct ynode *n = __map_get(root, "notify"), *v;
+	const struct ynode *n = map_get(root, "notify"), *v;
 	struct config *cfg = ld->cfg;
 	size_t old;
 	int ret;
 
-	if (!n || __is_null(n))
+	if (!n || is_null(n))
 		return 0;
-	if ((ret = __map_check(ld, n, "notify", keys)) < 0)
+	if ((ret = map_check(ld, n, "notify", keys)) < 0)
 		return ret;
-	old = __kp_push(ld, "notify");
-	if ((ret = __get_str(ld, n, "from", &cfg->notify.from, 0)) < 0 ||
-	    (ret = __get_str(ld, n, "list", &cfg->notify.list, 0)) < 0 ||
-	    (ret = __get_str(ld, n, "report_url", &cfg->notify.report_url, 0)) < 0 ||
-	    (ret = __get_int(ld, n, "remind_days", &cfg->notify.remind_days, 0, 3650)) < 0)
+	old = kp_push(ld, "notify");
+	if ((ret = get_str(ld, n, "from", &cfg->notify.from, 0)) < 0 ||
+	    (ret = get_str(ld, n, "list", &cfg->notify.list, 0)) < 0 ||
+	    (ret = get_str(ld, n, "report_url", &cfg->notify.report_url, 0)) < 0 ||
+	    (ret = get_int(ld, n, "remind_days", &cfg->notify.remind_days, 0, 3650)) < 0)
 		goto done;
-	if (!__identity_ok(cfg->notify.from) && !__bare_address_ok(cfg->notify.from)) {
-		ret = __err(ld, __map_get(n, "from"), "from",
+	if (!identity_ok(cfg->notify.from) && !bare_address_ok(cfg->notify.from)) {
+		ret = err(ld, map_get(n, "from"), "from",
 			    "'%s' is neither \"Name <user@host>\" nor \"user@host\"",
 			    cfg->notify.from);
 		goto done;
 	}
 	if (cfg->notify.list && !strchr(cfg->notify.list, '@')) {
-		ret = __err(ld, __map_get(n, "list"), "list", "'%s' is not a mail address",
+		ret = err(ld, map_get(n, "list"), "list", "'%s' is not a mail address",
 			    cfg->notify.list);
 		goto done;
 	}
-	if ((v = __map_get(n, "smtp")) && !__is_null(v) && (ret = __load_smtp(ld, v)) < 0)
+	if ((v = map_get(n, "smtp")) && !is_null(v) && (ret = load_smtp(ld, v)) < 0)
 		goto done;
-	if ((v = __map_get(n, "webhooks")))
-		ret = __load_webhooks(ld, v);
+	if ((v = map_get(n, "webhooks")))
+		ret = load_webhooks(ld, v);
 done:
-	__kp_pop(ld, old);
+	kp_pop(ld, old);
 	return ret;
 }
 
-static int __load_misc(struct loader *ld, const struct ynode *root)
+static int load_misc(struct loader *ld, const struct ynode *root)
 {
 	static const char *const breakage[] = { "revert-culprit", "previous-version", "drop-tree",
 						NULL };
 	static const char *const bisect_keys[] = { "confirm", "jobs", NULL };
-	const struct ynode *b = __map_get(root, "bisect");
+	const struct ynode *b = map_get(root, "bisect");
 	struct config *cfg = ld->cfg;
 	struct cron_expr cron;
 	int on_breakage = 0, ret;
 	size_t old;
 
-	if ((ret = __get_bool(ld, root, "build_after_each_merge", &cfg->build_after_each_merge)) ||
-	    (ret = __get_enum(ld, root, "on_breakage", breakage, &on_breakage)) < 0 ||
-	    (ret = __get_int(ld, root, "keep_days", &cfg->keep_days, 1, 100000)) < 0 ||
-	    (ret = __get_str(ld, root, "schedule", &cfg->schedule, 0)) < 0 ||
-	    (ret = __get_str(ld, root, "merge_identity", &cfg->merge_identity, 0)) < 0)
+	if ((ret = get_bool(ld, root, "build_after_each_merge", &cfg->build_after_each_merge)) ||
+	    (ret = get_enum(ld, root, "on_breakage", breakage, &on_breakage)) < 0 ||
+	    (ret = get_int(ld, root, "keep_days", &cfg->keep_days, 1, 100000)) < 0 ||
+	    (ret = get_str(ld, root, "schedule", &cfg->schedule, 0)) < 0 ||
+	    (ret = get_str(ld, root, "merge_identity", &cfg->merge_identity, 0)) < 0)
 		return ret;
 	cfg->on_breakage = (enum config_on_breakage)on_breakage;
 	if (cfg->schedule && cron_parse(&cron, cfg->schedule) < 0)
-		return __err(ld, __map_get(root, "schedule"), "schedule",
+		return err(ld, map_get(root, "schedule"), "schedule",
 			     "'%s' is not a 5-field cron expression (minute hour day month "
 			     "weekday): %s", cfg->schedule, nb_error_last());
-	if (cfg->merge_identity && !__identity_ok(cfg->merge_identity))
-		return __err(ld, __map_get(root, "merge_identity"), "merge_identity",
+	if (cfg->merge_identity && !identity_ok(cfg->merge_identity))
+		return err(ld, map_get(root, "merge_identity"), "merge_identity",
 			     "'%s' is not of the form \"Name <user@host>\"", cfg->merge_identity);
-	if (b && !__is_null(b)) {
-		if ((ret = __map_check(ld, b, "bisect", bisect_keys)) < 0)
+	if (b && !is_null(b)) {
+		if ((ret = map_check(ld, b, "bisect", bisect_keys)) < 0)
 			return ret;
-		old = __kp_push(ld, "bisect");
-		if (!(ret = __get_int(ld, b, "confirm", &cfg->bisect.confirm, 0, 100)))
-			ret = __get_int(ld, b, "jobs", &cfg->bisect.jobs, 1, 256);
-		__kp_pop(ld, old);
+		old = kp_push(ld, "bisect");
+		if (!(ret = get_int(ld, b, "confirm", &cfg->bisect.confirm, 0, 100)))
+			ret = get_int(ld, b, "jobs", &cfg->bisect.jobs, 1, 256);
+		kp_pop(ld, old);
 	}
 	return ret;
 }
 
-static int __load_deadline(struct loader *ld, const struct ynode *root)
+static int load_deadline(struct loader *ld, const struct ynode *root)
 {
 	struct config *cfg = ld->cfg;
-	int ret = __get_str(ld, root, "deadline", &cfg->deadline.text, 0);
+	int ret = get_str(ld, root, "deadline", &cfg->deadline.text, 0);
 	long s;
 
 	if (ret || !cfg->deadline.text)
@@ -1120,7 +1120,7 @@ static int __load_deadline(struct loader *ld, const struct ynode *root)
 		cfg->deadline.kind = CONFIG_DEADLINE_DURATION;
 		cfg->deadline.seconds = s;
 	} else {
-		return __err(ld, __map_get(root, "deadline"), "deadline",
+		return err(ld, map_get(root, "deadline"), "deadline",
 			     "'%s' is neither a UTC time \"HH:MM[:SS]\" nor a duration such as "
 			     "\"4h\" or \"90s\"",
 			     cfg->deadline.text);
@@ -1130,7 +1130,7 @@ static int __load_deadline(struct loader *ld, const struct ynode *root)
 
 /* ---- the whole file ------------------------------------------------------ */
 
-static struct config *__config_new(const char *path)
+static struct config *config_new(const char *path)
 {
 	struct config *cfg = xcalloc(1, sizeof(*cfg));
 
@@ -1152,7 +1152,7 @@ static struct config *__config_new(const char *path)
 	return cfg;
 }
 
-static int __config_dir(struct loader *ld)
+static int config_dir(struct loader *ld)
 {
 	char *copy = xstrdup(ld->path), *slash = strrchr(copy, '/'), *real;
 	int ret = 0;
@@ -1168,31 +1168,31 @@ static int __config_dir(struct loader *ld)
 	return ret;
 }
 
-static int __load_root(struct loader *ld, const struct ynode *root)
+static int load_root(struct loader *ld, const struct ynode *root)
 {
 	const struct ynode *base;
 	struct config *cfg = ld->cfg;
 	int ret;
 
-	if (!root || __is_null(root))
-		return __err(ld, root, NULL, "the config is empty");
-	if ((ret = __map_check(ld, root, NULL, top_keys)) < 0)
+	if (!root || is_null(root))
+		return err(ld, root, NULL, "the config is empty");
+	if ((ret = map_check(ld, root, NULL, top_keys)) < 0)
 		return ret;
-	if (!(base = __map_get(root, "base")))
-		return __err(ld, root, "base", "missing (required): the mainline to build on");
-	if ((ret = __get_str(ld, root, "workdir", &cfg->workdir, 0)) < 0 ||
-	    (ret = __abs_path(ld, root, "workdir", &cfg->workdir)) < 0 ||
-	    (ret = __load_tree(ld, base, "base", &cfg->base, 1)) < 0 ||
-	    (ret = __load_trees(ld, root)) < 0 || (ret = __load_never_merge(ld, root)) < 0 ||
-	    (ret = __check_never_merge(ld, root)) < 0 ||
-	    (ret = __load_commands(ld, root, "build", &cfg->build, &cfg->build_nr)) < 0 ||
-	    (ret = __load_commands(ld, root, "test", &cfg->test, &cfg->test_nr)) < 0 ||
-	    (ret = __load_misc(ld, root)) < 0 || (ret = __load_deadline(ld, root)) < 0 ||
-	    (ret = __load_runner(ld, root)) < 0 || (ret = __load_git_publish(ld, root)) < 0 ||
-	    (ret = __load_notify(ld, root)) < 0)
+	if (!(base = map_get(root, "base")))
+		return err(ld, root, "base", "missing (required): the mainline to build on");
+	if ((ret = get_str(ld, root, "workdir", &cfg->workdir, 0)) < 0 ||
+	    (ret = abs_path(ld, root, "workdir", &cfg->workdir)) < 0 ||
+	    (ret = load_tree(ld, base, "base", &cfg->base, 1)) < 0 ||
+	    (ret = load_trees(ld, root)) < 0 || (ret = load_never_merge(ld, root)) < 0 ||
+	    (ret = check_never_merge(ld, root)) < 0 ||
+	    (ret = load_commands(ld, root, "build", &cfg->build, &cfg->build_nr)) < 0 ||
+	    (ret = load_commands(ld, root, "test", &cfg->test, &cfg->test_nr)) < 0 ||
+	    (ret = load_misc(ld, root)) < 0 || (ret = load_deadline(ld, root)) < 0 ||
+	    (ret = load_runner(ld, root)) < 0 || (ret = load_git_publish(ld, root)) < 0 ||
+	    (ret = load_notify(ld, root)) < 0)
 		return ret;
 	if (!cfg->merge_identity)
-		cfg->merge_identity = __identity_ok(cfg->notify.from)
+		cfg->merge_identity = identity_ok(cfg->notify.from)
 					      ? xstrdup(cfg->notify.from)
 					      : xstrfmt("nextbot <%s>", cfg->notify.from);
 	return 0;
@@ -1207,7 +1207,7 @@ int config_load(struct config **out, const char *path)
 	int ret;
 
 	*out = NULL;
-	ld.cfg = __config_new(path);
+	ld.cfg = config_new(path);
 	if (stat(path, &st) < 0) {
 		ret = nb_error_errno(NB_EINVALID, "%s: cannot read the config", path);
 		goto done;
@@ -1226,22 +1226,22 @@ int config_load(struct config **out, const char *path)
 			nb_error_prefix("%s: ", path);
 		goto done;
 	}
-	if ((ret = __config_dir(&ld)) < 0 ||
-	    (ret = __yaml_tree(&ld, &root, data.buf, data.len)) < 0 ||
-	    (ret = __load_root(&ld, root)) < 0)
+	if ((ret = config_dir(&ld)) < 0 ||
+	    (ret = yaml_tree(&ld, &root, data.buf, data.len)) < 0 ||
+	    (ret = load_root(&ld, root)) < 0)
 		goto done;
 	*out = ld.cfg;
 	ld.cfg = NULL;
 done:
 	config_free(ld.cfg);
-	__ynode_free(root);
+	ynode_free(root);
 	free(ld.never_lines);
 	strbuf_release(&ld.kp);
 	strbuf_release(&data);
 	return ret < 0 ? NB_EINVALID : 0;
 }
 
-static void __tree_release(struct config_tree *t)
+static void tree_release(struct config_tree *t)
 {
 	free(t->name);
 	free(t->url);
@@ -1250,7 +1250,7 @@ static void __tree_release(struct config_tree *t)
 	strvec_clear(&t->contacts);
 }
 
-static void __commands_free(struct config_command *c, size_t nr)
+static void commands_free(struct config_command *c, size_t nr)
 {
 	size_t i;
 
@@ -1271,13 +1271,13 @@ void config_free(struct config *cfg)
 	free(cfg->path);
 	free(cfg->dir);
 	free(cfg->workdir);
-	__tree_release(&cfg->base);
+	tree_release(&cfg->base);
 	for (i = 0; i < cfg->trees_nr; i++)
-		__tree_release(&cfg->trees[i]);
+		tree_release(&cfg->trees[i]);
 	free(cfg->trees);
 	strvec_clear(&cfg->never_merge);
-	__commands_free(cfg->build, cfg->build_nr);
-	__commands_free(cfg->test, cfg->test_nr);
+	commands_free(cfg->build, cfg->build_nr);
+	commands_free(cfg->test, cfg->test_nr);
 	free(cfg->deadline.text);
 	free(cfg->merge_identity);
 	free(cfg->runner.user);

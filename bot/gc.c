@@ -21,13 +21,13 @@ void bot_gc_report_release(struct bot_gc_report *r)
 	strvec_clear(&r->workers_removed);
 }
 
-static int __cmp_desc(const void *a, const void *b)
+static int cmp_desc(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)b, *(char *const *)a);
 }
 
 /* Every night's date (state records and runs/ folders), newest first, unique. */
-static void __nights(struct strvec *out, const struct state *st, const char *runs_dir)
+static void old_nights(struct strvec *out, const struct state *st, const char *runs_dir)
 {
 	DIR *d = opendir(runs_dir);
 	struct dirent *de;
@@ -43,7 +43,7 @@ static void __nights(struct strvec *out, const struct state *st, const char *run
 		closedir(d);
 	if (!out->nr)
 		return;
-	qsort(out->v, out->nr, sizeof(*out->v), __cmp_desc);
+	qsort(out->v, out->nr, sizeof(*out->v), cmp_desc);
 	for (i = k = 1; i < out->nr; i++) {
 		if (strcmp(out->v[i], out->v[k - 1]))
 			out->v[k++] = out->v[i];
@@ -55,7 +55,7 @@ static void __nights(struct strvec *out, const struct state *st, const char *run
 }
 
 /* Removes run records and runs/<date>/ folders older than `cutoff`. */
-static int __drop_runs(struct bot_gc_report *r, struct state *st, const char *runs_dir,
+static int drop_runs(struct bot_gc_report *r, struct state *st, const char *runs_dir,
 		       const struct strvec *nights, const char *cutoff)
 {
 	size_t i, k;
@@ -84,7 +84,7 @@ static int __drop_runs(struct bot_gc_report *r, struct state *st, const char *ru
 }
 
 /* The newest of the mtimes of `dir`, `dir`/index and `dir`/tree. */
-static time_t __last_use(const char *dir)
+static time_t last_use(const char *dir)
 {
 	const char *parts[] = { "", "/index", "/tree" };
 	time_t last = 0;
@@ -101,7 +101,7 @@ static time_t __last_use(const char *dir)
 	return last;
 }
 
-static int __drop_workers(struct bot_gc_report *r, const char *workers_dir, time_t before)
+static int drop_workers(struct bot_gc_report *r, const char *workers_dir, time_t before)
 {
 	DIR *d = opendir(workers_dir);
 	struct dirent *de;
@@ -113,7 +113,7 @@ static int __drop_workers(struct bot_gc_report *r, const char *workers_dir, time
 		if (de->d_name[0] == '.')
 			continue;
 		path = xstrfmt("%s/%s", workers_dir, de->d_name);
-		if (file_is_dir(path) && __last_use(path) < before) {
+		if (file_is_dir(path) && last_use(path) < before) {
 			if (file_remove_tree(path) < 0)
 				err = NB_ERROR;
 			else
@@ -127,7 +127,7 @@ static int __drop_workers(struct bot_gc_report *r, const char *workers_dir, time
 }
 
 /* Keeps the keep_days newest nights; returns the first error seen, after all steps. */
-static int __runs(struct bot_gc_report *r, const struct config *cfg, struct state *st,
+static int runs(struct bot_gc_report *r, const struct config *cfg, struct state *st,
 		  const char *repo_path)
 {
 	struct strvec nights = STRVEC_INIT;
@@ -135,7 +135,7 @@ static int __runs(struct bot_gc_report *r, const struct config *cfg, struct stat
 	size_t keep = cfg->keep_days > 0 ? (size_t)cfg->keep_days : 1;
 	int err = 0;
 
-	__nights(&nights, st, runs_dir);
+	old_nights(&nights, st, runs_dir);
 	r->nights_kept = nights.nr < keep ? nights.nr : keep;
 	if (nights.nr) {
 		snprintf(r->newest_kept, sizeof(r->newest_kept), "%s", nights.v[0]);
@@ -143,7 +143,7 @@ static int __runs(struct bot_gc_report *r, const struct config *cfg, struct stat
 			 nights.v[r->nights_kept - 1]);
 	}
 	if (nights.nr > keep) {
-		err = __drop_runs(r, st, runs_dir, &nights, r->oldest_kept);
+		err = drop_runs(r, st, runs_dir, &nights, r->oldest_kept);
 		if (file_is_dir(repo_path) &&
 		    gc_drop_night_tags(repo_path, r->oldest_kept, &r->tags_removed) < 0 && !err)
 			err = NB_ERROR;
@@ -160,8 +160,8 @@ int bot_gc(struct bot_gc_report *r, const struct config *cfg, struct state *st, 
 	char *outbox = xstrfmt("%s/outbox", cfg->workdir);
 	int err, e;
 
-	err = __runs(r, cfg, st, repo_path);
-	e = __drop_workers(r, workers, now - (time_t)cfg->keep_days * 86400);
+	err = runs(r, cfg, st, repo_path);
+	e = drop_workers(r, workers, now - (time_t)cfg->keep_days * 86400);
 	err = err ? err : e;
 	e = notice_outbox_prune(outbox, now, &r->notices_removed);
 	err = err ? err : e;

@@ -66,7 +66,7 @@ void run_lock_release(struct run_lock *lock)
 	lock->fd = -1;
 }
 
-static void __clean_dir(const char *dir, int depth)
+static void clean_dir(const char *dir, int depth)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
@@ -82,7 +82,7 @@ static void __clean_dir(const char *dir, int depth)
 		if (strstr(de->d_name, ".tmp.") && !file_is_dir(path))
 			unlink(path);
 		else if (depth > 0 && file_is_dir(path))
-			__clean_dir(path, depth - 1);
+			clean_dir(path, depth - 1);
 		free(path);
 	}
 	closedir(d);
@@ -93,10 +93,10 @@ void run_lock_clean_temp(const char *workdir)
 	char *outbox = xstrfmt("%s/outbox", workdir), *runs = xstrfmt("%s/runs", workdir);
 	char *verdicts = xstrfmt("%s/verdicts", workdir);
 
-	__clean_dir(workdir, 0);
-	__clean_dir(outbox, 0);
-	__clean_dir(runs, 1);
-	__clean_dir(verdicts, 1);  /* verdicts/<2 hex>/<key> */
+	clean_dir(workdir, 0);
+	clean_dir(outbox, 0);
+	clean_dir(runs, 1);
+	clean_dir(verdicts, 1);  /* verdicts/<2 hex>/<key> */
 	free(outbox);
 	free(runs);
 	free(verdicts);

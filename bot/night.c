@@ -16,14 +16,14 @@
 #include "util/xalloc.h"
 #include "util/banned.h"
 
-static void __set_state(struct night_tree *t, const char *state, const char *reason)
+static void set_state(struct night_tree *t, const char *state, const char *reason)
 {
 	t->state = state;
 	free(t->reason);
 	t->reason = reason ? xstrdup(reason) : NULL;
 }
 
-static int __fetch(struct night *n)
+static int fetch(struct night *n)
 {
 	struct fetch_tree *ft = xcalloc(n->trees_nr, sizeof(*ft));
 	struct fetch_result *res = xcalloc(n->trees_nr, sizeof(*res));
@@ -57,7 +57,7 @@ static int __fetch(struct night *n)
 }
 
 /* Active drops as integ_drops; the arrays borrow strings from the state. */
-static void __drops(struct night *n, struct integ_drops *d, struct strvec *pids,
+static void collect_drops(struct night *n, struct integ_drops *d, struct strvec *pids,
 		    struct strvec *mids)
 {
 	size_t i;
@@ -78,7 +78,7 @@ static void __drops(struct night *n, struct integ_drops *d, struct strvec *pids,
 	d->message_ids_nr = mids->nr;
 }
 
-static void __push_commit(struct night *n, struct strvec *sv, const char *path, const char *id)
+static void push_commit(struct night *n, struct strvec *sv, const char *path, const char *id)
 {
 	char *subject = integ_commit_subject(n->repo, id);
 
@@ -90,7 +90,7 @@ static void __push_commit(struct night *n, struct strvec *sv, const char *path, 
  * Records tonight's conflict; 1 when the night before had the same one (same tree,
  * same paths), whose maintainers were told already: one mail, not one a night.
  */
-static int __conflict_known(struct night *n, const char *tree, const struct strvec *paths)
+static int conflict_known(struct night *n, const char *tree, const struct strvec *paths)
 {
 	struct strbuf key = STRBUF_INIT;
 	const struct run_record *prev = NULL;
@@ -111,7 +111,7 @@ static int __conflict_known(struct night *n, const char *tree, const struct strv
 	return known;
 }
 
-static void __conflict_notice(struct night *n, size_t ti, const struct integ_outcome *o)
+static void conflict_notice(struct night *n, size_t ti, const struct integ_outcome *o)
 {
 	struct notice_conflict c = { 0 };
 	struct strvec paths = STRVEC_INIT, ours = STRVEC_INIT, theirs = STRVEC_INIT;
@@ -124,9 +124,9 @@ static void __conflict_notice(struct night *n, size_t ti, const struct integ_out
 
 		strvec_pushf(&paths, "%s (%s)", ic->path, ic->kind);
 		for (j = 0; j < ic->next_commits.nr; j++)
-			__push_commit(n, &ours, ic->path, ic->next_commits.v[j]);
+			push_commit(n, &ours, ic->path, ic->next_commits.v[j]);
 		for (j = 0; j < ic->tree_commits.nr; j++)
-			__push_commit(n, &theirs, ic->path, ic->tree_commits.v[j]);
+			push_commit(n, &theirs, ic->path, ic->tree_commits.v[j]);
 	}
 	if (o->state == INTEG_PREVIOUS)
 		outcome = xstrfmt("I have used the %s tree from its last good version for today.",
@@ -155,7 +155,7 @@ static void __conflict_notice(struct night *n, size_t ti, const struct integ_out
 	c.theirs = (const char *const *)theirs.v;
 	c.theirs_nr = theirs.nr;
 	c.outcome = outcome;
-	if (__conflict_known(n, t->name, &paths))
+	if (conflict_known(n, t->name, &paths))
 		goto done;
 	if (!n->opts->no_notify && notice_queue_conflict(&n->notices.settings, &c) < 0)
 		log_warn("cannot queue the conflict notice of %s: %s", t->name, nb_error_last());
@@ -167,7 +167,7 @@ done:
 }
 
 /* Carried merge fixes right after the tree's merge; trouble goes to the summary. */
-static void __apply_fixes(struct night *n, struct night_tree *t)
+static void apply_fixes(struct night *n, struct night_tree *t)
 {
 	struct fixes_report fr = FIXES_REPORT_INIT;
 	size_t i;
@@ -194,7 +194,7 @@ done:
 }
 
 /* Merges tree ti at `tip` (tonight's or its good tip); records its state. */
-static int __merge_one(struct night *n, size_t ti, const char *tip, int previous)
+static int merge_one(struct night *n, size_t ti, const char *tip, int previous)
 {
 	struct night_tree *t = &n->trees[ti];
 	struct integ_tree it = { t->cfg->name, t->cfg->url, t->cfg->branch };
@@ -206,7 +206,7 @@ static int __merge_one(struct night *n, size_t ti, const char *tip, int previous
 
 	have_good = !previous && integ_good_get(n->repo, t->cfg->name, good) == 0 &&
 		    strcmp(good, tip);
-	__drops(n, &drops, &pids, &mids);
+	collect_drops(n, &drops, &pids, &mids);
 	log_progress("merging %s (%zu/%zu)", t->cfg->name, ti, n->trees_nr - 1);
 	error = integ_night_merge_tree(n->integ, &o, &it, tip, have_good ? good : NULL, &drops);
 	t->step = (size_t)-1;
@@ -215,19 +215,19 @@ static int __merge_one(struct night *n, size_t ti, const char *tip, int previous
 		goto done;
 	error = 0;
 	if (o.conflicts_nr)
-		__conflict_notice(n, ti, &o);
+		conflict_notice(n, ti, &o);
 	switch (o.state) {
 	case INTEG_MERGED:
 	case INTEG_ALREADY:
-		__set_state(t, previous ? "previous-version"
+		set_state(t, previous ? "previous-version"
 				: t->fetch.state == FETCH_STALE ? "stale" : "merged",
 			    previous ? "tonight's version broke next" : t->fetch.reason);
 		break;
 	case INTEG_PREVIOUS:
-		__set_state(t, "previous-version", o.reason);
+		set_state(t, "previous-version", o.reason);
 		break;
 	case INTEG_LEFT_OUT:
-		__set_state(t, "left-out", o.reason);
+		set_state(t, "left-out", o.reason);
 		break;
 	}
 	if (o.left_out_patches.nr && o.state != INTEG_LEFT_OUT) {
@@ -243,7 +243,7 @@ static int __merge_one(struct night *n, size_t ti, const char *tip, int previous
 				      (size_t)o.rerere_resolved);
 	if (o.merged[0]) {
 		memcpy(t->merged, o.merged, sizeof(t->merged));
-		__apply_fixes(n, t);
+		apply_fixes(n, t);
 		t->step = integ_night_steps_nr(n->integ) - 1;
 	}
 done:
@@ -254,7 +254,7 @@ done:
 }
 
 /* Rewinds next to just before tree ti's merge; later trees must be merged again. */
-static int __rewind_before(struct night *n, size_t ti)
+static int rewind_before(struct night *n, size_t ti)
 {
 	size_t i, steps = integ_night_steps_nr(n->integ);
 
@@ -277,29 +277,29 @@ int night_fallback(struct night *n, size_t ti, const char *why)
 	char good[41];
 	int error;
 
-	if ((error = __rewind_before(n, ti)) < 0)
+	if ((error = rewind_before(n, ti)) < 0)
 		return error;
 	if (n->cfg->on_breakage != CONFIG_BREAK_DROP_TREE &&
 	    integ_good_get(n->repo, t->cfg->name, good) == 0 &&
 	    strcmp(good, t->fetch.tip)) {
-		if ((error = __merge_one(n, ti, good, 1)) < 0)
+		if ((error = merge_one(n, ti, good, 1)) < 0)
 			return error;
 		if (t->state && !strcmp(t->state, "previous-version")) {
-			__set_state(t, "previous-version", why);
+			set_state(t, "previous-version", why);
 			return 0;
 		}
-		if ((error = __rewind_before(n, ti)) < 0)
+		if ((error = rewind_before(n, ti)) < 0)
 			return error;
 	}
 	integ_night_left_out(n->integ, t->cfg->name, why);
-	__set_state(t, "left-out", why);
+	set_state(t, "left-out", why);
 	t->merged[0] = 0;
 	t->step = (size_t)-1;
 	return 0;
 }
 
 /* Every failure handled in one night at most: a bound against endless loops. */
-static int __budget_spent(struct night *n)
+static int budget_spent(struct night *n)
 {
 	return ++n->rounds > (int)(n->trees_nr * 4 + 8);
 }
@@ -309,7 +309,7 @@ static int __budget_spent(struct night *n)
  * Returns the tree from which merging must go on (ti + 1 normally; earlier when
  * a culprit in an earlier tree was acted on), or negative.
  */
-static long __check_after(struct night *n, size_t ti)
+static long check_after(struct night *n, size_t ti)
 {
 	while (!night_past_deadline(n)) {
 		struct night_failure f = { 0 };
@@ -322,7 +322,7 @@ static long __check_after(struct night *n, size_t ti)
 				n->trees[ti].checked_clean = 1;
 			return error < 0 ? error : (long)ti + 1;
 		}
-		error = __budget_spent(n) ? 1 : night_handle_breakage(n, &f, &acted);
+		error = budget_spent(n) ? 1 : night_handle_breakage(n, &f, &acted);
 		night_failure_release(&f);
 		if (error < 0)
 			return error;
@@ -335,7 +335,7 @@ static long __check_after(struct night *n, size_t ti)
 }
 
 /* Merges trees from..end, checking after each merge when so configured. */
-static int __merge_from(struct night *n, size_t from)
+static int merge_from(struct night *n, size_t from)
 {
 	size_t ti = from;
 	int error;
@@ -347,18 +347,18 @@ static int __merge_from(struct night *n, size_t from)
 		t->reverts = 0;
 		if (t->fetch.state == FETCH_FAILED || t->fetch.state == FETCH_REFUSED) {
 			integ_night_left_out(n->integ, t->cfg->name, t->fetch.reason);
-			__set_state(t, t->fetch.state == FETCH_FAILED ? "fetch-failed" : "left-out",
+			set_state(t, t->fetch.state == FETCH_FAILED ? "fetch-failed" : "left-out",
 				    t->fetch.reason);
 			ti++;
 			continue;
 		}
-		if ((error = __merge_one(n, ti, t->fetch.tip, 0)) < 0)
+		if ((error = merge_one(n, ti, t->fetch.tip, 0)) < 0)
 			return error;
 		if (!t->merged[0] || !n->cfg->build_after_each_merge || !n->cfg->build_nr) {
 			ti++;
 			continue;
 		}
-		if ((next = __check_after(n, ti)) < 0)
+		if ((next = check_after(n, ti)) < 0)
 			return (int)next;
 		ti = (size_t)next;
 	}
@@ -369,7 +369,7 @@ static int __merge_from(struct night *n, size_t from)
  * The final check of next with every command; on a failure find the culprit,
  * act in its tree, merge the later trees again and check again.
  */
-static int __final_check(struct night *n)
+static int final_check(struct night *n)
 {
 	int error;
 
@@ -385,17 +385,17 @@ static int __final_check(struct night *n)
 			return error;
 		}
 		n->broken = 1;
-		error = __budget_spent(n) ? 1 : night_handle_breakage(n, &f, &acted);
+		error = budget_spent(n) ? 1 : night_handle_breakage(n, &f, &acted);
 		night_failure_release(&f);
 		if (error)
 			return error < 0 ? error : 0;
-		if ((error = __merge_from(n, acted + 1)) < 0)
+		if ((error = merge_from(n, acted + 1)) < 0)
 			return error;
 	}
 	return 0;
 }
 
-static void __record_trees(struct night *n)
+static void record_trees(struct night *n)
 {
 	size_t i;
 
@@ -415,7 +415,7 @@ static void __record_trees(struct night *n)
 }
 
 /* A clean night makes each tree's merged tip (tonight's own) its good tip. */
-static void __move_good_tips(struct night *n)
+static void move_good_tips(struct night *n)
 {
 	size_t i;
 
@@ -432,7 +432,7 @@ static void __move_good_tips(struct night *n)
 	}
 }
 
-static int __write_run_files(struct night *n)
+static int write_run_files(struct night *n)
 {
 	struct strbuf sb = STRBUF_INIT;
 	char *path;
@@ -455,7 +455,7 @@ static int __write_run_files(struct night *n)
 	return error;
 }
 
-static const char *__result(const struct night *n)
+static const char *result(const struct night *n)
 {
 	if (n->unfinished)
 		return "unfinished";
@@ -465,7 +465,7 @@ static const char *__result(const struct night *n)
 }
 
 /* Checks the base alone; 1 when it is broken (reported, the night stops). */
-static int __base_check(struct night *n)
+static int base_check(struct night *n)
 {
 	struct night_failure f = { 0 };
 	struct notice_base_broken bb = { 0 };
@@ -504,7 +504,7 @@ static int __base_check(struct night *n)
 	return 1;
 }
 
-static void __paths(struct night *n)
+static void paths(struct night *n)
 {
 	n->runs_dir = xstrfmt("%s/runs/%s", n->cfg->workdir, n->opts->date);
 	n->repo_path = xstrfmt("%s/repo.git", n->cfg->workdir);
@@ -512,7 +512,7 @@ static void __paths(struct night *n)
 	n->workers_dir = xstrfmt("%s/workers", n->cfg->workdir);
 }
 
-static void __release(struct night *n)
+static void release(struct night *n)
 {
 	size_t i;
 
@@ -533,7 +533,7 @@ static void __release(struct night *n)
 	free(n->workers_dir);
 }
 
-static void __begin(struct night *n, const struct config *cfg, const struct night_opts *opts,
+static void begin(struct night *n, const struct config *cfg, const struct night_opts *opts,
 		    struct state *st)
 {
 	char stamp[32], compact[9];
@@ -546,7 +546,7 @@ static void __begin(struct night *n, const struct config *cfg, const struct nigh
 	n->new_flags = n->seen_flags = n->resolved = (struct strvec)STRVEC_INIT;
 	nextfiles_compact_date(compact, opts->date);
 	snprintf(n->tag, sizeof(n->tag), "next-%s", compact);
-	__paths(n);
+	paths(n);
 	notices_init(&n->notices, cfg);
 	n->trees_nr = cfg->trees_nr + 1;
 	n->trees = xcalloc(n->trees_nr, sizeof(*n->trees));
@@ -562,7 +562,7 @@ static void __begin(struct night *n, const struct config *cfg, const struct nigh
 	n->deadline = config_deadline_at(cfg, time(NULL));
 }
 
-static int __merge_night(struct night *n)
+static int merge_night(struct night *n)
 {
 	struct integ_tree base = { n->cfg->base.name, n->cfg->base.url, n->cfg->base.branch };
 	char *memo;
@@ -573,7 +573,7 @@ static int __merge_night(struct night *n)
 				     (const char *const *)n->cfg->never_merge.v)) < 0)
 		return error;
 	integ_night_set_rerere(n->integ, n->cfg->workdir);
-	if ((error = __base_check(n)) != 0) {
+	if ((error = base_check(n)) != 0) {
 		if (error == 1) {
 			free(n->run->result);
 			n->run->result = xstrdup("base-broken");
@@ -584,9 +584,9 @@ static int __merge_night(struct night *n)
 	memo = xstrfmt("%s/merge-memo", n->cfg->workdir);
 	integ_night_set_memo(n->integ, memo);
 	free(memo);
-	error = __merge_from(n, 1);
+	error = merge_from(n, 1);
 	if (error >= 0)
-		error = __final_check(n);
+		error = final_check(n);
 	if (integ_night_memo_save(n->integ) < 0)
 		log_warn("merge memo not saved (the next night merges everything again): %s",
 			 nb_error_last());
@@ -594,7 +594,7 @@ static int __merge_night(struct night *n)
 }
 
 /* Pushes next and the tag; a failed push is reported and loses nothing. */
-static void __publish(struct night *n)
+static void publish(struct night *n)
 {
 	struct fetch_creds cr = { n->cfg->git.token_env, n->cfg->git.ssh_key,
 				  n->cfg->git.fetch_timeout };
@@ -609,7 +609,7 @@ static void __publish(struct night *n)
 	}
 }
 
-static void __stamp_finished(struct night *n)
+static void stamp_finished(struct night *n)
 {
 	char stamp[32];
 
@@ -618,7 +618,7 @@ static void __stamp_finished(struct night *n)
 	n->run->finished = xstrdup(stamp);
 }
 
-static int __finish(struct night *n)
+static int finish(struct night *n)
 {
 	char head[41];
 	int error;
@@ -627,36 +627,36 @@ static int __finish(struct night *n)
 		return error;
 	n->run->tag = xstrdup(n->tag);
 	n->run->next = xstrdup(head);
-	__publish(n);
+	publish(n);
 	if (night_past_deadline(n) && (n->broken || n->unfinished)) {
 		n->unfinished = 1;
 		strvec_pushf(&n->run->notes, "%s before next was clean", night_stop_event());
 	}
-	__move_good_tips(n);
+	move_good_tips(n);
 	free(n->run->result);
-	n->run->result = xstrdup(__result(n));
-	__stamp_finished(n);
+	n->run->result = xstrdup(result(n));
+	stamp_finished(n);
 	return 0;
 }
 
-static int __night(struct night *n)
+static int night(struct night *n)
 {
 	int error;
 
-	if ((error = integ_repo_open(&n->repo, n->repo_path)) < 0 || (error = __fetch(n)) < 0)
+	if ((error = integ_repo_open(&n->repo, n->repo_path)) < 0 || (error = fetch(n)) < 0)
 		return error;
-	error = __merge_night(n);
+	error = merge_night(n);
 	if (error < 0)
 		return error;
 	if (error == 1)
-		__stamp_finished(n);    /* base-broken: nothing merged, but the run ended */
-	if (error == 0 && (error = __finish(n)) < 0)
+		stamp_finished(n);    /* base-broken: nothing merged, but the run ended */
+	if (error == 0 && (error = finish(n)) < 0)
 		return error;
-	__record_trees(n);
+	record_trees(n);
 	night_flags_after(n);
 	if ((error = night_flags_notify(n)) < 0 || (error = night_summary_queue(n)) < 0)
 		return error;
-	return __write_run_files(n);
+	return write_run_files(n);
 }
 
 int night_run(const struct config *cfg, const struct night_opts *opts)
@@ -669,9 +669,9 @@ int night_run(const struct config *cfg, const struct night_opts *opts)
 		bot_error("cannot read state");
 		return EXIT_FAILED;
 	}
-	__begin(&n, cfg, opts, &st);
+	begin(&n, cfg, opts, &st);
 	log_info("night %s: %zu trees", opts->date, cfg->trees_nr);
-	error = __night(&n);
+	error = night(&n);
 	log_progress_done();
 	if (error < 0) {
 		bot_error(opts->date);
@@ -689,7 +689,7 @@ int night_run(const struct config *cfg, const struct night_opts *opts)
 	if (code == EXIT_DONE)
 		log_info("night %s: %s, next %s, %zu new flag(s)", opts->date, n.run->result,
 			 n.run->next ? n.run->next : "-", n.new_flags.nr);
-	__release(&n);
+	release(&n);
 	state_release(&st);
 	return code;
 }

@@ -50,12 +50,12 @@ void night_failure_release(struct night_failure *f)
 	memset(f, 0, sizeof(*f));
 }
 
-static int __stop(void *data)
+static int stop(void *data)
 {
 	return night_past_deadline(data);
 }
 
-static void __commands(struct culprit_command **out, const struct config_command *c, size_t nr)
+static void commands(struct culprit_command **out, const struct config_command *c, size_t nr)
 {
 	size_t i;
 
@@ -69,12 +69,12 @@ static void __commands(struct culprit_command **out, const struct config_command
 }
 
 /* Options for merge/check and merge/culprit; `steps` filled by the caller. */
-static void __opts(struct night *n, struct culprit_opts *o, struct culprit_command **builds,
+static void opts(struct night *n, struct culprit_opts *o, struct culprit_command **builds,
 		   struct culprit_command **tests)
 {
 	memset(o, 0, sizeof(*o));
-	__commands(builds, n->cfg->build, n->cfg->build_nr);
-	__commands(tests, n->cfg->test, n->cfg->test_nr);
+	commands(builds, n->cfg->build, n->cfg->build_nr);
+	commands(tests, n->cfg->test, n->cfg->test_nr);
 	o->repo_path = n->repo_path;
 	o->workers_dir = n->workers_dir;
 	o->cache_dir = n->cache_dir;
@@ -87,7 +87,7 @@ static void __opts(struct night *n, struct culprit_opts *o, struct culprit_comma
 	o->confirm = (unsigned)n->cfg->bisect.confirm;
 	o->jobs = (unsigned)n->cfg->bisect.jobs;
 	o->runner = config_runner_kind_name(n->cfg->runner.kind);
-	o->stop = __stop;
+	o->stop = stop;
 	o->stop_data = n;
 	o->user = n->cfg->runner.user;
 	if (n->cfg->runner.kind == CONFIG_RUNNER_SLURM) {
@@ -103,7 +103,7 @@ static void __opts(struct night *n, struct culprit_opts *o, struct culprit_comma
 #define NIGHT_MIN_FREE_BYTES (256ULL << 20)
 
 /* 1 with a reason when the work directory's file system is (nearly) full. */
-static int __disk_full(struct night *n, struct night_failure *out)
+static int disk_full(struct night *n, struct night_failure *out)
 {
 	struct statvfs sv;
 	unsigned long long avail;
@@ -129,9 +129,9 @@ int night_check_head(struct night *n, int with_build, int with_test, struct nigh
 	memset(out, 0, sizeof(*out));
 	if (n->checks_off)
 		return 0;
-	if (__disk_full(n, out))
+	if (disk_full(n, out))
 		return 1;
-	__opts(n, &o, &builds, &tests);
+	opts(n, &o, &builds, &tests);
 	log_progress("building next %.12s", integ_night_head(n->integ));
 	error = check_commit(&r, &o, integ_night_head(n->integ), with_build, with_test, NULL);
 	if (error < 0 || r.verdict == CHECK_GOOD)
@@ -154,7 +154,7 @@ done:
 	return error;
 }
 
-static size_t __tree_index(const struct night *n, const char *name)
+static size_t tree_index(const struct night *n, const char *name)
 {
 	size_t i;
 
@@ -165,7 +165,7 @@ static size_t __tree_index(const struct night *n, const char *name)
 }
 
 /* The night's steps for merge/culprit, borrowed from the integ night. */
-static struct culprit_step *__steps(struct night *n, size_t *nr)
+static struct culprit_step *steps(struct night *n, size_t *nr)
 {
 	size_t i;
 	struct culprit_step *steps;
@@ -185,60 +185,60 @@ static struct culprit_step *__steps(struct night *n, size_t *nr)
 	return steps;
 }
 
-static char *__dup(const char *s)
+static char *dup_nonempty(const char *s)
 {
 	return s && *s ? xstrdup(s) : NULL;
 }
 
-static void __set(char **field, const char *value)
+static void set(char **field, const char *value)
 {
 	free(*field);
-	*field = __dup(value);
+	*field = dup_nonempty(value);
 }
 
 /* Fills the flag's patch fields from the culprit commit (and partner). */
-static void __flag_patch(struct night *n, struct flag *f, const struct culprit_result *r)
+static void flag_patch(struct night *n, struct flag *f, const struct culprit_result *r)
 {
 	struct lookup_patch p;
 
 	if (lookup_commit(&p, n->repo, r->tree, r->commit) == 0) {
-		__set(&f->commit, p.commit);
-		__set(&f->patch_id, p.patch_id);
-		__set(&f->message_id, p.message_id);
-		__set(&f->subject, p.subject);
-		__set(&f->author.name, p.author_name);
-		__set(&f->author.email, p.author_email);
+		set(&f->commit, p.commit);
+		set(&f->patch_id, p.patch_id);
+		set(&f->message_id, p.message_id);
+		set(&f->subject, p.subject);
+		set(&f->author.name, p.author_name);
+		set(&f->author.email, p.author_email);
 		lookup_patch_release(&p);
 	} else {
-		__set(&f->commit, r->commit);
-		__set(&f->subject, r->subject);
+		set(&f->commit, r->commit);
+		set(&f->subject, r->subject);
 	}
-	__set(&f->tree, r->tree);
+	set(&f->tree, r->tree);
 	if (r->partner_tree && r->partner_commit[0] &&
 	    lookup_commit(&p, n->repo, r->partner_tree, r->partner_commit) == 0) {
-		__set(&f->partner_tree, r->partner_tree);
-		__set(&f->partner_commit, p.commit);
-		__set(&f->partner_subject, p.subject);
-		__set(&f->partner_author.name, p.author_name);
-		__set(&f->partner_author.email, p.author_email);
+		set(&f->partner_tree, r->partner_tree);
+		set(&f->partner_commit, p.commit);
+		set(&f->partner_subject, p.subject);
+		set(&f->partner_author.name, p.author_name);
+		set(&f->partner_author.email, p.author_email);
 		lookup_patch_release(&p);
 	}
 }
 
-static void __flag_evidence(struct night *n, struct flag *f, const struct culprit_result *r,
+static void flag_evidence(struct night *n, struct flag *f, const struct culprit_result *r,
 			    const struct night_failure *fail)
 {
 	const struct integ_step *s;
 	size_t i;
 
-	__set(&f->kind, r->outcome == CULPRIT_FLAKY ? "flaky"
+	set(&f->kind, r->outcome == CULPRIT_FLAKY ? "flaky"
 			: fail->is_test		      ? "test-failure"
 						      : "build-failure");
-	__set(&f->command, r->command ? r->command : fail->cmd ? fail->cmd->name : NULL);
+	set(&f->command, r->command ? r->command : fail->cmd ? fail->cmd->name : NULL);
 	f->exit_code = r->exit_code;
 	f->timed_out = r->timed_out;
-	__set(&f->error, r->first_error);
-	__set(&f->excerpt, r->excerpt ? r->excerpt : fail->excerpt);
+	set(&f->error, r->first_error);
+	set(&f->excerpt, r->excerpt ? r->excerpt : fail->excerpt);
 	f->culprit_fails = (int)r->verdict.culprit_fails;
 	f->parent_passes = (int)r->verdict.parent_passes;
 	f->revert_passes = (int)r->verdict.revert_passes;
@@ -249,10 +249,10 @@ static void __flag_evidence(struct night *n, struct flag *f, const struct culpri
 	strvec_clear(&f->log);
 	for (i = 0; i < r->log.nr; i++)
 		strvec_push(&f->log, r->log.v[i]);
-	__set(&f->last_seen, n->opts->date);
+	set(&f->last_seen, n->opts->date);
 	if (r->step < integ_night_steps_nr(n->integ)) {
 		s = integ_night_step(n->integ, r->step);
-		__set(&f->repro_base, s->before);
+		set(&f->repro_base, s->before);
 	}
 }
 
@@ -262,7 +262,7 @@ static void __flag_evidence(struct night *n, struct flag *f, const struct culpri
  * fingerprint is the tree's, the command's and the error's: one flag however
  * often it comes back.
  */
-static struct flag *__flag(struct night *n, const struct culprit_result *r,
+static struct flag *flag(struct night *n, const struct culprit_result *r,
 			   const struct night_failure *fail)
 {
 	int flaky = r->outcome == CULPRIT_FLAKY;
@@ -294,14 +294,14 @@ static struct flag *__flag(struct night *n, const struct culprit_result *r,
 		strvec_push(&n->new_flags, f->id);
 	} else if (f->state && !strcmp(f->state, "resolved")) {
 		/* back again: the same fingerprint was reported once already */
-		__set(&f->state, "open");
+		set(&f->state, "open");
 	}
 	strbuf_release(&fp);
 	if (flaky)
-		__set(&f->tree, r->tree);
+		set(&f->tree, r->tree);
 	else
-		__flag_patch(n, f, r);
-	__flag_evidence(n, f, r, fail);
+		flag_patch(n, f, r);
+	flag_evidence(n, f, r, fail);
 	if (flaky)
 		f->exit_code = fail->exit_code;
 	if (!strvec_contains(&n->seen_flags, f->id))
@@ -310,7 +310,7 @@ static struct flag *__flag(struct night *n, const struct culprit_result *r,
 }
 
 /* Reverts the culprit right after its tree's merge; falls back when it cannot. */
-static int __act(struct night *n, size_t ti, struct flag *f, const struct culprit_result *r)
+static int act(struct night *n, size_t ti, struct flag *f, const struct culprit_result *r)
 {
 	struct night_tree *t = &n->trees[ti];
 	char *why;
@@ -326,7 +326,7 @@ static int __act(struct night *n, size_t ti, struct flag *f, const struct culpri
 			free(t->reason);
 			t->reason = xstrfmt("reverted %.12s (\"%s\")", r->commit,
 					    f->subject ? f->subject : "");
-			__set(&f->action, "reverted");
+			set(&f->action, "reverted");
 			return 0;
 		}
 		if (error != NB_ECONFLICT)
@@ -336,12 +336,12 @@ static int __act(struct night *n, size_t ti, struct flag *f, const struct culpri
 		      f->command ? f->command : "next", f->id);
 	error = night_fallback(n, ti, why);
 	free(why);
-	__set(&f->action, !strcmp(t->state, "previous-version") ? "previous-version"
+	set(&f->action, !strcmp(t->state, "previous-version") ? "previous-version"
 							       : "dropped-tree");
 	return error;
 }
 
-static int __rewind_to_tree(struct night *n, size_t ti)
+static int rewind_to_tree(struct night *n, size_t ti)
 {
 	size_t i, steps = integ_night_steps_nr(n->integ), end = steps;
 	int seen = 0;
@@ -359,12 +359,12 @@ static int __rewind_to_tree(struct night *n, size_t ti)
 	return integ_night_truncate(n->integ, end);
 }
 
-static const char *__s(const char *s)
+static const char *s(const char *s)
 {
 	return s ? s : "?";
 }
 
-__attribute__((format(printf, 2, 3))) static void __note(struct night *n, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void note(struct night *n, const char *fmt, ...)
 {
 	struct strbuf sb = STRBUF_INIT;
 	va_list ap;
@@ -375,10 +375,10 @@ __attribute__((format(printf, 2, 3))) static void __note(struct night *n, const 
 	strvec_push_nodup(&n->run->notes, strbuf_detach(&sb, NULL));
 }
 
-static int __outcome(struct night *n, struct culprit_result *r, struct night_failure *fail,
+static int outcome(struct night *n, struct culprit_result *r, struct night_failure *fail,
 		     size_t *acted)
 {
-	size_t ti = __tree_index(n, r->tree);
+	size_t ti = tree_index(n, r->tree);
 	struct flag *f;
 	int error;
 
@@ -387,38 +387,38 @@ static int __outcome(struct night *n, struct culprit_result *r, struct night_fai
 	case CULPRIT_FOUND:
 		if (ti == (size_t)-1)
 			break;
-		if (!(f = __flag(n, r, fail))) {
-			__note(n, "%s: a dismissed failure (%s) is back; nobody blamed",
-			       __s(r->tree), __s(r->fingerprint));
+		if (!(f = flag(n, r, fail))) {
+			note(n, "%s: a dismissed failure (%s) is back; nobody blamed",
+			       s(r->tree), s(r->fingerprint));
 			return 1;
 		}
-		if ((error = __rewind_to_tree(n, ti)) < 0)
+		if ((error = rewind_to_tree(n, ti)) < 0)
 			return error;
-		return __act(n, ti, f, r);
+		return act(n, ti, f, r);
 	case CULPRIT_FLAKY:
 		if (ti != (size_t)-1)
-			__flag(n, r, fail);
-		__note(n, "%s: a failure that did not reproduce (%s): flaky", __s(r->tree),
+			flag(n, r, fail);
+		note(n, "%s: a failure that did not reproduce (%s): flaky", s(r->tree),
 		       fail->cmd ? fail->cmd->name : "?");
 		return 1;
 	case CULPRIT_UNCONFIRMED:
 	case CULPRIT_SKIPPED:
 		if (ti == (size_t)-1)
 			break;
-		__note(n, "%s: the breakage could not be pinned on one patch (%s)", __s(r->tree),
+		note(n, "%s: the breakage could not be pinned on one patch (%s)", s(r->tree),
 		       culprit_outcome_name(r->outcome));
 		return night_fallback(n, ti, "tonight's version broke next; no single culprit");
 	case CULPRIT_STOPPED:
 		n->unfinished = 1;
-		__note(n, "%s stopped the search for the %s failure after the %s merge",
-		       night_stop_cause(), fail->cmd ? fail->cmd->name : "?", __s(r->tree));
+		note(n, "%s stopped the search for the %s failure after the %s merge",
+		       night_stop_cause(), fail->cmd ? fail->cmd->name : "?", s(r->tree));
 		return 1;
 	case CULPRIT_INFRA:
-		__note(n, "infrastructure problem, nobody blamed: %s (%s)", __s(r->infra_reason),
+		note(n, "infrastructure problem, nobody blamed: %s (%s)", s(r->infra_reason),
 		       fail->cmd ? fail->cmd->name : "?");
 		return 1;
 	}
-	__note(n, "next fails (%s) but no tree is to blame (%s)",
+	note(n, "next fails (%s) but no tree is to blame (%s)",
 	       fail->cmd ? fail->cmd->name : "?", culprit_outcome_name(r->outcome));
 	return 1;
 }
@@ -432,7 +432,7 @@ int night_handle_breakage(struct night *n, struct night_failure *fail, size_t *a
 
 	*acted = (size_t)-1;
 	if (fail->infra) {
-		__note(n, "infrastructure problem, nobody blamed: %s (%s)", fail->infra,
+		note(n, "infrastructure problem, nobody blamed: %s (%s)", fail->infra,
 		       fail->cmd ? fail->cmd->name : "?");
 		return 1;
 	}
@@ -440,19 +440,19 @@ int night_handle_breakage(struct night *n, struct night_failure *fail, size_t *a
 		size_t i = integ_night_steps_nr(n->integ);
 		const struct integ_step *last = i ? integ_night_step(n->integ, i - 1) : NULL;
 
-		__note(n, "left for later: %s fails after the %s merge; %s before its "
+		note(n, "left for later: %s fails after the %s merge; %s before its "
 			  "culprit was searched", fail->cmd ? fail->cmd->name : "?",
 		       last ? last->tree : n->cfg->base.name, night_stop_event());
 		return 1;
 	}
-	__opts(n, &o, &builds, &tests);
-	o.steps = __steps(n, &o.steps_nr);
+	opts(n, &o, &builds, &tests);
+	o.steps = steps(n, &o.steps_nr);
 	o.failing_is_test = fail->is_test;
 	o.failing = (size_t)(fail->cmd - (fail->is_test ? n->cfg->test : n->cfg->build));
 	log_progress("bisecting %s failure of next", fail->cmd->name);
 	error = culprit_find(&r, &o);
 	if (error == 0)
-		error = __outcome(n, &r, fail, acted);
+		error = outcome(n, &r, fail, acted);
 	culprit_result_release(&r);
 	free((void *)o.steps);
 	free(builds);

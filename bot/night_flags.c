@@ -14,7 +14,7 @@
 /* Nights without a sighting after which a flaky failure counts as gone. */
 #define FLAKY_QUIET_DAYS 3
 
-static long __days_between(const char *from, const char *to)
+static long days_between(const char *from, const char *to)
 {
 	struct tm a, b;
 
@@ -25,7 +25,7 @@ static long __days_between(const char *from, const char *to)
 	return (long)((timegm(&b) - timegm(&a)) / 86400);
 }
 
-static const struct night_tree *__tree(const struct night *n, const char *name)
+static const struct night_tree *tree(const struct night *n, const char *name)
 {
 	size_t i;
 
@@ -36,7 +36,7 @@ static const struct night_tree *__tree(const struct night *n, const char *name)
 }
 
 /* Is the flag's patch still among the tree's new patches tonight? -1: cannot tell. */
-static int __patch_present(struct night *n, const struct night_tree *t, const struct flag *f)
+static int patch_present(struct night *n, const struct night_tree *t, const struct flag *f)
 {
 	struct lookup_patches pool = LOOKUP_PATCHES_INIT;
 	int present = -1;
@@ -65,9 +65,9 @@ done:
  * its own version and next checked out clean: the patch is gone, or no longer
  * breaks anything.  A tree left out or used in its previous version tells nothing.
  */
-static void __resolve(struct night *n, struct flag *f)
+static void resolve(struct night *n, struct flag *f)
 {
-	const struct night_tree *t = __tree(n, f->tree);
+	const struct night_tree *t = tree(n, f->tree);
 	int present;
 
 	const char *why;
@@ -76,13 +76,13 @@ static void __resolve(struct night *n, struct flag *f)
 		return;
 	if (f->kind && !strcmp(f->kind, "flaky")) {
 		/* a flaky failure that stayed away for a few nights has gone */
-		if (__days_between(f->last_seen, n->opts->date) < FLAKY_QUIET_DAYS)
+		if (days_between(f->last_seen, n->opts->date) < FLAKY_QUIET_DAYS)
 			return;
 		why = "not seen again";
 	} else {
 		if (n->broken)
 			return;
-		present = __patch_present(n, t, f);
+		present = patch_present(n, t, f);
 		if (present < 0)
 			return;
 		why = present ? "no longer reproduces" : "removed from its tree";
@@ -104,13 +104,13 @@ void night_flags_after(struct night *n)
 		if (!f->id || strvec_contains(&n->seen_flags, f->id))
 			continue;
 		if (f->state && !strcmp(f->state, "open"))
-			__resolve(n, f);
+			resolve(n, f);
 	}
 	for (i = 0; i < n->seen_flags.nr; i++)
 		strvec_push(&n->run->flags, n->seen_flags.v[i]);
 }
 
-static int __notify_flag(struct night *n, struct flag *f)
+static int notify_flag(struct night *n, struct flag *f)
 {
 	const char *date = n->opts->date;
 	int remind = n->cfg->notify.remind_days;
@@ -126,11 +126,11 @@ static int __notify_flag(struct night *n, struct flag *f)
 	}
 	if (remind <= 0)
 		return 0;
-	days = __days_between(f->reminded ? f->reminded : f->notified, date);
+	days = days_between(f->reminded ? f->reminded : f->notified, date);
 	if (days < remind)
 		return 0;
 	if (notices_flag_report(&n->notices, f, date,
-				(int)(__days_between(f->notified, date) / remind)) < 0)
+				(int)(days_between(f->notified, date) / remind)) < 0)
 		return -1;
 	free(f->reminded);
 	f->reminded = xstrdup(date);
@@ -145,7 +145,7 @@ int night_flags_notify(struct night *n)
 	if (n->opts->no_notify)
 		return 0;
 	for (i = 0; i < n->st->flags_nr; i++) {
-		if (__notify_flag(n, &n->st->flags[i]) < 0)
+		if (notify_flag(n, &n->st->flags[i]) < 0)
 			return -1;
 	}
 	for (i = 0; i < n->resolved.nr; i++) {

@@ -12,7 +12,7 @@
 /* Patches listed per tree for the commit checks: this many at most. */
 #define SUMMARY_MAX_PATCHES 2000
 
-static void __flag_lines(struct night *n, struct strvec *out, const struct strvec *ids)
+static void flag_lines(struct night *n, struct strvec *out, const struct strvec *ids)
 {
 	size_t i;
 	int ambiguous;
@@ -28,7 +28,7 @@ static void __flag_lines(struct night *n, struct strvec *out, const struct strve
 }
 
 /* Duplicate patch-ids across trees and commits missing their author's sign-off. */
-static void __commit_checks(struct night *n, struct strvec *dups, struct strvec *nosob)
+static void commit_checks(struct night *n, struct strvec *dups, struct strvec *nosob)
 {
 	struct lookup_patches pool = LOOKUP_PATCHES_INIT;
 	size_t i, j, start;
@@ -81,10 +81,10 @@ int night_summary_queue(struct night *n)
 		trees[i].state = n->run->trees[i].state;
 		trees[i].reason = n->run->trees[i].reason;
 	}
-	__flag_lines(n, &news, &n->new_flags);
-	__flag_lines(n, &gone, &n->resolved);
+	flag_lines(n, &news, &n->new_flags);
+	flag_lines(n, &gone, &n->resolved);
 	if (n->run->next)
-		__commit_checks(n, &dups, &nosob);
+		commit_checks(n, &dups, &nosob);
 	sum.date = n->opts->date;
 	sum.next_tag = n->tag;
 	sum.next_commit = n->run->next ? n->run->next : n->trees[0].fetch.tip;

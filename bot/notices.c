@@ -64,7 +64,7 @@ const struct config_tree *notices_tree(const struct config *cfg, const char *nam
 	return NULL;
 }
 
-static enum notice_action __action(const char *a)
+static enum notice_action action(const char *a)
 {
 	if (!a)
 		return NOTICE_ACTION_NONE;
@@ -78,7 +78,7 @@ static enum notice_action __action(const char *a)
 }
 
 /* Fills `b` from `f`; the strings stay borrowed from f, cfg and `tag`. */
-static void __breakage(struct notice_breakage *b, const struct notices *n, const struct flag *f,
+static void breakage(struct notice_breakage *b, const struct notices *n, const struct flag *f,
 		       const char *date, char *tag, int reminder)
 {
 	const struct config_tree *t = notices_tree(n->cfg, f->tree);
@@ -118,13 +118,13 @@ static void __breakage(struct notice_breakage *b, const struct notices *n, const
 	b->bisect_log_nr = f->log.nr;
 	b->repro_base = f->repro_base;
 	b->repro_url = n->cfg->publish.url;
-	b->action = __action(f->action);
+	b->action = action(f->action);
 	b->failing = f->failing;
 	b->total = f->total;
 }
 
 /* "next-YYYYMMDD" of a YYYY-MM-DD date; caller frees. */
-static char *__tag(const char *date)
+static char *next_tag(const char *date)
 {
 	char *tag = xstrfmt("next-%.4s%.2s%.2s", date, date + 5, date + 8);
 
@@ -134,10 +134,10 @@ static char *__tag(const char *date)
 int notices_flag_report(struct notices *n, const struct flag *f, const char *date, int reminder)
 {
 	struct notice_breakage b;
-	char *tag = __tag(date);
+	char *tag = next_tag(date);
 	int ret;
 
-	__breakage(&b, n, f, date, tag, reminder);
+	breakage(&b, n, f, date, tag, reminder);
 	ret = notice_queue_breakage(&n->settings, &b);
 	free(tag);
 	return ret;
@@ -147,10 +147,10 @@ int notices_flag_resolved(struct notices *n, const struct flag *f, const char *d
 			  const char *why)
 {
 	struct notice_breakage b;
-	char *tag = __tag(date);
+	char *tag = next_tag(date);
 	int ret;
 
-	__breakage(&b, n, f, date, tag, 0);
+	breakage(&b, n, f, date, tag, 0);
 	ret = notice_queue_resolved(&n->settings, &b, why);
 	free(tag);
 	return ret;
@@ -160,10 +160,10 @@ int notices_flag_dropped(struct notices *n, const struct flag *f, const char *da
 			 const char *reason)
 {
 	struct notice_breakage b;
-	char *tag = __tag(date);
+	char *tag = next_tag(date);
 	int ret;
 
-	__breakage(&b, n, f, date, tag, 0);
+	breakage(&b, n, f, date, tag, 0);
 	ret = notice_queue_dropped(&n->settings, &b, reason);
 	free(tag);
 	return ret;

@@ -13,7 +13,7 @@
 
 /* ---- reading ---- */
 
-static char *__get_str(struct json_object *o, const char *key)
+static char *get_str(struct json_object *o, const char *key)
 {
 	struct json_object *v;
 
@@ -23,7 +23,7 @@ static char *__get_str(struct json_object *o, const char *key)
 	return xstrdup(json_object_get_string(v));
 }
 
-static int __get_int(struct json_object *o, const char *key)
+static int get_int(struct json_object *o, const char *key)
 {
 	struct json_object *v;
 
@@ -32,7 +32,7 @@ static int __get_int(struct json_object *o, const char *key)
 	return json_object_get_int(v);
 }
 
-static struct json_object *__get_obj(struct json_object *o, const char *key)
+static struct json_object *get_obj(struct json_object *o, const char *key)
 {
 	struct json_object *v;
 
@@ -42,7 +42,7 @@ static struct json_object *__get_obj(struct json_object *o, const char *key)
 	return v;
 }
 
-static void __get_strvec(struct strvec *out, struct json_object *o, const char *key)
+static void get_strvec(struct strvec *out, struct json_object *o, const char *key)
 {
 	struct json_object *v;
 	size_t i, n;
@@ -59,84 +59,84 @@ static void __get_strvec(struct strvec *out, struct json_object *o, const char *
 	}
 }
 
-static void __get_person(struct person *p, struct json_object *o)
+static void get_person(struct person *p, struct json_object *o)
 {
-	p->name = __get_str(o, "name");
-	p->email = __get_str(o, "email");
+	p->name = get_str(o, "name");
+	p->email = get_str(o, "email");
 }
 
-static void __flag_read(struct flag *f, struct json_object *o)
+static void flag_read(struct flag *f, struct json_object *o)
 {
-	struct json_object *partner = __get_obj(o, "partner");
-	struct json_object *verdict = __get_obj(o, "verdict");
-	struct json_object *bisect = __get_obj(o, "bisect");
+	struct json_object *partner = get_obj(o, "partner");
+	struct json_object *verdict = get_obj(o, "verdict");
+	struct json_object *bisect = get_obj(o, "bisect");
 
-	f->id = __get_str(o, "id");
-	f->fingerprint = __get_str(o, "fingerprint");
-	f->kind = __get_str(o, "kind");
-	f->tree = __get_str(o, "tree");
-	f->commit = __get_str(o, "commit");
-	f->patch_id = __get_str(o, "patch_id");
-	f->message_id = __get_str(o, "message_id");
-	f->subject = __get_str(o, "subject");
-	__get_person(&f->author, __get_obj(o, "author"));
+	f->id = get_str(o, "id");
+	f->fingerprint = get_str(o, "fingerprint");
+	f->kind = get_str(o, "kind");
+	f->tree = get_str(o, "tree");
+	f->commit = get_str(o, "commit");
+	f->patch_id = get_str(o, "patch_id");
+	f->message_id = get_str(o, "message_id");
+	f->subject = get_str(o, "subject");
+	get_person(&f->author, get_obj(o, "author"));
 	if (partner) {
-		f->partner_tree = __get_str(partner, "tree");
-		f->partner_commit = __get_str(partner, "commit");
-		f->partner_subject = __get_str(partner, "subject");
-		__get_person(&f->partner_author, __get_obj(partner, "author"));
+		f->partner_tree = get_str(partner, "tree");
+		f->partner_commit = get_str(partner, "commit");
+		f->partner_subject = get_str(partner, "subject");
+		get_person(&f->partner_author, get_obj(partner, "author"));
 	}
-	f->command = __get_str(o, "command");
-	f->exit_code = __get_int(o, "exit_code");
-	f->timed_out = __get_int(o, "timed_out");
-	f->error = __get_str(o, "error");
-	f->excerpt = __get_str(o, "excerpt");
-	f->first_seen = __get_str(o, "first_seen");
-	f->last_seen = __get_str(o, "last_seen");
-	f->state = __get_str(o, "state");
-	f->reason = __get_str(o, "reason");
-	f->culprit_fails = __get_int(verdict, "culprit_fails");
-	f->parent_passes = __get_int(verdict, "parent_passes");
-	f->revert_passes = __get_int(verdict, "revert_passes");
-	f->steps = __get_int(bisect, "steps");
-	f->confirm_runs = __get_int(bisect, "confirm_runs");
-	__get_strvec(&f->log, bisect, "log");
-	f->failing = __get_int(o, "failing");
-	f->total = __get_int(o, "total");
-	f->repro_base = __get_str(o, "repro_base");
-	f->action = __get_str(o, "action");
-	f->notified = __get_str(o, "notified");
-	f->reminded = __get_str(o, "reminded");
+	f->command = get_str(o, "command");
+	f->exit_code = get_int(o, "exit_code");
+	f->timed_out = get_int(o, "timed_out");
+	f->error = get_str(o, "error");
+	f->excerpt = get_str(o, "excerpt");
+	f->first_seen = get_str(o, "first_seen");
+	f->last_seen = get_str(o, "last_seen");
+	f->state = get_str(o, "state");
+	f->reason = get_str(o, "reason");
+	f->culprit_fails = get_int(verdict, "culprit_fails");
+	f->parent_passes = get_int(verdict, "parent_passes");
+	f->revert_passes = get_int(verdict, "revert_passes");
+	f->steps = get_int(bisect, "steps");
+	f->confirm_runs = get_int(bisect, "confirm_runs");
+	get_strvec(&f->log, bisect, "log");
+	f->failing = get_int(o, "failing");
+	f->total = get_int(o, "total");
+	f->repro_base = get_str(o, "repro_base");
+	f->action = get_str(o, "action");
+	f->notified = get_str(o, "notified");
+	f->reminded = get_str(o, "reminded");
 }
 
-static void __drop_read(struct drop *d, struct json_object *o)
+static void drop_read(struct drop *d, struct json_object *o)
 {
-	d->tree = __get_str(o, "tree");
-	d->commit = __get_str(o, "commit");
-	d->patch_id = __get_str(o, "patch_id");
-	d->message_id = __get_str(o, "message_id");
-	d->subject = __get_str(o, "subject");
-	__get_person(&d->author, __get_obj(o, "author"));
-	d->flag_id = __get_str(o, "flag_id");
-	d->reason = __get_str(o, "reason");
-	d->when = __get_str(o, "when");
-	d->active = __get_int(o, "active");
+	d->tree = get_str(o, "tree");
+	d->commit = get_str(o, "commit");
+	d->patch_id = get_str(o, "patch_id");
+	d->message_id = get_str(o, "message_id");
+	d->subject = get_str(o, "subject");
+	get_person(&d->author, get_obj(o, "author"));
+	d->flag_id = get_str(o, "flag_id");
+	d->reason = get_str(o, "reason");
+	d->when = get_str(o, "when");
+	d->active = get_int(o, "active");
 }
 
-static void __run_read(struct run_record *r, struct json_object *o)
+static void run_read(struct run_record *r, struct json_object *o)
 {
 	struct json_object *trees;
 	size_t i, n;
 
-	r->date = __get_str(o, "date");
-	r->tag = __get_str(o, "tag");
-	r->next = __get_str(o, "next");
-	r->result = __get_str(o, "result");
-	r->started = __get_str(o, "started");
-	r->finished = __get_str(o, "finished");
-	__get_strvec(&r->flags, o, "flags");
-	__get_strvec(&r->notes, o, "notes");
-	__get_strvec(&r->conflicts, o, "conflicts");
+	r->date = get_str(o, "date");
+	r->tag = get_str(o, "tag");
+	r->next = get_str(o, "next");
+	r->result = get_str(o, "result");
+	r->started = get_str(o, "started");
+	r->finished = get_str(o, "finished");
+	get_strvec(&r->flags, o, "flags");
+	get_strvec(&r->notes, o, "notes");
+	get_strvec(&r->conflicts, o, "conflicts");
 	if (!json_object_object_get_ex(o, "trees", &trees) ||
 	    !json_object_is_type(trees, json_type_array))
 		return;
@@ -145,26 +145,26 @@ static void __run_read(struct run_record *r, struct json_object *o)
 		struct json_object *t = json_object_array_get_idx(trees, i);
 		struct run_tree *rt = state_run_tree_add(r);
 
-		rt->name = __get_str(t, "name");
-		rt->branch = __get_str(t, "branch");
-		rt->sha1 = __get_str(t, "sha1");
-		rt->state = __get_str(t, "state");
-		rt->reason = __get_str(t, "reason");
+		rt->name = get_str(t, "name");
+		rt->branch = get_str(t, "branch");
+		rt->sha1 = get_str(t, "sha1");
+		rt->state = get_str(t, "state");
+		rt->reason = get_str(t, "reason");
 	}
 }
 
-static void __run_init(struct run_record *r, const char *date);
+static void run_init(struct run_record *r, const char *date);
 
-static struct run_record *__run_append(struct state *s)
+static struct run_record *run_append(struct state *s)
 {
 	ALLOC_GROW(s->runs, s->runs_nr + 1, s->runs_alloc);
-	__run_init(&s->runs[s->runs_nr], "");
+	run_init(&s->runs[s->runs_nr], "");
 	free(s->runs[s->runs_nr].date);
 	s->runs[s->runs_nr].date = NULL;
 	return &s->runs[s->runs_nr++];
 }
 
-static struct json_object *__get_array(struct json_object *o, const char *key, size_t *n)
+static struct json_object *get_array(struct json_object *o, const char *key, size_t *n)
 {
 	struct json_object *v;
 
@@ -199,15 +199,15 @@ int state_load(struct state *out, const char *workdir)
 				     json_tokener_error_desc(json_tokener_get_error(tok)));
 		goto done;
 	}
-	if ((arr = __get_array(root, "runs", &n)))
+	if ((arr = get_array(root, "runs", &n)))
 		for (i = 0; i < n; i++)
-			__run_read(__run_append(out), json_object_array_get_idx(arr, i));
-	if ((arr = __get_array(root, "flags", &n)))
+			run_read(run_append(out), json_object_array_get_idx(arr, i));
+	if ((arr = get_array(root, "flags", &n)))
 		for (i = 0; i < n; i++)
-			__flag_read(state_flag_add(out), json_object_array_get_idx(arr, i));
-	if ((arr = __get_array(root, "drops", &n)))
+			flag_read(state_flag_add(out), json_object_array_get_idx(arr, i));
+	if ((arr = get_array(root, "drops", &n)))
 		for (i = 0; i < n; i++)
-			__drop_read(state_drop_add(out), json_object_array_get_idx(arr, i));
+			drop_read(state_drop_add(out), json_object_array_get_idx(arr, i));
 done:
 	if (tok)
 		json_tokener_free(tok);
@@ -219,17 +219,17 @@ done:
 
 /* ---- writing ---- */
 
-static void __put_str(struct json_object *o, const char *key, const char *val)
+static void put_str(struct json_object *o, const char *key, const char *val)
 {
 	json_object_object_add(o, key, val ? json_object_new_string(val) : NULL);
 }
 
-static void __put_int(struct json_object *o, const char *key, int val)
+static void put_int(struct json_object *o, const char *key, int val)
 {
 	json_object_object_add(o, key, json_object_new_int(val));
 }
 
-static struct json_object *__strvec_json(const struct strvec *sv)
+static struct json_object *strvec_json(const struct strvec *sv)
 {
 	struct json_object *a = json_object_new_array();
 	size_t i;
@@ -239,116 +239,116 @@ static struct json_object *__strvec_json(const struct strvec *sv)
 	return a;
 }
 
-static struct json_object *__person_json(const struct person *p)
+static struct json_object *person_json(const struct person *p)
 {
 	struct json_object *o = json_object_new_object();
 
-	__put_str(o, "name", p->name);
-	__put_str(o, "email", p->email);
+	put_str(o, "name", p->name);
+	put_str(o, "email", p->email);
 	return o;
 }
 
-static struct json_object *__flag_json(const struct flag *f, int full)
+static struct json_object *flag_json(const struct flag *f, int full)
 {
 	struct json_object *o = json_object_new_object();
 	struct json_object *verdict = json_object_new_object();
 	struct json_object *bisect = json_object_new_object();
 	struct json_object *partner = NULL;
 
-	__put_str(o, "id", f->id);
-	__put_str(o, "tree", f->tree);
-	__put_str(o, "commit", f->commit);
-	__put_str(o, "patch_id", f->patch_id);
-	__put_str(o, "message_id", f->message_id);
-	__put_str(o, "subject", f->subject);
-	json_object_object_add(o, "author", __person_json(&f->author));
+	put_str(o, "id", f->id);
+	put_str(o, "tree", f->tree);
+	put_str(o, "commit", f->commit);
+	put_str(o, "patch_id", f->patch_id);
+	put_str(o, "message_id", f->message_id);
+	put_str(o, "subject", f->subject);
+	json_object_object_add(o, "author", person_json(&f->author));
 	if (f->partner_tree) {
 		partner = json_object_new_object();
-		__put_str(partner, "tree", f->partner_tree);
-		__put_str(partner, "commit", f->partner_commit);
-		__put_str(partner, "subject", f->partner_subject);
-		json_object_object_add(partner, "author", __person_json(&f->partner_author));
+		put_str(partner, "tree", f->partner_tree);
+		put_str(partner, "commit", f->partner_commit);
+		put_str(partner, "subject", f->partner_subject);
+		json_object_object_add(partner, "author", person_json(&f->partner_author));
 	}
 	json_object_object_add(o, "partner", partner);
-	__put_str(o, "kind", f->kind);
-	__put_str(o, "command", f->command);
-	__put_int(o, "exit_code", f->exit_code);
+	put_str(o, "kind", f->kind);
+	put_str(o, "command", f->command);
+	put_int(o, "exit_code", f->exit_code);
 	json_object_object_add(o, "timed_out", json_object_new_boolean(f->timed_out));
-	__put_str(o, "error", f->error);
-	__put_str(o, "first_seen", f->first_seen);
-	__put_str(o, "last_seen", f->last_seen);
-	__put_str(o, "state", f->state);
-	__put_int(verdict, "culprit_fails", f->culprit_fails);
-	__put_int(verdict, "parent_passes", f->parent_passes);
-	__put_int(verdict, "revert_passes", f->revert_passes);
+	put_str(o, "error", f->error);
+	put_str(o, "first_seen", f->first_seen);
+	put_str(o, "last_seen", f->last_seen);
+	put_str(o, "state", f->state);
+	put_int(verdict, "culprit_fails", f->culprit_fails);
+	put_int(verdict, "parent_passes", f->parent_passes);
+	put_int(verdict, "revert_passes", f->revert_passes);
 	json_object_object_add(o, "verdict", verdict);
-	__put_int(bisect, "steps", f->steps);
-	__put_int(bisect, "confirm_runs", f->confirm_runs);
-	json_object_object_add(bisect, "log", __strvec_json(&f->log));
+	put_int(bisect, "steps", f->steps);
+	put_int(bisect, "confirm_runs", f->confirm_runs);
+	json_object_object_add(bisect, "log", strvec_json(&f->log));
 	json_object_object_add(o, "bisect", bisect);
-	__put_str(o, "reason", f->reason);
-	__put_int(o, "failing", f->failing);
-	__put_int(o, "total", f->total);
-	__put_str(o, "excerpt", f->excerpt);
+	put_str(o, "reason", f->reason);
+	put_int(o, "failing", f->failing);
+	put_int(o, "total", f->total);
+	put_str(o, "excerpt", f->excerpt);
 	if (full) {
-		__put_str(o, "fingerprint", f->fingerprint);
-		__put_str(o, "repro_base", f->repro_base);
-		__put_str(o, "action", f->action);
-		__put_str(o, "notified", f->notified);
-		__put_str(o, "reminded", f->reminded);
+		put_str(o, "fingerprint", f->fingerprint);
+		put_str(o, "repro_base", f->repro_base);
+		put_str(o, "action", f->action);
+		put_str(o, "notified", f->notified);
+		put_str(o, "reminded", f->reminded);
 	}
 	return o;
 }
 
-static struct json_object *__drop_json(const struct drop *d)
+static struct json_object *drop_json(const struct drop *d)
 {
 	struct json_object *o = json_object_new_object();
 
-	__put_str(o, "tree", d->tree);
-	__put_str(o, "commit", d->commit);
-	__put_str(o, "patch_id", d->patch_id);
-	__put_str(o, "message_id", d->message_id);
-	__put_str(o, "subject", d->subject);
-	json_object_object_add(o, "author", __person_json(&d->author));
-	__put_str(o, "flag_id", d->flag_id);
-	__put_str(o, "reason", d->reason);
-	__put_str(o, "when", d->when);
-	__put_int(o, "active", d->active);
+	put_str(o, "tree", d->tree);
+	put_str(o, "commit", d->commit);
+	put_str(o, "patch_id", d->patch_id);
+	put_str(o, "message_id", d->message_id);
+	put_str(o, "subject", d->subject);
+	json_object_object_add(o, "author", person_json(&d->author));
+	put_str(o, "flag_id", d->flag_id);
+	put_str(o, "reason", d->reason);
+	put_str(o, "when", d->when);
+	put_int(o, "active", d->active);
 	return o;
 }
 
-static struct json_object *__run_json(const struct run_record *r, int full)
+static struct json_object *run_json(const struct run_record *r, int full)
 {
 	struct json_object *o = json_object_new_object();
 	struct json_object *trees = json_object_new_array();
 	size_t i;
 
-	__put_str(o, "date", r->date);
-	__put_str(o, "tag", r->tag);
-	__put_str(o, "next", r->next);
-	__put_str(o, "result", r->result);
+	put_str(o, "date", r->date);
+	put_str(o, "tag", r->tag);
+	put_str(o, "next", r->next);
+	put_str(o, "result", r->result);
 	for (i = 0; i < r->trees_nr; i++) {
 		struct json_object *t = json_object_new_object();
 
-		__put_str(t, "name", r->trees[i].name);
-		__put_str(t, "branch", r->trees[i].branch);
-		__put_str(t, "sha1", r->trees[i].sha1);
-		__put_str(t, "state", r->trees[i].state);
-		__put_str(t, "reason", r->trees[i].reason);
+		put_str(t, "name", r->trees[i].name);
+		put_str(t, "branch", r->trees[i].branch);
+		put_str(t, "sha1", r->trees[i].sha1);
+		put_str(t, "state", r->trees[i].state);
+		put_str(t, "reason", r->trees[i].reason);
 		json_object_array_add(trees, t);
 	}
 	json_object_object_add(o, "trees", trees);
-	json_object_object_add(o, "flags", __strvec_json(&r->flags));
+	json_object_object_add(o, "flags", strvec_json(&r->flags));
 	if (full) {
-		__put_str(o, "started", r->started);
-		__put_str(o, "finished", r->finished);
-		json_object_object_add(o, "notes", __strvec_json(&r->notes));
-		json_object_object_add(o, "conflicts", __strvec_json(&r->conflicts));
+		put_str(o, "started", r->started);
+		put_str(o, "finished", r->finished);
+		json_object_object_add(o, "notes", strvec_json(&r->notes));
+		json_object_object_add(o, "conflicts", strvec_json(&r->conflicts));
 	}
 	return o;
 }
 
-static void __emit(struct strbuf *out, struct json_object *root)
+static void emit(struct strbuf *out, struct json_object *root)
 {
 	strbuf_addstr(out, json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
 								 JSON_C_TO_STRING_NOSLASHESCAPE));
@@ -367,17 +367,17 @@ int state_save(const struct state *s, const char *workdir)
 	size_t i;
 	int error;
 
-	__put_int(root, "version", 1);
+	put_int(root, "version", 1);
 	for (i = 0; i < s->runs_nr; i++)
-		json_object_array_add(runs, __run_json(&s->runs[i], 1));
+		json_object_array_add(runs, run_json(&s->runs[i], 1));
 	for (i = 0; i < s->flags_nr; i++)
-		json_object_array_add(flags, __flag_json(&s->flags[i], 1));
+		json_object_array_add(flags, flag_json(&s->flags[i], 1));
 	for (i = 0; i < s->drops_nr; i++)
-		json_object_array_add(drops, __drop_json(&s->drops[i]));
+		json_object_array_add(drops, drop_json(&s->drops[i]));
 	json_object_object_add(root, "runs", runs);
 	json_object_object_add(root, "flags", flags);
 	json_object_object_add(root, "drops", drops);
-	__emit(&sb, root);
+	emit(&sb, root);
 	error = file_write_atomic(path, sb.buf, sb.len);
 	strbuf_release(&sb);
 	free(path);
@@ -391,9 +391,9 @@ void state_flags_json(struct strbuf *out, const struct state *s)
 	size_t i;
 
 	for (i = 0; i < s->flags_nr; i++)
-		json_object_array_add(flags, __flag_json(&s->flags[i], 0));
+		json_object_array_add(flags, flag_json(&s->flags[i], 0));
 	json_object_object_add(root, "flags", flags);
-	__emit(out, root);
+	emit(out, root);
 }
 
 void state_runs_json(struct strbuf *out, const struct state *s, size_t last_n)
@@ -403,14 +403,14 @@ void state_runs_json(struct strbuf *out, const struct state *s, size_t last_n)
 	size_t i = s->runs_nr > last_n && last_n ? s->runs_nr - last_n : 0;
 
 	for (; i < s->runs_nr; i++)
-		json_object_array_add(runs, __run_json(&s->runs[i], 0));
+		json_object_array_add(runs, run_json(&s->runs[i], 0));
 	json_object_object_add(root, "runs", runs);
-	__emit(out, root);
+	emit(out, root);
 }
 
 void state_run_json(struct strbuf *out, const struct run_record *run)
 {
-	__emit(out, __run_json(run, 1));
+	emit(out, run_json(run, 1));
 }
 
 /* ---- lookups and lifetime ---- */
@@ -461,7 +461,7 @@ struct drop *state_drop_add(struct state *s)
 	return &s->drops[s->drops_nr++];
 }
 
-static void __run_init(struct run_record *r, const char *date)
+static void run_init(struct run_record *r, const char *date)
 {
 	memset(r, 0, sizeof(*r));
 	r->flags = (struct strvec)STRVEC_INIT;
@@ -477,7 +477,7 @@ struct run_record *state_run_begin(struct state *s, const char *date)
 	for (i = 0; i < s->runs_nr; i++) {
 		if (s->runs[i].date && !strcmp(s->runs[i].date, date)) {
 			run_record_release(&s->runs[i]);
-			__run_init(&s->runs[i], date);
+			run_init(&s->runs[i], date);
 			return &s->runs[i];
 		}
 	}
@@ -488,7 +488,7 @@ struct run_record *state_run_begin(struct state *s, const char *date)
 		;
 	memmove(&s->runs[i + 1], &s->runs[i], (s->runs_nr - i) * sizeof(*s->runs));
 	s->runs_nr++;
-	__run_init(&s->runs[i], date);
+	run_init(&s->runs[i], date);
 	return &s->runs[i];
 }
 
@@ -499,7 +499,7 @@ struct run_tree *state_run_tree_add(struct run_record *run)
 	return &run->trees[run->trees_nr++];
 }
 
-static void __person_release(struct person *p)
+static void person_release(struct person *p)
 {
 	free(p->name);
 	free(p->email);
@@ -515,11 +515,11 @@ void flag_release(struct flag *f)
 	free(f->patch_id);
 	free(f->message_id);
 	free(f->subject);
-	__person_release(&f->author);
+	person_release(&f->author);
 	free(f->partner_tree);
 	free(f->partner_commit);
 	free(f->partner_subject);
-	__person_release(&f->partner_author);
+	person_release(&f->partner_author);
 	free(f->command);
 	free(f->error);
 	free(f->excerpt);
@@ -541,7 +541,7 @@ void drop_release(struct drop *d)
 	free(d->patch_id);
 	free(d->message_id);
 	free(d->subject);
-	__person_release(&d->author);
+	person_release(&d->author);
 	free(d->flag_id);
 	free(d->reason);
 	free(d->when);

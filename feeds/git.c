@@ -15,7 +15,7 @@ int sim_git_fail(const char *what)
 	return nb_error_set(NB_ERROR, "%s: %s", what, e && e->message ? e->message : "git error");
 }
 
-static int __read_blob(struct strbuf *out, git_repository *repo, git_tree *tree, const char *path)
+static int read_blob(struct strbuf *out, git_repository *repo, git_tree *tree, const char *path)
 {
 	git_tree_entry *entry = NULL;
 	git_blob *blob = NULL;
@@ -48,7 +48,7 @@ int sim_git_read(struct strbuf *out, git_repository *repo, const char *commit_he
 		error = sim_git_fail(commit_hex);
 		goto done;
 	}
-	error = __read_blob(out, repo, tree, path);
+	error = read_blob(out, repo, tree, path);
 done:
 	git_tree_free(tree);
 	git_commit_free(commit);
@@ -61,7 +61,7 @@ struct pending {
 };
 
 /* Replaces the one occurrence of `old` in `text` by `new_text`. */
-static int __replace(struct strbuf *text, const struct sim_op *op)
+static int replace(struct strbuf *text, const struct sim_op *op)
 {
 	struct strbuf out = STRBUF_INIT;
 	const char *at = strstr(text->buf, op->old_text);
@@ -78,7 +78,7 @@ static int __replace(struct strbuf *text, const struct sim_op *op)
 	return 0;
 }
 
-static int __apply_ops(struct pending *files, size_t *files_nr, git_repository *repo,
+static int apply_ops(struct pending *files, size_t *files_nr, git_repository *repo,
 		       git_tree *base, const struct sim_op *ops, size_t ops_nr)
 {
 	size_t i, j;
@@ -93,12 +93,12 @@ static int __apply_ops(struct pending *files, size_t *files_nr, git_repository *
 			strbuf_init(&files[j].text, 0);
 			(*files_nr)++;
 			if (ops[i].old_text)
-				error = __read_blob(&files[j].text, repo, base, ops[i].path);
+				error = read_blob(&files[j].text, repo, base, ops[i].path);
 		}
 		if (error)
 			break;
 		if (ops[i].old_text) {
-			error = __replace(&files[j].text, &ops[i]);
+			error = replace(&files[j].text, &ops[i]);
 		} else {
 			strbuf_reset(&files[j].text);
 			strbuf_addstr(&files[j].text, ops[i].new_text);
@@ -120,7 +120,7 @@ int sim_git_apply(git_oid *out_tree, git_repository *repo, const git_oid *tree,
 		error = sim_git_fail("sim: tree");
 		goto done;
 	}
-	if ((error = __apply_ops(files, &files_nr, repo, base, ops, ops_nr)) < 0)
+	if ((error = apply_ops(files, &files_nr, repo, base, ops, ops_nr)) < 0)
 		goto done;
 	for (i = 0; i < files_nr; i++) {
 		if (git_blob_create_from_buffer(&updates[i].id, repo, files[i].text.buf,

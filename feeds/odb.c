@@ -23,7 +23,7 @@ struct memstore {
 	size_t cap;
 };
 
-static size_t __slot(const struct memstore *m, const git_oid *id)
+static size_t slot(const struct memstore *m, const git_oid *id)
 {
 	size_t h, i;
 
@@ -34,17 +34,17 @@ static size_t __slot(const struct memstore *m, const git_oid *id)
 	return i;
 }
 
-static struct memobj *__find(const struct memstore *m, const git_oid *id)
+static struct memobj *find(const struct memstore *m, const git_oid *id)
 {
 	size_t i;
 
 	if (!m->cap)
 		return NULL;
-	i = __slot(m, id);
+	i = slot(m, id);
 	return m->slots[i] ? &m->objs[m->slots[i] - 1] : NULL;
 }
 
-static void __grow(struct memstore *m)
+static void grow(struct memstore *m)
 {
 	size_t i;
 
@@ -52,13 +52,13 @@ static void __grow(struct memstore *m)
 	m->cap = m->cap ? m->cap * 2 : 4096;
 	m->slots = xcalloc(m->cap, sizeof(*m->slots));
 	for (i = 0; i < m->nr; i++)
-		m->slots[__slot(m, &m->objs[i].id)] = i + 1;
+		m->slots[slot(m, &m->objs[i].id)] = i + 1;
 }
 
-static int __read(void **out, size_t *len, git_object_t *type, git_odb_backend *b,
+static int read(void **out, size_t *len, git_object_t *type, git_odb_backend *b,
 		  const git_oid *id)
 {
-	struct memobj *o = __find((struct memstore *)b, id);
+	struct memobj *o = find((struct memstore *)b, id);
 
 	if (!o)
 		return GIT_ENOTFOUND;
@@ -71,9 +71,9 @@ static int __read(void **out, size_t *len, git_object_t *type, git_odb_backend *
 	return 0;
 }
 
-static int __read_header(size_t *len, git_object_t *type, git_odb_backend *b, const git_oid *id)
+static int read_header(size_t *len, git_object_t *type, git_odb_backend *b, const git_oid *id)
 {
-	struct memobj *o = __find((struct memstore *)b, id);
+	struct memobj *o = find((struct memstore *)b, id);
 
 	if (!o)
 		return GIT_ENOTFOUND;
@@ -82,21 +82,21 @@ static int __read_header(size_t *len, git_object_t *type, git_odb_backend *b, co
 	return 0;
 }
 
-static int __exists(git_odb_backend *b, const git_oid *id)
+static int exists(git_odb_backend *b, const git_oid *id)
 {
-	return __find((struct memstore *)b, id) != NULL;
+	return find((struct memstore *)b, id) != NULL;
 }
 
-static int __write(git_odb_backend *b, const git_oid *id, const void *data, size_t len,
+static int write(git_odb_backend *b, const git_oid *id, const void *data, size_t len,
 		   git_object_t type)
 {
 	struct memstore *m = (struct memstore *)b;
 	struct memobj *o;
 
-	if (__find(m, id))
+	if (find(m, id))
 		return 0;
 	if (2 * (m->nr + 1) > m->cap)
-		__grow(m);
+		grow(m);
 	ALLOC_GROW(m->objs, m->nr + 1, m->alloc);
 	o = &m->objs[m->nr];
 	o->id = *id;
@@ -104,11 +104,11 @@ static int __write(git_odb_backend *b, const git_oid *id, const void *data, size
 	o->len = len;
 	o->data = xmalloc(len ? len : 1);
 	memcpy(o->data, data, len);
-	m->slots[__slot(m, id)] = ++m->nr;
+	m->slots[slot(m, id)] = ++m->nr;
 	return 0;
 }
 
-static void __clear(struct memstore *m)
+static void clear(struct memstore *m)
 {
 	size_t i;
 
@@ -119,17 +119,17 @@ static void __clear(struct memstore *m)
 		memset(m->slots, 0, m->cap * sizeof(*m->slots));
 }
 
-static void __free(git_odb_backend *b)
+static void backend_free(git_odb_backend *b)
 {
 	struct memstore *m = (struct memstore *)b;
 
-	__clear(m);
+	clear(m);
 	free(m->objs);
 	free(m->slots);
 	free(m);
 }
 
-static int __foreach(git_odb_backend *b, git_odb_foreach_cb cb, void *payload)
+static int foreach(git_odb_backend *b, git_odb_foreach_cb cb, void *payload)
 {
 	struct memstore *m = (struct memstore *)b;
 	size_t i;
@@ -159,20 +159,20 @@ int sim_git_store_setup(struct sim_world *w)
 	git_libgit2_opts(GIT_OPT_ENABLE_STRICT_OBJECT_CREATION, 0);
 	git_libgit2_opts(GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION, 0);
 	git_odb_init_backend(&m->parent, GIT_ODB_BACKEND_VERSION);
-	m->parent.read = __read;
-	m->parent.read_header = __read_header;
-	m->parent.write = __write;
-	m->parent.exists = __exists;
-	m->parent.foreach = __foreach;
-	m->parent.free = __free;
+	m->parent.read = read;
+	m->parent.read_header = read_header;
+	m->parent.write = write;
+	m->parent.exists = exists;
+	m->parent.foreach = foreach;
+	m->parent.free = backend_free;
 	if (git_repository_config(&cfg, w->store) < 0 ||
 	    git_config_set_int64(cfg, "pack.bigFileThreshold", 1) < 0 ||
 	    git_config_set_int64(cfg, "pack.deltaCacheSize", 1) < 0 ||
 	    git_repository_odb(&odb, w->store) < 0) {
-		__free(&m->parent);
+		backend_free(&m->parent);
 		error = sim_git_fail("sim: object store");
 	} else if (git_odb_add_backend(odb, &m->parent, 1000) < 0) {
-		__free(&m->parent);
+		backend_free(&m->parent);
 		error = sim_git_fail("sim: object store");
 	} else {
 		w->mempack = &m->parent;
@@ -208,7 +208,7 @@ int sim_git_flush(struct sim_world *w)
 		error = sim_git_fail("sim: writing a pack");
 		goto done;
 	}
-	__clear(m);
+	clear(m);
 done:
 	git_packbuilder_free(pb);
 	git_odb_free(odb);

@@ -83,7 +83,7 @@ void sim_world_release(struct sim_world *w)
 
 /* ---- the lock set: FNV-1a, linear probing, at most half full ---- */
 
-static size_t __lock_slot(const struct sim_lockset *ls, const char *key)
+static size_t lock_slot(const struct sim_lockset *ls, const char *key)
 {
 	uint64_t h = 1469598103934665603ULL;
 	const char *p;
@@ -99,7 +99,7 @@ static size_t __lock_slot(const struct sim_lockset *ls, const char *key)
 
 int sim_lock_has(const struct sim_lockset *ls, const char *key)
 {
-	return ls->cap && ls->keys[__lock_slot(ls, key)] != NULL;
+	return ls->cap && ls->keys[lock_slot(ls, key)] != NULL;
 }
 
 void sim_lock_add(struct sim_lockset *ls, const char *key)
@@ -112,13 +112,13 @@ void sim_lock_add(struct sim_lockset *ls, const char *key)
 		bigger.keys = xcalloc(bigger.cap, sizeof(char *));
 		for (i = 0; i < ls->cap; i++)
 			if (ls->keys[i]) {
-				bigger.keys[__lock_slot(&bigger, ls->keys[i])] = ls->keys[i];
+				bigger.keys[lock_slot(&bigger, ls->keys[i])] = ls->keys[i];
 				bigger.nr++;
 			}
 		free(ls->keys);
 		*ls = bigger;
 	}
-	i = __lock_slot(ls, key);
+	i = lock_slot(ls, key);
 	if (!ls->keys[i]) {
 		ls->keys[i] = xstrdup(key);
 		ls->nr++;
@@ -138,17 +138,17 @@ void sim_lock_clear(struct sim_lockset *ls)
 
 /* ---- writing ---- */
 
-static void __set_str(json_object *o, const char *key, const char *v)
+static void set_str(json_object *o, const char *key, const char *v)
 {
 	json_object_object_add(o, key, v ? json_object_new_string(v) : NULL);
 }
 
-static void __set_int(json_object *o, const char *key, long long v)
+static void set_int(json_object *o, const char *key, long long v)
 {
 	json_object_object_add(o, key, json_object_new_int64(v));
 }
 
-static json_object *__strvec_json(const struct strvec *sv)
+static json_object *strvec_json(const struct strvec *sv)
 {
 	json_object *a = json_object_new_array();
 	size_t i;
@@ -158,26 +158,26 @@ static json_object *__strvec_json(const struct strvec *sv)
 	return a;
 }
 
-static json_object *__patch_json(const struct sim_patch *p)
+static json_object *patch_json(const struct sim_patch *p)
 {
 	json_object *o = json_object_new_object(), *ops = json_object_new_array();
 	size_t i;
 
-	__set_int(o, "id", p->id);
-	__set_int(o, "tree", p->tree);
-	__set_int(o, "sub", p->sub);
-	__set_int(o, "day", p->day);
-	__set_int(o, "review_day", p->review_day);
-	__set_int(o, "drop_day", p->drop_day);
-	__set_int(o, "commit_day", p->commit_day);
-	__set_int(o, "author", p->author);
-	__set_int(o, "state", p->state);
-	__set_int(o, "defect", p->defect);
-	__set_int(o, "fate", p->fate);
-	__set_str(o, "subject", p->subject);
-	__set_str(o, "body", p->body);
-	__set_str(o, "msgid", p->msgid);
-	__set_str(o, "commit", p->commit);
+	set_int(o, "id", p->id);
+	set_int(o, "tree", p->tree);
+	set_int(o, "sub", p->sub);
+	set_int(o, "day", p->day);
+	set_int(o, "review_day", p->review_day);
+	set_int(o, "drop_day", p->drop_day);
+	set_int(o, "commit_day", p->commit_day);
+	set_int(o, "author", p->author);
+	set_int(o, "state", p->state);
+	set_int(o, "defect", p->defect);
+	set_int(o, "fate", p->fate);
+	set_str(o, "subject", p->subject);
+	set_str(o, "body", p->body);
+	set_str(o, "msgid", p->msgid);
+	set_str(o, "commit", p->commit);
 	for (i = 0; i < p->ops_nr && p->state == SIM_LIVE; i++) {
 		const char *old = p->ops[i].old_text;
 		json_object *op = json_object_new_array();
@@ -188,40 +188,40 @@ static json_object *__patch_json(const struct sim_patch *p)
 		json_object_array_add(ops, op);
 	}
 	json_object_object_add(o, "ops", ops);
-	json_object_object_add(o, "locks", __strvec_json(&p->locks));
-	json_object_object_add(o, "new_files", __strvec_json(&p->new_files));
+	json_object_object_add(o, "locks", strvec_json(&p->locks));
+	json_object_object_add(o, "new_files", strvec_json(&p->new_files));
 	return o;
 }
 
-static json_object *__tree_json(const struct sim_tree *t)
+static json_object *tree_json(const struct sim_tree *t)
 {
 	json_object *o = json_object_new_object(), *a = json_object_new_array();
 	size_t i;
 
-	__set_str(o, "name", t->name);
-	__set_str(o, "base", t->base);
-	__set_str(o, "tip", t->tip);
+	set_str(o, "name", t->name);
+	set_str(o, "base", t->base);
+	set_str(o, "tip", t->tip);
 	for (i = 0; i < t->nr; i++)
 		json_object_array_add(a, json_object_new_int(t->patches[i]->id));
 	json_object_object_add(o, "patches", a);
 	return o;
 }
 
-static json_object *__state_json(struct sim_world *w)
+static json_object *state_json(struct sim_world *w)
 {
 	json_object *o = json_object_new_object(), *a;
 	char rng[32];
 	size_t i;
 
-	__set_int(o, "version", 1);
+	set_int(o, "version", 1);
 	json_object_object_add(o, "seed", json_object_new_uint64(w->seed));
 	snprintf(rng, sizeof(rng), "%016" PRIx64, w->rng);
-	__set_str(o, "rng", rng);
-	__set_int(o, "trees", w->ntrees);
-	__set_int(o, "files", w->nfiles);
-	__set_int(o, "day", w->day);
-	__set_int(o, "seq", w->seq);
-	__set_str(o, "mainline", w->mainline);
+	set_str(o, "rng", rng);
+	set_int(o, "trees", w->ntrees);
+	set_int(o, "files", w->nfiles);
+	set_int(o, "day", w->day);
+	set_int(o, "seq", w->seq);
+	set_str(o, "mainline", w->mainline);
 	a = json_object_new_array();
 	for (i = 0; i < SIM_KINDS; i++)
 		json_object_array_add(a, json_object_new_int(w->covered[i]));
@@ -230,40 +230,40 @@ static json_object *__state_json(struct sim_world *w)
 	for (i = 0; i < w->subs_nr; i++) {
 		json_object *s = json_object_new_object();
 
-		json_object_object_add(s, "extras", __strvec_json(&w->subs[i].extras));
-		__set_int(s, "api_used", w->subs[i].api_used);
-		__set_int(s, "api_rename", w->subs[i].api_rename);
+		json_object_object_add(s, "extras", strvec_json(&w->subs[i].extras));
+		set_int(s, "api_used", w->subs[i].api_used);
+		set_int(s, "api_rename", w->subs[i].api_rename);
 		json_object_array_add(a, s);
 	}
 	json_object_object_add(o, "subs", a);
 	a = json_object_new_array();
 	for (i = 0; i < w->trees_nr; i++)
-		json_object_array_add(a, __tree_json(&w->trees[i]));
+		json_object_array_add(a, tree_json(&w->trees[i]));
 	json_object_object_add(o, "branches", a);
 	a = json_object_new_array();
 	for (i = 0; i < w->patches_nr; i++)
-		json_object_array_add(a, __patch_json(w->patches[i]));
+		json_object_array_add(a, patch_json(w->patches[i]));
 	json_object_object_add(o, "patches", a);
 	a = json_object_new_array();
 	for (i = 0; i < w->defects_nr; i++) {
 		const struct sim_defect *d = &w->defects[i];
 		json_object *x = json_object_new_object();
 
-		__set_int(x, "id", d->id);
-		__set_int(x, "day", d->day);
-		__set_int(x, "kind", d->kind);
-		__set_int(x, "culprit", d->culprit);
-		__set_int(x, "partner", d->partner);
-		__set_str(x, "patch_id", d->patch_id);
-		__set_str(x, "partner_patch_id", d->partner_patch_id);
-		__set_str(x, "trees", d->trees);
+		set_int(x, "id", d->id);
+		set_int(x, "day", d->day);
+		set_int(x, "kind", d->kind);
+		set_int(x, "culprit", d->culprit);
+		set_int(x, "partner", d->partner);
+		set_str(x, "patch_id", d->patch_id);
+		set_str(x, "partner_patch_id", d->partner_patch_id);
+		set_str(x, "trees", d->trees);
 		json_object_array_add(a, x);
 	}
 	json_object_object_add(o, "defects", a);
 	return o;
 }
 
-static int __write_json(const char *dir, const char *name, json_object *o, int pretty)
+static int write_json(const char *dir, const char *name, json_object *o, int pretty)
 {
 	char *path = xstrfmt("%s/%s", dir, name);
 	const char *text = json_object_to_json_string_ext(
@@ -282,8 +282,8 @@ static int __write_json(const char *dir, const char *name, json_object *o, int p
 
 int sim_state_save(struct sim_world *w)
 {
-	json_object *o = __state_json(w);
-	int error = __write_json(w->dir, "sim-state.json", o, 0);
+	json_object *o = state_json(w);
+	int error = write_json(w->dir, "sim-state.json", o, 0);
 
 	json_object_put(o);
 	return error;
@@ -291,7 +291,7 @@ int sim_state_save(struct sim_world *w)
 
 /* ---- truth.json ---- */
 
-static void __branches(json_object *a, struct sim_world *w, const struct sim_patch *p)
+static void branches(json_object *a, struct sim_world *w, const struct sim_patch *p)
 {
 	int kind = w->trees[p->tree].kind, t;
 
@@ -305,7 +305,7 @@ static void __branches(json_object *a, struct sim_world *w, const struct sim_pat
 		json_object_array_add(a, json_object_new_string(w->trees[t].branch));
 }
 
-static json_object *__defect_json(struct sim_world *w, const struct sim_defect *d)
+static json_object *defect_json(struct sim_world *w, const struct sim_defect *d)
 {
 	struct sim_patch *c = sim_patch_by_id(w, d->culprit);
 	struct sim_patch *p = d->partner >= 0 ? sim_patch_by_id(w, d->partner) : NULL;
@@ -314,27 +314,27 @@ static json_object *__defect_json(struct sim_world *w, const struct sim_defect *
 	char *author = xstrfmt("%s <%s>", who->name, who->email);
 	const char *s, *comma;
 
-	__set_int(o, "id", d->id);
-	__set_int(o, "day", d->day);
-	__set_str(o, "kind", sim_kind_name(d->kind));
+	set_int(o, "id", d->id);
+	set_int(o, "day", d->day);
+	set_str(o, "kind", sim_kind_name(d->kind));
 	for (s = d->trees ? d->trees : ""; *s; s = *comma ? comma + 1 : comma) {
 		comma = strchrnul(s, ',');
 		json_object_array_add(a, json_object_new_string_len(s, (int)(comma - s)));
 	}
 	json_object_object_add(o, "trees", a);
 	a = json_object_new_array();
-	__branches(a, w, c);
+	branches(a, w, c);
 	json_object_object_add(o, "branches", a);
-	__set_str(o, "subject", c->subject);
-	__set_str(o, "patch_id", d->patch_id);
-	__set_str(o, "message_id", c->msgid);
-	__set_str(o, "author", author);
+	set_str(o, "subject", c->subject);
+	set_str(o, "patch_id", d->patch_id);
+	set_str(o, "message_id", c->msgid);
+	set_str(o, "author", author);
 	if (p) {
 		json_object *x = json_object_new_object();
 
-		__set_str(x, "subject", p->subject);
-		__set_str(x, "patch_id", d->partner_patch_id);
-		__set_str(x, "message_id", p->msgid);
+		set_str(x, "subject", p->subject);
+		set_str(x, "patch_id", d->partner_patch_id);
+		set_str(x, "message_id", p->msgid);
 		json_object_object_add(o, "partner", x);
 	} else {
 		json_object_object_add(o, "partner", NULL);
@@ -351,18 +351,18 @@ int sim_truth_save(struct sim_world *w)
 	int error;
 
 	json_object_object_add(o, "seed", json_object_new_uint64(w->seed));
-	__set_int(o, "days", w->day);
+	set_int(o, "days", w->day);
 	for (i = 0; i < w->defects_nr; i++)
-		json_object_array_add(a, __defect_json(w, &w->defects[i]));
+		json_object_array_add(a, defect_json(w, &w->defects[i]));
 	json_object_object_add(o, "defects", a);
-	error = __write_json(w->dir, "truth.json", o, 1);
+	error = write_json(w->dir, "truth.json", o, 1);
 	json_object_put(o);
 	return error;
 }
 
 /* ---- nextbot.yaml ---- */
 
-static void __yaml_str(struct strbuf *sb, const char *s)
+static void yaml_str(struct strbuf *sb, const char *s)
 {
 	strbuf_addch(sb, '"');
 	for (; *s; s++) {
@@ -373,22 +373,22 @@ static void __yaml_str(struct strbuf *sb, const char *s)
 	strbuf_addch(sb, '"');
 }
 
-static void __yaml_tree(struct strbuf *sb, struct sim_world *w, const struct sim_tree *t)
+static void yaml_tree(struct strbuf *sb, struct sim_world *w, const struct sim_tree *t)
 {
 	struct sim_person m = sim_maintainer(t->maintainer);
 	struct strbuf tmp = STRBUF_INIT;
 
 	strbuf_addf(sb, "  - name: %s\n    url: ", t->name);
 	strbuf_addf(&tmp, "file://%s/remotes/%s.git", w->dir, t->repo);
-	__yaml_str(sb, tmp.buf);
+	yaml_str(sb, tmp.buf);
 	strbuf_addf(sb, "\n    branch: %s\n    contacts: [", t->branch);
 	strbuf_reset(&tmp);
 	strbuf_addf(&tmp, "%s <%s>", m.name, m.email);
-	__yaml_str(sb, tmp.buf);
+	yaml_str(sb, tmp.buf);
 	strbuf_addstr(sb, ", ");
 	strbuf_reset(&tmp);
 	strbuf_addf(&tmp, "linux-%s@lists.example.org", w->subs[t->sub].ident);
-	__yaml_str(sb, tmp.buf);
+	yaml_str(sb, tmp.buf);
 	strbuf_addstr(sb, "]\n");
 	strbuf_release(&tmp);
 }
@@ -405,11 +405,11 @@ int sim_config_save(struct sim_world *w)
 		    w->seed, w->dir, path);
 	strbuf_addstr(&sb, "workdir: state\nbase: {name: origin, url: ");
 	strbuf_addf(&url, "file://%s/remotes/mainline.git", w->dir);
-	__yaml_str(&sb, url.buf);
+	yaml_str(&sb, url.buf);
 	strbuf_addstr(&sb, ", branch: master}\ntrees:\n");
 	for (i = 1; i < w->trees_nr; i++)
 		if (w->trees[i].kind != SIM_MM_UNSTABLE)
-			__yaml_tree(&sb, w, &w->trees[i]);
+			yaml_tree(&sb, w, &w->trees[i]);
 	strbuf_addstr(&sb, "never_merge: [mm-unstable]\n"
 			   "build:\n  - {name: build, command: make, timeout: 120}\n"
 			   "test:\n  - {name: test, command: make test, timeout: 120}\n"
@@ -427,7 +427,7 @@ int sim_config_save(struct sim_world *w)
 
 /* ---- reading sim-state.json back ---- */
 
-static json_object *__get(json_object *o, const char *key)
+static json_object *get(json_object *o, const char *key)
 {
 	json_object *v = NULL;
 
@@ -435,27 +435,27 @@ static json_object *__get(json_object *o, const char *key)
 	return v;
 }
 
-static int __int(json_object *o, const char *key)
+static int get_int(json_object *o, const char *key)
 {
-	return json_object_get_int(__get(o, key));
+	return json_object_get_int(get(o, key));
 }
 
-static char *__dup(json_object *o, const char *key)
+static char *dup(json_object *o, const char *key)
 {
-	json_object *v = __get(o, key);
+	json_object *v = get(o, key);
 
 	return v && json_object_is_type(v, json_type_string) ?
 		       xstrdup(json_object_get_string(v)) : NULL;
 }
 
-static void __hex(char out[41], json_object *o, const char *key)
+static void hex(char out[41], json_object *o, const char *key)
 {
-	const char *s = json_object_get_string(__get(o, key));
+	const char *s = json_object_get_string(get(o, key));
 
 	snprintf(out, 41, "%s", s ? s : "");
 }
 
-static void __strvec_load(struct strvec *sv, json_object *a)
+static void strvec_load(struct strvec *sv, json_object *a)
 {
 	size_t i, n = json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
 
@@ -464,27 +464,27 @@ static void __strvec_load(struct strvec *sv, json_object *a)
 		strvec_push(sv, json_object_get_string(json_object_array_get_idx(a, i)));
 }
 
-static struct sim_patch *__patch_load(json_object *o)
+static struct sim_patch *patch_load(json_object *o)
 {
 	struct sim_patch *p = xcalloc(1, sizeof(*p));
-	json_object *ops = __get(o, "ops");
+	json_object *ops = get(o, "ops");
 	size_t i, n = json_object_is_type(ops, json_type_array) ? json_object_array_length(ops) : 0;
 
-	p->id = __int(o, "id");
-	p->tree = __int(o, "tree");
-	p->sub = __int(o, "sub");
-	p->day = __int(o, "day");
-	p->review_day = __int(o, "review_day");
-	p->drop_day = __int(o, "drop_day");
-	p->commit_day = __int(o, "commit_day");
-	p->author = __int(o, "author");
-	p->state = __int(o, "state");
-	p->defect = __int(o, "defect");
-	p->fate = __int(o, "fate");
-	p->subject = __dup(o, "subject");
-	p->body = __dup(o, "body");
-	p->msgid = __dup(o, "msgid");
-	__hex(p->commit, o, "commit");
+	p->id = get_int(o, "id");
+	p->tree = get_int(o, "tree");
+	p->sub = get_int(o, "sub");
+	p->day = get_int(o, "day");
+	p->review_day = get_int(o, "review_day");
+	p->drop_day = get_int(o, "drop_day");
+	p->commit_day = get_int(o, "commit_day");
+	p->author = get_int(o, "author");
+	p->state = get_int(o, "state");
+	p->defect = get_int(o, "defect");
+	p->fate = get_int(o, "fate");
+	p->subject = dup(o, "subject");
+	p->body = dup(o, "body");
+	p->msgid = dup(o, "msgid");
+	hex(p->commit, o, "commit");
 	p->ops = xcalloc(n ? n : 1, sizeof(*p->ops));
 	p->ops_alloc = n ? n : 1;
 	for (i = 0; i < n; i++) {
@@ -497,8 +497,8 @@ static struct sim_patch *__patch_load(json_object *o)
 			xstrdup(json_object_get_string(json_object_array_get_idx(op, 2)));
 	}
 	p->ops_nr = n;
-	__strvec_load(&p->locks, __get(o, "locks"));
-	__strvec_load(&p->new_files, __get(o, "new_files"));
+	strvec_load(&p->locks, get(o, "locks"));
+	strvec_load(&p->new_files, get(o, "new_files"));
 	if (!p->subject || !p->body || !p->msgid || (size_t)p->author >= sim_submitters_nr) {
 		sim_patch_free(p);
 		return NULL;
@@ -506,7 +506,7 @@ static struct sim_patch *__patch_load(json_object *o)
 	return p;
 }
 
-static int __trees_load(struct sim_world *w, json_object *a)
+static int trees_load(struct sim_world *w, json_object *a)
 {
 	size_t i, j, n;
 
@@ -514,10 +514,10 @@ static int __trees_load(struct sim_world *w, json_object *a)
 		return -1;
 	for (i = 0; i < w->trees_nr; i++) {
 		struct sim_tree *t = &w->trees[i];
-		json_object *o = json_object_array_get_idx(a, i), *ids = __get(o, "patches");
+		json_object *o = json_object_array_get_idx(a, i), *ids = get(o, "patches");
 
-		__hex(t->base, o, "base");
-		__hex(t->tip, o, "tip");
+		hex(t->base, o, "base");
+		hex(t->tip, o, "tip");
 		n = json_object_is_type(ids, json_type_array) ? json_object_array_length(ids) : 0;
 		for (j = 0; j < n; j++) {
 			struct sim_patch *p = sim_patch_by_id(
@@ -532,47 +532,47 @@ static int __trees_load(struct sim_world *w, json_object *a)
 	return 0;
 }
 
-static int __world_load(struct sim_world *w, json_object *o)
+static int world_load(struct sim_world *w, json_object *o)
 {
 	json_object *a;
 	size_t i, n;
 
-	if (__int(o, "version") != 1)
+	if (get_int(o, "version") != 1)
 		return -1;
-	w->seed = json_object_get_uint64(__get(o, "seed"));
-	w->rng = strtoull(json_object_get_string(__get(o, "rng")), NULL, 16);
-	w->ntrees = __int(o, "trees");
-	w->nfiles = __int(o, "files");
-	w->day = __int(o, "day");
-	w->seq = __int(o, "seq");
-	__hex(w->mainline, o, "mainline");
+	w->seed = json_object_get_uint64(get(o, "seed"));
+	w->rng = strtoull(json_object_get_string(get(o, "rng")), NULL, 16);
+	w->ntrees = get_int(o, "trees");
+	w->nfiles = get_int(o, "files");
+	w->day = get_int(o, "day");
+	w->seq = get_int(o, "seq");
+	hex(w->mainline, o, "mainline");
 	if (w->ntrees < 0 || w->ntrees > 1000)
 		return -1;
-	a = __get(o, "covered");
+	a = get(o, "covered");
 	for (i = 0; i < SIM_KINDS; i++)
 		w->covered[i] = json_object_get_int(json_object_array_get_idx(a, i));
 	sim_subs_build(w);
-	a = __get(o, "subs");
+	a = get(o, "subs");
 	if (!json_object_is_type(a, json_type_array) || json_object_array_length(a) != w->subs_nr)
 		return -1;
 	for (i = 0; i < w->subs_nr; i++) {
 		json_object *s = json_object_array_get_idx(a, i);
 
-		__strvec_load(&w->subs[i].extras, __get(s, "extras"));
-		w->subs[i].api_used = __int(s, "api_used");
-		w->subs[i].api_rename = __int(s, "api_rename");
+		strvec_load(&w->subs[i].extras, get(s, "extras"));
+		w->subs[i].api_used = get_int(s, "api_used");
+		w->subs[i].api_rename = get_int(s, "api_rename");
 	}
-	a = __get(o, "patches");
+	a = get(o, "patches");
 	n = json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
 	for (i = 0; i < n; i++) {
-		struct sim_patch *p = __patch_load(json_object_array_get_idx(a, i));
+		struct sim_patch *p = patch_load(json_object_array_get_idx(a, i));
 
 		if (!p)
 			return -1;
 		ALLOC_GROW(w->patches, w->patches_nr + 1, w->patches_alloc);
 		w->patches[w->patches_nr++] = p;
 	}
-	a = __get(o, "defects");
+	a = get(o, "defects");
 	n = json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
 	for (i = 0; i < n; i++) {
 		json_object *x = json_object_array_get_idx(a, i);
@@ -581,14 +581,14 @@ static int __world_load(struct sim_world *w, json_object *o)
 		ALLOC_GROW(w->defects, w->defects_nr + 1, w->defects_alloc);
 		d = &w->defects[w->defects_nr++];
 		memset(d, 0, sizeof(*d));
-		d->id = __int(x, "id");
-		d->day = __int(x, "day");
-		d->kind = __int(x, "kind");
-		d->culprit = __int(x, "culprit");
-		d->partner = __int(x, "partner");
-		__hex(d->patch_id, x, "patch_id");
-		__hex(d->partner_patch_id, x, "partner_patch_id");
-		d->trees = __dup(x, "trees");
+		d->id = get_int(x, "id");
+		d->day = get_int(x, "day");
+		d->kind = get_int(x, "kind");
+		d->culprit = get_int(x, "culprit");
+		d->partner = get_int(x, "partner");
+		hex(d->patch_id, x, "patch_id");
+		hex(d->partner_patch_id, x, "partner_patch_id");
+		d->trees = dup(x, "trees");
 		if (!sim_patch_by_id(w, d->culprit))
 			return -1;
 	}
@@ -608,12 +608,12 @@ int sim_state_load(struct sim_world *w, const char *dir)
 	}
 	w->dir = realpath(dir, NULL);
 	o = json_object_from_file(path);
-	if (!w->dir || !o || __world_load(w, o) < 0) {
+	if (!w->dir || !o || world_load(w, o) < 0) {
 		error = nb_error_set(NB_EINVALID, "sim: %s: not a valid simulator state", path);
 		goto done;
 	}
 	sim_trees_build(w);
-	if (__trees_load(w, __get(o, "branches")) < 0) {
+	if (trees_load(w, get(o, "branches")) < 0) {
 		error = nb_error_set(NB_EINVALID, "sim: %s: branches do not match", path);
 		goto done;
 	}

@@ -54,7 +54,7 @@ const char *sim_stem(int k)
 	return filler_stems[k % (int)(sizeof(filler_stems) / sizeof(filler_stems[0]))];
 }
 
-static unsigned __hash(const char *s)
+static unsigned hash(const char *s)
 {
 	unsigned h = 5381;
 
@@ -63,7 +63,7 @@ static unsigned __hash(const char *s)
 	return h;
 }
 
-static void __sub_from_desc(struct sim_sub *s, const struct sub_desc *d)
+static void sub_from_desc(struct sim_sub *s, const struct sub_desc *d)
 {
 	int i;
 
@@ -82,7 +82,7 @@ static void __sub_from_desc(struct sim_sub *s, const struct sub_desc *d)
 	s->core_nr = i;
 }
 
-static void __sub_driver(struct sim_sub *s, int i)
+static void sub_driver(struct sim_sub *s, int i)
 {
 	size_t n = sizeof(driver_names) / sizeof(driver_names[0]);
 	char name[32];
@@ -103,13 +103,13 @@ static void __sub_driver(struct sim_sub *s, int i)
 	d.tree = name;
 	d.dir = dir;
 	d.objtype = objtype;
-	__sub_from_desc(s, &d);
+	sub_from_desc(s, &d);
 	free(dir);
 	free(objtype);
 }
 
 /* Top-level files, then per subsystem its core files, header and test. */
-static int __base_file_count(const struct sim_world *w)
+static int base_file_count(const struct sim_world *w)
 {
 	size_t i;
 	int n = 8;
@@ -128,12 +128,12 @@ void sim_subs_build(struct sim_world *w)
 	w->subs = xcalloc(w->subs_nr, sizeof(*w->subs));
 	for (i = 0; i < w->subs_nr; i++) {
 		if (i < named)
-			__sub_from_desc(&w->subs[i], &named_subs[i]);
+			sub_from_desc(&w->subs[i], &named_subs[i]);
 		else
-			__sub_driver(&w->subs[i], (int)(i - named));
+			sub_driver(&w->subs[i], (int)(i - named));
 		w->subs[i].extras = (struct strvec)STRVEC_INIT;
 	}
-	base = __base_file_count(w);
+	base = base_file_count(w);
 	extra = w->nfiles > base ? w->nfiles - base : 0;
 	for (i = 0; i < w->subs_nr; i++)
 		w->subs[i].fillers = extra / (int)w->subs_nr + ((int)i < extra % (int)w->subs_nr);
@@ -171,7 +171,7 @@ int sim_slot_count(const struct sim_sub *s)
 	return s->core_nr * SIM_SLOTS_CORE + (s->fillers + (int)s->extras.nr) * SIM_SLOTS_SMALL;
 }
 
-static void __filler_path(struct strbuf *out, const struct sim_sub *s, int k)
+static void filler_path(struct strbuf *out, const struct sim_sub *s, int k)
 {
 	size_t n = sizeof(filler_stems) / sizeof(filler_stems[0]);
 
@@ -203,7 +203,7 @@ void sim_slot_locate(struct strbuf *path, struct strbuf *fn, const struct sim_su
 	} else {
 		j = (slot - s->core_nr * SIM_SLOTS_CORE) / SIM_SLOTS_SMALL;
 		if (j < s->fillers)
-			__filler_path(path, s, j);
+			filler_path(path, s, j);
 		else
 			strbuf_addstr(path, s->extras.v[j - s->fillers]);
 		word = small_words[slot % SIM_SLOTS_SMALL];
@@ -252,21 +252,21 @@ void sim_slot_fn(struct strbuf *out, const struct sim_sub *s, const char *fn, co
 }
 
 /* The body a slot starts with, derived from its name only. */
-static void __initial_body(struct strbuf *out, const struct sim_sub *s, const char *fn)
+static void initial_body(struct strbuf *out, const struct sim_sub *s, const char *fn)
 {
-	unsigned h = __hash(fn);
+	unsigned h = hash(fn);
 
 	strbuf_addf(out, "\tr += %s->%s & %u;", s->var, s->fields[h % 4], 3 + (h >> 4) % 60);
 }
 
-static void __add_slot(struct strbuf *out, const struct sim_sub *s, const char *path,
+static void add_slot(struct strbuf *out, const struct sim_sub *s, const char *path,
 		       const char *word, const char *body)
 {
 	struct strbuf fn = STRBUF_INIT, b = STRBUF_INIT;
 
 	sim_fn_name(&fn, s, path, word);
 	if (!body) {
-		__initial_body(&b, s, fn.buf);
+		initial_body(&b, s, fn.buf);
 		body = b.buf;
 	}
 	strbuf_addch(out, '\n');
@@ -275,7 +275,7 @@ static void __add_slot(struct strbuf *out, const struct sim_sub *s, const char *
 	strbuf_release(&b);
 }
 
-static void __file_head(struct strbuf *out, const char *path, const char *what)
+static void file_head(struct strbuf *out, const char *path, const char *what)
 {
 	strbuf_addf(out, "// SPDX-License-Identifier: GPL-2.0\n/*\n * %s - %s\n */\n", path, what);
 	strbuf_addstr(out, "#include \"nb/kernel.h\"\n");
@@ -284,14 +284,14 @@ static void __file_head(struct strbuf *out, const char *path, const char *what)
 void sim_new_file(struct strbuf *out, const struct sim_sub *s, const char *path,
 		  const char *what, const char *body_a, const char *body_b)
 {
-	__file_head(out, path, what);
-	__add_slot(out, s, path, small_words[0], body_a);
-	__add_slot(out, s, path, small_words[1], body_b);
+	file_head(out, path, what);
+	add_slot(out, s, path, small_words[0], body_a);
+	add_slot(out, s, path, small_words[1], body_b);
 }
 
 /* ---- the tested function and its unit test, one of four shapes per subsystem ---- */
 
-static int __tested_shape(const struct sim_sub *s, int sub_index)
+static int tested_shape(const struct sim_sub *s, int sub_index)
 {
 	return sub_index % 4;
 }
@@ -300,7 +300,7 @@ void sim_tested_fn(struct strbuf *name, struct strbuf *good, struct strbuf *bad,
 		   struct strbuf *subject, const struct sim_sub *s, int sub_index)
 {
 	static const char *const names[] = { "pages_for", "ring_next", "in_range", "clamp_prio" };
-	int shape = __tested_shape(s, sub_index);
+	int shape = tested_shape(s, sub_index);
 
 	strbuf_reset(name);
 	strbuf_addf(name, "%s_%s", s->ident, names[shape]);
@@ -361,7 +361,7 @@ void sim_tested_fn(struct strbuf *name, struct strbuf *good, struct strbuf *bad,
 	}
 }
 
-static void __tested_decl(struct strbuf *out, const struct sim_sub *s, int sub_index)
+static void tested_decl(struct strbuf *out, const struct sim_sub *s, int sub_index)
 {
 	struct strbuf name = STRBUF_INIT, good = STRBUF_INIT;
 	char *brace;
@@ -374,7 +374,7 @@ static void __tested_decl(struct strbuf *out, const struct sim_sub *s, int sub_i
 	strbuf_release(&good);
 }
 
-static void __test_file(struct strbuf *out, const struct sim_sub *s, int sub_index)
+static void test_file(struct strbuf *out, const struct sim_sub *s, int sub_index)
 {
 	struct strbuf name = STRBUF_INIT;
 	const char *f;
@@ -385,7 +385,7 @@ static void __test_file(struct strbuf *out, const struct sim_sub *s, int sub_ind
 		    "#include \"kunit.h\"\n#include \"nb/kernel.h\"\n\n"
 		    "static void test_%s(void)\n{\n",
 		    s->dir, f);
-	switch (__tested_shape(s, sub_index)) {
+	switch (tested_shape(s, sub_index)) {
 	case 0:
 		strbuf_addf(out, "\tKUNIT_EXPECT_EQ(%s(0), 0);\n\tKUNIT_EXPECT_EQ(%s(1), 1);\n"
 			    "\tKUNIT_EXPECT_EQ(%s(NB_PAGE_SIZE), 1);\n"
@@ -416,7 +416,7 @@ static void __test_file(struct strbuf *out, const struct sim_sub *s, int sub_ind
 
 void sim_api_text(struct sim_api_text *t, const struct sim_sub *s, int rename)
 {
-	unsigned k = 2 + __hash(s->ident) % 4;
+	unsigned k = 2 + hash(s->ident) % 4;
 	const char *nn;
 
 	memset(t, 0, sizeof(*t));
@@ -458,7 +458,7 @@ void sim_api_text_release(struct sim_api_text *t)
 
 /* ---- whole files ---- */
 
-static void __header(struct strbuf *out, const struct sim_sub *s, int sub_index)
+static void header(struct strbuf *out, const struct sim_sub *s, int sub_index)
 {
 	struct sim_api_text api;
 	int i;
@@ -470,13 +470,13 @@ static void __header(struct strbuf *out, const struct sim_sub *s, int sub_index)
 	for (i = 0; i < 4; i++)
 		strbuf_addf(out, "\tunsigned long %s;\n", s->fields[i]);
 	strbuf_addstr(out, "};\n\n");
-	__tested_decl(out, s, sub_index);
+	tested_decl(out, s, sub_index);
 	strbuf_addbuf(out, &api.decl);
 	strbuf_addstr(out, "\n#endif\n");
 	sim_api_text_release(&api);
 }
 
-static void __core_file(struct strbuf *out, const struct sim_sub *s, int sub_index, int fi)
+static void core_file(struct strbuf *out, const struct sim_sub *s, int sub_index, int fi)
 {
 	struct strbuf path = STRBUF_INIT, what = STRBUF_INIT, tmp = STRBUF_INIT;
 	struct sim_api_text api;
@@ -485,7 +485,7 @@ static void __core_file(struct strbuf *out, const struct sim_sub *s, int sub_ind
 	sim_api_text(&api, s, 0);
 	strbuf_addf(&path, "%s/%s.c", s->dir, s->core[fi]);
 	strbuf_addf(&what, "%s %s support", s->prefix, s->core[fi]);
-	__file_head(out, path.buf, what.buf);
+	file_head(out, path.buf, what.buf);
 	if (fi == 0) {
 		strbuf_addch(out, '\n');
 		sim_tested_fn(&tmp, &what, NULL, NULL, s, sub_index);
@@ -497,7 +497,7 @@ static void __core_file(struct strbuf *out, const struct sim_sub *s, int sub_ind
 			    s->ident, s->core[fi], api.caller.buf);
 	}
 	for (i = 0; i < SIM_SLOTS_CORE; i++)
-		__add_slot(out, s, path.buf, core_words[i], NULL);
+		add_slot(out, s, path.buf, core_words[i], NULL);
 	sim_api_text_release(&api);
 	strbuf_release(&path);
 	strbuf_release(&what);
@@ -575,7 +575,7 @@ static const char types_text[] =
 	"#define min(a, b)\t((a) < (b) ? (a) : (b))\n#define max(a, b)\t((a) > (b) ? (a) : (b))\n"
 	"#define ARRAY_SIZE(x)\t(sizeof(x) / sizeof((x)[0]))\n\n#endif\n";
 
-static void __params(struct strbuf *out)
+static void params(struct strbuf *out)
 {
 	static const char *const what[] = {
 		"log2 of the default hash table size", "objects moved per batch",
@@ -595,7 +595,7 @@ static void __params(struct strbuf *out)
 	strbuf_addstr(out, "\n#endif\n");
 }
 
-static int __emit(int (*emit)(void *, const char *, const char *), void *ctx, const char *path,
+static int emit_file(int (*emit)(void *, const char *, const char *), void *ctx, const char *path,
 		  struct strbuf *text)
 {
 	int error = emit(ctx, path, text->buf);
@@ -604,7 +604,7 @@ static int __emit(int (*emit)(void *, const char *, const char *), void *ctx, co
 	return error;
 }
 
-static int __sub_files(struct sim_world *w, size_t si,
+static int sub_files(struct sim_world *w, size_t si,
 		       int (*emit)(void *, const char *, const char *), void *ctx)
 {
 	struct sim_sub *s = &w->subs[si];
@@ -614,28 +614,28 @@ static int __sub_files(struct sim_world *w, size_t si,
 	for (fi = 0; fi < s->core_nr && !error; fi++) {
 		strbuf_reset(&path);
 		strbuf_addf(&path, "%s/%s.c", s->dir, s->core[fi]);
-		__core_file(&text, s, (int)si, fi);
-		error = __emit(emit, ctx, path.buf, &text);
+		core_file(&text, s, (int)si, fi);
+		error = emit_file(emit, ctx, path.buf, &text);
 	}
 	for (k = 0; k < s->fillers && !error; k++) {
 		strbuf_reset(&path);
 		strbuf_reset(&what);
-		__filler_path(&path, s, k);
+		filler_path(&path, s, k);
 		strbuf_addf(&what, "optional %s module %d", s->prefix, k);
 		sim_new_file(&text, s, path.buf, what.buf, NULL, NULL);
-		error = __emit(emit, ctx, path.buf, &text);
+		error = emit_file(emit, ctx, path.buf, &text);
 	}
 	if (!error) {
 		strbuf_reset(&path);
 		strbuf_addf(&path, "include/nb/%s.h", s->ident);
-		__header(&text, s, (int)si);
-		error = __emit(emit, ctx, path.buf, &text);
+		header(&text, s, (int)si);
+		error = emit_file(emit, ctx, path.buf, &text);
 	}
 	if (!error) {
 		strbuf_reset(&path);
 		strbuf_addf(&path, "tests/test_%s.c", s->ident);
-		__test_file(&text, s, (int)si);
-		error = __emit(emit, ctx, path.buf, &text);
+		test_file(&text, s, (int)si);
+		error = emit_file(emit, ctx, path.buf, &text);
 	}
 	strbuf_release(&text);
 	strbuf_release(&path);
@@ -643,7 +643,7 @@ static int __sub_files(struct sim_world *w, size_t si,
 	return error;
 }
 
-static void __top_files_text(struct sim_world *w, struct strbuf *kernel_h, struct strbuf *main_c,
+static void top_files_text(struct sim_world *w, struct strbuf *kernel_h, struct strbuf *main_c,
 			     struct strbuf *readme)
 {
 	size_t i;
@@ -674,34 +674,34 @@ int sim_project_files(struct sim_world *w,
 	size_t i;
 	int error;
 
-	__top_files_text(w, &text, &main_c, &readme);
-	error = __emit(emit, ctx, "include/nb/kernel.h", &text);
+	top_files_text(w, &text, &main_c, &readme);
+	error = emit_file(emit, ctx, "include/nb/kernel.h", &text);
 	if (!error)
-		error = __emit(emit, ctx, "init/main.c", &main_c);
+		error = emit_file(emit, ctx, "init/main.c", &main_c);
 	if (!error)
-		error = __emit(emit, ctx, "README", &readme);
+		error = emit_file(emit, ctx, "README", &readme);
 	if (!error) {
 		strbuf_addstr(&text, makefile_text);
-		error = __emit(emit, ctx, "Makefile", &text);
+		error = emit_file(emit, ctx, "Makefile", &text);
 	}
 	if (!error) {
 		strbuf_addstr(&text, "*.o\n*.a\n/vmnb\n/tests/test_*\n!/tests/test_*.c\n");
-		error = __emit(emit, ctx, ".gitignore", &text);
+		error = emit_file(emit, ctx, ".gitignore", &text);
 	}
 	if (!error) {
 		strbuf_addstr(&text, kunit_text);
-		error = __emit(emit, ctx, "tests/kunit.h", &text);
+		error = emit_file(emit, ctx, "tests/kunit.h", &text);
 	}
 	if (!error) {
 		strbuf_addstr(&text, types_text);
-		error = __emit(emit, ctx, "include/nb/types.h", &text);
+		error = emit_file(emit, ctx, "include/nb/types.h", &text);
 	}
 	if (!error) {
-		__params(&text);
-		error = __emit(emit, ctx, "include/nb/params.h", &text);
+		params(&text);
+		error = emit_file(emit, ctx, "include/nb/params.h", &text);
 	}
 	for (i = 0; i < w->subs_nr && !error; i++)
-		error = __sub_files(w, i, emit, ctx);
+		error = sub_files(w, i, emit, ctx);
 	strbuf_release(&text);
 	strbuf_release(&main_c);
 	strbuf_release(&readme);

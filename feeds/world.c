@@ -20,12 +20,12 @@
 
 /* ---- locks: the regions live patches hold ---- */
 
-static int __locked(struct sim_world *w, const char *key)
+static int locked(struct sim_world *w, const char *key)
 {
 	return sim_lock_has(&w->locks, key);
 }
 
-static void __lock_all(struct sim_world *w, struct sim_patch *p)
+static void lock_all(struct sim_world *w, struct sim_patch *p)
 {
 	size_t i;
 
@@ -34,19 +34,19 @@ static void __lock_all(struct sim_world *w, struct sim_patch *p)
 }
 
 /* Recomputes the lock set from the live patches (after drops and absorptions). */
-static void __relock(struct sim_world *w)
+static void relock(struct sim_world *w)
 {
 	size_t i;
 
 	sim_lock_clear(&w->locks);
 	for (i = 0; i < w->patches_nr; i++)
 		if (w->patches[i]->state == SIM_LIVE)
-			__lock_all(w, w->patches[i]);
+			lock_all(w, w->patches[i]);
 }
 
 /* ---- patches ---- */
 
-static struct sim_patch *__patch_new(struct sim_world *w, int tree, int sub)
+static struct sim_patch *patch_new(struct sim_world *w, int tree, int sub)
 {
 	struct sim_patch *p = xcalloc(1, sizeof(*p));
 
@@ -64,7 +64,7 @@ static struct sim_patch *__patch_new(struct sim_world *w, int tree, int sub)
 	return p;
 }
 
-static void __patch_op(struct sim_patch *p, const char *path, const char *old_text,
+static void patch_op(struct sim_patch *p, const char *path, const char *old_text,
 		       const char *new_text)
 {
 	ALLOC_GROW(p->ops, p->ops_nr + 1, p->ops_alloc);
@@ -74,15 +74,15 @@ static void __patch_op(struct sim_patch *p, const char *path, const char *old_te
 	p->ops_nr++;
 }
 
-static long long __author_time(const struct sim_patch *p)
+static long long author_time(const struct sim_patch *p)
 {
 	return SIM_EPOCH + (long long)p->day * 86400 + 8 * 3600 + (p->id % 1000) * 23;
 }
 
-static void __set_msgid(struct sim_patch *p)
+static void set_msgid(struct sim_patch *p)
 {
 	const struct sim_person *a = &sim_submitters[p->author];
-	time_t t = (time_t)__author_time(p);
+	time_t t = (time_t)author_time(p);
 	struct tm tm;
 	char stamp[32];
 
@@ -92,17 +92,17 @@ static void __set_msgid(struct sim_patch *p)
 	p->msgid = xstrfmt("%s.%d-1-%s", stamp, p->id, a->email);
 }
 
-static void __set_text(struct sim_patch *p, const char *subject, const char *body)
+static void set_text(struct sim_patch *p, const char *subject, const char *body)
 {
 	free(p->subject);
 	free(p->body);
 	p->subject = xstrdup(subject);
 	p->body = xstrdup(body);
-	__set_msgid(p);
+	set_msgid(p);
 }
 
 /* The position of `p` in its tree, or -1. */
-static int __position(struct sim_world *w, struct sim_patch *p)
+static int position(struct sim_world *w, struct sim_patch *p)
 {
 	struct sim_tree *t = &w->trees[p->tree];
 	size_t i;
@@ -113,10 +113,10 @@ static int __position(struct sim_world *w, struct sim_patch *p)
 	return -1;
 }
 
-static void __tree_remove(struct sim_world *w, struct sim_patch *p)
+static void tree_remove(struct sim_world *w, struct sim_patch *p)
 {
 	struct sim_tree *t = &w->trees[p->tree];
-	int pos = __position(w, p);
+	int pos = position(w, p);
 
 	if (pos < 0)
 		return;
@@ -126,7 +126,7 @@ static void __tree_remove(struct sim_world *w, struct sim_patch *p)
 		t->dirty_from = pos;
 }
 
-static void __tree_append(struct sim_world *w, int tree, struct sim_patch *p)
+static void tree_append(struct sim_world *w, int tree, struct sim_patch *p)
 {
 	struct sim_tree *t = &w->trees[tree];
 
@@ -138,7 +138,7 @@ static void __tree_append(struct sim_world *w, int tree, struct sim_patch *p)
 }
 
 /* Forgets patches that are neither live nor part of a defect's record. */
-static void __prune(struct sim_world *w)
+static void prune(struct sim_world *w)
 {
 	size_t i, j = 0;
 
@@ -154,7 +154,7 @@ static void __prune(struct sim_world *w)
 }
 
 /* A patch of a defect whose culprit is still in a tree: held back from graduating. */
-static int __held(struct sim_world *w, struct sim_patch *p)
+static int held(struct sim_world *w, struct sim_patch *p)
 {
 	struct sim_patch *c;
 
@@ -164,16 +164,16 @@ static int __held(struct sim_world *w, struct sim_patch *p)
 	return c && c->state == SIM_LIVE;
 }
 
-static void __drop(struct sim_world *w, struct sim_patch *p)
+static void drop(struct sim_world *w, struct sim_patch *p)
 {
-	__tree_remove(w, p);
+	tree_remove(w, p);
 	p->state = SIM_DROPPED;
 }
 
 /* ---- reading what a tree has now ---- */
 
 /* The commit whose text the tree's new patches start from (see sim.h). */
-static const char *__source(struct sim_world *w, int tree)
+static const char *source(struct sim_world *w, int tree)
 {
 	struct sim_tree *t = &w->trees[tree];
 
@@ -184,14 +184,14 @@ static const char *__source(struct sim_world *w, int tree)
 	return t->base;
 }
 
-static int __read_fn(struct strbuf *out, struct sim_world *w, int tree, const char *path,
+static int read_fn(struct strbuf *out, struct sim_world *w, int tree, const char *path,
 		     const char *fn)
 {
 	struct strbuf text = STRBUF_INIT;
 	size_t start, end;
 	int error;
 
-	if ((error = sim_git_read(&text, w->store, __source(w, tree), path)) < 0)
+	if ((error = sim_git_read(&text, w->store, source(w, tree), path)) < 0)
 		goto done;
 	if (sim_text_find_fn(text.buf, fn, &start, &end) < 0) {
 		error = nb_error_set(NB_ENOTFOUND, "sim: no function %s in %s", fn, path);
@@ -205,7 +205,7 @@ done:
 
 /* ---- what patches say and do ---- */
 
-static const char *__stem_of(struct strbuf *sb, const char *path)
+static const char *stem_of(struct strbuf *sb, const char *path)
 {
 	const char *b = strrchr(path, '/');
 
@@ -216,7 +216,7 @@ static const char *__stem_of(struct strbuf *sb, const char *path)
 }
 
 /* A plausible new slot body and the words describing it. */
-static void __normal_body(struct sim_world *w, const struct sim_sub *s, const char *fn,
+static void normal_body(struct sim_world *w, const struct sim_sub *s, const char *fn,
 			  const char *path, struct strbuf *body, struct strbuf *subj,
 			  struct strbuf *why)
 {
@@ -224,7 +224,7 @@ static void __normal_body(struct sim_world *w, const struct sim_sub *s, const ch
 	const char *f = s->fields[RNG(w, 4)];
 	int n = 1 + RNG(w, 6), lim = 64 << RNG(w, 6), m = 2 + RNG(w, 6), d = m + 1 + RNG(w, 4);
 
-	__stem_of(&stem, path);
+	stem_of(&stem, path);
 	switch (RNG(w, 4)) {
 	case 0:
 		strbuf_addf(body, "\tr += %s->%s >> %d;", s->var, f, n);
@@ -257,7 +257,7 @@ static void __normal_body(struct sim_world *w, const struct sim_sub *s, const ch
 }
 
 /* Picks a free slot of `sub` (a built one if asked); -1 if none. */
-static int __free_slot(struct sim_world *w, int sub, int built)
+static int free_slot(struct sim_world *w, int sub, int built)
 {
 	struct sim_sub *s = &w->subs[sub];
 	int n = sim_slot_count(s), start = RNG(w, n), i;
@@ -269,7 +269,7 @@ static int __free_slot(struct sim_world *w, int sub, int built)
 		if (built && !sim_slot_is_built(s, slot))
 			continue;
 		snprintf(key, sizeof(key), "s:%d:%d", sub, slot);
-		if (!__locked(w, key))
+		if (!locked(w, key))
 			return slot;
 	}
 	return -1;
@@ -279,18 +279,18 @@ static int __free_slot(struct sim_world *w, int sub, int built)
  * Makes `p` rewrite the body of a slot function.  `body` NULL: a normal change.
  * Returns -1 if no slot is free.
  */
-static int __slot_edit(struct sim_world *w, struct sim_patch *p, int built, const char *body,
+static int slot_edit(struct sim_world *w, struct sim_patch *p, int built, const char *body,
 		       const char *subject, const char *why)
 {
 	struct sim_sub *s = &w->subs[p->sub];
 	struct strbuf path = STRBUF_INIT, fn = STRBUF_INIT, old = STRBUF_INIT, neu = STRBUF_INIT;
 	struct strbuf b = STRBUF_INIT, subj = STRBUF_INIT, whyb = STRBUF_INIT;
-	int slot = __free_slot(w, p->sub, built), error = -1, tries;
+	int slot = free_slot(w, p->sub, built), error = -1, tries;
 
 	if (slot < 0)
 		goto done;
 	sim_slot_locate(&path, &fn, s, slot);
-	if (__read_fn(&old, w, p->tree, path.buf, fn.buf) < 0) {
+	if (read_fn(&old, w, p->tree, path.buf, fn.buf) < 0) {
 		log_warn("%s", nb_error_last());
 		goto done;
 	}
@@ -299,17 +299,17 @@ static int __slot_edit(struct sim_world *w, struct sim_patch *p, int built, cons
 		strbuf_reset(&b);
 		strbuf_reset(&subj);
 		strbuf_reset(&whyb);
-		__normal_body(w, s, fn.buf, path.buf, &b, &subj, &whyb);
+		normal_body(w, s, fn.buf, path.buf, &b, &subj, &whyb);
 		sim_slot_fn(&neu, s, fn.buf, body ? body : b.buf);
 		if (strcmp(neu.buf, old.buf))
 			break;
 	}
-	__patch_op(p, path.buf, old.buf, neu.buf);
+	patch_op(p, path.buf, old.buf, neu.buf);
 	strvec_pushf(&p->locks, "s:%d:%d", p->sub, slot);
 	if (subject)
-		__set_text(p, subject, why);
+		set_text(p, subject, why);
 	else
-		__set_text(p, subj.buf, whyb.buf);
+		set_text(p, subj.buf, whyb.buf);
 	error = 0;
 done:
 	strbuf_release(&path);
@@ -322,7 +322,7 @@ done:
 	return error;
 }
 
-static void __new_file(struct sim_world *w, struct sim_patch *p)
+static void new_file(struct sim_world *w, struct sim_patch *p)
 {
 	struct sim_sub *s = &w->subs[p->sub];
 	struct strbuf path = STRBUF_INIT, text = STRBUF_INIT, subj = STRBUF_INIT;
@@ -332,12 +332,12 @@ static void __new_file(struct sim_world *w, struct sim_patch *p)
 	strbuf_addf(&path, "%s/%s%d.c", s->dir, stem, p->id);
 	strbuf_addf(&what, "%s %s helpers", s->prefix, stem);
 	sim_new_file(&text, s, path.buf, what.buf, NULL, NULL);
-	__patch_op(p, path.buf, NULL, text.buf);
+	patch_op(p, path.buf, NULL, text.buf);
 	strvec_push(&p->new_files, path.buf);
 	strbuf_addf(&subj, "%s: add %s helpers in %s", s->prefix, stem, path.buf);
 	strbuf_addf(&why, "Add the %s helpers the %s code will use to account\n"
 		    "its work.  No functional change on its own.", stem, s->prefix);
-	__set_text(p, subj.buf, why.buf);
+	set_text(p, subj.buf, why.buf);
 	strbuf_release(&path);
 	strbuf_release(&text);
 	strbuf_release(&subj);
@@ -345,19 +345,19 @@ static void __new_file(struct sim_world *w, struct sim_patch *p)
 	strbuf_release(&what);
 }
 
-static struct sim_patch *__normal_patch(struct sim_world *w, int tree, int sub)
+static struct sim_patch *normal_patch(struct sim_world *w, int tree, int sub)
 {
-	struct sim_patch *p = __patch_new(w, tree, sub);
+	struct sim_patch *p = patch_new(w, tree, sub);
 
-	if (CHANCE(w, 8) || __slot_edit(w, p, 0, NULL, NULL, NULL) < 0)
-		__new_file(w, p);
-	__lock_all(w, p);
+	if (CHANCE(w, 8) || slot_edit(w, p, 0, NULL, NULL, NULL) < 0)
+		new_file(w, p);
+	lock_all(w, p);
 	return p;
 }
 
 /* ---- defects ---- */
 
-static struct sim_defect *__defect_new(struct sim_world *w, int kind, struct sim_patch *culprit,
+static struct sim_defect *defect_new(struct sim_world *w, int kind, struct sim_patch *culprit,
 				       struct sim_patch *partner)
 {
 	struct sim_defect *d;
@@ -377,7 +377,7 @@ static struct sim_defect *__defect_new(struct sim_world *w, int kind, struct sim
 	return d;
 }
 
-static int __build_defect(struct sim_world *w, struct sim_patch *p)
+static int build_defect(struct sim_world *w, struct sim_patch *p)
 {
 	struct sim_sub *s = &w->subs[p->sub];
 	struct strbuf body = STRBUF_INIT, subj = STRBUF_INIT, why = STRBUF_INIT;
@@ -399,14 +399,14 @@ static int __build_defect(struct sim_world *w, struct sim_patch *p)
 		strbuf_addf(&why, "Bound the estimate by the per-subsystem scan limit so a\n"
 			    "large backlog does not stall reclaim of other objects.");
 	}
-	error = __slot_edit(w, p, 1, body.buf, subj.buf, why.buf);
+	error = slot_edit(w, p, 1, body.buf, subj.buf, why.buf);
 	strbuf_release(&body);
 	strbuf_release(&subj);
 	strbuf_release(&why);
 	return error;
 }
 
-static int __test_defect(struct sim_world *w, struct sim_patch *p)
+static int test_defect(struct sim_world *w, struct sim_patch *p)
 {
 	struct sim_sub *s = &w->subs[p->sub];
 	struct strbuf name = STRBUF_INIT, good = STRBUF_INIT, bad = STRBUF_INIT;
@@ -415,15 +415,15 @@ static int __test_defect(struct sim_world *w, struct sim_patch *p)
 	int error = -1;
 
 	snprintf(key, sizeof(key), "t:%d", p->sub);
-	if (__locked(w, key))
+	if (locked(w, key))
 		goto done;
 	sim_tested_fn(&name, &good, &bad, &subj, s, p->sub);
 	strbuf_addf(&path, "%s/%s.c", s->dir, s->core[0]);
-	if (__read_fn(&old, w, p->tree, path.buf, name.buf) < 0 || strcmp(old.buf, good.buf))
+	if (read_fn(&old, w, p->tree, path.buf, name.buf) < 0 || strcmp(old.buf, good.buf))
 		goto done;
-	__patch_op(p, path.buf, good.buf, bad.buf);
+	patch_op(p, path.buf, good.buf, bad.buf);
 	strvec_push(&p->locks, key);
-	__set_text(p, subj.buf, "The computation had a redundant step.  Simplify it; the\n"
+	set_text(p, subj.buf, "The computation had a redundant step.  Simplify it; the\n"
 				"callers' results are unchanged.");
 	error = 0;
 done:
@@ -436,7 +436,7 @@ done:
 	return error;
 }
 
-static void __flaky_defect(struct sim_world *w, struct sim_patch *p)
+static void flaky_defect(struct sim_world *w, struct sim_patch *p)
 {
 	struct sim_sub *s = &w->subs[p->sub];
 	struct strbuf path = STRBUF_INIT, tpath = STRBUF_INIT, text = STRBUF_INIT;
@@ -450,7 +450,7 @@ static void __flaky_defect(struct sim_world *w, struct sim_patch *p)
 		    " */\n#include \"nb/kernel.h\"\n\n"
 		    "unsigned int %s(unsigned int n, unsigned int chunk)\n{\n"
 		    "\treturn n / chunk + (n %% chunk > 1);\n}\n", path.buf, fn.buf);
-	__patch_op(p, path.buf, NULL, text.buf);
+	patch_op(p, path.buf, NULL, text.buf);
 	strbuf_reset(&text);
 	strbuf_addf(&text, "// SPDX-License-Identifier: GPL-2.0\n"
 		    "/* Unit tests of %s, with the sizes callers really use. */\n"
@@ -464,9 +464,9 @@ static void __flaky_defect(struct sim_world *w, struct sim_patch *p)
 		    "\t\tKUNIT_EXPECT_EQ(%s(n, chunk), (n + chunk - 1) / chunk);\n\t}\n}\n\n"
 		    "int main(void)\n{\n\tKUNIT_CASE(test_%s);\n\treturn kunit_done(\"%s\");\n}\n",
 		    path.buf, fn.buf, fn.buf, fn.buf, fn.buf, fn.buf);
-	__patch_op(p, tpath.buf, NULL, text.buf);
+	patch_op(p, tpath.buf, NULL, text.buf);
 	strbuf_addf(&subj, "%s: split batched work into chunks", s->prefix);
-	__set_text(p, subj.buf, "Large batches hold locks for too long.  Add a helper that\n"
+	set_text(p, subj.buf, "Large batches hold locks for too long.  Add a helper that\n"
 				"splits the work into chunks, with a test over random sizes.");
 	strbuf_release(&path);
 	strbuf_release(&tpath);
@@ -475,7 +475,7 @@ static void __flaky_defect(struct sim_world *w, struct sim_patch *p)
 	strbuf_release(&subj);
 }
 
-static void __undo_patch(struct sim_world *w, struct sim_patch *p)
+static void undo_patch(struct sim_world *w, struct sim_patch *p)
 {
 	size_t i;
 
@@ -493,27 +493,27 @@ static void __undo_patch(struct sim_world *w, struct sim_patch *p)
  * Culprit of a single-patch defect of `*kind` in `tree` (a test defect whose
  * function is busy becomes a build defect: *kind says which); NULL if none fits.
  */
-static struct sim_patch *__single_defect(struct sim_world *w, int *kind, int tree)
+static struct sim_patch *single_defect(struct sim_world *w, int *kind, int tree)
 {
-	struct sim_patch *p = __patch_new(w, tree, w->trees[tree].sub);
+	struct sim_patch *p = patch_new(w, tree, w->trees[tree].sub);
 	int error = 0;
 
-	if (*kind == SIM_TEST && __test_defect(w, p) < 0)
+	if (*kind == SIM_TEST && test_defect(w, p) < 0)
 		*kind = SIM_BUILD;
 	if (*kind == SIM_BUILD)
-		error = __build_defect(w, p);
+		error = build_defect(w, p);
 	else if (*kind == SIM_FLAKY)
-		__flaky_defect(w, p);
+		flaky_defect(w, p);
 	if (error < 0) {
-		__undo_patch(w, p);
+		undo_patch(w, p);
 		return NULL;
 	}
-	__lock_all(w, p);
+	lock_all(w, p);
 	return p;
 }
 
 /* A param line "#define NAME\tvalue\n" of params.h as `tree` has it. */
-static int __param_line(struct strbuf *line, int *value, struct sim_world *w, int tree,
+static int param_line(struct strbuf *line, int *value, struct sim_world *w, int tree,
 			const char *name)
 {
 	struct strbuf text = STRBUF_INIT, pat = STRBUF_INIT;
@@ -521,7 +521,7 @@ static int __param_line(struct strbuf *line, int *value, struct sim_world *w, in
 	int error = -1;
 
 	strbuf_addf(&pat, "#define %s\t", name);
-	if (sim_git_read(&text, w->store, __source(w, tree), "include/nb/params.h") < 0)
+	if (sim_git_read(&text, w->store, source(w, tree), "include/nb/params.h") < 0)
 		goto done;
 	at = strstr(text.buf, pat.buf);
 	if (!at)
@@ -535,7 +535,7 @@ done:
 	return error;
 }
 
-static int __conflict_pair(struct sim_world *w, struct sim_patch *a, struct sim_patch *b)
+static int conflict_pair(struct sim_world *w, struct sim_patch *a, struct sim_patch *b)
 {
 	struct strbuf la = STRBUF_INIT, lb = STRBUF_INIT, na = STRBUF_INIT, nb = STRBUF_INIT;
 	struct strbuf subj = STRBUF_INIT;
@@ -544,26 +544,26 @@ static int __conflict_pair(struct sim_world *w, struct sim_patch *a, struct sim_
 
 	for (n = 0; n < (int)sim_params_nr; n++, i = (i + 1) % (int)sim_params_nr) {
 		snprintf(key, sizeof(key), "p:%d", i);
-		if (!__locked(w, key))
+		if (!locked(w, key))
 			break;
 	}
 	if (n == (int)sim_params_nr)
 		goto done;
-	if (__param_line(&la, &va, w, a->tree, sim_params[i]) < 0 ||
-	    __param_line(&lb, &vb, w, b->tree, sim_params[i]) < 0)
+	if (param_line(&la, &va, w, a->tree, sim_params[i]) < 0 ||
+	    param_line(&lb, &vb, w, b->tree, sim_params[i]) < 0)
 		goto done;
 	strbuf_addf(&na, "#define %s\t%d\n", sim_params[i], va * 2);
 	strbuf_addf(&nb, "#define %s\t%d\n", sim_params[i], vb > 1 ? vb / 2 + 1 : vb + 3);
-	__patch_op(a, "include/nb/params.h", la.buf, na.buf);
-	__patch_op(b, "include/nb/params.h", lb.buf, nb.buf);
+	patch_op(a, "include/nb/params.h", la.buf, na.buf);
+	patch_op(b, "include/nb/params.h", lb.buf, nb.buf);
 	strvec_push(&a->locks, key);
 	strvec_push(&b->locks, key);
 	strbuf_addf(&subj, "%s: raise %s to %d", w->subs[a->sub].prefix, sim_params[i], va * 2);
-	__set_text(a, subj.buf, "The default is too small for current machines; doubling it\n"
+	set_text(a, subj.buf, "The default is too small for current machines; doubling it\n"
 				"removes most of the contention seen in benchmarks.");
 	strbuf_reset(&subj);
 	strbuf_addf(&subj, "%s: lower %s for latency", w->subs[b->sub].prefix, sim_params[i]);
-	__set_text(b, subj.buf, "Long batches hurt tail latency.  Lower the default; the\n"
+	set_text(b, subj.buf, "Long batches hurt tail latency.  Lower the default; the\n"
 				"throughput cost is in the noise.");
 	error = 0;
 done:
@@ -575,7 +575,7 @@ done:
 	return error;
 }
 
-static int __semantic_pair(struct sim_world *w, struct sim_patch *a, struct sim_patch *b)
+static int semantic_pair(struct sim_world *w, struct sim_patch *a, struct sim_patch *b)
 {
 	struct sim_sub *s = &w->subs[a->sub];
 	struct sim_api_text api;
@@ -592,16 +592,16 @@ static int __semantic_pair(struct sim_world *w, struct sim_patch *a, struct sim_
 		    s->ident);
 	strbuf_addf(&why, "Objects of %s hold %s memory too; charge it using\n%s().",
 		    w->subs[b->sub].prefix, s->ident, api.name.buf);
-	if (__slot_edit(w, b, 1, body.buf, subj.buf, why.buf) < 0)
+	if (slot_edit(w, b, 1, body.buf, subj.buf, why.buf) < 0)
 		goto done;
 	strbuf_addf(&path, "include/nb/%s.h", s->ident);
-	__patch_op(a, path.buf, api.decl.buf, api.new_decl.buf);
+	patch_op(a, path.buf, api.decl.buf, api.new_decl.buf);
 	strbuf_reset(&path);
 	strbuf_addf(&path, "%s/%s.c", s->dir, s->core[0]);
-	__patch_op(a, path.buf, api.def.buf, api.new_def.buf);
+	patch_op(a, path.buf, api.def.buf, api.new_def.buf);
 	strbuf_reset(&path);
 	strbuf_addf(&path, "%s/%s.c", s->dir, s->core[1]);
-	__patch_op(a, path.buf, api.caller.buf, api.new_caller.buf);
+	patch_op(a, path.buf, api.caller.buf, api.new_caller.buf);
 	strbuf_reset(&subj);
 	strbuf_reset(&why);
 	if (s->api_rename) {
@@ -614,7 +614,7 @@ static int __semantic_pair(struct sim_world *w, struct sim_patch *a, struct sim_
 		strbuf_addf(&why, "Callers know the unit they want.  Let them pass the shift\n"
 			    "instead of hard-coding it, and convert all callers.");
 	}
-	__set_text(a, subj.buf, why.buf);
+	set_text(a, subj.buf, why.buf);
 	strvec_pushf(&a->locks, "a:%d", a->sub);
 	strvec_pushf(&b->locks, "a:%d", a->sub);
 	s->api_used = 1;
@@ -629,38 +629,38 @@ done:
 }
 
 /* A pair in trees x (earlier in merge order) and y; 0 on success. */
-static int __pair_defect(struct sim_world *w, int kind, int x, int y)
+static int pair_defect(struct sim_world *w, int kind, int x, int y)
 {
-	struct sim_patch *a = __patch_new(w, x, w->trees[x].sub);
-	struct sim_patch *b = __patch_new(w, y, w->trees[y].sub);
+	struct sim_patch *a = patch_new(w, x, w->trees[x].sub);
+	struct sim_patch *b = patch_new(w, y, w->trees[y].sub);
 	int error;
 
-	error = kind == SIM_CONFLICT ? __conflict_pair(w, a, b) : __semantic_pair(w, a, b);
+	error = kind == SIM_CONFLICT ? conflict_pair(w, a, b) : semantic_pair(w, a, b);
 	if (error < 0) {
-		__undo_patch(w, b);
-		__undo_patch(w, a);
+		undo_patch(w, b);
+		undo_patch(w, a);
 		return -1;
 	}
-	__lock_all(w, a);
-	__lock_all(w, b);
-	__defect_new(w, kind, b, a);
+	lock_all(w, a);
+	lock_all(w, b);
+	defect_new(w, kind, b, a);
 	w->covered[kind] = 1;
 	a->review_day = w->day + 3;
 	b->drop_day = w->day + 2 + RNG(w, 3);
-	__tree_append(w, x, a);
-	__tree_append(w, y, b);
+	tree_append(w, x, a);
+	tree_append(w, y, b);
 	return 0;
 }
 
-static int __others_nr(struct sim_world *w)
+static int others_nr(struct sim_world *w)
 {
 	return (int)w->trees_nr - 4;
 }
 
 /* Injects one defect of `kind` into merged trees; 0 on success. */
-static int __inject_merged(struct sim_world *w, int kind)
+static int inject_merged(struct sim_world *w, int kind)
 {
-	int others = __others_nr(w), tree, x, y;
+	int others = others_nr(w), tree, x, y;
 	struct sim_patch *p;
 
 	if (kind == SIM_CONFLICT || kind == SIM_SEMANTIC) {
@@ -671,21 +671,21 @@ static int __inject_merged(struct sim_world *w, int kind)
 		x = x == 0 ? 2 : 3 + x;
 		y = x == 2 ? 4 : x + 1;
 		y += RNG(w, (int)w->trees_nr - y);
-		return __pair_defect(w, kind, x, y);
+		return pair_defect(w, kind, x, y);
 	}
 	tree = others ? 4 + RNG(w, others) : 2;
-	p = __single_defect(w, &kind, tree);
+	p = single_defect(w, &kind, tree);
 	if (!p)
 		return -1;
-	__defect_new(w, kind, p, NULL);
+	defect_new(w, kind, p, NULL);
 	w->covered[kind] = 1;
 	p->drop_day = w->day + (kind == SIM_FLAKY ? 3 : 2) + RNG(w, 3);
 	p->review_day = w->day + 3;
-	__tree_append(w, tree, p);
+	tree_append(w, tree, p);
 	return 0;
 }
 
-static void __inject_defects(struct sim_world *w)
+static void inject_defects(struct sim_world *w)
 {
 	int missing[SIM_KINDS], nmissing = 0, k;
 
@@ -699,51 +699,51 @@ static void __inject_defects(struct sim_world *w)
 	else
 		k = -1;
 	if (k >= 0)
-		__inject_merged(w, k);
+		inject_merged(w, k);
 	if (CHANCE(w, 10)) /* a second one now and then */
-		__inject_merged(w, RNG(w, SIM_KINDS));
+		inject_merged(w, RNG(w, SIM_KINDS));
 	if (CHANCE(w, 45)) {
 		int kind = RNG(w, 3); /* build, test or flaky */
-		struct sim_patch *p = __single_defect(w, &kind, 3);
+		struct sim_patch *p = single_defect(w, &kind, 3);
 
 		if (p) {
-			__defect_new(w, kind, p, NULL);
+			defect_new(w, kind, p, NULL);
 			p->review_day = w->day + 2 + RNG(w, 2);
 			p->fate = CHANCE(w, 50) ? SIM_FATE_GRADUATE : SIM_FATE_DROP;
 			if (p->fate == SIM_FATE_DROP)
 				p->drop_day = p->review_day;
-			__tree_append(w, 3, p);
+			tree_append(w, 3, p);
 		}
 	}
 }
 
 /* ---- the day's flow ---- */
 
-static int __patches_per_tree(struct sim_world *w)
+static int patches_per_tree(struct sim_world *w)
 {
 	return w->nfiles > 2000 ? 18 + RNG(w, 5) : 1 + RNG(w, 3);
 }
 
-static void __arrivals(struct sim_world *w)
+static void arrivals(struct sim_world *w)
 {
 	size_t t;
 	int n, i;
 
 	for (t = 4; t < w->trees_nr; t++) {
-		n = __patches_per_tree(w);
+		n = patches_per_tree(w);
 		for (i = 0; i < n; i++)
-			__tree_append(w, (int)t, __normal_patch(w, (int)t, w->trees[t].sub));
+			tree_append(w, (int)t, normal_patch(w, (int)t, w->trees[t].sub));
 	}
-	n = __patches_per_tree(w);
+	n = patches_per_tree(w);
 	for (i = 0; i < n; i++) {
-		struct sim_patch *p = __normal_patch(w, 3, 1);
+		struct sim_patch *p = normal_patch(w, 3, 1);
 
 		p->review_day = w->day + 2 + RNG(w, 3);
-		__tree_append(w, 3, p);
+		tree_append(w, 3, p);
 	}
 }
 
-static void __graduate(struct sim_world *w)
+static void graduate(struct sim_world *w)
 {
 	struct sim_tree *next = &w->trees[2], *unstable = &w->trees[3];
 	size_t i;
@@ -751,9 +751,9 @@ static void __graduate(struct sim_world *w)
 	for (i = 0; i < next->nr;) {
 		struct sim_patch *p = next->patches[i];
 
-		if (p->review_day <= w->day && !__held(w, p)) {
-			__tree_remove(w, p);
-			__tree_append(w, 1, p);
+		if (p->review_day <= w->day && !held(w, p)) {
+			tree_remove(w, p);
+			tree_append(w, 1, p);
 		} else {
 			i++;
 		}
@@ -765,8 +765,8 @@ static void __graduate(struct sim_world *w)
 			i++;
 			continue;
 		}
-		__tree_remove(w, p);
-		__tree_append(w, 2, p);
+		tree_remove(w, p);
+		tree_append(w, 2, p);
 		p->review_day = w->day + 3 + RNG(w, 3);
 		if (p->defect >= 0) {
 			p->drop_day = w->day + 2 + RNG(w, 2);
@@ -775,7 +775,7 @@ static void __graduate(struct sim_world *w)
 	}
 }
 
-static void __drops(struct sim_world *w)
+static void drops(struct sim_world *w)
 {
 	size_t i;
 
@@ -786,24 +786,24 @@ static void __drops(struct sim_world *w)
 		if (p->state != SIM_LIVE || kind == SIM_MM_STABLE)
 			continue;
 		if (p->drop_day > 0 && p->drop_day <= w->day)
-			__drop(w, p);
+			drop(w, p);
 		else if (p->defect < 0 && CHANCE(w, 2))
-			__drop(w, p);
+			drop(w, p);
 	}
 }
 
-static int __absorbable(struct sim_world *w, int tree)
+static int absorbable(struct sim_world *w, int tree)
 {
 	struct sim_tree *t = &w->trees[tree];
 	size_t i;
 
 	for (i = 0; i < t->nr; i++)
-		if (__held(w, t->patches[i]))
+		if (held(w, t->patches[i]))
 			return 0;
 	return t->nr > 0;
 }
 
-static int __absorb(struct sim_world *w, int tree, int k)
+static int absorb(struct sim_world *w, int tree, int k)
 {
 	struct sim_tree *t = &w->trees[tree];
 	struct sim_tree *mainline = &w->trees[0];
@@ -860,9 +860,9 @@ done:
 }
 
 /* Mainline's own fixes: edits of lib/ committed straight onto master. */
-static int __mainline_commit(struct sim_world *w, int k)
+static int mainline_commit(struct sim_world *w, int k)
 {
-	struct sim_patch *p = __patch_new(w, 0, 0);
+	struct sim_patch *p = patch_new(w, 0, 0);
 	struct sim_person linus = sim_maintainer(0);
 	const struct sim_person *a;
 	struct strbuf msg = STRBUF_INIT;
@@ -872,7 +872,7 @@ static int __mainline_commit(struct sim_world *w, int k)
 	char out[41];
 	int error = 0;
 
-	if (__slot_edit(w, p, 0, NULL, NULL, NULL) < 0)
+	if (slot_edit(w, p, 0, NULL, NULL, NULL) < 0)
 		goto done;
 	a = &sim_submitters[p->author];
 	git_oid_fromstr(&oid, w->mainline);
@@ -886,7 +886,7 @@ static int __mainline_commit(struct sim_world *w, int k)
 	strbuf_addf(&msg, "%s\n\n%s\n\nSigned-off-by: %s <%s>\nLink: https://lore.kernel.org/r/%s\n"
 		    "Signed-off-by: %s <%s>\n", p->subject, p->body, a->name, a->email, p->msgid,
 		    linus.name, linus.email);
-	error = sim_git_commit(out, w->store, &tree_oid, parents, 1, a, __author_time(p), &linus,
+	error = sim_git_commit(out, w->store, &tree_oid, parents, 1, a, author_time(p), &linus,
 			       SIM_EPOCH + (long long)w->day * 86400 + 9 * 3600 + k * 60, msg.buf);
 	if (!error) {
 		memcpy(w->mainline, out, 41);
@@ -899,30 +899,30 @@ done:
 	return error;
 }
 
-static int __mainline_day(struct sim_world *w)
+static int mainline_day(struct sim_world *w)
 {
 	size_t t;
 	int k = 0, error = 0, n = 1 + RNG(w, 2), i;
 
 	for (i = 0; i < n && !error; i++)
-		error = __mainline_commit(w, i);
+		error = mainline_commit(w, i);
 	if (!error && w->day % 7 == 0) {
-		if (__absorbable(w, 1))
-			error = __absorb(w, 1, k++);
+		if (absorbable(w, 1))
+			error = absorb(w, 1, k++);
 		for (t = 4; t < w->trees_nr && !error; t++)
-			if (__absorbable(w, (int)t) && CHANCE(w, 80))
-				error = __absorb(w, (int)t, k++);
-	} else if (!error && __others_nr(w) > 0 && CHANCE(w, 15)) {
-		t = 4 + (size_t)RNG(w, __others_nr(w));
-		if (__absorbable(w, (int)t))
-			error = __absorb(w, (int)t, k);
+			if (absorbable(w, (int)t) && CHANCE(w, 80))
+				error = absorb(w, (int)t, k++);
+	} else if (!error && others_nr(w) > 0 && CHANCE(w, 15)) {
+		t = 4 + (size_t)RNG(w, others_nr(w));
+		if (absorbable(w, (int)t))
+			error = absorb(w, (int)t, k);
 	}
 	return error;
 }
 
 /* ---- writing the branches ---- */
 
-static void __message(struct strbuf *msg, const struct sim_patch *p, const struct sim_person *m)
+static void message(struct strbuf *msg, const struct sim_patch *p, const struct sim_person *m)
 {
 	const struct sim_person *a = &sim_submitters[p->author];
 
@@ -933,12 +933,12 @@ static void __message(struct strbuf *msg, const struct sim_patch *p, const struc
 }
 
 /* Committer dates of rebuilt branches: the evening of the day, in branch order. */
-static long long __commit_time(int day, size_t position)
+static long long commit_time(int day, size_t position)
 {
 	return SIM_EPOCH + (long long)day * 86400 + 17 * 3600 + (long long)position * 7;
 }
 
-static int __replay(struct sim_world *w, int tree, int all)
+static int replay(struct sim_world *w, int tree, int all)
 {
 	struct sim_tree *t = &w->trees[tree];
 	struct sim_person m = sim_maintainer(t->maintainer);
@@ -966,15 +966,15 @@ static int __replay(struct sim_world *w, int tree, int all)
 				  p->ops_nr) < 0) {
 			log_warn("sim: %s: dropping '%s': %s", t->name, p->subject,
 				 nb_error_last());
-			__drop(w, p);
+			drop(w, p);
 			continue;
 		}
 		p->commit_day = w->day;
 		strbuf_reset(&msg);
-		__message(&msg, p, &m);
+		message(&msg, p, &m);
 		error = sim_git_commit(p->commit, w->store, &tree_oid, parents, 1,
-				       &sim_submitters[p->author], __author_time(p), &m,
-				       __commit_time(w->day, i), msg.buf);
+				       &sim_submitters[p->author], author_time(p), &m,
+				       commit_time(w->day, i), msg.buf);
 		if (error)
 			break;
 		memcpy(t->tip, p->commit, 41);
@@ -986,25 +986,25 @@ static int __replay(struct sim_world *w, int tree, int all)
 	return error;
 }
 
-static int __rebuild(struct sim_world *w)
+static int rebuild(struct sim_world *w)
 {
 	size_t t;
 	int error = 0;
 
 	for (t = 4; t < w->trees_nr && !error; t++)
-		error = __replay(w, (int)t, 0);
+		error = replay(w, (int)t, 0);
 	if (!error)
-		error = __replay(w, 1, 0);
+		error = replay(w, 1, 0);
 	memcpy(w->trees[2].base, w->trees[1].tip, 41);
 	if (!error)
-		error = __replay(w, 2, 1);
+		error = replay(w, 2, 1);
 	memcpy(w->trees[3].base, w->trees[2].tip, 41);
 	if (!error)
-		error = __replay(w, 3, 1);
+		error = replay(w, 3, 1);
 	return error;
 }
 
-static int __publish(struct sim_world *w)
+static int publish(struct sim_world *w)
 {
 	struct strbuf path = STRBUF_INIT, ref = STRBUF_INIT;
 	size_t t;
@@ -1022,7 +1022,7 @@ static int __publish(struct sim_world *w)
 	return error;
 }
 
-static void __refresh_truth(struct sim_world *w)
+static void refresh_truth(struct sim_world *w)
 {
 	size_t i;
 
@@ -1045,7 +1045,7 @@ static void __refresh_truth(struct sim_world *w)
 	nb_error_clear();
 }
 
-static double __now(void)
+static double now(void)
 {
 	struct timespec ts;
 
@@ -1053,46 +1053,46 @@ static double __now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static int __finish_day(struct sim_world *w)
+static int finish_day(struct sim_world *w)
 {
-	double t0 = __now(), t1, t2;
+	double t0 = now(), t1, t2;
 	int error;
 
-	__relock(w);
-	if ((error = __rebuild(w)) < 0)
+	relock(w);
+	if ((error = rebuild(w)) < 0)
 		return error;
-	t1 = __now();
-	__relock(w);
-	if ((error = sim_git_flush(w)) < 0 || (error = __publish(w)) < 0)
+	t1 = now();
+	relock(w);
+	if ((error = sim_git_flush(w)) < 0 || (error = publish(w)) < 0)
 		return error;
-	t2 = __now();
-	__refresh_truth(w);
-	__prune(w);
+	t2 = now();
+	refresh_truth(w);
+	prune(w);
 	if ((error = sim_truth_save(w)) < 0 || (error = sim_state_save(w)) < 0)
 		return error;
 	log_verbose("sim: day %d: commits %.2fs, pack and refs %.2fs, state %.2fs", w->day,
-		    t1 - t0, t2 - t1, __now() - t2);
+		    t1 - t0, t2 - t1, now() - t2);
 	return 0;
 }
 
-static int __play_day(struct sim_world *w)
+static int play_day(struct sim_world *w)
 {
 	int error;
 
-	double t0 = __now();
+	double t0 = now();
 
 	w->day++;
 	log_progress("sim: day %d", w->day);
-	if ((error = __mainline_day(w)) < 0)
+	if ((error = mainline_day(w)) < 0)
 		return error;
-	__drops(w);
-	__graduate(w);
-	__relock(w);
-	__prune(w);
-	__arrivals(w);
-	__inject_defects(w);
-	log_verbose("sim: day %d: news %.2fs", w->day, __now() - t0);
-	return __finish_day(w);
+	drops(w);
+	graduate(w);
+	relock(w);
+	prune(w);
+	arrivals(w);
+	inject_defects(w);
+	log_verbose("sim: day %d: news %.2fs", w->day, now() - t0);
+	return finish_day(w);
 }
 
 /* ---- creating a world ---- */
@@ -1135,7 +1135,7 @@ struct import {
 	struct strvec paths;
 };
 
-static int __import_file(void *ctx, const char *path, const char *text)
+static int import_file(void *ctx, const char *path, const char *text)
 {
 	struct import *im = ctx;
 	git_tree_update *u;
@@ -1152,7 +1152,7 @@ static int __import_file(void *ctx, const char *path, const char *text)
 	return 0;
 }
 
-static int __import(struct sim_world *w)
+static int import(struct sim_world *w)
 {
 	struct import im = { NULL, 0, 0, w->store, STRVEC_INIT };
 	struct sim_person linus = sim_maintainer(0);
@@ -1162,7 +1162,7 @@ static int __import(struct sim_world *w)
 	size_t i;
 	int error;
 
-	if ((error = sim_project_files(w, __import_file, &im)) < 0)
+	if ((error = sim_project_files(w, import_file, &im)) < 0)
 		goto done;
 	for (i = 0; i < im.nr; i++)
 		im.u[i].path = im.paths.v[i];
@@ -1186,7 +1186,7 @@ done:
 	return error;
 }
 
-static int __create_repos(struct sim_world *w)
+static int create_repos(struct sim_world *w)
 {
 	struct strbuf path = STRBUF_INIT, store = STRBUF_INIT;
 	size_t i;
@@ -1241,13 +1241,13 @@ int feeds_world_init(const char *dir, const struct feeds_world_opts *opts)
 	w.nfiles = opts->files;
 	sim_subs_build(&w);
 	sim_trees_build(&w);
-	if ((error = __create_repos(&w)) < 0 || (error = sim_git_store_setup(&w)) < 0 ||
-	    (error = __import(&w)) < 0)
+	if ((error = create_repos(&w)) < 0 || (error = sim_git_store_setup(&w)) < 0 ||
+	    (error = import(&w)) < 0)
 		goto done;
 	for (i = 0; i < SIM_KINDS; i++)
 		w.covered[i] = 0;
-	__arrivals(&w);
-	if ((error = __finish_day(&w)) < 0)
+	arrivals(&w);
+	if ((error = finish_day(&w)) < 0)
 		goto done;
 	error = sim_config_save(&w);
 done:
@@ -1267,9 +1267,9 @@ int feeds_world_advance(const char *dir, int days)
 	memset(&w, 0, sizeof(w));
 	if ((error = sim_state_load(&w, dir)) < 0 || (error = sim_git_store_setup(&w)) < 0)
 		goto done;
-	__relock(&w);
+	relock(&w);
 	for (i = 0; i < days && !error; i++)
-		error = __play_day(&w);
+		error = play_day(&w);
 	log_progress_done();
 done:
 	sim_world_release(&w);

@@ -66,7 +66,7 @@ struct state {
 	size_t nr;
 };
 
-static void __state_init(struct state *s, const struct bisect_graph *g)
+static void state_init(struct state *s, const struct bisect_graph *g)
 {
 	s->g = g;
 	s->cand = xcalloc(g->nr + 1, 1);
@@ -76,7 +76,7 @@ static void __state_init(struct state *s, const struct bisect_graph *g)
 	s->nr = 0;
 }
 
-static void __state_release(struct state *s)
+static void state_release(struct state *s)
 {
 	free(s->cand);
 	free(s->seen);
@@ -85,7 +85,7 @@ static void __state_release(struct state *s)
 }
 
 /* Sets mark[] on `from` and all its ancestors in the graph to `val`. */
-static void __mark_ancestors(const struct bisect_graph *g, char *mark, size_t from, char val,
+static void mark_ancestors(const struct bisect_graph *g, char *mark, size_t from, char val,
 			     size_t *stack)
 {
 	size_t sp = 0, i;
@@ -106,7 +106,7 @@ static void __mark_ancestors(const struct bisect_graph *g, char *mark, size_t fr
 }
 
 /* Candidates: ancestors of the bad end that no good commit reaches. */
-static void __candidates(struct state *s, const enum bisect_verdict *v, size_t bad)
+static void candidates(struct state *s, const enum bisect_verdict *v, size_t bad)
 {
 	const struct bisect_graph *g = s->g;
 	size_t *stack = xmalloc((g->nr + 1) * sizeof(*stack));
@@ -114,11 +114,11 @@ static void __candidates(struct state *s, const enum bisect_verdict *v, size_t b
 
 	memset(s->cand, 0, g->nr);
 	memset(s->seen, 0, g->nr);
-	__mark_ancestors(g, s->cand, bad, 1, stack);
+	mark_ancestors(g, s->cand, bad, 1, stack);
 	/* a good commit off the bad one's history still rules out its ancestors */
 	for (i = 0; i < g->nr; i++)
 		if (v[i] == BISECT_GOOD)
-			__mark_ancestors(g, s->seen, i, 1, stack);
+			mark_ancestors(g, s->seen, i, 1, stack);
 	s->nr = 0;
 	for (i = 0; i < g->nr; i++) {
 		s->cand[i] &= !s->seen[i];
@@ -130,7 +130,7 @@ static void __candidates(struct state *s, const enum bisect_verdict *v, size_t b
 }
 
 /* Number of candidates reachable from p, p included (git's count_distance). */
-static int __count_distance(struct state *s, size_t p)
+static int count_distance(struct state *s, size_t p)
 {
 	const struct bisect_graph *g = s->g;
 	size_t *stack = xmalloc((g->nr + 1) * sizeof(*stack));
@@ -158,7 +158,7 @@ static int __count_distance(struct state *s, size_t p)
 	return nr;
 }
 
-static int __approx_halfway(int weight, int nr)
+static int approx_halfway(int weight, int nr)
 {
 	int diff = 2 * weight - nr;
 
@@ -167,7 +167,7 @@ static int __approx_halfway(int weight, int nr)
 	return abs(diff) < nr / 1024;
 }
 
-static int __interesting_parents(const struct state *s, size_t p)
+static int interesting_parents(const struct state *s, size_t p)
 {
 	const struct bisect_node *n = &s->g->nodes[p];
 	size_t i;
@@ -182,14 +182,14 @@ static int __interesting_parents(const struct state *s, size_t p)
  * Fills the weights as git's do_find_bisection does.  Unless `all`, returns the
  * first candidate found at about half way (git's shortcut), else NONE.
  */
-static size_t __weigh(struct state *s, int all)
+static size_t weigh(struct state *s, int all)
 {
 	int nr = (int)s->nr, counted = 0, progress = 1;
 	size_t i, j;
 
 	for (i = 0; i < s->nr; i++) {
 		size_t p = s->list[i];
-		int k = __interesting_parents(s, p);
+		int k = interesting_parents(s, p);
 
 		s->weight[p] = k == 0 ? 1 : k == 1 ? -1 : -2;
 		counted += k == 0;
@@ -199,8 +199,8 @@ static size_t __weigh(struct state *s, int all)
 
 		if (s->weight[p] != -2)
 			continue;
-		s->weight[p] = __count_distance(s, p);
-		if (!all && __approx_halfway(s->weight[p], nr))
+		s->weight[p] = count_distance(s, p);
+		if (!all && approx_halfway(s->weight[p], nr))
 			return p;
 		counted++;
 	}
@@ -223,27 +223,27 @@ static size_t __weigh(struct state *s, int all)
 			s->weight[p] = s->weight[q] + 1;
 			counted++;
 			progress = 1;
-			if (!all && __approx_halfway(s->weight[p], nr))
+			if (!all && approx_halfway(s->weight[p], nr))
 				return p;
 		}
 	}
 	return NONE;
 }
 
-static int __distance(const struct state *s, size_t p)
+static int distance(const struct state *s, size_t p)
 {
 	int w = s->weight[p], nr = (int)s->nr;
 
 	return nr - w < w ? nr - w : w;
 }
 
-static size_t __best(const struct state *s)
+static size_t best(const struct state *s)
 {
 	size_t i, best = s->list[0];
 	int best_distance = -1;
 
 	for (i = 0; i < s->nr; i++) {
-		int d = __distance(s, s->list[i]);
+		int d = distance(s, s->list[i]);
 
 		if (d > best_distance) {
 			best = s->list[i];
@@ -255,10 +255,10 @@ static size_t __best(const struct state *s)
 
 static const struct state *sort_state;
 
-static int __cmp_distance(const void *a_, const void *b_)
+static int cmp_distance(const void *a_, const void *b_)
 {
 	size_t a = *(const size_t *)a_, b = *(const size_t *)b_;
-	int da = __distance(sort_state, a), db = __distance(sort_state, b);
+	int da = distance(sort_state, a), db = distance(sort_state, b);
 
 	if (da != db)
 		return db - da;
@@ -266,14 +266,14 @@ static int __cmp_distance(const void *a_, const void *b_)
 }
 
 /* git's pseudo-random number from `count` ("man 3 rand", seeded by the count). */
-static unsigned __prn(unsigned count)
+static unsigned prn_next(unsigned count)
 {
 	count = count * 1103515245u + 12345u;
 	return (count / 65536) % PRN_MODULO;
 }
 
 /* Integer square root by Newton's method in float, as git computes it. */
-static int __sqrti(int val)
+static int sqrti(int val)
 {
 	float d, x = (float)val;
 
@@ -293,7 +293,7 @@ static int __sqrti(int val)
  * best is skipped, jumps a pseudo-random way down the untested ones, further for
  * larger sets.  `left` (may be NULL) gets the skipped candidates.
  */
-static size_t __skip_away(struct state *s, const enum bisect_verdict *v, size_t bad,
+static size_t skip_away(struct state *s, const enum bisect_verdict *v, size_t bad,
 			  size_t *left, size_t *left_nr)
 {
 	size_t *sorted = xmalloc((s->nr + 1) * sizeof(*sorted));
@@ -303,7 +303,7 @@ static size_t __skip_away(struct state *s, const enum bisect_verdict *v, size_t 
 
 	memcpy(sorted, s->list, s->nr * sizeof(*sorted));
 	sort_state = s;
-	qsort(sorted, s->nr, sizeof(*sorted), __cmp_distance);
+	qsort(sorted, s->nr, sizeof(*sorted), cmp_distance);
 	if (v[sorted[0]] != BISECT_SKIP) {
 		pick = sorted[0];
 		goto done;
@@ -317,8 +317,8 @@ static size_t __skip_away(struct state *s, const enum bisect_verdict *v, size_t 
 			filtered[count++] = sorted[i];
 		}
 	}
-	prn = (int)__prn((unsigned)count);
-	index = ((int)count * prn / PRN_MODULO) * __sqrti(prn) / __sqrti(PRN_MODULO);
+	prn = (int)prn_next((unsigned)count);
+	index = ((int)count * prn / PRN_MODULO) * sqrti(prn) / sqrti(PRN_MODULO);
 	pick = filtered[index];
 	if (pick == bad)
 		pick = index > 0 ? filtered[index - 1] : filtered[0];
@@ -332,7 +332,7 @@ done:
 	return pick;
 }
 
-static size_t __next(const struct bisect_graph *g, const enum bisect_verdict *v, size_t bad,
+static size_t next(const struct bisect_graph *g, const enum bisect_verdict *v, size_t bad,
 		     size_t *left, size_t *left_nr)
 {
 	struct state s;
@@ -343,18 +343,18 @@ static size_t __next(const struct bisect_graph *g, const enum bisect_verdict *v,
 		*left_nr = 0;
 	for (i = 0; i < g->nr; i++)
 		any_skip |= v[i] == BISECT_SKIP;
-	__state_init(&s, g);
-	__candidates(&s, v, bad);
-	pick = __weigh(&s, any_skip);
+	state_init(&s, g);
+	candidates(&s, v, bad);
+	pick = weigh(&s, any_skip);
 	if (pick == NONE)
-		pick = any_skip ? __skip_away(&s, v, bad, left, left_nr) : __best(&s);
-	__state_release(&s);
+		pick = any_skip ? skip_away(&s, v, bad, left, left_nr) : best(&s);
+	state_release(&s);
 	return pick;
 }
 
 size_t bisect_next(const struct bisect_graph *g, const enum bisect_verdict *v, size_t bad)
 {
-	return __next(g, v, bad, NULL, NULL);
+	return next(g, v, bad, NULL, NULL);
 }
 
 /*
@@ -362,16 +362,16 @@ size_t bisect_next(const struct bisect_graph *g, const enum bisect_verdict *v, s
  * j * nr / (k + 1), so that whatever the answers, about nr / (k + 1) remain.
  * Returns how many were picked; `left` gets the skipped candidates when none could be.
  */
-static size_t __next_k(const struct bisect_graph *g, const enum bisect_verdict *v, size_t bad,
+static size_t next_k(const struct bisect_graph *g, const enum bisect_verdict *v, size_t bad,
 		       unsigned k, size_t *picks, size_t *left, size_t *left_nr)
 {
 	struct state s;
 	size_t i, n = 0, skipped = 0;
 	unsigned j;
 
-	__state_init(&s, g);
-	__candidates(&s, v, bad);
-	__weigh(&s, 1);
+	state_init(&s, g);
+	candidates(&s, v, bad);
+	weigh(&s, 1);
 	for (j = 1; j <= k; j++) {
 		long target = ((long)j * (long)s.nr + (k + 1) / 2) / (k + 1);
 		size_t best = NONE;
@@ -399,11 +399,11 @@ static size_t __next_k(const struct bisect_graph *g, const enum bisect_verdict *
 		if (v[s.list[i]] == BISECT_SKIP)
 			left[skipped++] = s.list[i];
 	*left_nr = skipped;
-	__state_release(&s);
+	state_release(&s);
 	return n;
 }
 
-static void __log_line(struct bisect_result *r, const struct bisect_graph *g, size_t p,
+static void log_line(struct bisect_result *r, const struct bisect_graph *g, size_t p,
 		       enum bisect_verdict v)
 {
 	static const char *const word[] = { "", "good", "bad", "skip" };
@@ -412,7 +412,7 @@ static void __log_line(struct bisect_result *r, const struct bisect_graph *g, si
 	strvec_pushf(&r->log, "git bisect %s %s", word[v], g->nodes[p].id);
 }
 
-static void __log_start(struct bisect_result *r, const struct bisect_graph *g)
+static void log_start(struct bisect_result *r, const struct bisect_graph *g)
 {
 	struct strbuf sb = STRBUF_INIT;
 	const char *goods = g->good_ids ? g->good_ids : "";
@@ -433,7 +433,7 @@ static void __log_start(struct bisect_result *r, const struct bisect_graph *g)
 	strbuf_release(&sb);
 }
 
-static void __finish(struct bisect_result *r, const struct bisect_graph *g, size_t bad,
+static void finish(struct bisect_result *r, const struct bisect_graph *g, size_t bad,
 		     const size_t *left, size_t left_nr)
 {
 	size_t i;
@@ -457,7 +457,7 @@ static void __finish(struct bisect_result *r, const struct bisect_graph *g, size
 }
 
 /* Records the round's verdicts; returns the new bad end. */
-static size_t __apply(struct bisect_result *r, const struct bisect_graph *g,
+static size_t apply(struct bisect_result *r, const struct bisect_graph *g,
 		      enum bisect_verdict *v, const size_t *picks, const enum bisect_verdict *got,
 		      size_t n, size_t bad)
 {
@@ -467,7 +467,7 @@ static size_t __apply(struct bisect_result *r, const struct bisect_graph *g,
 
 	for (i = 0; i < n; i++) {
 		v[picks[i]] = got[i];
-		__log_line(r, g, picks[i], got[i]);
+		log_line(r, g, picks[i], got[i]);
 		if (got[i] == BISECT_SKIP) {
 			r->skipped = xrealloc(r->skipped, (r->skipped_nr + 1) * sizeof(size_t));
 			r->skipped[r->skipped_nr++] = picks[i];
@@ -483,7 +483,7 @@ static size_t __apply(struct bisect_result *r, const struct bisect_graph *g,
 		/* of several bad ones, keep the one that reaches the fewest commits */
 		seen = seen ? memset(seen, 0, g->nr) : xcalloc(g->nr + 1, 1);
 		stack = stack ? stack : xmalloc((g->nr + 1) * sizeof(*stack));
-		__mark_ancestors(g, seen, picks[i], 1, stack);
+		mark_ancestors(g, seen, picks[i], 1, stack);
 		for (j = 0; j < g->nr; j++)
 			reach += seen[j];
 		if (best == NONE || reach < best_reach) {
@@ -513,13 +513,13 @@ int bisect_run(struct bisect_result *out, const struct bisect_graph *g, unsigned
 	if (jobs < 1)
 		jobs = 1;
 	v[bad] = BISECT_BAD;
-	__log_start(out, g);
+	log_start(out, g);
 	for (;;) {
 		if (jobs == 1) {
-			picks[0] = __next(g, v, bad, left, &left_nr);
+			picks[0] = next(g, v, bad, left, &left_nr);
 			n = picks[0] == NONE || picks[0] == bad ? 0 : 1;
 		} else {
-			n = __next_k(g, v, bad, jobs, picks, left, &left_nr);
+			n = next_k(g, v, bad, jobs, picks, left, &left_nr);
 		}
 		if (!n)
 			break;
@@ -527,9 +527,9 @@ int bisect_run(struct bisect_result *out, const struct bisect_graph *g, unsigned
 			goto done;
 		out->steps += n;
 		out->rounds++;
-		bad = __apply(out, g, v, picks, got, n, bad);
+		bad = apply(out, g, v, picks, got, n, bad);
 	}
-	__finish(out, g, bad, left, left_nr);
+	finish(out, g, bad, left, left_nr);
 done:
 	free(v);
 	free(got);
@@ -546,7 +546,7 @@ struct oidmap {
 	size_t cap;
 };
 
-static size_t __oid_slot(const struct oidmap *m, const git_oid *id)
+static size_t oid_slot(const struct oidmap *m, const git_oid *id)
 {
 	size_t h, i;
 
@@ -557,7 +557,7 @@ static size_t __oid_slot(const struct oidmap *m, const git_oid *id)
 	return i;
 }
 
-static void __oidmap_init(struct oidmap *m, size_t n)
+static void oidmap_init(struct oidmap *m, size_t n)
 {
 	for (m->cap = 16; m->cap < 2 * n + 2; m->cap *= 2)
 		;
@@ -566,14 +566,14 @@ static void __oidmap_init(struct oidmap *m, size_t n)
 	m->used = xcalloc(m->cap, 1);
 }
 
-static void __oidmap_release(struct oidmap *m)
+static void oidmap_release(struct oidmap *m)
 {
 	free(m->keys);
 	free(m->vals);
 	free(m->used);
 }
 
-static void __subject(struct strbuf *sb, const git_commit *c)
+static void subject(struct strbuf *sb, const git_commit *c)
 {
 	const char *s = git_commit_summary((git_commit *)c);
 	size_t i;
@@ -584,7 +584,7 @@ static void __subject(struct strbuf *sb, const git_commit *c)
 			sb->buf[i] = ' ';
 }
 
-static int __walk(git_oid **out, size_t *out_nr, git_repository *repo, const git_oid *bad,
+static int walk(git_oid **out, size_t *out_nr, git_repository *repo, const git_oid *bad,
 		  const git_oid *goods, size_t goods_nr, int first_parent)
 {
 	git_revwalk *walk = NULL;
@@ -624,7 +624,7 @@ done:
 	return err;
 }
 
-static int __add_nodes(struct bisect_graph *g, git_repository *repo, const git_oid *ids,
+static int add_nodes(struct bisect_graph *g, git_repository *repo, const git_oid *ids,
 		       size_t nr, int first_parent)
 {
 	struct strbuf subj = STRBUF_INIT;
@@ -633,12 +633,12 @@ static int __add_nodes(struct bisect_graph *g, git_repository *repo, const git_o
 	size_t i, k;
 	int err = 0;
 
-	__oidmap_init(&map, nr);
+	oidmap_init(&map, nr);
 	/* the walk is newest first; git bisects over the reversed list */
 	for (k = 0; k < nr; k++) {
 		const git_oid *id = &ids[nr - 1 - k];
 		char hex[GIT_OID_HEXSZ + 1];
-		size_t slot = __oid_slot(&map, id);
+		size_t slot = oid_slot(&map, id);
 
 		if ((err = git_commit_lookup(&commits[k], repo, id)) < 0) {
 			err = nb_error_set(NB_ENOTFOUND, "bisect: commit %s: %s",
@@ -647,7 +647,7 @@ static int __add_nodes(struct bisect_graph *g, git_repository *repo, const git_o
 		}
 		git_oid_tostr(hex, sizeof(hex), id);
 		strbuf_reset(&subj);
-		__subject(&subj, commits[k]);
+		subject(&subj, commits[k]);
 		bisect_graph_add(g, hex, subj.buf, git_commit_time(commits[k]));
 		map.keys[slot] = *id;
 		map.vals[slot] = k;
@@ -657,7 +657,7 @@ static int __add_nodes(struct bisect_graph *g, git_repository *repo, const git_o
 		unsigned np = git_commit_parentcount(commits[k]);
 
 		for (i = 0; i < np && (!first_parent || i == 0); i++) {
-			size_t slot = __oid_slot(&map, git_commit_parent_id(commits[k], i));
+			size_t slot = oid_slot(&map, git_commit_parent_id(commits[k], i));
 
 			if (map.used[slot])
 				bisect_graph_add_parent(g, k, map.vals[slot]);
@@ -667,7 +667,7 @@ done:
 	for (k = 0; k < nr; k++)
 		git_commit_free(commits[k]);
 	free(commits);
-	__oidmap_release(&map);
+	oidmap_release(&map);
 	strbuf_release(&subj);
 	return err;
 }
@@ -681,9 +681,9 @@ int bisect_graph_load(struct bisect_graph *out, git_repository *repo, const git_
 	size_t nr, i;
 	int err;
 
-	if ((err = __walk(&ids, &nr, repo, bad, goods, goods_nr, first_parent)) < 0)
+	if ((err = walk(&ids, &nr, repo, bad, goods, goods_nr, first_parent)) < 0)
 		goto done;
-	if ((err = __add_nodes(out, repo, ids, nr, first_parent)) < 0)
+	if ((err = add_nodes(out, repo, ids, nr, first_parent)) < 0)
 		goto done;
 	git_oid_tostr(hex, sizeof(hex), bad);
 	for (i = 0; i < out->nr && strcmp(out->nodes[i].id, hex); i++)

@@ -19,7 +19,7 @@ void check_result_release(struct check_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static size_t __commands(struct probe_command *cmds, const struct culprit_opts *o,
+static size_t commands(struct probe_command *cmds, const struct culprit_opts *o,
 			 int with_builds, int with_tests)
 {
 	size_t i, n = 0;
@@ -39,7 +39,7 @@ static size_t __commands(struct probe_command *cmds, const struct culprit_opts *
 	return n;
 }
 
-static void __fill(struct check_result *out, const struct probe_result *pr,
+static void fill(struct check_result *out, const struct probe_result *pr,
 		   const struct culprit_opts *o, int with_builds, const char *strip)
 {
 	struct strbuf ex = STRBUF_INIT, first = STRBUF_INIT;
@@ -80,7 +80,7 @@ int check_commit(struct check_result *out, const struct culprit_opts *o, const c
 
 	memset(out, 0, sizeof(*out));
 	spec.cmds = cmds;
-	spec.cmds_nr = __commands(cmds, o, with_builds, with_tests);
+	spec.cmds_nr = commands(cmds, o, with_builds, with_tests);
 	spec.tree_name = tree;
 	spec.date = o->date;
 	spec.runs_dir = o->runs_dir;
@@ -97,7 +97,7 @@ int check_commit(struct check_result *out, const struct culprit_opts *o, const c
 		goto done;
 	if ((error = probe_run(&pr, w, &id, 0, &spec)) < 0)
 		goto done;
-	__fill(out, &pr, o, with_builds, worker_tree_path(w));
+	fill(out, &pr, o, with_builds, worker_tree_path(w));
 done:
 	probe_result_release(&pr);
 	worker_free(w);

@@ -12,7 +12,7 @@
 #include "util/banned.h"
 
 /* A one-line field: converted to valid UTF-8, control characters replaced, trimmed. */
-static char *__line(const char *in, const char *charset)
+static char *line(const char *in, const char *charset)
 {
 	struct strbuf sb = STRBUF_INIT;
 
@@ -24,25 +24,25 @@ static char *__line(const char *in, const char *charset)
 }
 
 /* Strings trailer_parse() made from already valid UTF-8, made one-line. */
-static char *__strip(const char *in)
+static char *strip(const char *in)
 {
-	return __line(in, NULL);
+	return line(in, NULL);
 }
 
-static void __fill_trailers(struct commit_info *out, const char *msg)
+static void fill_trailers(struct commit_info *out, const char *msg)
 {
 	struct trailer_info ti = TRAILER_INFO_INIT;
 	size_t i;
 
 	trailer_parse(&ti, msg);
-	out->subject = __strip(ti.subject);
+	out->subject = strip(ti.subject);
 	out->body = ti.body;
 	ti.body = NULL;
-	out->message_id = ti.message_id ? __strip(ti.message_id) : NULL;
+	out->message_id = ti.message_id ? strip(ti.message_id) : NULL;
 	out->signoffs_nr = ti.signoffs_nr;
 	out->signoffs = xcalloc(ti.signoffs_nr ? ti.signoffs_nr : 1, sizeof(char *));
 	for (i = 0; i < ti.signoffs_nr; i++)
-		out->signoffs[i] = __strip(ti.signoffs[i]);
+		out->signoffs[i] = strip(ti.signoffs[i]);
 	out->has_author_signoff = trailer_has_signoff(msg, out->author_email);
 	trailer_info_release(&ti);
 }
@@ -64,17 +64,17 @@ int commitinfo_read(struct commit_info *out, git_repository *repo, const git_oid
 	enc = git_commit_message_encoding(c);
 	a = git_commit_author(c);
 	cm = git_commit_committer(c);
-	out->author_name = __line(a->name, enc);
-	out->author_email = __line(a->email, enc);
-	out->committer_name = __line(cm->name, enc);
-	out->committer_email = __line(cm->email, enc);
+	out->author_name = line(a->name, enc);
+	out->author_email = line(a->email, enc);
+	out->committer_name = line(cm->name, enc);
+	out->committer_email = line(cm->email, enc);
 	out->author_time = (long long)a->when.time;
 	out->commit_time = (long long)cm->when.time;
 	out->parents_nr = git_commit_parentcount(c);
 	raw = git_commit_message(c);
 	if (raw)
 		utf8_from_charset(&msg, raw, strlen(raw), enc);
-	__fill_trailers(out, msg.buf);
+	fill_trailers(out, msg.buf);
 	if (merge_patch_id(out->patch_id, repo, c) < 0) {
 		out->patch_id[0] = '\0';
 		nb_error_clear(); /* no patch-id is an answer, not a failure */

@@ -22,7 +22,7 @@
 static const char *const verdict_word[] = { "untested", "good", "bad", "skip" };
 
 /* A one-line subject without control characters. */
-static void __subject(struct strbuf *sb, const git_commit *c)
+static void subject(struct strbuf *sb, const git_commit *c)
 {
 	const char *s = git_commit_summary((git_commit *)c);
 	size_t i;
@@ -41,12 +41,12 @@ struct session {
 	unsigned step;
 };
 
-static enum bisect_verdict __to_bisect(enum probe_verdict v)
+static enum bisect_verdict to_bisect(enum probe_verdict v)
 {
 	return v == PROBE_GOOD ? BISECT_GOOD : v == PROBE_SKIP ? BISECT_SKIP : BISECT_BAD;
 }
 
-static int __session_open(struct session *s, const char *gitdir, const char *scratch,
+static int session_open(struct session *s, const char *gitdir, const char *scratch,
 			  unsigned jobs, const struct probe_spec *spec)
 {
 	unsigned i;
@@ -63,7 +63,7 @@ static int __session_open(struct session *s, const char *gitdir, const char *scr
 	return err;
 }
 
-static void __session_close(struct session *s)
+static void session_close(struct session *s)
 {
 	unsigned i;
 
@@ -74,7 +74,7 @@ static void __session_close(struct session *s)
 }
 
 /* The engine's callback for a plain bisection: probe the commits, INFRA stops it. */
-static int __test_commits(void *data, const struct bisect_graph *g, const size_t *nodes,
+static int test_commits(void *data, const struct bisect_graph *g, const size_t *nodes,
 			  size_t n, enum bisect_verdict *out)
 {
 	struct session *s = data;
@@ -97,7 +97,7 @@ static int __test_commits(void *data, const struct bisect_graph *g, const size_t
 					   r->infra_reason);
 			break;
 		}
-		out[i] = __to_bisect(r->verdict);
+		out[i] = to_bisect(r->verdict);
 		log_info("step %u: [%s] %s: %s%s", s->step + 1 + (unsigned)i,
 			 g->nodes[nodes[i]].id, g->nodes[nodes[i]].subject, verdict_word[out[i]],
 			 r->timed_out ? " (timed out)" : "");
@@ -117,7 +117,7 @@ void culprit_bisect_result_release(struct culprit_bisect_result *r)
 	strvec_clear(&r->log);
 }
 
-static int __resolve(git_oid *out, git_repository *repo, const char *spec)
+static int resolve(git_oid *out, git_repository *repo, const char *spec)
 {
 	git_object *obj = NULL, *peeled = NULL;
 	int err = 0;
@@ -133,7 +133,7 @@ static int __resolve(git_oid *out, git_repository *repo, const char *spec)
 	return err;
 }
 
-static void __fill_result(struct culprit_bisect_result *out, const struct bisect_graph *g,
+static void fill_result(struct culprit_bisect_result *out, const struct bisect_graph *g,
 			  const struct bisect_result *r)
 {
 	size_t i;
@@ -170,20 +170,20 @@ int culprit_bisect_repo(struct culprit_bisect_result *out, const struct culprit_
 				   merge_git_error());
 		goto done;
 	}
-	if ((err = __resolve(&bad, repo, o->bad)) < 0)
+	if ((err = resolve(&bad, repo, o->bad)) < 0)
 		goto done;
 	for (i = 0; i < o->goods_nr; i++)
-		if ((err = __resolve(&goods[i], repo, o->goods[i])) < 0)
+		if ((err = resolve(&goods[i], repo, o->goods[i])) < 0)
 			goto done;
 	if ((err = bisect_graph_load(&g, repo, &bad, goods, o->goods_nr, o->first_parent)) < 0)
 		goto done;
-	if ((err = __session_open(&s, git_repository_path(repo), o->scratch, o->jobs, &spec)) < 0)
+	if ((err = session_open(&s, git_repository_path(repo), o->scratch, o->jobs, &spec)) < 0)
 		goto done;
-	if ((err = bisect_run(&r, &g, s.jobs, __test_commits, &s)) < 0)
+	if ((err = bisect_run(&r, &g, s.jobs, test_commits, &s)) < 0)
 		goto done;
-	__fill_result(out, &g, &r);
+	fill_result(out, &g, &r);
 done:
-	__session_close(&s);
+	session_close(&s);
 	bisect_result_release(&r);
 	bisect_graph_release(&g);
 	git_repository_free(repo);
@@ -233,13 +233,13 @@ struct night {
 	int stopped;                /* opts.stop said stop */
 };
 
-static int __git_err(const char *what)
+static int git_err(const char *what)
 {
 	return nb_error_set(NB_ERROR, "bisect: %s: %s", what, merge_git_error());
 }
 
 /* A probe commit with parents [ours, theirs]; 1 when they do not merge cleanly. */
-static int __merge_commit(git_oid *out, struct night *n, const git_oid *ours,
+static int merge_commit(git_oid *out, struct night *n, const git_oid *ours,
 			  const git_oid *theirs)
 {
 	git_commit *parents[2] = { NULL, NULL };
@@ -257,7 +257,7 @@ static int __merge_commit(git_oid *out, struct night *n, const git_oid *ours,
 	    git_commit_lookup(&parents[1], n->repo, theirs) < 0 ||
 	    git_commit_create(out, n->repo, NULL, n->sig, n->sig, NULL, "nextbot probe\n", tree, 2,
 			      (const git_commit **)parents) < 0)
-		err = __git_err("writing a probe commit");
+		err = git_err("writing a probe commit");
 	git_tree_free(tree);
 	git_commit_free(parents[0]);
 	git_commit_free(parents[1]);
@@ -265,7 +265,7 @@ static int __merge_commit(git_oid *out, struct night *n, const git_oid *ours,
 }
 
 /* The commit a revert step reverted; 1 when the step names none. */
-static int __reverted(git_oid *out, struct night *n, const struct culprit_step *st)
+static int revert_tip(git_oid *out, struct night *n, const struct culprit_step *st)
 {
 	git_commit *c = NULL;
 	const char *msg, *p;
@@ -276,7 +276,7 @@ static int __reverted(git_oid *out, struct night *n, const struct culprit_step *
 		return git_oid_fromstr(out, st->reverted) < 0 ? 1 : 0;
 	git_oid_fromstr(&after, st->after);
 	if (git_commit_lookup(&c, n->repo, &after) < 0)
-		return __git_err("reading a revert step");
+		return git_err("reading a revert step");
 	msg = git_commit_message(c);
 	p = msg ? strstr(msg, "This reverts commit ") : NULL;
 	if (p && strlen(p += 20) >= 40 && git_oid_fromstrn(out, p, 40) == 0)
@@ -286,21 +286,21 @@ static int __reverted(git_oid *out, struct night *n, const struct culprit_step *
 }
 
 /* 1 when `ancestor` is `commit` or reachable from it. */
-static int __contains(struct night *n, const git_oid *commit, const git_oid *ancestor)
+static int contains(struct night *n, const git_oid *commit, const git_oid *ancestor)
 {
 	return git_oid_equal(commit, ancestor) ||
 	       git_graph_descendant_of(n->repo, commit, ancestor) == 1;
 }
 
 /* Reverts `reverted` in the tree *tree (git revert's three-way merge); 1: conflict. */
-static int __revert_tree(git_oid *tree, struct night *n, const git_oid *reverted)
+static int revert_tree(git_oid *tree, struct night *n, const git_oid *reverted)
 {
 	git_commit *c = NULL, *parent = NULL;
 	git_oid ours = *tree;
 	int err;
 
 	if (git_commit_lookup(&c, n->repo, reverted) < 0 || git_commit_parent(&parent, c, 0) < 0)
-		err = __git_err("reading a reverted commit");
+		err = git_err("reading a reverted commit");
 	else
 		err = treemerge_trees(tree, NULL, n->repo, git_commit_tree_id(c), &ours,
 				      git_commit_tree_id(parent));
@@ -314,7 +314,7 @@ static int __revert_tree(git_oid *tree, struct night *n, const git_oid *reverted
  * from `hide` (may be NULL), applied on top of the probe *probe as one commit;
  * *probe is that commit then.  1 when a revert does not apply: a skip.
  */
-static int __apply_reverts(git_oid *probe, struct night *n, const git_oid *commit,
+static int apply_reverts(git_oid *probe, struct night *n, const git_oid *commit,
 			   const struct culprit_step *reverts, size_t nr, const git_oid *hide)
 {
 	git_commit *top = NULL;
@@ -324,16 +324,16 @@ static int __apply_reverts(git_oid *probe, struct night *n, const git_oid *commi
 	int err = 0;
 
 	if (git_commit_lookup(&top, n->repo, probe) < 0)
-		return __git_err("reading a probe");
+		return git_err("reading a probe");
 	tree_id = *git_commit_tree_id(top);
 	for (i = 0; i < nr && err == 0; i++) {
-		if ((err = __reverted(&reverted, n, &reverts[i])) != 0) {
+		if ((err = revert_tip(&reverted, n, &reverts[i])) != 0) {
 			err = err < 0 ? err : 0;
 			continue;
 		}
-		if (!__contains(n, commit, &reverted) || (hide && __contains(n, hide, &reverted)))
+		if (!contains(n, commit, &reverted) || (hide && contains(n, hide, &reverted)))
 			continue;
-		if ((err = __revert_tree(&tree_id, n, &reverted)) == 0)
+		if ((err = revert_tree(&tree_id, n, &reverted)) == 0)
 			applied++;
 	}
 	if (err == 0 && applied &&
@@ -341,13 +341,13 @@ static int __apply_reverts(git_oid *probe, struct night *n, const git_oid *commi
 	     git_commit_create(probe, n->repo, NULL, n->sig, n->sig, NULL,
 			       "nextbot probe: tonight's reverts\n", tree, 1,
 			       (const git_commit **)&top) < 0))
-		err = __git_err("writing a probe commit");
+		err = git_err("writing a probe commit");
 	git_tree_free(tree);
 	git_commit_free(top);
 	return err;
 }
 
-static int __cand_ready(struct cands *cs, struct cand *c)
+static int cand_ready(struct cands *cs, struct cand *c)
 {
 	git_oid first;
 	int err = 0;
@@ -356,15 +356,15 @@ static int __cand_ready(struct cands *cs, struct cand *c)
 		return 0;
 	first = c->commit;
 	if (cs->has_base)
-		err = __merge_commit(&first, cs->n, &cs->base, &c->commit);
+		err = merge_commit(&first, cs->n, &cs->base, &c->commit);
 	if (!err && cs->reverts_nr)
-		err = __apply_reverts(&first, cs->n, &c->commit, cs->reverts, cs->reverts_nr,
+		err = apply_reverts(&first, cs->n, &c->commit, cs->reverts, cs->reverts_nr,
 				      cs->has_revert_hide ? &cs->revert_hide : NULL);
 	c->probe = first;
 	if (!err && cs->has_extra)
-		err = __merge_commit(&c->probe, cs->n, &first, &cs->extra);
+		err = merge_commit(&c->probe, cs->n, &first, &cs->extra);
 	if (!err && cs->has_extra && cs->extra_reverts_nr)
-		err = __apply_reverts(&c->probe, cs->n, &cs->extra, cs->extra_reverts,
+		err = apply_reverts(&c->probe, cs->n, &cs->extra, cs->extra_reverts,
 				      cs->extra_reverts_nr, NULL);
 	if (err < 0)
 		return err;
@@ -372,7 +372,7 @@ static int __cand_ready(struct cands *cs, struct cand *c)
 	return 0;
 }
 
-static void __cands_add(struct cands *cs, const git_oid *commit)
+static void cands_add(struct cands *cs, const git_oid *commit)
 {
 	struct cand *c;
 
@@ -383,7 +383,7 @@ static void __cands_add(struct cands *cs, const git_oid *commit)
 	git_oid_tostr(c->id, sizeof(c->id), commit);
 }
 
-static void __cands_release(struct cands *cs)
+static void cands_release(struct cands *cs)
 {
 	free(cs->v);
 	cs->v = NULL;
@@ -391,7 +391,7 @@ static void __cands_release(struct cands *cs)
 }
 
 /* The first-parent chain of `tip` not reachable from `hide`, oldest first. */
-static int __first_parent_chain(struct cands *cs, struct night *n, const git_oid *tip,
+static int first_parent_chain(struct cands *cs, struct night *n, const git_oid *tip,
 				const git_oid *hide, size_t hide_nr)
 {
 	git_revwalk *walk = NULL;
@@ -400,19 +400,19 @@ static int __first_parent_chain(struct cands *cs, struct night *n, const git_oid
 	int err;
 
 	if (git_revwalk_new(&walk, n->repo) < 0)
-		return __git_err("revwalk");
+		return git_err("revwalk");
 	git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_REVERSE);
 	git_revwalk_simplify_first_parent(walk);
 	err = git_revwalk_push(walk, tip);
 	for (i = 0; i < hide_nr && err >= 0; i++)
 		err = git_revwalk_hide(walk, &hide[i]);
 	while (err >= 0 && (err = git_revwalk_next(&id, walk)) == 0)
-		__cands_add(cs, &id);
+		cands_add(cs, &id);
 	git_revwalk_free(walk);
-	return err == GIT_ITEROVER || err == 0 ? 0 : __git_err("walking a tree's commits");
+	return err == GIT_ITEROVER || err == 0 ? 0 : git_err("walking a tree's commits");
 }
 
-static void __note_infra(struct night *n, const char *what, const struct probe_result *r)
+static void note_infra(struct night *n, const char *what, const struct probe_result *r)
 {
 	if (n->infra)
 		return;
@@ -422,7 +422,7 @@ static void __note_infra(struct night *n, const char *what, const struct probe_r
 }
 
 /* The caller's deadline or SIGTERM: stop before starting another probe. */
-static int __stopped(struct night *n)
+static int stopped(struct night *n)
 {
 	if (!n->o->stop || !n->o->stop(n->o->stop_data))
 		return 0;
@@ -432,21 +432,21 @@ static int __stopped(struct night *n)
 }
 
 /* Probes one commit (worker 0); the result is the caller's to release. */
-static int __probe(struct probe_result *r, struct night *n, const git_oid *commit,
+static int probe(struct probe_result *r, struct night *n, const git_oid *commit,
 		   const struct probe_spec *spec, const char *tree)
 {
 	struct probe_spec s = *spec;
 	unsigned step = n->s.step + 1;
 
 	s.tree_name = tree;
-	if (__stopped(n))
+	if (stopped(n))
 		return NB_ETIMEOUT;
 	n->s.step++;
 	*r = (struct probe_result)PROBE_RESULT_INIT;
 	return probe_run(r, n->s.workers[0], commit, step, &s);
 }
 
-static int __test_cands(void *data, const struct bisect_graph *g, const size_t *nodes, size_t nr,
+static int test_cands(void *data, const struct bisect_graph *g, const size_t *nodes, size_t nr,
 			enum bisect_verdict *out)
 {
 	struct cands *cs = data;
@@ -461,7 +461,7 @@ static int __test_cands(void *data, const struct bisect_graph *g, const size_t *
 	for (i = 0; i < nr && err >= 0; i++) {
 		struct cand *c = &cs->v[nodes[i]];
 
-		if ((err = __cand_ready(cs, c)) < 0)
+		if ((err = cand_ready(cs, c)) < 0)
 			return err;
 		out[i] = BISECT_SKIP;
 		if (c->ready > 0) {
@@ -471,7 +471,7 @@ static int __test_cands(void *data, const struct bisect_graph *g, const size_t *
 		}
 	}
 	spec.tree_name = cs->tree;
-	if (__stopped(n))
+	if (stopped(n))
 		return NB_ETIMEOUT;
 	log_progress("bisecting %s (%zu candidates): step %u", cs->tree ? cs->tree : "next",
 		     cs->nr, n->s.step + 1);
@@ -479,9 +479,9 @@ static int __test_cands(void *data, const struct bisect_graph *g, const size_t *
 	n->s.step += (unsigned)run;
 	for (i = 0; i < run; i++) {
 		if (res[i].verdict == PROBE_INFRA)
-			__note_infra(n, "a probe could not be judged", &res[i]);
+			note_infra(n, "a probe could not be judged", &res[i]);
 		n->out->incremental_unsafe |= res[i].incremental_only;
-		out[map[i]] = __to_bisect(res[i].verdict);
+		out[map[i]] = to_bisect(res[i].verdict);
 		log_verbose("bisect %s: %.12s: %s", cs->tree, g->nodes[nodes[map[i]]].id,
 			    verdict_word[out[map[i]]]);
 		probe_result_release(&res[i]);
@@ -496,7 +496,7 @@ static int __test_cands(void *data, const struct bisect_graph *g, const size_t *
  * candidate the bad end (known to fail).  Returns 0 with *first_bad, 1 when only
  * skipped candidates remain (out->candidates filled), negative on failure.
  */
-static int __bisect_cands(struct cands *cs, const char *good, const char *title,
+static int bisect_cands(struct cands *cs, const char *good, const char *title,
 			  size_t *first_bad)
 {
 	struct night *n = cs->n;
@@ -510,7 +510,7 @@ static int __bisect_cands(struct cands *cs, const char *good, const char *title,
 		struct strbuf subj = STRBUF_INIT;
 
 		if (git_commit_lookup(&c, n->repo, &cs->v[i].commit) == 0)
-			__subject(&subj, c);
+			subject(&subj, c);
 		bisect_graph_add(&g, cs->v[i].id, subj.buf, (long long)i);
 		if (i)
 			bisect_graph_add_parent(&g, i, i - 1);
@@ -520,7 +520,7 @@ static int __bisect_cands(struct cands *cs, const char *good, const char *title,
 	g.bad = cs->nr - 1;
 	g.good_ids = xstrdup(good);
 	strvec_pushf(&n->out->log, "# %s", title);
-	if ((err = bisect_run(&r, &g, n->s.jobs, __test_cands, cs)) < 0)
+	if ((err = bisect_run(&r, &g, n->s.jobs, test_cands, cs)) < 0)
 		goto done;
 	for (i = 0; i < r.log.nr; i++)
 		strvec_push(&n->out->log, r.log.v[i]);
@@ -563,9 +563,9 @@ void culprit_result_release(struct culprit_result *r)
 	r->candidates = (struct strvec)STRVEC_INIT;
 }
 
-static void __infra_outcome(struct night *n, const char *fmt, ...)
+static void infra_outcome(struct night *n, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-static void __infra_outcome(struct night *n, const char *fmt, ...)
+static void infra_outcome(struct night *n, const char *fmt, ...)
 {
 	struct strbuf sb = STRBUF_INIT;
 	va_list ap;
@@ -582,23 +582,23 @@ static void __infra_outcome(struct night *n, const char *fmt, ...)
  * Bounds before blame: the base must pass and next's tip fail.  Returns 1 when the
  * search may go on, 0 when the outcome is settled (infra or flaky), < 0 on failure.
  */
-static int __bounds(struct night *n)
+static int bounds(struct night *n)
 {
 	struct probe_result r;
 	git_oid id;
 	int err, go_on = 1;
 
 	git_oid_fromstr(&id, n->base);
-	if ((err = __probe(&r, n, &id, &n->spec, "base")) < 0)
+	if ((err = probe(&r, n, &id, &n->spec, "base")) < 0)
 		return err;
 	if (r.verdict == PROBE_INFRA) {
-		__infra_outcome(n, "the good end (%.12s) could not be tested: %s", n->base,
+		infra_outcome(n, "the good end (%.12s) could not be tested: %s", n->base,
 				r.infra_reason);
 		go_on = 0;
 	} else if (r.verdict != PROBE_GOOD) {
 		int missing = r.exit_code == 126 || r.exit_code == 127;
 
-		__infra_outcome(n, "the good end (%.12s) fails too: %s exit %d%s", n->base,
+		infra_outcome(n, "the good end (%.12s) fails too: %s exit %d%s", n->base,
 				r.cmd_index >= 0 ? n->cmds[r.cmd_index].name : "?", r.exit_code,
 				missing ? " (a missing tool?)" : "");
 		go_on = 0;
@@ -607,10 +607,10 @@ static int __bounds(struct night *n)
 	if (!go_on)
 		return 0;
 	git_oid_fromstr(&id, n->tip);
-	if ((err = __probe(&r, n, &id, &n->spec, "next")) < 0)
+	if ((err = probe(&r, n, &id, &n->spec, "next")) < 0)
 		return err;
 	if (r.verdict == PROBE_INFRA) {
-		__infra_outcome(n, "the bad end (%.12s) could not be tested: %s", n->tip,
+		infra_outcome(n, "the bad end (%.12s) could not be tested: %s", n->tip,
 				r.infra_reason);
 		go_on = 0;
 	} else if (r.verdict != PROBE_BAD) {
@@ -625,7 +625,7 @@ static int __bounds(struct night *n)
 }
 
 /* The end (exclusive) of the unit starting at step i: the non-merge steps after it. */
-static size_t __unit_end(const struct culprit_opts *o, size_t i)
+static size_t unit_end(const struct culprit_opts *o, size_t i)
 {
 	for (i++; i < o->steps_nr && !o->steps[i].is_merge; i++)
 		;
@@ -636,48 +636,48 @@ static size_t __unit_end(const struct culprit_opts *o, size_t i)
  * The night's units before step `end` as candidates, each by its last step's `after`;
  * index[] gets each candidate's first step.
  */
-static void __units(struct cands *cs, const struct culprit_opts *o, size_t end, size_t *index)
+static void units(struct cands *cs, const struct culprit_opts *o, size_t end, size_t *index)
 {
 	const char *prev = o->steps[0].before, *after;
 	size_t i, e;
 	git_oid id;
 
 	for (i = 0; i < end; i = e) {
-		e = __unit_end(o, i);
+		e = unit_end(o, i);
 		after = o->steps[e - 1].after;
 		if (!strcmp(after, prev))
 			continue;       /* nothing committed by this unit */
 		git_oid_fromstr(&id, after);
 		index[cs->nr] = i;
-		__cands_add(cs, &id);
+		cands_add(cs, &id);
 		prev = after;
 	}
 }
 
 /* The reverts of the unit starting at merge step k go with the tree's probes. */
-static void __unit_reverts(const struct culprit_step **v, size_t *nr,
+static void unit_reverts(const struct culprit_step **v, size_t *nr,
 			   const struct culprit_opts *o, size_t k)
 {
 	*v = &o->steps[k + 1];
-	*nr = __unit_end(o, k) - k - 1;
+	*nr = unit_end(o, k) - k - 1;
 }
 
 /* Which unit of the night broke next; 1 with the outcome settled, 0 with *step. */
-static int __which_merge(struct night *n, size_t *step)
+static int which_merge(struct night *n, size_t *step)
 {
 	const struct culprit_opts *o = n->o;
 	struct cands cs = { .n = n, .tree = "next" };
 	size_t *index = xcalloc(o->steps_nr + 1, sizeof(*index)), k;
 	int err;
 
-	__units(&cs, o, o->steps_nr, index);
-	err = cs.nr ? __bisect_cands(&cs, n->base, "which merge: next's first-parent chain", &k)
+	units(&cs, o, o->steps_nr, index);
+	err = cs.nr ? bisect_cands(&cs, n->base, "which merge: next's first-parent chain", &k)
 		    : nb_error_set(NB_EINVALID, "bisect: tonight's steps committed nothing");
 	if (err == 0)
 		*step = index[k];
 	else if (err == 1)
 		n->out->outcome = CULPRIT_SKIPPED;
-	__cands_release(&cs);
+	cands_release(&cs);
 	free(index);
 	return err;
 }
@@ -687,11 +687,11 @@ struct found {
 	git_oid commit, probe, parent_probe;
 };
 
-static int __take(struct found *f, struct cands *cs, size_t j, const git_oid *good_end)
+static int take(struct found *f, struct cands *cs, size_t j, const git_oid *good_end)
 {
 	int err;
 
-	if ((err = __cand_ready(cs, &cs->v[j])) < 0)
+	if ((err = cand_ready(cs, &cs->v[j])) < 0)
 		return err;
 	if (cs->v[j].ready < 0)
 		return nb_error_set(NB_ERROR, "bisect: the bad end %.12s does not merge",
@@ -703,27 +703,27 @@ static int __take(struct found *f, struct cands *cs, size_t j, const git_oid *go
 }
 
 /* 1 when the candidates' last probe fails as a bad end must, 0 when it passes. */
-static int __bad_end_fails(struct night *n, struct cands *cs)
+static int bad_end_fails(struct night *n, struct cands *cs)
 {
 	struct cand *last = &cs->v[cs->nr - 1];
 	struct probe_result r;
 	int err;
 
-	if ((err = __cand_ready(cs, last)) < 0)
+	if ((err = cand_ready(cs, last)) < 0)
 		return err;
 	if (last->ready < 0)
 		return 0;
-	if ((err = __probe(&r, n, &last->probe, &n->spec, cs->tree)) < 0)
+	if ((err = probe(&r, n, &last->probe, &n->spec, cs->tree)) < 0)
 		return err;
 	if (r.verdict == PROBE_INFRA)
-		__note_infra(n, "a bad end could not be tested", &r);
+		note_infra(n, "a bad end could not be tested", &r);
 	err = r.verdict == PROBE_BAD;
 	probe_result_release(&r);
 	return n->infra ? nb_error_set(NB_ERROR, "%s", n->out->infra_reason) : err;
 }
 
 /* A merge commit found bad: bisect its second-parent side on top of its first parent. */
-static int __descend(struct night *n, size_t k, struct found *f)
+static int descend(struct night *n, size_t k, struct found *f)
 {
 	const struct culprit_step *st = &n->o->steps[k];
 	git_commit *c = NULL;
@@ -737,7 +737,7 @@ static int __descend(struct night *n, size_t k, struct found *f)
 		char title[128];
 
 		if (git_commit_lookup(&c, n->repo, &f->commit) < 0)
-			return __git_err("reading the culprit");
+			return git_err("reading the culprit");
 		if (git_commit_parentcount(c) < 2) {
 			git_commit_free(c);
 			return 0;
@@ -747,25 +747,25 @@ static int __descend(struct night *n, size_t k, struct found *f)
 		cs.base = f->parent_probe;
 		/* the parent probe carries the reverts of what its first parent holds */
 		cs.revert_hide = hide[0];
-		__unit_reverts(&cs.reverts, &cs.reverts_nr, n->o, k);
-		err = __first_parent_chain(&cs, n, git_commit_parent_id(c, 1), hide, 2);
+		unit_reverts(&cs.reverts, &cs.reverts_nr, n->o, k);
+		err = first_parent_chain(&cs, n, git_commit_parent_id(c, 1), hide, 2);
 		git_commit_free(c);
 		snprintf(title, sizeof(title), "which patch in the side branch of %.12s",
 			 git_oid_tostr_s(&f->commit));
 		/* a side that passes in full leaves the merge itself as the culprit */
-		if (err >= 0 && cs.nr && (err = __bad_end_fails(n, &cs)) == 1)
-			err = __bisect_cands(&cs, git_oid_tostr_s(&cs.base), title, &j);
+		if (err >= 0 && cs.nr && (err = bad_end_fails(n, &cs)) == 1)
+			err = bisect_cands(&cs, git_oid_tostr_s(&cs.base), title, &j);
 		else if (err >= 0)
 			err = 2;
 		if (err == 0)
-			err = __take(f, &cs, j, &cs.base);
-		__cands_release(&cs);
+			err = take(f, &cs, j, &cs.base);
+		cands_release(&cs);
 	}
 	return err == 2 ? 0 : err;
 }
 
 /* Which commit of step k's tree; 0 found, 1 only skips left, < 0 failure. */
-static int __which_patch(struct night *n, size_t k, struct found *f)
+static int which_patch(struct night *n, size_t k, struct found *f)
 {
 	const struct culprit_step *st = &n->o->steps[k];
 	struct cands cs = { .n = n, .tree = st->tree, .has_base = 1 };
@@ -774,21 +774,21 @@ static int __which_patch(struct night *n, size_t k, struct found *f)
 	size_t j;
 	int err;
 
-	__unit_reverts(&cs.reverts, &cs.reverts_nr, n->o, k);
+	unit_reverts(&cs.reverts, &cs.reverts_nr, n->o, k);
 	git_oid_fromstr(&cs.base, st->before);
 	git_oid_fromstr(&merged, st->merged);
 	snprintf(title, sizeof(title), "which patch in %s", st->tree);
-	if ((err = __first_parent_chain(&cs, n, &merged, &cs.base, 1)) < 0)
+	if ((err = first_parent_chain(&cs, n, &merged, &cs.base, 1)) < 0)
 		goto done;
 	if (!cs.nr) {
 		err = nb_error_set(NB_ERROR, "bisect: %s brought no new commits", st->tree);
 		goto done;
 	}
-	if ((err = __bisect_cands(&cs, st->before, title, &j)) == 0 &&
-	    (err = __take(f, &cs, j, &cs.base)) == 0)
-		err = __descend(n, k, f);
+	if ((err = bisect_cands(&cs, st->before, title, &j)) == 0 &&
+	    (err = take(f, &cs, j, &cs.base)) == 0)
+		err = descend(n, k, f);
 done:
-	__cands_release(&cs);
+	cands_release(&cs);
 	return err;
 }
 
@@ -796,7 +796,7 @@ done:
  * Semantic conflict: when the culprit passes on the base alone, the earlier merge
  * it needs, then the patch in that tree, each probe carrying the culprit.
  */
-static int __partner(struct night *n, size_t k, const struct found *f)
+static int partner(struct night *n, size_t k, const struct found *f)
 {
 	const struct culprit_opts *o = n->o;
 	struct cands cs = { .n = n, .tree = "next", .has_extra = 1, .extra = f->commit };
@@ -810,11 +810,11 @@ static int __partner(struct night *n, size_t k, const struct found *f)
 
 	/* the culprit on the base alone, with the night's reverts of what it holds */
 	git_oid_fromstr(&alone.base, n->base);
-	__unit_reverts(&alone.reverts, &alone.reverts_nr, o, k);
-	__cands_add(&alone, &f->commit);
-	if (k == 0 || (err = __cand_ready(&alone, &alone.v[0])) < 0 || alone.v[0].ready < 0)
+	unit_reverts(&alone.reverts, &alone.reverts_nr, o, k);
+	cands_add(&alone, &f->commit);
+	if (k == 0 || (err = cand_ready(&alone, &alone.v[0])) < 0 || alone.v[0].ready < 0)
 		goto done;
-	if ((err = __probe(&r, n, &alone.v[0].probe, &n->spec, "base")) < 0)
+	if ((err = probe(&r, n, &alone.v[0].probe, &n->spec, "base")) < 0)
 		goto done;
 	err = r.verdict == PROBE_GOOD ? 0 : 1;
 	probe_result_release(&r);
@@ -822,34 +822,34 @@ static int __partner(struct night *n, size_t k, const struct found *f)
 		goto done;      /* it breaks on its own: no partner */
 	cs.extra_reverts = ts.extra_reverts = alone.reverts;
 	cs.extra_reverts_nr = ts.extra_reverts_nr = alone.reverts_nr;
-	__units(&cs, o, k, index);
-	if (!cs.nr || (err = __bisect_cands(&cs, n->base, "semantic partner: which earlier merge",
+	units(&cs, o, k, index);
+	if (!cs.nr || (err = bisect_cands(&cs, n->base, "semantic partner: which earlier merge",
 					    &s)) != 0)
 		goto done;
 	s = index[s];
 	if (!o->steps[s].is_merge)
 		goto done;
 	ts.tree = o->steps[s].tree;
-	__unit_reverts(&ts.reverts, &ts.reverts_nr, o, s);
+	unit_reverts(&ts.reverts, &ts.reverts_nr, o, s);
 	git_oid_fromstr(&ts.base, o->steps[s].before);
 	git_oid_fromstr(&merged, o->steps[s].merged);
 	snprintf(title, sizeof(title), "semantic partner: which patch in %s", ts.tree);
-	if ((err = __first_parent_chain(&ts, n, &merged, &ts.base, 1)) < 0 || !ts.nr)
+	if ((err = first_parent_chain(&ts, n, &merged, &ts.base, 1)) < 0 || !ts.nr)
 		goto done;
-	if ((err = __bisect_cands(&ts, o->steps[s].before, title, &l)) != 0)
+	if ((err = bisect_cands(&ts, o->steps[s].before, title, &l)) != 0)
 		goto done;
 	n->out->partner_tree = xstrdup(ts.tree);
 	memcpy(n->out->partner_commit, ts.v[l].id, 41);
 done:
-	__cands_release(&cs);
-	__cands_release(&ts);
-	__cands_release(&alone);
+	cands_release(&cs);
+	cands_release(&ts);
+	cands_release(&alone);
 	free(index);
 	return err < 0 ? err : 0;
 }
 
 /* next's tip with the culprit reverted, as a commit; 1 when the revert conflicts. */
-static int __revert_commit(git_oid *out, struct night *n, const git_oid *culprit)
+static int revert_commit(git_oid *out, struct night *n, const git_oid *culprit)
 {
 	git_commit *c = NULL, *parent = NULL, *tip = NULL;
 	git_tree *tree = NULL;
@@ -859,7 +859,7 @@ static int __revert_commit(git_oid *out, struct night *n, const git_oid *culprit
 	git_oid_fromstr(&tip_id, n->tip);
 	if (git_commit_lookup(&c, n->repo, culprit) < 0 || git_commit_parent(&parent, c, 0) < 0 ||
 	    git_commit_lookup(&tip, n->repo, &tip_id) < 0) {
-		err = __git_err("reading the commits of the revert");
+		err = git_err("reading the commits of the revert");
 		goto done;
 	}
 	err = treemerge_trees(&tree_id, NULL, n->repo, git_commit_tree_id(c),
@@ -873,7 +873,7 @@ static int __revert_commit(git_oid *out, struct night *n, const git_oid *culprit
 	if (git_tree_lookup(&tree, n->repo, &tree_id) < 0 ||
 	    git_commit_create(out, n->repo, NULL, n->sig, n->sig, NULL, "nextbot revert probe\n",
 			      tree, 1, (const git_commit **)&tip) < 0)
-		err = __git_err("writing the revert probe");
+		err = git_err("writing the revert probe");
 done:
 	git_tree_free(tree);
 	git_commit_free(c);
@@ -883,7 +883,7 @@ done:
 }
 
 /* Runs `commit` `times` times pristine and uncached; counts those with verdict `want`. */
-static int __repeat(unsigned *count, struct night *n, const git_oid *commit, unsigned times,
+static int repeat(unsigned *count, struct night *n, const git_oid *commit, unsigned times,
 		    enum probe_verdict want, const char *tree, struct probe_result *first_match)
 {
 	struct probe_result r;
@@ -891,11 +891,11 @@ static int __repeat(unsigned *count, struct night *n, const git_oid *commit, uns
 	int err;
 
 	for (i = 0; i < times; i++) {
-		if ((err = __probe(&r, n, commit, &n->confirm, tree)) < 0)
+		if ((err = probe(&r, n, commit, &n->confirm, tree)) < 0)
 			return err;
 		n->out->confirm_runs++;
 		if (r.verdict == PROBE_INFRA) {
-			__note_infra(n, "a confirmation run could not be judged", &r);
+			note_infra(n, "a confirmation run could not be judged", &r);
 			probe_result_release(&r);
 			return 0;
 		}
@@ -911,7 +911,7 @@ static int __repeat(unsigned *count, struct night *n, const git_oid *commit, uns
 }
 
 /* The first error line of a failed run, normalised. */
-static void __first_error(struct strbuf *out, struct night *n, const struct probe_result *r)
+static void first_error(struct strbuf *out, struct night *n, const struct probe_result *r)
 {
 	struct strbuf ex = STRBUF_INIT, first = STRBUF_INIT;
 
@@ -927,24 +927,24 @@ static void __first_error(struct strbuf *out, struct night *n, const struct prob
  * error line than the culprit's `failure` (another breakage of the night, left for
  * the next search) — either counts in revert_passes.
  */
-static int __revert_passes(struct night *n, const git_oid *revert,
+static int revert_passes(struct night *n, const git_oid *revert,
 			   const struct probe_result *failure)
 {
 	struct strbuf mine = STRBUF_INIT, theirs = STRBUF_INIT;
 	struct probe_result r;
 	int err;
 
-	if ((err = __probe(&r, n, revert, &n->confirm, "next")) < 0)
+	if ((err = probe(&r, n, revert, &n->confirm, "next")) < 0)
 		return err;
 	n->out->confirm_runs++;
 	if (r.verdict == PROBE_INFRA)
-		__note_infra(n, "a confirmation run could not be judged", &r);
+		note_infra(n, "a confirmation run could not be judged", &r);
 	else if (r.verdict == PROBE_GOOD)
 		n->out->verdict.revert_passes++;
 	else if (r.verdict == PROBE_BAD && failure->verdict == PROBE_BAD &&
 		 r.cmd_index == failure->cmd_index) {
-		__first_error(&mine, n, failure);
-		__first_error(&theirs, n, &r);
+		first_error(&mine, n, failure);
+		first_error(&theirs, n, &r);
 		if (strcmp(mine.buf, theirs.buf)) {
 			n->out->verdict.revert_passes++;
 			strvec_pushf(&n->out->log, "# revert: the remaining failure is a different "
@@ -957,7 +957,7 @@ static int __revert_passes(struct night *n, const git_oid *revert,
 	return 0;
 }
 
-static int __confirm(struct night *n, const struct found *f, const char *tree,
+static int confirm(struct night *n, const struct found *f, const char *tree,
 		     struct probe_result *failure)
 {
 	unsigned times = n->o->confirm ? n->o->confirm : 1;
@@ -965,14 +965,14 @@ static int __confirm(struct night *n, const struct found *f, const char *tree,
 	git_oid revert;
 	int err;
 
-	if ((err = __repeat(&out->verdict.culprit_fails, n, &f->probe, times, PROBE_BAD, tree,
+	if ((err = repeat(&out->verdict.culprit_fails, n, &f->probe, times, PROBE_BAD, tree,
 			    failure)) < 0 ||
-	    (err = __repeat(&out->verdict.parent_passes, n, &f->parent_probe, times, PROBE_GOOD,
+	    (err = repeat(&out->verdict.parent_passes, n, &f->parent_probe, times, PROBE_GOOD,
 			    tree, NULL)) < 0)
 		return err;
-	if ((err = __revert_commit(&revert, n, &f->commit)) < 0)
+	if ((err = revert_commit(&revert, n, &f->commit)) < 0)
 		return err;
-	if (err == 0 && !n->infra && (err = __revert_passes(n, &revert, failure)) < 0)
+	if (err == 0 && !n->infra && (err = revert_passes(n, &revert, failure)) < 0)
 		return err;
 	strvec_pushf(&out->log, "# confirmation: culprit failed %u/%u, parent passed %u/%u, "
 				"revert passed %u/1",
@@ -991,7 +991,7 @@ static int __confirm(struct night *n, const struct found *f, const char *tree,
 	return 0;
 }
 
-static void __describe(struct night *n, const struct found *f, const struct probe_result *fail)
+static void describe(struct night *n, const struct found *f, const struct probe_result *fail)
 {
 	struct culprit_result *out = n->out;
 	struct strbuf ex = STRBUF_INIT, first = STRBUF_INIT, fp = STRBUF_INIT, subj = STRBUF_INIT;
@@ -1001,7 +1001,7 @@ static void __describe(struct night *n, const struct found *f, const struct prob
 
 	git_oid_tostr(out->commit, sizeof(out->commit), &f->commit);
 	if (git_commit_lookup(&c, n->repo, &f->commit) == 0)
-		__subject(&subj, c);
+		subject(&subj, c);
 	git_commit_free(c);
 	out->subject = strbuf_detach(&subj, NULL);
 	cmd = fail->cmd_index >= 0 ? &n->cmds[fail->cmd_index] : &n->cmds[n->cmds_nr - 1];
@@ -1019,7 +1019,7 @@ static void __describe(struct night *n, const struct found *f, const struct prob
 	out->fingerprint = strbuf_detach(&fp, NULL);
 }
 
-static void __commands(struct night *n)
+static void commands(struct night *n)
 {
 	const struct culprit_opts *o = n->o;
 	const struct culprit_command *list = o->failing_is_test ? o->tests : o->builds;
@@ -1043,7 +1043,7 @@ static void __commands(struct night *n)
 	n->confirm.no_cache = n->confirm.pristine = 1;
 }
 
-static int __night_open(struct night *n, const struct culprit_opts *o,
+static int night_open(struct night *n, const struct culprit_opts *o,
 			struct culprit_result *out)
 {
 	size_t list_nr = o->failing_is_test ? o->tests_nr : o->builds_nr;
@@ -1055,23 +1055,23 @@ static int __night_open(struct night *n, const struct culprit_opts *o,
 	snprintf(n->base, sizeof(n->base), "%s", o->steps[0].before);
 	snprintf(n->tip, sizeof(n->tip), "%s", o->steps[o->steps_nr - 1].after);
 	if (git_repository_open(&n->repo, o->repo_path) < 0)
-		return __git_err(o->repo_path);
+		return git_err(o->repo_path);
 	if (git_signature_new(&n->sig, "nextbot", "nextbot@localhost", 0, 0) < 0)
-		return __git_err("signature");
-	__commands(n);
-	return __session_open(&n->s, o->repo_path, o->workers_dir, o->jobs, &n->spec);
+		return git_err("signature");
+	commands(n);
+	return session_open(&n->s, o->repo_path, o->workers_dir, o->jobs, &n->spec);
 }
 
-static void __night_close(struct night *n)
+static void night_close(struct night *n)
 {
-	__session_close(&n->s);
+	session_close(&n->s);
 	git_signature_free(n->sig);
 	git_repository_free(n->repo);
 	free(n->cmds);
 }
 
 /* Runs the search after the bounds passed; returns < 0 on failure (infra when n->infra). */
-static int __search(struct night *n)
+static int search(struct night *n)
 {
 	const struct culprit_opts *o = n->o;
 	struct probe_result failure = PROBE_RESULT_INIT;
@@ -1079,23 +1079,23 @@ static int __search(struct night *n)
 	size_t k;
 	int err;
 
-	if ((err = __which_merge(n, &k)) != 0)
+	if ((err = which_merge(n, &k)) != 0)
 		return err < 0 ? err : 0;
 	n->out->step = k;
 	n->out->tree = xstrdup(o->steps[k].tree ? o->steps[k].tree : "");
 	if (!o->steps[k].is_merge) {
-		__infra_outcome(n, "step %zu (not a merge) broke next", k);
+		infra_outcome(n, "step %zu (not a merge) broke next", k);
 		return 0;
 	}
-	if ((err = __which_patch(n, k, &f)) != 0) {
+	if ((err = which_patch(n, k, &f)) != 0) {
 		if (err == 1)
 			n->out->outcome = CULPRIT_SKIPPED;
 		return err < 0 ? err : 0;
 	}
-	if ((err = __partner(n, k, &f)) < 0)
+	if ((err = partner(n, k, &f)) < 0)
 		return err;
-	if ((err = __confirm(n, &f, o->steps[k].tree, &failure)) >= 0)
-		__describe(n, &f, &failure);
+	if ((err = confirm(n, &f, o->steps[k].tree, &failure)) >= 0)
+		describe(n, &f, &failure);
 	probe_result_release(&failure);
 	return err;
 }
@@ -1107,8 +1107,8 @@ int culprit_find(struct culprit_result *out, const struct culprit_opts *o)
 
 	memset(&n, 0, sizeof(n));
 	out->outcome = CULPRIT_INFRA;
-	if ((err = __night_open(&n, o, out)) >= 0 && (err = __bounds(&n)) == 1)
-		err = __search(&n);
+	if ((err = night_open(&n, o, out)) >= 0 && (err = bounds(&n)) == 1)
+		err = search(&n);
 	if (err < 0 && n.stopped) {
 		out->outcome = CULPRIT_STOPPED;
 		err = 0;
@@ -1117,6 +1117,6 @@ int culprit_find(struct culprit_result *out, const struct culprit_opts *o)
 		out->outcome = CULPRIT_INFRA;
 		err = 0;
 	}
-	__night_close(&n);
+	night_close(&n);
 	return err < 0 ? err : 0;
 }

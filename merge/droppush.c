@@ -19,7 +19,7 @@ void droppush_result_release(struct droppush_result *r)
 }
 
 /* "Name <email>", now. */
-static int __signature(git_signature **out, const char *ident)
+static int signature(git_signature **out, const char *ident)
 {
 	const char *lt = ident ? strchr(ident, '<') : NULL, *gt = lt ? strchr(lt, '>') : NULL;
 	char *name, *email;
@@ -41,7 +41,7 @@ static int __signature(git_signature **out, const char *ident)
 }
 
 /* refs/feeds/<name> as an id; NB_ENOTFOUND (recorded) when never fetched. */
-static int __feed(git_oid *id, char hex[41], struct integ_repo *repo, const char *name)
+static int feed(git_oid *id, char hex[41], struct integ_repo *repo, const char *name)
 {
 	char *ref = xstrfmt("refs/feeds/%s", name);
 	int err = integ_ref_get(repo, ref, hex);
@@ -54,7 +54,7 @@ static int __feed(git_oid *id, char hex[41], struct integ_repo *repo, const char
 }
 
 /* The replay of the tree without the drops into *out. */
-static int __replay(struct droppush_result *out, struct integ_repo *repo, const char *base_name,
+static int replay(struct droppush_result *out, struct integ_repo *repo, const char *base_name,
 		    const struct integ_tree *tree, const struct integ_drops *drops,
 		    const char *committer)
 {
@@ -65,9 +65,9 @@ static int __replay(struct droppush_result *out, struct integ_repo *repo, const 
 	size_t i;
 	int err;
 
-	if ((err = __feed(&base, base_hex, repo, base_name)) < 0 ||
-	    (err = __feed(&tip, out->old_tip, repo, tree->name)) < 0 ||
-	    (err = __signature(&sig, committer)) < 0)
+	if ((err = feed(&base, base_hex, repo, base_name)) < 0 ||
+	    (err = feed(&tip, out->old_tip, repo, tree->name)) < 0 ||
+	    (err = signature(&sig, committer)) < 0)
 		goto done;
 	if ((err = replay_without_drops(&rr, integ_repo_git(repo), &base, &tip, drops, sig)) < 0)
 		goto done;
@@ -91,7 +91,7 @@ int droppush_tree(struct droppush_result *out, struct integ_repo *repo, const ch
 	char *dst = xstrfmt("refs/heads/%s", tree->branch), *feed;
 	int err;
 
-	if ((err = __replay(out, repo, base_name, tree, drops, committer)) < 0 || !out->changed)
+	if ((err = replay(out, repo, base_name, tree, drops, committer)) < 0 || !out->changed)
 		goto done;
 	log_info("%s: %.12s rewritten as %.12s without %zu commit(s)", tree->name, out->old_tip,
 		 out->new_tip, out->left_out.nr);

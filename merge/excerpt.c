@@ -27,7 +27,7 @@ struct lines {
 };
 
 /* Escape sequences (colours) are dropped; so are control characters but tabs. */
-static size_t __skip_escape(const char *s, size_t i, size_t end)
+static size_t skip_escape(const char *s, size_t i, size_t end)
 {
 	if (i + 1 < end && s[i + 1] == '[') {
 		for (i += 2; i < end; i++)
@@ -38,7 +38,7 @@ static size_t __skip_escape(const char *s, size_t i, size_t end)
 	return i + 2 > end ? end : i + 2;
 }
 
-static void __strip_prefix(struct strbuf *sb, size_t start, const char *prefix)
+static void strip_prefix(struct strbuf *sb, size_t start, const char *prefix)
 {
 	size_t plen = prefix ? strlen(prefix) : 0, from = start;
 	char *p;
@@ -60,7 +60,7 @@ static void __strip_prefix(struct strbuf *sb, size_t start, const char *prefix)
 }
 
 /* Appends the cleaned form of one raw line (text after its last CR) to `text`. */
-static void __clean_line(struct strbuf *text, const char *s, size_t len, const char *prefix)
+static void clean_line(struct strbuf *text, const char *s, size_t len, const char *prefix)
 {
 	size_t i, start = text->len;
 	const char *cr;
@@ -75,7 +75,7 @@ static void __clean_line(struct strbuf *text, const char *s, size_t len, const c
 		unsigned char c = s[i];
 
 		if (c == 0x1b) {
-			i = __skip_escape(s, i, len);
+			i = skip_escape(s, i, len);
 			continue;
 		}
 		if ((c < 0x20 && c != '\t') || c == 0x7f) {
@@ -85,7 +85,7 @@ static void __clean_line(struct strbuf *text, const char *s, size_t len, const c
 		strbuf_addch(text, c);
 		i++;
 	}
-	__strip_prefix(text, start, prefix);
+	strip_prefix(text, start, prefix);
 	if (text->len - start > EXCERPT_LINE_MAX) {
 		size_t cut = start + EXCERPT_LINE_MAX;
 
@@ -97,12 +97,12 @@ static void __clean_line(struct strbuf *text, const char *s, size_t len, const c
 	}
 }
 
-static int __has(const char *l, const char *needle)
+static int has(const char *l, const char *needle)
 {
 	return strstr(l, needle) != NULL;
 }
 
-static enum line_class __classify(const char *l)
+static enum line_class classify(const char *l)
 {
 	static const char *const errors[] = {
 		"undefined reference to", "multiple definition of", "ld returned",
@@ -111,19 +111,19 @@ static enum line_class __classify(const char *l)
 	};
 	size_t i;
 
-	if ((str_starts_with(l, "make") || str_starts_with(l, "gmake")) && __has(l, "***"))
+	if ((str_starts_with(l, "make") || str_starts_with(l, "gmake")) && has(l, "***"))
 		return LINE_MAKE;
 	if (str_starts_with(l, "ninja: build stopped"))
 		return LINE_MAKE;
 	if (strcasestr(l, "error:") || strcasestr(l, "assertion") || str_starts_with(l, "not ok"))
 		return LINE_ERROR;
 	for (i = 0; i < sizeof(errors) / sizeof(*errors); i++)
-		if (__has(l, errors[i]))
+		if (has(l, errors[i]))
 			return LINE_ERROR;
 	return LINE_PLAIN;
 }
 
-static void __split(struct lines *ls, const char *log, size_t len, const char *prefix)
+static void split(struct lines *ls, const char *log, size_t len, const char *prefix)
 {
 	size_t i = 0;
 
@@ -135,51 +135,51 @@ static void __split(struct lines *ls, const char *log, size_t len, const char *p
 		ALLOC_GROW(ls->items, ls->nr + 1, ls->alloc);
 		l = &ls->items[ls->nr++];
 		l->off = ls->text.len;
-		__clean_line(&ls->text, log + i, n, prefix);
+		clean_line(&ls->text, log + i, n, prefix);
 		l->len = ls->text.len - l->off;
 		strbuf_addch(&ls->text, '\0');
 		i += n + 1;
 	}
 	for (i = 0; i < ls->nr; i++)
-		ls->items[i].cls = __classify(ls->text.buf + ls->items[i].off);
+		ls->items[i].cls = classify(ls->text.buf + ls->items[i].off);
 }
 
-static const char *__text(const struct lines *ls, size_t i)
+static const char *text(const struct lines *ls, size_t i)
 {
 	return ls->text.buf + ls->items[i].off;
 }
 
-static int __is_context_before(const char *l)
+static int is_context_before(const char *l)
 {
-	return __has(l, "In function") || __has(l, "In file included from") ||
-	       __has(l, "In member function") || __has(l, "At top level");
+	return has(l, "In function") || has(l, "In file included from") ||
+	       has(l, "In member function") || has(l, "At top level");
 }
 
-static int __is_caret(const char *l)
+static int is_caret(const char *l)
 {
 	l += strspn(l, " \t");
 	return *l == '^' || *l == '~';
 }
 
 /* The source and caret lines a compiler prints under an error, or test diagnostics. */
-static int __is_context_after(const char *l, const char *next)
+static int is_context_after(const char *l, const char *next)
 {
-	if (l[0] == '#' || __has(l, " | ") || __has(l, "note:") || __is_caret(l))
+	if (l[0] == '#' || has(l, " | ") || has(l, "note:") || is_caret(l))
 		return 1;
-	return (l[0] == ' ' || l[0] == '\t') && next && __is_caret(next);
+	return (l[0] == ' ' || l[0] == '\t') && next && is_caret(next);
 }
 
 /* Marks line i's group (context included) if the budget allows; returns lines added. */
-static size_t __mark_group(const struct lines *ls, char *mark, size_t i, size_t budget)
+static size_t mark_group(const struct lines *ls, char *mark, size_t i, size_t budget)
 {
 	size_t s = i, e = i, j, added = 0;
 
-	if (i > 0 && __is_context_before(__text(ls, i - 1)))
+	if (i > 0 && is_context_before(text(ls, i - 1)))
 		s = i - 1;
 	for (j = i + 1; j < ls->nr && j <= i + CONTEXT_AFTER; j++) {
-		const char *next = j + 1 < ls->nr ? __text(ls, j + 1) : NULL;
+		const char *next = j + 1 < ls->nr ? text(ls, j + 1) : NULL;
 
-		if (!__is_context_after(__text(ls, j), next) || ls->items[j].cls != LINE_PLAIN)
+		if (!is_context_after(text(ls, j), next) || ls->items[j].cls != LINE_PLAIN)
 			break;
 		e = j;
 	}
@@ -193,7 +193,7 @@ static size_t __mark_group(const struct lines *ls, char *mark, size_t i, size_t 
 	return added;
 }
 
-static void __select(const struct lines *ls, char *mark)
+static void select_lines(const struct lines *ls, char *mark)
 {
 	size_t i, used = 0, nmake = 0, budget;
 
@@ -202,7 +202,7 @@ static void __select(const struct lines *ls, char *mark)
 	budget = EXCERPT_MAX_LINES - (nmake < MAKE_RESERVE ? nmake : MAKE_RESERVE);
 	for (i = 0; i < ls->nr && used < budget; i++)
 		if (ls->items[i].cls == LINE_ERROR && !mark[i])
-			used += __mark_group(ls, mark, i, budget - used);
+			used += mark_group(ls, mark, i, budget - used);
 	for (i = 0; i < ls->nr && used < EXCERPT_MAX_LINES; i++)
 		if (ls->items[i].cls == LINE_MAKE && !mark[i]) {
 			mark[i] = 1;
@@ -211,7 +211,7 @@ static void __select(const struct lines *ls, char *mark)
 	if (used)
 		return;
 	i = ls->nr; /* the tail, without trailing blank (or only white) lines */
-	while (i > 0 && strspn(__text(ls, i - 1), " \t") == ls->items[i - 1].len)
+	while (i > 0 && strspn(text(ls, i - 1), " \t") == ls->items[i - 1].len)
 		i--;
 	while (i > 0 && used < TAIL_LINES) {
 		mark[--i] = 1;
@@ -219,7 +219,7 @@ static void __select(const struct lines *ls, char *mark)
 	}
 }
 
-static void __first_error(struct strbuf *out, const struct lines *ls)
+static void pick_first_error(struct strbuf *out, const struct lines *ls)
 {
 	enum line_class want[] = { LINE_ERROR, LINE_MAKE };
 	size_t i, k;
@@ -227,12 +227,12 @@ static void __first_error(struct strbuf *out, const struct lines *ls)
 	for (k = 0; k < 2; k++)
 		for (i = 0; i < ls->nr; i++)
 			if (ls->items[i].cls == want[k]) {
-				strbuf_addstr(out, __text(ls, i));
+				strbuf_addstr(out, text(ls, i));
 				return;
 			}
 	for (i = ls->nr; i > 0; i--)
 		if (ls->items[i - 1].len) {
-			strbuf_addstr(out, __text(ls, i - 1));
+			strbuf_addstr(out, text(ls, i - 1));
 			return;
 		}
 }
@@ -244,28 +244,28 @@ void excerpt_extract(struct strbuf *out, struct strbuf *first_error, const char 
 	char *mark;
 	size_t i;
 
-	__split(&ls, log ? log : "", log ? len : 0, strip_prefix);
+	split(&ls, log ? log : "", log ? len : 0, strip_prefix);
 	mark = xcalloc(ls.nr + 1, 1);
-	__select(&ls, mark);
+	select_lines(&ls, mark);
 	for (i = 0; i < ls.nr; i++)
 		if (mark[i]) {
-			strbuf_addstr(out, __text(&ls, i));
+			strbuf_addstr(out, text(&ls, i));
 			strbuf_addch(out, '\n');
 		}
 	if (first_error)
-		__first_error(first_error, &ls);
+		pick_first_error(first_error, &ls);
 	free(mark);
 	free(ls.items);
 	strbuf_release(&ls.text);
 }
 
-static int __word(char c)
+static int word(char c)
 {
 	return isalnum((unsigned char)c) || c == '_';
 }
 
 /* Length of a run of `n` digits at s (exactly n), else 0. */
-static size_t __digits(const char *s, size_t n)
+static size_t digits(const char *s, size_t n)
 {
 	size_t i;
 
@@ -276,17 +276,17 @@ static size_t __digits(const char *s, size_t n)
 }
 
 /* HH:MM[:SS[.frac]] at s: its length, or 0. */
-static size_t __time_len(const char *s)
+static size_t time_len(const char *s)
 {
 	size_t n;
 
 	if (!isdigit((unsigned char)s[0]))
 		return 0;
 	n = isdigit((unsigned char)s[1]) ? 2 : 1;
-	if (s[n] != ':' || !__digits(s + n + 1, 2))
+	if (s[n] != ':' || !digits(s + n + 1, 2))
 		return 0;
 	n += 3;
-	if (s[n] == ':' && __digits(s + n + 1, 2))
+	if (s[n] == ':' && digits(s + n + 1, 2))
 		n += 3;
 	else
 		return 0;	/* "12:30" alone is too likely a file:line */
@@ -297,25 +297,25 @@ static size_t __time_len(const char *s)
 }
 
 /* YYYY-MM-DD with an optional time and zone: its length, or 0. */
-static size_t __date_len(const char *s)
+static size_t date_len(const char *s)
 {
 	size_t n, t = 0;
 
-	if (!__digits(s, 4) || s[4] != '-' || !__digits(s + 5, 2) || s[7] != '-' ||
-	    !__digits(s + 8, 2))
+	if (!digits(s, 4) || s[4] != '-' || !digits(s + 5, 2) || s[7] != '-' ||
+	    !digits(s + 8, 2))
 		return 0;
 	n = 10;
-	if ((s[n] == 'T' || s[n] == ' ') && (t = __time_len(s + n + 1)))
+	if ((s[n] == 'T' || s[n] == ' ') && (t = time_len(s + n + 1)))
 		n += 1 + t;
 	if (s[n] == 'Z')
 		n++;
-	else if (t && (s[n] == '+' || s[n] == '-') && __digits(s + n + 1, 2))
-		n += s[n + 3] == ':' && __digits(s + n + 4, 2) ? 6 : 3;
+	else if (t && (s[n] == '+' || s[n] == '-') && digits(s + n + 1, 2))
+		n += s[n + 3] == ':' && digits(s + n + 4, 2) ? 6 : 3;
 	return n;
 }
 
 /* "[ 123.456789]" as dmesg stamps lines: its length, or 0. */
-static size_t __stamp_len(const char *s)
+static size_t stamp_len(const char *s)
 {
 	size_t n = 1;
 
@@ -333,7 +333,7 @@ static size_t __stamp_len(const char *s)
 }
 
 /* A hex id: 7+ hex digits with a digit among them, a whole word. */
-static size_t __hexid_len(const char *s)
+static size_t hexid_len(const char *s)
 {
 	size_t n = 0;
 	int digit = 0;
@@ -342,14 +342,14 @@ static size_t __hexid_len(const char *s)
 		digit |= isdigit((unsigned char)s[n]);
 		n++;
 	}
-	return n >= 7 && digit && !__word(s[n]) ? n : 0;
+	return n >= 7 && digit && !word(s[n]) ? n : 0;
 }
 
 /* Length of the noise at s[i] that the fingerprint drops, or 0. */
-static size_t __noise_len(const char *s, size_t i)
+static size_t noise_len(const char *s, size_t i)
 {
 	const char *p = s + i;
-	int word_start = i == 0 || !__word(s[i - 1]);
+	int word_start = i == 0 || !word(s[i - 1]);
 	size_t n;
 
 	if (*p == ':' && isdigit((unsigned char)p[1])) {
@@ -357,7 +357,7 @@ static size_t __noise_len(const char *s, size_t i)
 			;
 		return n;
 	}
-	if (*p == '[' && (n = __stamp_len(p)))
+	if (*p == '[' && (n = stamp_len(p)))
 		return n;
 	if (!word_start)
 		return 0;
@@ -366,7 +366,7 @@ static size_t __noise_len(const char *s, size_t i)
 			;
 		return n;
 	}
-	if ((n = __date_len(p)) || (n = __time_len(p)) || (n = __hexid_len(p)))
+	if ((n = date_len(p)) || (n = time_len(p)) || (n = hexid_len(p)))
 		return n;
 	return 0;
 }
@@ -377,11 +377,11 @@ void excerpt_normalise(struct strbuf *out, const char *line)
 	int space = 0;
 
 	while (line && line[i]) {
-		if ((n = __noise_len(line, i))) {
+		if ((n = noise_len(line, i))) {
 			i += n;
 			continue;
 		}
-		if (!strncasecmp(line + i, "line ", 5) && (i == 0 || !__word(line[i - 1])) &&
+		if (!strncasecmp(line + i, "line ", 5) && (i == 0 || !word(line[i - 1])) &&
 		    isdigit((unsigned char)line[i + 5])) {
 			if (space && out->len > start)
 				strbuf_addch(out, ' ');

@@ -76,7 +76,7 @@ int fetch_credentials(git_credential **out, const char *url, const char *user_fr
 }
 
 /* Marks tree i failed: stale at its last fetched tip if it has one. */
-static void __fail(struct fetch_result *r, struct integ_repo *repo, const struct fetch_tree *t,
+static void fail(struct fetch_result *r, struct integ_repo *repo, const struct fetch_tree *t,
 		   const char *why)
 {
 	char *ref = xstrfmt("refs/feeds/%s", t->name);
@@ -95,7 +95,7 @@ static void __fail(struct fetch_result *r, struct integ_repo *repo, const struct
 	free(ref);
 }
 
-static int __remote_has(const git_remote_head **heads, size_t nheads, const char *branch)
+static int remote_has(const git_remote_head **heads, size_t nheads, const char *branch)
 {
 	char *want = xstrfmt("refs/heads/%s", branch);
 	size_t i;
@@ -112,15 +112,15 @@ static int __remote_has(const git_remote_head **heads, size_t nheads, const char
 enum { MSG_START, MSG_BEAT, MSG_RESULT, MSG_END };
 #define REASON_MAX 2048         /* header + reason stay under PIPE_BUF */
 
-struct __msg {
+struct msg {
 	uint32_t type, index, state, reason_len;
 	char tip[41];
 };
 
-static void __send(int fd, uint32_t type, uint32_t index, const struct fetch_result *r)
+static void send(int fd, uint32_t type, uint32_t index, const struct fetch_result *r)
 {
-	char buf[sizeof(struct __msg) + REASON_MAX];
-	struct __msg m;
+	char buf[sizeof(struct msg) + REASON_MAX];
+	struct msg m;
 	size_t len = 0;
 
 	memset(&m, 0, sizeof(m));
@@ -141,46 +141,46 @@ static void __send(int fd, uint32_t type, uint32_t index, const struct fetch_res
 }
 
 /* Callback payload: the credentials' state and the pipe to the watcher (-1: none). */
-struct __payload {
+struct payload {
 	struct fetch_cred_state cs;
 	int fd;
 	time_t last_beat;
 };
 
-static int __payload_credentials(git_credential **out, const char *url, const char *user,
+static int payload_credentials(git_credential **out, const char *url, const char *user,
 				 unsigned int allowed, void *payload)
 {
-	return fetch_credentials(out, url, user, allowed, &((struct __payload *)payload)->cs);
+	return fetch_credentials(out, url, user, allowed, &((struct payload *)payload)->cs);
 }
 
 /* Data arrived: at most one beat a second tells the watcher the remote is alive. */
-static void __beat(struct __payload *p)
+static void beat(struct payload *p)
 {
 	time_t now = time(NULL);
 
 	if (p->fd >= 0 && now != p->last_beat) {
 		p->last_beat = now;
-		__send(p->fd, MSG_BEAT, 0, NULL);
+		send(p->fd, MSG_BEAT, 0, NULL);
 	}
 }
 
-static int __on_transfer(const git_indexer_progress *stats, void *payload)
+static int on_transfer(const git_indexer_progress *stats, void *payload)
 {
 	(void)stats;
-	__beat(payload);
+	beat(payload);
 	return 0;
 }
 
-static int __on_sideband(const char *str, int len, void *payload)
+static int on_sideband(const char *str, int len, void *payload)
 {
 	(void)str;
 	(void)len;
-	__beat(payload);
+	beat(payload);
 	return 0;
 }
 
 /* Fetches every not yet done tree whose url is trees[first].url. */
-static void __fetch_url(struct fetch_result *out, char *done, struct integ_repo *repo,
+static void fetch_url(struct fetch_result *out, char *done, struct integ_repo *repo,
 			const struct fetch_tree *trees, size_t n, size_t first,
 			const struct fetch_creds *creds, int beat_fd)
 {
@@ -190,7 +190,7 @@ static void __fetch_url(struct fetch_result *out, char *done, struct integ_repo 
 	git_fetch_options fo;
 	git_remote_create_options ro;
 	const git_remote_head **heads = NULL;
-	struct __payload pl = { { creds, 0 }, beat_fd, 0 };
+	struct payload pl = { { creds, 0 }, beat_fd, 0 };
 	struct strvec_like { char **v; size_t nr; } specs = { NULL, 0 };
 	git_strarray arr;
 	size_t i, nheads = 0;
@@ -203,9 +203,9 @@ static void __fetch_url(struct fetch_result *out, char *done, struct integ_repo 
 	/* insteadOf rewriting leaks in libgit2 1.5 (pcre2 match data); urls are literal */
 	ro.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF | GIT_REMOTE_CREATE_SKIP_DEFAULT_FETCHSPEC;
 	git_remote_init_callbacks(&cb, GIT_REMOTE_CALLBACKS_VERSION);
-	cb.credentials = __payload_credentials;
-	cb.transfer_progress = __on_transfer;
-	cb.sideband_progress = __on_sideband;
+	cb.credentials = payload_credentials;
+	cb.transfer_progress = on_transfer;
+	cb.sideband_progress = on_sideband;
 	cb.payload = &pl;
 	if (git_remote_create_with_opts(&remote, url, &ro) < 0 ||
 	    git_remote_connect(remote, GIT_DIRECTION_FETCH, &cb, NULL, NULL) < 0 ||
@@ -216,10 +216,10 @@ static void __fetch_url(struct fetch_result *out, char *done, struct integ_repo 
 	for (i = first; i < n; i++) {
 		if (done[i] || strcmp(trees[i].url, url))
 			continue;
-		if (!__remote_has(heads, nheads, trees[i].branch)) {
+		if (!remote_has(heads, nheads, trees[i].branch)) {
 			char *msg = xstrfmt("branch %s not found", trees[i].branch);
 
-			__fail(&out[i], repo, &trees[i], msg);
+			fail(&out[i], repo, &trees[i], msg);
 			free(msg);
 			done[i] = 1;
 			continue;
@@ -246,14 +246,14 @@ done:
 			continue;
 		done[i] = 1;
 		if (why) {
-			__fail(&out[i], repo, &trees[i], why);
+			fail(&out[i], repo, &trees[i], why);
 			continue;
 		}
 		ref = xstrfmt("refs/feeds/%s", trees[i].name);
 		if (integ_ref_get(repo, ref, out[i].tip) == 0)
 			out[i].state = FETCH_FETCHED;
 		else
-			__fail(&out[i], repo, &trees[i], "no ref after fetch");
+			fail(&out[i], repo, &trees[i], "no ref after fetch");
 		free(ref);
 	}
 	for (i = 0; i < specs.nr; i++)
@@ -265,7 +265,7 @@ done:
 
 /* ---- the child that fetches, and the watcher that gives up on a silent remote ---- */
 
-struct __job {
+struct job {
 	struct fetch_result *out;
 	char *done;
 	struct integ_repo *repo;
@@ -275,9 +275,9 @@ struct __job {
 };
 
 /* The child: every url not done yet, in order; a message per start, beat and result. */
-static void __child(int fd, void *arg)
+static void child(int fd, void *arg)
 {
-	const struct __job *jb = arg;
+	const struct job *jb = arg;
 	struct fetch_result *out = jb->out;
 	const struct fetch_tree *trees = jb->trees;
 	char *done = jb->done, *before = xmalloc(jb->n);
@@ -287,18 +287,18 @@ static void __child(int fd, void *arg)
 		if (done[i])
 			continue;
 		memcpy(before, done, n);
-		__send(fd, MSG_START, (uint32_t)i, NULL);
+		send(fd, MSG_START, (uint32_t)i, NULL);
 		log_progress("fetching %s (%s)", trees[i].name, trees[i].url);
-		__fetch_url(out, done, jb->repo, trees, n, i, jb->creds, fd);
+		fetch_url(out, done, jb->repo, trees, n, i, jb->creds, fd);
 		for (j = i; j < n; j++)
 			if (done[j] && !before[j])
-				__send(fd, MSG_RESULT, (uint32_t)j, &out[j]);
+				send(fd, MSG_RESULT, (uint32_t)j, &out[j]);
 	}
-	__send(fd, MSG_END, 0, NULL);
+	send(fd, MSG_END, 0, NULL);
 }
 
 /* A result from the child becomes the caller's. */
-static void __take(struct fetch_result *out, char *done, size_t n, const struct __msg *m,
+static void take(struct fetch_result *out, char *done, size_t n, const struct msg *m,
 		   const char *reason)
 {
 	if (m->index >= n)
@@ -316,11 +316,11 @@ static void __take(struct fetch_result *out, char *done, size_t n, const struct 
  * the tree whose url it was on (-1: none yet).  Returns 1 when it ended normally,
  * 0 when it was killed for silence, -1 when it died or broke the protocol.
  */
-static int __follow(long *current, int fd, pid_t pid, struct fetch_result *out, char *done,
+static int follow(long *current, int fd, pid_t pid, struct fetch_result *out, char *done,
 		    size_t n, long idle_ms)
 {
 	char reason[REASON_MAX + 1];
-	struct __msg m;
+	struct msg m;
 
 	for (;;) {
 		if (!watch_wait(fd, pid, watch_now_ms() + idle_ms))
@@ -331,14 +331,14 @@ static int __follow(long *current, int fd, pid_t pid, struct fetch_result *out, 
 		if (m.type == MSG_START)
 			*current = m.index < n ? (long)m.index : -1;
 		else if (m.type == MSG_RESULT)
-			__take(out, done, n, &m, reason);
+			take(out, done, n, &m, reason);
 		else if (m.type == MSG_END)
 			return 1;
 	}
 }
 
 /* The trees of the url the child was on (or all left, if none) fail with `why`. */
-static void __fail_rest(struct fetch_result *out, char *done, struct integ_repo *repo,
+static void fail_rest(struct fetch_result *out, char *done, struct integ_repo *repo,
 			const struct fetch_tree *trees, size_t n, long current, const char *why)
 {
 	size_t i;
@@ -346,12 +346,12 @@ static void __fail_rest(struct fetch_result *out, char *done, struct integ_repo 
 	for (i = 0; i < n; i++) {
 		if (done[i] || (current >= 0 && strcmp(trees[i].url, trees[current].url)))
 			continue;
-		__fail(&out[i], repo, &trees[i], why);
+		fail(&out[i], repo, &trees[i], why);
 		done[i] = 1;
 	}
 }
 
-static char *__died_why(int status, int silent, long idle)
+static char *died_why(int status, int silent, long idle)
 {
 	if (silent)
 		return xstrfmt("no data from the remote for %ld s; gave up", idle);
@@ -362,11 +362,11 @@ static char *__died_why(int status, int silent, long idle)
 }
 
 /* One child after another until every tree has a result. */
-static int __watch(struct fetch_result *out, char *done, struct integ_repo *repo,
+static int watch(struct fetch_result *out, char *done, struct integ_repo *repo,
 		   const struct fetch_tree *trees, size_t n, const struct fetch_creds *creds)
 {
 	long idle = creds && creds->idle_timeout > 0 ? creds->idle_timeout : FETCH_IDLE_TIMEOUT;
-	struct __job jb = { out, done, repo, trees, n, creds };
+	struct job jb = { out, done, repo, trees, n, creds };
 	size_t i;
 
 	for (i = 0; i < n && done[i]; i++)
@@ -376,9 +376,9 @@ static int __watch(struct fetch_result *out, char *done, struct integ_repo *repo
 		int fd, pid, status, how, err;
 		char *why;
 
-		if ((err = watch_spawn(&pid, &fd, __child, &jb, "fetch")) < 0)
+		if ((err = watch_spawn(&pid, &fd, child, &jb, "fetch")) < 0)
 			return err;
-		how = __follow(&current, fd, pid, out, done, n, idle * 1000);
+		how = follow(&current, fd, pid, out, done, n, idle * 1000);
 		close(fd);
 		status = watch_reap(pid);
 		if (how != 1) {
@@ -386,8 +386,8 @@ static int __watch(struct fetch_result *out, char *done, struct integ_repo *repo
 			int stopped = how < 0 && WIFSIGNALED(status) &&
 				      (WTERMSIG(status) == SIGTERM || WTERMSIG(status) == SIGINT);
 
-			why = __died_why(status, how == 0, idle);
-			__fail_rest(out, done, repo, trees, n, stopped ? -1 : current, why);
+			why = died_why(status, how == 0, idle);
+			fail_rest(out, done, repo, trees, n, stopped ? -1 : current, why);
 			free(why);
 		}
 		for (; i < n && done[i]; i++)
@@ -416,7 +416,7 @@ int fetch_trees(struct fetch_result *out, struct integ_repo *repo,
 			done[i] = 1;
 		}
 	}
-	err = __watch(out, done, repo, trees, n, creds);
+	err = watch(out, done, repo, trees, n, creds);
 	free(done);
 	return err;
 }

@@ -65,7 +65,7 @@ void fix_patch_release(struct fix_patch *p)
 
 /* ---- parsing ---- */
 
-static int __hexval(int c)
+static int hexval(int c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -73,7 +73,7 @@ static int __hexval(int c)
 	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
-static int __b64val(int c)
+static int b64val(int c)
 {
 	const char *tab = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 	const char *p = c ? strchr(tab, c) : NULL;
@@ -82,7 +82,7 @@ static int __b64val(int c)
 }
 
 /* Decodes the text of one encoded word ("Q" or "B") into `out`. */
-static void __decode_word(struct strbuf *out, char enc, const char *s, size_t n)
+static void decode_word(struct strbuf *out, char enc, const char *s, size_t n)
 {
 	unsigned int acc = 0;
 	int bits = 0;
@@ -92,18 +92,18 @@ static void __decode_word(struct strbuf *out, char enc, const char *s, size_t n)
 		if (enc == 'Q' || enc == 'q') {
 			if (s[i] == '_')
 				strbuf_addch(out, ' ');
-			else if (s[i] == '=' && i + 2 < n && __hexval(s[i + 1]) >= 0 &&
-				 __hexval(s[i + 2]) >= 0) {
-				strbuf_addch(out, __hexval(s[i + 1]) * 16 + __hexval(s[i + 2]));
+			else if (s[i] == '=' && i + 2 < n && hexval(s[i + 1]) >= 0 &&
+				 hexval(s[i + 2]) >= 0) {
+				strbuf_addch(out, hexval(s[i + 1]) * 16 + hexval(s[i + 2]));
 				i += 2;
 			} else {
 				strbuf_addch(out, s[i]);
 			}
 			continue;
 		}
-		if (__b64val(s[i]) < 0)
+		if (b64val(s[i]) < 0)
 			continue;
-		acc = (acc << 6) | (unsigned int)__b64val(s[i]);
+		acc = (acc << 6) | (unsigned int)b64val(s[i]);
 		bits += 6;
 		if (bits >= 8) {
 			bits -= 8;
@@ -113,7 +113,7 @@ static void __decode_word(struct strbuf *out, char enc, const char *s, size_t n)
 }
 
 /* Length of the encoded word at `s` ("=?cs?E?text?="), 0 if it is not one. */
-static size_t __encoded_word(const char *s, char *enc, const char **text, size_t *tlen)
+static size_t encoded_word(const char *s, char *enc, const char **text, size_t *tlen)
 {
 	const char *q1, *end;
 
@@ -128,7 +128,7 @@ static size_t __encoded_word(const char *s, char *enc, const char **text, size_t
 }
 
 /* RFC 2047: encoded words decoded, whitespace between two of them dropped. */
-static char *__mime_decode(const char *s)
+static char *mime_decode(const char *s)
 {
 	struct strbuf out = STRBUF_INIT;
 	int last_word = 0;
@@ -138,12 +138,12 @@ static char *__mime_decode(const char *s)
 		size_t tlen, wl, ws = strspn(s, " \t");
 		char enc;
 
-		if (last_word && ws && (wl = __encoded_word(s + ws, &enc, &text, &tlen))) {
+		if (last_word && ws && (wl = encoded_word(s + ws, &enc, &text, &tlen))) {
 			s += ws;
 			continue;
 		}
-		if ((wl = __encoded_word(s, &enc, &text, &tlen))) {
-			__decode_word(&out, enc, text, tlen);
+		if ((wl = encoded_word(s, &enc, &text, &tlen))) {
+			decode_word(&out, enc, text, tlen);
 			s += wl;
 			last_word = 1;
 			continue;
@@ -155,7 +155,7 @@ static char *__mime_decode(const char *s)
 }
 
 /* Strips "[PATCH n/m]", other "[...]" groups and "Re:" from the front, as git mailinfo. */
-static char *__strip_subject(const char *s)
+static char *strip_subject(const char *s)
 {
 	for (;;) {
 		s += strspn(s, " \t");
@@ -170,9 +170,9 @@ static char *__strip_subject(const char *s)
 }
 
 /* "Name <email>" or "email". */
-static void __parse_from(struct fix_patch *p, const char *value)
+static void parse_from(struct fix_patch *p, const char *value)
 {
-	char *v = __mime_decode(value);
+	char *v = mime_decode(value);
 	char *lt = strchr(v, '<'), *gt = lt ? strchr(lt, '>') : NULL;
 	size_t n;
 
@@ -190,7 +190,7 @@ static void __parse_from(struct fix_patch *p, const char *value)
 }
 
 /* "Tue, 3 Mar 2026 10:00:00 +0100". */
-static void __parse_date(struct fix_patch *p, const char *value)
+static void parse_date(struct fix_patch *p, const char *value)
 {
 	static const char *months = "JanFebMarAprMayJunJulAugSepOctNovDec";
 	struct tm tm = { 0 };
@@ -212,7 +212,7 @@ static void __parse_date(struct fix_patch *p, const char *value)
 }
 
 /* The next line of [*pos, end) without its "\r\n" into `line`; 0 at the end. */
-static int __next_line(struct strbuf *line, const char **pos, const char *end)
+static int next_line(struct strbuf *line, const char **pos, const char *end)
 {
 	const char *p = *pos, *nl;
 
@@ -228,13 +228,13 @@ static int __next_line(struct strbuf *line, const char **pos, const char *end)
 }
 
 /* Headers up to the blank line: From, Date, Subject (folded lines joined). */
-static void __parse_headers(struct fix_patch *p, const char **pos, const char *end)
+static void parse_headers(struct fix_patch *p, const char **pos, const char *end)
 {
 	struct strbuf line = STRBUF_INIT, hdr = STRBUF_INIT;
 	const char *save = *pos;
 
 	for (;;) {
-		int more = __next_line(&line, pos, end);
+		int more = next_line(&line, pos, end);
 
 		if (more && (line.buf[0] == ' ' || line.buf[0] == '\t') && hdr.len) {
 			strbuf_addbuf(&hdr, &line);
@@ -242,13 +242,13 @@ static void __parse_headers(struct fix_patch *p, const char **pos, const char *e
 			continue;
 		}
 		if (!strncasecmp(hdr.buf, "From:", 5) && !p->author_email)
-			__parse_from(p, hdr.buf + 5 + strspn(hdr.buf + 5, " "));
+			parse_from(p, hdr.buf + 5 + strspn(hdr.buf + 5, " "));
 		else if (!strncasecmp(hdr.buf, "Date:", 5))
-			__parse_date(p, hdr.buf + 5);
+			parse_date(p, hdr.buf + 5);
 		else if (!strncasecmp(hdr.buf, "Subject:", 8) && !p->subject) {
-			char *d = __mime_decode(hdr.buf + 8);
+			char *d = mime_decode(hdr.buf + 8);
 
-			p->subject = __strip_subject(d);
+			p->subject = strip_subject(d);
 			free(d);
 		}
 		if (!more || !line.len || str_starts_with(line.buf, "diff --git ")) {
@@ -265,7 +265,7 @@ static void __parse_headers(struct fix_patch *p, const char **pos, const char *e
 }
 
 /* From the first "diff --git" line to the end, without format-patch's "-- " signature. */
-static char *__diff_part(const char *start, const char *end)
+static char *diff_part(const char *start, const char *end)
 {
 	const char *d = start, *sig = NULL, *p;
 
@@ -284,7 +284,7 @@ static char *__diff_part(const char *start, const char *end)
 }
 
 /* One mail [start, end) into `p`. */
-static int __parse_mail(struct fix_patch *p, const char *start, const char *end)
+static int parse_mail(struct fix_patch *p, const char *start, const char *end)
 {
 	struct strbuf line = STRBUF_INIT, body = STRBUF_INIT, msg = STRBUF_INIT;
 	const char *pos = start;
@@ -294,15 +294,15 @@ static int __parse_mail(struct fix_patch *p, const char *start, const char *end)
 
 		pos = nl ? nl + 1 : end;
 	}
-	__parse_headers(p, &pos, end);
-	while (__next_line(&line, &pos, end)) {
+	parse_headers(p, &pos, end);
+	while (next_line(&line, &pos, end)) {
 		if (!strcmp(line.buf, "---") || str_starts_with(line.buf, "diff --git "))
 			break;
 		strbuf_addbuf(&body, &line);
 		strbuf_addch(&body, '\n');
 	}
 	strbuf_trim(&body);
-	p->diff = __diff_part(start, end);
+	p->diff = diff_part(start, end);
 	if (!p->subject)
 		p->subject = xstrdup("");
 	if (!p->author_name)
@@ -321,14 +321,14 @@ static int __parse_mail(struct fix_patch *p, const char *start, const char *end)
 }
 
 /* 1 if the line at `s` opens a format-patch mail: "From <40 hex> ". */
-static int __is_mbox_from(const char *s, const char *end)
+static int is_mbox_from(const char *s, const char *end)
 {
 	int i;
 
 	if (end - s < 46 || strncmp(s, "From ", 5))
 		return 0;
 	for (i = 5; i < 45; i++)
-		if (__hexval(s[i]) < 0)
+		if (hexval(s[i]) < 0)
 			return 0;
 	return s[45] == ' ';
 }
@@ -348,14 +348,14 @@ int fix_patches_parse(struct fix_patch **out, size_t *nr, const char *text, size
 			p = memchr(p, '\n', (size_t)(end - p));
 			if (!p)
 				break;
-			if (__is_mbox_from(p + 1, end)) {
+			if (is_mbox_from(p + 1, end)) {
 				next = p + 1;
 				break;
 			}
 		}
 		ALLOC_GROW(*out, *nr + 1, alloc);
 		(*out)[*nr] = (struct fix_patch)FIX_PATCH_INIT;
-		err = __parse_mail(&(*out)[(*nr)++], start, next);
+		err = parse_mail(&(*out)[(*nr)++], start, next);
 		start = next;
 	}
 	if (err) {
@@ -372,7 +372,7 @@ int fix_patches_parse(struct fix_patch **out, size_t *nr, const char *text, size
 
 /* ---- applying ---- */
 
-struct __ctx {
+struct ctx {
 	git_repository *git;
 	const git_signature *committer;
 	struct strbuf *log;
@@ -380,7 +380,7 @@ struct __ctx {
 };
 
 /* 1 if every file of the diff already holds its postimage in `tree`. */
-static int __already_there(git_diff *diff, git_tree *tree)
+static int already_there(git_diff *diff, git_tree *tree)
 {
 	size_t i, n = git_diff_num_deltas(diff);
 	int all = n > 0;
@@ -406,7 +406,7 @@ static int __already_there(git_diff *diff, git_tree *tree)
 }
 
 /* Applies `diff` to `tree`: 0 with the result in `out`, else < 0 (libgit2's error). */
-static int __apply(git_oid *out, git_repository *git, git_tree *tree, git_diff *diff)
+static int apply(git_oid *out, git_repository *git, git_tree *tree, git_diff *diff)
 {
 	git_index *index = NULL;
 	int err = -1;
@@ -423,7 +423,7 @@ static int __apply(git_oid *out, git_repository *git, git_tree *tree, git_diff *
  * the blob its index line names (added files absent).  NB_ENOTFOUND when the
  * repository lacks one of those blobs.
  */
-static int __fake_ancestor(git_oid *out, git_repository *git, git_tree *tree, git_diff *diff)
+static int fake_ancestor(git_oid *out, git_repository *git, git_tree *tree, git_diff *diff)
 {
 	size_t i, n = git_diff_num_deltas(diff), k = 0;
 	git_tree_update *up = xcalloc(n + 1, sizeof(*up));
@@ -462,7 +462,7 @@ static int __fake_ancestor(git_oid *out, git_repository *git, git_tree *tree, gi
 }
 
 /* Commits `tree_id` on the head with the mail's author and message. */
-static int __commit(struct __ctx *c, const struct fix_patch *p, const git_oid *tree_id,
+static int commit(struct ctx *c, const struct fix_patch *p, const git_oid *tree_id,
 		    char out[41])
 {
 	git_signature *author = NULL;
@@ -492,7 +492,7 @@ done:
 }
 
 /* The 3-way fallback: sets r->state/reason, *result the tree to commit. */
-static int __three_way(struct fix_result *r, git_oid *result, struct __ctx *c, git_tree *head,
+static int three_way(struct fix_result *r, git_oid *result, struct ctx *c, git_tree *head,
 		       git_diff *diff)
 {
 	struct treemerge_conflicts conf = TREEMERGE_CONFLICTS_INIT;
@@ -501,7 +501,7 @@ static int __three_way(struct fix_result *r, git_oid *result, struct __ctx *c, g
 	int err;
 
 	strbuf_addstr(c->log, "Using index info to reconstruct a base tree...\n");
-	err = __fake_ancestor(&base_id, c->git, head, diff);
+	err = fake_ancestor(&base_id, c->git, head, diff);
 	if (err == NB_ENOTFOUND) {
 		r->reason = xstrdup("does not apply, and the repository lacks the blobs it was "
 				    "made against (no 3-way merge possible)");
@@ -509,7 +509,7 @@ static int __three_way(struct fix_result *r, git_oid *result, struct __ctx *c, g
 	}
 	if (err < 0 || git_tree_lookup(&base, c->git, &base_id) < 0)
 		return nb_error_set(NB_ERROR, "fix base tree: %s", merge_git_error());
-	if (__apply(&theirs, c->git, base, diff) < 0) {
+	if (apply(&theirs, c->git, base, diff) < 0) {
 		r->reason = xstrfmt("does not apply to the blobs it names either: %s",
 				    merge_git_error());
 		goto done;
@@ -532,7 +532,7 @@ done:
 }
 
 /* One mail: sets r's state, reason and commit; logs git am's lines. */
-static int __apply_one(struct fix_result *r, struct __ctx *c, const struct fix_patch *p)
+static int apply_one(struct fix_result *r, struct ctx *c, const struct fix_patch *p)
 {
 	git_diff *diff = NULL;
 	git_commit *hc = NULL;
@@ -550,11 +550,11 @@ static int __apply_one(struct fix_result *r, struct __ctx *c, const struct fix_p
 		r->reason = xstrfmt("not a patch git can read: %s", merge_git_error());
 		goto done;
 	}
-	if (__already_there(diff, head)) {
+	if (already_there(diff, head)) {
 		r->state = FIX_NOT_NEEDED;
-	} else if (__apply(&result, c->git, head, diff) == 0) {
+	} else if (apply(&result, c->git, head, diff) == 0) {
 		r->state = FIX_APPLIED;
-	} else if ((err = __three_way(r, &result, c, head, diff)) < 0) {
+	} else if ((err = three_way(r, &result, c, head, diff)) < 0) {
 		goto done;
 	}
 	if ((r->state == FIX_APPLIED || r->state == FIX_APPLIED_3WAY) &&
@@ -564,7 +564,7 @@ static int __apply_one(struct fix_result *r, struct __ctx *c, const struct fix_p
 		r->reason = xstrdup("its change is already in next: no longer needed");
 		strbuf_addstr(c->log, "No changes -- Patch already applied.\n");
 	} else if (r->state != FIX_FAILED) {
-		err = __commit(c, p, &result, r->commit);
+		err = commit(c, p, &result, r->commit);
 	}
 done:
 	if (r->state == FIX_FAILED && !err)
@@ -576,13 +576,13 @@ done:
 	return err;
 }
 
-static int __cmp_str(const void *a, const void *b)
+static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* The patch files of `dir`: its `series`, else *.patch sorted. */
-static int __list(struct strvec *out, const char *dir)
+static int list(struct strvec *out, const char *dir)
 {
 	char *series = xstrfmt("%s/series", dir);
 	struct strbuf sb = STRBUF_INIT;
@@ -612,14 +612,14 @@ static int __list(struct strvec *out, const char *dir)
 			strvec_push(out, de->d_name);
 	closedir(d);
 	if (out->nr)
-		qsort(out->v, out->nr, sizeof(*out->v), __cmp_str);
+		qsort(out->v, out->nr, sizeof(*out->v), cmp_str);
 done:
 	strbuf_release(&sb);
 	free(series);
 	return err;
 }
 
-static struct fix_result *__item(struct fixes_report *report, const char *file,
+static struct fix_result *item(struct fixes_report *report, const char *file,
 				 const char *subject)
 {
 	struct fix_result *r;
@@ -634,7 +634,7 @@ static struct fix_result *__item(struct fixes_report *report, const char *file,
 }
 
 /* One file: each of its mails in turn. */
-static int __apply_file(struct fixes_report *report, struct __ctx *c, const char *dir,
+static int apply_file(struct fixes_report *report, struct ctx *c, const char *dir,
 			const char *file, const char *display)
 {
 	char *path = xstrfmt("%s/%s", dir, file);
@@ -646,14 +646,14 @@ static int __apply_file(struct fixes_report *report, struct __ctx *c, const char
 	strbuf_addf(c->log, "$ git am -3 %s/%s\n", display, file);
 	if (strchr(file, '/') || strbuf_read_file(&text, path, FIX_FILE_MAX) < 0 ||
 	    fix_patches_parse(&p, &n, text.buf, text.len) < 0) {
-		struct fix_result *r = __item(report, file, "");
+		struct fix_result *r = item(report, file, "");
 
 		r->reason = xstrfmt("cannot read the patch: %s", nb_error_last());
 		strbuf_addf(c->log, "error: %s\n", r->reason);
 		goto done;
 	}
 	for (i = 0; i < n && !err; i++)
-		err = __apply_one(__item(report, file, p[i].subject), c, &p[i]);
+		err = apply_one(item(report, file, p[i].subject), c, &p[i]);
 done:
 	for (i = 0; i < n; i++)
 		fix_patch_release(&p[i]);
@@ -667,22 +667,22 @@ int fixes_apply(struct fixes_report *report, struct strbuf *log, struct git_repo
 		char head[41], const struct git_signature *committer, const char *dir,
 		const char *display)
 {
-	struct __ctx c = { repo, committer, log, { { 0 } } };
+	struct ctx c = { repo, committer, log, { { 0 } } };
 	struct strvec files = STRVEC_INIT;
 	size_t i;
 	int err = 0;
 
 	if (git_oid_fromstr(&c.head, head) < 0)
 		return nb_error_set(NB_EINVALID, "fixes: bad head '%s'", head);
-	if (__list(&files, dir) < 0) {
-		struct fix_result *r = __item(report, "", "");
+	if (list(&files, dir) < 0) {
+		struct fix_result *r = item(report, "", "");
 
 		r->reason = xstrfmt("cannot read the fixes: %s", nb_error_last());
 		strbuf_addf(log, "# fixes: %s\n", r->reason);
 		goto done;
 	}
 	for (i = 0; i < files.nr && !err; i++)
-		err = __apply_file(report, &c, dir, files.v[i], display);
+		err = apply_file(report, &c, dir, files.v[i], display);
 	git_oid_tostr(head, 41, &c.head);
 done:
 	strvec_clear(&files);

@@ -34,7 +34,7 @@ int gc_have_git(void)
 	return found;
 }
 
-static int __is_hex(const char *s, size_t n)
+static int is_hex(const char *s, size_t n)
 {
 	size_t i;
 
@@ -45,7 +45,7 @@ static int __is_hex(const char *s, size_t n)
 }
 
 /* Calls fn(path) for every loose object file; returns how many there are. */
-static size_t __loose_each(const char *repo_path, int (*fn)(const char *path))
+static size_t loose_each(const char *repo_path, int (*fn)(const char *path))
 {
 	char *objects = xstrfmt("%s/objects", repo_path);
 	DIR *top = opendir(objects), *sub;
@@ -55,14 +55,14 @@ static size_t __loose_each(const char *repo_path, int (*fn)(const char *path))
 	while (top && (de = readdir(top))) {
 		char *d;
 
-		if (!__is_hex(de->d_name, 2))
+		if (!is_hex(de->d_name, 2))
 			continue;
 		d = xstrfmt("%s/%s", objects, de->d_name);
 		if ((sub = opendir(d))) {
 			while ((fe = readdir(sub))) {
 				char *f;
 
-				if (!__is_hex(fe->d_name, 38))
+				if (!is_hex(fe->d_name, 38))
 					continue;
 				n++;
 				f = xstrfmt("%s/%s", d, fe->d_name);
@@ -84,11 +84,11 @@ static size_t __loose_each(const char *repo_path, int (*fn)(const char *path))
 
 size_t gc_count_loose(const char *repo_path)
 {
-	return __loose_each(repo_path, NULL);
+	return loose_each(repo_path, NULL);
 }
 
 /* Pack files in objects/pack; with `keep` set, removes every pack but "<keep>.*". */
-static size_t __packs(const char *repo_path, const char *keep)
+static size_t packs(const char *repo_path, const char *keep)
 {
 	char *dir = xstrfmt("%s/objects/pack", repo_path);
 	DIR *d = opendir(dir);
@@ -118,7 +118,7 @@ static size_t __packs(const char *repo_path, const char *keep)
 	return n;
 }
 
-static int __git_gc(const char *repo_path)
+static int git_gc(const char *repo_path)
 {
 	const char *argv[] = { "git", "--git-dir", repo_path, "gc", "--prune=now", "--quiet",
 			       NULL };
@@ -138,7 +138,7 @@ static int __git_gc(const char *repo_path)
 }
 
 /* Puts every object reachable from a ref into the pack builder. */
-static int __insert_refs(git_packbuilder *pb, git_repository *git)
+static int insert_refs(git_packbuilder *pb, git_repository *git)
 {
 	git_reference_iterator *it = NULL;
 	git_reference *ref;
@@ -172,12 +172,12 @@ static int __insert_refs(git_packbuilder *pb, git_repository *git)
 	return err < 0 ? nb_error_set(NB_ERROR, "packing: %s", merge_git_error()) : 0;
 }
 
-static int __unlink(const char *path)
+static int unlink_path(const char *path)
 {
 	return unlink(path);
 }
 
-static int __libgit2_repack(const char *repo_path)
+static int libgit2_repack(const char *repo_path)
 {
 	git_repository *git = NULL;
 	git_packbuilder *pb = NULL;
@@ -188,15 +188,15 @@ static int __libgit2_repack(const char *repo_path)
 		err = nb_error_set(NB_ERROR, "%s: %s", repo_path, merge_git_error());
 		goto done;
 	}
-	if ((err = __insert_refs(pb, git)) < 0 || !git_packbuilder_object_count(pb))
+	if ((err = insert_refs(pb, git)) < 0 || !git_packbuilder_object_count(pb))
 		goto done;
 	if (git_packbuilder_write(pb, NULL, 0, NULL, NULL) < 0) {
 		err = nb_error_set(NB_ERROR, "writing the pack: %s", merge_git_error());
 		goto done;
 	}
 	name = xstrfmt("pack-%s", git_packbuilder_name(pb));
-	__packs(repo_path, name);
-	__loose_each(repo_path, __unlink);
+	packs(repo_path, name);
+	loose_each(repo_path, unlink_path);
 done:
 	free(name);
 	git_packbuilder_free(pb);
@@ -212,12 +212,12 @@ int gc_repack(struct gc_result *out, const char *repo_path, int force_libgit2)
 	out->loose_before = gc_count_loose(repo_path);
 	if (!force_libgit2 && gc_have_git()) {
 		out->how = "git gc --prune=now";
-		if ((err = __git_gc(repo_path)) < 0)
+		if ((err = git_gc(repo_path)) < 0)
 			log_warn("%s; packing with libgit2 instead", nb_error_last());
 	}
 	if (err < 0) {
 		out->how = "libgit2 pack builder";
-		err = __libgit2_repack(repo_path);
+		err = libgit2_repack(repo_path);
 	}
 	if (err == 0) {
 		/* over the packs just removed: the next fetch writes a new one if needed */
@@ -227,12 +227,12 @@ int gc_repack(struct gc_result *out, const char *repo_path, int force_libgit2)
 		free(midx);
 	}
 	out->loose_after = gc_count_loose(repo_path);
-	out->packs_after = __packs(repo_path, NULL);
+	out->packs_after = packs(repo_path, NULL);
 	return err;
 }
 
 /* "next-YYYYMMDD" -> "YYYY-MM-DD" into out; 0 if `name` is not a night tag. */
-static int __tag_date(char out[11], const char *name)
+static int tag_date(char out[11], const char *name)
 {
 	size_t i;
 
@@ -267,7 +267,7 @@ int gc_drop_night_tags(const char *repo_path, const char *before, size_t *remove
 		goto done;
 	}
 	while (git_reference_next(&ref, it) == 0) {
-		if (__tag_date(date, git_reference_name(ref)) && strcmp(date, before) < 0)
+		if (tag_date(date, git_reference_name(ref)) && strcmp(date, before) < 0)
 			strvec_push(&names, git_reference_name(ref));
 		git_reference_free(ref);
 	}

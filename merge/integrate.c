@@ -39,12 +39,12 @@ struct integ_night {
 	size_t nr, alloc;
 	struct strbuf log;
 	char *workdir;          /* conflict memory on (integ_night_set_rerere()) */
-	size_t rerere_resolved; /* files the last __try_merge() resolved from memory */
+	size_t rerere_resolved; /* files the last try_merge() resolved from memory */
 	struct nightbase *bases; /* merge bases of next and a tip, without walking next */
 	struct mergememo *memo; /* last night's clean merges (integ_night_set_memo()) */
 	size_t memo_hits;
 	git_odb *odb;
-	git_oid one_base;       /* the last __try_merge()'s merge base, when it had one */
+	git_oid one_base;       /* the last try_merge()'s merge base, when it had one */
 	int have_one_base;
 };
 
@@ -80,13 +80,13 @@ void integ_outcome_release(struct integ_outcome *o)
 	o->reason = NULL;
 }
 
-static int __git_fail(const char *what)
+static int git_fail(const char *what)
 {
 	return nb_error_set(NB_ERROR, "%s: %s", what, merge_git_error());
 }
 
 /* "Name <email>" at 00:00:00 UTC of "YYYY-MM-DD". */
-static int __signature(git_signature **out, const char *ident, const char *date)
+static int signature(git_signature **out, const char *ident, const char *date)
 {
 	struct tm tm = { 0 };
 	const char *lt = strchr(ident, '<'), *gt = lt ? strchr(lt, '>') : NULL;
@@ -134,7 +134,7 @@ int integ_night_new(struct integ_night **out, struct integ_repo *repo, const cha
 	strbuf_init(&n->log, 0);
 	for (i = 0; never_merge && never_merge[i]; i++)
 		strvec_push(&n->never_merge, never_merge[i]);
-	if ((err = __signature(&n->sig, merge_identity, date)) < 0 ||
+	if ((err = signature(&n->sig, merge_identity, date)) < 0 ||
 	    (err = integ_ref_get(repo, ref, n->base_tip)) < 0) {
 		if (err == NB_ENOTFOUND)
 			nb_error_set(NB_ENOTFOUND, "base %s was never fetched", base->name);
@@ -152,7 +152,7 @@ int integ_night_new(struct integ_night **out, struct integ_repo *repo, const cha
 	return 0;
 }
 
-static void __step_release(struct integ_step *s)
+static void step_release(struct integ_step *s)
 {
 	free(s->tree);
 	free(s->branch);
@@ -166,7 +166,7 @@ void integ_night_free(struct integ_night *night)
 	if (!night)
 		return;
 	for (i = 0; i < night->nr; i++)
-		__step_release(&night->steps[i]);
+		step_release(&night->steps[i]);
 	free(night->steps);
 	git_signature_free(night->sig);
 	free(night->date);
@@ -237,7 +237,7 @@ const char *integ_night_log(const struct integ_night *night)
 	return night->log.buf;
 }
 
-static struct integ_step *__step_add(struct integ_night *n, enum integ_step_kind kind,
+static struct integ_step *step_add(struct integ_night *n, enum integ_step_kind kind,
 				     const char *tree)
 {
 	struct integ_step *s;
@@ -261,7 +261,7 @@ void integ_night_left_out(struct integ_night *night, const char *tree, const cha
 }
 
 /* A diffstat of old..new into `out`, as `git merge` prints it. */
-static void __diffstat(struct strbuf *out, git_repository *git, const git_oid *old_tree,
+static void diffstat(struct strbuf *out, git_repository *git, const git_oid *old_tree,
 		       const git_oid *new_tree)
 {
 	git_tree *a = NULL, *b = NULL;
@@ -288,7 +288,7 @@ done:
 }
 
 /* 1 if `path` differs between commit c and its first parent. */
-static int __touches(git_commit *c, const char *path)
+static int touches(git_commit *c, const char *path)
 {
 	git_commit *p = NULL;
 	git_tree *ct = NULL, *pt = NULL;
@@ -315,7 +315,7 @@ done:
 }
 
 /* Non-merge commits reachable from `from`, not from `hide`, that touch `path`. */
-static void __commits_touching(struct strvec *out, git_repository *git, const git_oid *from,
+static void commits_touching(struct strvec *out, git_repository *git, const git_oid *from,
 			       const git_oid *hide, const char *path)
 {
 	git_revwalk *walk = NULL;
@@ -333,7 +333,7 @@ static void __commits_touching(struct strvec *out, git_repository *git, const gi
 
 		if (git_commit_lookup(&c, git, &id) < 0)
 			break;
-		if (git_commit_parentcount(c) == 1 && __touches(c, path)) {
+		if (git_commit_parentcount(c) == 1 && touches(c, path)) {
 			git_oid_tostr(hex, sizeof(hex), &id);
 			strvec_push(out, hex);
 		}
@@ -343,7 +343,7 @@ done:
 	git_revwalk_free(walk);
 }
 
-static void __record_conflicts(struct integ_night *n, struct integ_outcome *out,
+static void record_conflicts(struct integ_night *n, struct integ_outcome *out,
 			       const struct treemerge_conflicts *c, const git_oid *next,
 			       const git_oid *theirs)
 {
@@ -367,13 +367,13 @@ static void __record_conflicts(struct integ_night *n, struct integ_outcome *out,
 		ic->tree_commits = (struct strvec)STRVEC_INIT;
 		if (!have_mb)
 			continue;
-		__commits_touching(&ic->next_commits, n->git, next, &mb, ic->path);
-		__commits_touching(&ic->tree_commits, n->git, theirs, &mb, ic->path);
+		commits_touching(&ic->next_commits, n->git, next, &mb, ic->path);
+		commits_touching(&ic->tree_commits, n->git, theirs, &mb, ic->path);
 	}
 }
 
 /* Writes the --no-ff merge commit of `theirs` with `tree` and moves the head. */
-static int __commit_merge(struct integ_night *n, const struct integ_tree *t,
+static int commit_merge(struct integ_night *n, const struct integ_tree *t,
 			  const git_oid *theirs, const git_oid *tree_id, int resolved,
 			  const char *stat)
 {
@@ -389,7 +389,7 @@ static int __commit_merge(struct integ_night *n, const struct integ_tree *t,
 	    git_tree_lookup(&tree, n->git, tree_id) < 0 ||
 	    git_commit_create(&id, n->git, NULL, n->sig, n->sig, NULL, msg, tree, 2,
 			      (const git_commit **)parents) < 0) {
-		err = __git_fail("merge commit");
+		err = git_fail("merge commit");
 		goto done;
 	}
 	if (resolved)
@@ -400,7 +400,7 @@ static int __commit_merge(struct integ_night *n, const struct integ_tree *t,
 	if (stat)
 		strbuf_addstr(&n->log, stat);
 	else
-		__diffstat(&n->log, n->git, git_commit_tree_id(parents[0]), tree_id);
+		diffstat(&n->log, n->git, git_commit_tree_id(parents[0]), tree_id);
 	git_oid_tostr(n->head, 41, &id);
 done:
 	git_tree_free(tree);
@@ -410,7 +410,7 @@ done:
 	return err;
 }
 
-static void __log_merging(struct integ_night *n, const struct integ_tree *t, const char *hex,
+static void log_merging(struct integ_night *n, const struct integ_tree *t, const char *hex,
 			  const char *what)
 {
 	char *subject = integ_commit_subject(n->repo, hex);
@@ -421,13 +421,13 @@ static void __log_merging(struct integ_night *n, const struct integ_tree *t, con
 	free(subject);
 }
 
-static char *__theirs_label(const struct integ_tree *t)
+static char *theirs_label(const struct integ_tree *t)
 {
 	return xstrfmt("%s/%s", t->name, t->branch);
 }
 
 /* The one merge base of the last merge tried, NULL when it had several (or none). */
-static const git_oid *__one_base(const struct integ_night *n)
+static const git_oid *one_base(const struct integ_night *n)
 {
 	return n->have_one_base ? &n->one_base : NULL;
 }
@@ -436,16 +436,16 @@ static const git_oid *__one_base(const struct integ_night *n)
  * Conflict memory: 0 with the merged tree when every conflicting file is resolved
  * from recorded resolutions (merge.log says so per file), else NB_ECONFLICT.
  */
-static int __rerere_try(struct integ_night *n, git_oid *tree, const git_oid *head,
+static int rerere_try(struct integ_night *n, git_oid *tree, const git_oid *head,
 			const git_oid *theirs, const struct integ_tree *t)
 {
 	struct rerere_git_conflict rc = RERERE_GIT_CONFLICT_INIT;
-	char *rdir = rerere_dir(n->workdir), *label = __theirs_label(t);
+	char *rdir = rerere_dir(n->workdir), *label = theirs_label(t);
 	size_t *matched = NULL, *total = NULL, i;
 	int err;
 
 	n->rerere_resolved = 0;
-	if ((err = rerere_git_conflict(&rc, n->git, __one_base(n), head, theirs, "next",
+	if ((err = rerere_git_conflict(&rc, n->git, one_base(n), head, theirs, "next",
 				       label)) < 0)
 		goto done;
 	matched = xcalloc(rc.nr + 1, sizeof(*matched));
@@ -471,19 +471,19 @@ done:
 }
 
 /* Leaves tonight's conflict of `t` in workdir/resolve/<tree>/ for the maintainer. */
-static void __rerere_leave(struct integ_night *n, struct integ_outcome *out,
+static void rerere_leave(struct integ_night *n, struct integ_outcome *out,
 			   const struct integ_tree *t, const git_oid *head, const git_oid *theirs)
 {
 	struct rerere_git_conflict rc = RERERE_GIT_CONFLICT_INIT;
 	struct rerere_leave_file *files = NULL;
 	struct rerere_leave_other *others = NULL;
 	struct rerere_leave lv = { .tree = t->name, .date = n->date };
-	char next_hex[41], tip_hex[41], *label = __theirs_label(t);
+	char next_hex[41], tip_hex[41], *label = theirs_label(t);
 	size_t i;
 
 	lv.next = git_oid_tostr(next_hex, sizeof(next_hex), head);
 	lv.tip = git_oid_tostr(tip_hex, sizeof(tip_hex), theirs);
-	if (rerere_git_conflict(&rc, n->git, __one_base(n), head, theirs, "next", label) < 0) {
+	if (rerere_git_conflict(&rc, n->git, one_base(n), head, theirs, "next", label) < 0) {
 		log_warn("%s: cannot keep the conflicted files: %s", t->name, nb_error_last());
 		goto done;
 	}
@@ -514,7 +514,7 @@ done:
 	free(label);
 }
 
-static int __tree_of(git_oid *out, git_repository *git, const git_oid *commit)
+static int tree_of(git_oid *out, git_repository *git, const git_oid *commit)
 {
 	git_commit *c = NULL;
 
@@ -532,7 +532,7 @@ static int __tree_of(git_oid *out, git_repository *git, const git_oid *commit)
  * nothing to merge: the caller merges as usual), or treemerge_commits_bases()'s
  * errors (conflicts in `c`).
  */
-static int __memo_merge(struct integ_night *n, git_oid *tree, struct strbuf *stat,
+static int memo_merge(struct integ_night *n, git_oid *tree, struct strbuf *stat,
 			struct treemerge_conflicts *c, const git_oid *head,
 			const git_oid *theirs, const git_oid *bases, size_t bases_nr)
 {
@@ -543,9 +543,9 @@ static int __memo_merge(struct integ_night *n, git_oid *tree, struct strbuf *sta
 	if (!n->memo || bases_nr != 1 || git_oid_equal(&bases[0], theirs) ||
 	    git_oid_equal(&bases[0], head))
 		return 1;
-	if ((err = __tree_of(&k[0], n->git, &bases[0])) < 0 ||
-	    (err = __tree_of(&k[1], n->git, head)) < 0 ||
-	    (err = __tree_of(&k[2], n->git, theirs)) < 0)
+	if ((err = tree_of(&k[0], n->git, &bases[0])) < 0 ||
+	    (err = tree_of(&k[1], n->git, head)) < 0 ||
+	    (err = tree_of(&k[2], n->git, theirs)) < 0)
 		return err;
 	if (mergememo_find(tree, &memo_stat, n->memo, &k[0], &k[1], &k[2]) &&
 	    git_odb_exists(n->odb, tree)) {
@@ -556,7 +556,7 @@ static int __memo_merge(struct integ_night *n, git_oid *tree, struct strbuf *sta
 	err = treemerge_commits_bases(tree, NULL, c, n->git, head, theirs, bases, bases_nr);
 	if (err < 0)
 		return err;
-	__diffstat(stat, n->git, &k[1], tree);
+	diffstat(stat, n->git, &k[1], tree);
 	mergememo_add(n->memo, &k[0], &k[1], &k[2], tree, stat->buf);
 	return 0;
 }
@@ -565,7 +565,7 @@ static int __memo_merge(struct integ_night *n, git_oid *tree, struct strbuf *sta
  * One merge attempt of `theirs`: 0 merged or already (*already set), NB_ECONFLICT
  * (conflicts in `c`, log lines written), NB_EUNRELATED, or an error.
  */
-static int __try_merge(struct integ_night *n, int *already, struct treemerge_conflicts *c,
+static int try_merge(struct integ_night *n, int *already, struct treemerge_conflicts *c,
 		       const struct integ_tree *t, const git_oid *theirs)
 {
 	struct strbuf stat = STRBUF_INIT;
@@ -582,9 +582,9 @@ static int __try_merge(struct integ_night *n, int *already, struct treemerge_con
 	n->have_one_base = bases_nr == 1;
 	if (bases_nr == 1)
 		n->one_base = bases[0];
-	err = __memo_merge(n, &tree, &stat, c, &head, theirs, bases, bases_nr);
+	err = memo_merge(n, &tree, &stat, c, &head, theirs, bases, bases_nr);
 	if (err == 0)
-		err = __commit_merge(n, t, theirs, &tree, 0, stat.buf);
+		err = commit_merge(n, t, theirs, &tree, 0, stat.buf);
 	strbuf_release(&stat);
 	if (err == 0)
 		return 0;
@@ -599,10 +599,10 @@ static int __try_merge(struct integ_night *n, int *already, struct treemerge_con
 		for (i = 0; i < c->nr; i++)
 			strbuf_addf(&n->log, "CONFLICT (%s): Merge conflict in %s\n",
 				    c->items[i].kind, c->items[i].path);
-		if (n->workdir && __rerere_try(n, &tree, &head, theirs, t) == 0) {
+		if (n->workdir && rerere_try(n, &tree, &head, theirs, t) == 0) {
 			strbuf_addstr(&n->log, "Automatic merge failed; "
 					       "fix conflicts and then commit the result.\n");
-			return __commit_merge(n, t, theirs, &tree, 1, NULL);
+			return commit_merge(n, t, theirs, &tree, 1, NULL);
 		}
 		strbuf_addstr(&n->log, "Automatic merge failed; "
 				       "fix conflicts and then commit the result.\n");
@@ -615,10 +615,10 @@ static int __try_merge(struct integ_night *n, int *already, struct treemerge_con
 		strbuf_addstr(&n->log, "Already up to date.\n");
 		return 0;
 	}
-	return __commit_merge(n, t, theirs, &tree, 0, NULL);
+	return commit_merge(n, t, theirs, &tree, 0, NULL);
 }
 
-static void __left_out(struct integ_night *n, struct integ_outcome *out, const char *name,
+static void left_out(struct integ_night *n, struct integ_outcome *out, const char *name,
 		       char *reason)
 {
 	out->state = INTEG_LEFT_OUT;
@@ -629,7 +629,7 @@ static void __left_out(struct integ_night *n, struct integ_outcome *out, const c
 }
 
 /* Replays the tree without dropped patches; *candidate becomes what to merge. */
-static int __apply_drops(struct integ_night *n, struct integ_outcome *out, git_oid *candidate,
+static int apply_drops(struct integ_night *n, struct integ_outcome *out, git_oid *candidate,
 			 const struct integ_tree *t, const struct integ_drops *drops)
 {
 	struct replay_result rr = REPLAY_RESULT_INIT;
@@ -660,7 +660,7 @@ int integ_night_merge_tree(struct integ_night *n, struct integ_outcome *out,
 			   const char *good_hex, const struct integ_drops *drops)
 {
 	struct treemerge_conflicts c = TREEMERGE_CONFLICTS_INIT;
-	struct integ_step *step = __step_add(n, INTEG_STEP_MERGE, t->name);
+	struct integ_step *step = step_add(n, INTEG_STEP_MERGE, t->name);
 	const char *pat = fetch_never_merge_match((const char *const *)n->never_merge.v,
 						  t->name, t->branch);
 	char *what = xstrfmt("%s/%s", t->name, t->branch);
@@ -673,20 +673,20 @@ int integ_night_merge_tree(struct integ_night *n, struct integ_outcome *out,
 	step->url = xstrdup(t->url);
 	snprintf(step->tip, sizeof(step->tip), "%s", tip_hex ? tip_hex : "");
 	if (pat) {
-		__left_out(n, out, t->name, xstrfmt("refused: never_merge '%s' matches", pat));
+		left_out(n, out, t->name, xstrfmt("refused: never_merge '%s' matches", pat));
 		err = nb_error_set(NB_EREFUSED, "%s: never_merge '%s' matches", t->name, pat);
 		goto done;
 	}
 	if (!tip_hex || git_oid_fromstr(&tip, tip_hex) < 0) {
-		__left_out(n, out, t->name, xstrfmt("no commit to merge"));
+		left_out(n, out, t->name, xstrfmt("no commit to merge"));
 		goto done;
 	}
 	log_progress("merging %s (%zu)", t->name, n->nr);
 	git_oid_cpy(&candidate, &tip);
-	if (drops && (err = __apply_drops(n, out, &candidate, t, drops)) < 0)
+	if (drops && (err = apply_drops(n, out, &candidate, t, drops)) < 0)
 		goto done;
-	__log_merging(n, t, tip_hex, what);
-	err = __try_merge(n, &already, &c, t, &candidate);
+	log_merging(n, t, tip_hex, what);
+	err = try_merge(n, &already, &c, t, &candidate);
 	if (err == 0) {
 		out->state = already ? INTEG_ALREADY : INTEG_MERGED;
 		out->rerere_resolved = n->rerere_resolved;
@@ -694,7 +694,7 @@ int integ_night_merge_tree(struct integ_night *n, struct integ_outcome *out,
 		goto done;
 	}
 	if (err == NB_EUNRELATED) {
-		__left_out(n, out, t->name, xstrfmt("unrelated history: %s shares no commit "
+		left_out(n, out, t->name, xstrfmt("unrelated history: %s shares no commit "
 						    "with next", tip_hex));
 		err = 0;
 		goto done;
@@ -702,16 +702,16 @@ int integ_night_merge_tree(struct integ_night *n, struct integ_outcome *out,
 	if (err != NB_ECONFLICT)
 		goto done;
 	git_oid_fromstr(&good, n->head);
-	__record_conflicts(n, out, &c, &good, &candidate);
+	record_conflicts(n, out, &c, &good, &candidate);
 	if (n->workdir)
-		__rerere_leave(n, out, t, &good, &candidate);
+		rerere_leave(n, out, t, &good, &candidate);
 	err = 0;
 	if (good_hex && git_oid_fromstr(&good, good_hex) == 0 &&
 	    !git_oid_equal(&good, &candidate)) {
 		struct treemerge_conflicts c2 = TREEMERGE_CONFLICTS_INIT;
 
-		__log_merging(n, t, good_hex, good_hex);
-		err = __try_merge(n, &already, &c2, t, &good);
+		log_merging(n, t, good_hex, good_hex);
+		err = try_merge(n, &already, &c2, t, &good);
 		treemerge_conflicts_release(&c2);
 		if (err == 0) {
 			out->state = INTEG_PREVIOUS;
@@ -725,7 +725,7 @@ int integ_night_merge_tree(struct integ_night *n, struct integ_outcome *out,
 			goto done;
 		err = 0;
 	}
-	__left_out(n, out, t->name, xstrfmt("merge conflict in %s%s", c.items[0].path,
+	left_out(n, out, t->name, xstrfmt("merge conflict in %s%s", c.items[0].path,
 					    c.nr > 1 ? " and more" : ""));
 done:
 	memcpy(out->head, n->head, 41);
@@ -803,12 +803,12 @@ int integ_night_revert(struct integ_night *n, const char *commit_hex, const char
 	if (git_tree_lookup(&tree_obj, n->git, &merged) < 0 ||
 	    git_commit_create(&new_id, n->git, NULL, n->sig, n->sig, NULL, msg.buf, tree_obj, 1,
 			      (const git_commit **)&head) < 0) {
-		err = __git_fail("revert commit");
+		err = git_fail("revert commit");
 		goto done;
 	}
 	if (reason)
 		strbuf_addf(&n->log, "# %s\n", reason);
-	step = __step_add(n, INTEG_STEP_REVERT, tree);
+	step = step_add(n, INTEG_STEP_REVERT, tree);
 	memcpy(step->tip, commit_hex, 40);
 	git_oid_tostr(n->head, 41, &new_id);
 	memcpy(step->after, n->head, 41);
@@ -829,13 +829,13 @@ int integ_night_truncate(struct integ_night *n, size_t nsteps)
 		return 0;
 	memcpy(n->head, n->steps[nsteps].before, 41);
 	while (n->nr > nsteps)
-		__step_release(&n->steps[--n->nr]);
+		step_release(&n->steps[--n->nr]);
 	strbuf_addf(&n->log, "$ git reset --hard %.12s\n", n->head);
 	return 0;
 }
 
 /* The base and every tree merged tonight, in order, for Next/Trees and Next/SHA1s. */
-static size_t __merged_trees(struct nextfiles_tree **out, const struct integ_night *n)
+static size_t merged_trees(struct nextfiles_tree **out, const struct integ_night *n)
 {
 	struct nextfiles_tree *t = xcalloc(n->nr + 1, sizeof(*t));
 	size_t i, k = 0;
@@ -852,19 +852,19 @@ static size_t __merged_trees(struct nextfiles_tree **out, const struct integ_nig
 	return k;
 }
 
-static int __insert_blob(git_treebuilder *bld, git_repository *git, const char *name,
+static int insert_blob(git_treebuilder *bld, git_repository *git, const char *name,
 			 const struct strbuf *content)
 {
 	git_oid id;
 
 	if (git_blob_create_from_buffer(&id, git, content->buf, content->len) < 0 ||
 	    git_treebuilder_insert(NULL, bld, name, &id, GIT_FILEMODE_BLOB) < 0)
-		return __git_fail(name);
+		return git_fail(name);
 	return 0;
 }
 
 /* next's tree with Next/Trees, Next/SHA1s, Next/merge.log and localversion-next. */
-static int __next_files_tree(git_oid *out, struct integ_night *n, const git_tree *top)
+static int next_files_tree(git_oid *out, struct integ_night *n, const git_tree *top)
 {
 	struct nextfiles_tree *trees = NULL;
 	struct strbuf tr = STRBUF_INIT, sha = STRBUF_INIT, lv = STRBUF_INIT;
@@ -872,7 +872,7 @@ static int __next_files_tree(git_oid *out, struct integ_night *n, const git_tree
 	const git_tree_entry *old = git_tree_entry_byname(top, "Next");
 	git_tree *old_next = NULL;
 	git_oid next_id;
-	size_t k = __merged_trees(&trees, n);
+	size_t k = merged_trees(&trees, n);
 	int err = 0;
 
 	nextfiles_trees(&tr, trees, k);
@@ -882,18 +882,18 @@ static int __next_files_tree(git_oid *out, struct integ_night *n, const git_tree
 		git_tree_lookup(&old_next, n->git, git_tree_entry_id(old));
 	if (git_treebuilder_new(&nextb, n->git, old_next) < 0 ||
 	    git_treebuilder_new(&topb, n->git, top) < 0) {
-		err = __git_fail("tree builder");
+		err = git_fail("tree builder");
 		goto done;
 	}
-	if ((err = __insert_blob(nextb, n->git, "Trees", &tr)) < 0 ||
-	    (err = __insert_blob(nextb, n->git, "SHA1s", &sha)) < 0 ||
-	    (err = __insert_blob(nextb, n->git, "merge.log", &n->log)) < 0 ||
-	    (err = __insert_blob(topb, n->git, "localversion-next", &lv)) < 0)
+	if ((err = insert_blob(nextb, n->git, "Trees", &tr)) < 0 ||
+	    (err = insert_blob(nextb, n->git, "SHA1s", &sha)) < 0 ||
+	    (err = insert_blob(nextb, n->git, "merge.log", &n->log)) < 0 ||
+	    (err = insert_blob(topb, n->git, "localversion-next", &lv)) < 0)
 		goto done;
 	if (git_treebuilder_write(&next_id, nextb) < 0 ||
 	    git_treebuilder_insert(NULL, topb, "Next", &next_id, GIT_FILEMODE_TREE) < 0 ||
 	    git_treebuilder_write(out, topb) < 0)
-		err = __git_fail("Next/ tree");
+		err = git_fail("Next/ tree");
 done:
 	git_treebuilder_free(nextb);
 	git_treebuilder_free(topb);
@@ -916,16 +916,16 @@ int integ_night_finish(struct integ_night *n, char out_head[41])
 	nextfiles_compact_date(compact, n->date);
 	git_oid_fromstr(&head_id, n->head);
 	if (git_commit_lookup(&head, n->git, &head_id) < 0 || git_commit_tree(&top, head) < 0) {
-		err = __git_fail("next head");
+		err = git_fail("next head");
 		goto done;
 	}
-	if ((err = __next_files_tree(&tree_id, n, top)) < 0)
+	if ((err = next_files_tree(&tree_id, n, top)) < 0)
 		goto done;
 	msg = xstrfmt("Add linux-next specific files for %s\n", compact);
 	if (git_tree_lookup(&tree, n->git, &tree_id) < 0 ||
 	    git_commit_create(&id, n->git, NULL, n->sig, n->sig, NULL, msg, tree, 1,
 			      (const git_commit **)&head) < 0) {
-		err = __git_fail("Next/ files commit");
+		err = git_fail("Next/ files commit");
 		goto done;
 	}
 	git_oid_tostr(hex, sizeof(hex), &id);

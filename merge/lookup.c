@@ -11,7 +11,7 @@
 #include "util/xalloc.h"
 #include "util/banned.h"
 
-static void __fill(struct lookup_patch *p, const struct commit_info *ci, const char *tree)
+static void fill(struct lookup_patch *p, const struct commit_info *ci, const char *tree)
 {
 	memset(p, 0, sizeof(*p));
 	p->tree = xstrdup(tree ? tree : "");
@@ -24,7 +24,7 @@ static void __fill(struct lookup_patch *p, const struct commit_info *ci, const c
 	p->has_author_signoff = ci->has_author_signoff;
 }
 
-static int __push_patch(struct lookup_patches *out, git_repository *git, const char *tree,
+static int push_patch(struct lookup_patches *out, git_repository *git, const char *tree,
 			const git_oid *id)
 {
 	struct commit_info ci = COMMIT_INFO_INIT;
@@ -34,7 +34,7 @@ static int __push_patch(struct lookup_patches *out, git_repository *git, const c
 		return error;
 	if (ci.parents_nr == 1) {
 		ALLOC_GROW(out->items, out->nr + 1, out->alloc);
-		__fill(&out->items[out->nr++], &ci, tree);
+		fill(&out->items[out->nr++], &ci, tree);
 	}
 	commitinfo_release(&ci);
 	return 0;
@@ -52,7 +52,7 @@ int lookup_commit(struct lookup_patch *out, struct integ_repo *repo, const char 
 		return nb_error_set(NB_EINVALID, "'%s' is not a commit id", hex);
 	if ((error = commitinfo_read(&ci, integ_repo_git(repo), &id)) < 0)
 		return error;
-	__fill(out, &ci, tree);
+	fill(out, &ci, tree);
 	commitinfo_release(&ci);
 	return 0;
 }
@@ -76,7 +76,7 @@ int lookup_new_patches(struct lookup_patches *out, struct integ_repo *repo, cons
 		     (error = git_revwalk_hide(walk, &id)) < 0))
 		goto git_fail;
 	while (seen < max && !(error = git_revwalk_next(&id, walk))) {
-		if ((error = __push_patch(out, git, tree, &id)) < 0)
+		if ((error = push_patch(out, git, tree, &id)) < 0)
 			goto done;
 		seen++;
 	}
@@ -93,12 +93,12 @@ done:
 	return error;
 }
 
-static int __hex_prefix(const char *full, const char *id, size_t len)
+static int hex_prefix(const char *full, const char *id, size_t len)
 {
 	return len >= 4 && full[0] && !strncasecmp(full, id, len);
 }
 
-static int __msgid_equal(const char *msgid, const char *id)
+static int msgid_equal(const char *msgid, const char *id)
 {
 	size_t len = strlen(id);
 
@@ -117,8 +117,8 @@ long lookup_patch_find(const struct lookup_patches *pool, const char *id)
 	for (i = 0; i < pool->nr; i++) {
 		const struct lookup_patch *p = &pool->items[i];
 
-		if (!__hex_prefix(p->commit, id, len) && !__hex_prefix(p->patch_id, id, len) &&
-		    !__msgid_equal(p->message_id, id))
+		if (!hex_prefix(p->commit, id, len) && !hex_prefix(p->patch_id, id, len) &&
+		    !msgid_equal(p->message_id, id))
 			continue;
 		/* the same patch in two trees, or twice in one listing, is still one patch */
 		if (found >= 0 && strcmp(pool->items[found].commit, p->commit) &&

@@ -29,13 +29,13 @@ struct mergememo {
 	size_t nr, alloc, sorted;
 };
 
-static int __cmp(const void *a, const void *b)
+static int cmp(const void *a, const void *b)
 {
 	return memcmp(((const struct memo_entry *)a)->key, ((const struct memo_entry *)b)->key,
 		      sizeof(((const struct memo_entry *)a)->key));
 }
 
-static struct memo_entry *__push(struct mergememo *m)
+static struct memo_entry *push(struct mergememo *m)
 {
 	ALLOC_GROW(m->v, m->nr + 1, m->alloc);
 	memset(&m->v[m->nr], 0, sizeof(m->v[m->nr]));
@@ -43,7 +43,7 @@ static struct memo_entry *__push(struct mergememo *m)
 }
 
 /* One record at *pos: "<4 ids> <stat length>\n<stat>\n"; 0 ok, -1 damaged. */
-static int __parse_record(struct mergememo *m, const char *buf, size_t len, size_t *pos)
+static int parse_record(struct mergememo *m, const char *buf, size_t len, size_t *pos)
 {
 	const char *p = buf + *pos, *end = buf + len, *nl = memchr(p, '\n', (size_t)(end - p));
 	git_oid ids[4];
@@ -61,7 +61,7 @@ static int __parse_record(struct mergememo *m, const char *buf, size_t len, size
 	if (after != nl || statlen > STAT_MAX || (size_t)(end - nl - 1) < statlen + 1 ||
 	    nl[1 + statlen] != '\n')
 		return -1;
-	e = __push(m);
+	e = push(m);
 	memcpy(e->key, ids, sizeof(e->key));
 	e->result = ids[3];
 	e->stat = xmalloc(statlen + 1);
@@ -82,12 +82,12 @@ struct mergememo *mergememo_load(const char *path)
 	    memcmp(sb.buf, MEMO_HEADER, pos))
 		goto done;      /* none yet, or another version's: start empty */
 	while (pos < sb.len)
-		if (__parse_record(m, sb.buf, sb.len, &pos) < 0) {
+		if (parse_record(m, sb.buf, sb.len, &pos) < 0) {
 			log_warn("%s: damaged after byte %zu; the rest is ignored", path, pos);
 			break;
 		}
 	if (m->nr)
-		qsort(m->v, m->nr, sizeof(*m->v), __cmp);
+		qsort(m->v, m->nr, sizeof(*m->v), cmp);
 	m->sorted = m->nr;
 done:
 	strbuf_release(&sb);
@@ -107,14 +107,14 @@ void mergememo_free(struct mergememo *m)
 	free(m);
 }
 
-static struct memo_entry *__find(struct mergememo *m, const struct memo_entry *key)
+static struct memo_entry *find(struct mergememo *m, const struct memo_entry *key)
 {
-	struct memo_entry *e = m->sorted ? bsearch(key, m->v, m->sorted, sizeof(*m->v), __cmp)
+	struct memo_entry *e = m->sorted ? bsearch(key, m->v, m->sorted, sizeof(*m->v), cmp)
 					 : NULL;
 	size_t i;
 
 	for (i = m->sorted; !e && i < m->nr; i++)
-		if (!__cmp(key, &m->v[i]))
+		if (!cmp(key, &m->v[i]))
 			e = &m->v[i];
 	return e;
 }
@@ -127,7 +127,7 @@ int mergememo_find(git_oid *out_tree, const char **out_stat, struct mergememo *m
 	key.key[0] = *base;
 	key.key[1] = *ours;
 	key.key[2] = *theirs;
-	if (!(e = __find(m, &key)))
+	if (!(e = find(m, &key)))
 		return 0;
 	e->used = 1;
 	*out_tree = e->result;
@@ -145,8 +145,8 @@ void mergememo_add(struct mergememo *m, const git_oid *base, const git_oid *ours
 	key.key[2] = *theirs;
 	if (strlen(stat) > STAT_MAX)
 		return;         /* a merge that big is worth doing again */
-	if (!(e = __find(m, &key))) {
-		e = __push(m);
+	if (!(e = find(m, &key))) {
+		e = push(m);
 		memcpy(e->key, key.key, sizeof(e->key));
 	}
 	free(e->stat);          /* a merge just made is the authority */

@@ -28,13 +28,13 @@ struct nightbase {
 	struct nightbase_stats stats;
 };
 
-static void __push(struct oidlist *l, const git_oid *id)
+static void push(struct oidlist *l, const git_oid *id)
 {
 	ALLOC_GROW(l->v, l->nr + 1, l->alloc);
 	l->v[l->nr++] = *id;
 }
 
-static int __git_fail(const char *what)
+static int git_fail(const char *what)
 {
 	return nb_error_set(NB_ERROR, "%s: %s", what, merge_git_error());
 }
@@ -67,7 +67,7 @@ void nightbase_stats_get(const struct nightbase *nb, struct nightbase_stats *out
 }
 
 /* Commits reachable from `from` and not from the base, children before parents. */
-static int __walk_new(struct oidlist *out, struct nightbase *nb, const git_oid *from)
+static int walk_new(struct oidlist *out, struct nightbase *nb, const git_oid *from)
 {
 	git_revwalk *walk = NULL;
 	git_oid id;
@@ -76,16 +76,16 @@ static int __walk_new(struct oidlist *out, struct nightbase *nb, const git_oid *
 	out->nr = 0;
 	if (git_revwalk_new(&walk, nb->repo) < 0 || git_revwalk_push(walk, from) < 0 ||
 	    git_revwalk_hide(walk, &nb->base) < 0) {
-		err = __git_fail("walking a tree's new commits");
+		err = git_fail("walking a tree's new commits");
 		goto done;
 	}
 	git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL);
 	while ((err = git_revwalk_next(&id, walk)) == 0)
-		__push(out, &id);
+		push(out, &id);
 	if (err == GIT_ITEROVER)
 		err = 0;
 	else
-		err = __git_fail("walking a tree's new commits");
+		err = git_fail("walking a tree's new commits");
 done:
 	git_revwalk_free(walk);
 	return err;
@@ -96,7 +96,7 @@ done:
  * one parent, or is the merge of the last tip asked about.  0 when they were
  * added to `since`, 1 when `head` is not such a descendant.
  */
-static int __advance(struct nightbase *nb, const git_oid *head)
+static int advance(struct nightbase *nb, const git_oid *head)
 {
 	struct oidlist chain = { NULL, 0, 0 };
 	git_oid at = *head;
@@ -117,7 +117,7 @@ static int __advance(struct nightbase *nb, const git_oid *head)
 			git_commit_free(c);
 			break;
 		}
-		__push(&chain, &at);
+		push(&chain, &at);
 		at = *git_commit_parent_id(c, 0);
 		git_commit_free(c);
 		found = git_oid_equal(&at, &nb->head);
@@ -134,7 +134,7 @@ static int __advance(struct nightbase *nb, const git_oid *head)
 }
 
 /* `since` = base..head by a full walk; 1 when head does not descend from the base. */
-static int __rebuild(struct nightbase *nb, const git_oid *head)
+static int rebuild(struct nightbase *nb, const git_oid *head)
 {
 	struct oidlist all = { NULL, 0, 0 };
 	size_t i;
@@ -146,7 +146,7 @@ static int __rebuild(struct nightbase *nb, const git_oid *head)
 								       &nb->base) != 1)
 		return 1;
 	nb->stats.rebuilds++;
-	if ((err = __walk_new(&all, nb, head)) == 0) {
+	if ((err = walk_new(&all, nb, head)) == 0) {
 		for (i = 0; i < all.nr; i++)
 			oidset_add(&nb->since, &all.v[i]);
 		nb->head = *head;
@@ -157,16 +157,16 @@ static int __rebuild(struct nightbase *nb, const git_oid *head)
 }
 
 /* 0: `since` is base..head; 1: no shortcut for this head; or NB_ERROR. */
-static int __sync(struct nightbase *nb, const git_oid *head)
+static int sync(struct nightbase *nb, const git_oid *head)
 {
 	if (nb->valid && git_oid_equal(head, &nb->head))
 		return 0;
-	if (nb->valid && __advance(nb, head) == 0)
+	if (nb->valid && advance(nb, head) == 0)
 		return 0;
-	return __rebuild(nb, head);
+	return rebuild(nb, head);
 }
 
-static int __fallback(struct nightbase *nb, const git_oid *head, const git_oid *theirs)
+static int fallback(struct nightbase *nb, const git_oid *head, const git_oid *theirs)
 {
 	git_oidarray bases = { 0 };
 	size_t i;
@@ -176,9 +176,9 @@ static int __fallback(struct nightbase *nb, const git_oid *head, const git_oid *
 	if (err == GIT_ENOTFOUND)
 		return 0;
 	if (err < 0)
-		return __git_fail("merge base");
+		return git_fail("merge base");
 	for (i = 0; i < bases.count; i++)
-		__push(&nb->result, &bases.ids[i]);
+		push(&nb->result, &bases.ids[i]);
 	git_oidarray_dispose(&bases);
 	return 0;
 }
@@ -187,7 +187,7 @@ static int __fallback(struct nightbase *nb, const git_oid *head, const git_oid *
  * The maximal commits of tip_new that are in `since` go to the result; the first
  * commits outside tip_new below them (in the base's history) to *boundary.
  */
-static void __shared_maximal(struct nightbase *nb, struct oidlist *boundary)
+static void shared_maximal(struct nightbase *nb, struct oidlist *boundary)
 {
 	struct oidset in_new = OIDSET_INIT, below = OIDSET_INIT;
 	size_t i;
@@ -201,7 +201,7 @@ static void __shared_maximal(struct nightbase *nb, struct oidlist *boundary)
 		git_commit *c = NULL;
 
 		if (shared && !oidset_has(&below, id))
-			__push(&nb->result, id);
+			push(&nb->result, id);
 		if (!shared && !oidset_has(&below, id))
 			continue;
 		if (git_commit_lookup(&c, nb->repo, id) < 0)
@@ -212,7 +212,7 @@ static void __shared_maximal(struct nightbase *nb, struct oidlist *boundary)
 			if (oidset_has(&in_new, pid))
 				oidset_add(&below, pid);
 			else
-				__push(boundary, pid);
+				push(boundary, pid);
 		}
 		git_commit_free(c);
 	}
@@ -221,7 +221,7 @@ static void __shared_maximal(struct nightbase *nb, struct oidlist *boundary)
 }
 
 /* 1 if `m` is one of `boundary` or an ancestor of one. */
-static int __below_boundary(struct nightbase *nb, const struct oidlist *boundary,
+static int below_boundary(struct nightbase *nb, const struct oidlist *boundary,
 			    const git_oid *m)
 {
 	size_t i;
@@ -234,7 +234,7 @@ static int __below_boundary(struct nightbase *nb, const struct oidlist *boundary
 }
 
 /* Adds the merge bases of the base and `theirs` not below a shared commit. */
-static int __add_base_side(struct nightbase *nb, const git_oid *theirs,
+static int add_base_side(struct nightbase *nb, const git_oid *theirs,
 			   const struct oidlist *boundary)
 {
 	git_oidarray bases = { 0 };
@@ -244,10 +244,10 @@ static int __add_base_side(struct nightbase *nb, const git_oid *theirs,
 	if (err == GIT_ENOTFOUND)
 		return 0;
 	if (err < 0)
-		return __git_fail("merge base with the base");
+		return git_fail("merge base with the base");
 	for (i = 0; i < bases.count; i++)
-		if (!boundary->nr || !__below_boundary(nb, boundary, &bases.ids[i]))
-			__push(&nb->result, &bases.ids[i]);
+		if (!boundary->nr || !below_boundary(nb, boundary, &bases.ids[i]))
+			push(&nb->result, &bases.ids[i]);
 	git_oidarray_dispose(&bases);
 	return 0;
 }
@@ -260,26 +260,26 @@ int nightbase_get(const git_oid **out, size_t *out_nr, struct nightbase *nb,
 
 	nb->stats.queries++;
 	nb->result.nr = 0;
-	err = __sync(nb, head);
-	nb->have_tip_new = 0;           /* __sync() used it: it is for this query now */
+	err = sync(nb, head);
+	nb->have_tip_new = 0;           /* sync() used it: it is for this query now */
 	if (err < 0)
 		goto done;
 	if (err == 1) {
-		err = __fallback(nb, head, theirs);
+		err = fallback(nb, head, theirs);
 		goto done;
 	}
-	if ((err = __walk_new(&nb->tip_new, nb, theirs)) < 0)
+	if ((err = walk_new(&nb->tip_new, nb, theirs)) < 0)
 		goto done;
 	nb->tip_new_of = *theirs;
 	nb->have_tip_new = 1;
 	if (!nb->tip_new.nr) {                  /* theirs is in the base already */
-		__push(&nb->result, theirs);
+		push(&nb->result, theirs);
 		goto done;
 	}
-	__shared_maximal(nb, &boundary);
+	shared_maximal(nb, &boundary);
 	if (nb->result.nr)
 		nb->stats.shared++;
-	err = __add_base_side(nb, theirs, &boundary);
+	err = add_base_side(nb, theirs, &boundary);
 done:
 	free(boundary.v);
 	*out = nb->result.v;

@@ -5,9 +5,9 @@
 #include "util/xalloc.h"
 #include "util/banned.h"
 
-static const git_oid __zero;
+static const git_oid zero;
 
-static size_t __hash(const git_oid *id)
+static size_t hash(const git_oid *id)
 {
 	size_t h;
 
@@ -15,21 +15,21 @@ static size_t __hash(const git_oid *id)
 	return h;
 }
 
-static int __is_zero(const git_oid *id)
+static int is_zero(const git_oid *id)
 {
-	return !memcmp(id->id, __zero.id, GIT_OID_RAWSZ);
+	return !memcmp(id->id, zero.id, GIT_OID_RAWSZ);
 }
 
-static git_oid *__slot(const struct oidset *set, const git_oid *id)
+static git_oid *find_slot(const struct oidset *set, const git_oid *id)
 {
-	size_t i = __hash(id) & (set->cap - 1);
+	size_t i = hash(id) & (set->cap - 1);
 
-	while (!__is_zero(&set->slots[i]) && !git_oid_equal(&set->slots[i], id))
+	while (!is_zero(&set->slots[i]) && !git_oid_equal(&set->slots[i], id))
 		i = (i + 1) & (set->cap - 1);
 	return &set->slots[i];
 }
 
-static void __grow(struct oidset *set)
+static void grow(struct oidset *set)
 {
 	struct oidset bigger = OIDSET_INIT;
 	size_t i;
@@ -37,8 +37,8 @@ static void __grow(struct oidset *set)
 	bigger.cap = set->cap ? set->cap * 2 : 64;
 	bigger.slots = xcalloc(bigger.cap, sizeof(*bigger.slots));
 	for (i = 0; i < set->cap; i++)
-		if (!__is_zero(&set->slots[i]))
-			*__slot(&bigger, &set->slots[i]) = set->slots[i];
+		if (!is_zero(&set->slots[i]))
+			*find_slot(&bigger, &set->slots[i]) = set->slots[i];
 	free(set->slots);
 	set->slots = bigger.slots;
 	set->cap = bigger.cap;
@@ -62,16 +62,16 @@ int oidset_add(struct oidset *set, const git_oid *id)
 {
 	git_oid *slot;
 
-	if (__is_zero(id)) {
+	if (is_zero(id)) {
 		int added = !set->has_zero;
 
 		set->has_zero = 1;
 		return added;
 	}
 	if ((set->nr + 1) * 4 > set->cap * 3)      /* keep the load under 3/4 */
-		__grow(set);
-	slot = __slot(set, id);
-	if (!__is_zero(slot))
+		grow(set);
+	slot = find_slot(set, id);
+	if (!is_zero(slot))
 		return 0;
 	*slot = *id;
 	set->nr++;
@@ -80,7 +80,7 @@ int oidset_add(struct oidset *set, const git_oid *id)
 
 int oidset_has(const struct oidset *set, const git_oid *id)
 {
-	if (__is_zero(id))
+	if (is_zero(id))
 		return set->has_zero;
-	return set->cap && !__is_zero(__slot(set, id));
+	return set->cap && !is_zero(find_slot(set, id));
 }

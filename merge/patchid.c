@@ -5,7 +5,7 @@
 #include "util/error.h"
 #include "util/banned.h"
 
-static int __git_fail(const char *what)
+static int git_fail(const char *what)
 {
 	const git_error *e = git_error_last();
 
@@ -13,13 +13,13 @@ static int __git_fail(const char *what)
 			    e && e->message ? e->message : "libgit2 error");
 }
 
-static int __binary_cb(const git_diff_delta *delta, const git_diff_binary *binary, void *payload)
+static int binary_cb(const git_diff_delta *delta, const git_diff_binary *binary, void *payload)
 {
 	*(int *)payload = 1;
 	return 1; /* stop: one binary file is enough to know */
 }
 
-static int __file_cb(const git_diff_delta *delta, float progress, void *payload)
+static int file_cb(const git_diff_delta *delta, float progress, void *payload)
 {
 	int empty_add = delta->status == GIT_DELTA_ADDED && !delta->new_file.size;
 	int empty_del = delta->status == GIT_DELTA_DELETED && !delta->old_file.size;
@@ -37,14 +37,14 @@ static int __file_cb(const git_diff_delta *delta, float progress, void *payload)
  * change without hunks; libgit2 1.5 hashes neither: they disagree, so such
  * commits get no patch-id.  (A mode change alone hashes alike in both.)
  */
-static int __diff_has_binary(int *out, git_diff *diff)
+static int diff_has_binary(int *out, git_diff *diff)
 {
 	int error;
 
 	*out = 0;
-	error = git_diff_foreach(diff, __file_cb, __binary_cb, NULL, NULL, out);
+	error = git_diff_foreach(diff, file_cb, binary_cb, NULL, NULL, out);
 	if (error < 0 && error != GIT_EUSER)
-		return __git_fail("diff");
+		return git_fail("diff");
 	return 0;
 }
 
@@ -68,7 +68,7 @@ int merge_patch_id(char out[41], git_repository *repo, const git_commit *commit)
 	if (git_commit_parent(&parent, commit, 0) < 0 ||
 	    git_commit_tree(&old_tree, parent) < 0 || git_commit_tree(&new_tree, commit) < 0 ||
 	    git_diff_tree_to_tree(&diff, repo, old_tree, new_tree, &opts) < 0) {
-		error = __git_fail("patch-id");
+		error = git_fail("patch-id");
 		goto done;
 	}
 	if (!git_diff_num_deltas(diff)) {
@@ -76,7 +76,7 @@ int merge_patch_id(char out[41], git_repository *repo, const git_commit *commit)
 				     git_oid_tostr_s(git_commit_id(commit)));
 		goto done;
 	}
-	if ((error = __diff_has_binary(&binary, diff)) < 0)
+	if ((error = diff_has_binary(&binary, diff)) < 0)
 		goto done;
 	if (binary) {
 		error = nb_error_set(NB_ENOTFOUND,
@@ -85,7 +85,7 @@ int merge_patch_id(char out[41], git_repository *repo, const git_commit *commit)
 		goto done;
 	}
 	if (git_diff_patchid(&id, diff, NULL) < 0) {
-		error = __git_fail("patch-id");
+		error = git_fail("patch-id");
 		goto done;
 	}
 	git_oid_tostr(out, 41, &id);

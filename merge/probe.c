@@ -29,7 +29,7 @@ void probe_result_release(struct probe_result *r)
 	r->log_path = r->infra_reason = NULL;
 }
 
-static void __reset(struct probe_result *r)
+static void reset(struct probe_result *r)
 {
 	probe_result_release(r);
 	r->verdict = PROBE_GOOD;
@@ -38,7 +38,7 @@ static void __reset(struct probe_result *r)
 }
 
 __attribute__((format(printf, 2, 3)))
-static void __infra(struct probe_result *r, const char *fmt, ...)
+static void infra(struct probe_result *r, const char *fmt, ...)
 {
 	struct strbuf sb = STRBUF_INIT;
 	va_list ap;
@@ -52,7 +52,7 @@ static void __infra(struct probe_result *r, const char *fmt, ...)
 }
 
 /* The command as the cache knows it: the shell string, or the argv joined. */
-static char *__command_text(const struct probe_command *c)
+static char *command_text(const struct probe_command *c)
 {
 	struct strbuf sb = STRBUF_INIT;
 	size_t i;
@@ -65,17 +65,17 @@ static char *__command_text(const struct probe_command *c)
 	return strbuf_detach(&sb, NULL);
 }
 
-static void __key(char out[41], const char *tree_hex, const struct probe_command *c,
+static void command_key(char out[41], const char *tree_hex, const struct probe_command *c,
 		  const struct probe_spec *spec)
 {
-	char *text = __command_text(c);
+	char *text = command_text(c);
 
 	verdict_key(out, tree_hex, text, c->env, spec->runner ? spec->runner : "local");
 	free(text);
 }
 
 /* Decides from the cache alone when it can: 1 decided, 0 not. */
-static int __from_cache(struct probe_result *out, const char *tree_hex,
+static int from_cache(struct probe_result *out, const char *tree_hex,
 			const struct probe_spec *spec)
 {
 	char key[41];
@@ -87,7 +87,7 @@ static int __from_cache(struct probe_result *out, const char *tree_hex,
 	for (i = 0; i < spec->cmds_nr; i++) {
 		enum verdict_kind k;
 
-		__key(key, tree_hex, &spec->cmds[i], spec);
+		command_key(key, tree_hex, &spec->cmds[i], spec);
 		k = verdict_get(spec->cache_dir, key, &code);
 		if (k == VERDICT_NONE)
 			return 0;
@@ -102,7 +102,7 @@ static int __from_cache(struct probe_result *out, const char *tree_hex,
 	return 1;
 }
 
-static char *__log_path(const struct probe_spec *spec, const struct probe_command *c,
+static char *log_path(const struct probe_spec *spec, const struct probe_command *c,
 			unsigned step, const char *commit_hex, int pristine)
 {
 	struct strbuf name = STRBUF_INIT;
@@ -118,7 +118,7 @@ static char *__log_path(const struct probe_spec *spec, const struct probe_comman
 	return (char *)p;
 }
 
-static void __env(struct strvec *env, const struct probe_spec *spec,
+static void build_env(struct strvec *env, const struct probe_spec *spec,
 		  const struct probe_command *c, const char *commit_hex, unsigned step)
 {
 	size_t i;
@@ -132,16 +132,16 @@ static void __env(struct strvec *env, const struct probe_spec *spec,
 }
 
 /* Classifies one finished command; returns 1 if it decides the probe. */
-static int __classify(struct probe_result *out, struct runcmd_result *r, size_t i,
+static int classify(struct probe_result *out, struct runcmd_result *r, size_t i,
 		      const struct probe_command *c)
 {
 	if (r->runner_failed) {
-		__infra(out, "the runner failed on its own, no verdict (%s)",
+		infra(out, "the runner failed on its own, no verdict (%s)",
 			c->name ? c->name : "");
 	} else if (r->exec_failed) {
-		__infra(out, "the command could not be started (%s)", c->name ? c->name : "");
+		infra(out, "the command could not be started (%s)", c->name ? c->name : "");
 	} else if (r->limit_hit) {
-		__infra(out, "a resource limit ended the command (%s)", c->name ? c->name : "");
+		infra(out, "a resource limit ended the command (%s)", c->name ? c->name : "");
 	} else if (r->exit_code == 0 && !r->timed_out) {
 		return 0;
 	} else if (r->exit_code == EXIT_SKIP && !r->signal && !r->timed_out) {
@@ -160,7 +160,7 @@ static int __classify(struct probe_result *out, struct runcmd_result *r, size_t 
 }
 
 /* Stores what this run established; a failure only when it ran pristine. */
-static void __remember(const struct probe_spec *spec, const char *tree_hex, size_t i,
+static void remember(const struct probe_spec *spec, const char *tree_hex, size_t i,
 		       const struct runcmd_result *r, int pristine)
 {
 	const struct probe_command *c = &spec->cmds[i];
@@ -170,7 +170,7 @@ static void __remember(const struct probe_spec *spec, const char *tree_hex, size
 		return;
 	if (r->exit_code != 0 && (!pristine || r->exit_code == EXIT_SKIP))
 		return;
-	__key(key, tree_hex, c, spec);
+	command_key(key, tree_hex, c, spec);
 	what = xstrfmt("%s: tree %s", c->name ? c->name : "", tree_hex);
 	if (verdict_put(spec->cache_dir, key, r->exit_code ? VERDICT_BAD : VERDICT_GOOD,
 			r->exit_code, what) < 0)
@@ -178,7 +178,7 @@ static void __remember(const struct probe_spec *spec, const char *tree_hex, size
 	free(what);
 }
 
-static int __run_all(struct probe_result *out, struct worker *w, const char *commit_hex,
+static int run_all(struct probe_result *out, struct worker *w, const char *commit_hex,
 		     const char *tree_hex, unsigned step, const struct probe_spec *spec,
 		     int pristine)
 {
@@ -190,10 +190,10 @@ static int __run_all(struct probe_result *out, struct worker *w, const char *com
 		struct runcmd_opts opts = RUNCMD_OPTS_INIT;
 		struct runcmd_result r = RUNCMD_RESULT_INIT;
 		struct strvec env = STRVEC_INIT;
-		char *log = __log_path(spec, c, step, commit_hex, pristine);
+		char *log = log_path(spec, c, step, commit_hex, pristine);
 		int decided;
 
-		__env(&env, spec, c, commit_hex, step);
+		build_env(&env, spec, c, commit_hex, step);
 		opts.shell = c->shell;
 		opts.argv = c->shell ? NULL : c->argv;
 		opts.cwd = worker_tree_path(w);
@@ -205,15 +205,15 @@ static int __run_all(struct probe_result *out, struct worker *w, const char *com
 		err = slurm_or_local_run(&r, &opts, spec->slurm);
 		strvec_clear(&env);
 		if (err < 0) {
-			__infra(out, "the runner failed: %s", nb_error_last());
+			infra(out, "the runner failed: %s", nb_error_last());
 			out->cmd_index = (int)i;
 			free(log);
 			err = 0;
 			break;
 		}
 		out->runs++;
-		__remember(spec, tree_hex, i, &r, pristine);
-		decided = __classify(out, &r, i, c);
+		remember(spec, tree_hex, i, &r, pristine);
+		decided = classify(out, &r, i, c);
 		runcmd_result_release(&r);
 		if (decided) {
 			free(out->log_path);
@@ -225,7 +225,7 @@ static int __run_all(struct probe_result *out, struct worker *w, const char *com
 	return err;
 }
 
-static int __tree_hex(char out[41], struct worker *w, const git_oid *commit)
+static int commit_tree_hex(char out[41], struct worker *w, const git_oid *commit)
 {
 	git_commit *c = NULL;
 
@@ -236,7 +236,7 @@ static int __tree_hex(char out[41], struct worker *w, const git_oid *commit)
 	return 0;
 }
 
-static int __attempt(struct probe_result *out, struct worker *w, const git_oid *commit,
+static int attempt(struct probe_result *out, struct worker *w, const git_oid *commit,
 		     const char *tree_hex, unsigned step, const struct probe_spec *spec,
 		     int pristine)
 {
@@ -249,20 +249,20 @@ static int __attempt(struct probe_result *out, struct worker *w, const git_oid *
 	char hex[41];
 	int fd, err = 0;
 
-	__reset(out);
+	reset(out);
 	git_oid_tostr(hex, sizeof(hex), commit);
 	if (!pristine && file_exists(busy)) {
 		log_warn("worker %s was interrupted: checking out pristine", worker_tree_path(w));
 		pristine = 1;
 	}
 	if (worker_checkout(w, commit, pristine) < 0) {
-		__infra(out, "checkout failed: %s", nb_error_last());
+		infra(out, "checkout failed: %s", nb_error_last());
 		goto done;
 	}
 	fd = open(busy, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
 	if (fd >= 0)
 		close(fd);
-	err = __run_all(out, w, hex, tree_hex, step, spec, pristine);
+	err = run_all(out, w, hex, tree_hex, step, spec, pristine);
 	unlink(busy);
 done:
 	free(busy);
@@ -275,24 +275,24 @@ int probe_run(struct probe_result *out, struct worker *w, const git_oid *commit,
 	char tree_hex[41];
 	int err;
 
-	__reset(out);
+	reset(out);
 	out->runs = 0;
 	out->pristine_retried = out->incremental_only = 0;
-	if (__tree_hex(tree_hex, w, commit) < 0) {
-		__infra(out, "%s", nb_error_last());
+	if (commit_tree_hex(tree_hex, w, commit) < 0) {
+		infra(out, "%s", nb_error_last());
 		return 0;
 	}
-	if (__from_cache(out, tree_hex, spec))
+	if (from_cache(out, tree_hex, spec))
 		return 0;
 	if (spec->runs_dir && (err = file_mkdir_p(spec->runs_dir, 0755)) < 0)
 		return err;
-	if ((err = __attempt(out, w, commit, tree_hex, step, spec, spec->pristine)) < 0)
+	if ((err = attempt(out, w, commit, tree_hex, step, spec, spec->pristine)) < 0)
 		return err;
 	if (spec->pristine || !spec->pristine_retry || out->timed_out || out->cmd_index < 0 ||
 	    out->verdict == PROBE_INFRA || out->exit_code == EXIT_SKIP)
 		return 0;
 	/* an incremental tree can fail on its own: only a pristine failure counts */
-	if ((err = __attempt(out, w, commit, tree_hex, step, spec, 1)) < 0)
+	if ((err = attempt(out, w, commit, tree_hex, step, spec, 1)) < 0)
 		return err;
 	out->pristine_retried = 1;
 	if (out->verdict == PROBE_GOOD) {
@@ -313,7 +313,7 @@ struct probe_job {
 	char *errmsg;
 };
 
-static void *__job(void *arg)
+static void *job(void *arg)
 {
 	struct probe_job *j = arg;
 
@@ -336,10 +336,10 @@ int probe_run_many(struct probe_result *out, struct worker **workers, const git_
 		jobs[i] = (struct probe_job){ &out[i], workers[i], &commits[i],
 					      first_step + (unsigned)i, spec, 0, NULL };
 		/* the last one runs here; so does any the system will not start */
-		if (i + 1 < n && !pthread_create(&tids[i], NULL, __job, &jobs[i]))
+		if (i + 1 < n && !pthread_create(&tids[i], NULL, job, &jobs[i]))
 			started[i] = 1;
 		else
-			__job(&jobs[i]);
+			job(&jobs[i]);
 	}
 	for (i = 0; i < n; i++) {
 		if (started[i])

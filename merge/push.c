@@ -16,22 +16,22 @@
 /* The local ref push_ref() pushes from (libgit2 pushes refs, not bare ids). */
 #define PUSH_SRC_REF "refs/nextbot/push-src"
 
-struct __push_state {
+struct push_state {
 	struct fetch_cred_state cred;
 	struct strbuf rejected;   /* "ref: why" of refs the remote refused */
 };
 
-static int __credentials(git_credential **out, const char *url, const char *user_from_url,
+static int credentials(git_credential **out, const char *url, const char *user_from_url,
 			 unsigned int allowed, void *payload)
 {
-	struct __push_state *ps = payload;
+	struct push_state *ps = payload;
 
 	return fetch_credentials(out, url, user_from_url, allowed, &ps->cred);
 }
 
-static int __update_ref(const char *refname, const char *status, void *payload)
+static int update_ref(const char *refname, const char *status, void *payload)
 {
-	struct __push_state *ps = payload;
+	struct push_state *ps = payload;
 
 	if (status)
 		strbuf_addf(&ps->rejected, "%s%s: %s", ps->rejected.len ? "; " : "", refname,
@@ -40,7 +40,7 @@ static int __update_ref(const char *refname, const char *status, void *payload)
 }
 
 /* An anonymous remote for `url` in the work repository, without insteadOf or refspecs. */
-static int __remote_new(git_remote **out, struct integ_repo *repo, const char *url)
+static int remote_new(git_remote **out, struct integ_repo *repo, const char *url)
 {
 	git_remote_create_options ro;
 
@@ -51,7 +51,7 @@ static int __remote_new(git_remote **out, struct integ_repo *repo, const char *u
 }
 
 /* Data moved: the watcher (merge/watch.h) is told the remote is alive. */
-static int __on_transfer(unsigned int current, unsigned int total, size_t bytes,
+static int on_transfer(unsigned int current, unsigned int total, size_t bytes,
 			 void *payload)
 {
 	(void)current;
@@ -62,7 +62,7 @@ static int __on_transfer(unsigned int current, unsigned int total, size_t bytes,
 	return 0;
 }
 
-static int __on_sideband(const char *str, int len, void *payload)
+static int on_sideband(const char *str, int len, void *payload)
 {
 	(void)str;
 	(void)len;
@@ -71,35 +71,35 @@ static int __on_sideband(const char *str, int len, void *payload)
 	return 0;
 }
 
-static void __callbacks(git_remote_callbacks *cb, struct __push_state *ps)
+static void callbacks(git_remote_callbacks *cb, struct push_state *ps)
 {
 	git_remote_init_callbacks(cb, GIT_REMOTE_CALLBACKS_VERSION);
-	cb->credentials = __credentials;
-	cb->push_update_reference = __update_ref;
-	cb->push_transfer_progress = __on_transfer;
-	cb->sideband_progress = __on_sideband;
+	cb->credentials = credentials;
+	cb->push_update_reference = update_ref;
+	cb->push_transfer_progress = on_transfer;
+	cb->sideband_progress = on_sideband;
 	cb->payload = ps;
 }
 
-static void __push_options(git_push_options *po, struct __push_state *ps)
+static void push_options(git_push_options *po, struct push_state *ps)
 {
 	git_push_options_init(po, GIT_PUSH_OPTIONS_VERSION);
-	__callbacks(&po->callbacks, ps);
+	callbacks(&po->callbacks, ps);
 }
 
-static long __idle(const struct fetch_creds *creds)
+static long idle(const struct fetch_creds *creds)
 {
 	return creds && creds->idle_timeout > 0 ? creds->idle_timeout : FETCH_IDLE_TIMEOUT;
 }
 
 /* Pushes `specs` over `remote` (connected or not); records why it failed. */
-static int __push(git_remote *remote, const char *url, char **specs, size_t n,
-		  struct __push_state *ps)
+static int push(git_remote *remote, const char *url, char **specs, size_t n,
+		  struct push_state *ps)
 {
 	git_strarray arr = { specs, n };
 	git_push_options po;
 
-	__push_options(&po, ps);
+	push_options(&po, ps);
 	if (git_remote_push(remote, &arr, &po) < 0)
 		return nb_error_set(NB_ERROR, "push to %s failed: %s", url, merge_git_error());
 	if (ps->rejected.len)
@@ -107,19 +107,19 @@ static int __push(git_remote *remote, const char *url, char **specs, size_t n,
 	return 0;
 }
 
-struct __publish_args {
+struct publish_args {
 	struct integ_repo *repo;
 	const char *url, *branch, *tag;
 	const struct fetch_creds *creds;
 };
 
-static int __publish_here(void *arg)
+static int publish_here(void *arg)
 {
-	struct __publish_args *a = arg;
+	struct publish_args *a = arg;
 	struct integ_repo *repo = a->repo;
 	const char *url = a->url, *branch = a->branch, *tag = a->tag;
 	const struct fetch_creds *creds = a->creds;
-	struct __push_state ps = { { creds, 0 }, STRBUF_INIT };
+	struct push_state ps = { { creds, 0 }, STRBUF_INIT };
 	git_remote *remote = NULL;
 	char *specs[2] = { NULL, NULL };
 	char hex[41];
@@ -131,10 +131,10 @@ static int __publish_here(void *arg)
 	if (tag)
 		specs[1] = xstrfmt("+refs/tags/%s:refs/tags/%s", tag, tag);
 	log_progress("publishing next (%.12s) to %s", hex, url);
-	if (__remote_new(&remote, repo, url) < 0)
+	if (remote_new(&remote, repo, url) < 0)
 		err = nb_error_set(NB_ERROR, "push to %s failed: %s", url, merge_git_error());
 	else
-		err = __push(remote, url, specs, tag ? 2 : 1, &ps);
+		err = push(remote, url, specs, tag ? 2 : 1, &ps);
 	git_remote_free(remote);
 	free(specs[0]);
 	free(specs[1]);
@@ -145,16 +145,16 @@ static int __publish_here(void *arg)
 int push_publish(struct integ_repo *repo, const char *url, const char *branch, const char *tag,
 		 const struct fetch_creds *creds)
 {
-	struct __publish_args a = { repo, url, branch, tag, creds };
+	struct publish_args a = { repo, url, branch, tag, creds };
 	char *what = xstrfmt("push to %s", url);
-	int err = watch_run(__publish_here, &a, __idle(creds), what);
+	int err = watch_run(publish_here, &a, idle(creds), what);
 
 	free(what);
 	return err;
 }
 
 /* NB_EREFUSED unless the connected remote advertises `ref` at `expect` ("": absent). */
-static int __check_lease(git_remote *remote, const char *url, const char *ref,
+static int check_lease(git_remote *remote, const char *url, const char *ref,
 			 const char *expect)
 {
 	const git_remote_head **heads;
@@ -172,7 +172,7 @@ static int __check_lease(git_remote *remote, const char *url, const char *ref,
 			    ref, url, have[0] ? have : "gone", expect[0] ? expect : "absent");
 }
 
-struct __ref_args {
+struct ref_args {
 	struct integ_repo *repo;
 	const char *url, *src_hex, *dst_ref;
 	int force;
@@ -180,14 +180,14 @@ struct __ref_args {
 	const struct fetch_creds *creds;
 };
 
-static int __push_ref_here(void *arg)
+static int push_ref_here(void *arg)
 {
-	struct __ref_args *a = arg;
+	struct ref_args *a = arg;
 	struct integ_repo *repo = a->repo;
 	const char *url = a->url, *src_hex = a->src_hex, *dst_ref = a->dst_ref;
 	const char *expect_hex = a->expect_hex;
 	int force = a->force;
-	struct __push_state ps = { { a->creds, 0 }, STRBUF_INIT };
+	struct push_state ps = { { a->creds, 0 }, STRBUF_INIT };
 	git_remote_callbacks cb;
 	git_remote *remote = NULL;
 	char *spec = xstrfmt("%s" PUSH_SRC_REF ":%s", force ? "+" : "", dst_ref);
@@ -195,17 +195,17 @@ static int __push_ref_here(void *arg)
 
 	if ((err = integ_ref_set(repo, PUSH_SRC_REF, src_hex)) < 0)
 		goto done;
-	__callbacks(&cb, &ps);
-	if (__remote_new(&remote, repo, url) < 0 ||
+	callbacks(&cb, &ps);
+	if (remote_new(&remote, repo, url) < 0 ||
 	    (expect_hex && git_remote_connect(remote, GIT_DIRECTION_PUSH, &cb, NULL, NULL) < 0)) {
 		err = nb_error_set(NB_ERROR, "push to %s failed: %s", url, merge_git_error());
 		goto done;
 	}
 	/* The push reuses this connection: smart servers check the advertised old id. */
-	if (expect_hex && (err = __check_lease(remote, url, dst_ref, expect_hex)) < 0)
+	if (expect_hex && (err = check_lease(remote, url, dst_ref, expect_hex)) < 0)
 		goto done;
 	log_progress("pushing %.12s to %s of %s", src_hex, dst_ref, url);
-	err = __push(remote, url, &spec, 1, &ps);
+	err = push(remote, url, &spec, 1, &ps);
 done:
 	git_remote_free(remote);
 	integ_ref_set(repo, PUSH_SRC_REF, NULL);
@@ -217,9 +217,9 @@ done:
 int push_ref(struct integ_repo *repo, const char *url, const char *src_hex, const char *dst_ref,
 	     int force, const char *expect_hex, const struct fetch_creds *creds)
 {
-	struct __ref_args a = { repo, url, src_hex, dst_ref, force, expect_hex, creds };
+	struct ref_args a = { repo, url, src_hex, dst_ref, force, expect_hex, creds };
 	char *what = xstrfmt("push to %s", url);
-	int err = watch_run(__push_ref_here, &a, __idle(creds), what);
+	int err = watch_run(push_ref_here, &a, idle(creds), what);
 
 	free(what);
 	return err;

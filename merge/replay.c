@@ -16,7 +16,7 @@ void replay_result_release(struct replay_result *r)
 	strvec_clear(&r->reasons);
 }
 
-static int __git_fail(const char *what)
+static int git_fail(const char *what)
 {
 	return nb_error_set(NB_ERROR, "replay: %s: %s", what, merge_git_error());
 }
@@ -45,7 +45,7 @@ int replay_is_dropped(git_repository *repo, const git_commit *commit,
 }
 
 /* Cherry-picks `c` onto *head; NB_ECONFLICT when it does not apply. */
-static int __pick(git_oid *head, git_repository *repo, git_commit *c,
+static int pick(git_oid *head, git_repository *repo, git_commit *c,
 		  const git_signature *committer)
 {
 	git_commit *parent = NULL, *onto = NULL;
@@ -54,7 +54,7 @@ static int __pick(git_oid *head, git_repository *repo, git_commit *c,
 	int err;
 
 	if (git_commit_parent(&parent, c, 0) < 0 || git_commit_lookup(&onto, repo, head) < 0) {
-		err = __git_fail("parent lookup");
+		err = git_fail("parent lookup");
 		goto done;
 	}
 	err = treemerge_trees(&merged, NULL, repo, git_commit_tree_id(parent),
@@ -65,7 +65,7 @@ static int __pick(git_oid *head, git_repository *repo, git_commit *c,
 	    git_commit_create(head, repo, NULL, git_commit_author(c), committer,
 			      git_commit_message_encoding(c), git_commit_message(c), tree, 1,
 			      (const git_commit **)&onto) < 0)
-		err = __git_fail("commit");
+		err = git_fail("commit");
 done:
 	git_tree_free(tree);
 	git_commit_free(parent);
@@ -74,7 +74,7 @@ done:
 }
 
 /* The tree's commits since `mb`, oldest first, with the dropped ones marked. */
-static int __collect(git_oid **ids, char **dropped, size_t *nr, git_repository *repo,
+static int collect(git_oid **ids, char **dropped, size_t *nr, git_repository *repo,
 		     const git_oid *mb, const git_oid *tip, const struct integ_drops *drops)
 {
 	git_revwalk *walk = NULL;
@@ -85,14 +85,14 @@ static int __collect(git_oid **ids, char **dropped, size_t *nr, git_repository *
 	if (git_revwalk_new(&walk, repo) < 0 || git_revwalk_push(walk, tip) < 0 ||
 	    git_revwalk_hide(walk, mb) < 0 ||
 	    git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_REVERSE) < 0) {
-		err = __git_fail("walk");
+		err = git_fail("walk");
 		goto done;
 	}
 	while ((err = git_revwalk_next(&id, walk)) == 0) {
 		git_commit *c = NULL;
 
 		if (git_commit_lookup(&c, repo, &id) < 0) {
-			err = __git_fail("commit lookup");
+			err = git_fail("commit lookup");
 			goto done;
 		}
 		ALLOC_GROW(*ids, *nr + 1, alloc);
@@ -101,7 +101,7 @@ static int __collect(git_oid **ids, char **dropped, size_t *nr, git_repository *
 		(*dropped)[(*nr)++] = (char)replay_is_dropped(repo, c, drops);
 		git_commit_free(c);
 	}
-	err = err == GIT_ITEROVER ? 0 : __git_fail("walk");
+	err = err == GIT_ITEROVER ? 0 : git_fail("walk");
 done:
 	git_revwalk_free(walk);
 	return err;
@@ -120,7 +120,7 @@ int replay_without_drops(struct replay_result *out, git_repository *repo,
 	git_oid_cpy(&out->head, tip);
 	if (git_merge_base(&mb, repo, base, tip) < 0)
 		return 0;               /* unrelated: the merge itself refuses it */
-	if ((err = __collect(&ids, &dropped, &nr, repo, &mb, tip, drops)) < 0)
+	if ((err = collect(&ids, &dropped, &nr, repo, &mb, tip, drops)) < 0)
 		goto done;
 	for (i = 0; i < nr && !dropped[i]; i++)
 		;
@@ -138,11 +138,11 @@ int replay_without_drops(struct replay_result *out, git_repository *repo,
 			continue;
 		}
 		if (git_commit_lookup(&c, repo, &ids[i]) < 0) {
-			err = __git_fail("commit lookup");
+			err = git_fail("commit lookup");
 			break;
 		}
 		if (git_commit_parentcount(c) == 1 &&
-		    (err = __pick(&out->head, repo, c, committer)) == NB_ECONFLICT) {
+		    (err = pick(&out->head, repo, c, committer)) == NB_ECONFLICT) {
 			strvec_push(&out->left_out, hex);
 			strvec_push(&out->reasons, "no longer applies without the dropped patches");
 			err = 0;

@@ -22,7 +22,7 @@ struct integ_repo {
 };
 
 /* Removes *.lock files under `dir`, recursively (refs/ after a SIGKILL). */
-static void __clean_locks(struct strbuf *dir)
+static void clean_locks(struct strbuf *dir)
 {
 	DIR *d = opendir(dir->buf);
 	struct dirent *de;
@@ -37,7 +37,7 @@ static void __clean_locks(struct strbuf *dir)
 			continue;
 		strbuf_addf(dir, "/%s", de->d_name);
 		if (lstat(dir->buf, &st) == 0 && S_ISDIR(st.st_mode))
-			__clean_locks(dir);
+			clean_locks(dir);
 		else if (str_ends_with(de->d_name, ".lock") && unlink(dir->buf) == 0)
 			log_warn("removed stale lock %s", dir->buf);
 		strbuf_setlen(dir, len);
@@ -45,7 +45,7 @@ static void __clean_locks(struct strbuf *dir)
 	closedir(d);
 }
 
-static void __clean_stale(const char *path)
+static void clean_stale(const char *path)
 {
 	static const char *const top[] = { "index.lock", "HEAD.lock", "packed-refs.lock",
 					   "config.lock", "FETCH_HEAD.lock",
@@ -61,7 +61,7 @@ static void __clean_stale(const char *path)
 	}
 	strbuf_reset(&sb);
 	strbuf_addf(&sb, "%s/refs", path);
-	__clean_locks(&sb);
+	clean_locks(&sb);
 	strbuf_release(&sb);
 }
 
@@ -77,7 +77,7 @@ static void __clean_stale(const char *path)
  * The small .idx files of `pack_dir` into `names`; 1 when the multi-pack-index
  * is older than one of them (or missing), else 0.
  */
-static int __pack_indexes(struct strvec *names, const char *pack_dir)
+static int pack_indexes(struct strvec *names, const char *pack_dir)
 {
 	struct stat midx, st;
 	struct strbuf path = STRBUF_INIT;
@@ -115,7 +115,7 @@ int integ_repo_index_packs(struct integ_repo *repo)
 	git_odb *odb = NULL;
 	size_t i;
 
-	if (!__pack_indexes(&names, pack_dir) || names.nr < REPO_PACKS_FOR_MIDX)
+	if (!pack_indexes(&names, pack_dir) || names.nr < REPO_PACKS_FOR_MIDX)
 		goto done;
 	if (git_midx_writer_new(&w, pack_dir) < 0)
 		goto fail;
@@ -154,7 +154,7 @@ int integ_repo_open(struct integ_repo **out, const char *path)
 		git_repository_free(git);
 		git = NULL;
 	}
-	__clean_stale(path);
+	clean_stale(path);
 	err = git_repository_open_bare(&git, path);
 	if (err < 0)
 		return nb_error_set(NB_ERROR, "cannot open repository %s: %s", path,

@@ -36,7 +36,7 @@ char *rerere_resolve_dir(const char *workdir)
  * is_cmarker(): '<' and '>' need a space (a label) after them, '=' and '|' need
  * whitespace or the end of the line.
  */
-static int __is_marker(const char *p, size_t len, char ch)
+static int is_marker(const char *p, size_t len, char ch)
 {
 	size_t i;
 
@@ -53,7 +53,7 @@ static int __is_marker(const char *p, size_t len, char ch)
 }
 
 /* Length of the line at `p` without its newline; *next gets the start of the next one. */
-static size_t __line(const char *p, const char *end, const char **next)
+static size_t line(const char *p, const char *end, const char **next)
 {
 	const char *nl = memchr(p, '\n', (size_t)(end - p));
 
@@ -61,7 +61,7 @@ static size_t __line(const char *p, const char *end, const char **next)
 	return (size_t)((nl ? nl : end) - p);
 }
 
-static int __buf_cmp(const struct strbuf *a, const struct strbuf *b)
+static int buf_cmp(const struct strbuf *a, const struct strbuf *b)
 {
 	size_t n = a->len < b->len ? a->len : b->len;
 	int c = memcmp(a->buf, b->buf, n);
@@ -72,14 +72,14 @@ static int __buf_cmp(const struct strbuf *a, const struct strbuf *b)
 }
 
 /* The id of a hunk's two sides, sorted, and (if `pre`) the normalised preimage. */
-static void __hunk_id(char id[41], struct strbuf *pre, struct strbuf *one, struct strbuf *two)
+static void hunk_id(char id[41], struct strbuf *pre, struct strbuf *one, struct strbuf *two)
 {
 	struct sha1_ctx ctx;
 	unsigned char raw[20];
 	struct strbuf *a = one, *b = two;
 	int i;
 
-	if (__buf_cmp(a, b) > 0) {
+	if (buf_cmp(a, b) > 0) {
 		a = two;
 		b = one;
 	}
@@ -105,10 +105,10 @@ static void __hunk_id(char id[41], struct strbuf *pre, struct strbuf *one, struc
 enum { OUTSIDE, ONE, BASE, TWO };
 
 /* Feeds one line to the marker state machine; -1 on a marker out of place. */
-static int __step(int *state, const char *p, size_t len)
+static int step(int *state, const char *p, size_t len)
 {
-	int lt = __is_marker(p, len, '<'), gt = __is_marker(p, len, '>');
-	int eq = __is_marker(p, len, '='), bar = __is_marker(p, len, '|');
+	int lt = is_marker(p, len, '<'), gt = is_marker(p, len, '>');
+	int eq = is_marker(p, len, '='), bar = is_marker(p, len, '|');
 
 	switch (*state) {
 	case OUTSIDE:
@@ -146,10 +146,10 @@ int rerere_parse(struct rerere_file *out, const char *text, size_t len)
 	size_t start = 0;
 
 	while (p < end) {
-		size_t l = __line(p, end, &next);
+		size_t l = line(p, end, &next);
 
 		prev = state;
-		if (__step(&state, p, l) < 0) {
+		if (step(&state, p, l) < 0) {
 			strbuf_release(&one);
 			strbuf_release(&two);
 			rerere_file_release(out);
@@ -171,7 +171,7 @@ int rerere_parse(struct rerere_file *out, const char *text, size_t len)
 			h = &out->hunks[out->nr++];
 			h->start = start;
 			h->end = (size_t)(next - text);
-			__hunk_id(h->id, NULL, &one, &two);
+			hunk_id(h->id, NULL, &one, &two);
 		}
 		p = next;
 	}
@@ -185,7 +185,7 @@ int rerere_parse(struct rerere_file *out, const char *text, size_t len)
 }
 
 /* The normalised preimage of hunk `h` of `text`. */
-static void __preimage(struct strbuf *pre, const char *text, const struct rerere_hunk *h)
+static void preimage(struct strbuf *pre, const char *text, const struct rerere_hunk *h)
 {
 	struct strbuf one = STRBUF_INIT, two = STRBUF_INIT;
 	const char *p = text + h->start, *end = text + h->end, *next;
@@ -193,17 +193,17 @@ static void __preimage(struct strbuf *pre, const char *text, const struct rerere
 	char id[41];
 
 	while (p < end) {
-		size_t l = __line(p, end, &next);
+		size_t l = line(p, end, &next);
 
 		prev = state;
-		__step(&state, p, l);
+		step(&state, p, l);
 		if (prev == ONE && state == ONE)
 			strbuf_add(&one, p, (size_t)(next - p));
 		else if (prev == TWO && state == TWO)
 			strbuf_add(&two, p, (size_t)(next - p));
 		p = next;
 	}
-	__hunk_id(id, pre, &one, &two);
+	hunk_id(id, pre, &one, &two);
 	strbuf_release(&one);
 	strbuf_release(&two);
 }
@@ -213,17 +213,17 @@ int rerere_has_markers(const char *text, size_t len)
 	const char *p = text, *end = text + len, *next;
 
 	while (p < end) {
-		size_t l = __line(p, end, &next);
+		size_t l = line(p, end, &next);
 
-		if (__is_marker(p, l, '<') || __is_marker(p, l, '>') ||
-		    (l == MARKER_SIZE && __is_marker(p, l, '=')))
+		if (is_marker(p, l, '<') || is_marker(p, l, '>') ||
+		    (l == MARKER_SIZE && is_marker(p, l, '=')))
 			return 1;
 		p = next;
 	}
 	return 0;
 }
 
-static char *__rec_path(const char *rerere_dir, const char *id, const char *what)
+static char *rec_path(const char *rerere_dir, const char *id, const char *what)
 {
 	return xstrfmt("%s/%s/%s", rerere_dir, id, what);
 }
@@ -240,7 +240,7 @@ int rerere_replay(struct strbuf *out, size_t *matched, size_t *total, const char
 	if ((err = rerere_parse(&f, text, len)) < 0)
 		f.nr = 0;
 	for (i = 0; i < f.nr; i++) {
-		char *path = __rec_path(rerere_dir, f.hunks[i].id, "postimage");
+		char *path = rec_path(rerere_dir, f.hunks[i].id, "postimage");
 
 		strbuf_reset(&post);
 		if (file_exists(path) && strbuf_read_file(&post, path, RERERE_FILE_MAX) == 0) {
@@ -263,7 +263,7 @@ int rerere_replay(struct strbuf *out, size_t *matched, size_t *total, const char
 }
 
 /* 1 if `needle` occurs in hay[from, to) at a line start; *at gets where. */
-static int __find_at_line(size_t *at, const char *hay, size_t from, size_t to,
+static int find_at_line(size_t *at, const char *hay, size_t from, size_t to,
 			  const char *needle, size_t nlen)
 {
 	size_t p;
@@ -281,7 +281,7 @@ static int __find_at_line(size_t *at, const char *hay, size_t from, size_t to,
  * What each hunk of `conflicted` became in `edited`: res[i] = [start, end) offsets
  * into `edited`.  The text between hunks anchors them.
  */
-static int __extract(size_t (*res)[2], const struct rerere_file *f, const char *path,
+static int extract(size_t (*res)[2], const struct rerere_file *f, const char *path,
 		     const char *conflicted, size_t clen, const char *edited, size_t elen)
 {
 	size_t c0 = f->hunks[0].start, cn = clen - f->hunks[f->nr - 1].end;
@@ -297,7 +297,7 @@ static int __extract(size_t (*res)[2], const struct rerere_file *f, const char *
 	for (i = 1; i < f->nr; i++) {
 		size_t s = f->hunks[i - 1].end, l = f->hunks[i].start - s, at;
 
-		if (!l || !__find_at_line(&at, edited, pos, limit, conflicted + s, l))
+		if (!l || !find_at_line(&at, edited, pos, limit, conflicted + s, l))
 			return nb_error_set(NB_EINVALID, "%s: cannot find the text between "
 					    "conflicts %zu and %zu; edit only the conflicts",
 					    path, i, i + 1);
@@ -311,14 +311,14 @@ static int __extract(size_t (*res)[2], const struct rerere_file *f, const char *
 }
 
 /* Writes rerere/<id>/{preimage,postimage,meta}. */
-static int __store(const char *rerere_dir, const char *id, const struct strbuf *pre,
+static int store_record(const char *rerere_dir, const char *id, const struct strbuf *pre,
 		   const char *post, size_t post_len, const char *path, const char *tree,
 		   const char *date)
 {
 	char *dir = xstrfmt("%s/%s", rerere_dir, id);
-	char *pp = __rec_path(rerere_dir, id, "preimage");
-	char *po = __rec_path(rerere_dir, id, "postimage");
-	char *pm = __rec_path(rerere_dir, id, "meta");
+	char *pp = rec_path(rerere_dir, id, "preimage");
+	char *po = rec_path(rerere_dir, id, "postimage");
+	char *pm = rec_path(rerere_dir, id, "meta");
 	char *meta = xstrfmt("path %s\ntree %s\nrecorded %s\n", path, tree ? tree : "",
 			     date ? date : "");
 	int err;
@@ -336,7 +336,7 @@ static int __store(const char *rerere_dir, const char *id, const struct strbuf *
 }
 
 /* Parse + extract + (if `store`) record; *recorded gets the hunk count. */
-static int __record(size_t *recorded, int store, const char *rerere_dir, const char *path,
+static int record(size_t *recorded, int store, const char *rerere_dir, const char *path,
 		    const char *tree, const char *date, const char *conflicted, size_t clen,
 		    const char *edited, size_t elen)
 {
@@ -355,11 +355,11 @@ static int __record(size_t *recorded, int store, const char *rerere_dir, const c
 		goto done;
 	}
 	res = xcalloc(f.nr, sizeof(*res));
-	if ((err = __extract(res, &f, path, conflicted, clen, edited, elen)) < 0 || !store)
+	if ((err = extract(res, &f, path, conflicted, clen, edited, elen)) < 0 || !store)
 		goto done;
 	for (i = 0; i < f.nr && !err; i++) {
-		__preimage(&pre, conflicted, &f.hunks[i]);
-		err = __store(rerere_dir, f.hunks[i].id, &pre, edited + res[i][0],
+		preimage(&pre, conflicted, &f.hunks[i]);
+		err = store_record(rerere_dir, f.hunks[i].id, &pre, edited + res[i][0],
 			      res[i][1] - res[i][0], path, tree, date);
 	}
 	if (!err)
@@ -375,11 +375,11 @@ int rerere_record(size_t *recorded, const char *rerere_dir, const char *path, co
 		  const char *date, const char *conflicted, size_t clen, const char *edited,
 		  size_t elen)
 {
-	return __record(recorded, 1, rerere_dir, path, tree, date, conflicted, clen, edited,
+	return record(recorded, 1, rerere_dir, path, tree, date, conflicted, clen, edited,
 			elen);
 }
 
-static int __is_hex40(const char *s)
+static int is_hex40(const char *s)
 {
 	size_t i;
 
@@ -390,7 +390,7 @@ static int __is_hex40(const char *s)
 }
 
 /* The value of the first "key value" line of `text`, malloc'd; "" if none. */
-static char *__meta_get(const char *text, const char *key)
+static char *meta_get(const char *text, const char *key)
 {
 	size_t kl = strlen(key);
 	const char *p = text;
@@ -406,7 +406,7 @@ static char *__meta_get(const char *text, const char *key)
 	return xstrdup("");
 }
 
-static int __entry_cmp(const void *a, const void *b)
+static int entry_cmp(const void *a, const void *b)
 {
 	const struct rerere_entry *x = a, *y = b;
 	int c = strcmp(x->path, y->path);
@@ -429,29 +429,29 @@ int rerere_list(struct rerere_entry **out, size_t *nr, const char *rerere_dir)
 		struct rerere_entry *e;
 		char *path;
 
-		if (!__is_hex40(de->d_name))
+		if (!is_hex40(de->d_name))
 			continue;
-		path = __rec_path(rerere_dir, de->d_name, "postimage");
+		path = rec_path(rerere_dir, de->d_name, "postimage");
 		if (!file_exists(path)) {
 			free(path);
 			continue;
 		}
 		free(path);
-		path = __rec_path(rerere_dir, de->d_name, "meta");
+		path = rec_path(rerere_dir, de->d_name, "meta");
 		strbuf_reset(&meta);
 		strbuf_read_file(&meta, path, 1u << 20);
 		free(path);
 		ALLOC_GROW(*out, *nr + 1, alloc);
 		e = &(*out)[(*nr)++];
 		memcpy(e->id, de->d_name, 41);
-		e->path = __meta_get(meta.buf, "path");
-		e->tree = __meta_get(meta.buf, "tree");
-		e->recorded = __meta_get(meta.buf, "recorded");
+		e->path = meta_get(meta.buf, "path");
+		e->tree = meta_get(meta.buf, "tree");
+		e->recorded = meta_get(meta.buf, "recorded");
 	}
 	closedir(d);
 	strbuf_release(&meta);
 	if (*nr)
-		qsort(*out, *nr, sizeof(**out), __entry_cmp);
+		qsort(*out, *nr, sizeof(**out), entry_cmp);
 	return 0;
 }
 
@@ -468,7 +468,7 @@ void rerere_list_free(struct rerere_entry *e, size_t nr)
 }
 
 /* 1 if `path` is a relative path without ".", ".." or empty components or newlines. */
-static int __path_safe(const char *path)
+static int path_safe(const char *path)
 {
 	const char *p = path;
 
@@ -488,7 +488,7 @@ static int __path_safe(const char *path)
 }
 
 /* Writes dir/path, creating its parent directories. */
-static int __write_under(const char *dir, const char *path, const char *text, size_t len)
+static int write_under(const char *dir, const char *path, const char *text, size_t len)
 {
 	char *full = xstrfmt("%s/%s", dir, path), *slash = strrchr(full, '/');
 	int err;
@@ -521,16 +521,16 @@ int rerere_leave_write(const struct rerere_leave *c, const char *workdir, char *
 	for (i = 0; i < c->files_nr && !err; i++) {
 		const struct rerere_leave_file *f = &c->files[i];
 
-		if (!__path_safe(f->path)) {
+		if (!path_safe(f->path)) {
 			strbuf_addstr(&meta, "other unsafe -\n");
 			continue;
 		}
-		if ((err = __write_under(tdir, f->path, f->text, f->len)) == 0 &&
-		    (err = __write_under(odir, f->path, f->text, f->len)) == 0)
+		if ((err = write_under(tdir, f->path, f->text, f->len)) == 0 &&
+		    (err = write_under(odir, f->path, f->text, f->len)) == 0)
 			strbuf_addf(&meta, "path %s\n", f->path);
 	}
 	for (i = 0; i < c->others_nr; i++)
-		if (__path_safe(c->others[i].path))
+		if (path_safe(c->others[i].path))
 			strbuf_addf(&meta, "other %s %s\n", c->others[i].kind, c->others[i].path);
 	if (!err)
 		err = file_write_atomic(mpath, meta.buf, meta.len);
@@ -546,7 +546,7 @@ done:
 }
 
 /* Reads resolve/<tree>.orig/<path> and resolve/<tree>/<path>. */
-static int __read_pair(struct strbuf *orig, struct strbuf *edited, const char *tdir,
+static int read_pair(struct strbuf *orig, struct strbuf *edited, const char *tdir,
 		       const char *path)
 {
 	char *po = xstrfmt("%s.orig/%s", tdir, path), *pe = xstrfmt("%s/%s", tdir, path);
@@ -563,7 +563,7 @@ static int __read_pair(struct strbuf *orig, struct strbuf *edited, const char *t
 }
 
 /* One pass over the meta's files: check only (store 0) or record (store 1). */
-static int __resolve_pass(struct strbuf *report, int store, const char *meta, const char *tdir,
+static int resolve_pass(struct strbuf *report, int store, const char *meta, const char *tdir,
 			  const char *rdir, const char *tree, const char *date)
 {
 	struct strbuf orig = STRBUF_INIT, edited = STRBUF_INIT;
@@ -580,8 +580,8 @@ static int __resolve_pass(struct strbuf *report, int store, const char *meta, co
 			continue;
 		}
 		path = xstrndup(p + 5, nl ? (size_t)(nl - p - 5) : strlen(p + 5));
-		if ((err = __read_pair(&orig, &edited, tdir, path)) == 0)
-			err = __record(&n, store, rdir, path, tree, date, orig.buf, orig.len,
+		if ((err = read_pair(&orig, &edited, tdir, path)) == 0)
+			err = record(&n, store, rdir, path, tree, date, orig.buf, orig.len,
 				       edited.buf, edited.len);
 		if (!err && store)
 			strbuf_addf(report, "Recorded resolution for '%s' (%zu hunk%s).\n", path, n,
@@ -595,7 +595,7 @@ static int __resolve_pass(struct strbuf *report, int store, const char *meta, co
 }
 
 /* Report lines for the conflicts that have no file to edit. */
-static void __report_others(struct strbuf *report, const char *meta)
+static void report_others(struct strbuf *report, const char *meta)
 {
 	const char *p = meta;
 
@@ -626,13 +626,13 @@ int rerere_resolve_tree(struct strbuf *report, const char *workdir, const char *
 	if (!strstr(meta.buf, "\npath ")) {
 		err = nb_error_set(NB_ENOTFOUND, "the conflict of %s has no file nextbot can "
 				   "remember", tree);
-		__report_others(report, meta.buf);
+		report_others(report, meta.buf);
 		goto done;
 	}
-	if ((err = __resolve_pass(report, 0, meta.buf, tdir, rdir, tree, date)) < 0 ||
-	    (err = __resolve_pass(report, 1, meta.buf, tdir, rdir, tree, date)) < 0)
+	if ((err = resolve_pass(report, 0, meta.buf, tdir, rdir, tree, date)) < 0 ||
+	    (err = resolve_pass(report, 1, meta.buf, tdir, rdir, tree, date)) < 0)
 		goto done;
-	__report_others(report, meta.buf);
+	report_others(report, meta.buf);
 done:
 	strbuf_release(&meta);
 	free(rsdir);

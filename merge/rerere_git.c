@@ -25,7 +25,7 @@ void rerere_git_conflict_release(struct rerere_git_conflict *c)
 	memset(c, 0, sizeof(*c));
 }
 
-static const char *__kind(const git_index_entry *anc, const git_index_entry *ours,
+static const char *conflict_kind(const git_index_entry *anc, const git_index_entry *ours,
 			  const git_index_entry *theirs)
 {
 	if (!ours || !theirs)
@@ -36,13 +36,13 @@ static const char *__kind(const git_index_entry *anc, const git_index_entry *our
 }
 
 /* One conflict entry: its kind and, for a text conflict, the file with markers. */
-static int __add_file(struct rerere_git_conflict *c, git_repository *repo,
+static int add_file(struct rerere_git_conflict *c, git_repository *repo,
 		      const git_index_entry *anc, const git_index_entry *ours,
 		      const git_index_entry *theirs, const git_merge_file_options *fo)
 {
 	struct rerere_git_file *f;
 	git_merge_file_result res = { 0 };
-	const char *kind = __kind(anc, ours, theirs);
+	const char *kind = conflict_kind(anc, ours, theirs);
 	const git_index_entry *any = ours ? ours : theirs ? theirs : anc;
 
 	ALLOC_GROW(c->files, c->nr + 1, c->alloc);
@@ -66,7 +66,7 @@ static int __add_file(struct rerere_git_conflict *c, git_repository *repo,
 }
 
 /* The whole merge of ours and theirs into an index: on their trees when `base` is known. */
-static int __merge_index(git_index **out, git_repository *repo, const git_oid *base,
+static int merge_index(git_index **out, git_repository *repo, const git_oid *base,
 			 git_commit *o, git_commit *t, const git_merge_options *mo)
 {
 	git_commit *b = NULL;
@@ -102,13 +102,13 @@ int rerere_git_conflict(struct rerere_git_conflict *out, git_repository *repo,
 	fo.our_label = ours_label;
 	fo.their_label = theirs_label;
 	if (git_commit_lookup(&o, repo, ours) < 0 || git_commit_lookup(&t, repo, theirs) < 0 ||
-	    __merge_index(&out->index, repo, base, o, t, &mo) < 0 ||
+	    merge_index(&out->index, repo, base, o, t, &mo) < 0 ||
 	    git_index_conflict_iterator_new(&it, out->index) < 0) {
 		err = nb_error_set(NB_ERROR, "conflict files: %s", merge_git_error());
 		goto done;
 	}
 	while (!err && (rc = git_index_conflict_next(&anc, &our, &their, it)) == 0)
-		err = __add_file(out, repo, anc, our, their, &fo);
+		err = add_file(out, repo, anc, our, their, &fo);
 done:
 	git_index_conflict_iterator_free(it);
 	git_commit_free(o);
@@ -117,7 +117,7 @@ done:
 }
 
 /* Puts `text` at stage 0 of `path` in place of its conflict. */
-static int __stage(git_index *index, git_repository *repo, const struct rerere_git_file *f,
+static int stage(git_index *index, git_repository *repo, const struct rerere_git_file *f,
 		   const struct strbuf *text)
 {
 	git_index_entry e;
@@ -152,7 +152,7 @@ int rerere_git_resolve(git_oid *out_tree, size_t *matched, size_t *total,
 			total[i] = n;
 		if (rc < 0 && !err)
 			err = NB_ECONFLICT;
-		if (!err && (err = __stage(c->index, repo, f, &text)) < 0)
+		if (!err && (err = stage(c->index, repo, f, &text)) < 0)
 			break;
 	}
 	if (!err && (git_index_has_conflicts(c->index) ||

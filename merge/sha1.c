@@ -4,12 +4,12 @@
 #include "merge/sha1.h"
 #include "util/banned.h"
 
-static uint32_t __rol(uint32_t x, int n)
+static uint32_t rol(uint32_t x, int n)
 {
 	return (x << n) | (x >> (32 - n));
 }
 
-static void __block(struct sha1_ctx *c, const unsigned char *p)
+static void block(struct sha1_ctx *c, const unsigned char *p)
 {
 	uint32_t w[80], a, b, d, e, f, k, t, cc;
 	int i;
@@ -18,7 +18,7 @@ static void __block(struct sha1_ctx *c, const unsigned char *p)
 		w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
 		       (uint32_t)p[4 * i + 2] << 8 | (uint32_t)p[4 * i + 3];
 	for (i = 16; i < 80; i++)
-		w[i] = __rol(w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16], 1);
+		w[i] = rol(w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16], 1);
 	a = c->h[0];
 	b = c->h[1];
 	cc = c->h[2];
@@ -38,10 +38,10 @@ static void __block(struct sha1_ctx *c, const unsigned char *p)
 			f = b ^ cc ^ d;
 			k = 0xca62c1d6;
 		}
-		t = __rol(a, 5) + f + e + k + w[i];
+		t = rol(a, 5) + f + e + k + w[i];
 		e = d;
 		d = cc;
-		cc = __rol(b, 30);
+		cc = rol(b, 30);
 		b = a;
 		a = t;
 	}
@@ -77,7 +77,7 @@ void sha1_update(struct sha1_ctx *c, const void *data, size_t len)
 		p += n;
 		len -= n;
 		if (c->used == 64) {
-			__block(c, c->block);
+			block(c, c->block);
 			c->used = 0;
 		}
 	}

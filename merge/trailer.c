@@ -13,7 +13,7 @@
 #define MSGID_MAX 998
 
 /* Copies `msg` with CRLF and lone CR turned into LF. */
-static char *__normalise_newlines(const char *msg)
+static char *normalise_newlines(const char *msg)
 {
 	struct strbuf sb = STRBUF_INIT;
 	const char *p;
@@ -30,7 +30,7 @@ static char *__normalise_newlines(const char *msg)
 	return strbuf_detach(&sb, NULL);
 }
 
-static int __is_blank_line(const char *s, size_t len)
+static int is_blank_line(const char *s, size_t len)
 {
 	size_t i;
 
@@ -41,7 +41,7 @@ static int __is_blank_line(const char *s, size_t len)
 }
 
 /* Appends s[0..len) trimmed of ASCII white space. */
-static void __add_trimmed(struct strbuf *sb, const char *s, size_t len)
+static void add_trimmed(struct strbuf *sb, const char *s, size_t len)
 {
 	while (len && isspace((unsigned char)*s)) {
 		s++;
@@ -56,7 +56,7 @@ static void __add_trimmed(struct strbuf *sb, const char *s, size_t len)
  * If `line` (len bytes) is "Key: value" with Key equal to `key` ignoring case,
  * returns the value's start and sets *vlen; else NULL.
  */
-static const char *__trailer_value(const char *line, size_t len, const char *key,
+static const char *trailer_value(const char *line, size_t len, const char *key,
 				   size_t *vlen)
 {
 	size_t klen = strlen(key);
@@ -67,7 +67,7 @@ static const char *__trailer_value(const char *line, size_t len, const char *key
 	return line + klen + 1;
 }
 
-static int __hexval(int c)
+static int hexval(int c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -78,7 +78,7 @@ static int __hexval(int c)
 }
 
 /* A msgid: printable ASCII without spaces or angle brackets, with an '@'. */
-static int __msgid_valid(const char *s, size_t len)
+static int msgid_valid(const char *s, size_t len)
 {
 	size_t i;
 	int at = 0;
@@ -97,7 +97,7 @@ static int __msgid_valid(const char *s, size_t len)
 }
 
 /* Decodes %XX escapes of a URL path segment; NULL if the result is no msgid. */
-static char *__msgid_from_segment(const char *s, size_t len)
+static char *msgid_from_segment(const char *s, size_t len)
 {
 	struct strbuf sb = STRBUF_INIT;
 	size_t i;
@@ -105,15 +105,15 @@ static char *__msgid_from_segment(const char *s, size_t len)
 	for (i = 0; i < len; i++) {
 		int hi, lo;
 
-		if (s[i] == '%' && i + 2 < len && (hi = __hexval(s[i + 1])) >= 0 &&
-		    (lo = __hexval(s[i + 2])) >= 0) {
+		if (s[i] == '%' && i + 2 < len && (hi = hexval(s[i + 1])) >= 0 &&
+		    (lo = hexval(s[i + 2])) >= 0) {
 			strbuf_addch(&sb, (char)(hi * 16 + lo));
 			i += 2;
 		} else {
 			strbuf_addch(&sb, s[i]);
 		}
 	}
-	if (!__msgid_valid(sb.buf, sb.len) || strlen(sb.buf) != sb.len) {
+	if (!msgid_valid(sb.buf, sb.len) || strlen(sb.buf) != sb.len) {
 		strbuf_release(&sb);
 		return NULL;
 	}
@@ -121,7 +121,7 @@ static char *__msgid_from_segment(const char *s, size_t len)
 }
 
 /* The first path segment of a URL (after the host) that holds a msgid. */
-static char *__msgid_from_url(const char *url, size_t len)
+static char *msgid_from_url(const char *url, size_t len)
 {
 	const char *end = url + len, *p, *seg;
 
@@ -138,7 +138,7 @@ static char *__msgid_from_url(const char *url, size_t len)
 		seg = p;
 		while (p < end && *p != '/' && *p != '?' && *p != '#')
 			p++;
-		id = __msgid_from_segment(seg, p - seg);
+		id = msgid_from_segment(seg, p - seg);
 		if (id)
 			return id;
 		if (p < end && *p != '/')
@@ -147,19 +147,19 @@ static char *__msgid_from_url(const char *url, size_t len)
 	return NULL;
 }
 
-static char *__msgid_from_value(const char *v, size_t len)
+static char *msgid_from_value(const char *v, size_t len)
 {
 	struct strbuf sb = STRBUF_INIT;
 	char *id = NULL;
 
-	__add_trimmed(&sb, v, len);
+	add_trimmed(&sb, v, len);
 	if (sb.len >= 2 && sb.buf[0] == '<' && sb.buf[sb.len - 1] == '>') {
 		memmove(sb.buf, sb.buf + 1, sb.len - 2);
 		strbuf_setlen(&sb, sb.len - 2);
 	}
 	if (strstr(sb.buf, "://"))
-		id = __msgid_from_url(sb.buf, sb.len);
-	else if (__msgid_valid(sb.buf, sb.len))
+		id = msgid_from_url(sb.buf, sb.len);
+	else if (msgid_valid(sb.buf, sb.len))
 		id = xstrdup(sb.buf);
 	strbuf_release(&sb);
 	return id;
@@ -169,41 +169,41 @@ char *trailer_msgid_from_value(const char *value)
 {
 	if (!value)
 		return NULL;
-	return __msgid_from_value(value, strlen(value));
+	return msgid_from_value(value, strlen(value));
 }
 
 /* Looks at one line of the body for the trailers we know. */
-static void __parse_trailer_line(struct trailer_info *out, const char *line, size_t len,
+static void parse_trailer_line(struct trailer_info *out, const char *line, size_t len,
 				 size_t *signoffs_alloc)
 {
 	const char *v;
 	size_t vlen;
 	char *id = NULL;
 
-	if ((v = __trailer_value(line, len, "Signed-off-by", &vlen))) {
+	if ((v = trailer_value(line, len, "Signed-off-by", &vlen))) {
 		struct strbuf sb = STRBUF_INIT;
 
-		__add_trimmed(&sb, v, vlen);
+		add_trimmed(&sb, v, vlen);
 		ALLOC_GROW(out->signoffs, out->signoffs_nr + 1, *signoffs_alloc);
 		out->signoffs[out->signoffs_nr++] = strbuf_detach(&sb, NULL);
 		return;
 	}
-	if ((v = __trailer_value(line, len, "Link", &vlen)))
-		id = __msgid_from_value(v, vlen);
-	else if ((v = __trailer_value(line, len, "Message-ID", &vlen)))
-		id = __msgid_from_value(v, vlen);
+	if ((v = trailer_value(line, len, "Link", &vlen)))
+		id = msgid_from_value(v, vlen);
+	else if ((v = trailer_value(line, len, "Message-ID", &vlen)))
+		id = msgid_from_value(v, vlen);
 	if (id) {
 		free(out->message_id);
 		out->message_id = id;
 	}
 }
 
-static const char *__skip_blank_lines(const char *p)
+static const char *skip_blank_lines(const char *p)
 {
 	while (*p) {
 		const char *eol = strchrnul(p, '\n');
 
-		if (!__is_blank_line(p, eol - p))
+		if (!is_blank_line(p, eol - p))
 			break;
 		p = *eol ? eol + 1 : eol;
 	}
@@ -211,17 +211,17 @@ static const char *__skip_blank_lines(const char *p)
 }
 
 /* Subject: the first paragraph (after leading blank lines), lines joined. */
-static const char *__parse_subject(struct strbuf *subject, const char *p)
+static const char *parse_subject(struct strbuf *subject, const char *p)
 {
-	p = __skip_blank_lines(p);
+	p = skip_blank_lines(p);
 	while (*p) {
 		const char *eol = strchrnul(p, '\n');
 
-		if (__is_blank_line(p, eol - p))
+		if (is_blank_line(p, eol - p))
 			break;
 		if (subject->len)
 			strbuf_addch(subject, ' ');
-		__add_trimmed(subject, p, eol - p);
+		add_trimmed(subject, p, eol - p);
 		p = *eol ? eol + 1 : eol;
 	}
 	return p;
@@ -231,12 +231,12 @@ void trailer_parse(struct trailer_info *out, const char *msg)
 {
 	struct strbuf subject = STRBUF_INIT, body = STRBUF_INIT;
 	size_t signoffs_alloc = 0;
-	char *text = __normalise_newlines(msg ? msg : "");
+	char *text = normalise_newlines(msg ? msg : "");
 	const char *p;
 
 	trailer_info_release(out);
-	p = __parse_subject(&subject, text);
-	p = __skip_blank_lines(p);
+	p = parse_subject(&subject, text);
+	p = skip_blank_lines(p);
 	strbuf_addstr(&body, p);
 	strbuf_rtrim(&body);
 	if (body.len)
@@ -244,7 +244,7 @@ void trailer_parse(struct trailer_info *out, const char *msg)
 	for (p = body.buf; *p;) {
 		const char *eol = strchrnul(p, '\n');
 
-		__parse_trailer_line(out, p, eol - p, &signoffs_alloc);
+		parse_trailer_line(out, p, eol - p, &signoffs_alloc);
 		p = *eol ? eol + 1 : eol;
 	}
 	out->subject = strbuf_detach(&subject, NULL);
@@ -266,14 +266,14 @@ void trailer_info_release(struct trailer_info *info)
 }
 
 /* The address of a "Name <addr>" value, or the whole value. */
-static void __ident_address(struct strbuf *out, const char *v)
+static void ident_address(struct strbuf *out, const char *v)
 {
 	const char *lt = strrchr(v, '<'), *gt;
 
 	if (lt && (gt = strchr(lt, '>')))
-		__add_trimmed(out, lt + 1, gt - lt - 1);
+		add_trimmed(out, lt + 1, gt - lt - 1);
 	else
-		__add_trimmed(out, v, strlen(v));
+		add_trimmed(out, v, strlen(v));
 }
 
 int trailer_has_signoff(const char *msg, const char *author_email)
@@ -285,13 +285,13 @@ int trailer_has_signoff(const char *msg, const char *author_email)
 
 	if (!author_email)
 		return 0;
-	__add_trimmed(&want, author_email, strlen(author_email));
+	add_trimmed(&want, author_email, strlen(author_email));
 	if (!want.len)
 		goto done;
 	trailer_parse(&info, msg);
 	for (i = 0; i < info.signoffs_nr && !found; i++) {
 		strbuf_reset(&addr);
-		__ident_address(&addr, info.signoffs[i]);
+		ident_address(&addr, info.signoffs[i]);
 		found = addr.len == want.len && !strcasecmp(addr.buf, want.buf);
 	}
 done:

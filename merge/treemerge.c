@@ -31,7 +31,7 @@ void treemerge_stats_get(struct treemerge_stats *out)
 	*out = stats;
 }
 
-static void __conflict_add(struct treemerge_conflicts *c, const char *path, const char *kind)
+static void conflict_add(struct treemerge_conflicts *c, const char *path, const char *kind)
 {
 	if (!c)
 		return;
@@ -41,13 +41,13 @@ static void __conflict_add(struct treemerge_conflicts *c, const char *path, cons
 	c->nr++;
 }
 
-static int __git_fail(const char *what)
+static int git_fail(const char *what)
 {
 	return nb_error_set(NB_ERROR, "%s: %s", what, merge_git_error());
 }
 
 /* The conflicts of a libgit2 merge index, each named by the first path it has. */
-static void __index_conflicts(struct treemerge_conflicts *c, git_index *index)
+static void index_conflicts(struct treemerge_conflicts *c, git_index *index)
 {
 	git_index_conflict_iterator *it = NULL;
 	const git_index_entry *anc, *our, *their;
@@ -67,13 +67,13 @@ static void __index_conflicts(struct treemerge_conflicts *c, git_index *index)
 			kind = "rename";
 		else
 			kind = "modify/delete";
-		__conflict_add(c, path, kind);
+		conflict_add(c, path, kind);
 	}
 	git_index_conflict_iterator_free(it);
 }
 
 /* The whole-index merge of libgit2: slow on big trees, but handles renames. */
-static int __merge_full(git_oid *out_tree, struct treemerge_conflicts *conflicts,
+static int merge_full(git_oid *out_tree, struct treemerge_conflicts *conflicts,
 			git_repository *repo, const git_oid *ours, const git_oid *theirs)
 {
 	git_merge_options opts;
@@ -86,19 +86,19 @@ static int __merge_full(git_oid *out_tree, struct treemerge_conflicts *conflicts
 	opts.target_limit = 7000;
 	stats.full++;
 	if (git_commit_lookup(&oc, repo, ours) < 0 || git_commit_lookup(&tc, repo, theirs) < 0) {
-		err = __git_fail("merge: commit lookup");
+		err = git_fail("merge: commit lookup");
 		goto done;
 	}
 	if (git_merge_commits(&index, repo, oc, tc, &opts) < 0) {
-		err = __git_fail("merge");
+		err = git_fail("merge");
 		goto done;
 	}
 	if (git_index_has_conflicts(index)) {
-		__index_conflicts(conflicts, index);
+		index_conflicts(conflicts, index);
 		err = nb_error_set(NB_ECONFLICT, "merge conflict");
 		goto done;
 	}
-	err = git_index_write_tree_to(out_tree, index, repo) < 0 ? __git_fail("write tree") : 0;
+	err = git_index_write_tree_to(out_tree, index, repo) < 0 ? git_fail("write tree") : 0;
 done:
 	git_index_free(index);
 	git_commit_free(oc);
@@ -112,7 +112,7 @@ done:
  * deleted, both sides add different things at one path, a type change): the walk
  * stops and the caller redoes the merge with libgit2's whole-index merge.
  */
-struct __walk {
+struct walk {
 	git_repository *repo;
 	struct treemerge_conflicts *conflicts;
 	struct strbuf path;     /* directory being merged, "" or "a/b/" */
@@ -122,7 +122,7 @@ struct __walk {
 
 #define __NEED_FULL 1   /* internal: abandon the walk */
 
-static int __same(const git_tree_entry *a, const git_tree_entry *b)
+static int same(const git_tree_entry *a, const git_tree_entry *b)
 {
 	if (!a || !b)
 		return !a && !b;
@@ -130,12 +130,12 @@ static int __same(const git_tree_entry *a, const git_tree_entry *b)
 	       git_oid_equal(git_tree_entry_id(a), git_tree_entry_id(b));
 }
 
-static int __is_tree(const git_tree_entry *e)
+static int is_tree(const git_tree_entry *e)
 {
 	return e && git_tree_entry_filemode(e) == GIT_FILEMODE_TREE;
 }
 
-static int __is_file(const git_tree_entry *e)
+static int is_file(const git_tree_entry *e)
 {
 	git_filemode_t m = e ? git_tree_entry_filemode(e) : 0;
 
@@ -143,36 +143,36 @@ static int __is_file(const git_tree_entry *e)
 }
 
 /* Records a change of the directory being built; creates the builder on first use. */
-static int __set(git_treebuilder **bld, struct __walk *w, const git_tree *ours,
+static int set(git_treebuilder **bld, struct walk *w, const git_tree *ours,
 		 const char *name, const git_oid *id, git_filemode_t mode)
 {
 	if (!*bld && git_treebuilder_new(bld, w->repo, ours) < 0)
-		return __git_fail("tree builder");
+		return git_fail("tree builder");
 	if (!id) {
 		if (git_treebuilder_get(*bld, name) && git_treebuilder_remove(*bld, name) < 0)
-			return __git_fail("tree builder remove");
+			return git_fail("tree builder remove");
 		return 0;
 	}
 	if (git_treebuilder_insert(NULL, *bld, name, id, mode) < 0)
-		return __git_fail("tree builder insert");
+		return git_fail("tree builder insert");
 	return 0;
 }
 
-static int __merge_trees(git_oid *out, int *empty, struct __walk *w, const git_tree *b,
+static int merge_trees(git_oid *out, int *empty, struct walk *w, const git_tree *b,
 			 const git_tree *o, const git_tree *t);
 
-static int __lookup_tree(git_tree **out, struct __walk *w, const git_tree_entry *e)
+static int lookup_tree(git_tree **out, struct walk *w, const git_tree_entry *e)
 {
 	*out = NULL;
 	if (!e)
 		return 0;
 	if (git_tree_lookup(out, w->repo, git_tree_entry_id(e)) < 0)
-		return __git_fail("tree lookup");
+		return git_fail("tree lookup");
 	return 0;
 }
 
 /* Both sides changed directory `name` differently: merge it recursively. */
-static int __merge_subtree(git_treebuilder **bld, struct __walk *w, const git_tree *ours,
+static int merge_subtree(git_treebuilder **bld, struct walk *w, const git_tree *ours,
 			   const char *name, const git_tree_entry *be,
 			   const git_tree_entry *oe, const git_tree_entry *te)
 {
@@ -181,19 +181,19 @@ static int __merge_subtree(git_treebuilder **bld, struct __walk *w, const git_tr
 	git_oid id;
 	int empty = 0, err;
 
-	if ((err = __lookup_tree(&b, w, be)) < 0 || (err = __lookup_tree(&o, w, oe)) < 0 ||
-	    (err = __lookup_tree(&t, w, te)) < 0)
+	if ((err = lookup_tree(&b, w, be)) < 0 || (err = lookup_tree(&o, w, oe)) < 0 ||
+	    (err = lookup_tree(&t, w, te)) < 0)
 		goto done;
 	strbuf_addstr(&w->path, name);
 	strbuf_addch(&w->path, '/');
-	err = __merge_trees(&id, &empty, w, b, o, t);
+	err = merge_trees(&id, &empty, w, b, o, t);
 	strbuf_setlen(&w->path, len);
 	if (err)
 		goto done;
 	if (empty)
-		err = __set(bld, w, ours, name, NULL, 0);
+		err = set(bld, w, ours, name, NULL, 0);
 	else if (!git_oid_equal(&id, git_tree_entry_id(oe)))
-		err = __set(bld, w, ours, name, &id, GIT_FILEMODE_TREE);
+		err = set(bld, w, ours, name, &id, GIT_FILEMODE_TREE);
 done:
 	git_tree_free(b);
 	git_tree_free(o);
@@ -201,12 +201,12 @@ done:
 	return err;
 }
 
-static int __blob_input(git_merge_file_input *in, git_blob **blob, struct __walk *w,
+static int blob_input(git_merge_file_input *in, git_blob **blob, struct walk *w,
 			const git_tree_entry *e, const char *path)
 {
 	git_merge_file_input_init(in, GIT_MERGE_FILE_INPUT_VERSION);
 	if (git_blob_lookup(blob, w->repo, git_tree_entry_id(e)) < 0)
-		return __git_fail("blob lookup");
+		return git_fail("blob lookup");
 	in->ptr = git_blob_rawcontent(*blob);
 	in->size = (size_t)git_blob_rawsize(*blob);
 	in->path = path;
@@ -215,7 +215,7 @@ static int __blob_input(git_merge_file_input *in, git_blob **blob, struct __walk
 }
 
 /* Both sides changed a regular file: merge modes and contents as git does. */
-static int __merge_file(git_treebuilder **bld, struct __walk *w, const git_tree *ours,
+static int merge_file(git_treebuilder **bld, struct walk *w, const git_tree *ours,
 			const char *name, const git_tree_entry *be,
 			const git_tree_entry *oe, const git_tree_entry *te)
 {
@@ -232,33 +232,33 @@ static int __merge_file(git_treebuilder **bld, struct __walk *w, const git_tree 
 	int err;
 
 	if (git_oid_equal(bid, oid) || git_oid_equal(oid, tid)) {
-		err = __set(bld, w, ours, name, tid, mode);
+		err = set(bld, w, ours, name, tid, mode);
 		goto done;
 	}
 	if (git_oid_equal(bid, tid)) {
-		err = mode == om ? 0 : __set(bld, w, ours, name, oid, mode);
+		err = mode == om ? 0 : set(bld, w, ours, name, oid, mode);
 		goto done;
 	}
-	if ((err = __blob_input(&bi, &bb, w, be, path)) < 0 ||
-	    (err = __blob_input(&oi, &ob, w, oe, path)) < 0 ||
-	    (err = __blob_input(&ti, &tb, w, te, path)) < 0)
+	if ((err = blob_input(&bi, &bb, w, be, path)) < 0 ||
+	    (err = blob_input(&oi, &ob, w, oe, path)) < 0 ||
+	    (err = blob_input(&ti, &tb, w, te, path)) < 0)
 		goto done;
 	git_merge_file_options_init(&opts, GIT_MERGE_FILE_OPTIONS_VERSION);
 	if (git_merge_file(&res, &bi, &oi, &ti, &opts) < 0) {
-		err = __git_fail(path);
+		err = git_fail(path);
 		goto done;
 	}
 	if (!res.automergeable) {
-		__conflict_add(w->conflicts, path, "content");
+		conflict_add(w->conflicts, path, "content");
 		w->conflicted = 1;
 		err = 0;
 		goto done;
 	}
 	if (git_blob_create_from_buffer(&merged, w->repo, res.ptr, res.len) < 0) {
-		err = __git_fail("write blob");
+		err = git_fail("write blob");
 		goto done;
 	}
-	err = __set(bld, w, ours, name, &merged, mode);
+	err = set(bld, w, ours, name, &merged, mode);
 done:
 	git_merge_file_result_free(&res);
 	git_blob_free(bb);
@@ -269,30 +269,30 @@ done:
 }
 
 /* One name of a directory: base, ours, theirs entries (each may be NULL). */
-static int __merge_entry(git_treebuilder **bld, struct __walk *w, const git_tree *ours,
+static int merge_entry(git_treebuilder **bld, struct walk *w, const git_tree *ours,
 			 const char *name, const git_tree_entry *be,
 			 const git_tree_entry *oe, const git_tree_entry *te)
 {
-	if (__same(oe, te)) {
+	if (same(oe, te)) {
 		if (!oe && be)
 			return __NEED_FULL;     /* deleted by both: rename/rename, rename/delete */
 		return 0;
 	}
-	if (__same(be, oe))
-		return __set(bld, w, ours, name, te ? git_tree_entry_id(te) : NULL,
+	if (same(be, oe))
+		return set(bld, w, ours, name, te ? git_tree_entry_id(te) : NULL,
 			     te ? git_tree_entry_filemode(te) : 0);
-	if (__same(be, te))
+	if (same(be, te))
 		return 0;
 	if (!oe || !te)
 		return __NEED_FULL;             /* modify/delete: maybe a rename */
-	if (__is_tree(oe) && __is_tree(te) && (!be || __is_tree(be)))
-		return __merge_subtree(bld, w, ours, name, be, oe, te);
-	if (__is_file(be) && __is_file(oe) && __is_file(te))
-		return __merge_file(bld, w, ours, name, be, oe, te);
+	if (is_tree(oe) && is_tree(te) && (!be || is_tree(be)))
+		return merge_subtree(bld, w, ours, name, be, oe, te);
+	if (is_file(be) && is_file(oe) && is_file(te))
+		return merge_file(bld, w, ours, name, be, oe, te);
 	return __NEED_FULL;                     /* add/add, type changes, links, submodules */
 }
 
-static int __merge_trees(git_oid *out, int *empty, struct __walk *w, const git_tree *b,
+static int merge_trees(git_oid *out, int *empty, struct walk *w, const git_tree *b,
 			 const git_tree *o, const git_tree *t)
 {
 	git_treebuilder *bld = NULL;
@@ -306,9 +306,9 @@ static int __merge_trees(git_oid *out, int *empty, struct __walk *w, const git_t
 		const char *name = git_tree_entry_name(oe);
 		const git_tree_entry *te = t ? git_tree_entry_byname(t, name) : NULL;
 
-		if (__same(oe, te))
+		if (same(oe, te))
 			continue;
-		err = __merge_entry(&bld, w, o, name, b ? git_tree_entry_byname(b, name) : NULL,
+		err = merge_entry(&bld, w, o, name, b ? git_tree_entry_byname(b, name) : NULL,
 				    oe, te);
 	}
 	n = t ? git_tree_entrycount(t) : 0;
@@ -318,7 +318,7 @@ static int __merge_trees(git_oid *out, int *empty, struct __walk *w, const git_t
 
 		if (o && git_tree_entry_byname(o, name))
 			continue;
-		err = __merge_entry(&bld, w, o, name, b ? git_tree_entry_byname(b, name) : NULL,
+		err = merge_entry(&bld, w, o, name, b ? git_tree_entry_byname(b, name) : NULL,
 				    NULL, te);
 	}
 	n = b ? git_tree_entrycount(b) : 0;
@@ -338,33 +338,33 @@ static int __merge_trees(git_oid *out, int *empty, struct __walk *w, const git_t
 		if (o)
 			goto done;
 		if (git_treebuilder_new(&bld, w->repo, NULL) < 0) {
-			err = __git_fail("tree builder");
+			err = git_fail("tree builder");
 			goto done;
 		}
 	}
 	*empty = git_treebuilder_entrycount(bld) == 0;
 	if (git_treebuilder_write(out, bld) < 0)
-		err = __git_fail("write tree");
+		err = git_fail("write tree");
 done:
 	git_treebuilder_free(bld);
 	return err;
 }
 
 /* Fast path over three trees; returns __NEED_FULL when libgit2's whole merge must decide. */
-static int __merge_fast(git_oid *out_tree, struct treemerge_conflicts *conflicts,
+static int merge_fast(git_oid *out_tree, struct treemerge_conflicts *conflicts,
 			git_repository *repo, const git_oid *base, const git_oid *ours,
 			const git_oid *theirs)
 {
 	git_tree *b = NULL, *o = NULL, *t = NULL;
-	struct __walk w = { repo, conflicts, STRBUF_INIT, 0, 0 };
+	struct walk w = { repo, conflicts, STRBUF_INIT, 0, 0 };
 	int empty, err;
 
 	if (git_tree_lookup(&b, repo, base) < 0 || git_tree_lookup(&o, repo, ours) < 0 ||
 	    git_tree_lookup(&t, repo, theirs) < 0) {
-		err = __git_fail("merge: tree lookup");
+		err = git_fail("merge: tree lookup");
 		goto done;
 	}
-	err = __merge_trees(out_tree, &empty, &w, b, o, t);
+	err = merge_trees(out_tree, &empty, &w, b, o, t);
 	if (err != __NEED_FULL)
 		stats.fast++;
 	if (!err && w.conflicted)
@@ -380,7 +380,7 @@ done:
 }
 
 /* libgit2's whole merge of three trees, for what the fast path cannot decide. */
-static int __merge_full_trees(git_oid *out_tree, struct treemerge_conflicts *conflicts,
+static int merge_full_trees(git_oid *out_tree, struct treemerge_conflicts *conflicts,
 			      git_repository *repo, const git_oid *base, const git_oid *ours,
 			      const git_oid *theirs)
 {
@@ -395,19 +395,19 @@ static int __merge_full_trees(git_oid *out_tree, struct treemerge_conflicts *con
 	stats.full++;
 	if (git_tree_lookup(&b, repo, base) < 0 || git_tree_lookup(&o, repo, ours) < 0 ||
 	    git_tree_lookup(&t, repo, theirs) < 0) {
-		err = __git_fail("merge: tree lookup");
+		err = git_fail("merge: tree lookup");
 		goto done;
 	}
 	if (git_merge_trees(&index, repo, b, o, t, &opts) < 0) {
-		err = __git_fail("merge");
+		err = git_fail("merge");
 		goto done;
 	}
 	if (git_index_has_conflicts(index)) {
-		__index_conflicts(conflicts, index);
+		index_conflicts(conflicts, index);
 		err = nb_error_set(NB_ECONFLICT, "merge conflict");
 		goto done;
 	}
-	err = git_index_write_tree_to(out_tree, index, repo) < 0 ? __git_fail("write tree") : 0;
+	err = git_index_write_tree_to(out_tree, index, repo) < 0 ? git_fail("write tree") : 0;
 done:
 	git_index_free(index);
 	git_tree_free(b);
@@ -420,35 +420,35 @@ int treemerge_trees(git_oid *out_tree, struct treemerge_conflicts *conflicts,
 		    git_repository *repo, const git_oid *base_tree, const git_oid *ours_tree,
 		    const git_oid *theirs_tree)
 {
-	int err = __merge_fast(out_tree, conflicts, repo, base_tree, ours_tree, theirs_tree);
+	int err = merge_fast(out_tree, conflicts, repo, base_tree, ours_tree, theirs_tree);
 
 	if (err != __NEED_FULL)
 		return err;
-	return __merge_full_trees(out_tree, conflicts, repo, base_tree, ours_tree, theirs_tree);
+	return merge_full_trees(out_tree, conflicts, repo, base_tree, ours_tree, theirs_tree);
 }
 
-static int __commit_tree_id(git_oid *out, git_repository *repo, const git_oid *commit)
+static int commit_tree_id(git_oid *out, git_repository *repo, const git_oid *commit)
 {
 	git_commit *c = NULL;
 
 	if (git_commit_lookup(&c, repo, commit) < 0)
-		return __git_fail("commit lookup");
+		return git_fail("commit lookup");
 	git_oid_cpy(out, git_commit_tree_id(c));
 	git_commit_free(c);
 	return 0;
 }
 
 /* The three-way merge of commits with one merge base, done on their trees. */
-static int __merge_commits_one_base(git_oid *out_tree, struct treemerge_conflicts *conflicts,
+static int merge_commits_one_base(git_oid *out_tree, struct treemerge_conflicts *conflicts,
 				    git_repository *repo, const git_oid *base,
 				    const git_oid *ours, const git_oid *theirs)
 {
 	git_oid b, o, t;
 	int err;
 
-	if ((err = __commit_tree_id(&b, repo, base)) < 0 ||
-	    (err = __commit_tree_id(&o, repo, ours)) < 0 ||
-	    (err = __commit_tree_id(&t, repo, theirs)) < 0)
+	if ((err = commit_tree_id(&b, repo, base)) < 0 ||
+	    (err = commit_tree_id(&o, repo, ours)) < 0 ||
+	    (err = commit_tree_id(&t, repo, theirs)) < 0)
 		return err;
 	return treemerge_trees(out_tree, conflicts, repo, &b, &o, &t);
 }
@@ -465,15 +465,15 @@ int treemerge_commits_bases(git_oid *out_tree, int *already_merged,
 	if (bases_nr == 1 && git_oid_equal(&bases[0], theirs)) {
 		if (already_merged)
 			*already_merged = 1;
-		return __commit_tree_id(out_tree, repo, ours);
+		return commit_tree_id(out_tree, repo, ours);
 	}
 	if (bases_nr == 1 && git_oid_equal(&bases[0], ours))
-		return __commit_tree_id(out_tree, repo, theirs);
+		return commit_tree_id(out_tree, repo, theirs);
 	if (bases_nr == 1)
-		return __merge_commits_one_base(out_tree, conflicts, repo, &bases[0], ours,
+		return merge_commits_one_base(out_tree, conflicts, repo, &bases[0], ours,
 						theirs);
 	/* criss-cross: libgit2 merges the merge bases into a virtual one first */
-	return __merge_full(out_tree, conflicts, repo, ours, theirs);
+	return merge_full(out_tree, conflicts, repo, ours, theirs);
 }
 
 int treemerge_commits(git_oid *out_tree, int *already_merged,
@@ -484,7 +484,7 @@ int treemerge_commits(git_oid *out_tree, int *already_merged,
 	int err = git_merge_bases(&bases, repo, ours, theirs);
 
 	if (err < 0 && err != GIT_ENOTFOUND)
-		return __git_fail("merge base");
+		return git_fail("merge base");
 	err = treemerge_commits_bases(out_tree, already_merged, conflicts, repo, ours, theirs,
 				      bases.ids, err == GIT_ENOTFOUND ? 0 : bases.count);
 	git_oidarray_dispose(&bases);

@@ -9,7 +9,7 @@
 #include "util/xalloc.h"
 #include "util/banned.h"
 
-static int __cmp(const void *a, const void *b)
+static int cmp(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
@@ -26,7 +26,7 @@ void verdict_key(char out[41], const char *tree_hex, const char *command,
 	sorted = xcalloc(n + 1, sizeof(*sorted));
 	for (i = 0; i < n; i++)
 		sorted[i] = env[i];
-	qsort(sorted, n, sizeof(*sorted), __cmp);
+	qsort(sorted, n, sizeof(*sorted), cmp);
 	/* NUL-separated fields: no value can pose as another field */
 	strbuf_addf(&sb, "tree %s", tree_hex ? tree_hex : "");
 	strbuf_addch(&sb, '\0');
@@ -42,12 +42,12 @@ void verdict_key(char out[41], const char *tree_hex, const char *command,
 	strbuf_release(&sb);
 }
 
-static int __valid_key(const char *key)
+static int valid_key(const char *key)
 {
 	return strlen(key) == 40 && strspn(key, "0123456789abcdef") == 40;
 }
 
-static char *__path(const char *dir, const char *key)
+static char *entry_path(const char *dir, const char *key)
 {
 	return xstrfmt("%s/%.2s/%s", dir, key, key + 2);
 }
@@ -59,9 +59,9 @@ enum verdict_kind verdict_get(const char *cache_dir, const char *key, int *exit_
 	char *path;
 	long code;
 
-	if (!cache_dir || !__valid_key(key))
+	if (!cache_dir || !valid_key(key))
 		return VERDICT_NONE;
-	path = __path(cache_dir, key);
+	path = entry_path(cache_dir, key);
 	if (!file_exists(path) || strbuf_read_file(&sb, path, 4096) < 0)
 		goto done;
 	if (str_starts_with(sb.buf, "good\n")) {
@@ -91,7 +91,7 @@ int verdict_put(const char *cache_dir, const char *key, enum verdict_kind kind, 
 	char *dir = NULL, *path = NULL;
 	int err = 0;
 
-	if (!cache_dir || !__valid_key(key) || kind == VERDICT_NONE)
+	if (!cache_dir || !valid_key(key) || kind == VERDICT_NONE)
 		return 0;
 	if (kind == VERDICT_GOOD)
 		strbuf_addstr(&sb, "good\n");
@@ -100,7 +100,7 @@ int verdict_put(const char *cache_dir, const char *key, enum verdict_kind kind, 
 	if (what)
 		strbuf_addf(&sb, "%s\n", what);
 	dir = xstrfmt("%s/%.2s", cache_dir, key);
-	path = __path(cache_dir, key);
+	path = entry_path(cache_dir, key);
 	if ((err = file_mkdir_p(dir, 0755)) >= 0)
 		err = file_write_atomic(path, sb.buf, sb.len);
 	free(dir);

@@ -19,7 +19,7 @@
 
 enum { MSG_BEAT, MSG_END };
 
-struct __msg {
+struct msg {
 	int32_t type, code;
 	uint32_t len;
 };
@@ -51,10 +51,10 @@ int watch_read_full(int fd, void *buf, size_t len)
 	return 1;
 }
 
-static void __send(int32_t type, int32_t code, const char *text)
+static void send(int32_t type, int32_t code, const char *text)
 {
-	char buf[sizeof(struct __msg) + MESSAGE_MAX];
-	struct __msg m = { type, code, 0 };
+	char buf[sizeof(struct msg) + MESSAGE_MAX];
+	struct msg m = { type, code, 0 };
 	size_t len = text ? strlen(text) : 0;
 
 	m.len = (uint32_t)(len > MESSAGE_MAX ? MESSAGE_MAX : len);
@@ -71,7 +71,7 @@ void watch_beat(void)
 
 	if (beat_fd >= 0 && now != last_beat) {
 		last_beat = now;
-		__send(MSG_BEAT, 0, NULL);
+		send(MSG_BEAT, 0, NULL);
 	}
 }
 
@@ -128,26 +128,26 @@ int watch_reap(int pid)
 	return status;
 }
 
-struct __run {
+struct run {
 	int (*fn)(void *arg);
 	void *arg;
 };
 
-static void __child(int fd, void *arg)
+static void child(int fd, void *arg)
 {
-	struct __run *r = arg;
+	struct run *r = arg;
 	int code;
 
 	beat_fd = fd;
 	code = r->fn(r->arg);
-	__send(MSG_END, code, code < 0 ? nb_error_last() : NULL);
+	send(MSG_END, code, code < 0 ? nb_error_last() : NULL);
 }
 
 /* 1: the child ended (*code, message recorded); 0: silent, killed; -1: it died. */
-static int __follow(int *code, int fd, pid_t pid, long idle_ms)
+static int follow(int *code, int fd, pid_t pid, long idle_ms)
 {
 	char text[MESSAGE_MAX + 1];
-	struct __msg m;
+	struct msg m;
 
 	for (;;) {
 		if (!watch_wait(fd, pid, watch_now_ms() + idle_ms))
@@ -167,12 +167,12 @@ static int __follow(int *code, int fd, pid_t pid, long idle_ms)
 
 int watch_run(int (*fn)(void *arg), void *arg, long idle, const char *what)
 {
-	struct __run r = { fn, arg };
+	struct run r = { fn, arg };
 	int fd, pid, status, code = NB_ERROR, how, err;
 
-	if ((err = watch_spawn(&pid, &fd, __child, &r, what)) < 0)
+	if ((err = watch_spawn(&pid, &fd, child, &r, what)) < 0)
 		return err;
-	how = __follow(&code, fd, pid, idle * 1000);
+	how = follow(&code, fd, pid, idle * 1000);
 	close(fd);
 	status = watch_reap(pid);
 	if (how == 0)

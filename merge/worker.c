@@ -19,7 +19,7 @@ struct worker {
 	git_index *index;
 };
 
-static int __git_fail(const char *what, const char *dir)
+static int git_fail(const char *what, const char *dir)
 {
 	const git_error *e = git_error_last();
 
@@ -27,12 +27,12 @@ static int __git_fail(const char *what, const char *dir)
 }
 
 /* (Re)opens the worker's index file and makes it the handle's index. */
-static int __open_index(struct worker *w)
+static int open_index(struct worker *w)
 {
 	git_index_free(w->index);
 	w->index = NULL;
 	if (git_index_open(&w->index, w->index_path) < 0)
-		return __git_fail("opening the index", w->dir);
+		return git_fail("opening the index", w->dir);
 	git_repository_set_index(w->repo, w->index);
 	return 0;
 }
@@ -49,7 +49,7 @@ int worker_open(struct worker **out, const char *repo_path, const char *dir)
 	if ((err = file_mkdir_p(w->tree, 0755)) < 0)
 		goto done;
 	if (git_repository_open(&w->repo, repo_path) < 0) {
-		err = __git_fail("opening the repository", dir);
+		err = git_fail("opening the repository", dir);
 		goto done;
 	}
 	err = 0;        /* the index is read by the first checkout: a cached verdict needs none */
@@ -73,7 +73,7 @@ void worker_free(struct worker *w)
 	free(w);
 }
 
-static int __wipe(struct worker *w)
+static int wipe(struct worker *w)
 {
 	int err;
 
@@ -81,7 +81,7 @@ static int __wipe(struct worker *w)
 		return err;
 	if ((err = file_mkdir_p(w->tree, 0755)) < 0)
 		return err;
-	return __open_index(w);
+	return open_index(w);
 }
 
 int worker_checkout(struct worker *w, const git_oid *commit, int pristine)
@@ -91,9 +91,9 @@ int worker_checkout(struct worker *w, const git_oid *commit, int pristine)
 	git_tree *tree = NULL;
 	int err;
 
-	if (pristine && (err = __wipe(w)) < 0)
+	if (pristine && (err = wipe(w)) < 0)
 		return err;
-	if (!w->index && (err = __open_index(w)) < 0)
+	if (!w->index && (err = open_index(w)) < 0)
 		return err;
 	if (git_commit_lookup(&c, w->repo, commit) < 0 || git_commit_tree(&tree, c) < 0) {
 		err = nb_error_set(NB_ENOTFOUND, "worker %s: no commit %s", w->dir,
@@ -109,11 +109,11 @@ int worker_checkout(struct worker *w, const git_oid *commit, int pristine)
 	opts.target_directory = w->tree;
 	opts.baseline_index = w->index;
 	if (git_checkout_tree(w->repo, (git_object *)tree, &opts) < 0) {
-		err = __git_fail("checkout", w->dir);
+		err = git_fail("checkout", w->dir);
 		goto done;
 	}
 	if (git_index_write(w->index) < 0)
-		err = __git_fail("writing the index", w->dir);
+		err = git_fail("writing the index", w->dir);
 	else
 		err = 0;
 done:

@@ -45,7 +45,7 @@ void notify_global_cleanup(void)
 }
 
 /* Keeps the words of a server's reply, printable and capped. */
-static void __set_words(struct strbuf *out, const char *data, size_t len)
+static void set_words(struct strbuf *out, const char *data, size_t len)
 {
 	struct strbuf raw = STRBUF_INIT;
 
@@ -60,7 +60,7 @@ struct reader {
 	size_t left;
 };
 
-static size_t __read_cb(char *buf, size_t size, size_t nmemb, void *data)
+static size_t read_cb(char *buf, size_t size, size_t nmemb, void *data)
 {
 	struct reader *r = data;
 	size_t n = size * nmemb < r->left ? size * nmemb : r->left;
@@ -75,7 +75,7 @@ static size_t __read_cb(char *buf, size_t size, size_t nmemb, void *data)
  * Every line the SMTP server sends arrives here.  The last 4xx/5xx line is the
  * reason a transaction failed (the 221 of QUIT comes after it); else the last line.
  */
-static int __smtp_debug_cb(CURL *h, curl_infotype type, char *data, size_t size, void *p)
+static int smtp_debug_cb(CURL *h, curl_infotype type, char *data, size_t size, void *p)
 {
 	struct strbuf *words = p;
 	int err = size && (data[0] == '4' || data[0] == '5');
@@ -85,11 +85,11 @@ static int __smtp_debug_cb(CURL *h, curl_infotype type, char *data, size_t size,
 	while (size && (data[size - 1] == '\n' || data[size - 1] == '\r'))
 		size--;
 	if (err || !words->len || (words->buf[0] != '4' && words->buf[0] != '5'))
-		__set_words(words, data, size);
+		set_words(words, data, size);
 	return 0;
 }
 
-static void __curl_common(CURL *h, long connect_timeout, long timeout, char *errbuf)
+static void curl_common(CURL *h, long connect_timeout, long timeout, char *errbuf)
 {
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, connect_timeout);
@@ -101,7 +101,7 @@ static void __curl_common(CURL *h, long connect_timeout, long timeout, char *err
 	curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, 1L);
 }
 
-static void __transport_error(struct attempt_result *res, CURLcode rc, const char *errbuf)
+static void transport_error(struct attempt_result *res, CURLcode rc, const char *errbuf)
 {
 	res->what = ATTEMPT_RETRY;
 	res->unreachable = 1;
@@ -114,13 +114,13 @@ static void __transport_error(struct attempt_result *res, CURLcode rc, const cha
  * recipient: the mail stays queued (to be retried, or flushed once the password
  * is fixed) instead of failing for good.
  */
-static int __smtp_login_problem(CURLcode rc, long code)
+static int smtp_login_problem(CURLcode rc, long code)
 {
 	return rc == CURLE_LOGIN_DENIED || code == 530 || code == 534 || code == 535 ||
 	       code == 538;
 }
 
-static void __smtp_classify(struct attempt_result *res, CURL *h, CURLcode rc, const char *errbuf)
+static void smtp_classify(struct attempt_result *res, CURL *h, CURLcode rc, const char *errbuf)
 {
 	long code = 0;
 	struct strbuf words = STRBUF_INIT;
@@ -130,7 +130,7 @@ static void __smtp_classify(struct attempt_result *res, CURL *h, CURLcode rc, co
 	strbuf_reset(&res->why);
 	if (rc == CURLE_OK) {
 		res->what = ATTEMPT_SENT;
-	} else if (__smtp_login_problem(rc, code)) {
+	} else if (smtp_login_problem(rc, code)) {
 		res->what = ATTEMPT_RETRY;
 		strbuf_addf(&res->why,
 			    "SMTP login refused (check notify.smtp user and password): %s",
@@ -145,13 +145,13 @@ static void __smtp_classify(struct attempt_result *res, CURL *h, CURLcode rc, co
 		res->what = ATTEMPT_RETRY;
 		strbuf_addstr(&res->why, words.len ? words.buf : errbuf);
 	} else {
-		__transport_error(res, rc, errbuf);
+		transport_error(res, rc, errbuf);
 	}
 	strbuf_release(&words);
 }
 
 /* One SMTP transaction: MAIL FROM, one RCPT, DATA. */
-static void __smtp_send(struct attempt_result *res, const struct notice_settings *s,
+static void smtp_send(struct attempt_result *res, const struct notice_settings *s,
 			const char *from, const char *rcpt, const char *mail)
 {
 	char errbuf[CURL_ERROR_SIZE] = "", *mfrom = xstrfmt("<%s>", from);
@@ -161,14 +161,14 @@ static void __smtp_send(struct attempt_result *res, const struct notice_settings
 	CURLcode rc;
 
 	rcpts = curl_slist_append(rcpts, rcpt);
-	__curl_common(h, s->smtp.connect_timeout > 0 ? s->smtp.connect_timeout : 30,
+	curl_common(h, s->smtp.connect_timeout > 0 ? s->smtp.connect_timeout : 30,
 		      s->smtp.timeout > 0 ? s->smtp.timeout : 120, errbuf);
 	curl_easy_setopt(h, CURLOPT_URL, s->smtp.url);
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "smtp,smtps");
 	curl_easy_setopt(h, CURLOPT_MAIL_FROM, mfrom);
 	curl_easy_setopt(h, CURLOPT_MAIL_RCPT, rcpts);
 	curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
-	curl_easy_setopt(h, CURLOPT_READFUNCTION, __read_cb);
+	curl_easy_setopt(h, CURLOPT_READFUNCTION, read_cb);
 	curl_easy_setopt(h, CURLOPT_READDATA, &r);
 	curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, (curl_off_t)r.left);
 	curl_easy_setopt(h, CURLOPT_USE_SSL,
@@ -181,10 +181,10 @@ static void __smtp_send(struct attempt_result *res, const struct notice_settings
 		curl_easy_setopt(h, CURLOPT_PASSWORD, s->smtp.password ? s->smtp.password : "");
 	}
 	curl_easy_setopt(h, CURLOPT_VERBOSE, 1L);
-	curl_easy_setopt(h, CURLOPT_DEBUGFUNCTION, __smtp_debug_cb);
+	curl_easy_setopt(h, CURLOPT_DEBUGFUNCTION, smtp_debug_cb);
 	curl_easy_setopt(h, CURLOPT_DEBUGDATA, &res->why);
 	rc = curl_easy_perform(h);
-	__smtp_classify(res, h, rc, errbuf);
+	smtp_classify(res, h, rc, errbuf);
 	curl_easy_cleanup(h);
 	curl_slist_free_all(rcpts);
 	free(mfrom);
@@ -196,7 +196,7 @@ struct http_reply {
 	int capped;
 };
 
-static size_t __http_write_cb(char *data, size_t size, size_t nmemb, void *p)
+static size_t http_write_cb(char *data, size_t size, size_t nmemb, void *p)
 {
 	struct http_reply *r = p;
 	size_t n = size * nmemb;
@@ -209,7 +209,7 @@ static size_t __http_write_cb(char *data, size_t size, size_t nmemb, void *p)
 	return n;
 }
 
-static size_t __http_header_cb(char *data, size_t size, size_t nmemb, void *p)
+static size_t http_header_cb(char *data, size_t size, size_t nmemb, void *p)
 {
 	struct http_reply *r = p;
 	size_t n = size * nmemb;
@@ -236,7 +236,7 @@ static size_t __http_header_cb(char *data, size_t size, size_t nmemb, void *p)
 	return n;
 }
 
-static const char *__hook_secret(const struct notice_settings *s, const char *url)
+static const char *hook_secret(const struct notice_settings *s, const char *url)
 {
 	size_t i;
 
@@ -246,7 +246,7 @@ static const char *__hook_secret(const struct notice_settings *s, const char *ur
 	return NULL;
 }
 
-static void __http_classify(struct attempt_result *res, CURL *h, CURLcode rc,
+static void http_classify(struct attempt_result *res, CURL *h, CURLcode rc,
 			    const struct http_reply *reply, const char *errbuf)
 {
 	long code = 0;
@@ -254,7 +254,7 @@ static void __http_classify(struct attempt_result *res, CURL *h, CURLcode rc,
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
 	strbuf_reset(&res->why);
 	if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && reply->capped && code)) {
-		__transport_error(res, rc, errbuf);
+		transport_error(res, rc, errbuf);
 		return;
 	}
 	if (code >= 200 && code < 300) {
@@ -267,7 +267,7 @@ static void __http_classify(struct attempt_result *res, CURL *h, CURLcode rc,
 	} else if (reply->body.len) {
 		struct strbuf w = STRBUF_INIT;
 
-		__set_words(&w, reply->body.buf, reply->body.len);
+		set_words(&w, reply->body.buf, reply->body.len);
 		strbuf_addf(&res->why, ": %s", w.buf);
 		strbuf_release(&w);
 	}
@@ -275,14 +275,14 @@ static void __http_classify(struct attempt_result *res, CURL *h, CURLcode rc,
 	res->retry_after = reply->retry_after;
 }
 
-static void __hook_send(struct attempt_result *res, const struct notice_settings *s,
+static void hook_send(struct attempt_result *res, const struct notice_settings *s,
 			const struct outbox_notice *n)
 {
 	char errbuf[CURL_ERROR_SIZE] = "";
 	struct http_reply reply = {STRBUF_INIT, 0, 0};
 	struct curl_slist *hdrs = NULL;
 	struct strbuf hdr = STRBUF_INIT;
-	const char *secret = __hook_secret(s, n->url);
+	const char *secret = hook_secret(s, n->url);
 	long t = s->http_timeout > 0 ? s->http_timeout : 30;
 	CURL *h = curl_easy_init();
 	CURLcode rc;
@@ -300,7 +300,7 @@ static void __hook_send(struct attempt_result *res, const struct notice_settings
 		hook_signature(&hdr, secret, n->body, strlen(n->body));
 		hdrs = curl_slist_append(hdrs, hdr.buf);
 	}
-	__curl_common(h, t, t, errbuf);
+	curl_common(h, t, t, errbuf);
 	curl_easy_setopt(h, CURLOPT_URL, n->url);
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
@@ -308,24 +308,24 @@ static void __hook_send(struct attempt_result *res, const struct notice_settings
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
 	curl_easy_setopt(h, CURLOPT_POSTFIELDS, n->body);
 	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(n->body));
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, __http_write_cb);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, http_write_cb);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &reply);
-	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, __http_header_cb);
+	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, http_header_cb);
 	curl_easy_setopt(h, CURLOPT_HEADERDATA, &reply);
 	rc = curl_easy_perform(h);
-	__http_classify(res, h, rc, &reply, errbuf);
+	http_classify(res, h, rc, &reply, errbuf);
 	curl_easy_cleanup(h);
 	curl_slist_free_all(hdrs);
 	strbuf_release(&hdr);
 	strbuf_release(&reply.body);
 }
 
-static time_t __now(const struct notice_settings *s)
+static time_t now_of(const struct notice_settings *s)
 {
 	return s->now ? s->now : time(NULL);
 }
 
-static long __backoff(const struct notice_settings *s, int attempts)
+static long backoff(const struct notice_settings *s, int attempts)
 {
 	long delay = s->backoff_min > 0 ? s->backoff_min : 300;
 	int i;
@@ -336,12 +336,12 @@ static long __backoff(const struct notice_settings *s, int attempts)
 }
 
 /* Sets the notice's state from its recipients after an attempt; `retry` is why not all went. */
-static void __settle(struct outbox_notice *n, const struct notice_settings *s,
+static void settle(struct outbox_notice *n, const struct notice_settings *s,
 		     const struct attempt_result *retry)
 {
 	struct strbuf errors = STRBUF_INIT;
 	long give_up = s->give_up_after > 0 ? s->give_up_after : 4 * 86400;
-	time_t now = __now(s);
+	time_t now = now_of(s);
 	size_t i, queued = 0, sent = 0;
 
 	for (i = 0; i < n->rcpts_nr; i++) {
@@ -360,7 +360,7 @@ static void __settle(struct outbox_notice *n, const struct notice_settings *s,
 		queued = 0;
 	}
 	if (queued) {
-		long delay = __backoff(s, n->attempts);
+		long delay = backoff(s, n->attempts);
 
 		if (retry && retry->retry_after > delay)
 			delay = retry->retry_after;
@@ -377,14 +377,14 @@ static void __settle(struct outbox_notice *n, const struct notice_settings *s,
 	strbuf_release(&errors);
 }
 
-static void __rcpt_done(struct outbox_rcpt *r, const struct attempt_result *res)
+static void rcpt_done(struct outbox_rcpt *r, const struct attempt_result *res)
 {
 	r->state = res->what == ATTEMPT_SENT ? OUTBOX_SENT : OUTBOX_FAILED;
 	free(r->error);
 	r->error = res->what == ATTEMPT_SENT ? NULL : xstrdup(res->why.buf);
 }
 
-static int __flush_mail(struct outbox_notice *n, const struct notice_settings *s, int *down)
+static int flush_mail(struct outbox_notice *n, const struct notice_settings *s, int *down)
 {
 	struct attempt_result res = ATTEMPT_RESULT_INIT;
 	int ret = 0, retry = 0;
@@ -396,16 +396,16 @@ static int __flush_mail(struct outbox_notice *n, const struct notice_settings *s
 		if (r->state != OUTBOX_QUEUED)
 			continue;
 		strbuf_reset(&res.why);
-		__smtp_send(&res, s, n->from, r->to, n->body);
+		smtp_send(&res, s, n->from, r->to, n->body);
 		if (res.what == ATTEMPT_RETRY) {
 			retry = 1;
 			*down = res.unreachable;
 			break;
 		}
-		__rcpt_done(r, &res);
+		rcpt_done(r, &res);
 		if (res.what == ATTEMPT_SENT) {
 			log_verbose("notice %.12s: mail to %s accepted", n->id, r->to);
-			n->sent = __now(s);
+			n->sent = now_of(s);
 			/* Recorded at once: only a crash right here can send it twice. */
 			if ((ret = outbox_notice_save(n, s->outbox_dir)) < 0)
 				goto done;
@@ -413,32 +413,32 @@ static int __flush_mail(struct outbox_notice *n, const struct notice_settings *s
 			log_warn("notice %.12s: mail to %s refused: %s", n->id, r->to, r->error);
 		}
 	}
-	__settle(n, s, retry ? &res : NULL);
+	settle(n, s, retry ? &res : NULL);
 done:
 	strbuf_release(&res.why);
 	return ret;
 }
 
-static void __flush_hook(struct outbox_notice *n, const struct notice_settings *s)
+static void flush_hook(struct outbox_notice *n, const struct notice_settings *s)
 {
 	struct attempt_result res = ATTEMPT_RESULT_INIT;
 	size_t i;
 
-	__hook_send(&res, s, n);
+	hook_send(&res, s, n);
 	for (i = 0; i < n->rcpts_nr; i++) {
 		if (n->rcpts[i].state != OUTBOX_QUEUED || res.what == ATTEMPT_RETRY)
 			continue;
-		__rcpt_done(&n->rcpts[i], &res);
+		rcpt_done(&n->rcpts[i], &res);
 		if (res.what == ATTEMPT_SENT)
-			n->sent = __now(s);
+			n->sent = now_of(s);
 	}
 	if (res.what == ATTEMPT_FAILED)
 		log_warn("notice %.12s: webhook %s refused: %s", n->id, n->url, res.why.buf);
-	__settle(n, s, res.what == ATTEMPT_RETRY ? &res : NULL);
+	settle(n, s, res.what == ATTEMPT_RETRY ? &res : NULL);
 	strbuf_release(&res.why);
 }
 
-static int __flush_one(const struct notice_settings *s, const char *id, int all, int *smtp_down,
+static int flush_one(const struct notice_settings *s, const char *id, int all, int *smtp_down,
 		       struct notice_flush_stats *st)
 {
 	struct outbox_notice n;
@@ -453,15 +453,15 @@ static int __flush_one(const struct notice_settings *s, const char *id, int all,
 	mail = !strcmp(n.channel, "mail");
 	if (n.state != OUTBOX_QUEUED)
 		goto done;
-	if ((!all && n.next_try > __now(s)) || (mail && (!s->smtp.url || *smtp_down))) {
+	if ((!all && n.next_try > now_of(s)) || (mail && (!s->smtp.url || *smtp_down))) {
 		st->skipped++;
 		goto done;
 	}
 	n.attempts++;
 	if (mail)
-		ret = __flush_mail(&n, s, smtp_down);
+		ret = flush_mail(&n, s, smtp_down);
 	else
-		__flush_hook(&n, s);
+		flush_hook(&n, s);
 	if (!ret)
 		ret = outbox_notice_save(&n, s->outbox_dir);
 	if (n.state == OUTBOX_SENT)
@@ -489,7 +489,7 @@ int notice_outbox_flush(const struct notice_settings *s, int all, struct notice_
 	if ((ret = outbox_ids(&ids, &nr, s->outbox_dir)) < 0)
 		return ret;
 	for (i = 0; i < nr && ret >= 0; i++)
-		ret = __flush_one(s, ids[i], all, &smtp_down, &st);
+		ret = flush_one(s, ids[i], all, &smtp_down, &st);
 	outbox_ids_free(ids, nr);
 	if (out)
 		*out = st;

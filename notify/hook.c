@@ -8,7 +8,7 @@
 #include "notify/mime.h"
 #include "util/banned.h"
 
-static struct json_object *__line(const char *s)
+static struct json_object *line(const char *s)
 {
 	struct strbuf sb = STRBUF_INIT;
 	struct json_object *o;
@@ -21,7 +21,7 @@ static struct json_object *__line(const char *s)
 	return o;
 }
 
-static struct json_object *__text(const char *s)
+static struct json_object *text(const char *s)
 {
 	struct strbuf sb = STRBUF_INIT;
 	struct json_object *o;
@@ -34,43 +34,43 @@ static struct json_object *__text(const char *s)
 	return o;
 }
 
-static struct json_object *__person(const struct notice_person *p)
+static struct json_object *person(const struct notice_person *p)
 {
 	struct json_object *o;
 
 	if (!p->name && !p->email)
 		return NULL;
 	o = json_object_new_object();
-	json_object_object_add(o, "name", __line(p->name));
-	json_object_object_add(o, "email", __line(p->email));
+	json_object_object_add(o, "name", line(p->name));
+	json_object_object_add(o, "email", line(p->email));
 	return o;
 }
 
-static struct json_object *__lines(const char *const *v, size_t nr)
+static struct json_object *lines(const char *const *v, size_t nr)
 {
 	struct json_object *a = json_object_new_array();
 	size_t i;
 
 	for (i = 0; i < nr; i++)
-		json_object_array_add(a, __line(v[i]));
+		json_object_array_add(a, line(v[i]));
 	return a;
 }
 
-static struct json_object *__partner(const struct hook_event *ev)
+static struct json_object *partner(const struct hook_event *ev)
 {
 	struct json_object *o;
 
 	if (!ev->partner_tree)
 		return NULL;
 	o = json_object_new_object();
-	json_object_object_add(o, "tree", __line(ev->partner_tree));
-	json_object_object_add(o, "commit", __line(ev->partner_commit));
-	json_object_object_add(o, "subject", __line(ev->partner_subject));
-	json_object_object_add(o, "author", __person(&ev->partner_author));
+	json_object_object_add(o, "tree", line(ev->partner_tree));
+	json_object_object_add(o, "commit", line(ev->partner_commit));
+	json_object_object_add(o, "subject", line(ev->partner_subject));
+	json_object_object_add(o, "author", person(&ev->partner_author));
 	return o;
 }
 
-static struct json_object *__bisect(const struct hook_event *ev)
+static struct json_object *bisect(const struct hook_event *ev)
 {
 	struct json_object *o;
 
@@ -78,7 +78,7 @@ static struct json_object *__bisect(const struct hook_event *ev)
 		return NULL;
 	o = json_object_new_object();
 	json_object_object_add(o, "steps", json_object_new_int(ev->steps));
-	json_object_object_add(o, "log", __lines(ev->log, ev->log_nr));
+	json_object_object_add(o, "log", lines(ev->log, ev->log_nr));
 	return o;
 }
 
@@ -86,28 +86,28 @@ void hook_body(struct strbuf *out, const struct hook_event *ev)
 {
 	struct json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "event", __line(ev->event));
-	json_object_object_add(o, "id", __line(ev->id));
-	json_object_object_add(o, "date", __line(ev->date));
-	json_object_object_add(o, "tree", __line(ev->tree));
-	json_object_object_add(o, "commit", __line(ev->commit));
-	json_object_object_add(o, "subject", __line(ev->subject));
-	json_object_object_add(o, "author", __person(&ev->author));
-	json_object_object_add(o, "patch_id", __line(ev->patch_id));
-	json_object_object_add(o, "message_id", __line(ev->message_id));
-	json_object_object_add(o, "partner", __partner(ev));
-	json_object_object_add(o, "command", __line(ev->command));
+	json_object_object_add(o, "event", line(ev->event));
+	json_object_object_add(o, "id", line(ev->id));
+	json_object_object_add(o, "date", line(ev->date));
+	json_object_object_add(o, "tree", line(ev->tree));
+	json_object_object_add(o, "commit", line(ev->commit));
+	json_object_object_add(o, "subject", line(ev->subject));
+	json_object_object_add(o, "author", person(&ev->author));
+	json_object_object_add(o, "patch_id", line(ev->patch_id));
+	json_object_object_add(o, "message_id", line(ev->message_id));
+	json_object_object_add(o, "partner", partner(ev));
+	json_object_object_add(o, "command", line(ev->command));
 	json_object_object_add(o, "exit_code",
 			       ev->has_exit ? json_object_new_int(ev->exit_code) : NULL);
 	json_object_object_add(o, "timed_out",
 			       ev->has_exit ? json_object_new_boolean(ev->timed_out) : NULL);
-	json_object_object_add(o, "log_excerpt", __text(ev->log_excerpt));
-	json_object_object_add(o, "bisect", __bisect(ev));
-	json_object_object_add(o, "next_tag", __line(ev->next_tag));
-	json_object_object_add(o, "reason", __line(ev->reason));
-	json_object_object_add(o, "other_tree", __line(ev->other_tree));
-	json_object_object_add(o, "paths", ev->paths_nr ? __lines(ev->paths, ev->paths_nr) : NULL);
-	json_object_object_add(o, "result", __line(ev->result));
+	json_object_object_add(o, "log_excerpt", text(ev->log_excerpt));
+	json_object_object_add(o, "bisect", bisect(ev));
+	json_object_object_add(o, "next_tag", line(ev->next_tag));
+	json_object_object_add(o, "reason", line(ev->reason));
+	json_object_object_add(o, "other_tree", line(ev->other_tree));
+	json_object_object_add(o, "paths", ev->paths_nr ? lines(ev->paths, ev->paths_nr) : NULL);
+	json_object_object_add(o, "result", line(ev->result));
 	json_object_object_add(o, "failing",
 			       ev->has_counts ? json_object_new_int(ev->failing) : NULL);
 	json_object_object_add(o, "total", ev->has_counts ? json_object_new_int(ev->total) : NULL);

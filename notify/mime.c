@@ -12,7 +12,7 @@
 #define ENCODED_RAW 42 /* bytes per encoded word: 10 + base64(42) = 56 + 2 = 68 chars */
 #define NAME_RAW_MAX 60
 
-static int __is_atext(int c)
+static int is_atext(int c)
 {
 	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
 		return 1;
@@ -20,7 +20,7 @@ static int __is_atext(int c)
 }
 
 /* The address as it may appear in a message: printable, capped, controls shown as \xNN. */
-static void __addr_visible(struct strbuf *out, const char *addr)
+static void addr_visible(struct strbuf *out, const char *addr)
 {
 	size_t i;
 
@@ -36,18 +36,18 @@ static void __addr_visible(struct strbuf *out, const char *addr)
 		strbuf_addstr(out, "...");
 }
 
-static int __refuse(const char *addr, const char *why)
+static int refuse(const char *addr, const char *why)
 {
 	struct strbuf vis = STRBUF_INIT;
 	int ret;
 
-	__addr_visible(&vis, addr);
+	addr_visible(&vis, addr);
 	ret = nb_error_set(NB_EREFUSED, "address '%s' refused: %s", vis.buf, why);
 	strbuf_release(&vis);
 	return ret;
 }
 
-static const char *__local_check(const char *s, size_t len)
+static const char *local_check(const char *s, size_t len)
 {
 	size_t i;
 
@@ -61,14 +61,14 @@ static const char *__local_check(const char *s, size_t len)
 		if (s[i] == '.') {
 			if (s[i + 1] == '.')
 				return "'..' in local part";
-		} else if (!__is_atext((unsigned char)s[i])) {
+		} else if (!is_atext((unsigned char)s[i])) {
 			return "character not allowed in local part";
 		}
 	}
 	return NULL;
 }
 
-static const char *__domain_check(const char *s, size_t len)
+static const char *domain_check(const char *s, size_t len)
 {
 	size_t i, label = 0;
 
@@ -105,14 +105,14 @@ int mime_addr_check(const char *addr)
 		return nb_error_set(NB_EREFUSED, "no address");
 	len = strlen(addr);
 	if (len > 254)
-		return __refuse(addr, "longer than 254 characters");
+		return refuse(addr, "longer than 254 characters");
 	at = strchr(addr, '@');
 	if (!at || strchr(at + 1, '@'))
-		return __refuse(addr, "not exactly one '@'");
-	why = __local_check(addr, at - addr);
+		return refuse(addr, "not exactly one '@'");
+	why = local_check(addr, at - addr);
 	if (!why)
-		why = __domain_check(at + 1, len - (at + 1 - addr));
-	return why ? __refuse(addr, why) : 0;
+		why = domain_check(at + 1, len - (at + 1 - addr));
+	return why ? refuse(addr, why) : 0;
 }
 
 void mime_clean_line(struct strbuf *out, const char *in)
@@ -169,7 +169,7 @@ int mime_addr_parse(const char *in, char **name_out, char **addr_out)
 		while (end && (*end == ' ' || *end == '\t'))
 			end++;
 		if (!lt || !gt || gt < lt || strchr(lt + 1, '<') || strchr(gt + 1, '>') || *end)
-			return __refuse(in, "not of the form 'Name <address>'");
+			return refuse(in, "not of the form 'Name <address>'");
 		strbuf_add(&addr, lt + 1, gt - lt - 1);
 		strbuf_add(&name, in, lt - in);
 		strbuf_trim(&name);
@@ -199,7 +199,7 @@ done:
 }
 
 /* Appends one encoded word of s[0..len) (len <= ENCODED_RAW). */
-static void __encoded_word(struct strbuf *out, const char *s, size_t len)
+static void encoded_word(struct strbuf *out, const char *s, size_t len)
 {
 	unsigned char b64[4 * ((ENCODED_RAW + 2) / 3) + 1];
 	int n = EVP_EncodeBlock(b64, (const unsigned char *)s, (int)len);
@@ -210,12 +210,12 @@ static void __encoded_word(struct strbuf *out, const char *s, size_t len)
 }
 
 /* Encoded words for all of `s`, split on character boundaries, separated by folds. */
-static void __encoded_words(struct strbuf *out, const char *s)
+static void encoded_words(struct strbuf *out, const char *s)
 {
 	size_t len = strlen(s), pos = 0;
 
 	if (!len) {
-		__encoded_word(out, "", 0);
+		encoded_word(out, "", 0);
 		return;
 	}
 	while (pos < len) {
@@ -225,7 +225,7 @@ static void __encoded_words(struct strbuf *out, const char *s)
 			n--;
 		if (pos)
 			strbuf_addstr(out, "\r\n ");
-		__encoded_word(out, s + pos, n);
+		encoded_word(out, s + pos, n);
 		pos += n;
 	}
 }
@@ -234,7 +234,7 @@ static void __encoded_words(struct strbuf *out, const char *s)
  * Printable ASCII with no segment (a word and the spaces before it) too long to
  * fold and nothing that looks encoded.
  */
-static int __folds_raw(const char *s)
+static int folds_raw(const char *s)
 {
 	size_t seg = 0;
 	char prev = 0;
@@ -256,8 +256,8 @@ void mime_header_text(struct strbuf *out, const char *name, const char *value)
 	size_t line, i = 0;
 
 	strbuf_addf(out, "%s: ", name);
-	if (!__folds_raw(value)) {
-		__encoded_words(out, value);
+	if (!folds_raw(value)) {
+		encoded_words(out, value);
 		strbuf_addstr(out, "\r\n");
 		return;
 	}
@@ -283,7 +283,7 @@ void mime_header_text(struct strbuf *out, const char *name, const char *value)
 	strbuf_addstr(out, "\r\n");
 }
 
-static void __display_name(struct strbuf *out, const char *name)
+static void display_name(struct strbuf *out, const char *name)
 {
 	size_t i, len = strlen(name);
 	int plain = len <= NAME_RAW_MAX, quotable = len <= NAME_RAW_MAX;
@@ -293,7 +293,7 @@ static void __display_name(struct strbuf *out, const char *name)
 
 		if (c < 0x20 || c > 0x7e)
 			plain = quotable = 0;
-		else if (c != ' ' && !__is_atext(c))
+		else if (c != ' ' && !is_atext(c))
 			plain = 0;
 	}
 	if (strstr(name, "=?"))
@@ -309,7 +309,7 @@ static void __display_name(struct strbuf *out, const char *name)
 		}
 		strbuf_addch(out, '"');
 	} else {
-		__encoded_words(out, name);
+		encoded_words(out, name);
 	}
 }
 
@@ -323,7 +323,7 @@ void mime_header_addrs(struct strbuf *out, const char *name, const struct mime_a
 		if (i)
 			strbuf_addstr(out, ",\r\n ");
 		if (list[i].name && *list[i].name) {
-			__display_name(out, list[i].name);
+			display_name(out, list[i].name);
 			strbuf_addf(out, " <%s>", list[i].addr);
 		} else {
 			strbuf_addstr(out, list[i].addr);
@@ -365,7 +365,7 @@ int mime_msgid_normalize(struct strbuf *out, const char *in)
 		if (in[i] == '@') {
 			ats++;
 			at = i;
-		} else if (in[i] != '.' && !__is_atext((unsigned char)in[i])) {
+		} else if (in[i] != '.' && !is_atext((unsigned char)in[i])) {
 			return -1;
 		}
 	}
@@ -377,7 +377,7 @@ int mime_msgid_normalize(struct strbuf *out, const char *in)
 	return 0;
 }
 
-static int __needs_qp(const char *text)
+static int needs_qp(const char *text)
 {
 	size_t line = 0;
 	const char *p;
@@ -394,7 +394,7 @@ static int __needs_qp(const char *text)
 	return 0;
 }
 
-static void __qp_line(struct strbuf *out, const char *s, size_t len)
+static void qp_line(struct strbuf *out, const char *s, size_t len)
 {
 	size_t i, col = 0;
 
@@ -419,7 +419,7 @@ static void __qp_line(struct strbuf *out, const char *s, size_t len)
 
 void mime_body(struct strbuf *out, const char *text, const char **cte)
 {
-	int qp = __needs_qp(text);
+	int qp = needs_qp(text);
 	const char *p = text;
 
 	*cte = qp ? "quoted-printable" : "7bit";
@@ -428,7 +428,7 @@ void mime_body(struct strbuf *out, const char *text, const char **cte)
 		size_t len = nl ? (size_t)(nl - p) : strlen(p);
 
 		if (qp) {
-			__qp_line(out, p, len);
+			qp_line(out, p, len);
 		} else {
 			strbuf_add(out, p, len);
 			strbuf_addstr(out, "\r\n");

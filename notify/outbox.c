@@ -22,7 +22,7 @@ const char *outbox_state_name(enum outbox_state s)
 	return state_names[s];
 }
 
-static int __state_parse(const char *s, enum outbox_state *out)
+static int state_parse(const char *s, enum outbox_state *out)
 {
 	size_t i;
 
@@ -44,7 +44,7 @@ void outbox_time_fmt(struct strbuf *out, time_t t)
 		    tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
 }
 
-static time_t __time_parse(const char *s)
+static time_t time_parse(const char *s)
 {
 	struct tm tm = {0};
 	const char *end;
@@ -119,12 +119,12 @@ char *outbox_notice_path(const char *dir, const char *id)
 	return xstrfmt("%s/%s.json", dir, id);
 }
 
-static struct json_object *__str(const char *s)
+static struct json_object *str(const char *s)
 {
 	return s ? json_object_new_string(s) : NULL;
 }
 
-static struct json_object *__time(time_t t)
+static struct json_object *time_json(time_t t)
 {
 	struct strbuf sb = STRBUF_INIT;
 	struct json_object *o;
@@ -137,40 +137,40 @@ static struct json_object *__time(time_t t)
 	return o;
 }
 
-static struct json_object *__to_json(const struct outbox_notice *n)
+static struct json_object *to_json(const struct outbox_notice *n)
 {
 	struct json_object *o = json_object_new_object(), *rs = json_object_new_array();
 	size_t i;
 
 	json_object_object_add(o, "version", json_object_new_int(1));
-	json_object_object_add(o, "id", __str(n->id));
-	json_object_object_add(o, "kind", __str(n->kind));
-	json_object_object_add(o, "channel", __str(n->channel));
-	json_object_object_add(o, "subject", __str(n->subject));
-	json_object_object_add(o, "from", __str(n->from));
-	json_object_object_add(o, "url", __str(n->url));
+	json_object_object_add(o, "id", str(n->id));
+	json_object_object_add(o, "kind", str(n->kind));
+	json_object_object_add(o, "channel", str(n->channel));
+	json_object_object_add(o, "subject", str(n->subject));
+	json_object_object_add(o, "from", str(n->from));
+	json_object_object_add(o, "url", str(n->url));
 	for (i = 0; i < n->rcpts_nr; i++) {
 		struct json_object *r = json_object_new_object();
 
-		json_object_object_add(r, "to", __str(n->rcpts[i].to));
-		json_object_object_add(r, "state", __str(state_names[n->rcpts[i].state]));
-		json_object_object_add(r, "error", __str(n->rcpts[i].error));
+		json_object_object_add(r, "to", str(n->rcpts[i].to));
+		json_object_object_add(r, "state", str(state_names[n->rcpts[i].state]));
+		json_object_object_add(r, "error", str(n->rcpts[i].error));
 		json_object_array_add(rs, r);
 	}
 	json_object_object_add(o, "recipients", rs);
-	json_object_object_add(o, "state", __str(state_names[n->state]));
+	json_object_object_add(o, "state", str(state_names[n->state]));
 	json_object_object_add(o, "attempts", json_object_new_int(n->attempts));
-	json_object_object_add(o, "last_error", __str(n->last_error));
-	json_object_object_add(o, "created", __time(n->created));
-	json_object_object_add(o, "next_try", __time(n->next_try));
-	json_object_object_add(o, "sent", __time(n->sent));
-	json_object_object_add(o, "body", __str(n->body));
+	json_object_object_add(o, "last_error", str(n->last_error));
+	json_object_object_add(o, "created", time_json(n->created));
+	json_object_object_add(o, "next_try", time_json(n->next_try));
+	json_object_object_add(o, "sent", time_json(n->sent));
+	json_object_object_add(o, "body", str(n->body));
 	return o;
 }
 
 int outbox_notice_save(const struct outbox_notice *n, const char *dir)
 {
-	struct json_object *o = __to_json(n);
+	struct json_object *o = to_json(n);
 	const char *text;
 	char *path = NULL;
 	int ret;
@@ -187,7 +187,7 @@ done:
 	return ret;
 }
 
-static char *__get_str(struct json_object *o, const char *key)
+static char *get_str(struct json_object *o, const char *key)
 {
 	struct json_object *v;
 
@@ -196,7 +196,7 @@ static char *__get_str(struct json_object *o, const char *key)
 	return xstrdup(json_object_get_string(v));
 }
 
-static int __get_int(struct json_object *o, const char *key)
+static int get_int(struct json_object *o, const char *key)
 {
 	struct json_object *v;
 
@@ -205,44 +205,44 @@ static int __get_int(struct json_object *o, const char *key)
 	return json_object_get_int(v);
 }
 
-static time_t __get_time(struct json_object *o, const char *key)
+static time_t get_time(struct json_object *o, const char *key)
 {
 	struct json_object *v;
 
 	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
 		return 0;
-	return __time_parse(json_object_get_string(v));
+	return time_parse(json_object_get_string(v));
 }
 
-static int __from_json(struct outbox_notice *n, struct json_object *o)
+static int from_json(struct outbox_notice *n, struct json_object *o)
 {
 	struct json_object *rs, *st;
 	size_t i;
 
-	n->id = __get_str(o, "id");
-	n->kind = __get_str(o, "kind");
-	n->channel = __get_str(o, "channel");
-	n->subject = __get_str(o, "subject");
-	n->from = __get_str(o, "from");
-	n->url = __get_str(o, "url");
-	n->body = __get_str(o, "body");
-	n->last_error = __get_str(o, "last_error");
-	n->attempts = __get_int(o, "attempts");
-	n->created = __get_time(o, "created");
-	n->next_try = __get_time(o, "next_try");
-	n->sent = __get_time(o, "sent");
+	n->id = get_str(o, "id");
+	n->kind = get_str(o, "kind");
+	n->channel = get_str(o, "channel");
+	n->subject = get_str(o, "subject");
+	n->from = get_str(o, "from");
+	n->url = get_str(o, "url");
+	n->body = get_str(o, "body");
+	n->last_error = get_str(o, "last_error");
+	n->attempts = get_int(o, "attempts");
+	n->created = get_time(o, "created");
+	n->next_try = get_time(o, "next_try");
+	n->sent = get_time(o, "sent");
 	if (!n->id || !n->kind || !n->channel || !n->body ||
 	    !json_object_object_get_ex(o, "state", &st) ||
-	    __state_parse(json_object_get_string(st), &n->state) < 0 ||
+	    state_parse(json_object_get_string(st), &n->state) < 0 ||
 	    !json_object_object_get_ex(o, "recipients", &rs) ||
 	    !json_object_is_type(rs, json_type_array))
 		return -1;
 	for (i = 0; i < json_object_array_length(rs); i++) {
 		struct json_object *r = json_object_array_get_idx(rs, i), *v;
 		enum outbox_state s;
-		char *to = __get_str(r, "to"), *err = __get_str(r, "error");
+		char *to = get_str(r, "to"), *err = get_str(r, "error");
 		int bad = !to || !json_object_object_get_ex(r, "state", &v) ||
-			  __state_parse(json_object_get_string(v), &s) < 0;
+			  state_parse(json_object_get_string(v), &s) < 0;
 
 		if (!bad)
 			outbox_notice_add_rcpt(n, to, s, err);
@@ -264,7 +264,7 @@ int outbox_notice_load(struct outbox_notice *out, const char *path)
 	if ((ret = strbuf_read_file(&sb, path, NOTICE_FILE_MAX)) < 0)
 		goto done;
 	o = json_tokener_parse(sb.buf);
-	if (!o || !json_object_is_type(o, json_type_object) || __from_json(out, o) < 0) {
+	if (!o || !json_object_is_type(o, json_type_object) || from_json(out, o) < 0) {
 		outbox_notice_release(out);
 		ret = nb_error_set(NB_EINVALID, "%s: not an outbox notice", path);
 	}
@@ -274,7 +274,7 @@ done:
 	return ret;
 }
 
-static int __cmp(const void *a, const void *b)
+static int cmp(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
@@ -300,7 +300,7 @@ int outbox_ids(char ***out, size_t *nr, const char *dir)
 	}
 	closedir(d);
 	if (*nr)
-		qsort(*out, *nr, sizeof(**out), __cmp);
+		qsort(*out, *nr, sizeof(**out), cmp);
 	return 0;
 }
 
@@ -313,7 +313,7 @@ void outbox_ids_free(char **ids, size_t nr)
 	free(ids);
 }
 
-static void __list_one(struct json_object *arr, struct strbuf *text, const struct outbox_notice *n)
+static void list_one(struct json_object *arr, struct strbuf *text, const struct outbox_notice *n)
 {
 	struct json_object *o = json_object_new_object(), *to = json_object_new_array();
 	struct strbuf tos = STRBUF_INIT, when = STRBUF_INIT;
@@ -323,15 +323,15 @@ static void __list_one(struct json_object *arr, struct strbuf *text, const struc
 		json_object_array_add(to, json_object_new_string(n->rcpts[i].to));
 		strbuf_addf(&tos, "%s%s", i ? "," : "", n->rcpts[i].to);
 	}
-	json_object_object_add(o, "id", __str(n->id));
-	json_object_object_add(o, "kind", __str(n->kind));
+	json_object_object_add(o, "id", str(n->id));
+	json_object_object_add(o, "kind", str(n->kind));
 	json_object_object_add(o, "to", to);
-	json_object_object_add(o, "subject", __str(n->subject));
-	json_object_object_add(o, "state", __str(state_names[n->state]));
+	json_object_object_add(o, "subject", str(n->subject));
+	json_object_object_add(o, "state", str(state_names[n->state]));
 	json_object_object_add(o, "attempts", json_object_new_int(n->attempts));
-	json_object_object_add(o, "last_error", __str(n->last_error));
+	json_object_object_add(o, "last_error", str(n->last_error));
 	json_object_object_add(o, "next_try",
-			       n->state == OUTBOX_QUEUED ? __time(n->next_try) : NULL);
+			       n->state == OUTBOX_QUEUED ? time_json(n->next_try) : NULL);
 	json_object_array_add(arr, o);
 	if (n->state == OUTBOX_QUEUED)
 		outbox_time_fmt(&when, n->next_try);
@@ -360,7 +360,7 @@ int notice_outbox_list(struct strbuf *out, const char *outbox_dir, int json)
 
 		/* A file being replaced right now, or junk: list the rest. */
 		if (outbox_notice_load(&n, path) == 0) {
-			__list_one(arr, &text, &n);
+			list_one(arr, &text, &n);
 			outbox_notice_release(&n);
 		}
 		free(path);

@@ -22,7 +22,7 @@ struct draft_rcpt {
 	int cc;
 };
 
-/* One mail being composed.  All owned; __draft_release() frees. */
+/* One mail being composed.  All owned; draft_release() frees. */
 struct draft {
 	const char *kind;
 	const char *parts[5]; /* what the notice id is made of */
@@ -31,7 +31,7 @@ struct draft {
 	size_t rcpts_nr, rcpts_alloc;
 	struct strbuf in_reply_to, references;
 	struct strbuf body;
-	struct strvec pool; /* cleaned one-line strings handed out by __cl() */
+	struct strvec pool; /* cleaned one-line strings handed out by cl() */
 };
 #define DRAFT_INIT                                                                            \
 	{                                                                                     \
@@ -39,7 +39,7 @@ struct draft {
 			STRVEC_INIT                                                           \
 	}
 
-static void __draft_release(struct draft *d)
+static void draft_release(struct draft *d)
 {
 	size_t i;
 
@@ -58,7 +58,7 @@ static void __draft_release(struct draft *d)
 }
 
 /* A one-line, clean version of text from strangers, valid as long as the draft. */
-static const char *__cl(struct draft *d, const char *s)
+static const char *cl(struct draft *d, const char *s)
 {
 	struct strbuf sb = STRBUF_INIT;
 
@@ -67,7 +67,7 @@ static const char *__cl(struct draft *d, const char *s)
 	return d->pool.v[d->pool.nr - 1];
 }
 
-static int __have(const struct draft *d, const char *addr)
+static int have(const struct draft *d, const char *addr)
 {
 	size_t i;
 
@@ -77,7 +77,7 @@ static int __have(const struct draft *d, const char *addr)
 	return 0;
 }
 
-static void __refused(struct draft *d, const char *given, int cc)
+static void refused(struct draft *d, const char *given, int cc)
 {
 	struct draft_rcpt *r;
 	struct strbuf shown = STRBUF_INIT;
@@ -92,17 +92,17 @@ static void __refused(struct draft *d, const char *given, int cc)
 }
 
 /* A person from a commit: name and email separately. */
-static void __add_person(struct draft *d, const struct notice_person *p, int cc)
+static void add_person(struct draft *d, const struct notice_person *p, int cc)
 {
 	struct draft_rcpt *r;
 
 	if (!p->email || !*p->email)
 		return;
 	if (mime_addr_check(p->email) < 0) {
-		__refused(d, p->email, cc);
+		refused(d, p->email, cc);
 		return;
 	}
-	if (__have(d, p->email))
+	if (have(d, p->email))
 		return;
 	ALLOC_GROW(d->rcpts, d->rcpts_nr + 1, d->rcpts_alloc);
 	r = &d->rcpts[d->rcpts_nr++];
@@ -119,7 +119,7 @@ static void __add_person(struct draft *d, const struct notice_person *p, int cc)
 }
 
 /* A configured address: "Name <email>" or "email". */
-static void __add_spec(struct draft *d, const char *spec, int cc)
+static void add_spec(struct draft *d, const char *spec, int cc)
 {
 	char *name = NULL, *addr = NULL;
 	struct notice_person p;
@@ -127,25 +127,25 @@ static void __add_spec(struct draft *d, const char *spec, int cc)
 	if (!spec || !*spec)
 		return;
 	if (mime_addr_parse(spec, &name, &addr) < 0) {
-		__refused(d, spec, cc);
+		refused(d, spec, cc);
 		return;
 	}
 	p.name = name;
 	p.email = addr;
-	__add_person(d, &p, cc);
+	add_person(d, &p, cc);
 	free(name);
 	free(addr);
 }
 
-static void __add_specs(struct draft *d, const char *const *v, size_t nr, int cc)
+static void add_specs(struct draft *d, const char *const *v, size_t nr, int cc)
 {
 	size_t i;
 
 	for (i = 0; i < nr; i++)
-		__add_spec(d, v[i], cc);
+		add_spec(d, v[i], cc);
 }
 
-static void __addr_header(struct strbuf *out, const char *name, const struct draft *d, int cc)
+static void addr_header(struct strbuf *out, const char *name, const struct draft *d, int cc)
 {
 	struct mime_addr *list = xcalloc(d->rcpts_nr + 1, sizeof(*list));
 	size_t i, nr = 0;
@@ -161,17 +161,17 @@ static void __addr_header(struct strbuf *out, const char *name, const struct dra
 	free(list);
 }
 
-static void __msgid(struct strbuf *out, const char *id, const char *from_addr)
+static void msgid(struct strbuf *out, const char *id, const char *from_addr)
 {
 	strbuf_addf(out, "<nextbot.%s@%s>", id, strchr(from_addr, '@') + 1);
 }
 
-static time_t __now(const struct notice_settings *s)
+static time_t now(const struct notice_settings *s)
 {
 	return s->now ? s->now : time(NULL);
 }
 
-static void __headers(struct strbuf *mail, const struct notice_settings *s, struct draft *d,
+static void headers(struct strbuf *mail, const struct notice_settings *s, struct draft *d,
 		      const char *id, const char *from_name, const char *from_addr, const char *cte)
 {
 	struct mime_addr from = {from_name, from_addr};
@@ -184,13 +184,13 @@ static void __headers(struct strbuf *mail, const struct notice_settings *s, stru
 		for (i = 0; i < d->rcpts_nr; i++)
 			d->rcpts[i].cc = 0;
 	mime_header_addrs(mail, "From", &from, 1);
-	__addr_header(mail, "To", d, 0);
-	__addr_header(mail, "Cc", d, 1);
+	addr_header(mail, "To", d, 0);
+	addr_header(mail, "Cc", d, 1);
 	mime_header_text(mail, "Subject", d->subject.buf);
 	strbuf_addstr(mail, "Date: ");
-	mime_date(mail, __now(s));
+	mime_date(mail, now(s));
 	strbuf_addstr(mail, "\r\nMessage-ID: ");
-	__msgid(mail, id, from_addr);
+	msgid(mail, id, from_addr);
 	strbuf_addstr(mail, "\r\n");
 	if (d->in_reply_to.len)
 		strbuf_addf(mail, "In-Reply-To: %s\r\n", d->in_reply_to.buf);
@@ -216,17 +216,17 @@ static void __headers(struct strbuf *mail, const struct notice_settings *s, stru
 		    cte, d->kind);
 }
 
-static void __notice_init(struct outbox_notice *n, const struct notice_settings *s, const char *id,
+static void notice_init(struct outbox_notice *n, const struct notice_settings *s, const char *id,
 			  const char *kind, const char *channel)
 {
 	memset(n, 0, sizeof(*n));
 	n->id = xstrdup(id);
 	n->kind = xstrdup(kind);
 	n->channel = xstrdup(channel);
-	n->created = n->next_try = __now(s);
+	n->created = n->next_try = now(s);
 }
 
-static void __notice_recipients(struct outbox_notice *n, const struct draft *d)
+static void notice_recipients(struct outbox_notice *n, const struct draft *d)
 {
 	size_t i, ok = 0;
 
@@ -247,7 +247,7 @@ static void __notice_recipients(struct outbox_notice *n, const struct draft *d)
 }
 
 /* Returns 1 when queued, 0 when already there or nobody to send to, < 0 on error. */
-static int __queue_mail(const struct notice_settings *s, struct draft *d)
+static int queue_mail(const struct notice_settings *s, struct draft *d)
 {
 	struct strbuf mail = STRBUF_INIT, text = STRBUF_INIT;
 	struct outbox_notice n = OUTBOX_NOTICE_INIT;
@@ -268,13 +268,13 @@ static int __queue_mail(const struct notice_settings *s, struct draft *d)
 	mime_clean_text(&text, d->body.buf);
 	mime_body(&mail, text.buf, &cte);
 	strbuf_reset(&text);
-	__headers(&text, s, d, id, from_name, from_addr, cte);
+	headers(&text, s, d, id, from_name, from_addr, cte);
 	strbuf_addbuf(&text, &mail);
-	__notice_init(&n, s, id, d->kind, "mail");
+	notice_init(&n, s, id, d->kind, "mail");
 	n.subject = xstrdup(d->subject.buf);
 	n.from = xstrdup(from_addr);
 	n.body = strbuf_detach(&text, NULL);
-	__notice_recipients(&n, d);
+	notice_recipients(&n, d);
 	ret = outbox_notice_save(&n, s->outbox_dir);
 	if (!ret)
 		ret = 1;
@@ -289,7 +289,7 @@ done:
 }
 
 /* One POST per configured webhook; returns how many were new, or < 0. */
-static int __queue_hooks(const struct notice_settings *s, const struct hook_event *ev,
+static int queue_hooks(const struct notice_settings *s, const struct hook_event *ev,
 			 const char *const *parts, const char *title)
 {
 	struct strbuf body = STRBUF_INIT, subject = STRBUF_INIT;
@@ -307,7 +307,7 @@ static int __queue_hooks(const struct notice_settings *s, const struct hook_even
 		outbox_id(id, p, 6);
 		path = outbox_notice_path(s->outbox_dir, id);
 		if (!file_exists(path)) {
-			__notice_init(&n, s, id, ev->event, "webhook");
+			notice_init(&n, s, id, ev->event, "webhook");
 			n.subject = xstrdup(subject.buf);
 			n.url = xstrdup(s->webhooks[i].url);
 			n.body = xstrdup(body.buf);
@@ -323,7 +323,7 @@ static int __queue_hooks(const struct notice_settings *s, const struct hook_even
 	return ret < 0 ? ret : queued;
 }
 
-static int __sum(int *total, int ret)
+static int sum(int *total, int ret)
 {
 	if (ret < 0)
 		return ret;
@@ -335,54 +335,54 @@ static int __sum(int *total, int ret)
  * The end of every notice but the first report: the drafted mail (released here),
  * then the event's webhooks.  The number queued, or the first error.
  */
-static int __queue_mail_and_hooks(const struct notice_settings *s, struct draft *d,
+static int queue_mail_and_hooks(const struct notice_settings *s, struct draft *d,
 				  const struct hook_event *ev, const char *const parts[3],
 				  const char *what)
 {
-	int total = 0, ret = __sum(&total, __queue_mail(s, d));
+	int total = 0, ret = sum(&total, queue_mail(s, d));
 
-	__draft_release(d);
-	if (ret < 0 || (ret = __sum(&total, __queue_hooks(s, ev, parts, what))) < 0)
+	draft_release(d);
+	if (ret < 0 || (ret = sum(&total, queue_hooks(s, ev, parts, what))) < 0)
 		return ret;
 	return total;
 }
 
 /* ---- breakages ---- */
 
-static int __is_build(const struct notice_breakage *b)
+static int is_build(const struct notice_breakage *b)
 {
 	return b->kind && !strcmp(b->kind, "build-failure");
 }
 
-static const char *__what(const struct notice_breakage *b)
+static const char *what(const struct notice_breakage *b)
 {
-	return __is_build(b) ? "build" : "test";
+	return is_build(b) ? "build" : "test";
 }
 
-static const char *__command(const struct notice_breakage *b)
+static const char *command(const struct notice_breakage *b)
 {
 	return b->command_name ? b->command_name : b->command_line ? b->command_line : "?";
 }
 
-static void __commit_line(struct draft *d, const char *commit, const char *subject)
+static void commit_line(struct draft *d, const char *commit, const char *subject)
 {
-	strbuf_addf(&d->body, "  %.12s (\"%s\")\n", __cl(d, commit), __cl(d, subject));
+	strbuf_addf(&d->body, "  %.12s (\"%s\")\n", cl(d, commit), cl(d, subject));
 }
 
-static void __partner_lines(struct draft *d, const struct notice_breakage *b)
+static void partner_lines(struct draft *d, const struct notice_breakage *b)
 {
 	if (!b->partner.tree)
 		return;
 	strbuf_addstr(&d->body, "interacting with commit\n\n");
-	__commit_line(d, b->partner.commit, b->partner.subject);
-	strbuf_addf(&d->body, "\nfrom the %s tree", __cl(d, b->partner.tree));
+	commit_line(d, b->partner.commit, b->partner.subject);
+	strbuf_addf(&d->body, "\nfrom the %s tree", cl(d, b->partner.tree));
 	if (b->partner.author.name || b->partner.author.email)
-		strbuf_addf(&d->body, " (by %s <%s>)", __cl(d, b->partner.author.name),
-			    __cl(d, b->partner.author.email));
+		strbuf_addf(&d->body, " (by %s <%s>)", cl(d, b->partner.author.name),
+			    cl(d, b->partner.author.email));
 	strbuf_addstr(&d->body, ".\n\n");
 }
 
-static void __excerpt(struct draft *d, const char *excerpt)
+static void excerpt(struct draft *d, const char *excerpt)
 {
 	struct strbuf sb = STRBUF_INIT;
 
@@ -393,7 +393,7 @@ static void __excerpt(struct draft *d, const char *excerpt)
 	strbuf_release(&sb);
 }
 
-static void __action(struct draft *d, const struct notice_breakage *b)
+static void action(struct draft *d, const struct notice_breakage *b)
 {
 	switch (b->action) {
 	case NOTICE_ACTION_REVERTED:
@@ -402,42 +402,42 @@ static void __action(struct draft *d, const struct notice_breakage *b)
 	case NOTICE_ACTION_PREVIOUS_VERSION:
 		if (b->previous_tag)
 			strbuf_addf(&d->body, "I have used the %s tree from %s for today.\n\n",
-				    __cl(d, b->tree), __cl(d, b->previous_tag));
+				    cl(d, b->tree), cl(d, b->previous_tag));
 		else
 			strbuf_addf(&d->body,
 				    "I have used the last good version of the %s tree "
 				    "for today.\n\n",
-				    __cl(d, b->tree));
+				    cl(d, b->tree));
 		break;
 	case NOTICE_ACTION_DROPPED_TREE:
 		strbuf_addf(&d->body, "I have dropped the %s tree for today.\n\n",
-			    __cl(d, b->tree));
+			    cl(d, b->tree));
 		break;
 	case NOTICE_ACTION_NONE:
 		break;
 	}
 }
 
-static void __reproduce(struct draft *d, const struct notice_breakage *b)
+static void reproduce(struct draft *d, const struct notice_breakage *b)
 {
 	strbuf_addstr(&d->body, "To reproduce with plain git:\n\n");
 	if (b->repro_url && b->repro_base)
-		strbuf_addf(&d->body, "  git fetch %s %s\n", __cl(d, b->repro_url),
-			    __cl(d, b->repro_base));
+		strbuf_addf(&d->body, "  git fetch %s %s\n", cl(d, b->repro_url),
+			    cl(d, b->repro_base));
 	strbuf_addf(&d->body, "  git checkout --detach %s\n",
-		    __cl(d, b->repro_base ? b->repro_base : b->next_tag));
+		    cl(d, b->repro_base ? b->repro_base : b->next_tag));
 	if (b->tree_url)
-		strbuf_addf(&d->body, "  git fetch %s %s\n", __cl(d, b->tree_url),
-			    __cl(d, b->tree_branch ? b->tree_branch : ""));
-	strbuf_addf(&d->body, "  git merge --no-edit %s\n", __cl(d, b->commit));
-	strbuf_addf(&d->body, "  %s\n\n", __cl(d, b->command_line ? b->command_line : ""));
+		strbuf_addf(&d->body, "  git fetch %s %s\n", cl(d, b->tree_url),
+			    cl(d, b->tree_branch ? b->tree_branch : ""));
+	strbuf_addf(&d->body, "  git merge --no-edit %s\n", cl(d, b->commit));
+	strbuf_addf(&d->body, "  %s\n\n", cl(d, b->command_line ? b->command_line : ""));
 	if (b->repro_base)
 		strbuf_addf(&d->body,
 			    "(%.12s is %s as it stood before the merge of the %s tree.)\n\n",
-			    __cl(d, b->repro_base), __cl(d, b->next_tag), __cl(d, b->tree));
+			    cl(d, b->repro_base), cl(d, b->next_tag), cl(d, b->tree));
 }
 
-static void __bisect_log(struct draft *d, const struct notice_breakage *b)
+static void bisect_log(struct draft *d, const struct notice_breakage *b)
 {
 	size_t i;
 
@@ -445,11 +445,11 @@ static void __bisect_log(struct draft *d, const struct notice_breakage *b)
 		return;
 	strbuf_addf(&d->body, "Bisection (%d steps):\n\n", b->bisect_steps);
 	for (i = 0; i < b->bisect_log_nr; i++)
-		strbuf_addf(&d->body, "  %s\n", __cl(d, b->bisect_log[i]));
+		strbuf_addf(&d->body, "  %s\n", cl(d, b->bisect_log[i]));
 	strbuf_addstr(&d->body, "\n");
 }
 
-static void __exit_status(struct draft *d, const struct notice_breakage *b)
+static void exit_status(struct draft *d, const struct notice_breakage *b)
 {
 	if (b->timed_out)
 		strbuf_addstr(&d->body, "was killed at its timeout");
@@ -457,40 +457,40 @@ static void __exit_status(struct draft *d, const struct notice_breakage *b)
 		strbuf_addf(&d->body, "failed with exit status %d", b->exit_code);
 }
 
-static void __reminder(const char *out[1], char buf[16], int n)
+static void reminder(const char *out[1], char buf[16], int n)
 {
 	snprintf(buf, 16, "%d", n);
 	out[0] = buf;
 }
 
 /* The patch's Message-ID, "<x@y>", into `out`; 0 when it has a usable one. */
-static int __patch_msgid(struct strbuf *out, const struct notice_breakage *b)
+static int patch_msgid(struct strbuf *out, const struct notice_breakage *b)
 {
 	return b->message_id ? mime_msgid_normalize(out, b->message_id) : -1;
 }
 
-static void __report_subject(struct draft *d, const struct notice_breakage *b)
+static void report_subject(struct draft *d, const struct notice_breakage *b)
 {
 	struct strbuf msgid = STRBUF_INIT;
 
-	if (!__patch_msgid(&msgid, b)) {
-		strbuf_addf(&d->subject, "Re: %s", __cl(d, b->subject));
+	if (!patch_msgid(&msgid, b)) {
+		strbuf_addf(&d->subject, "Re: %s", cl(d, b->subject));
 		strbuf_addbuf(&d->in_reply_to, &msgid);
 		strbuf_addbuf(&d->references, &msgid);
 	} else {
-		strbuf_addf(&d->subject, "[%s] %s failure: %s", __cl(d, b->tree), __what(b),
-			    __cl(d, b->subject));
+		strbuf_addf(&d->subject, "[%s] %s failure: %s", cl(d, b->tree), what(b),
+			    cl(d, b->subject));
 	}
 	strbuf_release(&msgid);
 }
 
-static void __tags(struct draft *d, const struct notice_settings *s,
+static void tags(struct draft *d, const struct notice_settings *s,
 		   const struct notice_breakage *b)
 {
 	strbuf_addf(&d->body,
 		    "If you fix it, please add these tags to the fix:\n\n"
 		    "Reported-by: %s\n",
-		    __cl(d, s->from));
+		    cl(d, s->from));
 	if (s->report_url) {
 		struct strbuf url = STRBUF_INIT;
 		const char *p = s->report_url, *hole;
@@ -501,13 +501,13 @@ static void __tags(struct draft *d, const struct notice_settings *s,
 			p = hole + 4;
 		}
 		strbuf_addstr(&url, p);
-		strbuf_addf(&d->body, "Closes: %s\n", __cl(d, url.buf));
+		strbuf_addf(&d->body, "Closes: %s\n", cl(d, url.buf));
 		strbuf_release(&url);
 	}
 	strbuf_addstr(&d->body, "\n");
 }
 
-static int __queue_report(const struct notice_settings *s, const struct notice_breakage *b,
+static int queue_report(const struct notice_settings *s, const struct notice_breakage *b,
 			  const char *reminder)
 {
 	struct draft d = DRAFT_INIT;
@@ -518,40 +518,40 @@ static int __queue_report(const struct notice_settings *s, const struct notice_b
 	d.parts[1] = b->flag_id;
 	d.parts[2] = "report";
 	d.parts[3] = reminder;
-	__add_person(&d, &b->author, 0);
+	add_person(&d, &b->author, 0);
 	if (b->partner.tree)
-		__add_person(&d, &b->partner.author, 0);
-	__add_specs(&d, b->contacts, b->contacts_nr, 1);
-	__report_subject(&d, b);
-	strbuf_addf(&d.body, "Hi %s,\n\n", b->author.name ? __cl(&d, b->author.name) : "");
+		add_person(&d, &b->partner.author, 0);
+	add_specs(&d, b->contacts, b->contacts_nr, 1);
+	report_subject(&d, b);
+	strbuf_addf(&d.body, "Hi %s,\n\n", b->author.name ? cl(&d, b->author.name) : "");
 	if (b->reminder)
 		strbuf_addf(&d.body,
 			    "This is a reminder: the breakage below is still present in "
 			    "%s.\n\n",
-			    __cl(&d, b->next_tag));
+			    cl(&d, b->next_tag));
 	strbuf_addf(&d.body,
 		    "While integrating %s, nextbot found that this commit in the %s "
 		    "tree breaks the %s:\n\n",
-		    __cl(&d, b->next_tag), __cl(&d, b->tree), __what(b));
-	__commit_line(&d, b->commit, b->subject);
+		    cl(&d, b->next_tag), cl(&d, b->tree), what(b));
+	commit_line(&d, b->commit, b->subject);
 	strbuf_addstr(&d.body, "\n");
-	__partner_lines(&d, b);
-	strbuf_addf(&d.body, "The %s command %s (%s) ", __what(b), __cl(&d, __command(b)),
-		    __cl(&d, b->command_line));
-	__exit_status(&d, b);
+	partner_lines(&d, b);
+	strbuf_addf(&d.body, "The %s command %s (%s) ", what(b), cl(&d, command(b)),
+		    cl(&d, b->command_line));
+	exit_status(&d, b);
 	strbuf_addstr(&d.body, ":\n\n");
-	__excerpt(&d, b->excerpt);
-	__bisect_log(&d, b);
-	__reproduce(&d, b);
-	__action(&d, b);
-	__tags(&d, s, b);
+	excerpt(&d, b->excerpt);
+	bisect_log(&d, b);
+	reproduce(&d, b);
+	action(&d, b);
+	tags(&d, s, b);
 	strbuf_addstr(&d.body, "-- \nnextbot\n");
-	ret = __queue_mail(s, &d);
-	__draft_release(&d);
+	ret = queue_mail(s, &d);
+	draft_release(&d);
 	return ret;
 }
 
-static int __queue_maintainer(const struct notice_settings *s, const struct notice_breakage *b,
+static int queue_maintainer(const struct notice_settings *s, const struct notice_breakage *b,
 			      const char *reminder)
 {
 	struct draft d = DRAFT_INIT;
@@ -562,53 +562,53 @@ static int __queue_maintainer(const struct notice_settings *s, const struct noti
 	d.parts[1] = b->flag_id;
 	d.parts[2] = "maintainer";
 	d.parts[3] = reminder;
-	__add_specs(&d, b->contacts, b->contacts_nr, 0);
+	add_specs(&d, b->contacts, b->contacts_nr, 0);
 	if (s->list)
-		__add_spec(&d, s->list, 1);
+		add_spec(&d, s->list, 1);
 	if (flaky)
 		strbuf_addf(&d.subject, "%s: flaky failure after merge of the %s tree",
-			    __cl(&d, b->next_tag), __cl(&d, b->tree));
+			    cl(&d, b->next_tag), cl(&d, b->tree));
 	else
 		strbuf_addf(&d.subject, "%s: %s failure after merge of the %s tree",
-			    __cl(&d, b->next_tag), __what(b), __cl(&d, b->tree));
+			    cl(&d, b->next_tag), what(b), cl(&d, b->tree));
 	strbuf_addstr(&d.body, "Hi all,\n\n");
 	if (b->reminder)
 		strbuf_addf(&d.body,
 			    "This is a reminder: the breakage below is still present in "
 			    "%s.\n\n",
-			    __cl(&d, b->next_tag));
+			    cl(&d, b->next_tag));
 	if (flaky) {
 		strbuf_addf(&d.body,
 			    "After merging the %s tree, today's run of %s failed %d of "
 			    "%d times, so no patch is blamed:\n\n",
-			    __cl(&d, b->tree), __cl(&d, __command(b)), b->failing, b->total);
-		__excerpt(&d, b->excerpt);
+			    cl(&d, b->tree), cl(&d, command(b)), b->failing, b->total);
+		excerpt(&d, b->excerpt);
 		if (b->commit) {
 			strbuf_addstr(&d.body, "The failure does not reproduce reliably. "
 					       "Bisection pointed at commit\n\n");
-			__commit_line(&d, b->commit, b->subject);
+			commit_line(&d, b->commit, b->subject);
 			strbuf_addstr(&d.body, "\nwhose author has not been told.\n\n");
 		}
 	} else {
 		strbuf_addf(&d.body,
 			    "After merging the %s tree, today's %s (%s) failed like "
 			    "this:\n\n",
-			    __cl(&d, b->tree), __what(b), __cl(&d, __command(b)));
-		__excerpt(&d, b->excerpt);
+			    cl(&d, b->tree), what(b), cl(&d, command(b)));
+		excerpt(&d, b->excerpt);
 		strbuf_addstr(&d.body, "Caused by commit\n\n");
-		__commit_line(&d, b->commit, b->subject);
+		commit_line(&d, b->commit, b->subject);
 		strbuf_addstr(&d.body, "\n");
-		__partner_lines(&d, b);
-		__action(&d, b);
-		__reproduce(&d, b);
+		partner_lines(&d, b);
+		action(&d, b);
+		reproduce(&d, b);
 	}
 	strbuf_addstr(&d.body, "-- \nCheers,\nnextbot\n");
-	ret = __queue_mail(s, &d);
-	__draft_release(&d);
+	ret = queue_mail(s, &d);
+	draft_release(&d);
 	return ret;
 }
 
-static void __event_from_breakage(struct hook_event *ev, const struct notice_breakage *b)
+static void event_from_breakage(struct hook_event *ev, const struct notice_breakage *b)
 {
 	memset(ev, 0, sizeof(*ev));
 	ev->event = b->kind;
@@ -641,7 +641,7 @@ static void __event_from_breakage(struct hook_event *ev, const struct notice_bre
 	}
 }
 
-static int __check_settings(const struct notice_settings *s)
+static int check_settings(const struct notice_settings *s)
 {
 	if (!s->outbox_dir || !s->from)
 		return nb_error_set(NB_EINVALID, "notify: outbox directory and from are required");
@@ -655,48 +655,48 @@ int notice_queue_breakage(const struct notice_settings *s, const struct notice_b
 	char buf[16];
 	int ret, total = 0;
 
-	if ((ret = __check_settings(s)) < 0)
+	if ((ret = check_settings(s)) < 0)
 		return ret;
 	if (!b->kind || !b->flag_id || !b->tree)
 		return nb_error_set(NB_EINVALID, "notify: breakage without kind, flag id or tree");
-	__reminder(rem, buf, b->reminder);
-	if (strcmp(b->kind, "flaky") && (ret = __sum(&total, __queue_report(s, b, rem[0]))) < 0)
+	reminder(rem, buf, b->reminder);
+	if (strcmp(b->kind, "flaky") && (ret = sum(&total, queue_report(s, b, rem[0]))) < 0)
 		return ret;
-	if ((ret = __sum(&total, __queue_maintainer(s, b, rem[0]))) < 0)
+	if ((ret = sum(&total, queue_maintainer(s, b, rem[0]))) < 0)
 		return ret;
-	__event_from_breakage(&ev, b);
+	event_from_breakage(&ev, b);
 	parts[0] = b->flag_id;
 	parts[1] = rem[0];
 	parts[2] = NULL;
-	if ((ret = __sum(&total, __queue_hooks(s, &ev, parts, b->subject))) < 0)
+	if ((ret = sum(&total, queue_hooks(s, &ev, parts, b->subject))) < 0)
 		return ret;
 	return total;
 }
 
 /* In-Reply-To the first report (or, for flaky, the maintainer mail) of the flag. */
-static void __thread_under_report(struct draft *d, const struct notice_settings *s,
+static void thread_under_report(struct draft *d, const struct notice_settings *s,
 				  const struct notice_breakage *b)
 {
 	int flaky = !strcmp(b->kind, "flaky");
 	const char *p[5] = {b->kind, b->flag_id, flaky ? "maintainer" : "report", "0", NULL};
 	char id[33], *name = NULL, *addr = NULL;
 
-	if (__patch_msgid(&d->references, b) == 0)
+	if (patch_msgid(&d->references, b) == 0)
 		strbuf_addch(&d->references, ' ');
 	if (!b->flag_id || mime_addr_parse(s->from, &name, &addr) < 0) {
 		strbuf_rtrim(&d->references);
-		__patch_msgid(&d->in_reply_to, b);
+		patch_msgid(&d->in_reply_to, b);
 		goto done;
 	}
 	outbox_id(id, p, 5);
-	__msgid(&d->in_reply_to, id, addr);
+	msgid(&d->in_reply_to, id, addr);
 	strbuf_addbuf(&d->references, &d->in_reply_to);
 done:
 	free(name);
 	free(addr);
 }
 
-static int __queue_followup(const struct notice_settings *s, const struct notice_breakage *b,
+static int queue_followup(const struct notice_settings *s, const struct notice_breakage *b,
 			    const char *kind, const char *why)
 {
 	struct draft d = DRAFT_INIT;
@@ -705,57 +705,57 @@ static int __queue_followup(const struct notice_settings *s, const struct notice
 	const char *parts[3] = {key, "0", NULL};
 	int ret, flaky = b->kind && !strcmp(b->kind, "flaky");
 
-	if ((ret = __check_settings(s)) < 0)
+	if ((ret = check_settings(s)) < 0)
 		return ret;
 	d.kind = kind;
 	d.parts[0] = kind;
 	d.parts[1] = key;
 	d.parts[2] = "mail";
 	if (!flaky)
-		__add_person(&d, &b->author, 0);
+		add_person(&d, &b->author, 0);
 	if (strcmp(kind, "dropped"))
-		__add_specs(&d, b->contacts, b->contacts_nr, !flaky);
+		add_specs(&d, b->contacts, b->contacts_nr, !flaky);
 	if (b->kind)
-		__thread_under_report(&d, s, b);
-	strbuf_addf(&d.subject, "[%s] %s", kind, __cl(&d, b->subject));
+		thread_under_report(&d, s, b);
+	strbuf_addf(&d.subject, "[%s] %s", kind, cl(&d, b->subject));
 	if (!strcmp(kind, "dropped")) {
 		strbuf_addf(&d.body, "This patch was dropped from the %s tree because %s\n\n",
-			    __cl(&d, b->tree), __cl(&d, why ? why : "of a maintainer's decision."));
+			    cl(&d, b->tree), cl(&d, why ? why : "of a maintainer's decision."));
 	} else {
 		strbuf_addf(&d.body,
 			    "The %s failure caused by this commit in the %s tree is gone "
 			    "as of %s: %s\n\n",
-			    b->kind && __is_build(b) ? "build" : "test", __cl(&d, b->tree),
-			    __cl(&d, b->next_tag), __cl(&d, why ? why : ""));
+			    b->kind && is_build(b) ? "build" : "test", cl(&d, b->tree),
+			    cl(&d, b->next_tag), cl(&d, why ? why : ""));
 	}
-	__commit_line(&d, b->commit, b->subject);
+	commit_line(&d, b->commit, b->subject);
 	strbuf_addstr(&d.body, "\n-- \nnextbot\n");
-	__event_from_breakage(&ev, b);
+	event_from_breakage(&ev, b);
 	ev.event = kind;
 	ev.reason = why;
-	return __queue_mail_and_hooks(s, &d, &ev, parts, b->subject);
+	return queue_mail_and_hooks(s, &d, &ev, parts, b->subject);
 }
 
 int notice_queue_dropped(const struct notice_settings *s, const struct notice_breakage *b,
 			 const char *reason)
 {
-	return __queue_followup(s, b, "dropped", reason);
+	return queue_followup(s, b, "dropped", reason);
 }
 
 int notice_queue_resolved(const struct notice_settings *s, const struct notice_breakage *b,
 			  const char *why)
 {
-	return __queue_followup(s, b, "resolved", why);
+	return queue_followup(s, b, "resolved", why);
 }
 
 /* ---- merge conflicts, base broken, summary ---- */
 
-static void __lines(struct draft *d, const char *const *v, size_t nr)
+static void lines(struct draft *d, const char *const *v, size_t nr)
 {
 	size_t i;
 
 	for (i = 0; i < nr; i++)
-		strbuf_addf(&d->body, "  %s\n", __cl(d, v[i]));
+		strbuf_addf(&d->body, "  %s\n", cl(d, v[i]));
 	if (!nr)
 		strbuf_addstr(&d->body, "  (none found)\n");
 	strbuf_addstr(&d->body, "\n");
@@ -768,7 +768,7 @@ int notice_queue_conflict(const struct notice_settings *s, const struct notice_c
 	const char *parts[3] = {c->date, c->tree, c->other};
 	int ret;
 
-	if ((ret = __check_settings(s)) < 0)
+	if ((ret = check_settings(s)) < 0)
 		return ret;
 	d.kind = "merge-conflict";
 	d.parts[0] = d.kind;
@@ -776,21 +776,21 @@ int notice_queue_conflict(const struct notice_settings *s, const struct notice_c
 	d.parts[2] = c->tree;
 	d.parts[3] = c->other;
 	d.parts[4] = "mail";
-	__add_specs(&d, c->contacts, c->contacts_nr, 0);
+	add_specs(&d, c->contacts, c->contacts_nr, 0);
 	if (s->list)
-		__add_spec(&d, s->list, 1);
+		add_spec(&d, s->list, 1);
 	strbuf_addf(&d.subject, "%s: manual merge of the %s tree with the %s tree",
-		    __cl(&d, c->next_tag), __cl(&d, c->tree), __cl(&d, c->other));
+		    cl(&d, c->next_tag), cl(&d, c->tree), cl(&d, c->other));
 	strbuf_addf(&d.body, "Hi all,\n\nToday's merge of the %s tree got a conflict in:\n\n",
-		    __cl(&d, c->tree));
-	__lines(&d, c->paths, c->paths_nr);
+		    cl(&d, c->tree));
+	lines(&d, c->paths, c->paths_nr);
 	strbuf_addstr(&d.body, "between these commits:\n\n");
-	__lines(&d, c->ours, c->ours_nr);
-	strbuf_addf(&d.body, "from the %s tree and these commits:\n\n", __cl(&d, c->other));
-	__lines(&d, c->theirs, c->theirs_nr);
-	strbuf_addf(&d.body, "from the %s tree.\n\n", __cl(&d, c->tree));
+	lines(&d, c->ours, c->ours_nr);
+	strbuf_addf(&d.body, "from the %s tree and these commits:\n\n", cl(&d, c->other));
+	lines(&d, c->theirs, c->theirs_nr);
+	strbuf_addf(&d.body, "from the %s tree.\n\n", cl(&d, c->tree));
 	if (c->outcome)
-		strbuf_addf(&d.body, "%s\n\n", __cl(&d, c->outcome));
+		strbuf_addf(&d.body, "%s\n\n", cl(&d, c->outcome));
 	strbuf_addstr(&d.body, "-- \nCheers,\nnextbot\n");
 	ev.event = "merge-conflict";
 	ev.date = c->date;
@@ -799,7 +799,7 @@ int notice_queue_conflict(const struct notice_settings *s, const struct notice_c
 	ev.other_tree = c->other;
 	ev.paths = c->paths;
 	ev.paths_nr = c->paths_nr;
-	return __queue_mail_and_hooks(s, &d, &ev, parts, c->tree);
+	return queue_mail_and_hooks(s, &d, &ev, parts, c->tree);
 }
 
 int notice_queue_base_broken(const struct notice_settings *s, const struct notice_base_broken *bb)
@@ -809,25 +809,25 @@ int notice_queue_base_broken(const struct notice_settings *s, const struct notic
 	const char *parts[3] = {bb->date, bb->base_name, NULL};
 	int ret;
 
-	if ((ret = __check_settings(s)) < 0)
+	if ((ret = check_settings(s)) < 0)
 		return ret;
 	d.kind = "base-broken";
 	d.parts[0] = d.kind;
 	d.parts[1] = bb->date;
 	d.parts[2] = "mail";
 	if (s->list)
-		__add_spec(&d, s->list, 0);
-	strbuf_addf(&d.subject, "%s: the base (%s) is broken", __cl(&d, bb->next_tag),
-		    __cl(&d, bb->base_name));
+		add_spec(&d, s->list, 0);
+	strbuf_addf(&d.subject, "%s: the base (%s) is broken", cl(&d, bb->next_tag),
+		    cl(&d, bb->base_name));
 	strbuf_addf(&d.body, "Hi all,\n\nTonight's base %s alone, at\n\n  %.12s\n\n",
-		    __cl(&d, bb->base_name), __cl(&d, bb->base_commit));
-	strbuf_addf(&d.body, "already fails %s (%s), ", __cl(&d, bb->command_name),
-		    __cl(&d, bb->command_line));
+		    cl(&d, bb->base_name), cl(&d, bb->base_commit));
+	strbuf_addf(&d.body, "already fails %s (%s), ", cl(&d, bb->command_name),
+		    cl(&d, bb->command_line));
 	if (bb->timed_out)
 		strbuf_addstr(&d.body, "killed at its timeout:\n\n");
 	else
 		strbuf_addf(&d.body, "exit status %d:\n\n", bb->exit_code);
-	__excerpt(&d, bb->excerpt);
+	excerpt(&d, bb->excerpt);
 	strbuf_addstr(&d.body, "No tree is blamed and nothing was merged tonight.\n\n"
 			       "-- \nnextbot\n");
 	ev.event = "base-broken";
@@ -840,15 +840,15 @@ int notice_queue_base_broken(const struct notice_settings *s, const struct notic
 	ev.exit_code = bb->exit_code;
 	ev.timed_out = bb->timed_out;
 	ev.log_excerpt = bb->excerpt;
-	return __queue_mail_and_hooks(s, &d, &ev, parts, "base broken");
+	return queue_mail_and_hooks(s, &d, &ev, parts, "base broken");
 }
 
-static void __section(struct draft *d, const char *title, const char *const *v, size_t nr)
+static void section(struct draft *d, const char *title, const char *const *v, size_t nr)
 {
 	if (!nr)
 		return;
 	strbuf_addf(&d->body, "%s:\n\n", title);
-	__lines(d, v, nr);
+	lines(d, v, nr);
 }
 
 int notice_queue_summary(const struct notice_settings *s, const struct notice_summary *sum)
@@ -859,39 +859,39 @@ int notice_queue_summary(const struct notice_settings *s, const struct notice_su
 	int ret;
 	size_t i;
 
-	if ((ret = __check_settings(s)) < 0)
+	if ((ret = check_settings(s)) < 0)
 		return ret;
 	d.kind = "summary";
 	d.parts[0] = d.kind;
 	d.parts[1] = sum->date;
 	d.parts[2] = "mail";
 	if (s->list)
-		__add_spec(&d, s->list, 0);
-	strbuf_addf(&d.subject, "[%s] BUILD %s %.12s", __cl(&d, sum->next_tag),
-		    sum->regression ? "REGRESSION" : "SUCCESS", __cl(&d, sum->next_commit));
-	strbuf_addf(&d.body, "%s (%.12s)\n\nTrees:\n\n", __cl(&d, sum->next_tag),
-		    __cl(&d, sum->next_commit));
+		add_spec(&d, s->list, 0);
+	strbuf_addf(&d.subject, "[%s] BUILD %s %.12s", cl(&d, sum->next_tag),
+		    sum->regression ? "REGRESSION" : "SUCCESS", cl(&d, sum->next_commit));
+	strbuf_addf(&d.body, "%s (%.12s)\n\nTrees:\n\n", cl(&d, sum->next_tag),
+		    cl(&d, sum->next_commit));
 	for (i = 0; i < sum->trees_nr; i++) {
 		const struct notice_summary_tree *t = &sum->trees[i];
 
-		strbuf_addf(&d.body, "  %-20s %s", __cl(&d, t->name), __cl(&d, t->state));
+		strbuf_addf(&d.body, "  %-20s %s", cl(&d, t->name), cl(&d, t->state));
 		if (t->reason)
-			strbuf_addf(&d.body, " (%s)", __cl(&d, t->reason));
+			strbuf_addf(&d.body, " (%s)", cl(&d, t->reason));
 		strbuf_addstr(&d.body, "\n");
 	}
 	strbuf_addstr(&d.body, "\n");
-	__section(&d, "New flags", sum->new_flags, sum->new_flags_nr);
-	__section(&d, "Resolved flags", sum->resolved_flags, sum->resolved_flags_nr);
-	__section(&d, "Duplicate patches (same patch-id in two trees)", sum->duplicates,
+	section(&d, "New flags", sum->new_flags, sum->new_flags_nr);
+	section(&d, "Resolved flags", sum->resolved_flags, sum->resolved_flags_nr);
+	section(&d, "Duplicate patches (same patch-id in two trees)", sum->duplicates,
 		  sum->duplicates_nr);
-	__section(&d, "Commits without their author's Signed-off-by", sum->missing_signoff,
+	section(&d, "Commits without their author's Signed-off-by", sum->missing_signoff,
 		  sum->missing_signoff_nr);
-	__section(&d, "Notes", sum->notes, sum->notes_nr);
+	section(&d, "Notes", sum->notes, sum->notes_nr);
 	strbuf_addstr(&d.body, "-- \nnextbot\n");
 	ev.event = "summary";
 	ev.date = sum->date;
 	ev.next_tag = sum->next_tag;
 	ev.commit = sum->next_commit;
 	ev.result = sum->regression ? "regression" : "success";
-	return __queue_mail_and_hooks(s, &d, &ev, parts, "daily summary");
+	return queue_mail_and_hooks(s, &d, &ev, parts, "daily summary");
 }

@@ -6,7 +6,7 @@
 #include "tests/gitfixture.h"
 #include "util/banned.h"
 
-static void __command(struct strbuf *cmd, const char *dir, const char *prelude,
+static void command(struct strbuf *cmd, const char *dir, const char *prelude,
 		      const char *fmt, va_list ap)
 {
 	strbuf_addf(cmd, "cd '%s' && { %s", dir, prelude ? prelude : "");
@@ -18,7 +18,7 @@ int fixture_vsh(const char *dir, const char *prelude, const char *fmt, va_list a
 	struct strbuf cmd = STRBUF_INIT;
 	int rc;
 
-	__command(&cmd, dir, prelude, fmt, ap);
+	command(&cmd, dir, prelude, fmt, ap);
 	strbuf_addstr(&cmd, "; } >/dev/null 2>&1");
 	rc = system(cmd.buf);
 	strbuf_release(&cmd);
@@ -35,7 +35,7 @@ int fixture_vsh_out(struct strbuf *out, const char *dir, const char *prelude, co
 	int rc;
 
 	strbuf_reset(out);
-	__command(&cmd, dir, prelude, fmt, ap);
+	command(&cmd, dir, prelude, fmt, ap);
 	strbuf_addstr(&cmd, "; } 2>/dev/null");
 	f = popen(cmd.buf, "r");
 	strbuf_release(&cmd);

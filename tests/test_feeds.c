@@ -103,7 +103,7 @@ static void test_world_errors(void **state)
 	free(dir);
 }
 
-static int __count_blobs(const char *root, const git_tree_entry *entry, void *payload)
+static int count_blobs(const char *root, const git_tree_entry *entry, void *payload)
 {
 	if (git_tree_entry_type(entry) == GIT_OBJECT_BLOB)
 		(*(int *)payload)++;
@@ -129,7 +129,7 @@ static void test_world_scaled(void **state)
 	assert_int_equal(git_repository_open_bare(&repo, cmd), 0);
 	assert_int_equal(git_revparse_single(&obj, repo, "refs/heads/crypto^{tree}"), 0);
 	tree = (git_tree *)obj;
-	git_tree_walk(tree, GIT_TREEWALK_PRE, __count_blobs, &files);
+	git_tree_walk(tree, GIT_TREEWALK_PRE, count_blobs, &files);
 	if (files < 400 || files > 480)
 		fail_msg("%d files", files);
 	git_object_free(obj);

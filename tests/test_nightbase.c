@@ -38,14 +38,14 @@ struct world {
 	git_time_t clock;
 };
 
-static unsigned int __rand(struct world *w, unsigned int below)
+static unsigned int rand_below(struct world *w, unsigned int below)
 {
 	w->rnd = w->rnd * 6364136223846793005ULL + 1442695040888963407ULL;
 	return (unsigned int)(w->rnd >> 33) % below;
 }
 
 /* A commit of the empty tree; dates wander back and forth (clock skew). */
-static git_oid __commit(struct world *w, const git_oid *parents, size_t nparents)
+static git_oid commit(struct world *w, const git_oid *parents, size_t nparents)
 {
 	const git_commit *pc[2] = { NULL, NULL };
 	git_commit *owned[2] = { NULL, NULL };
@@ -54,7 +54,7 @@ static git_oid __commit(struct world *w, const git_oid *parents, size_t nparents
 	git_oid id;
 	size_t i;
 
-	w->clock += (git_time_t)__rand(w, 7200) - 1800;
+	w->clock += (git_time_t)rand_below(w, 7200) - 1800;
 	assert_int_equal(git_signature_new(&sig, "T", "t@example.org", w->clock, 0), 0);
 	for (i = 0; i < nparents; i++) {
 		assert_int_equal(git_commit_lookup(&owned[i], w->repo, &parents[i]), 0);
@@ -72,7 +72,7 @@ static git_oid __commit(struct world *w, const git_oid *parents, size_t nparents
 }
 
 /* Mainline, then trees forked from mainline or from other trees' commits. */
-static void __world_make(struct world *w, unsigned int seed)
+static void world_make(struct world *w, unsigned int seed)
 {
 	git_treebuilder *tb = NULL;
 	git_oid tree_id, at, other;
@@ -88,41 +88,41 @@ static void __world_make(struct world *w, unsigned int seed)
 	assert_int_equal(git_treebuilder_write(&tree_id, tb), 0);
 	git_treebuilder_free(tb);
 	assert_int_equal(git_tree_lookup(&w->empty, w->repo, &tree_id), 0);
-	at = __commit(w, NULL, 0);
+	at = commit(w, NULL, 0);
 	for (k = 1; k < MAINLINE; k++)
-		at = __commit(w, &at, 1);
-	w->base = w->commits[MAINLINE - 5 + __rand(w, 5)];
+		at = commit(w, &at, 1);
+	w->base = w->commits[MAINLINE - 5 + rand_below(w, 5)];
 	for (t = 0; t < TREES; t++) {
 		/* forks from mainline up to the base, or from any commit made so far */
-		if (__rand(w, 3))
-			at = w->commits[__rand(w, MAINLINE - 4)];
+		if (rand_below(w, 3))
+			at = w->commits[rand_below(w, MAINLINE - 4)];
 		else
-			at = w->commits[__rand(w, (unsigned int)w->nr)];
-		for (n = 1 + __rand(w, 6), k = 0; k < n; k++) {
+			at = w->commits[rand_below(w, (unsigned int)w->nr)];
+		for (n = 1 + rand_below(w, 6), k = 0; k < n; k++) {
 			git_oid parents[2];
 
 			parents[0] = at;
-			if (__rand(w, 5)) {
-				at = __commit(w, parents, 1);
+			if (rand_below(w, 5)) {
+				at = commit(w, parents, 1);
 				continue;
 			}
-			other = w->commits[__rand(w, (unsigned int)w->nr)];
+			other = w->commits[rand_below(w, (unsigned int)w->nr)];
 			if (git_oid_equal(&other, &at)) {
-				at = __commit(w, parents, 1);
+				at = commit(w, parents, 1);
 				continue;
 			}
 			parents[1] = other;           /* a back-merge or a topic merged in */
-			at = __commit(w, parents, 2);
+			at = commit(w, parents, 2);
 		}
 		w->tips[w->tips_nr++] = at;
 	}
-	w->tips[w->tips_nr++] = w->commits[__rand(w, MAINLINE - 4)];       /* in the base */
-	w->tips[w->tips_nr++] = w->commits[MAINLINE + __rand(w, 10)];      /* an early tree's */
-	at = __commit(w, NULL, 0);                                           /* unrelated */
-	w->tips[w->tips_nr++] = __commit(w, &at, 1);
+	w->tips[w->tips_nr++] = w->commits[rand_below(w, MAINLINE - 4)];       /* in the base */
+	w->tips[w->tips_nr++] = w->commits[MAINLINE + rand_below(w, 10)];      /* an early tree's */
+	at = commit(w, NULL, 0);                                           /* unrelated */
+	w->tips[w->tips_nr++] = commit(w, &at, 1);
 }
 
-static void __world_free(struct world *w)
+static void world_free(struct world *w)
 {
 	char *cmd = xstrfmt("rm -rf '%s'", w->dir);
 
@@ -133,7 +133,7 @@ static void __world_free(struct world *w)
 }
 
 /* `git merge-base --all a b` as a set (empty when unrelated). */
-static void __git_bases(struct oidset *out, const struct world *w, const git_oid *a,
+static void git_bases(struct oidset *out, const struct world *w, const git_oid *a,
 			const git_oid *b)
 {
 	char ha[41], hb[41], line[128];
@@ -155,14 +155,14 @@ static void __git_bases(struct oidset *out, const struct world *w, const git_oid
 }
 
 /* One query: nightbase's answer must be git's set exactly. */
-static void __check(struct world *w, struct nightbase *nb, const git_oid *head,
+static void check(struct world *w, struct nightbase *nb, const git_oid *head,
 		    const git_oid *tip)
 {
 	struct oidset want = OIDSET_INIT, got = OIDSET_INIT;
 	const git_oid *bases;
 	size_t i, nr;
 
-	__git_bases(&want, w, head, tip);
+	git_bases(&want, w, head, tip);
 	assert_int_equal(nightbase_get(&bases, &nr, nb, head, tip), 0);
 	for (i = 0; i < nr; i++)
 		assert_true(oidset_add(&got, &bases[i]));       /* no duplicates */
@@ -174,7 +174,7 @@ static void __check(struct world *w, struct nightbase *nb, const git_oid *head,
 }
 
 /* A night: merge the tips in turn, sometimes with fixes on top or a reset. */
-static void __night(struct world *w, struct nightbase_stats *total)
+static void night(struct world *w, struct nightbase_stats *total)
 {
 	struct nightbase *nb = NULL;
 	struct nightbase_stats st;
@@ -183,22 +183,22 @@ static void __night(struct world *w, struct nightbase_stats *total)
 
 	assert_int_equal(nightbase_new(&nb, w->repo, &w->base), 0);
 	for (t = 0; t < w->tips_nr; t++) {
-		unsigned int action = __rand(w, 10);
+		unsigned int action = rand_below(w, 10);
 
-		__check(w, nb, &head, &w->tips[t]);
+		check(w, nb, &head, &w->tips[t]);
 		heads[nheads++] = head;
 		if (action < 7) {
 			parents[0] = head;
 			parents[1] = w->tips[t];
-			head = __commit(w, parents, 2);
+			head = commit(w, parents, 2);
 		} else if (action == 7) {
-			head = __commit(w, &head, 1);            /* a fix on top */
+			head = commit(w, &head, 1);            /* a fix on top */
 		} else if (action == 8) {
-			head = heads[__rand(w, (unsigned int)nheads)];  /* a fallback */
+			head = heads[rand_below(w, (unsigned int)nheads)];  /* a fallback */
 		}
 	}
-	__check(w, nb, &w->tips[0], &w->tips[1]);         /* a head not above the base */
-	__check(w, nb, &head, &w->tips[2]);
+	check(w, nb, &w->tips[0], &w->tips[1]);         /* a head not above the base */
+	check(w, nb, &head, &w->tips[2]);
 	nightbase_stats_get(nb, &st);
 	total->queries += st.queries;
 	total->rebuilds += st.rebuilds;
@@ -216,9 +216,9 @@ static void test_random_nights_match_git(void **state)
 	for (seed = 1; seed <= 12; seed++) {
 		struct world *w = xcalloc(1, sizeof(*w));
 
-		__world_make(w, seed);
-		__night(w, &total);
-		__world_free(w);
+		world_make(w, seed);
+		night(w, &total);
+		world_free(w);
 		free(w);
 	}
 	/* every path was taken: the shortcut, shared commits, rebuilds, the fallback */
@@ -238,21 +238,21 @@ static void test_linear_night_never_rebuilds(void **state)
 	size_t t;
 
 	(void)state;
-	__world_make(w, 99);
+	world_make(w, 99);
 	head = w->base;
 	assert_int_equal(nightbase_new(&nb, w->repo, &w->base), 0);
 	for (t = 0; t < TREES; t++) {
-		__check(w, nb, &head, &w->tips[t]);
+		check(w, nb, &head, &w->tips[t]);
 		parents[0] = head;
 		parents[1] = w->tips[t];
-		head = __commit(w, parents, 2);
+		head = commit(w, parents, 2);
 	}
 	nightbase_stats_get(nb, &st);
 	assert_int_equal(st.queries, TREES);
 	assert_int_equal(st.rebuilds, 0);
 	assert_int_equal(st.fallbacks, 0);
 	nightbase_free(nb);
-	__world_free(w);
+	world_free(w);
 	free(w);
 }
 

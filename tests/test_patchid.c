@@ -20,8 +20,8 @@
 static char repo_dir[256];
 
 /* Runs a shell snippet inside the test repository; fails the test if it fails. */
-static void __sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void __sh(const char *fmt, ...)
+static void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void sh(const char *fmt, ...)
 {
 	struct strbuf cmd = STRBUF_INIT;
 	va_list ap;
@@ -37,7 +37,7 @@ static void __sh(const char *fmt, ...)
 }
 
 /* Output of a shell snippet run in the repository, first line, trimmed. */
-static void __sh_out(struct strbuf *out, const char *cmd)
+static void sh_out(struct strbuf *out, const char *cmd)
 {
 	struct strbuf full = STRBUF_INIT;
 	char line[512];
@@ -60,7 +60,7 @@ static int setup_repo(void **state)
 
 	snprintf(repo_dir, sizeof(repo_dir), "%s/nb-patchid.XXXXXX", tmp ? tmp : "/tmp");
 	assert_non_null(mkdtemp(repo_dir));
-	__sh("git init -q -b master . && git config user.name T && "
+	sh("git init -q -b master . && git config user.name T && "
 	     "git config user.email t@example.org && git config core.autocrlf false");
 	git_libgit2_init();
 	return 0;
@@ -77,7 +77,7 @@ static int teardown_repo(void **state)
  * Compares merge_patch_id() of HEAD with git's.  `expect_none`: nextbot must
  * refuse (NB_ENOTFOUND) rather than give a patch-id.
  */
-static void __check_head(const char *what, int expect_none)
+static void check_head(const char *what, int expect_none)
 {
 	struct strbuf want = STRBUF_INIT, head = STRBUF_INIT;
 	git_repository *repo = NULL;
@@ -85,8 +85,8 @@ static void __check_head(const char *what, int expect_none)
 	char got[41];
 	int error;
 
-	__sh_out(&head, "git rev-parse HEAD");
-	__sh_out(&want, "git diff-tree -p --no-renames HEAD^ HEAD | git patch-id --stable"
+	sh_out(&head, "git rev-parse HEAD");
+	sh_out(&want, "git diff-tree -p --no-renames HEAD^ HEAD | git patch-id --stable"
 			" | cut -d' ' -f1");
 	assert_int_equal(git_repository_open(&repo, repo_dir), 0);
 	assert_int_equal(git_oid_fromstr(&oid, head.buf), 0);
@@ -107,47 +107,47 @@ static void __check_head(const char *what, int expect_none)
 
 static void test_patchid_text_changes(void **state)
 {
-	__sh("printf 'a\\nb\\nc\\n' >f.c && git add f.c && git commit -q -m root");
-	__sh("printf 'int x;\\n' >new.c && git add new.c && git commit -q -m new");
-	__check_head("new file", 0);
-	__sh("seq 1 60 >big && git add big && git commit -q -m big");
-	__check_head("new file of 60 lines", 0);
-	__sh("seq 1 60 | sed 's/^5$/five/; s/^50$/fifty/' >big && git commit -q -am multi");
-	__check_head("multi-hunk edit", 0);
-	__sh("printf 'a\\nb\\nc' >f.c && git commit -q -am noeol");
-	__check_head("no newline at EOF", 0);
-	__sh("printf 'a\\nb\\nc\\nd\\n' >f.c && git commit -q -am eol-again");
-	__check_head("newline at EOF restored", 0);
-	__sh("git rm -q new.c && git commit -q -m del");
-	__check_head("deleted file", 0);
-	__sh("printf '\\ta  b\\n' >ws && git add ws && git commit -q -m ws");
-	__sh("printf '  a b \\n' >ws && git commit -q -am ws2");
-	__check_head("whitespace-only change", 0);
-	__sh("git mv big moved && git commit -q -m rename");
-	__check_head("rename as delete + add", 0);
-	__sh("mkdir -p sub/dir && printf 'x\\n' >sub/dir/deep.h && git add sub && "
+	sh("printf 'a\\nb\\nc\\n' >f.c && git add f.c && git commit -q -m root");
+	sh("printf 'int x;\\n' >new.c && git add new.c && git commit -q -m new");
+	check_head("new file", 0);
+	sh("seq 1 60 >big && git add big && git commit -q -m big");
+	check_head("new file of 60 lines", 0);
+	sh("seq 1 60 | sed 's/^5$/five/; s/^50$/fifty/' >big && git commit -q -am multi");
+	check_head("multi-hunk edit", 0);
+	sh("printf 'a\\nb\\nc' >f.c && git commit -q -am noeol");
+	check_head("no newline at EOF", 0);
+	sh("printf 'a\\nb\\nc\\nd\\n' >f.c && git commit -q -am eol-again");
+	check_head("newline at EOF restored", 0);
+	sh("git rm -q new.c && git commit -q -m del");
+	check_head("deleted file", 0);
+	sh("printf '\\ta  b\\n' >ws && git add ws && git commit -q -m ws");
+	sh("printf '  a b \\n' >ws && git commit -q -am ws2");
+	check_head("whitespace-only change", 0);
+	sh("git mv big moved && git commit -q -m rename");
+	check_head("rename as delete + add", 0);
+	sh("mkdir -p sub/dir && printf 'x\\n' >sub/dir/deep.h && git add sub && "
 	     "printf 'z\\n' >>f.c && git commit -q -am two-files");
-	__check_head("two files in two folders", 0);
+	check_head("two files in two folders", 0);
 }
 
 static void test_patchid_mode_and_binary(void **state)
 {
-	__sh("printf 'a\\n' >s.sh && git add s.sh && git commit -q -m root");
-	__sh("chmod +x s.sh && git commit -q -am mode");
-	__check_head("mode change only", 0);
-	__sh("chmod -x s.sh && printf 'b\\n' >>s.sh && git commit -q -am mode+edit");
-	__check_head("mode change and edit", 0);
-	__sh("printf 'a\\0b\\0' >bin && git add bin && git commit -q -m bin");
-	__check_head("new binary file", 1);
-	__sh("printf 'c\\0d\\0' >bin && printf 'x\\n' >>s.sh && git commit -q -am bin2");
-	__check_head("binary and text change", 1);
-	__sh(": >empty && git add empty && git commit -q -m empty");
-	__check_head("new empty file", 1);
-	__sh("printf 'y\\n' >>s.sh && git rm -q empty && git commit -q -am del-empty");
-	__check_head("deleted empty file", 1);
-	__sh("printf 'q\\n' >empty && git add empty && git commit -q -m full");
-	__sh(": >empty && git commit -q -am emptied");
-	__check_head("file emptied, not deleted", 0);
+	sh("printf 'a\\n' >s.sh && git add s.sh && git commit -q -m root");
+	sh("chmod +x s.sh && git commit -q -am mode");
+	check_head("mode change only", 0);
+	sh("chmod -x s.sh && printf 'b\\n' >>s.sh && git commit -q -am mode+edit");
+	check_head("mode change and edit", 0);
+	sh("printf 'a\\0b\\0' >bin && git add bin && git commit -q -m bin");
+	check_head("new binary file", 1);
+	sh("printf 'c\\0d\\0' >bin && printf 'x\\n' >>s.sh && git commit -q -am bin2");
+	check_head("binary and text change", 1);
+	sh(": >empty && git add empty && git commit -q -m empty");
+	check_head("new empty file", 1);
+	sh("printf 'y\\n' >>s.sh && git rm -q empty && git commit -q -am del-empty");
+	check_head("deleted empty file", 1);
+	sh("printf 'q\\n' >empty && git add empty && git commit -q -m full");
+	sh(": >empty && git commit -q -am emptied");
+	check_head("file emptied, not deleted", 0);
 }
 
 static void test_patchid_merge_root_empty(void **state)
@@ -157,23 +157,23 @@ static void test_patchid_merge_root_empty(void **state)
 	git_oid oid;
 	char got[41];
 
-	__sh("printf 'a\\n' >f && git add f && git commit -q -m root");
-	__sh_out(&head, "git rev-parse HEAD");
+	sh("printf 'a\\n' >f && git add f && git commit -q -m root");
+	sh_out(&head, "git rev-parse HEAD");
 	assert_int_equal(git_repository_open(&repo, repo_dir), 0);
 	assert_int_equal(git_oid_fromstr(&oid, head.buf), 0);
 	assert_int_equal(merge_patch_id_oid(got, repo, &oid), NB_ENOTFOUND);
 	assert_string_equal(got, "");
 
-	__sh("git checkout -q -b side && printf 'b\\n' >g && git add g && git commit -q -m g && "
+	sh("git checkout -q -b side && printf 'b\\n' >g && git add g && git commit -q -m g && "
 	     "git checkout -q master && printf 'c\\n' >h && git add h && git commit -q -m h && "
 	     "git merge -q --no-edit side");
-	__sh_out(&head, "git rev-parse HEAD");
+	sh_out(&head, "git rev-parse HEAD");
 	assert_int_equal(git_oid_fromstr(&oid, head.buf), 0);
 	assert_int_equal(merge_patch_id_oid(got, repo, &oid), NB_ENOTFOUND);
 	assert_string_equal(got, "");
 
-	__sh("git commit -q --allow-empty -m nothing");
-	__sh_out(&head, "git rev-parse HEAD");
+	sh("git commit -q --allow-empty -m nothing");
+	sh_out(&head, "git rev-parse HEAD");
 	assert_int_equal(git_oid_fromstr(&oid, head.buf), 0);
 	assert_int_equal(merge_patch_id_oid(got, repo, &oid), NB_ENOTFOUND);
 
@@ -191,12 +191,12 @@ static void test_patchid_survives_rebase(void **state)
 	git_oid oid;
 	char got_a[41], got_b[41];
 
-	__sh("seq 1 30 >f && git add f && git commit -q -m root && git branch base");
-	__sh("sed -i 's/^20$/twenty/' f && git commit -q -am patch");
-	__sh_out(&a, "git rev-parse HEAD");
-	__sh("git checkout -q -b other base && sed -i 's/^2$/two/' f && git commit -q -am up && "
+	sh("seq 1 30 >f && git add f && git commit -q -m root && git branch base");
+	sh("sed -i 's/^20$/twenty/' f && git commit -q -am patch");
+	sh_out(&a, "git rev-parse HEAD");
+	sh("git checkout -q -b other base && sed -i 's/^2$/two/' f && git commit -q -am up && "
 	     "git cherry-pick " "master >/dev/null");
-	__sh_out(&b, "git rev-parse HEAD");
+	sh_out(&b, "git rev-parse HEAD");
 	assert_string_not_equal(a.buf, b.buf);
 	assert_int_equal(git_repository_open(&repo, repo_dir), 0);
 	git_oid_fromstr(&oid, a.buf);
@@ -302,13 +302,13 @@ static void test_trailer_odd_messages(void **state)
 	strbuf_release(&big);
 }
 
-static void __head_info(struct commit_info *ci)
+static void head_info(struct commit_info *ci)
 {
 	struct strbuf head = STRBUF_INIT;
 	git_repository *repo = NULL;
 	git_oid oid;
 
-	__sh_out(&head, "git rev-parse HEAD");
+	sh_out(&head, "git rev-parse HEAD");
 	assert_int_equal(git_repository_open(&repo, repo_dir), 0);
 	assert_int_equal(git_oid_fromstr(&oid, head.buf), 0);
 	assert_int_equal(commitinfo_read(ci, repo, &oid), 0);
@@ -323,13 +323,13 @@ static void test_commitinfo_kernel_patch(void **state)
 	struct strbuf want = STRBUF_INIT;
 	char *ident;
 
-	__sh("printf 'a\\n' >f && git add f && git commit -q -m root");
-	__sh("printf 'b\\n' >>f && git add f && printf 'mm/slab: fix it\\n\\nBody.\\n\\n"
+	sh("printf 'a\\n' >f && git add f && git commit -q -m root");
+	sh("printf 'b\\n' >>f && git add f && printf 'mm/slab: fix it\\n\\nBody.\\n\\n"
 	     "Signed-off-by: Zo\\303\\253 \\303\\205ngstr\\303\\266m <zoe@example.net>\\n"
 	     "Link: https://lore.kernel.org/r/1.2-1-zoe@example.net\\n' >msg && "
 	     "GIT_AUTHOR_NAME=\"$(printf 'Zo\\303\\253 \\303\\205ngstr\\303\\266m')\" "
 	     "GIT_AUTHOR_EMAIL=zoe@example.net git commit -q -F msg");
-	__head_info(&ci);
+	head_info(&ci);
 	assert_string_equal(ci.author_name, "Zoë Ångström");
 	assert_string_equal(ci.author_email, "zoe@example.net");
 	assert_string_equal(ci.committer_email, "t@example.org");
@@ -338,7 +338,7 @@ static void test_commitinfo_kernel_patch(void **state)
 	assert_int_equal(ci.signoffs_nr, 1);
 	assert_true(ci.has_author_signoff);
 	assert_int_equal(ci.parents_nr, 1);
-	__sh_out(&want, "git diff-tree -p HEAD^ HEAD | git patch-id --stable | cut -d' ' -f1");
+	sh_out(&want, "git diff-tree -p HEAD^ HEAD | git patch-id --stable | cut -d' ' -f1");
 	assert_string_equal(ci.patch_id, want.buf);
 	ident = commitinfo_author_ident(&ci);
 	assert_string_equal(ident, "Zoë Ångström <zoe@example.net>");
@@ -353,10 +353,10 @@ static void test_commitinfo_strange_commit(void **state)
 {
 	struct commit_info ci = COMMIT_INFO_INIT;
 
-	__sh("printf 'a\\n' >f && git add f && printf 'J\\366rg\\r fix\\n\\nbody \\351\\n' >msg && "
+	sh("printf 'a\\n' >f && git add f && printf 'J\\366rg\\r fix\\n\\nbody \\351\\n' >msg && "
 	     "GIT_AUTHOR_NAME=\"$(printf 'J\\366rg R\\366del')\" "
 	     "git -c i18n.commitEncoding=ISO-8859-1 commit -q -F msg");
-	__head_info(&ci);
+	head_info(&ci);
 	assert_string_equal(ci.author_name, "Jörg Rödel");
 	assert_string_equal(ci.subject, "Jörg fix"); /* a lone CR ends a line */
 	assert_string_equal(ci.body, "body é\n");

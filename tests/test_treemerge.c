@@ -345,7 +345,7 @@ static void test_directory_rename_differs(void **state)
 	strbuf_release(&out);
 }
 
-static void __random_op(struct strbuf *sb, int op, int v, int s)
+static void random_op(struct strbuf *sb, int op, int v, int s)
 {
 	switch (op) {
 	case 0: strbuf_addf(sb, "sed -i 's/^%d$/o%d/' a", v, s); break;
@@ -376,7 +376,7 @@ static void test_random(void **state)
 				int op = rand_r(&seed) % 8, v = 1 + rand_r(&seed) % 38;
 
 				strbuf_addstr(&side[s], "{ ");
-				__random_op(&side[s], op, v, s);
+				random_op(&side[s], op, v, s);
 				strbuf_addstr(&side[s], "; } || true");
 				strbuf_addf(&side[s], "; c r%d%d; ", s, k);
 			}

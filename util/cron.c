@@ -35,7 +35,7 @@ static const struct {
 };
 
 /* A number or (where the field has them) a three-letter name; advances *p. */
-static int __parse_value(const char **p, const char *end, const struct field_def *f, int *out)
+static int parse_value(const char **p, const char *end, const struct field_def *f, int *out)
 {
 	const char *s = *p;
 	int v = 0, i;
@@ -65,7 +65,7 @@ static int __parse_value(const char **p, const char *end, const struct field_def
 }
 
 /* One list item: '*', N or N-M, then optionally /step. */
-static int __parse_item(uint64_t *bits, const char *s, const char *end, const struct field_def *f)
+static int parse_item(uint64_t *bits, const char *s, const char *end, const struct field_def *f)
 {
 	int a, b, step = 1, v;
 
@@ -74,12 +74,12 @@ static int __parse_item(uint64_t *bits, const char *s, const char *end, const st
 		b = f->hi;
 		s++;
 	} else {
-		if (__parse_value(&s, end, f, &a) < 0)
+		if (parse_value(&s, end, f, &a) < 0)
 			return -1;
 		b = a;
 		if (s < end && *s == '-') {
 			s++;
-			if (__parse_value(&s, end, f, &b) < 0 || b < a)
+			if (parse_value(&s, end, f, &b) < 0 || b < a)
 				return -1;
 		} else if (s < end && *s == '/') {
 			b = f->hi;
@@ -106,7 +106,7 @@ static int __parse_item(uint64_t *bits, const char *s, const char *end, const st
 	return 0;
 }
 
-static int __parse_field(uint64_t *bits, const char *s, size_t len, const struct field_def *f)
+static int parse_field(uint64_t *bits, const char *s, size_t len, const struct field_def *f)
 {
 	const char *end = s + len;
 
@@ -115,14 +115,14 @@ static int __parse_field(uint64_t *bits, const char *s, size_t len, const struct
 		const char *comma = memchr(s, ',', (size_t)(end - s));
 		const char *item_end = comma ? comma : end;
 
-		if (item_end == s || __parse_item(bits, s, item_end, f) < 0)
+		if (item_end == s || parse_item(bits, s, item_end, f) < 0)
 			return -1;
 		s = item_end + 1;
 	}
 	return 0;
 }
 
-static int __parse_fields(struct cron_expr *out, const char *orig, const char *expr)
+static int parse_fields(struct cron_expr *out, const char *orig, const char *expr)
 {
 	const char *s = expr, *start[6];
 	size_t len[6];
@@ -148,7 +148,7 @@ static int __parse_fields(struct cron_expr *out, const char *orig, const char *e
 				    "day-of-month month day-of-week), got %s%d",
 				    orig, n > 5 ? "more than " : "", n > 5 ? 5 : n);
 	for (i = 0; i < 5; i++)
-		if (__parse_field(&bits[i], start[i], len[i], &fields[i]) < 0)
+		if (parse_field(&bits[i], start[i], len[i], &fields[i]) < 0)
 			return nb_error_set(NB_EINVALID,
 					    "cron expression '%s': bad %s field '%.*s'", orig,
 					    fields[i].name, (int)len[i], start[i]);
@@ -178,13 +178,13 @@ int cron_parse(struct cron_expr *out, const char *expr)
 		for (i = 0; i < sizeof(shorthands) / sizeof(shorthands[0]); i++)
 			if (strlen(shorthands[i].name) == n && !strncmp(s, shorthands[i].name, n) &&
 			    !s[n + strspn(s + n, " \t\r\n")])
-				return __parse_fields(out, expr, shorthands[i].expr);
+				return parse_fields(out, expr, shorthands[i].expr);
 		return nb_error_set(NB_EINVALID, "cron expression '%s': unknown shorthand", expr);
 	}
-	return __parse_fields(out, expr, expr);
+	return parse_fields(out, expr, expr);
 }
 
-static int __day_matches(const struct cron_expr *e, const struct tm *tm)
+static int day_matches(const struct cron_expr *e, const struct tm *tm)
 {
 	int mday = !!(e->mdays & (1U << tm->tm_mday));
 	int wday = !!(e->wdays & (1U << tm->tm_wday));
@@ -208,7 +208,7 @@ int cron_next(time_t *out, const struct cron_expr *e, time_t after)
 			tm.tm_mon++;
 			tm.tm_mday = 1;
 			tm.tm_hour = tm.tm_min = 0;
-		} else if (!__day_matches(e, &tm)) {
+		} else if (!day_matches(e, &tm)) {
 			tm.tm_mday++;
 			tm.tm_hour = tm.tm_min = 0;
 		} else if (!(e->hours & (1U << tm.tm_hour))) {

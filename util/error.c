@@ -12,7 +12,7 @@
 static _Thread_local char errmsg[ERRMSG_MAX];
 
 __attribute__((format(printf, 1, 0)))
-static void __vset(const char *fmt, va_list ap)
+static void vset(const char *fmt, va_list ap)
 {
 	vsnprintf(errmsg, sizeof(errmsg), fmt, ap);
 }
@@ -22,7 +22,7 @@ int nb_error_set(int code, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	__vset(fmt, ap);
+	vset(fmt, ap);
 	va_end(ap);
 	return code;
 }
@@ -34,7 +34,7 @@ int nb_error_errno(int code, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	__vset(fmt, ap);
+	vset(fmt, ap);
 	va_end(ap);
 	len = strlen(errmsg);
 	snprintf(errmsg + len, sizeof(errmsg) - len, ": %s", strerror(saved));
@@ -50,7 +50,7 @@ void nb_error_prefix(const char *fmt, ...)
 
 	memcpy(old, errmsg, sizeof(old));
 	va_start(ap, fmt);
-	__vset(fmt, ap);
+	vset(fmt, ap);
 	va_end(ap);
 	len = strlen(errmsg);
 	snprintf(errmsg + len, sizeof(errmsg) - len, "%s", old);

@@ -57,7 +57,7 @@ int file_fsync_dir(const char *dir)
 	return 0;
 }
 
-static int __write_all(int fd, const char *data, size_t len)
+static int write_all(int fd, const char *data, size_t len)
 {
 	while (len) {
 		ssize_t n;
@@ -76,7 +76,7 @@ static int __write_all(int fd, const char *data, size_t len)
 	return 0;
 }
 
-static char *__dirname(const char *path)
+static char *dirname(const char *path)
 {
 	const char *slash = strrchr(path, '/');
 
@@ -93,7 +93,7 @@ int file_write_atomic(const char *path, const void *data, size_t len)
 	/* unique per thread and call: two threads may replace the same file at once */
 	char *tmp = xstrfmt("%s.tmp.%ld.%u", path, (long)gettid(),
 			    __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED));
-	char *dir = __dirname(path);
+	char *dir = dirname(path);
 	int fd = -1, error = NB_ERROR;
 
 	if (file_fault_check("open")) {
@@ -105,7 +105,7 @@ int file_write_atomic(const char *path, const void *data, size_t len)
 		nb_error_errno(NB_ERROR, "cannot create '%s'", tmp);
 		goto done;
 	}
-	if (__write_all(fd, data, len) < 0) {
+	if (write_all(fd, data, len) < 0) {
 		nb_error_errno(NB_ERROR, "cannot write '%s'", tmp);
 		goto done;
 	}

@@ -23,7 +23,7 @@ enum log_level log_get_level(void)
 	return level;
 }
 
-static int __is_tty(void)
+static int is_tty(void)
 {
 	static int tty = -1;
 
@@ -32,7 +32,7 @@ static int __is_tty(void)
 	return tty;
 }
 
-static void __stamp(char *buf, size_t n)
+static void stamp(char *buf, size_t n)
 {
 	time_t now = time(NULL);
 	struct tm tm;
@@ -41,7 +41,7 @@ static void __stamp(char *buf, size_t n)
 	strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-static void __clear_live(void)
+static void clear_live(void)
 {
 	if (live_shown) {
 		fputs("\r\033[K", stderr);
@@ -50,14 +50,14 @@ static void __clear_live(void)
 }
 
 __attribute__((format(printf, 2, 0)))
-static void __vlog(const char *tag, const char *fmt, va_list ap)
+static void vlog(const char *tag, const char *fmt, va_list ap)
 {
 	char ts[32];
 
 	pthread_mutex_lock(&log_lock);
-	__clear_live();
-	if (!__is_tty()) {
-		__stamp(ts, sizeof(ts));
+	clear_live();
+	if (!is_tty()) {
+		stamp(ts, sizeof(ts));
 		fprintf(stderr, "%s ", ts);
 	}
 	fprintf(stderr, "nextbot: %s", tag);
@@ -74,7 +74,7 @@ void log_info(const char *fmt, ...)
 	if (level < LOG_NORMAL)
 		return;
 	va_start(ap, fmt);
-	__vlog("", fmt, ap);
+	vlog("", fmt, ap);
 	va_end(ap);
 }
 
@@ -83,7 +83,7 @@ void log_warn(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	__vlog("warning: ", fmt, ap);
+	vlog("warning: ", fmt, ap);
 	va_end(ap);
 }
 
@@ -94,7 +94,7 @@ void log_verbose(const char *fmt, ...)
 	if (level < LOG_VERBOSE)
 		return;
 	va_start(ap, fmt);
-	__vlog("", fmt, ap);
+	vlog("", fmt, ap);
 	va_end(ap);
 }
 
@@ -105,8 +105,8 @@ void log_progress(const char *fmt, ...)
 	if (level < LOG_NORMAL)
 		return;
 	va_start(ap, fmt);
-	if (!__is_tty() || level >= LOG_VERBOSE) {
-		__vlog("", fmt, ap);
+	if (!is_tty() || level >= LOG_VERBOSE) {
+		vlog("", fmt, ap);
 	} else {
 		pthread_mutex_lock(&log_lock);
 		fputs("\r\033[K", stderr);
@@ -121,6 +121,6 @@ void log_progress(const char *fmt, ...)
 void log_progress_done(void)
 {
 	pthread_mutex_lock(&log_lock);
-	__clear_live();
+	clear_live();
 	pthread_mutex_unlock(&log_lock);
 }

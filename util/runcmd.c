@@ -92,7 +92,7 @@ struct capture {
 	size_t total;
 };
 
-static void __capture_init(struct capture *c, size_t cap)
+static void capture_init(struct capture *c, size_t cap)
 {
 	strbuf_init(&c->head, 0);
 	c->head_cap = cap / 2;
@@ -102,7 +102,7 @@ static void __capture_init(struct capture *c, size_t cap)
 	c->total = 0;
 }
 
-static void __capture_add(struct capture *c, const char *data, size_t n)
+static void capture_add(struct capture *c, const char *data, size_t n)
 {
 	size_t take;
 
@@ -137,7 +137,7 @@ static void __capture_add(struct capture *c, const char *data, size_t n)
 }
 
 /* Moves the kept text into `out`: head, an omission line if bytes were dropped, tail. */
-static void __capture_finish(struct capture *c, struct strbuf *out)
+static void capture_finish(struct capture *c, struct strbuf *out)
 {
 	size_t omitted = c->total - c->head.len - c->tail_len;
 	size_t start = (c->tail_pos + c->tail_cap - c->tail_len) % (c->tail_cap ? c->tail_cap : 1);
@@ -161,7 +161,7 @@ static void __capture_finish(struct capture *c, struct strbuf *out)
 	c->tail = NULL;
 }
 
-static void __write_all(int fd, const void *data, size_t len)
+static void write_all(int fd, const void *data, size_t len)
 {
 	const char *p = data;
 
@@ -177,14 +177,14 @@ static void __write_all(int fd, const void *data, size_t len)
 	}
 }
 
-static int __cmp_int(const void *a, const void *b)
+static int cmp_int(const void *a, const void *b)
 {
 	int x = *(const int *)a, y = *(const int *)b;
 
 	return (x > y) - (x < y);
 }
 
-static void __close_range(unsigned int lo, unsigned int hi)
+static void close_fds(unsigned int lo, unsigned int hi)
 {
 	long max;
 
@@ -201,7 +201,7 @@ static void __close_range(unsigned int lo, unsigned int hi)
 }
 
 /* Closes every descriptor >= 3 except those in `keep` (at most 8). */
-static void __close_fds_except(const int *keep, int nkeep)
+static void close_fds_except(const int *keep, int nkeep)
 {
 	int sorted[8], i, n = 0;
 	unsigned int lo = 3;
@@ -209,26 +209,26 @@ static void __close_fds_except(const int *keep, int nkeep)
 	for (i = 0; i < nkeep && n < 8; i++)
 		if (keep[i] >= 3)
 			sorted[n++] = keep[i];
-	qsort(sorted, (size_t)n, sizeof(int), __cmp_int);
+	qsort(sorted, (size_t)n, sizeof(int), cmp_int);
 	for (i = 0; i < n; i++) {
 		if ((unsigned int)sorted[i] > lo)
-			__close_range(lo, (unsigned int)sorted[i] - 1);
+			close_fds(lo, (unsigned int)sorted[i] - 1);
 		lo = (unsigned int)sorted[i] + 1;
 	}
-	__close_range(lo, ~0U);
+	close_fds(lo, ~0U);
 }
 
 /* ---- the command process (grandchild of nextbot) ---- */
 
-static void __child_fail(int fd, int stage, int err)
+static void child_fail(int fd, int stage, int err)
 {
 	struct child_failure f = { stage, err };
 
-	__write_all(fd, &f, sizeof(f));
+	write_all(fd, &f, sizeof(f));
 	_exit(stage == STAGE_EXEC && err != ENOENT ? 126 : 127);
 }
 
-static int __set_limit(int resource, long long value)
+static int set_limit(int resource, long long value)
 {
 	struct rlimit rl;
 
@@ -246,7 +246,7 @@ static int __set_limit(int resource, long long value)
 	return setrlimit(resource, &rl);
 }
 
-static void __run_child(const struct prepared *p, int fail_fd)
+static void run_child(const struct prepared *p, int fail_fd)
 {
 	const struct runcmd_opts *o = p->opts;
 	int keep[1] = { fail_fd };
@@ -261,47 +261,47 @@ static void __run_child(const struct prepared *p, int fail_fd)
 
 	if (dup2(p->stdin_fd, 0) < 0 || dup2(p->out_w, 1) < 0 ||
 	    dup2(p->err_w >= 0 ? p->err_w : p->out_w, 2) < 0)
-		__child_fail(fail_fd, STAGE_FDS, errno);
-	__close_fds_except(keep, 1);
+		child_fail(fail_fd, STAGE_FDS, errno);
+	close_fds_except(keep, 1);
 
 	/* Before dropping privileges, so that a 0700 parent directory does not matter. */
 	if (o->cwd && chdir(o->cwd) < 0)
-		__child_fail(fail_fd, STAGE_CHDIR, errno);
+		child_fail(fail_fd, STAGE_CHDIR, errno);
 	if (p->set_limits &&
-	    (__set_limit(RLIMIT_NPROC, p->limits.nproc) < 0 ||
-	     __set_limit(RLIMIT_AS, p->limits.as_bytes) < 0 ||
-	     __set_limit(RLIMIT_FSIZE, p->limits.fsize) < 0))
-		__child_fail(fail_fd, STAGE_LIMITS, errno);
+	    (set_limit(RLIMIT_NPROC, p->limits.nproc) < 0 ||
+	     set_limit(RLIMIT_AS, p->limits.as_bytes) < 0 ||
+	     set_limit(RLIMIT_FSIZE, p->limits.fsize) < 0))
+		child_fail(fail_fd, STAGE_LIMITS, errno);
 	if (p->drop) {
 		if (setgroups(1, &p->gid) < 0 || setgid(p->gid) < 0 || setuid(p->uid) < 0)
-			__child_fail(fail_fd, STAGE_USER, errno);
+			child_fail(fail_fd, STAGE_USER, errno);
 		if (setuid(0) == 0)
-			__child_fail(fail_fd, STAGE_USER, EPERM);
+			child_fail(fail_fd, STAGE_USER, EPERM);
 	}
 	if (p->use_path)
 		execvpe(p->argv[0], p->argv, p->envp);
 	else
 		execve(p->argv[0], p->argv, p->envp);
-	__child_fail(fail_fd, STAGE_EXEC, errno);
+	child_fail(fail_fd, STAGE_EXEC, errno);
 }
 
 /* ---- the supervisor (child of nextbot, parent of the command) ---- */
 
-static int __timespec_cmp(const struct timespec *a, const struct timespec *b)
+static int timespec_cmp(const struct timespec *a, const struct timespec *b)
 {
 	if (a->tv_sec != b->tv_sec)
 		return a->tv_sec < b->tv_sec ? -1 : 1;
 	return (a->tv_nsec > b->tv_nsec) - (a->tv_nsec < b->tv_nsec);
 }
 
-static void __kill_pid_and_group(long pid)
+static void kill_pid_and_group(long pid)
 {
 	kill((pid_t)-pid, SIGKILL);
 	kill((pid_t)pid, SIGKILL);
 }
 
 /* Without CONFIG_PROC_CHILDREN: scan /proc for processes whose parent we are. */
-static void __kill_children_scan(void)
+static void kill_children_scan(void)
 {
 	char path[64], buf[1024];
 	struct dirent *de;
@@ -329,13 +329,13 @@ static void __kill_children_scan(void)
 		buf[n] = 0;
 		rp = strrchr(buf, ')');
 		if (rp && sscanf(rp, ") %*c %ld", &ppid) == 1 && ppid == getpid())
-			__kill_pid_and_group(pid);
+			kill_pid_and_group(pid);
 	}
 	closedir(d);
 }
 
 /* SIGKILLs every direct child of ours and the process groups they lead. */
-static void __kill_children(void)
+static void kill_children(void)
 {
 	char path[64], buf[8192], *p, *end;
 	ssize_t n;
@@ -344,13 +344,13 @@ static void __kill_children(void)
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)getpid(), (int)getpid());
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		__kill_children_scan();
+		kill_children_scan();
 		return;
 	}
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n < 0) {
-		__kill_children_scan();
+		kill_children_scan();
 		return;
 	}
 	buf[n] = 0;
@@ -363,7 +363,7 @@ static void __kill_children(void)
 		if (end == p)
 			break;
 		if (pid > 0)
-			__kill_pid_and_group(pid);
+			kill_pid_and_group(pid);
 	}
 }
 
@@ -374,7 +374,7 @@ static void __kill_children(void)
  * does not die (stuck in the kernel, state D) is given up on after KILL_GRACE
  * tenths of a second, so that nextbot itself does not hang on it.
  */
-static void __kill_tree(pid_t pgid, pid_t main_pid, struct report *r)
+static void kill_tree(pid_t pgid, pid_t main_pid, struct report *r)
 {
 	struct timespec tick = { 0, 100000000L };
 	sigset_t chld;
@@ -386,7 +386,7 @@ static void __kill_tree(pid_t pgid, pid_t main_pid, struct report *r)
 	if (pgid > 0)
 		kill(-pgid, SIGKILL);
 	while (rounds < KILL_GRACE) {
-		__kill_children();
+		kill_children();
 		pid = waitpid(-1, &status, WNOHANG);
 		if (pid < 0 && errno == ECHILD)
 			return;
@@ -406,7 +406,7 @@ static void __kill_tree(pid_t pgid, pid_t main_pid, struct report *r)
  * Waits until the command exits (returns 1, its status in *status), the deadline
  * passes or the supervisor is told to stop (returns 0, the reason noted in r).
  */
-static int __wait_main(const struct prepared *p, pid_t pid, int *status, struct report *r)
+static int wait_main(const struct prepared *p, pid_t pid, int *status, struct report *r)
 {
 	sigset_t waitset;
 	int sig;
@@ -426,7 +426,7 @@ static int __wait_main(const struct prepared *p, pid_t pid, int *status, struct 
 				return 1;
 		if (p->has_deadline) {
 			clock_gettime(CLOCK_MONOTONIC, &now);
-			if (__timespec_cmp(&now, &p->deadline) >= 0) {
+			if (timespec_cmp(&now, &p->deadline) >= 0) {
 				r->timed_out = 1;
 				return 0;
 			}
@@ -448,10 +448,10 @@ static int __wait_main(const struct prepared *p, pid_t pid, int *status, struct 
 
 /*
  * The supervisor: a child subreaper between nextbot and the command.  It starts
- * with every signal blocked (see __spawn) and only ever waits for the ones it wants;
+ * with every signal blocked (see spawn) and only ever waits for the ones it wants;
  * PR_SET_PDEATHSIG turns nextbot's death into a SIGTERM that makes it kill the tree.
  */
-static void __supervise(const struct prepared *p)
+static void supervise(const struct prepared *p)
 {
 	struct report r = { 0 };
 	int fail_pipe[2] = { -1, -1 };
@@ -463,7 +463,7 @@ static void __supervise(const struct prepared *p)
 	if (getppid() != p->nextbot_pid)
 		_exit(1);
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	__close_fds_except(keep, 4);
+	close_fds_except(keep, 4);
 	signal(SIGCHLD, SIG_DFL);
 
 	if (pipe2(fail_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
@@ -477,7 +477,7 @@ static void __supervise(const struct prepared *p)
 	}
 	if (!pid) {
 		close(fail_pipe[0]);
-		__run_child(p, fail_pipe[1]);
+		run_child(p, fail_pipe[1]);
 	}
 	r.started = 1;
 	setpgid(pid, pid);
@@ -487,19 +487,19 @@ static void __supervise(const struct prepared *p)
 		close(p->err_w);
 	close(p->stdin_fd);
 
-	if (__wait_main(p, pid, &status, &r)) {
+	if (wait_main(p, pid, &status, &r)) {
 		r.wstatus = status;
 		/* Reaped: only its process group and the orphans remain. */
-		__kill_tree(pid, 0, &r);
+		kill_tree(pid, 0, &r);
 	} else {
 		/* Timed out or told to stop: nothing it started may stay. */
 		r.lost = 1;
-		__kill_tree(pid, pid, &r);
+		kill_tree(pid, pid, &r);
 	}
 	if (read(fail_pipe[0], &r.failure, sizeof(r.failure)) != sizeof(r.failure))
 		memset(&r.failure, 0, sizeof(r.failure));
 report:
-	__write_all(p->report_w, &r, sizeof(r));
+	write_all(p->report_w, &r, sizeof(r));
 	_exit(0);
 }
 
@@ -510,7 +510,7 @@ static const char *const allowed_env[] = {
 	NULL,
 };
 
-static int __env_allowed(const char *entry)
+static int env_allowed(const char *entry)
 {
 	size_t klen = strcspn(entry, "=");
 	int i;
@@ -524,7 +524,7 @@ static int __env_allowed(const char *entry)
 }
 
 /* Adds or replaces KEY=VALUE in `env`. */
-static void __env_set(struct strvec *env, const char *entry)
+static void env_set(struct strvec *env, const char *entry)
 {
 	size_t klen = strcspn(entry, "="), i;
 
@@ -538,33 +538,33 @@ static void __env_set(struct strvec *env, const char *entry)
 	strvec_push(env, entry);
 }
 
-static void __build_env(struct strvec *env, const struct runcmd_opts *o, const struct passwd *pw)
+static void build_env(struct strvec *env, const struct runcmd_opts *o, const struct passwd *pw)
 {
 	char **e;
 	size_t i;
 
 	for (e = environ; e && *e; e++)
-		if (o->inherit_env || __env_allowed(*e))
+		if (o->inherit_env || env_allowed(*e))
 			strvec_push(env, *e);
 	if (pw) {
 		char *s = xstrfmt("HOME=%s", pw->pw_dir);
 
-		__env_set(env, s);
+		env_set(env, s);
 		free(s);
 		s = xstrfmt("USER=%s", pw->pw_name);
-		__env_set(env, s);
+		env_set(env, s);
 		free(s);
 		s = xstrfmt("LOGNAME=%s", pw->pw_name);
-		__env_set(env, s);
+		env_set(env, s);
 		free(s);
 	}
 	for (i = 0; o->env && o->env[i]; i++)
 		if (strchr(o->env[i], '='))
-			__env_set(env, o->env[i]);
+			env_set(env, o->env[i]);
 }
 
 /* Gives the command's working tree to the user it runs as (entries not yet theirs). */
-static int __chown_tree(int dirfd, const char *path, uid_t uid, gid_t gid)
+static int chown_tree(int dirfd, const char *path, uid_t uid, gid_t gid)
 {
 	struct stat st;
 	struct dirent *de;
@@ -589,7 +589,7 @@ static int __chown_tree(int dirfd, const char *path, uid_t uid, gid_t gid)
 		if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
 		if (S_ISDIR(st.st_mode)) {
-			error = __chown_tree(fd, de->d_name, uid, gid);
+			error = chown_tree(fd, de->d_name, uid, gid);
 			if (error)
 				nb_error_prefix("%s/", path);
 		} else if (st.st_uid != uid &&
@@ -601,7 +601,7 @@ static int __chown_tree(int dirfd, const char *path, uid_t uid, gid_t gid)
 	return error;
 }
 
-static int __lookup_user(struct prepared *p, const char *user, struct passwd *pw,
+static int lookup_user(struct prepared *p, const char *user, struct passwd *pw,
 			 char **pwbuf)
 {
 	struct passwd *res = NULL;
@@ -623,7 +623,7 @@ static int __lookup_user(struct prepared *p, const char *user, struct passwd *pw
 	return 0;
 }
 
-static double __elapsed(const struct timespec *start)
+static double elapsed(const struct timespec *start)
 {
 	struct timespec now;
 
@@ -632,7 +632,7 @@ static double __elapsed(const struct timespec *start)
 	       (double)(now.tv_nsec - start->tv_nsec) / 1e9;
 }
 
-static void __fill_result(struct runcmd_result *out, const struct report *r, int is_shell)
+static void fill_result(struct runcmd_result *out, const struct report *r, int is_shell)
 {
 	int st = r->wstatus;
 
@@ -660,7 +660,7 @@ static void __fill_result(struct runcmd_result *out, const struct report *r, int
 		out->limit_hit = 1;
 }
 
-static const char *__stage_name(int stage)
+static const char *stage_name(int stage)
 {
 	switch (stage) {
 	case STAGE_CHDIR:
@@ -676,7 +676,7 @@ static const char *__stage_name(int stage)
 	}
 }
 
-static void __write_log(const char *path, const struct strbuf *out, const struct strbuf *err)
+static void write_log(const char *path, const struct strbuf *out, const struct strbuf *err)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 
@@ -684,22 +684,22 @@ static void __write_log(const char *path, const struct strbuf *out, const struct
 		log_warn("cannot write log '%s': %s", path, strerror(errno));
 		return;
 	}
-	__write_all(fd, out->buf, out->len);
+	write_all(fd, out->buf, out->len);
 	if (err && err->len) {
-		__write_all(fd, "--- stderr ---\n", 15);
-		__write_all(fd, err->buf, err->len);
+		write_all(fd, "--- stderr ---\n", 15);
+		write_all(fd, err->buf, err->len);
 	}
 	close(fd);
 }
 
 /* Reads what is available on `fd` into `c`; returns 0 at EOF, 1 if more may come. */
-static int __pump(int fd, struct capture *c)
+static int pump(int fd, struct capture *c)
 {
 	char buf[65536];
 	ssize_t n = read(fd, buf, sizeof(buf));
 
 	if (n > 0) {
-		__capture_add(c, buf, (size_t)n);
+		capture_add(c, buf, (size_t)n);
 		return 1;
 	}
 	if (n < 0 && (errno == EINTR || errno == EAGAIN))
@@ -707,7 +707,7 @@ static int __pump(int fd, struct capture *c)
 	return 0;
 }
 
-static void __drain(int fd, struct capture *c)
+static void drain(int fd, struct capture *c)
 {
 	int i;
 
@@ -722,12 +722,12 @@ static void __drain(int fd, struct capture *c)
 		if (n <= 0 && !(n < 0 && errno == EINTR))
 			break;
 		if (n > 0)
-			__capture_add(c, buf, (size_t)n);
+			capture_add(c, buf, (size_t)n);
 	}
 }
 
 /* Collects output until the supervisor's report arrives; returns 0 or -1 (no report). */
-static int __collect(int out_r, int err_r, int report_r, struct capture *oc, struct capture *ec,
+static int collect(int out_r, int err_r, int report_r, struct capture *oc, struct capture *ec,
 		     struct report *r)
 {
 	size_t got = 0;
@@ -749,9 +749,9 @@ static int __collect(int out_r, int err_r, int report_r, struct capture *oc, str
 		for (i = 1; i < n; i++) {
 			if (!(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
 				continue;
-			if (pfd[i].fd == out_r && !__pump(out_r, oc))
+			if (pfd[i].fd == out_r && !pump(out_r, oc))
 				out_r = -1;
-			else if (pfd[i].fd == err_r && !__pump(err_r, ec))
+			else if (pfd[i].fd == err_r && !pump(err_r, ec))
 				err_r = -1;
 		}
 		if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
@@ -764,19 +764,19 @@ static int __collect(int out_r, int err_r, int report_r, struct capture *oc, str
 			got += (size_t)k;
 		}
 	}
-	__drain(out_r, oc);
-	__drain(err_r, ec);
+	drain(out_r, oc);
+	drain(err_r, ec);
 	return 0;
 }
 
-static void __close(int *fd)
+static void close_fd(int *fd)
 {
 	if (*fd >= 0)
 		close(*fd);
 	*fd = -1;
 }
 
-static int __prepare(struct prepared *p, const struct runcmd_opts *o, struct passwd *pw,
+static int prepare(struct prepared *p, const struct runcmd_opts *o, struct passwd *pw,
 		     char **pwbuf)
 {
 	int is_root = geteuid() == 0;
@@ -790,11 +790,11 @@ static int __prepare(struct prepared *p, const struct runcmd_opts *o, struct pas
 		return nb_error_set(NB_EINVALID, "working directory '%s' is not a directory",
 				    o->cwd);
 	if (is_root && o->user) {
-		int error = __lookup_user(p, o->user, pw, pwbuf);
+		int error = lookup_user(p, o->user, pw, pwbuf);
 
 		if (error)
 			return error;
-		if (o->cwd && __chown_tree(AT_FDCWD, o->cwd, p->uid, p->gid) < 0) {
+		if (o->cwd && chown_tree(AT_FDCWD, o->cwd, p->uid, p->gid) < 0) {
 			nb_error_prefix("runner user '%s': ", o->user);
 			return NB_ERROR;
 		}
@@ -816,7 +816,7 @@ static int __prepare(struct prepared *p, const struct runcmd_opts *o, struct pas
 	return 0;
 }
 
-static void __set_deadline(struct prepared *p, const struct timespec *start, double timeout)
+static void set_deadline(struct prepared *p, const struct timespec *start, double timeout)
 {
 	double whole;
 
@@ -834,7 +834,7 @@ static void __set_deadline(struct prepared *p, const struct timespec *start, dou
 	}
 }
 
-static void __result_reset(struct runcmd_result *out)
+static void result_reset(struct runcmd_result *out)
 {
 	out->exit_code = -1;
 	out->signal = out->timed_out = out->exec_failed = out->limit_hit = 0;
@@ -844,7 +844,7 @@ static void __result_reset(struct runcmd_result *out)
 }
 
 /* Forks the supervisor and collects output until it reports; the core of runcmd_run(). */
-static int __spawn(struct runcmd_result *out, struct prepared *p, struct strbuf *err_out)
+static int spawn(struct runcmd_result *out, struct prepared *p, struct strbuf *err_out)
 {
 	const struct runcmd_opts *o = p->opts;
 	int out_pipe[2] = { -1, -1 }, err_pipe[2] = { -1, -1 }, rep_pipe[2] = { -1, -1 };
@@ -869,31 +869,31 @@ static int __spawn(struct runcmd_result *out, struct prepared *p, struct strbuf 
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	sup = fork();
 	if (!sup)
-		__supervise(p);
+		supervise(p);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (sup < 0) {
 		error = nb_error_errno(NB_ERROR, "cannot fork");
 		goto done;
 	}
-	__close(&out_pipe[1]);
-	__close(&err_pipe[1]);
-	__close(&rep_pipe[1]);
+	close_fd(&out_pipe[1]);
+	close_fd(&err_pipe[1]);
+	close_fd(&rep_pipe[1]);
 
-	__capture_init(&oc, o->output_cap ? o->output_cap : DEFAULT_CAP);
-	__capture_init(&ec, STDERR_CAP);
+	capture_init(&oc, o->output_cap ? o->output_cap : DEFAULT_CAP);
+	capture_init(&ec, STDERR_CAP);
 	memset(&r, 0, sizeof(r));
-	if (__collect(out_pipe[0], err_pipe[0], rep_pipe[0], &oc, &ec, &r) < 0) {
+	if (collect(out_pipe[0], err_pipe[0], rep_pipe[0], &oc, &ec, &r) < 0) {
 		kill(sup, SIGKILL);
 		error = nb_error_set(NB_ERROR, "the command's supervisor died without a report");
 	}
 	while (waitpid(sup, NULL, 0) < 0 && errno == EINTR)
 		;
 	out->output_total = oc.total;
-	__capture_finish(&oc, &out->output);
+	capture_finish(&oc, &out->output);
 	if (err_out)
-		__capture_finish(&ec, err_out);
+		capture_finish(&ec, err_out);
 	else
-		__capture_finish(&ec, &(struct strbuf)STRBUF_INIT);
+		capture_finish(&ec, &(struct strbuf)STRBUF_INIT);
 	if (error)
 		goto done;
 	if (r.fork_errno) {
@@ -901,21 +901,21 @@ static int __spawn(struct runcmd_result *out, struct prepared *p, struct strbuf 
 		error = nb_error_errno(NB_ERROR, "cannot fork");
 	} else if (r.failure.stage && r.failure.stage != STAGE_EXEC) {
 		errno = r.failure.err;
-		error = nb_error_errno(NB_ERROR, "%s", __stage_name(r.failure.stage));
+		error = nb_error_errno(NB_ERROR, "%s", stage_name(r.failure.stage));
 	} else {
-		__fill_result(out, &r, !o->argv);
+		fill_result(out, &r, !o->argv);
 	}
 done:
-	__close(&out_pipe[0]);
-	__close(&out_pipe[1]);
-	__close(&err_pipe[0]);
-	__close(&err_pipe[1]);
-	__close(&rep_pipe[0]);
-	__close(&rep_pipe[1]);
+	close_fd(&out_pipe[0]);
+	close_fd(&out_pipe[1]);
+	close_fd(&err_pipe[0]);
+	close_fd(&err_pipe[1]);
+	close_fd(&rep_pipe[0]);
+	close_fd(&rep_pipe[1]);
 	return error;
 }
 
-static int __run(struct runcmd_result *out, const struct runcmd_opts *o, struct strbuf *err_out)
+static int run(struct runcmd_result *out, const struct runcmd_opts *o, struct strbuf *err_out)
 {
 	struct prepared p = { .opts = o, .stdin_fd = -1, .out_w = -1, .err_w = -1, .report_w = -1 };
 	const char *sh_argv[4] = { "/bin/sh", "-c", o->shell, NULL };
@@ -926,24 +926,24 @@ static int __run(struct runcmd_result *out, const struct runcmd_opts *o, struct 
 	char *pwbuf = NULL;
 	int error;
 
-	__result_reset(out);
+	result_reset(out);
 	clock_gettime(CLOCK_MONOTONIC, &start);
-	error = __prepare(&p, o, &pw, &pwbuf);
+	error = prepare(&p, o, &pw, &pwbuf);
 	if (error)
 		goto done;
-	__build_env(&env, o, p.drop ? &pw : NULL);
+	build_env(&env, o, p.drop ? &pw : NULL);
 	p.envp = env.v;
 	p.argv = o->argv ? (char *const *)o->argv : (char *const *)sh_argv;
 	p.use_path = !!o->argv;
-	__set_deadline(&p, &start, o->timeout);
-	error = __spawn(out, &p, &errbuf);
-	out->seconds = __elapsed(&start);
+	set_deadline(&p, &start, o->timeout);
+	error = spawn(out, &p, &errbuf);
+	out->seconds = elapsed(&start);
 	if (o->log_path)
-		__write_log(o->log_path, &out->output, &errbuf);
+		write_log(o->log_path, &out->output, &errbuf);
 	if (err_out)
 		strbuf_addbuf(err_out, &errbuf);
 done:
-	__close(&p.stdin_fd);
+	close_fd(&p.stdin_fd);
 	strvec_clear(&env);
 	strbuf_release(&errbuf);
 	free(pwbuf);
@@ -952,7 +952,7 @@ done:
 
 int runcmd_run(struct runcmd_result *out, const struct runcmd_opts *opts)
 {
-	return __run(out, opts, NULL);
+	return run(out, opts, NULL);
 }
 
 void runcmd_result_release(struct runcmd_result *r)
@@ -961,7 +961,7 @@ void runcmd_result_release(struct runcmd_result *r)
 	r->exit_code = -1;
 }
 
-static void __describe(struct strbuf *sb, const char *const *argv)
+static void describe(struct strbuf *sb, const char *const *argv)
 {
 	size_t i;
 
@@ -984,10 +984,10 @@ int runcmd_capture(struct strbuf *out, const char *cwd, const char *const *argv)
 	opts.inherit_env = 1;
 	opts.merge_stderr = 0;
 	opts.output_cap = CAPTURE_MAX;
-	error = __run(&res, &opts, &err);
+	error = run(&res, &opts, &err);
 	if (error)
 		goto done;
-	__describe(&cmd, argv);
+	describe(&cmd, argv);
 	strbuf_trim(&err);
 	if (res.exec_failed)
 		error = nb_error_set(NB_ERROR, "cannot run '%s' (exit %d)", cmd.buf, res.exit_code);

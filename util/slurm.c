@@ -65,7 +65,7 @@ struct watch {
 	int stopped;              /* cancelled because nextbot is stopping */
 };
 
-static double __now(void)
+static double monotonic_now(void)
 {
 	struct timespec ts;
 
@@ -73,7 +73,7 @@ static double __now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void __scancel(const char *name, const char *const *env)
+static void scancel(const char *name, const char *const *env)
 {
 	const char *argv[] = { "scancel", "--quiet", "--full", NULL, NULL };
 	struct runcmd_opts o = RUNCMD_OPTS_INIT;
@@ -92,7 +92,7 @@ static void __scancel(const char *name, const char *const *env)
 }
 
 /* 1 when squeue no longer lists the job (0 while it does, or squeue failed). */
-static int __gone(const char *name, const char *const *env)
+static int gone(const char *name, const char *const *env)
 {
 	const char *argv[] = { "squeue", "--noheader", "--format=%i", NULL, NULL };
 	struct runcmd_opts o = RUNCMD_OPTS_INIT;
@@ -111,16 +111,16 @@ static int __gone(const char *name, const char *const *env)
 }
 
 /* Cancels the job and waits (bounded) until Slurm has it out of the queue. */
-static void __cancel_and_wait(const char *name, const char *const *env)
+static void cancel_and_wait(const char *name, const char *const *env)
 {
 	double until = 0;
 	struct timespec pause = { 0, 250000000L };
 
-	__scancel(name, env);
+	scancel(name, env);
 	for (;;) {
 		struct timespec ts;
 
-		if (__gone(name, env))
+		if (gone(name, env))
 			return;
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		if (!until)
@@ -133,7 +133,7 @@ static void __cancel_and_wait(const char *name, const char *const *env)
 }
 
 /* Sleeps one poll interval unless srun finishes; returns 1 when it has. */
-static int __wait_poll(struct watch *w)
+static int wait_poll(struct watch *w)
 {
 	struct timespec ts;
 	int done;
@@ -159,7 +159,7 @@ void slurm_stop_on(volatile sig_atomic_t *flag)
 	pthread_mutex_unlock(&lock);
 }
 
-static int __stopping(void)
+static int stopping(void)
 {
 	int stop;
 
@@ -171,17 +171,17 @@ static int __stopping(void)
 
 /* Cancels the job at our timeout (from the step's start), at the queue timeout, or
  * when nextbot is stopping. */
-static void *__watchdog(void *arg)
+static void *watchdog(void *arg)
 {
 	struct watch *w = arg;
-	double begin = __now(), started = 0, now;
+	double begin = monotonic_now(), started = 0, now;
 	struct stat st;
 
-	while (!__wait_poll(w)) {
-		now = __now();
+	while (!wait_poll(w)) {
+		now = monotonic_now();
 		if (!started && !stat(w->start_path, &st))
 			started = now;
-		if (__stopping()) {
+		if (stopping()) {
 			w->stopped = 1;
 		} else if (started && w->timeout > 0 && now - started >= w->timeout) {
 			w->timed_out = 1;
@@ -190,13 +190,13 @@ static void *__watchdog(void *arg)
 		} else {
 			continue;
 		}
-		__scancel(w->name, w->env);
+		scancel(w->name, w->env);
 		break;
 	}
 	return NULL;
 }
 
-static void __slot_take(int max_jobs)
+static void slot_take(int max_jobs)
 {
 	pthread_mutex_lock(&lock);
 	while (max_jobs > 0 && active >= max_jobs)
@@ -205,7 +205,7 @@ static void __slot_take(int max_jobs)
 	pthread_mutex_unlock(&lock);
 }
 
-static void __register(const char *name, int add)
+static void register_job(const char *name, int add)
 {
 	size_t i;
 
@@ -240,12 +240,12 @@ void slurm_cancel_all(void)
 	if (conf)
 		strvec_pushf(&env, "SLURM_CONF=%s", conf);
 	for (i = 0; i < names.nr; i++)
-		__scancel(names.v[i], (const char *const *)env.v);
+		scancel(names.v[i], (const char *const *)env.v);
 	strvec_clear(&names);
 	strvec_clear(&env);
 }
 
-static const char *__env_get(const char *const *env, const char *key)
+static const char *env_get(const char *const *env, const char *key)
 {
 	size_t n = strlen(key);
 
@@ -257,10 +257,10 @@ static const char *__env_get(const char *const *env, const char *key)
 
 /* "<name>/<pid>.<n>"; the name from the tree and commit when the caller gave none
  * (a check of next or the base has no tree: "nextbot:<commit>"). */
-static char *__job_name(const struct slurm_opts *s, const char *const *env)
+static char *job_name(const struct slurm_opts *s, const char *const *env)
 {
-	const char *tree = __env_get(env, "NEXTBOT_TREE");
-	const char *commit = __env_get(env, "NEXTBOT_COMMIT");
+	const char *tree = env_get(env, "NEXTBOT_TREE");
+	const char *commit = env_get(env, "NEXTBOT_COMMIT");
 	struct strbuf sb = STRBUF_INIT;
 	unsigned long n;
 
@@ -277,7 +277,7 @@ static char *__job_name(const struct slurm_opts *s, const char *const *env)
 	return strbuf_detach(&sb, NULL);
 }
 
-static void __srun_argv(struct strvec *av, const struct runcmd_opts *opts,
+static void srun_argv(struct strvec *av, const struct runcmd_opts *opts,
 			const struct slurm_opts *s, const char *dir, const char *name,
 			const char *prefix)
 {
@@ -319,7 +319,7 @@ static void __srun_argv(struct strvec *av, const struct runcmd_opts *opts,
  * was not found; "N signal": the command died of signal N-128, with the limits a
  * local run infers from that (SIGXFSZ; a SIGKILL that was not our timeout's).
  */
-static int __read_status(const char *path, struct runcmd_result *out)
+static int read_status(const char *path, struct runcmd_result *out)
 {
 	char buf[64] = "", word[8] = "";
 	FILE *f = fopen(path, "re");
@@ -339,7 +339,7 @@ static int __read_status(const char *path, struct runcmd_result *out)
 }
 
 /* The result from srun's, the step's status file and the watchdog. */
-static void __classify(struct runcmd_result *out, const struct watch *w, const char *prefix,
+static void classify(struct runcmd_result *out, const struct watch *w, const char *prefix,
 		       const char *name)
 {
 	char *exit_path = xstrfmt("%s.exit", prefix);
@@ -350,7 +350,7 @@ static void __classify(struct runcmd_result *out, const struct watch *w, const c
 		out->signal = SIGKILL;
 		out->exit_code = 128 + SIGKILL;
 		out->exec_failed = out->limit_hit = 0;
-	} else if (!w->stopped && !out->timed_out && __read_status(exit_path, out)) {
+	} else if (!w->stopped && !out->timed_out && read_status(exit_path, out)) {
 		/* the command's own status (not one that our cancel caused) */
 	} else {
 		out->runner_failed = out->exec_failed = 1;
@@ -363,7 +363,7 @@ static void __classify(struct runcmd_result *out, const struct watch *w, const c
 	free(exit_path);
 }
 
-static void __remove_status(const char *prefix)
+static void remove_status(const char *prefix)
 {
 	const char *suffix[] = { ".start", ".exit", ".tmp", ".sig" };
 	size_t i;
@@ -377,7 +377,7 @@ static void __remove_status(const char *prefix)
 }
 
 /* srun through runcmd, watched; fills `out` and the watch. */
-static int __run_watched(struct runcmd_result *out, const struct runcmd_opts *ro,
+static int run_watched(struct runcmd_result *out, const struct runcmd_opts *ro,
 			 struct watch *w)
 {
 	pthread_t tid;
@@ -385,7 +385,7 @@ static int __run_watched(struct runcmd_result *out, const struct runcmd_opts *ro
 
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cond, NULL);
-	watching = !pthread_create(&tid, NULL, __watchdog, w);
+	watching = !pthread_create(&tid, NULL, watchdog, w);
 	if (!watching)
 		log_warn("slurm: no watchdog thread; only srun's backstop timeout applies");
 	err = runcmd_run(out, ro);
@@ -400,14 +400,14 @@ static int __run_watched(struct runcmd_result *out, const struct runcmd_opts *ro
 	return err;
 }
 
-static void __build_env(struct strvec *env, const struct runcmd_opts *opts)
+static void build_env(struct strvec *env, const struct runcmd_opts *opts)
 {
 	const char *conf = getenv("SLURM_CONF");
 	size_t i;
 
 	for (i = 0; opts->env && opts->env[i]; i++)
 		strvec_push(env, opts->env[i]);
-	if (conf && !__env_get(opts->env, "SLURM_CONF"))
+	if (conf && !env_get(opts->env, "SLURM_CONF"))
 		strvec_pushf(env, "SLURM_CONF=%s", conf);
 }
 
@@ -424,10 +424,10 @@ int slurm_run(struct runcmd_result *out, const struct runcmd_opts *opts,
 
 	if (!dir && !(dir = getcwd(cwd_buf, sizeof(cwd_buf))))
 		return nb_error_errno(NB_ERROR, "slurm: cannot get the working directory");
-	__build_env(&env, opts);
-	name = __job_name(s, (const char *const *)env.v);
+	build_env(&env, opts);
+	name = job_name(s, (const char *const *)env.v);
 	prefix = xstrfmt("%s/.nextbot-slurm-%s", dir, strrchr(name, '/') + 1);
-	__srun_argv(&av, opts, s, dir, name, prefix);
+	srun_argv(&av, opts, s, dir, name, prefix);
 	ro.argv = (const char *const *)av.v;
 	ro.shell = NULL;
 	ro.env = (const char *const *)env.v;
@@ -436,9 +436,9 @@ int slurm_run(struct runcmd_result *out, const struct runcmd_opts *opts,
 			    .queue_timeout = queue };
 	w.start_path = xstrfmt("%s.start", prefix);
 
-	__slot_take(s->max_jobs);
-	__register(name, 1);
-	if (__stopping()) {
+	slot_take(s->max_jobs);
+	register_job(name, 1);
+	if (stopping()) {
 		/* nextbot is stopping: nothing new goes to the cluster */
 		strbuf_reset(&out->output);
 		out->exit_code = -1;
@@ -448,15 +448,15 @@ int slurm_run(struct runcmd_result *out, const struct runcmd_opts *opts,
 		out->runner_failed = out->exec_failed = 1;
 		log_warn("slurm: job '%s' not submitted: nextbot is stopping", name);
 		err = 0;
-	} else if (!(err = __run_watched(out, &ro, &w))) {
+	} else if (!(err = run_watched(out, &ro, &w))) {
 		out->runner_failed = 0;
 		if (out->exit_code != 0 || out->timed_out || w.timed_out || w.never_started ||
 		    w.stopped)
-			__cancel_and_wait(name, ro.env);
-		__classify(out, &w, prefix, name);
+			cancel_and_wait(name, ro.env);
+		classify(out, &w, prefix, name);
 	}
-	__register(name, 0);
-	__remove_status(prefix);
+	register_job(name, 0);
+	remove_status(prefix);
 	free((char *)w.start_path);
 	free(prefix);
 	free(name);

@@ -123,14 +123,14 @@ void strbuf_addf(struct strbuf *sb, const char *fmt, ...)
 	va_end(ap);
 }
 
-static int __is_space(char c)
+static int is_space(char c)
 {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
 
 void strbuf_rtrim(struct strbuf *sb)
 {
-	while (sb->len && __is_space(sb->buf[sb->len - 1]))
+	while (sb->len && is_space(sb->buf[sb->len - 1]))
 		sb->len--;
 	if (sb->alloc)
 		sb->buf[sb->len] = 0;
@@ -141,7 +141,7 @@ void strbuf_trim(struct strbuf *sb)
 	size_t skip = 0;
 
 	strbuf_rtrim(sb);
-	while (skip < sb->len && __is_space(sb->buf[skip]))
+	while (skip < sb->len && is_space(sb->buf[skip]))
 		skip++;
 	if (skip) {
 		memmove(sb->buf, sb->buf + skip, sb->len - skip);

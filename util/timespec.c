@@ -8,7 +8,7 @@
 #include "util/banned.h"
 
 /* Digits at *p (at least one) into *out, refusing overflow past `max`; advances *p. */
-static int __digits(const char **p, long max, long *out)
+static int digits(const char **p, long max, long *out)
 {
 	const char *s = *p;
 	long v = 0;
@@ -25,31 +25,31 @@ static int __digits(const char **p, long max, long *out)
 	return 0;
 }
 
-static const char *__skip_space(const char *s)
+static const char *skip_space(const char *s)
 {
 	while (isspace((unsigned char)*s))
 		s++;
 	return s;
 }
 
-static int __at_end(const char *s)
+static int at_end(const char *s)
 {
-	return !*__skip_space(s);
+	return !*skip_space(s);
 }
 
 int timespec_parse_duration(long *out, const char *s)
 {
 	static const char units[] = "dhms";
 	static const long scale[] = { 86400, 3600, 60, 1 };
-	const char *p = s ? __skip_space(s) : NULL;
+	const char *p = s ? skip_space(s) : NULL;
 	long total = 0, n;
 	int next = 0; /* index of the smallest unit still allowed */
 
 	if (!p || !*p)
 		return nb_error_set(NB_EINVALID, "empty duration");
-	if (__digits(&p, LONG_MAX, &n) < 0)
+	if (digits(&p, LONG_MAX, &n) < 0)
 		goto bad;
-	if (__at_end(p)) {
+	if (at_end(p)) {
 		*out = n;
 		return 0;
 	}
@@ -64,9 +64,9 @@ int timespec_parse_duration(long *out, const char *s)
 		total += n * scale[next];
 		next++;
 		p++;
-		if (__at_end(p))
+		if (at_end(p))
 			break;
-		if (__digits(&p, LONG_MAX, &n) < 0)
+		if (digits(&p, LONG_MAX, &n) < 0)
 			goto bad;
 	}
 	*out = total;
@@ -79,7 +79,7 @@ bad:
 }
 
 /* Exactly `n` (1 or 2) digits at *p, not followed by another digit; advances *p. */
-static int __fixed_digits(const char **p, int n, long *out)
+static int fixed_digits(const char **p, int n, long *out)
 {
 	const char *s = *p;
 	long v = 0;
@@ -99,20 +99,20 @@ static int __fixed_digits(const char **p, int n, long *out)
 
 int timespec_parse_clock(long *out, const char *s)
 {
-	const char *p = s ? __skip_space(s) : "";
+	const char *p = s ? skip_space(s) : "";
 	long h, m, sec = 0;
 	int hour_digits = *p && isdigit((unsigned char)p[1]) ? 2 : 1;
 
-	if (__fixed_digits(&p, hour_digits, &h) < 0 || h > 23 || *p++ != ':')
+	if (fixed_digits(&p, hour_digits, &h) < 0 || h > 23 || *p++ != ':')
 		goto bad;
-	if (__fixed_digits(&p, 2, &m) < 0 || m > 59)
+	if (fixed_digits(&p, 2, &m) < 0 || m > 59)
 		goto bad;
 	if (*p == ':') {
 		p++;
-		if (__fixed_digits(&p, 2, &sec) < 0 || sec > 59)
+		if (fixed_digits(&p, 2, &sec) < 0 || sec > 59)
 			goto bad;
 	}
-	if (!__at_end(p))
+	if (!at_end(p))
 		goto bad;
 	*out = h * 3600 + m * 60 + sec;
 	return 0;

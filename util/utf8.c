@@ -14,7 +14,7 @@ static const char replacement[] = "\xEF\xBF\xBD"; /* U+FFFD */
  * start one: overlongs, surrogates, values past U+10FFFF and truncated sequences all
  * count as invalid.  The second-byte ranges are those of RFC 3629's table.
  */
-static size_t __seq_len(const unsigned char *s, size_t len)
+static size_t seq_len(const unsigned char *s, size_t len)
 {
 	unsigned char lo = 0x80, hi = 0xBF;
 	size_t n, i;
@@ -51,7 +51,7 @@ int utf8_is_valid(const char *s, size_t len)
 	size_t i = 0;
 
 	while (i < len) {
-		size_t n = __seq_len(p + i, len - i);
+		size_t n = seq_len(p + i, len - i);
 
 		if (!n)
 			return 0;
@@ -67,7 +67,7 @@ void utf8_repair(struct strbuf *out, const char *in, size_t len)
 
 	strbuf_grow(out, len);
 	while (i < len) {
-		size_t n = __seq_len(p + i, len - i);
+		size_t n = seq_len(p + i, len - i);
 
 		if (n) {
 			i += n;
@@ -80,14 +80,14 @@ void utf8_repair(struct strbuf *out, const char *in, size_t len)
 	strbuf_add(out, in + run, len - run);
 }
 
-static int __is_utf8_name(const char *charset)
+static int is_utf8_name(const char *charset)
 {
 	return !charset || !*charset || !strcasecmp(charset, "UTF-8") ||
 	       !strcasecmp(charset, "UTF8");
 }
 
 /* Converts with iconv; returns -1 (nothing appended) if the charset is unknown. */
-static int __iconv_append(struct strbuf *out, const char *in, size_t len, const char *charset)
+static int iconv_append(struct strbuf *out, const char *in, size_t len, const char *charset)
 {
 	iconv_t cd = iconv_open("UTF-8", charset);
 	struct strbuf conv = STRBUF_INIT;
@@ -135,7 +135,7 @@ static int __iconv_append(struct strbuf *out, const char *in, size_t len, const 
 
 void utf8_from_charset(struct strbuf *out, const char *in, size_t len, const char *charset)
 {
-	if (__is_utf8_name(charset) || __iconv_append(out, in, len, charset) < 0)
+	if (is_utf8_name(charset) || iconv_append(out, in, len, charset) < 0)
 		utf8_repair(out, in, len);
 }
 

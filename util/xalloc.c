@@ -8,7 +8,7 @@
 #include "util/xalloc.h"
 #include "util/banned.h"
 
-static void __oom(size_t n)
+static void oom(size_t n)
 {
 	char msg[96];
 	int len = snprintf(msg, sizeof(msg), "nextbot: out of memory (%zu bytes)\n", n);
@@ -23,7 +23,7 @@ void *xmalloc(size_t n)
 	void *p = malloc(n ? n : 1);
 
 	if (!p)
-		__oom(n);
+		oom(n);
 	return p;
 }
 
@@ -32,7 +32,7 @@ void *xcalloc(size_t nmemb, size_t size)
 	void *p = calloc(nmemb ? nmemb : 1, size ? size : 1);
 
 	if (!p)
-		__oom(nmemb * size);
+		oom(nmemb * size);
 	return p;
 }
 
@@ -41,7 +41,7 @@ void *xrealloc(void *p, size_t n)
 	void *q = realloc(p, n ? n : 1);
 
 	if (!q)
-		__oom(n);
+		oom(n);
 	return q;
 }
 
@@ -70,7 +70,7 @@ char *xstrfmt(const char *fmt, ...)
 	len = vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);
 	if (len < 0)
-		__oom(0);
+		oom(0);
 	p = xmalloc((size_t)len + 1);
 	va_start(ap, fmt);
 	vsnprintf(p, (size_t)len + 1, fmt, ap);

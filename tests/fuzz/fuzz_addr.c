@@ -14,7 +14,7 @@
 #include "util/banned.h"
 
 /* The addr-spec promises of mime_addr_check(), checked byte by byte. */
-static void __addr_check_spec(const char *a)
+static void addr_check_spec(const char *a)
 {
 	size_t len = strlen(a), i, ats = 0;
 	const char *at = strchr(a, '@');
@@ -35,7 +35,7 @@ static void __addr_check_spec(const char *a)
 		   "accepted a dot at an edge: '%s'", a);
 }
 
-static void __addr_check_msgid(const struct strbuf *id)
+static void addr_check_msgid(const struct strbuf *id)
 {
 	size_t i;
 
@@ -45,7 +45,7 @@ static void __addr_check_msgid(const struct strbuf *id)
 }
 
 /* A To: header built from what the parser accepted. */
-static void __addr_check_header(const char *name, const char *addr)
+static void addr_check_header(const char *name, const char *addr)
 {
 	struct mime_addr list[2] = { { name, addr }, { NULL, addr } };
 	struct strbuf sb = STRBUF_INIT;
@@ -68,10 +68,10 @@ int fuzz_addr_one(const uint8_t *data, size_t size)
 	struct strbuf id = STRBUF_INIT;
 
 	if (mime_addr_check(in) == 0)
-		__addr_check_spec(in);
+		addr_check_spec(in);
 	if (mime_addr_parse(in, &name, &addr) == 0) {
 		FUZZ_CHECK(addr, "parse accepted without an address");
-		__addr_check_spec(addr);
+		addr_check_spec(addr);
 		FUZZ_CHECK(mime_addr_check(addr) == 0, "parsed address fails the check: '%s'",
 			   addr);
 		if (name) {
@@ -79,7 +79,7 @@ int fuzz_addr_one(const uint8_t *data, size_t size)
 				   !fuzz_has_controls(name, strlen(name), ""),
 				   "display name not one clean line: '%s'", name);
 		}
-		__addr_check_header(name, addr);
+		addr_check_header(name, addr);
 	} else {
 		FUZZ_CHECK(!name && !addr, "refused parse left results behind");
 	}
@@ -87,7 +87,7 @@ int fuzz_addr_one(const uint8_t *data, size_t size)
 		FUZZ_CHECK(id.len >= 5 && id.buf[0] == '<' && id.buf[id.len - 1] == '>',
 			   "msg-id '%s'", id.buf);
 		FUZZ_CHECK(id.len <= 252 && strlen(id.buf) == id.len, "msg-id of %zu", id.len);
-		__addr_check_msgid(&id);
+		addr_check_msgid(&id);
 		FUZZ_CHECK(memchr(id.buf, '@', id.len), "msg-id without '@'");
 	}
 	strbuf_release(&id);

@@ -11,7 +11,7 @@
 #include "util/banned.h"
 
 /* "PATH:LINE:COL: " at the start of msg. */
-static int __cfg_has_mark(const char *msg, const char *path)
+static int cfg_has_mark(const char *msg, const char *path)
 {
 	size_t plen = strlen(path);
 	const char *p;
@@ -31,7 +31,7 @@ static int __cfg_has_mark(const char *msg, const char *path)
 	return *p == ' ';
 }
 
-static int __cfg_ref_safe(const char *name)
+static int cfg_ref_safe(const char *name)
 {
 	const char *p;
 
@@ -43,9 +43,9 @@ static int __cfg_ref_safe(const char *name)
 	return 1;
 }
 
-static void __cfg_check_tree(const struct config *cfg, const struct config_tree *t)
+static void cfg_check_tree(const struct config *cfg, const struct config_tree *t)
 {
-	FUZZ_CHECK(__cfg_ref_safe(t->name), "tree name '%s' is not ref-safe", t->name);
+	FUZZ_CHECK(cfg_ref_safe(t->name), "tree name '%s' is not ref-safe", t->name);
 	FUZZ_CHECK(t->url && *t->url && t->branch && *t->branch, "tree %s without url/branch",
 		   t->name);
 	FUZZ_CHECK(!t->fixes || t->fixes[0] == '/', "fixes path '%s' not absolute", t->fixes);
@@ -53,7 +53,7 @@ static void __cfg_check_tree(const struct config *cfg, const struct config_tree 
 		   "tree %s matches never_merge but was accepted", t->name);
 }
 
-static void __cfg_check_commands(const struct config_command *c, size_t nr)
+static void cfg_check_commands(const struct config_command *c, size_t nr)
 {
 	size_t i;
 
@@ -65,18 +65,18 @@ static void __cfg_check_commands(const struct config_command *c, size_t nr)
 }
 
 /* What an accepted config promises its users. */
-static void __cfg_check_ok(const struct config *cfg)
+static void cfg_check_ok(const struct config *cfg)
 {
 	size_t i;
 
 	FUZZ_CHECK(cfg, "0 returned without a config");
 	FUZZ_CHECK(cfg->workdir && cfg->workdir[0] == '/', "workdir '%s' not absolute",
 		   cfg->workdir);
-	__cfg_check_tree(cfg, &cfg->base);
+	cfg_check_tree(cfg, &cfg->base);
 	for (i = 0; i < cfg->trees_nr; i++)
-		__cfg_check_tree(cfg, &cfg->trees[i]);
-	__cfg_check_commands(cfg->build, cfg->build_nr);
-	__cfg_check_commands(cfg->test, cfg->test_nr);
+		cfg_check_tree(cfg, &cfg->trees[i]);
+	cfg_check_commands(cfg->build, cfg->build_nr);
+	cfg_check_commands(cfg->test, cfg->test_nr);
 	FUZZ_CHECK(cfg->bisect.confirm >= 0 && cfg->bisect.confirm <= 100, "confirm %d",
 		   cfg->bisect.confirm);
 	FUZZ_CHECK(cfg->bisect.jobs >= 1 && cfg->bisect.jobs <= 256, "jobs %d", cfg->bisect.jobs);
@@ -97,12 +97,12 @@ int fuzz_config_one(const uint8_t *data, size_t size)
 		abort();
 	ret = config_load(&cfg, path);
 	if (ret == 0) {
-		__cfg_check_ok(cfg);
+		cfg_check_ok(cfg);
 	} else {
 		msg = nb_error_last();
 		FUZZ_CHECK(ret == NB_EINVALID, "config_load returned %d", ret);
 		FUZZ_CHECK(cfg == NULL, "failed load left a config behind");
-		FUZZ_CHECK(msg && __cfg_has_mark(msg, path), "message without FILE:LINE:COL: '%s'",
+		FUZZ_CHECK(msg && cfg_has_mark(msg, path), "message without FILE:LINE:COL: '%s'",
 			   msg ? msg : "(none)");
 		/* keys are quoted as written, line breaks too: only UTF-8 is promised */
 		FUZZ_CHECK(fuzz_utf8_valid(msg, strlen(msg)), "message not UTF-8: '%s'", msg);

@@ -15,7 +15,7 @@
 #include "util/error.h"
 #include "util/banned.h"
 
-static int __cron_day_matches(const struct cron_expr *e, const struct tm *tm)
+static int cron_day_matches(const struct cron_expr *e, const struct tm *tm)
 {
 	int mday = (e->mdays >> tm->tm_mday) & 1, wday = (e->wdays >> tm->tm_wday) & 1;
 
@@ -26,16 +26,16 @@ static int __cron_day_matches(const struct cron_expr *e, const struct tm *tm)
 	return mday && wday;
 }
 
-static int __cron_matches(const struct cron_expr *e, time_t t)
+static int cron_matches(const struct cron_expr *e, time_t t)
 {
 	struct tm tm;
 
 	gmtime_r(&t, &tm);
 	return ((e->minutes >> tm.tm_min) & 1) && ((e->hours >> tm.tm_hour) & 1) &&
-	       __cron_day_matches(e, &tm);
+	       cron_day_matches(e, &tm);
 }
 
-static void __cron_check_expr(const struct cron_expr *e)
+static void cron_check_expr(const struct cron_expr *e)
 {
 	FUZZ_CHECK(e->minutes && !(e->minutes >> 60), "minutes %#llx",
 		   (unsigned long long)e->minutes);
@@ -45,7 +45,7 @@ static void __cron_check_expr(const struct cron_expr *e)
 	FUZZ_CHECK(e->wdays && !(e->wdays >> 7), "wdays %#x", e->wdays);
 }
 
-static void __cron_check_next(const struct cron_expr *e, time_t after)
+static void cron_check_next(const struct cron_expr *e, time_t after)
 {
 	time_t next = 0, t, start = after - after % 60 + 60;
 	int ret = cron_next(&next, e, after);
@@ -55,7 +55,7 @@ static void __cron_check_next(const struct cron_expr *e, time_t after)
 
 		for (t = start; t < start + 8 * 366 * 86400L; t += 86400) {
 			gmtime_r(&t, &tm);
-			FUZZ_CHECK(!__cron_day_matches(e, &tm),
+			FUZZ_CHECK(!cron_day_matches(e, &tm),
 				   "NB_ENOTFOUND, but day %04d-%02d-%02d matches",
 				   tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
 		}
@@ -65,9 +65,9 @@ static void __cron_check_next(const struct cron_expr *e, time_t after)
 	FUZZ_CHECK(next > after && next % 60 == 0, "next %lld after %lld", (long long)next,
 		   (long long)after);
 	FUZZ_CHECK(next - after <= 31L * 366 * 86400, "next more than 30 years away");
-	FUZZ_CHECK(__cron_matches(e, next), "next %lld does not match", (long long)next);
+	FUZZ_CHECK(cron_matches(e, next), "next %lld does not match", (long long)next);
 	for (t = start; t < next && t < start + 1440 * 60; t += 60)
-		FUZZ_CHECK(!__cron_matches(e, t), "%lld matches before next %lld", (long long)t,
+		FUZZ_CHECK(!cron_matches(e, t), "%lld matches before next %lld", (long long)t,
 			   (long long)next);
 }
 
@@ -86,11 +86,11 @@ int fuzz_cron_one(const uint8_t *data, size_t size)
 	FUZZ_CHECK(ra == rb, "parse is not deterministic");
 	if (ra == 0) {
 		FUZZ_CHECK(!memcmp(&a, &b, sizeof(a)), "parse is not deterministic");
-		__cron_check_expr(&a);
+		cron_check_expr(&a);
 		for (i = 0; i < size; i++)
 			h = (h ^ data[i]) * 1099511628211ULL;
-		__cron_check_next(&a, 1796263201);  /* 2026-12-03 02:00:01 */
-		__cron_check_next(&a, (time_t)(h % 4102444800ULL)); /* up to 2100 */
+		cron_check_next(&a, 1796263201);  /* 2026-12-03 02:00:01 */
+		cron_check_next(&a, (time_t)(h % 4102444800ULL)); /* up to 2100 */
 	} else {
 		FUZZ_CHECK(ra == NB_EINVALID, "cron_parse returned %d", ra);
 		FUZZ_CHECK(*nb_error_last(), "refused without a message");

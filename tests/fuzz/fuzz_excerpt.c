@@ -20,7 +20,7 @@
  * 1 unless the log visibly holds text: a printable byte that is not part of the
  * stripped prefix, and no CR or ESC (which may hide what precedes or follows them).
  */
-static int __exc_blank(const uint8_t *data, size_t size)
+static int exc_blank(const uint8_t *data, size_t size)
 {
 	size_t i;
 	int text = 0;
@@ -35,7 +35,7 @@ static int __exc_blank(const uint8_t *data, size_t size)
 }
 
 /* Raw C0 controls and DEL, which need no UTF-8 decoding to spot. */
-static int __exc_c0(const char *s, size_t n, int allow_tab)
+static int exc_c0(const char *s, size_t n, int allow_tab)
 {
 	size_t i;
 
@@ -45,7 +45,7 @@ static int __exc_c0(const char *s, size_t n, int allow_tab)
 	return 0;
 }
 
-static void __exc_check_lines(const struct strbuf *out)
+static void exc_check_lines(const struct strbuf *out)
 {
 	size_t pos = 0, lines = 0;
 
@@ -57,7 +57,7 @@ static void __exc_check_lines(const struct strbuf *out)
 
 		lines++;
 		FUZZ_CHECK(n <= EXCERPT_LINE_MAX + 3, "excerpt line of %zu bytes", n);
-		FUZZ_CHECK(!__exc_c0(line, n, 1), "control character in excerpt line '%.*s'",
+		FUZZ_CHECK(!exc_c0(line, n, 1), "control character in excerpt line '%.*s'",
 			   (int)n, line);
 		FUZZ_CHECK(!memmem(line, n, EXCERPT_PREFIX, strlen(EXCERPT_PREFIX)),
 			   "checkout prefix left in '%.*s'", (int)n, line);
@@ -66,7 +66,7 @@ static void __exc_check_lines(const struct strbuf *out)
 	FUZZ_CHECK(lines <= EXCERPT_MAX_LINES, "excerpt of %zu lines", lines);
 }
 
-static void __exc_check_normalise(const char *line)
+static void exc_check_normalise(const char *line)
 {
 	struct strbuf a = STRBUF_INIT, b = STRBUF_INIT, c = STRBUF_INIT, fp = STRBUF_INIT;
 	char id[13];
@@ -102,16 +102,16 @@ int fuzz_excerpt_one(const uint8_t *data, size_t size)
 	char *line;
 
 	excerpt_extract(&out, &first, (const char *)data, size, EXCERPT_PREFIX "/");
-	__exc_check_lines(&out);
-	FUZZ_CHECK(!__exc_c0(first.buf, first.len, 1), "control character in first error '%s'",
+	exc_check_lines(&out);
+	FUZZ_CHECK(!exc_c0(first.buf, first.len, 1), "control character in first error '%s'",
 		   first.buf);
-	if (!__exc_blank(data, size))
+	if (!exc_blank(data, size))
 		FUZZ_CHECK(strspn(out.buf, " \t\n") < out.len, "blank excerpt of a non-blank log");
 	excerpt_extract(&again, NULL, (const char *)data, size, EXCERPT_PREFIX "/");
 	FUZZ_CHECK(!strcmp(out.buf, again.buf), "extraction is not deterministic");
-	__exc_check_normalise(first.buf);
+	exc_check_normalise(first.buf);
 	line = fuzz_strdup(data, size < 512 ? size : 512);
-	__exc_check_normalise(line);
+	exc_check_normalise(line);
 	free(line);
 	strbuf_release(&out);
 	strbuf_release(&first);

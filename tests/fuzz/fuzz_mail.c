@@ -5,7 +5,7 @@
  * (tests/fuzz/mailcheck.h), every webhook body clean JSON.
  *
  * Input: byte 0 picks kind/partner/action/reminder, byte 1 the queue function; the
- * rest is NUL-separated fields in the order of enum __mail_field.
+ * rest is NUL-separated fields in the order of enum mail_field.
  */
 #include <stdint.h>
 #include <string.h>
@@ -20,13 +20,13 @@
 #include "util/xalloc.h"
 #include "util/banned.h"
 
-enum __mail_field {
+enum mail_field {
 	MF_NAME, MF_EMAIL, MF_SUBJECT, MF_EXCERPT, MF_MSGID, MF_TREE, MF_COMMIT,
 	MF_PNAME, MF_PEMAIL, MF_PSUBJECT, MF_CONTACT1, MF_CONTACT2, MF_LIST, MF_CMDLINE,
 	MF_BISECT, MF_WHY, MF_FROM, MF_URL, MF_TAG, MF_NR
 };
 
-static const char *__mail_opt(const struct fuzz_fields *f, int i)
+static const char *mail_opt(const struct fuzz_fields *f, int i)
 {
 	return *f->v[i] ? f->v[i] : NULL;
 }
@@ -36,7 +36,7 @@ static const char *__mail_opt(const struct fuzz_fields *f, int i)
  * digits (at most 40).  The renderer cuts them with "%.12s", which would split a
  * UTF-8 sequence of anything else.
  */
-static void __mail_hex(char out[41], const char *in)
+static void mail_hex(char out[41], const char *in)
 {
 	size_t i;
 
@@ -45,7 +45,7 @@ static void __mail_hex(char out[41], const char *in)
 	out[i] = '\0';
 }
 
-static void __mail_breakage(struct notice_breakage *b, const struct fuzz_fields *f, uint8_t sel,
+static void mail_breakage(struct notice_breakage *b, const struct fuzz_fields *f, uint8_t sel,
 			    const char *contacts[2], const char *log[2], const char *commit)
 {
 	static const char *const kinds[] = { "build-failure", "test-failure", "flaky",
@@ -64,16 +64,16 @@ static void __mail_breakage(struct notice_breakage *b, const struct fuzz_fields 
 	b->contacts_nr = 2;
 	b->commit = commit;
 	b->subject = f->v[MF_SUBJECT];
-	b->author.name = __mail_opt(f, MF_NAME);
-	b->author.email = __mail_opt(f, MF_EMAIL);
+	b->author.name = mail_opt(f, MF_NAME);
+	b->author.email = mail_opt(f, MF_EMAIL);
 	b->patch_id = "f00dfacef00dfacef00dfacef00dfacef00dface";
-	b->message_id = __mail_opt(f, MF_MSGID);
+	b->message_id = mail_opt(f, MF_MSGID);
 	if (sel & 4) {
 		b->partner.tree = "partner";
 		b->partner.commit = commit;
 		b->partner.subject = f->v[MF_PSUBJECT];
-		b->partner.author.name = __mail_opt(f, MF_PNAME);
-		b->partner.author.email = __mail_opt(f, MF_PEMAIL);
+		b->partner.author.name = mail_opt(f, MF_PNAME);
+		b->partner.author.email = mail_opt(f, MF_PEMAIL);
 	}
 	b->command_name = "x86_64";
 	b->command_line = f->v[MF_CMDLINE];
@@ -86,8 +86,8 @@ static void __mail_breakage(struct notice_breakage *b, const struct fuzz_fields 
 	b->bisect_log_nr = 2;
 	b->bisect_steps = 7;
 	b->repro_base = commit;
-	b->repro_url = __mail_opt(f, MF_URL);
-	b->tree_url = __mail_opt(f, MF_URL);
+	b->repro_url = mail_opt(f, MF_URL);
+	b->tree_url = mail_opt(f, MF_URL);
 	b->tree_branch = f->v[MF_TREE];
 	b->action = (enum notice_action)((sel >> 3) & 3);
 	b->previous_tag = (sel & 0x80) ? f->v[MF_TAG] : NULL;
@@ -96,7 +96,7 @@ static void __mail_breakage(struct notice_breakage *b, const struct fuzz_fields 
 }
 
 /* Calls one of the queue functions; returns its result. */
-static int __mail_queue(const struct notice_settings *s, const struct fuzz_fields *f,
+static int mail_queue(const struct notice_settings *s, const struct fuzz_fields *f,
 			uint8_t sel, uint8_t fn)
 {
 	const char *contacts[2], *log[2], *lines[2] = { f->v[MF_SUBJECT], f->v[MF_BISECT] };
@@ -105,19 +105,19 @@ static int __mail_queue(const struct notice_settings *s, const struct fuzz_field
 	struct notice_base_broken bb;
 	struct notice_summary sum;
 	struct notice_summary_tree trees[1] = {
-		{ f->v[MF_TREE], "merged", __mail_opt(f, MF_WHY) },
+		{ f->v[MF_TREE], "merged", mail_opt(f, MF_WHY) },
 	};
 	char commit[41];
 
-	__mail_hex(commit, f->v[MF_COMMIT]);
-	__mail_breakage(&b, f, sel, contacts, log, commit);
+	mail_hex(commit, f->v[MF_COMMIT]);
+	mail_breakage(&b, f, sel, contacts, log, commit);
 	switch (fn % 6) {
 	case 0:
 		return notice_queue_breakage(s, &b);
 	case 1:
-		return notice_queue_dropped(s, &b, __mail_opt(f, MF_WHY));
+		return notice_queue_dropped(s, &b, mail_opt(f, MF_WHY));
 	case 2:
-		return notice_queue_resolved(s, &b, __mail_opt(f, MF_WHY));
+		return notice_queue_resolved(s, &b, mail_opt(f, MF_WHY));
 	case 3:
 		memset(&c, 0, sizeof(c));
 		c.date = b.date;
@@ -130,7 +130,7 @@ static int __mail_queue(const struct notice_settings *s, const struct fuzz_field
 		c.paths_nr = 2;
 		c.ours = lines;
 		c.ours_nr = 1;
-		c.outcome = __mail_opt(f, MF_WHY);
+		c.outcome = mail_opt(f, MF_WHY);
 		return notice_queue_conflict(s, &c);
 	case 4:
 		memset(&bb, 0, sizeof(bb));
@@ -157,7 +157,7 @@ static int __mail_queue(const struct notice_settings *s, const struct fuzz_field
 	}
 }
 
-static void __mail_check_notice(const struct outbox_notice *n)
+static void mail_check_notice(const struct outbox_notice *n)
 {
 	size_t i;
 
@@ -192,7 +192,7 @@ static void __mail_check_notice(const struct outbox_notice *n)
 }
 
 /* Every file in the outbox must load as a notice and pass the checks. */
-static void __mail_check_outbox(const char *dir)
+static void mail_check_outbox(const char *dir)
 {
 	char **ids = NULL;
 	size_t nr = 0, i;
@@ -203,7 +203,7 @@ static void __mail_check_outbox(const char *dir)
 		char *path = outbox_notice_path(dir, ids[i]);
 
 		FUZZ_CHECK(outbox_notice_load(&n, path) == 0, "%s does not load back", path);
-		__mail_check_notice(&n);
+		mail_check_notice(&n);
 		outbox_notice_release(&n);
 		free(path);
 	}
@@ -224,16 +224,16 @@ int fuzz_mail_one(const uint8_t *data, size_t size)
 	dir = xstrfmt("%s/outbox", fuzz_tmpdir());
 	memset(&s, 0, sizeof(s));
 	s.from = *f.v[MF_FROM] ? f.v[MF_FROM] : "nextbot <nextbot@example.org>";
-	s.list = __mail_opt(&f, MF_LIST);
+	s.list = mail_opt(&f, MF_LIST);
 	s.report_url = (data[0] & 1) ? "https://next.example.org/flag/{id}"
-				     : __mail_opt(&f, MF_URL);
+				     : mail_opt(&f, MF_URL);
 	s.outbox_dir = dir;
 	s.webhooks = hooks;
 	s.webhooks_nr = 1;
 	s.now = 1796263201; /* 2026-12-03 02:00:01 */
-	ret = __mail_queue(&s, &f, data[0], data[1]);
+	ret = mail_queue(&s, &f, data[0], data[1]);
 	FUZZ_CHECK(ret >= -1000, "queue returned %d", ret);
-	__mail_check_outbox(dir);
+	mail_check_outbox(dir);
 	file_remove_tree(dir);
 	free(dir);
 	fuzz_fields_free(&f);

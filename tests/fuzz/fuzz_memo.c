@@ -14,7 +14,7 @@
 #include "util/xalloc.h"
 #include "util/banned.h"
 
-static void __memo_key(git_oid k[4], const uint8_t *data, size_t size)
+static void memo_key(git_oid k[4], const uint8_t *data, size_t size)
 {
 	size_t i;
 
@@ -24,7 +24,7 @@ static void __memo_key(git_oid k[4], const uint8_t *data, size_t size)
 	k[0].id[0] |= 1;        /* never the zero id */
 }
 
-static void __memo_saved(struct strbuf *out, const char *path)
+static void memo_saved(struct strbuf *out, const char *path)
 {
 	strbuf_reset(out);
 	if (strbuf_read_file(out, path, (size_t)1 << 30) < 0)
@@ -42,12 +42,12 @@ int fuzz_memo_one(const uint8_t *data, size_t size)
 
 	if (file_write_atomic(path, data, size) < 0)
 		abort();
-	__memo_key(k, data, size);
+	memo_key(k, data, size);
 	m = mergememo_load(path);
 	mergememo_add(m, &k[0], &k[1], &k[2], &k[3], stat);
 	FUZZ_CHECK(mergememo_save(m) == 0, "save failed");
 	mergememo_free(m);
-	__memo_saved(&once, path);
+	memo_saved(&once, path);
 
 	m = mergememo_load(path);
 	FUZZ_CHECK(mergememo_find(&got, &got_stat, m, &k[0], &k[1], &k[2]) == 1,
@@ -56,7 +56,7 @@ int fuzz_memo_one(const uint8_t *data, size_t size)
 	FUZZ_CHECK(!strcmp(got_stat, stat), "the entry's diffstat changed");
 	FUZZ_CHECK(mergememo_save(m) == 0, "second save failed");
 	mergememo_free(m);
-	__memo_saved(&twice, path);
+	memo_saved(&twice, path);
 	FUZZ_CHECK(once.len == twice.len && !memcmp(once.buf, twice.buf, once.len),
 		   "the saved memo is not a fixed point");
 	strbuf_release(&once);

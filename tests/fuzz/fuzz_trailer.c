@@ -14,14 +14,14 @@
 #include "util/strbuf.h"
 #include "util/banned.h"
 
-static int __tr_trimmed(const char *s)
+static int tr_trimmed(const char *s)
 {
 	size_t len = strlen(s);
 
 	return !len || (!isspace((unsigned char)s[0]) && !isspace((unsigned char)s[len - 1]));
 }
 
-static void __tr_check_msgid(const char *id)
+static void tr_check_msgid(const char *id)
 {
 	size_t i, len = strlen(id);
 
@@ -32,7 +32,7 @@ static void __tr_check_msgid(const char *id)
 }
 
 /* The address part of a sign-off as the header describes it: <...> or the whole. */
-static void __tr_address(struct strbuf *out, const char *v)
+static void tr_address(struct strbuf *out, const char *v)
 {
 	const char *lt = strrchr(v, '<'), *gt = lt ? strchr(lt, '>') : NULL;
 
@@ -43,14 +43,14 @@ static void __tr_address(struct strbuf *out, const char *v)
 	strbuf_trim(out);
 }
 
-static void __tr_check(const struct trailer_info *info, const char *msg)
+static void tr_check(const struct trailer_info *info, const char *msg)
 {
 	size_t i, blen;
 
 	FUZZ_CHECK(info->subject && info->body, "NULL subject or body");
 	FUZZ_CHECK(!strchr(info->subject, '\n') && !strchr(info->subject, '\r'),
 		   "subject of several lines");
-	FUZZ_CHECK(__tr_trimmed(info->subject), "subject not trimmed: '%s'", info->subject);
+	FUZZ_CHECK(tr_trimmed(info->subject), "subject not trimmed: '%s'", info->subject);
 	FUZZ_CHECK(!strchr(info->body, '\r'), "CR left in body");
 	blen = strlen(info->body);
 	FUZZ_CHECK(!blen || (info->body[blen - 1] == '\n' &&
@@ -59,7 +59,7 @@ static void __tr_check(const struct trailer_info *info, const char *msg)
 	if (info->message_id) {
 		char *again;
 
-		__tr_check_msgid(info->message_id);
+		tr_check_msgid(info->message_id);
 		if (!strstr(info->message_id, "://")) {
 			struct strbuf v = STRBUF_INIT;
 
@@ -74,9 +74,9 @@ static void __tr_check(const struct trailer_info *info, const char *msg)
 	for (i = 0; i < info->signoffs_nr; i++) {
 		struct strbuf addr = STRBUF_INIT;
 
-		FUZZ_CHECK(__tr_trimmed(info->signoffs[i]), "sign-off not trimmed");
+		FUZZ_CHECK(tr_trimmed(info->signoffs[i]), "sign-off not trimmed");
 		FUZZ_CHECK(!strchr(info->signoffs[i], '\n'), "sign-off of several lines");
-		__tr_address(&addr, info->signoffs[i]);
+		tr_address(&addr, info->signoffs[i]);
 		if (addr.len)
 			FUZZ_CHECK(trailer_has_signoff(msg, addr.buf), "sign-off '%s' (address "
 				   "'%s') not found by trailer_has_signoff", info->signoffs[i],
@@ -85,7 +85,7 @@ static void __tr_check(const struct trailer_info *info, const char *msg)
 	}
 }
 
-static void __tr_check_reparse(const struct trailer_info *info)
+static void tr_check_reparse(const struct trailer_info *info)
 {
 	struct trailer_info again = TRAILER_INFO_INIT;
 	struct strbuf msg = STRBUF_INIT;
@@ -112,12 +112,12 @@ int fuzz_trailer_one(const uint8_t *data, size_t size)
 	char *msg = fuzz_strdup(data, size), *id;
 
 	trailer_parse(&info, msg);
-	__tr_check(&info, msg);
-	__tr_check_reparse(&info);
+	tr_check(&info, msg);
+	tr_check_reparse(&info);
 	trailer_info_release(&info);
 	id = trailer_msgid_from_value(msg);
 	if (id)
-		__tr_check_msgid(id);
+		tr_check_msgid(id);
 	free(id);
 	trailer_parse(&info, msg);
 	trailer_parse(&info, msg); /* a second parse into a used struct must not leak */

@@ -16,12 +16,12 @@
 
 #define HOOK_FIELDS 14
 
-static const char *__hook_opt(const struct fuzz_fields *f, size_t i, int as_null)
+static const char *hook_opt(const struct fuzz_fields *f, size_t i, int as_null)
 {
 	return as_null && !*f->v[i] ? NULL : f->v[i];
 }
 
-static void __hook_check_parsed(struct json_object *o, const struct hook_event *ev)
+static void hook_check_parsed(struct json_object *o, const struct hook_event *ev)
 {
 	static const char *const lines[] = { "event", "id", "date", "tree", "commit", "subject",
 					     "patch_id", "message_id", "command", "next_tag",
@@ -78,15 +78,15 @@ int fuzz_webhook_one(const uint8_t *data, size_t size)
 	fuzz_fields_split(&f, data + 5, size - 5, HOOK_FIELDS);
 	memset(&ev, 0, sizeof(ev));
 	ev.event = f.v[0];
-	ev.id = __hook_opt(&f, 1, flags & 1);
+	ev.id = hook_opt(&f, 1, flags & 1);
 	ev.date = "2026-12-03";
 	ev.next_tag = f.v[2];
 	ev.tree = f.v[3];
-	ev.commit = __hook_opt(&f, 4, flags & 1);
+	ev.commit = hook_opt(&f, 4, flags & 1);
 	ev.subject = f.v[5];
-	ev.author.name = __hook_opt(&f, 6, flags & 2);
-	ev.author.email = __hook_opt(&f, 7, flags & 2);
-	ev.message_id = __hook_opt(&f, 8, 1);
+	ev.author.name = hook_opt(&f, 6, flags & 2);
+	ev.author.email = hook_opt(&f, 7, flags & 2);
+	ev.message_id = hook_opt(&f, 8, 1);
 	if (flags & 4) {
 		ev.partner_tree = f.v[3];
 		ev.partner_subject = f.v[9];
@@ -96,14 +96,14 @@ int fuzz_webhook_one(const uint8_t *data, size_t size)
 	ev.has_exit = !(flags & 8);
 	ev.exit_code = code;
 	ev.timed_out = (flags >> 4) & 1;
-	ev.log_excerpt = __hook_opt(&f, 11, flags & 1);
+	ev.log_excerpt = hook_opt(&f, 11, flags & 1);
 	log[0] = f.v[12];
 	log[1] = f.v[13];
 	ev.has_bisect = (flags >> 5) & 1;
 	ev.steps = code;
 	ev.log = log;
 	ev.log_nr = 2;
-	ev.reason = __hook_opt(&f, 13, 1);
+	ev.reason = hook_opt(&f, 13, 1);
 	paths[0] = f.v[9];
 	paths[1] = f.v[12];
 	ev.paths = paths;
@@ -115,7 +115,7 @@ int fuzz_webhook_one(const uint8_t *data, size_t size)
 	FUZZ_CHECK(body.len == strlen(body.buf), "body holds a NUL");
 	FUZZ_CHECK(!memchr(body.buf, '\n', body.len), "body is not one line");
 	o = fuzz_json_check(body.buf, body.len);
-	__hook_check_parsed(o, &ev);
+	hook_check_parsed(o, &ev);
 	json_object_put(o);
 	strbuf_release(&body);
 	fuzz_fields_free(&f);
