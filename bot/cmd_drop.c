@@ -110,10 +110,9 @@ static struct flag *mark_flags(struct state *st, const struct drop *d)
 			    !strcmp(d->message_id, f->message_id)) ||
 			   (d->commit && f->commit && !strcmp(d->commit, f->commit));
 
-		if (!same || (f->state && !strcmp(f->state, "dismissed")))
+		if (!same || f->state == FLAG_DISMISSED)
 			continue;
-		free(f->state);
-		f->state = xstrdup("dropped");
+		f->state = FLAG_DROPPED;
 		if (!first)
 			first = f;
 	}
@@ -131,7 +130,6 @@ static int notify(struct maint *m, const struct drop *d, struct flag *f, const c
 	bot_today(today, sizeof(today));
 	if (!f) {
 		tmp.id = d->commit;
-		tmp.kind = "dropped";
 		tmp.tree = d->tree;
 		tmp.commit = d->commit;
 		tmp.patch_id = d->patch_id;

@@ -110,8 +110,7 @@ int cmd_dismiss(const struct cli_ctx *ctx, int argc, char **argv)
 		code = EXIT_USAGE;
 		goto done;
 	}
-	free(f->state);
-	f->state = xstrdup("dismissed");
+	f->state = FLAG_DISMISSED;
 	free(f->reason);
 	f->reason = xstrdup(reason);
 	if ((code = maint_save(&m)) == EXIT_DONE)
@@ -159,9 +158,8 @@ int cmd_undrop(const struct cli_ctx *ctx, int argc, char **argv)
 	if (found->flag_id) {
 		struct flag *f = maint_flag_find(&m, found->flag_id);
 
-		if (f && f->state && !strcmp(f->state, "dropped")) {
-			free(f->state);
-			f->state = xstrdup("open");
+		if (f && f->state == FLAG_DROPPED) {
+			f->state = FLAG_OPEN;
 		}
 	}
 	if ((code = maint_save(&m)) == EXIT_DONE)

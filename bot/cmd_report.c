@@ -62,10 +62,12 @@ static void grid(struct strbuf *out, const struct state *st, size_t from)
 				strvec_push(&names, st->runs[i].trees[j].name);
 	strbuf_addstr(out, "<h2>Nights</h2><table><tr><th>tree</th>");
 	for (i = from; i < st->runs_nr; i++) {
-		strbuf_addf(out, "<th class=\"%s\">", st->runs[i].result ? st->runs[i].result : "");
+		const char *result = run_result_name(st->runs[i].result);
+
+		strbuf_addf(out, "<th class=\"%s\">", result ? result : "");
 		esc(out, st->runs[i].date);
 		strbuf_addstr(out, "<br>");
-		esc(out, st->runs[i].result);
+		esc(out, result);
 		strbuf_addstr(out, "</th>");
 	}
 	strbuf_addstr(out, "</tr>\n");
@@ -75,12 +77,13 @@ static void grid(struct strbuf *out, const struct state *st, size_t from)
 		strbuf_addstr(out, "</th>");
 		for (i = from; i < st->runs_nr; i++) {
 			const struct run_tree *t = tree_of(&st->runs[i], names.v[j]);
+			const char *state = t ? tree_state_name(t->state) : NULL;
 
 			strbuf_addf(out, "<td class=\"%s\" title=\"",
-				    t && t->state ? t->state : "");
+				    state ? state : "");
 			esc(out, t && t->reason ? t->reason : "");
 			strbuf_addstr(out, "\">");
-			esc(out, t ? t->state : "");
+			esc(out, state ? state : "");
 			strbuf_addstr(out, "</td>");
 		}
 		strbuf_addstr(out, "</tr>\n");
@@ -135,9 +138,9 @@ static void flags(struct strbuf *out, const struct state *st, const char *workdi
 		strbuf_addstr(out, "<tr><td>");
 		esc(out, f->id);
 		strbuf_addstr(out, "</td><td>");
-		esc(out, f->state);
+		esc(out, flag_state_name(f->state));
 		strbuf_addstr(out, "</td><td>");
-		esc(out, f->kind);
+		esc(out, flag_kind_name(f->kind));
 		strbuf_addstr(out, "</td><td>");
 		esc(out, f->tree);
 		strbuf_addstr(out, "</td><td><code>");

@@ -21,12 +21,12 @@ static void print_run(const struct run_record *r)
 {
 	size_t i;
 
-	printf("%s  %-14s %-12s next %.12s\n", s(r->date), s(r->tag), s(r->result),
+	printf("%s  %-14s %-12s next %.12s\n", s(r->date), s(r->tag), s(run_result_name(r->result)),
 	       s(r->next));
 	for (i = 0; i < r->trees_nr; i++) {
 		const struct run_tree *t = &r->trees[i];
 
-		printf("  %-20s %-17s %.12s%s%s\n", s(t->name), s(t->state),
+		printf("  %-20s %-17s %.12s%s%s\n", s(t->name), s(tree_state_name(t->state)),
 		       t->sha1 ? t->sha1 : "-           ", t->reason ? "  " : "",
 		       t->reason ? t->reason : "");
 	}
@@ -99,7 +99,7 @@ int cmd_status(const struct cli_ctx *ctx, int argc, char **argv)
 		     i++)
 			print_run(&st.runs[i]);
 		for (i = 0; i < st.flags_nr; i++)
-			open += st.flags[i].state && !strcmp(st.flags[i].state, "open");
+			open += st.flags[i].state == FLAG_OPEN;
 		printf("open flags: %zu of %zu\n", open, st.flags_nr);
 		print_resolutions(cfg);
 	}
@@ -112,8 +112,8 @@ static void print_flag(const struct flag *f, int verbose)
 {
 	size_t i;
 
-	printf("%s  %-9s %-13s %s %.12s (\"%s\")\n", s(f->id), s(f->state), s(f->kind),
-	       s(f->tree), s(f->commit), s(f->subject));
+	printf("%s  %-9s %-13s %s %.12s (\"%s\")\n", s(f->id), s(flag_state_name(f->state)),
+	       s(flag_kind_name(f->kind)), s(f->tree), s(f->commit), s(f->subject));
 	printf("    author:  %s <%s>\n", s(f->author.name), s(f->author.email));
 	if (f->partner_tree)
 		printf("    partner: %s %.12s (\"%s\") by %s <%s>\n", f->partner_tree,
@@ -158,7 +158,7 @@ int cmd_flagged(const struct cli_ctx *ctx, int argc, char **argv)
 		size_t shown = 0;
 
 		for (i = 0; i < st.flags_nr; i++) {
-			if (!all && st.flags[i].state && strcmp(st.flags[i].state, "open"))
+			if (!all && st.flags[i].state && st.flags[i].state != FLAG_OPEN)
 				continue;
 			print_flag(&st.flags[i], ctx->verbosity > 1);
 			shown++;

@@ -16,7 +16,7 @@
 #include "util/xalloc.h"
 #include "util/banned.h"
 
-static void set_state(struct night_tree *t, const char *state, const char *reason)
+static void set_state(struct night_tree *t, enum tree_state state, const char *reason)
 {
 	t->state = state;
 	free(t->reason);
@@ -219,15 +219,15 @@ static int merge_one(struct night *n, size_t ti, const char *tip, int previous)
 	switch (o.state) {
 	case INTEG_MERGED:
 	case INTEG_ALREADY:
-		set_state(t, previous ? "previous-version"
-				: t->fetch.state == FETCH_STALE ? "stale" : "merged",
+		set_state(t, previous ? TREE_PREVIOUS_VERSION
+				: t->fetch.state == FETCH_STALE ? TREE_STALE : TREE_MERGED,
 			    previous ? "tonight's version broke next" : t->fetch.reason);
 		break;
 	case INTEG_PREVIOUS:
-		set_state(t, "previous-version", o.reason);
+		set_state(t, TREE_PREVIOUS_VERSION, o.reason);
 		break;
 	case INTEG_LEFT_OUT:
-		set_state(t, "left-out", o.reason);
+		set_state(t, TREE_LEFT_OUT, o.reason);
 		break;
 	}
 	if (o.left_out_patches.nr && o.state != INTEG_LEFT_OUT) {
@@ -284,15 +284,15 @@ int night_fallback(struct night *n, size_t ti, const char *why)
 	    strcmp(good, t->fetch.tip)) {
 		if ((error = merge_one(n, ti, good, 1)) < 0)
 			return error;
-		if (t->state && !strcmp(t->state, "previous-version")) {
-			set_state(t, "previous-version", why);
+		if (t->state == TREE_PREVIOUS_VERSION) {
+			set_state(t, TREE_PREVIOUS_VERSION, why);
 			return 0;
 		}
 		if ((error = rewind_before(n, ti)) < 0)
 			return error;
 	}
 	integ_night_left_out(n->integ, t->cfg->name, why);
-	set_state(t, "left-out", why);
+	set_state(t, TREE_LEFT_OUT, why);
 	t->merged[0] = 0;
 	t->step = (size_t)-1;
 	return 0;
@@ -346,9 +346,11 @@ static int merge_from(struct night *n, size_t from)
 
 		t->reverts = 0;
 		if (t->fetch.state == FETCH_FAILED || t->fetch.state == FETCH_REFUSED) {
+			enum tree_state ts = t->fetch.state == FETCH_FAILED ? TREE_FETCH_FAILED
+									  : TREE_LEFT_OUT;
+
 			integ_night_left_out(n->integ, t->cfg->name, t->fetch.reason);
-			set_state(t, t->fetch.state == FETCH_FAILED ? "fetch-failed" : "left-out",
-				    t->fetch.reason);
+			set_state(t, ts, t->fetch.reason);
 			ti++;
 			continue;
 		}
@@ -409,7 +411,7 @@ static void record_trees(struct night *n)
 			rt->sha1 = xstrdup(t->merged);
 		else if (i == 0)
 			rt->sha1 = xstrdup(t->fetch.tip);
-		rt->state = xstrdup(i == 0 ? "merged" : t->state ? t->state : "left-out");
+		rt->state = i == 0 ? TREE_MERGED : t->state ? t->state : TREE_LEFT_OUT;
 		rt->reason = t->reason ? xstrdup(t->reason) : NULL;
 	}
 }
@@ -424,7 +426,7 @@ static void move_good_tips(struct night *n)
 	for (i = 1; i < n->trees_nr; i++) {
 		struct night_tree *t = &n->trees[i];
 
-		if (t->state && (!strcmp(t->state, "merged") || !strcmp(t->state, "stale")) &&
+		if ((t->state == TREE_MERGED || t->state == TREE_STALE) &&
 		    !t->reverts && !strcmp(t->merged, t->fetch.tip) &&
 		    integ_good_set(n->repo, t->cfg->name, t->merged) < 0)
 			log_warn("cannot record the good tip of %s: %s", t->cfg->name,
@@ -455,13 +457,13 @@ static int write_run_files(struct night *n)
 	return error;
 }
 
-static const char *result(const struct night *n)
+static enum run_result result(const struct night *n)
 {
 	if (n->unfinished)
-		return "unfinished";
+		return RUN_UNFINISHED;
 	if (n->broken || n->new_flags.nr || n->seen_flags.nr)
-		return "regression";
-	return "clean";
+		return RUN_REGRESSION;
+	return RUN_CLEAN;
 }
 
 /* Checks the base alone; 1 when it is broken (reported, the night stops). */
@@ -558,7 +560,7 @@ static void begin(struct night *n, const struct config *cfg, const struct night_
 	n->run = state_run_begin(st, opts->date);
 	bot_rfc3339(stamp, sizeof(stamp), time(NULL));
 	n->run->started = xstrdup(stamp);
-	n->run->result = xstrdup("failed");
+	n->run->result = RUN_FAILED;
 	n->deadline = config_deadline_at(cfg, time(NULL));
 }
 
@@ -575,8 +577,7 @@ static int merge_night(struct night *n)
 	integ_night_set_rerere(n->integ, n->cfg->workdir);
 	if ((error = base_check(n)) != 0) {
 		if (error == 1) {
-			free(n->run->result);
-			n->run->result = xstrdup("base-broken");
+			n->run->result = RUN_BASE_BROKEN;
 			return 1;
 		}
 		return error;
@@ -633,8 +634,7 @@ static int finish(struct night *n)
 		strvec_pushf(&n->run->notes, "%s before next was clean", night_stop_event());
 	}
 	move_good_tips(n);
-	free(n->run->result);
-	n->run->result = xstrdup(result(n));
+	n->run->result = result(n);
 	stamp_finished(n);
 	return 0;
 }
@@ -676,8 +676,7 @@ int night_run(const struct config *cfg, const struct night_opts *opts)
 	if (error < 0) {
 		bot_error(opts->date);
 		code = EXIT_FAILED;
-		free(n.run->result);
-		n.run->result = xstrdup("failed");
+		n.run->result = RUN_FAILED;
 		strvec_pushf(&n.run->notes, "the run failed: %s", nb_error_last());
 	}
 	/* the state is saved after the notices are queued: a kill in between
@@ -687,8 +686,9 @@ int night_run(const struct config *cfg, const struct night_opts *opts)
 		code = EXIT_FAILED;
 	}
 	if (code == EXIT_DONE)
-		log_info("night %s: %s, next %s, %zu new flag(s)", opts->date, n.run->result,
-			 n.run->next ? n.run->next : "-", n.new_flags.nr);
+		log_info("night %s: %s, next %s, %zu new flag(s)", opts->date,
+			 run_result_name(n.run->result), n.run->next ? n.run->next : "-",
+			 n.new_flags.nr);
 	release(&n);
 	state_release(&st);
 	return code;

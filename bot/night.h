@@ -25,7 +25,7 @@ struct night_opts {
 struct night_tree {
 	const struct config_tree *cfg;
 	struct fetch_result fetch;
-	const char *state;       /* a run_tree state, or NULL before its turn */
+	enum tree_state state;   /* TREE_STATE_UNSET before its turn */
 	char *reason;
 	char merged[41];         /* commit merged tonight, "" if none */
 	size_t step;             /* integ step index of its merge; (size_t)-1 if none */

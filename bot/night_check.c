@@ -231,9 +231,9 @@ static void flag_evidence(struct night *n, struct flag *f, const struct culprit_
 	const struct integ_step *s;
 	size_t i;
 
-	set(&f->kind, r->outcome == CULPRIT_FLAKY ? "flaky"
-			: fail->is_test		      ? "test-failure"
-						      : "build-failure");
+	f->kind = r->outcome == CULPRIT_FLAKY ? FLAG_FLAKY
+		  : fail->is_test	       ? FLAG_TEST_FAILURE
+					       : FLAG_BUILD_FAILURE;
 	set(&f->command, r->command ? r->command : fail->cmd ? fail->cmd->name : NULL);
 	f->exit_code = r->exit_code;
 	f->timed_out = r->timed_out;
@@ -281,7 +281,7 @@ static struct flag *flag(struct night *n, const struct culprit_result *r,
 	}
 	excerpt_flag_id(id, fp.buf);
 	f = state_flag_by_fingerprint(n->st, fp.buf);
-	if (f && f->state && !strcmp(f->state, "dismissed")) {
+	if (f && f->state == FLAG_DISMISSED) {
 		strbuf_release(&fp);
 		return NULL;
 	}
@@ -290,11 +290,11 @@ static struct flag *flag(struct night *n, const struct culprit_result *r,
 		f->id = xstrdup(id);
 		f->fingerprint = strbuf_detach(&fp, NULL);
 		f->first_seen = xstrdup(n->opts->date);
-		f->state = xstrdup("open");
+		f->state = FLAG_OPEN;
 		strvec_push(&n->new_flags, f->id);
-	} else if (f->state && !strcmp(f->state, "resolved")) {
+	} else if (f->state == FLAG_RESOLVED) {
 		/* back again: the same fingerprint was reported once already */
-		set(&f->state, "open");
+		f->state = FLAG_OPEN;
 	}
 	strbuf_release(&fp);
 	if (flaky)
@@ -322,11 +322,11 @@ static int act(struct night *n, size_t ti, struct flag *f, const struct culprit_
 		free(why);
 		if (error == 0) {
 			t->reverts++;
-			t->state = "reverted";
+			t->state = TREE_REVERTED;
 			free(t->reason);
 			t->reason = xstrfmt("reverted %.12s (\"%s\")", r->commit,
 					    f->subject ? f->subject : "");
-			set(&f->action, "reverted");
+			f->action = FLAG_REVERTED;
 			return 0;
 		}
 		if (error != NB_ECONFLICT)
@@ -336,8 +336,7 @@ static int act(struct night *n, size_t ti, struct flag *f, const struct culprit_
 		      f->command ? f->command : "next", f->id);
 	error = night_fallback(n, ti, why);
 	free(why);
-	set(&f->action, !strcmp(t->state, "previous-version") ? "previous-version"
-							       : "dropped-tree");
+	f->action = t->state == TREE_PREVIOUS_VERSION ? FLAG_PREVIOUS_VERSION : FLAG_DROPPED_TREE;
 	return error;
 }
 

@@ -72,9 +72,9 @@ static void resolve(struct night *n, struct flag *f)
 
 	const char *why;
 
-	if (!t || !t->state || strcmp(t->state, "merged") || n->unfinished)
+	if (!t || t->state != TREE_MERGED || n->unfinished)
 		return;
-	if (f->kind && !strcmp(f->kind, "flaky")) {
+	if (f->kind == FLAG_FLAKY) {
 		/* a flaky failure that stayed away for a few nights has gone */
 		if (days_between(f->last_seen, n->opts->date) < FLAKY_QUIET_DAYS)
 			return;
@@ -87,8 +87,7 @@ static void resolve(struct night *n, struct flag *f)
 			return;
 		why = present ? "no longer reproduces" : "removed from its tree";
 	}
-	free(f->state);
-	f->state = xstrdup("resolved");
+	f->state = FLAG_RESOLVED;
 	free(f->reason);
 	f->reason = xstrdup(why);
 	strvec_push(&n->resolved, f->id);
@@ -103,7 +102,7 @@ void night_flags_after(struct night *n)
 
 		if (!f->id || strvec_contains(&n->seen_flags, f->id))
 			continue;
-		if (f->state && !strcmp(f->state, "open"))
+		if (f->state == FLAG_OPEN)
 			resolve(n, f);
 	}
 	for (i = 0; i < n->seen_flags.nr; i++)
@@ -116,7 +115,7 @@ static int notify_flag(struct night *n, struct flag *f)
 	int remind = n->cfg->notify.remind_days;
 	long days;
 
-	if (!f->state || strcmp(f->state, "open"))
+	if (f->state != FLAG_OPEN)
 		return 0;
 	if (!f->notified) {
 		if (notices_flag_report(&n->notices, f, date, 0) < 0)

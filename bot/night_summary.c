@@ -21,9 +21,9 @@ static void flag_lines(struct night *n, struct strvec *out, const struct strvec 
 		const struct flag *f = state_flag_find(n->st, ids->v[i], &ambiguous);
 
 		if (f)
-			strvec_pushf(out, "%s %s %s %.12s (\"%s\")", f->id, f->kind ? f->kind : "",
-				     f->tree ? f->tree : "", f->commit ? f->commit : "",
-				     f->subject ? f->subject : "");
+			strvec_pushf(out, "%s %s %s %.12s (\"%s\")", f->id,
+				     f->kind ? flag_kind_name(f->kind) : "", f->tree ? f->tree : "",
+				     f->commit ? f->commit : "", f->subject ? f->subject : "");
 	}
 }
 
@@ -78,7 +78,7 @@ int night_summary_queue(struct night *n)
 	trees = xcalloc(n->run->trees_nr + 1, sizeof(*trees));
 	for (i = 0; i < n->run->trees_nr; i++) {
 		trees[i].name = n->run->trees[i].name;
-		trees[i].state = n->run->trees[i].state;
+		trees[i].state = tree_state_name(n->run->trees[i].state);
 		trees[i].reason = n->run->trees[i].reason;
 	}
 	flag_lines(n, &news, &n->new_flags);
@@ -88,7 +88,7 @@ int night_summary_queue(struct night *n)
 	sum.date = n->opts->date;
 	sum.next_tag = n->tag;
 	sum.next_commit = n->run->next ? n->run->next : n->trees[0].fetch.tip;
-	sum.regression = strcmp(n->run->result, "clean") != 0;
+	sum.regression = n->run->result != RUN_CLEAN;
 	sum.trees = trees;
 	sum.trees_nr = n->run->trees_nr;
 	sum.new_flags = (const char *const *)news.v;

@@ -64,16 +64,19 @@ const struct config_tree *notices_tree(const struct config *cfg, const char *nam
 	return NULL;
 }
 
-static enum notice_action action(const char *a)
+static enum notice_action action(enum flag_action a)
 {
-	if (!a)
-		return NOTICE_ACTION_NONE;
-	if (!strcmp(a, "reverted"))
+	switch (a) {
+	case FLAG_REVERTED:
 		return NOTICE_ACTION_REVERTED;
-	if (!strcmp(a, "previous-version"))
+	case FLAG_PREVIOUS_VERSION:
 		return NOTICE_ACTION_PREVIOUS_VERSION;
-	if (!strcmp(a, "dropped-tree"))
+	case FLAG_DROPPED_TREE:
 		return NOTICE_ACTION_DROPPED_TREE;
+	case FLAG_ACTION_UNSET:
+	case FLAG_ACTION_NONE:
+		break;
+	}
 	return NOTICE_ACTION_NONE;
 }
 
@@ -85,7 +88,7 @@ static void breakage(struct notice_breakage *b, const struct notices *n, const s
 	const struct config_command *c = notices_command(n->cfg, f->command);
 
 	memset(b, 0, sizeof(*b));
-	b->kind = f->kind;
+	b->kind = flag_kind_name(f->kind);
 	b->flag_id = f->id;
 	b->reminder = reminder;
 	b->date = date;
@@ -164,6 +167,8 @@ int notices_flag_dropped(struct notices *n, const struct flag *f, const char *da
 	int ret;
 
 	breakage(&b, n, f, date, tag, 0);
+	if (!b.kind)
+		b.kind = "dropped"; /* a drop that answered no flag */
 	ret = notice_queue_dropped(&n->settings, &b, reason);
 	free(tag);
 	return ret;

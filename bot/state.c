@@ -10,6 +10,56 @@
 #include "util/banned.h"
 
 #define STATE_MAX_BYTES (256u << 20)
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- the states' names (index = enum value; 0 is unset, JSON null) ---- */
+
+static const char *const flag_kind_names[] = { NULL, "build-failure", "test-failure", "flaky" };
+static const char *const flag_state_names[] = { NULL, "open", "dropped", "resolved", "dismissed" };
+static const char *const flag_action_names[] = { NULL, "none", "reverted", "previous-version",
+						 "dropped-tree" };
+static const char *const tree_state_names[] = { NULL,	     "merged", "reverted",
+						"previous-version", "stale", "left-out",
+						"fetch-failed" };
+static const char *const run_result_names[] = { NULL,	     "clean",	 "regression",
+						"base-broken", "unfinished", "failed" };
+
+static const char *name_of(const char *const *names, size_t nr, unsigned v)
+{
+	return v < nr ? names[v] : NULL;
+}
+
+static int parse_name(const char *const *names, size_t nr, const char *s)
+{
+	size_t i;
+
+	if (!s)
+		return 0;
+	for (i = 1; i < nr; i++)
+		if (!strcmp(names[i], s))
+			return (int)i;
+	return -1;
+}
+
+#define STATE_NAMES(type, table)                                                   \
+	const char *type##_name(enum type v)                                       \
+	{                                                                          \
+		return name_of(table, ARRAY_SIZE(table), (unsigned)v);             \
+	}                                                                          \
+	int type##_parse(enum type *out, const char *s)                            \
+	{                                                                          \
+		int v = parse_name(table, ARRAY_SIZE(table), s);                   \
+		if (v < 0)                                                         \
+			return -1;                                                 \
+		*out = (enum type)v;                                               \
+		return 0;                                                          \
+	}
+
+STATE_NAMES(flag_kind, flag_kind_names)
+STATE_NAMES(flag_state, flag_state_names)
+STATE_NAMES(flag_action, flag_action_names)
+STATE_NAMES(tree_state, tree_state_names)
+STATE_NAMES(run_result, run_result_names)
 
 /* ---- reading ---- */
 
@@ -59,21 +109,51 @@ static void get_strvec(struct strvec *out, struct json_object *o, const char *ke
 	}
 }
 
+/*
+ * An enum-valued key: a string _parse() knows, or null/absent (unset).  Anything
+ * else is a damaged file: said once, and the load fails.
+ */
+static int get_enum(struct json_object *o, const char *key, const char *const *names,
+		    size_t nr, int *out)
+{
+	struct json_object *v;
+	int e;
+
+	*out = 0;
+	if (!o || !json_object_object_get_ex(o, key, &v) || json_object_is_type(v, json_type_null))
+		return 0;
+	if (!json_object_is_type(v, json_type_string) ||
+	    (e = parse_name(names, nr, json_object_get_string(v))) < 0)
+		return nb_error_set(NB_ERROR, "state.json: unknown %s '%s'", key,
+				    json_object_get_string(v));
+	*out = e;
+	return 0;
+}
+
+#define GET_ENUM(o, key, table, field)                                              \
+	do {                                                                        \
+		int v_;                                                             \
+		if (get_enum(o, key, table, ARRAY_SIZE(table), &v_) < 0)             \
+			error = -1;                                                 \
+		field = v_;                                                         \
+	} while (0)
+
 static void get_person(struct person *p, struct json_object *o)
 {
 	p->name = get_str(o, "name");
 	p->email = get_str(o, "email");
 }
 
-static void flag_read(struct flag *f, struct json_object *o)
+static int flag_read(struct flag *f, struct json_object *o)
 {
+	int error = 0;
 	struct json_object *partner = get_obj(o, "partner");
 	struct json_object *verdict = get_obj(o, "verdict");
 	struct json_object *bisect = get_obj(o, "bisect");
 
 	f->id = get_str(o, "id");
 	f->fingerprint = get_str(o, "fingerprint");
-	f->kind = get_str(o, "kind");
+	GET_ENUM(o, "kind", flag_kind_names, f->kind);
 	f->tree = get_str(o, "tree");
 	f->commit = get_str(o, "commit");
 	f->patch_id = get_str(o, "patch_id");
@@ -93,7 +173,7 @@ static void flag_read(struct flag *f, struct json_object *o)
 	f->excerpt = get_str(o, "excerpt");
 	f->first_seen = get_str(o, "first_seen");
 	f->last_seen = get_str(o, "last_seen");
-	f->state = get_str(o, "state");
+	GET_ENUM(o, "state", flag_state_names, f->state);
 	f->reason = get_str(o, "reason");
 	f->culprit_fails = get_int(verdict, "culprit_fails");
 	f->parent_passes = get_int(verdict, "parent_passes");
@@ -104,9 +184,10 @@ static void flag_read(struct flag *f, struct json_object *o)
 	f->failing = get_int(o, "failing");
 	f->total = get_int(o, "total");
 	f->repro_base = get_str(o, "repro_base");
-	f->action = get_str(o, "action");
+	GET_ENUM(o, "action", flag_action_names, f->action);
 	f->notified = get_str(o, "notified");
 	f->reminded = get_str(o, "reminded");
+	return error;
 }
 
 static void drop_read(struct drop *d, struct json_object *o)
@@ -123,15 +204,16 @@ static void drop_read(struct drop *d, struct json_object *o)
 	d->active = get_int(o, "active");
 }
 
-static void run_read(struct run_record *r, struct json_object *o)
+static int run_read(struct run_record *r, struct json_object *o)
 {
 	struct json_object *trees;
 	size_t i, n;
+	int error = 0;
 
 	r->date = get_str(o, "date");
 	r->tag = get_str(o, "tag");
 	r->next = get_str(o, "next");
-	r->result = get_str(o, "result");
+	GET_ENUM(o, "result", run_result_names, r->result);
 	r->started = get_str(o, "started");
 	r->finished = get_str(o, "finished");
 	get_strvec(&r->flags, o, "flags");
@@ -139,7 +221,7 @@ static void run_read(struct run_record *r, struct json_object *o)
 	get_strvec(&r->conflicts, o, "conflicts");
 	if (!json_object_object_get_ex(o, "trees", &trees) ||
 	    !json_object_is_type(trees, json_type_array))
-		return;
+		return error;
 	n = json_object_array_length(trees);
 	for (i = 0; i < n; i++) {
 		struct json_object *t = json_object_array_get_idx(trees, i);
@@ -148,9 +230,10 @@ static void run_read(struct run_record *r, struct json_object *o)
 		rt->name = get_str(t, "name");
 		rt->branch = get_str(t, "branch");
 		rt->sha1 = get_str(t, "sha1");
-		rt->state = get_str(t, "state");
+		GET_ENUM(t, "state", tree_state_names, rt->state);
 		rt->reason = get_str(t, "reason");
 	}
+	return error;
 }
 
 static void run_init(struct run_record *r, const char *date);
@@ -200,11 +283,13 @@ int state_load(struct state *out, const char *workdir)
 		goto done;
 	}
 	if ((arr = get_array(root, "runs", &n)))
-		for (i = 0; i < n; i++)
-			run_read(run_append(out), json_object_array_get_idx(arr, i));
+		for (i = 0; i < n && error >= 0; i++)
+			error = run_read(run_append(out), json_object_array_get_idx(arr, i));
 	if ((arr = get_array(root, "flags", &n)))
-		for (i = 0; i < n; i++)
-			flag_read(state_flag_add(out), json_object_array_get_idx(arr, i));
+		for (i = 0; i < n && error >= 0; i++)
+			error = flag_read(state_flag_add(out), json_object_array_get_idx(arr, i));
+	if (error < 0)
+		goto done;
 	if ((arr = get_array(root, "drops", &n)))
 		for (i = 0; i < n; i++)
 			drop_read(state_drop_add(out), json_object_array_get_idx(arr, i));
@@ -270,14 +355,14 @@ static struct json_object *flag_json(const struct flag *f, int full)
 		json_object_object_add(partner, "author", person_json(&f->partner_author));
 	}
 	json_object_object_add(o, "partner", partner);
-	put_str(o, "kind", f->kind);
+	put_str(o, "kind", flag_kind_name(f->kind));
 	put_str(o, "command", f->command);
 	put_int(o, "exit_code", f->exit_code);
 	json_object_object_add(o, "timed_out", json_object_new_boolean(f->timed_out));
 	put_str(o, "error", f->error);
 	put_str(o, "first_seen", f->first_seen);
 	put_str(o, "last_seen", f->last_seen);
-	put_str(o, "state", f->state);
+	put_str(o, "state", flag_state_name(f->state));
 	put_int(verdict, "culprit_fails", f->culprit_fails);
 	put_int(verdict, "parent_passes", f->parent_passes);
 	put_int(verdict, "revert_passes", f->revert_passes);
@@ -293,7 +378,7 @@ static struct json_object *flag_json(const struct flag *f, int full)
 	if (full) {
 		put_str(o, "fingerprint", f->fingerprint);
 		put_str(o, "repro_base", f->repro_base);
-		put_str(o, "action", f->action);
+		put_str(o, "action", flag_action_name(f->action));
 		put_str(o, "notified", f->notified);
 		put_str(o, "reminded", f->reminded);
 	}
@@ -326,14 +411,14 @@ static struct json_object *run_json(const struct run_record *r, int full)
 	put_str(o, "date", r->date);
 	put_str(o, "tag", r->tag);
 	put_str(o, "next", r->next);
-	put_str(o, "result", r->result);
+	put_str(o, "result", run_result_name(r->result));
 	for (i = 0; i < r->trees_nr; i++) {
 		struct json_object *t = json_object_new_object();
 
 		put_str(t, "name", r->trees[i].name);
 		put_str(t, "branch", r->trees[i].branch);
 		put_str(t, "sha1", r->trees[i].sha1);
-		put_str(t, "state", r->trees[i].state);
+		put_str(t, "state", tree_state_name(r->trees[i].state));
 		put_str(t, "reason", r->trees[i].reason);
 		json_object_array_add(trees, t);
 	}
@@ -509,7 +594,6 @@ void flag_release(struct flag *f)
 {
 	free(f->id);
 	free(f->fingerprint);
-	free(f->kind);
 	free(f->tree);
 	free(f->commit);
 	free(f->patch_id);
@@ -525,11 +609,9 @@ void flag_release(struct flag *f)
 	free(f->excerpt);
 	free(f->first_seen);
 	free(f->last_seen);
-	free(f->state);
 	free(f->reason);
 	strvec_clear(&f->log);
 	free(f->repro_base);
-	free(f->action);
 	free(f->notified);
 	free(f->reminded);
 }
@@ -554,14 +636,12 @@ void run_record_release(struct run_record *r)
 	free(r->date);
 	free(r->tag);
 	free(r->next);
-	free(r->result);
 	free(r->started);
 	free(r->finished);
 	for (i = 0; i < r->trees_nr; i++) {
 		free(r->trees[i].name);
 		free(r->trees[i].branch);
 		free(r->trees[i].sha1);
-		free(r->trees[i].state);
 		free(r->trees[i].reason);
 	}
 	free(r->trees);

@@ -9,6 +9,64 @@
 #include "util/strvec.h"
 #include "util/strbuf.h"
 
+/*
+ * The states written to state.json as strings.  Code compares these enums; the
+ * strings exist only at the JSON edge, through one _name()/_parse() pair each.
+ * Each enum's 0 is "unset" (JSON null); _name() of it is NULL, and _parse() of
+ * NULL gives it.  _parse() of an unknown string returns -1 and leaves *out alone.
+ */
+enum flag_kind {
+	FLAG_KIND_UNSET = 0,
+	FLAG_BUILD_FAILURE,
+	FLAG_TEST_FAILURE,
+	FLAG_FLAKY,
+};
+enum flag_state {
+	FLAG_STATE_UNSET = 0,
+	FLAG_OPEN,
+	FLAG_DROPPED,
+	FLAG_RESOLVED,
+	FLAG_DISMISSED,
+};
+/* What nextbot did about a flag in its tree. */
+enum flag_action {
+	FLAG_ACTION_UNSET = 0,
+	FLAG_ACTION_NONE,
+	FLAG_REVERTED,
+	FLAG_PREVIOUS_VERSION,
+	FLAG_DROPPED_TREE,
+};
+/* A tree's state in one night. */
+enum tree_state {
+	TREE_STATE_UNSET = 0,
+	TREE_MERGED,
+	TREE_REVERTED,
+	TREE_PREVIOUS_VERSION,
+	TREE_STALE,
+	TREE_LEFT_OUT,
+	TREE_FETCH_FAILED,
+};
+/* How a night ended. */
+enum run_result {
+	RUN_RESULT_UNSET = 0,
+	RUN_CLEAN,
+	RUN_REGRESSION,
+	RUN_BASE_BROKEN,
+	RUN_UNFINISHED,
+	RUN_FAILED,
+};
+
+const char *flag_kind_name(enum flag_kind k);
+int flag_kind_parse(enum flag_kind *out, const char *s);
+const char *flag_state_name(enum flag_state s);
+int flag_state_parse(enum flag_state *out, const char *s);
+const char *flag_action_name(enum flag_action a);
+int flag_action_parse(enum flag_action *out, const char *s);
+const char *tree_state_name(enum tree_state s);
+int tree_state_parse(enum tree_state *out, const char *s);
+const char *run_result_name(enum run_result r);
+int run_result_parse(enum run_result *out, const char *s);
+
 /* All char * fields below are owned by their struct and may be NULL (JSON null). */
 struct person {
 	char *name;
@@ -18,7 +76,7 @@ struct person {
 struct flag {
 	char *id;            /* 12 hex: SHA-1 of the fingerprint */
 	char *fingerprint;
-	char *kind;          /* build-failure | test-failure | flaky */
+	enum flag_kind kind;
 	char *tree, *commit, *patch_id, *message_id, *subject;
 	struct person author;
 	char *partner_tree, *partner_commit, *partner_subject; /* partner_tree NULL: none */
@@ -29,14 +87,14 @@ struct flag {
 	char *error;         /* the first error line */
 	char *excerpt;
 	char *first_seen, *last_seen; /* YYYY-MM-DD */
-	char *state;         /* open | dropped | resolved | dismissed */
+	enum flag_state state;
 	char *reason;        /* why dismissed or dropped */
 	int culprit_fails, parent_passes, revert_passes;
 	int steps, confirm_runs;
 	int failing, total;  /* flaky: failing runs of total */
 	struct strvec log;   /* bisect log lines */
 	char *repro_base;    /* next as it stood before the tree's merge (reproduce from) */
-	char *action;        /* reverted | previous-version | dropped-tree | none */
+	enum flag_action action;
 	char *notified;      /* date the first notices were queued; NULL: not yet */
 	char *reminded;      /* date of the last reminder */
 };
@@ -52,14 +110,13 @@ struct drop {
 
 struct run_tree {
 	char *name, *branch, *sha1;
-	/* merged | reverted | previous-version | stale | left-out | fetch-failed */
-	char *state;
+	enum tree_state state;
 	char *reason;
 };
 
 struct run_record {
 	char *date, *tag, *next;
-	char *result;        /* clean | regression | base-broken | unfinished | failed */
+	enum run_result result;
 	char *started, *finished;
 	struct run_tree *trees;
 	size_t trees_nr, trees_alloc;

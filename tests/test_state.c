@@ -1,0 +1,147 @@
+/* Unit tests for bot/state: the states' names at the JSON edge, and loading them back. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bot/state.h"
+#include "util/error.h"
+#include "util/fileutil.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+#include "util/banned.h"
+
+/* Every name parses back to its value; unset is NULL both ways; unknown is refused. */
+#define ROUND_TRIP(type, first, last)                                          \
+	do {                                                                   \
+		enum type v_, got_;                                            \
+		for (v_ = first; v_ <= last; v_++) {                           \
+			assert_non_null(type##_name(v_));                      \
+			got_ = 0;                                              \
+			assert_int_equal(type##_parse(&got_, type##_name(v_)), 0); \
+			assert_int_equal(got_, v_);                            \
+		}                                                              \
+		assert_null(type##_name(0));                                   \
+		got_ = first;                                                  \
+		assert_int_equal(type##_parse(&got_, NULL), 0);                \
+		assert_int_equal(got_, 0);                                     \
+		got_ = first;                                                  \
+		assert_int_equal(type##_parse(&got_, "no-such-state"), -1);    \
+		assert_int_equal(got_, first);                                 \
+	} while (0)
+
+static void test_names_round_trip(void **unused)
+{
+	ROUND_TRIP(flag_kind, FLAG_BUILD_FAILURE, FLAG_FLAKY);
+	ROUND_TRIP(flag_state, FLAG_OPEN, FLAG_DISMISSED);
+	ROUND_TRIP(flag_action, FLAG_ACTION_NONE, FLAG_DROPPED_TREE);
+	ROUND_TRIP(tree_state, TREE_MERGED, TREE_FETCH_FAILED);
+	ROUND_TRIP(run_result, RUN_CLEAN, RUN_FAILED);
+	/* the spellings state.json and the mails use */
+	assert_string_equal(flag_state_name(FLAG_DISMISSED), "dismissed");
+	assert_string_equal(tree_state_name(TREE_LEFT_OUT), "left-out");
+	assert_string_equal(tree_state_name(TREE_FETCH_FAILED), "fetch-failed");
+	assert_string_equal(run_result_name(RUN_BASE_BROKEN), "base-broken");
+	assert_string_equal(flag_action_name(FLAG_DROPPED_TREE), "dropped-tree");
+	assert_string_equal(flag_kind_name(FLAG_TEST_FAILURE), "test-failure");
+}
+
+static char *tmpdir(void)
+{
+	char *d = xstrdup("/tmp/nextbot-state-XXXXXX");
+
+	assert_non_null(mkdtemp(d));
+	return d;
+}
+
+static void write_state(const char *dir, const char *json)
+{
+	char *path = xstrfmt("%s/state.json", dir);
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(json, f);
+	fclose(f);
+	free(path);
+}
+
+static void cleanup(char *dir)
+{
+	char *path = xstrfmt("%s/state.json", dir);
+
+	unlink(path);
+	rmdir(dir);
+	free(path);
+	free(dir);
+}
+
+static void test_save_load_keeps_states(void **unused)
+{
+	struct state st = STATE_INIT, back = STATE_INIT;
+	char *dir = tmpdir();
+	struct run_record *r;
+	struct flag *f;
+
+	r = state_run_begin(&st, "2026-12-03");
+	r->result = RUN_BASE_BROKEN;
+	state_run_tree_add(r)->state = TREE_PREVIOUS_VERSION;
+	state_run_tree_add(r); /* unset stays null */
+	f = state_flag_add(&st);
+	f->id = xstrdup("0123456789ab");
+	f->kind = FLAG_FLAKY;
+	f->state = FLAG_DISMISSED;
+	f->action = FLAG_DROPPED_TREE;
+	assert_int_equal(state_save(&st, dir), 0);
+	assert_int_equal(state_load(&back, dir), 0);
+	assert_int_equal(back.runs_nr, 1);
+	assert_int_equal(back.runs[0].result, RUN_BASE_BROKEN);
+	assert_int_equal(back.runs[0].trees_nr, 2);
+	assert_int_equal(back.runs[0].trees[0].state, TREE_PREVIOUS_VERSION);
+	assert_int_equal(back.runs[0].trees[1].state, TREE_STATE_UNSET);
+	assert_int_equal(back.flags_nr, 1);
+	assert_int_equal(back.flags[0].kind, FLAG_FLAKY);
+	assert_int_equal(back.flags[0].state, FLAG_DISMISSED);
+	assert_int_equal(back.flags[0].action, FLAG_DROPPED_TREE);
+	state_release(&st);
+	state_release(&back);
+	cleanup(dir);
+}
+
+/* A state the code does not know is a damaged file, named, not a silent default. */
+static void test_load_refuses_unknown_state(void **unused)
+{
+	struct state st = STATE_INIT;
+	char *dir = tmpdir();
+
+	write_state(dir, "{\"flags\":[{\"id\":\"x\",\"state\":\"opne\"}]}");
+	assert_true(state_load(&st, dir) < 0);
+	assert_non_null(strstr(nb_error_last(), "opne"));
+	state_release(&st);
+	write_state(dir, "{\"runs\":[{\"date\":\"2026-12-03\",\"result\":\"clean\","
+			 "\"trees\":[{\"name\":\"a\",\"state\":\"merge\"}]}]}");
+	assert_true(state_load(&st, dir) < 0);
+	assert_non_null(strstr(nb_error_last(), "merge"));
+	state_release(&st);
+	write_state(dir, "{\"runs\":[{\"date\":\"2026-12-03\",\"result\":null}]}");
+	assert_int_equal(state_load(&st, dir), 0);
+	assert_int_equal(st.runs[0].result, RUN_RESULT_UNSET);
+	state_release(&st);
+	cleanup(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_names_round_trip),
+		cmocka_unit_test(test_save_load_keeps_states),
+		cmocka_unit_test(test_load_refuses_unknown_state),
+	};
+
+	return cmocka_run_group_tests_name("state", tests, NULL, NULL);
+}
