@@ -99,7 +99,7 @@ static void print_json(const struct culprit_bisect_result *r)
 	json_object *o = json_object_new_object();
 
 	json_object_object_add(o, "first_bad",
-			       r->only_skipped ? NULL : json_object_new_string(r->first_bad));
+			       r->only_skipped ? NULL : json_object_new_string(r->first_bad.hex));
 	json_object_object_add(o, "subject",
 			       r->only_skipped ? NULL : json_object_new_string(r->subject));
 	json_object_object_add(o, "steps", json_object_new_int((int)r->steps));
@@ -117,7 +117,7 @@ static void print_text(const struct culprit_bisect_result *r)
 	size_t i;
 
 	if (!r->only_skipped) {
-		printf("%s is the first bad commit\n    %s\n", r->first_bad, r->subject);
+		printf("%s is the first bad commit\n    %s\n", r->first_bad.hex, r->subject);
 	} else {
 		printf("There are only 'skip'ped commits left to test.\n"
 		       "The first bad commit could be any of:\n");

@@ -28,7 +28,8 @@ static int find_in_trees(struct lookup_patches *pool, long *idx, struct maint *m
 {
 	struct integ_repo *repo = NULL;
 	char *path = xstrfmt("%s/repo.git", m->cfg->workdir), *path2;
-	char base[41], tip[41];
+	struct nb_oid base;
+	struct nb_oid tip;
 	size_t i;
 	int error;
 
@@ -36,15 +37,15 @@ static int find_in_trees(struct lookup_patches *pool, long *idx, struct maint *m
 	if ((error = integ_repo_open(&repo, path)) < 0)
 		goto done;
 	path2 = xstrfmt("refs/feeds/%s", m->cfg->base.name);
-	if (integ_ref_get(repo, path2, base) < 0)
-		base[0] = 0;
+	if (integ_ref_get(repo, path2, &base) < 0)
+		base.hex[0] = 0;
 	free(path2);
 	for (i = 0; i < m->cfg->trees_nr; i++) {
 		char *ref = xstrfmt("refs/feeds/%s", m->cfg->trees[i].name);
 
-		if (integ_ref_get(repo, ref, tip) == 0 &&
-		    (error = lookup_new_patches(pool, repo, m->cfg->trees[i].name, tip,
-						base[0] ? base : NULL, 0)) < 0) {
+		if (integ_ref_get(repo, ref, &tip) == 0 &&
+		    (error = lookup_new_patches(pool, repo, m->cfg->trees[i].name, tip.hex,
+						nb_oid_is_null(&base) ? NULL : base.hex, 0)) < 0) {
 			free(ref);
 			goto done;
 		}
@@ -73,8 +74,8 @@ static void drop_from_flag(struct drop *d, const struct flag *f)
 static void drop_from_patch(struct drop *d, const struct lookup_patch *p)
 {
 	d->tree = dup_nonempty(p->tree);
-	d->commit = dup_nonempty(p->commit);
-	d->patch_id = dup_nonempty(p->patch_id);
+	d->commit = dup_nonempty(p->commit.hex);
+	d->patch_id = dup_nonempty(p->patch_id.hex);
 	d->message_id = dup_nonempty(p->message_id);
 	d->subject = dup_nonempty(p->subject);
 	d->author.name = dup_nonempty(p->author_name);
@@ -197,7 +198,7 @@ static int push_drop(struct maint *m, const struct drop *d)
 		goto done;
 	}
 	printf("pushed %s's %s without the patch: %.12s -> %.12s (%s)\n", t.name, t.branch,
-	       r.old_tip, r.new_tip, t.url);
+	       r.old_tip.hex, r.new_tip.hex, t.url);
 	print_left_out(repo, &r);
 done:
 	if (code != EXIT_DONE)
@@ -238,7 +239,7 @@ int cmd_drop(const struct cli_ctx *ctx, int argc, char **argv)
 	}
 	/* dropping it again (a --push retried) records nothing twice: undrop stays possible */
 	d = f ? already(&m.st, f->patch_id, f->commit) :
-		already(&m.st, pool.items[idx].patch_id, pool.items[idx].commit);
+		already(&m.st, pool.items[idx].patch_id.hex, pool.items[idx].commit.hex);
 	if (d) {
 		printf("%.12s (\"%s\") was already dropped (%s)\n", d->commit ? d->commit : "-",
 		       d->subject ? d->subject : "", d->when ? d->when : "?");

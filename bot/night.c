@@ -201,16 +201,17 @@ static int merge_one(struct night *n, size_t ti, const char *tip, int previous)
 	struct integ_outcome o = INTEG_OUTCOME_INIT;
 	struct strvec pids = STRVEC_INIT, mids = STRVEC_INIT;
 	struct integ_drops drops;
-	char good[41];
+	struct nb_oid good;
 	int error, have_good;
 
-	have_good = !previous && integ_good_get(n->repo, t->cfg->name, good) == 0 &&
-		    strcmp(good, tip);
+	have_good = !previous && integ_good_get(n->repo, t->cfg->name, &good) == 0 &&
+		    strcmp(good.hex, tip);
 	collect_drops(n, &drops, &pids, &mids);
 	log_progress("merging %s (%zu/%zu)", t->cfg->name, ti, n->trees_nr - 1);
-	error = integ_night_merge_tree(n->integ, &o, &it, tip, have_good ? good : NULL, &drops);
+	error = integ_night_merge_tree(n->integ, &o, &it, tip, have_good ? good.hex : NULL,
+				       &drops);
 	t->step = (size_t)-1;
-	t->merged[0] = 0;
+	t->merged.hex[0] = 0;
 	if (error < 0 && error != NB_EREFUSED)
 		goto done;
 	error = 0;
@@ -241,8 +242,8 @@ static int merge_one(struct night *n, size_t ti, const char *tip, int previous)
 	if (o.rerere_resolved && !t->reason)
 		t->reason = xstrfmt("conflict resolved as recorded (%zu file(s))",
 				      (size_t)o.rerere_resolved);
-	if (o.merged[0]) {
-		memcpy(t->merged, o.merged, sizeof(t->merged));
+	if (o.merged.hex[0]) {
+		t->merged = o.merged;
 		apply_fixes(n, t);
 		t->step = integ_night_steps_nr(n->integ) - 1;
 	}
@@ -274,15 +275,15 @@ static int rewind_before(struct night *n, size_t ti)
 int night_fallback(struct night *n, size_t ti, const char *why)
 {
 	struct night_tree *t = &n->trees[ti];
-	char good[41];
+	struct nb_oid good;
 	int error;
 
 	if ((error = rewind_before(n, ti)) < 0)
 		return error;
 	if (n->cfg->on_breakage != CONFIG_BREAK_DROP_TREE &&
-	    integ_good_get(n->repo, t->cfg->name, good) == 0 &&
-	    strcmp(good, t->fetch.tip)) {
-		if ((error = merge_one(n, ti, good, 1)) < 0)
+	    integ_good_get(n->repo, t->cfg->name, &good) == 0 &&
+	    !nb_oid_equal(&good, &t->fetch.tip)) {
+		if ((error = merge_one(n, ti, good.hex, 1)) < 0)
 			return error;
 		if (t->state == TREE_PREVIOUS_VERSION) {
 			set_state(t, TREE_PREVIOUS_VERSION, why);
@@ -293,7 +294,7 @@ int night_fallback(struct night *n, size_t ti, const char *why)
 	}
 	integ_night_left_out(n->integ, t->cfg->name, why);
 	set_state(t, TREE_LEFT_OUT, why);
-	t->merged[0] = 0;
+	t->merged.hex[0] = 0;
 	t->step = (size_t)-1;
 	return 0;
 }
@@ -354,9 +355,9 @@ static int merge_from(struct night *n, size_t from)
 			ti++;
 			continue;
 		}
-		if ((error = merge_one(n, ti, t->fetch.tip, 0)) < 0)
+		if ((error = merge_one(n, ti, t->fetch.tip.hex, 0)) < 0)
 			return error;
-		if (!t->merged[0] || !n->cfg->build_after_each_merge || !n->cfg->build_nr) {
+		if (!t->merged.hex[0] || !n->cfg->build_after_each_merge || !n->cfg->build_nr) {
 			ti++;
 			continue;
 		}
@@ -407,10 +408,10 @@ static void record_trees(struct night *n)
 
 		rt->name = xstrdup(t->cfg->name);
 		rt->branch = xstrdup(t->cfg->branch);
-		if (t->merged[0])
-			rt->sha1 = xstrdup(t->merged);
+		if (t->merged.hex[0])
+			rt->sha1 = xstrdup(t->merged.hex);
 		else if (i == 0)
-			rt->sha1 = xstrdup(t->fetch.tip);
+			rt->sha1 = xstrdup(t->fetch.tip.hex);
 		rt->state = i == 0 ? TREE_MERGED : t->state ? t->state : TREE_LEFT_OUT;
 		rt->reason = t->reason ? xstrdup(t->reason) : NULL;
 	}
@@ -427,8 +428,8 @@ static void move_good_tips(struct night *n)
 		struct night_tree *t = &n->trees[i];
 
 		if ((t->state == TREE_MERGED || t->state == TREE_STALE) &&
-		    !t->reverts && !strcmp(t->merged, t->fetch.tip) &&
-		    integ_good_set(n->repo, t->cfg->name, t->merged) < 0)
+		    !t->reverts && !strcmp(t->merged.hex, t->fetch.tip.hex) &&
+		    integ_good_set(n->repo, t->cfg->name, &t->merged) < 0)
 			log_warn("cannot record the good tip of %s: %s", t->cfg->name,
 				 nb_error_last());
 	}
@@ -492,7 +493,7 @@ static int base_check(struct night *n)
 	bb.date = n->opts->date;
 	bb.next_tag = n->tag;
 	bb.base_name = n->cfg->base.name;
-	bb.base_commit = n->trees[0].fetch.tip;
+	bb.base_commit = n->trees[0].fetch.tip.hex;
 	bb.command_name = f.cmd ? f.cmd->name : "?";
 	bb.command_line = f.cmd ? f.cmd->command : "?";
 	bb.exit_code = f.exit_code;
@@ -621,13 +622,13 @@ static void stamp_finished(struct night *n)
 
 static int finish(struct night *n)
 {
-	char head[41];
+	struct nb_oid head;
 	int error;
 
-	if ((error = integ_night_finish(n->integ, head)) < 0)
+	if ((error = integ_night_finish(n->integ, &head)) < 0)
 		return error;
 	n->run->tag = xstrdup(n->tag);
-	n->run->next = xstrdup(head);
+	n->run->next = xstrdup(head.hex);
 	publish(n);
 	if (night_past_deadline(n) && (n->broken || n->unfinished)) {
 		n->unfinished = 1;

@@ -7,6 +7,7 @@
 #ifndef BOT_NIGHT_H
 #define BOT_NIGHT_H
 
+#include "util/oid.h"
 #include <time.h>
 #include "bot/config.h"
 #include "bot/notices.h"
@@ -27,7 +28,7 @@ struct night_tree {
 	struct fetch_result fetch;
 	enum tree_state state;   /* TREE_STATE_UNSET before its turn */
 	char *reason;
-	char merged[41];         /* commit merged tonight, "" if none */
+	struct nb_oid merged;         /* commit merged tonight, "" if none */
 	size_t step;             /* integ step index of its merge; (size_t)-1 if none */
 	int reverts;             /* culprits reverted in it tonight */
 	int checked_clean;       /* next built clean right after its merge */

@@ -132,7 +132,7 @@ int night_check_head(struct night *n, int with_build, int with_test, struct nigh
 	if (disk_full(n, out))
 		return 1;
 	opts(n, &o, &builds, &tests);
-	log_progress("building next %.12s", integ_night_head(n->integ));
+	log_progress("building next %.12s", integ_night_head(n->integ)->hex);
 	error = check_commit(&r, &o, integ_night_head(n->integ), with_build, with_test, NULL);
 	if (error < 0 || r.verdict == CHECK_GOOD)
 		goto done;
@@ -179,8 +179,9 @@ static struct culprit_step *steps(struct night *n, size_t *nr)
 		steps[i].is_merge = s->kind == INTEG_STEP_MERGE;
 		steps[i].before = s->before;
 		steps[i].after = s->after;
-		steps[i].merged = s->merged[0] ? s->merged : NULL;
-		steps[i].reverted = s->kind == INTEG_STEP_REVERT ? s->tip : NULL;
+		steps[i].merged = s->merged;
+		if (s->kind == INTEG_STEP_REVERT)
+			steps[i].reverted = s->tip;
 	}
 	return steps;
 }
@@ -201,23 +202,23 @@ static void flag_patch(struct night *n, struct flag *f, const struct culprit_res
 {
 	struct lookup_patch p;
 
-	if (lookup_commit(&p, n->repo, r->tree, r->commit) == 0) {
-		set(&f->commit, p.commit);
-		set(&f->patch_id, p.patch_id);
+	if (lookup_commit(&p, n->repo, r->tree, r->commit.hex) == 0) {
+		set(&f->commit, p.commit.hex);
+		set(&f->patch_id, p.patch_id.hex);
 		set(&f->message_id, p.message_id);
 		set(&f->subject, p.subject);
 		set(&f->author.name, p.author_name);
 		set(&f->author.email, p.author_email);
 		lookup_patch_release(&p);
 	} else {
-		set(&f->commit, r->commit);
+		set(&f->commit, r->commit.hex);
 		set(&f->subject, r->subject);
 	}
 	set(&f->tree, r->tree);
-	if (r->partner_tree && r->partner_commit[0] &&
-	    lookup_commit(&p, n->repo, r->partner_tree, r->partner_commit) == 0) {
+	if (r->partner_tree && r->partner_commit.hex[0] &&
+	    lookup_commit(&p, n->repo, r->partner_tree, r->partner_commit.hex) == 0) {
 		set(&f->partner_tree, r->partner_tree);
-		set(&f->partner_commit, p.commit);
+		set(&f->partner_commit, p.commit.hex);
 		set(&f->partner_subject, p.subject);
 		set(&f->partner_author.name, p.author_name);
 		set(&f->partner_author.email, p.author_email);
@@ -252,7 +253,7 @@ static void flag_evidence(struct night *n, struct flag *f, const struct culprit_
 	set(&f->last_seen, n->opts->date);
 	if (r->step < integ_night_steps_nr(n->integ)) {
 		s = integ_night_step(n->integ, r->step);
-		set(&f->repro_base, s->before);
+		set(&f->repro_base, s->before.hex);
 	}
 }
 
@@ -317,14 +318,14 @@ static int act(struct night *n, size_t ti, struct flag *f, const struct culprit_
 	int error;
 
 	if (n->cfg->on_breakage == CONFIG_BREAK_REVERT_CULPRIT && t->reverts < NIGHT_MAX_REVERTS) {
-		why = xstrfmt("nextbot: %s broke %s (flag %s)", r->commit, f->command, f->id);
-		error = integ_night_revert(n->integ, r->commit, t->cfg->name, why);
+		why = xstrfmt("nextbot: %s broke %s (flag %s)", r->commit.hex, f->command, f->id);
+		error = integ_night_revert(n->integ, r->commit.hex, t->cfg->name, why);
 		free(why);
 		if (error == 0) {
 			t->reverts++;
 			t->state = TREE_REVERTED;
 			free(t->reason);
-			t->reason = xstrfmt("reverted %.12s (\"%s\")", r->commit,
+			t->reason = xstrfmt("reverted %.12s (\"%s\")", r->commit.hex,
 					    f->subject ? f->subject : "");
 			f->action = FLAG_REVERTED;
 			return 0;
@@ -332,7 +333,7 @@ static int act(struct night *n, size_t ti, struct flag *f, const struct culprit_
 		if (error != NB_ECONFLICT)
 			return error;
 	}
-	why = xstrfmt("%s broke %s (flag %s)", f->subject ? f->subject : r->commit,
+	why = xstrfmt("%s broke %s (flag %s)", f->subject ? f->subject : r->commit.hex,
 		      f->command ? f->command : "next", f->id);
 	error = night_fallback(n, ti, why);
 	free(why);

@@ -42,18 +42,18 @@ static int patch_present(struct night *n, const struct night_tree *t, const stru
 	int present = -1;
 	size_t i;
 
-	if (!t->fetch.tip[0] ||
-	    lookup_new_patches(&pool, n->repo, t->cfg->name, t->fetch.tip, n->trees[0].fetch.tip,
-			       0) < 0)
+	if (!t->fetch.tip.hex[0] ||
+	    lookup_new_patches(&pool, n->repo, t->cfg->name, t->fetch.tip.hex,
+			       n->trees[0].fetch.tip.hex, 0) < 0)
 		goto done;
 	present = 0;
 	for (i = 0; i < pool.nr && !present; i++) {
 		const struct lookup_patch *p = &pool.items[i];
 
-		present = (f->patch_id && *f->patch_id && !strcmp(p->patch_id, f->patch_id)) ||
+		present = (f->patch_id && *f->patch_id && !strcmp(p->patch_id.hex, f->patch_id)) ||
 			  (f->message_id && p->message_id &&
 			   !strcmp(p->message_id, f->message_id)) ||
-			  (f->commit && !strcmp(p->commit, f->commit));
+			  (f->commit && !strcmp(p->commit.hex, f->commit));
 	}
 done:
 	lookup_patches_release(&pool);

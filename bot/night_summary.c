@@ -36,29 +36,29 @@ static void commit_checks(struct night *n, struct strvec *dups, struct strvec *n
 	for (i = 1; i < n->trees_nr; i++) {
 		struct night_tree *t = &n->trees[i];
 
-		if (!t->merged[0])
+		if (!t->merged.hex[0])
 			continue;
 		start = pool.nr;
-		if (lookup_new_patches(&pool, n->repo, t->cfg->name, t->merged,
-				       n->trees[0].fetch.tip, SUMMARY_MAX_PATCHES) < 0) {
+		if (lookup_new_patches(&pool, n->repo, t->cfg->name, t->merged.hex,
+				       n->trees[0].fetch.tip.hex, SUMMARY_MAX_PATCHES) < 0) {
 			log_warn("commit checks of %s: %s", t->cfg->name, nb_error_last());
 			continue;
 		}
 		for (j = start; j < pool.nr; j++)
 			if (!pool.items[j].has_author_signoff)
 				strvec_pushf(nosob, "%s: %.12s (\"%s\") by %s <%s>", t->cfg->name,
-					     pool.items[j].commit, pool.items[j].subject,
+					     pool.items[j].commit.hex, pool.items[j].subject,
 					     pool.items[j].author_name, pool.items[j].author_email);
 	}
 	for (i = 0; i < pool.nr; i++) {
 		for (j = i + 1; j < pool.nr; j++) {
 			const struct lookup_patch *a = &pool.items[i], *b = &pool.items[j];
 
-			if (!a->patch_id[0] || strcmp(a->patch_id, b->patch_id) ||
+			if (!a->patch_id.hex[0] || strcmp(a->patch_id.hex, b->patch_id.hex) ||
 			    !strcmp(a->tree, b->tree))
 				continue;
 			strvec_pushf(dups, "\"%s\": %s %.12s and %s %.12s", a->subject, a->tree,
-				     a->commit, b->tree, b->commit);
+				     a->commit.hex, b->tree, b->commit.hex);
 		}
 	}
 	lookup_patches_release(&pool);
@@ -87,7 +87,7 @@ int night_summary_queue(struct night *n)
 		commit_checks(n, &dups, &nosob);
 	sum.date = n->opts->date;
 	sum.next_tag = n->tag;
-	sum.next_commit = n->run->next ? n->run->next : n->trees[0].fetch.tip;
+	sum.next_commit = n->run->next ? n->run->next : n->trees[0].fetch.tip.hex;
 	sum.regression = n->run->result != RUN_CLEAN;
 	sum.trees = trees;
 	sum.trees_nr = n->run->trees_nr;

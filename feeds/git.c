@@ -2,18 +2,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "merge/git_int.h"
 #include "feeds/sim.h"
 #include "util/error.h"
 #include "util/fileutil.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
-
-int sim_git_fail(const char *what)
-{
-	const git_error *e = git_error_last();
-
-	return nb_error_set(NB_ERROR, "%s: %s", what, e && e->message ? e->message : "git error");
-}
 
 static int read_blob(struct strbuf *out, git_repository *repo, git_tree *tree, const char *path)
 {
@@ -26,7 +20,7 @@ static int read_blob(struct strbuf *out, git_repository *repo, git_tree *tree, c
 		goto done;
 	}
 	if (git_blob_lookup(&blob, repo, git_tree_entry_id(entry)) < 0) {
-		error = sim_git_fail(path);
+		error = merge_git_fail("%s", path);
 		goto done;
 	}
 	strbuf_add(out, git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob));
@@ -45,7 +39,7 @@ int sim_git_read(struct strbuf *out, git_repository *repo, const char *commit_he
 
 	if (git_oid_fromstr(&oid, commit_hex) < 0 || git_commit_lookup(&commit, repo, &oid) < 0 ||
 	    git_commit_tree(&tree, commit) < 0) {
-		error = sim_git_fail(commit_hex);
+		error = merge_git_fail("%s", commit_hex);
 		goto done;
 	}
 	error = read_blob(out, repo, tree, path);
@@ -117,7 +111,7 @@ int sim_git_apply(git_oid *out_tree, git_repository *repo, const git_oid *tree,
 	int error;
 
 	if (git_tree_lookup(&base, repo, tree) < 0) {
-		error = sim_git_fail("sim: tree");
+		error = merge_git_fail("sim: tree");
 		goto done;
 	}
 	if ((error = apply_ops(files, &files_nr, repo, base, ops, ops_nr)) < 0)
@@ -125,7 +119,7 @@ int sim_git_apply(git_oid *out_tree, git_repository *repo, const git_oid *tree,
 	for (i = 0; i < files_nr; i++) {
 		if (git_blob_create_from_buffer(&updates[i].id, repo, files[i].text.buf,
 						files[i].text.len) < 0) {
-			error = sim_git_fail(files[i].path);
+			error = merge_git_fail("%s", files[i].path);
 			goto done;
 		}
 		updates[i].action = GIT_TREE_UPDATE_UPSERT;
@@ -133,7 +127,7 @@ int sim_git_apply(git_oid *out_tree, git_repository *repo, const git_oid *tree,
 		updates[i].path = files[i].path;
 	}
 	if (git_tree_create_updated(out_tree, repo, base, files_nr, updates) < 0)
-		error = sim_git_fail("sim: tree update");
+		error = merge_git_fail("sim: tree update");
 done:
 	for (i = 0; i < files_nr; i++)
 		strbuf_release(&files[i].text);
@@ -143,7 +137,7 @@ done:
 	return error;
 }
 
-int sim_git_commit(char out[41], git_repository *repo, const git_oid *tree,
+int sim_git_commit(struct nb_oid *out, git_repository *repo, const git_oid *tree,
 		   const char *const *parents, size_t parents_nr, const struct sim_person *author,
 		   long long author_time, const struct sim_person *committer,
 		   long long commit_time, const char *message)
@@ -159,9 +153,9 @@ int sim_git_commit(char out[41], git_repository *repo, const git_oid *tree,
 	if (parents_nr > 2)
 		return nb_error_set(NB_EINVALID, "sim: too many parents");
 	for (i = 0; i < parents_nr; i++) {
-		if (git_oid_fromstr(&oid, parents[i]) < 0 ||
+		if (merge_oid_parse_git(&oid, parents[i]) < 0 ||
 		    git_commit_lookup(&pv[i], repo, &oid) < 0) {
-			error = sim_git_fail("sim: parent");
+			error = merge_git_fail("sim: parent");
 			goto done;
 		}
 		pc[i] = pv[i];
@@ -170,10 +164,10 @@ int sim_git_commit(char out[41], git_repository *repo, const git_oid *tree,
 	    git_signature_new(&c, committer->name, committer->email, commit_time, 0) < 0 ||
 	    git_tree_lookup(&t, repo, tree) < 0 ||
 	    git_commit_create(&oid, repo, NULL, a, c, NULL, message, t, parents_nr, pc) < 0) {
-		error = sim_git_fail("sim: commit");
+		error = merge_git_fail("sim: commit");
 		goto done;
 	}
-	git_oid_tostr(out, 41, &oid);
+	merge_oid_from_git(out, &oid);
 done:
 	for (i = 0; i < 2; i++)
 		git_commit_free(pv[i]);
@@ -192,7 +186,7 @@ int sim_git_set_ref(const char *repo_path, const char *ref, const char *hex)
 
 	if (git_oid_fromstr(&oid, hex) < 0 || git_repository_open_bare(&repo, repo_path) < 0 ||
 	    git_reference_create(&r, repo, ref, &oid, 1, "sim") < 0)
-		error = sim_git_fail(repo_path);
+		error = merge_git_fail("%s", repo_path);
 	git_reference_free(r);
 	git_repository_free(repo);
 	return error;
@@ -206,7 +200,7 @@ int sim_git_init_remote(const char *path, const char *store_objects, const char 
 	int error = 0;
 
 	if (git_repository_init(&repo, path, 1) < 0) {
-		error = sim_git_fail(path);
+		error = merge_git_fail("%s", path);
 		goto done;
 	}
 	alt = xstrfmt("%s/objects/info/alternates", path);
@@ -215,7 +209,7 @@ int sim_git_init_remote(const char *path, const char *store_objects, const char 
 		goto done;
 	ref = xstrfmt("refs/heads/%s", head_branch);
 	if (git_reference_symbolic_create(&head, repo, "HEAD", ref, 1, NULL) < 0)
-		error = sim_git_fail(path);
+		error = merge_git_fail("%s", path);
 done:
 	git_reference_free(head);
 	git_repository_free(repo);

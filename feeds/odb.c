@@ -3,6 +3,7 @@
 #include <string.h>
 #include <git2/sys/odb_backend.h>
 
+#include "merge/git_int.h"
 #include "feeds/sim.h"
 #include "util/error.h"
 #include "util/xalloc.h"
@@ -170,10 +171,10 @@ int sim_git_store_setup(struct sim_world *w)
 	    git_config_set_int64(cfg, "pack.deltaCacheSize", 1) < 0 ||
 	    git_repository_odb(&odb, w->store) < 0) {
 		backend_free(&m->parent);
-		error = sim_git_fail("sim: object store");
+		error = merge_git_fail("sim: object store");
 	} else if (git_odb_add_backend(odb, &m->parent, 1000) < 0) {
 		backend_free(&m->parent);
-		error = sim_git_fail("sim: object store");
+		error = merge_git_fail("sim: object store");
 	} else {
 		w->mempack = &m->parent;
 	}
@@ -195,17 +196,17 @@ int sim_git_flush(struct sim_world *w)
 		return 0;
 	dir = xstrfmt("%s/objects/pack", git_repository_path(w->store));
 	if (git_packbuilder_new(&pb, w->store) < 0) {
-		error = sim_git_fail("sim: pack");
+		error = merge_git_fail("sim: pack");
 		goto done;
 	}
 	for (i = 0; i < m->nr; i++)
 		if (git_packbuilder_insert(pb, &m->objs[i].id, NULL) < 0) {
-			error = sim_git_fail("sim: pack");
+			error = merge_git_fail("sim: pack");
 			goto done;
 		}
 	if (git_packbuilder_write(pb, dir, 0, NULL, NULL) < 0 ||
 	    git_repository_odb(&odb, w->store) < 0 || git_odb_refresh(odb) < 0) {
-		error = sim_git_fail("sim: writing a pack");
+		error = merge_git_fail("sim: writing a pack");
 		goto done;
 	}
 	clear(m);

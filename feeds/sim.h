@@ -10,6 +10,7 @@
 #ifndef FEEDS_SIM_H
 #define FEEDS_SIM_H
 
+#include "util/oid.h"
 #include <git2.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -52,7 +53,7 @@ struct sim_patch {
 	size_t ops_nr, ops_alloc;
 	struct strvec locks;     /* regions it holds: "s:SUB:SLOT", "t:SUB", "p:N", "a:SUB" */
 	struct strvec new_files; /* files it creates with slots, registered when absorbed */
-	char commit[41];
+	struct nb_oid commit;
 };
 
 struct sim_tree {
@@ -62,8 +63,8 @@ struct sim_tree {
 	int kind;
 	int sub;
 	int maintainer;
-	char base[41];
-	char tip[41];
+	struct nb_oid base;
+	struct nb_oid tip;
 	struct sim_patch **patches;
 	size_t nr, alloc;
 	int dirty_from; /* first position to replay, -1: the tip is current */
@@ -92,8 +93,8 @@ struct sim_defect {
 	int kind;
 	int culprit;  /* patch id */
 	int partner;  /* patch id or -1 */
-	char patch_id[41];
-	char partner_patch_id[41];
+	struct nb_oid patch_id;
+	struct nb_oid partner_patch_id;
 	char *trees;  /* "a,b" culprit's tree then partner's, as they were last seen */
 };
 
@@ -110,7 +111,7 @@ struct sim_world {
 	int day;
 	int seq; /* last patch id */
 	int covered[SIM_KINDS]; /* kinds already injected into merged trees */
-	char mainline[41];
+	struct nb_oid mainline;
 	struct sim_sub *subs;
 	size_t subs_nr;
 	struct sim_tree *trees;
@@ -169,12 +170,11 @@ extern const char *const sim_params[];
 extern const size_t sim_params_nr;
 
 /* feeds/git.c: writing trees and commits through libgit2. */
-int sim_git_fail(const char *what);
 int sim_git_read(struct strbuf *out, git_repository *repo, const char *commit_hex,
 		 const char *path);
 int sim_git_apply(git_oid *out_tree, git_repository *repo, const git_oid *tree,
 		  const struct sim_op *ops, size_t ops_nr);
-int sim_git_commit(char out[41], git_repository *repo, const git_oid *tree,
+int sim_git_commit(struct nb_oid *out, git_repository *repo, const git_oid *tree,
 		   const char *const *parents, size_t parents_nr, const struct sim_person *author,
 		   long long author_time, const struct sim_person *committer,
 		   long long commit_time, const char *message);

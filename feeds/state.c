@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "merge/git_int.h"
 #include "feeds/sim.h"
 #include "util/error.h"
 #include "util/fileutil.h"
@@ -177,7 +178,7 @@ static json_object *patch_json(const struct sim_patch *p)
 	set_str(o, "subject", p->subject);
 	set_str(o, "body", p->body);
 	set_str(o, "msgid", p->msgid);
-	set_str(o, "commit", p->commit);
+	set_str(o, "commit", p->commit.hex);
 	for (i = 0; i < p->ops_nr && p->state == SIM_LIVE; i++) {
 		const char *old = p->ops[i].old_text;
 		json_object *op = json_object_new_array();
@@ -199,8 +200,8 @@ static json_object *tree_json(const struct sim_tree *t)
 	size_t i;
 
 	set_str(o, "name", t->name);
-	set_str(o, "base", t->base);
-	set_str(o, "tip", t->tip);
+	set_str(o, "base", t->base.hex);
+	set_str(o, "tip", t->tip.hex);
 	for (i = 0; i < t->nr; i++)
 		json_object_array_add(a, json_object_new_int(t->patches[i]->id));
 	json_object_object_add(o, "patches", a);
@@ -221,7 +222,7 @@ static json_object *state_json(struct sim_world *w)
 	set_int(o, "files", w->nfiles);
 	set_int(o, "day", w->day);
 	set_int(o, "seq", w->seq);
-	set_str(o, "mainline", w->mainline);
+	set_str(o, "mainline", w->mainline.hex);
 	a = json_object_new_array();
 	for (i = 0; i < SIM_KINDS; i++)
 		json_object_array_add(a, json_object_new_int(w->covered[i]));
@@ -254,8 +255,8 @@ static json_object *state_json(struct sim_world *w)
 		set_int(x, "kind", d->kind);
 		set_int(x, "culprit", d->culprit);
 		set_int(x, "partner", d->partner);
-		set_str(x, "patch_id", d->patch_id);
-		set_str(x, "partner_patch_id", d->partner_patch_id);
+		set_str(x, "patch_id", d->patch_id.hex);
+		set_str(x, "partner_patch_id", d->partner_patch_id.hex);
 		set_str(x, "trees", d->trees);
 		json_object_array_add(a, x);
 	}
@@ -326,14 +327,14 @@ static json_object *defect_json(struct sim_world *w, const struct sim_defect *d)
 	branches(a, w, c);
 	json_object_object_add(o, "branches", a);
 	set_str(o, "subject", c->subject);
-	set_str(o, "patch_id", d->patch_id);
+	set_str(o, "patch_id", d->patch_id.hex);
 	set_str(o, "message_id", c->msgid);
 	set_str(o, "author", author);
 	if (p) {
 		json_object *x = json_object_new_object();
 
 		set_str(x, "subject", p->subject);
-		set_str(x, "patch_id", d->partner_patch_id);
+		set_str(x, "patch_id", d->partner_patch_id.hex);
 		set_str(x, "message_id", p->msgid);
 		json_object_object_add(o, "partner", x);
 	} else {
@@ -448,7 +449,7 @@ static char *dup(json_object *o, const char *key)
 		       xstrdup(json_object_get_string(v)) : NULL;
 }
 
-static void hex(char out[41], json_object *o, const char *key)
+static void hex(char out[NB_OID_HEXSZ + 1], json_object *o, const char *key)
 {
 	const char *s = json_object_get_string(get(o, key));
 
@@ -484,7 +485,7 @@ static struct sim_patch *patch_load(json_object *o)
 	p->subject = dup(o, "subject");
 	p->body = dup(o, "body");
 	p->msgid = dup(o, "msgid");
-	hex(p->commit, o, "commit");
+	hex(p->commit.hex, o, "commit");
 	p->ops = xcalloc(n ? n : 1, sizeof(*p->ops));
 	p->ops_alloc = n ? n : 1;
 	for (i = 0; i < n; i++) {
@@ -516,8 +517,8 @@ static int trees_load(struct sim_world *w, json_object *a)
 		struct sim_tree *t = &w->trees[i];
 		json_object *o = json_object_array_get_idx(a, i), *ids = get(o, "patches");
 
-		hex(t->base, o, "base");
-		hex(t->tip, o, "tip");
+		hex(t->base.hex, o, "base");
+		hex(t->tip.hex, o, "tip");
 		n = json_object_is_type(ids, json_type_array) ? json_object_array_length(ids) : 0;
 		for (j = 0; j < n; j++) {
 			struct sim_patch *p = sim_patch_by_id(
@@ -545,7 +546,7 @@ static int world_load(struct sim_world *w, json_object *o)
 	w->nfiles = get_int(o, "files");
 	w->day = get_int(o, "day");
 	w->seq = get_int(o, "seq");
-	hex(w->mainline, o, "mainline");
+	hex(w->mainline.hex, o, "mainline");
 	if (w->ntrees < 0 || w->ntrees > 1000)
 		return -1;
 	a = get(o, "covered");
@@ -586,8 +587,8 @@ static int world_load(struct sim_world *w, json_object *o)
 		d->kind = get_int(x, "kind");
 		d->culprit = get_int(x, "culprit");
 		d->partner = get_int(x, "partner");
-		hex(d->patch_id, x, "patch_id");
-		hex(d->partner_patch_id, x, "partner_patch_id");
+		hex(d->patch_id.hex, x, "patch_id");
+		hex(d->partner_patch_id.hex, x, "partner_patch_id");
 		d->trees = dup(x, "trees");
 		if (!sim_patch_by_id(w, d->culprit))
 			return -1;
@@ -619,7 +620,7 @@ int sim_state_load(struct sim_world *w, const char *dir)
 	}
 	store = xstrfmt("%s/sim/store.git", w->dir);
 	if (git_repository_open_bare(&w->store, store) < 0)
-		error = sim_git_fail(store);
+		error = merge_git_fail("%s", store);
 done:
 	json_object_put(o);
 	free(path);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "merge/git_int.h"
 #include "feeds/sim.h"
 #include "feeds/world.h"
 #include "merge/patchid.h"
@@ -178,10 +179,10 @@ static const char *source(struct sim_world *w, int tree)
 	struct sim_tree *t = &w->trees[tree];
 
 	if (t->kind == SIM_MAINLINE)
-		return w->mainline;
+		return w->mainline.hex;
 	if (t->kind != SIM_OTHER)
-		return w->trees[1].base;
-	return t->base;
+		return w->trees[1].base.hex;
+	return t->base.hex;
 }
 
 static int read_fn(struct strbuf *out, struct sim_world *w, int tree, const char *path,
@@ -815,7 +816,7 @@ static int absorb(struct sim_world *w, int tree, int k)
 	git_commit *c = NULL;
 	git_oid oid, tree_oid;
 	long long when = SIM_EPOCH + (long long)w->day * 86400 + 10 * 3600 + k * 300;
-	char out[41];
+	struct nb_oid out;
 	int error = 0;
 
 	for (i = 0; i < t->nr; i++)
@@ -823,9 +824,10 @@ static int absorb(struct sim_world *w, int tree, int k)
 			ALLOC_GROW(ops, ops_nr + 1, ops_alloc);
 			ops[ops_nr++] = t->patches[i]->ops[j];
 		}
-	git_oid_fromstr(&oid, w->mainline);
+	if ((error = merge_oid_to_git(&oid, &w->mainline)) < 0)
+		goto done;
 	if (git_commit_lookup(&c, w->store, &oid) < 0) {
-		error = sim_git_fail("sim: mainline");
+		error = merge_git_fail("sim: mainline");
 		goto done;
 	}
 	if ((error = sim_git_apply(&tree_oid, w->store, git_commit_tree_id(c), ops, ops_nr)) < 0)
@@ -834,13 +836,13 @@ static int absorb(struct sim_world *w, int tree, int k)
 		    "Pull %s updates from %s:\n\n", t->branch, t->repo, t->name, m.name);
 	for (i = 0; i < t->nr; i++)
 		strbuf_addf(&msg, " - %s\n", t->patches[i]->subject);
-	parents[0] = w->mainline;
-	parents[1] = t->tip;
-	if ((error = sim_git_commit(out, w->store, &tree_oid, parents, 2, &linus, when, &linus,
+	parents[0] = w->mainline.hex;
+	parents[1] = t->tip.hex;
+	if ((error = sim_git_commit(&out, w->store, &tree_oid, parents, 2, &linus, when, &linus,
 				    when, msg.buf)) < 0)
 		goto done;
-	memcpy(w->mainline, out, 41);
-	memcpy(mainline->tip, out, 41);
+	w->mainline = out;
+	mainline->tip = out;
 	for (i = 0; i < t->nr; i++) {
 		struct sim_patch *p = t->patches[i];
 
@@ -849,8 +851,8 @@ static int absorb(struct sim_world *w, int tree, int k)
 			strvec_push(&w->subs[p->sub].extras, p->new_files.v[j]);
 	}
 	t->nr = 0;
-	memcpy(t->base, out, 41);
-	memcpy(t->tip, out, 41);
+	t->base = out;
+	t->tip = out;
 	t->dirty_from = -1;
 done:
 	git_commit_free(c);
@@ -868,16 +870,17 @@ static int mainline_commit(struct sim_world *w, int k)
 	struct strbuf msg = STRBUF_INIT;
 	git_commit *c = NULL;
 	git_oid oid, tree_oid;
-	const char *parents[1] = { w->mainline };
-	char out[41];
+	const char *parents[1] = { w->mainline.hex };
+	struct nb_oid out;
 	int error = 0;
 
 	if (slot_edit(w, p, 0, NULL, NULL, NULL) < 0)
 		goto done;
 	a = &sim_submitters[p->author];
-	git_oid_fromstr(&oid, w->mainline);
+	if ((error = merge_oid_to_git(&oid, &w->mainline)) < 0)
+		goto done;
 	if (git_commit_lookup(&c, w->store, &oid) < 0) {
-		error = sim_git_fail("sim: mainline");
+		error = merge_git_fail("sim: mainline");
 		goto done;
 	}
 	if ((error = sim_git_apply(&tree_oid, w->store, git_commit_tree_id(c), p->ops,
@@ -886,11 +889,11 @@ static int mainline_commit(struct sim_world *w, int k)
 	strbuf_addf(&msg, "%s\n\n%s\n\nSigned-off-by: %s <%s>\nLink: https://lore.kernel.org/r/%s\n"
 		    "Signed-off-by: %s <%s>\n", p->subject, p->body, a->name, a->email, p->msgid,
 		    linus.name, linus.email);
-	error = sim_git_commit(out, w->store, &tree_oid, parents, 1, a, author_time(p), &linus,
+	error = sim_git_commit(&out, w->store, &tree_oid, parents, 1, a, author_time(p), &linus,
 			       SIM_EPOCH + (long long)w->day * 86400 + 9 * 3600 + k * 60, msg.buf);
 	if (!error) {
-		memcpy(w->mainline, out, 41);
-		memcpy(w->trees[0].tip, out, 41);
+		w->mainline = out;
+		w->trees[0].tip = out;
 	}
 done:
 	p->state = SIM_ABSORBED;
@@ -950,16 +953,17 @@ static int replay(struct sim_world *w, int tree, int all)
 
 	if (start < 0)
 		return 0;
-	memcpy(t->tip, start ? t->patches[start - 1]->commit : t->base, 41);
+	t->tip = start ? t->patches[start - 1]->commit : t->base;
 	for (i = (size_t)start; i < t->nr;) {
 		struct sim_patch *p = t->patches[i];
-		const char *parents[1] = { t->tip };
+		const char *parents[1] = { t->tip.hex };
 
 		git_commit_free(c);
 		c = NULL;
-		git_oid_fromstr(&oid, t->tip);
+		if ((error = merge_oid_to_git(&oid, &t->tip)) < 0)
+			break;
 		if (git_commit_lookup(&c, w->store, &oid) < 0) {
-			error = sim_git_fail(t->name);
+			error = merge_git_fail("%s", t->name);
 			break;
 		}
 		if (sim_git_apply(&tree_oid, w->store, git_commit_tree_id(c), p->ops,
@@ -972,12 +976,12 @@ static int replay(struct sim_world *w, int tree, int all)
 		p->commit_day = w->day;
 		strbuf_reset(&msg);
 		message(&msg, p, &m);
-		error = sim_git_commit(p->commit, w->store, &tree_oid, parents, 1,
+		error = sim_git_commit(&p->commit, w->store, &tree_oid, parents, 1,
 				       &sim_submitters[p->author], author_time(p), &m,
 				       commit_time(w->day, i), msg.buf);
 		if (error)
 			break;
-		memcpy(t->tip, p->commit, 41);
+		t->tip = p->commit;
 		i++;
 	}
 	t->dirty_from = -1;
@@ -995,10 +999,10 @@ static int rebuild(struct sim_world *w)
 		error = replay(w, (int)t, 0);
 	if (!error)
 		error = replay(w, 1, 0);
-	memcpy(w->trees[2].base, w->trees[1].tip, 41);
+	w->trees[2].base = w->trees[1].tip;
 	if (!error)
 		error = replay(w, 2, 1);
-	memcpy(w->trees[3].base, w->trees[2].tip, 41);
+	w->trees[3].base = w->trees[2].tip;
 	if (!error)
 		error = replay(w, 3, 1);
 	return error;
@@ -1015,7 +1019,7 @@ static int publish(struct sim_world *w)
 		strbuf_reset(&ref);
 		strbuf_addf(&path, "%s/remotes/%s.git", w->dir, w->trees[t].repo);
 		strbuf_addf(&ref, "refs/heads/%s", w->trees[t].branch);
-		error = sim_git_set_ref(path.buf, ref.buf, w->trees[t].tip);
+		error = sim_git_set_ref(path.buf, ref.buf, w->trees[t].tip.hex);
 	}
 	strbuf_release(&path);
 	strbuf_release(&ref);
@@ -1032,15 +1036,15 @@ static void refresh_truth(struct sim_world *w)
 		struct sim_patch *p = d->partner >= 0 ? sim_patch_by_id(w, d->partner) : NULL;
 		git_oid oid;
 
-		if (c && c->state == SIM_LIVE && !git_oid_fromstr(&oid, c->commit)) {
-			merge_patch_id_oid(d->patch_id, w->store, &oid);
+		if (c && c->state == SIM_LIVE && !merge_oid_to_git(&oid, &c->commit)) {
+			merge_patch_id_oid(&d->patch_id, w->store, &oid);
 			free(d->trees);
 			const char *ct = w->trees[c->tree].name;
 
 			d->trees = p ? xstrfmt("%s,%s", ct, w->trees[p->tree].name) : xstrdup(ct);
 		}
-		if (p && p->state == SIM_LIVE && !git_oid_fromstr(&oid, p->commit))
-			merge_patch_id_oid(d->partner_patch_id, w->store, &oid);
+		if (p && p->state == SIM_LIVE && !merge_oid_to_git(&oid, &p->commit))
+			merge_patch_id_oid(&d->partner_patch_id, w->store, &oid);
 	}
 	nb_error_clear();
 }
@@ -1144,7 +1148,7 @@ static int import_file(void *ctx, const char *path, const char *text)
 	u = &im->u[im->nr];
 	memset(u, 0, sizeof(*u));
 	if (git_blob_create_from_buffer(&u->id, im->repo, text, strlen(text)) < 0)
-		return sim_git_fail(path);
+		return merge_git_fail("%s", path);
 	strvec_push(&im->paths, path);
 	u->action = GIT_TREE_UPDATE_UPSERT;
 	u->filemode = GIT_FILEMODE_BLOB;
@@ -1169,14 +1173,14 @@ static int import(struct sim_world *w)
 	if (git_treebuilder_new(&tb, w->store, NULL) < 0 || git_treebuilder_write(&oid, tb) < 0 ||
 	    git_tree_lookup(&empty, w->store, &oid) < 0 ||
 	    git_tree_create_updated(&tree_oid, w->store, empty, im.nr, im.u) < 0) {
-		error = sim_git_fail("sim: import");
+		error = merge_git_fail("sim: import");
 		goto done;
 	}
-	error = sim_git_commit(w->mainline, w->store, &tree_oid, NULL, 0, &linus, SIM_EPOCH, &linus,
-			       SIM_EPOCH, "Initial import of the nb kernel\n");
+	error = sim_git_commit(&w->mainline, w->store, &tree_oid, NULL, 0, &linus, SIM_EPOCH,
+			       &linus, SIM_EPOCH, "Initial import of the nb kernel\n");
 	for (i = 0; i < w->trees_nr && !error; i++) {
-		memcpy(w->trees[i].base, w->mainline, 41);
-		memcpy(w->trees[i].tip, w->mainline, 41);
+		w->trees[i].base = w->mainline;
+		w->trees[i].tip = w->mainline;
 	}
 done:
 	git_tree_free(empty);
@@ -1194,7 +1198,7 @@ static int create_repos(struct sim_world *w)
 
 	strbuf_addf(&store, "%s/sim/store.git", w->dir);
 	if (git_repository_init(&w->store, store.buf, 1) < 0) {
-		error = sim_git_fail(store.buf);
+		error = merge_git_fail("%s", store.buf);
 		goto done;
 	}
 	strbuf_addstr(&store, "/objects");

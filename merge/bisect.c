@@ -33,7 +33,7 @@ size_t bisect_graph_add(struct bisect_graph *g, const char *id, const char *subj
 	ALLOC_GROW(g->nodes, g->nr + 1, g->alloc);
 	n = &g->nodes[g->nr];
 	memset(n, 0, sizeof(*n));
-	snprintf(n->id, sizeof(n->id), "%s", id);
+	snprintf(n->id.hex, sizeof(n->id), "%s", id);
 	n->subject = xstrdup(subject ? subject : "");
 	n->time = time;
 	return g->nr++;
@@ -262,7 +262,7 @@ static int cmp_distance(const void *a_, const void *b_)
 
 	if (da != db)
 		return db - da;
-	return strcmp(sort_state->g->nodes[a].id, sort_state->g->nodes[b].id);
+	return strcmp(sort_state->g->nodes[a].id.hex, sort_state->g->nodes[b].id.hex);
 }
 
 /* git's pseudo-random number from `count` ("man 3 rand", seeded by the count). */
@@ -408,8 +408,8 @@ static void log_line(struct bisect_result *r, const struct bisect_graph *g, size
 {
 	static const char *const word[] = { "", "good", "bad", "skip" };
 
-	strvec_pushf(&r->log, "# %s: [%s] %s", word[v], g->nodes[p].id, g->nodes[p].subject);
-	strvec_pushf(&r->log, "git bisect %s %s", word[v], g->nodes[p].id);
+	strvec_pushf(&r->log, "# %s: [%s] %s", word[v], g->nodes[p].id.hex, g->nodes[p].subject);
+	strvec_pushf(&r->log, "git bisect %s %s", word[v], g->nodes[p].id.hex);
 }
 
 static void log_start(struct bisect_result *r, const struct bisect_graph *g)
@@ -417,11 +417,11 @@ static void log_start(struct bisect_result *r, const struct bisect_graph *g)
 	struct strbuf sb = STRBUF_INIT;
 	const char *goods = g->good_ids ? g->good_ids : "";
 
-	strvec_pushf(&r->log, "# bad: [%s] %s", g->nodes[g->bad].id, g->nodes[g->bad].subject);
+	strvec_pushf(&r->log, "# bad: [%s] %s", g->nodes[g->bad].id.hex, g->nodes[g->bad].subject);
 	strbuf_addstr(&sb, "git bisect start");
 	if (g->first_parent)
 		strbuf_addstr(&sb, " '--first-parent'");
-	strbuf_addf(&sb, " '%s'", g->nodes[g->bad].id);
+	strbuf_addf(&sb, " '%s'", g->nodes[g->bad].id.hex);
 	while (*goods) {
 		size_t len = strcspn(goods, " ");
 
@@ -441,7 +441,7 @@ static void finish(struct bisect_result *r, const struct bisect_graph *g, size_t
 	if (!left_nr) {
 		r->outcome = BISECT_FOUND;
 		r->first_bad = bad;
-		strvec_pushf(&r->log, "# first bad commit: [%s] %s", g->nodes[bad].id,
+		strvec_pushf(&r->log, "# first bad commit: [%s] %s", g->nodes[bad].id.hex,
 			     g->nodes[bad].subject);
 		return;
 	}
@@ -453,7 +453,7 @@ static void finish(struct bisect_result *r, const struct bisect_graph *g, size_t
 	strvec_push(&r->log, "# only skipped commits left to test");
 	for (i = 0; i < r->range_nr; i++)
 		strvec_pushf(&r->log, "# possible first bad commit: [%s] %s",
-			     g->nodes[r->range[i]].id, g->nodes[r->range[i]].subject);
+			     g->nodes[r->range[i]].id.hex, g->nodes[r->range[i]].subject);
 }
 
 /* Records the round's verdicts; returns the new bad end. */
@@ -686,7 +686,7 @@ int bisect_graph_load(struct bisect_graph *out, git_repository *repo, const git_
 	if ((err = add_nodes(out, repo, ids, nr, first_parent)) < 0)
 		goto done;
 	git_oid_tostr(hex, sizeof(hex), bad);
-	for (i = 0; i < out->nr && strcmp(out->nodes[i].id, hex); i++)
+	for (i = 0; i < out->nr && strcmp(out->nodes[i].id.hex, hex); i++)
 		;
 	if (i == out->nr) {
 		err = nb_error_set(NB_EINVALID, "bisect: %s is reachable from a good commit",

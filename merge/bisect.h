@@ -6,6 +6,7 @@
 #ifndef MERGE_BISECT_H
 #define MERGE_BISECT_H
 
+#include "util/oid.h"
 #include <git2.h>
 #include <stddef.h>
 #include "util/strvec.h"
@@ -17,7 +18,7 @@
  * candidates too (first parents only in first-parent mode).
  */
 struct bisect_node {
-	char id[41];          /* commit id, hex */
+	struct nb_oid id;          /* commit id, hex */
 	char *subject;        /* owned; one line, may be "" */
 	long long time;       /* committer time */
 	size_t *parents;      /* owned */

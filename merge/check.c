@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "merge/check.h"
+#include "merge/git_int.h"
 #include "merge/excerpt.h"
 #include "merge/probe.h"
 #include "merge/worker.h"
@@ -67,7 +68,8 @@ static void fill(struct check_result *out, const struct probe_result *pr,
 	out->first_error = strbuf_detach(&first, NULL);
 }
 
-int check_commit(struct check_result *out, const struct culprit_opts *o, const char *commit_hex,
+int check_commit(struct check_result *out, const struct culprit_opts *o,
+		 const struct nb_oid *commit,
 		 int with_builds, int with_tests, const char *tree)
 {
 	struct probe_command *cmds = xcalloc(o->builds_nr + o->tests_nr + 1, sizeof(*cmds));
@@ -89,10 +91,8 @@ int check_commit(struct check_result *out, const struct culprit_opts *o, const c
 	spec.user = o->user;
 	spec.slurm = o->slurm;
 	spec.pristine_retry = 1;
-	if (git_oid_fromstr(&id, commit_hex) < 0) {
-		error = nb_error_set(NB_EINVALID, "check: '%s' is not a commit id", commit_hex);
+	if ((error = merge_oid_to_git(&id, commit)) < 0)
 		goto done;
-	}
 	if ((error = worker_open(&w, o->repo_path, dir)) < 0)
 		goto done;
 	if ((error = probe_run(&pr, w, &id, 0, &spec)) < 0)

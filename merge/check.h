@@ -36,7 +36,8 @@ void check_result_release(struct check_result *r);
  * o->cache_dir, logs in o->runs_dir, NEXTBOT_TREE = `tree` (may be NULL).
  * Returns 0 with the verdict in `out`, negative when nextbot itself fails.
  */
-int check_commit(struct check_result *out, const struct culprit_opts *o, const char *commit_hex,
+int check_commit(struct check_result *out, const struct culprit_opts *o,
+		 const struct nb_oid *commit,
 		 int with_builds, int with_tests, const char *tree);
 
 #endif

@@ -60,7 +60,7 @@ int commitinfo_read(struct commit_info *out, git_repository *repo, const git_oid
 		error = nb_error_set(NB_ENOTFOUND, "no commit %s", git_oid_tostr_s(id));
 		goto done;
 	}
-	git_oid_tostr(out->id, sizeof(out->id), id);
+	git_oid_tostr(out->id.hex, sizeof(out->id), id);
 	enc = git_commit_message_encoding(c);
 	a = git_commit_author(c);
 	cm = git_commit_committer(c);
@@ -75,8 +75,8 @@ int commitinfo_read(struct commit_info *out, git_repository *repo, const git_oid
 	if (raw)
 		utf8_from_charset(&msg, raw, strlen(raw), enc);
 	fill_trailers(out, msg.buf);
-	if (merge_patch_id(out->patch_id, repo, c) < 0) {
-		out->patch_id[0] = '\0';
+	if (merge_patch_id(&out->patch_id, repo, c) < 0) {
+		nb_oid_clear(&out->patch_id);
 		nb_error_clear(); /* no patch-id is an answer, not a failure */
 	}
 done:

@@ -6,11 +6,12 @@
 #ifndef MERGE_COMMITINFO_H
 #define MERGE_COMMITINFO_H
 
+#include "util/oid.h"
 #include <git2.h>
 #include <stddef.h>
 
 struct commit_info {
-	char id[41];            /* commit id, hex */
+	struct nb_oid id;            /* commit id, hex */
 	char *author_name;      /* one line, valid UTF-8 (utf8_strip_controls) */
 	char *author_email;
 	char *committer_name;
@@ -20,13 +21,17 @@ struct commit_info {
 	char *subject;          /* one line, valid UTF-8, control characters replaced */
 	char *body;             /* valid UTF-8, LF line ends, may be "" */
 	char *message_id;       /* from a Link:/Message-ID: trailer, NULL if none */
-	char patch_id[41];      /* "" for merges, root commits, binary changes */
+	struct nb_oid patch_id;      /* "" for merges, root commits, binary changes */
 	int has_author_signoff; /* a Signed-off-by: with the author's address */
 	char **signoffs;        /* Signed-off-by: values, valid UTF-8, one line each */
 	size_t signoffs_nr;
 	size_t parents_nr;
 };
-#define COMMIT_INFO_INIT { "", NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, "", 0, NULL, 0, 0 }
+#define COMMIT_INFO_INIT                                                                           \
+	{                                                                                          \
+		NB_OID_INIT, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, NB_OID_INIT, 0, NULL, \
+			0, 0                                                                       \
+	}
 
 /*
  * Reads commit `id` of `repo` into `out` (initialised with COMMIT_INFO_INIT or

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "merge/git_int.h"
 #include "merge/bisect.h"
 #include "merge/culprit.h"
 #include "merge/excerpt.h"
@@ -84,23 +85,24 @@ static int test_commits(void *data, const struct bisect_graph *g, const size_t *
 	int err;
 
 	memset(ids, 0, sizeof(ids));
-	for (i = 0; i < n; i++) {
-		git_oid_fromstr(&ids[i], g->nodes[nodes[i]].id);
+	for (i = 0; i < n; i++)
+		if ((err = merge_oid_to_git(&ids[i], &g->nodes[nodes[i]].id)) < 0)
+			return err;
+	for (i = 0; i < n; i++)
 		res[i] = (struct probe_result)PROBE_RESULT_INIT;
-	}
 	err = probe_run_many(res, s->workers, ids, n, s->step + 1, s->spec);
 	for (i = 0; i < n && err >= 0; i++) {
 		const struct probe_result *r = &res[i];
 
 		if (r->verdict == PROBE_INFRA) {
-			err = nb_error_set(NB_ERROR, "testing %.12s: %s", g->nodes[nodes[i]].id,
+			err = nb_error_set(NB_ERROR, "testing %.12s: %s", g->nodes[nodes[i]].id.hex,
 					   r->infra_reason);
 			break;
 		}
 		out[i] = to_bisect(r->verdict);
 		log_info("step %u: [%s] %s: %s%s", s->step + 1 + (unsigned)i,
-			 g->nodes[nodes[i]].id, g->nodes[nodes[i]].subject, verdict_word[out[i]],
-			 r->timed_out ? " (timed out)" : "");
+			 g->nodes[nodes[i]].id.hex, g->nodes[nodes[i]].subject,
+			 verdict_word[out[i]], r->timed_out ? " (timed out)" : "");
 	}
 	s->step += (unsigned)n;
 	for (i = 0; i < n; i++)
@@ -140,13 +142,13 @@ static void fill_result(struct culprit_bisect_result *out, const struct bisect_g
 
 	out->only_skipped = r->outcome == BISECT_ONLY_SKIPPED;
 	if (!out->only_skipped) {
-		memcpy(out->first_bad, g->nodes[r->first_bad].id, 41);
+		out->first_bad = g->nodes[r->first_bad].id;
 		out->subject = xstrdup(g->nodes[r->first_bad].subject);
 	}
 	for (i = 0; i < r->range_nr; i++)
-		strvec_push(&out->candidates, g->nodes[r->range[i]].id);
+		strvec_push(&out->candidates, g->nodes[r->range[i]].id.hex);
 	for (i = 0; i < r->skipped_nr; i++)
-		strvec_push(&out->skipped, g->nodes[r->skipped[i]].id);
+		strvec_push(&out->skipped, g->nodes[r->skipped[i]].id.hex);
 	for (i = 0; i < r->log.nr; i++)
 		strvec_push(&out->log, r->log.v[i]);
 	out->steps = r->steps;
@@ -195,7 +197,7 @@ done:
 
 /* A candidate of one bisection: a commit named in the log, and the probe tested for it. */
 struct cand {
-	char id[41];
+	char id[NB_OID_HEXSZ + 1];
 	git_oid commit;
 	git_oid probe;
 	int ready;              /* 0 not built yet, 1 built, -1 does not merge: a skip */
@@ -228,15 +230,18 @@ struct night {
 	size_t cmds_nr;
 	struct probe_spec spec;     /* bisection: cache, incremental, pristine retry */
 	struct probe_spec confirm;  /* confirmation: pristine, no cache */
-	char tip[41], base[41];
+	char tip[NB_OID_HEXSZ + 1], base[NB_OID_HEXSZ + 1];
+	git_oid tip_id, base_id;
+	struct step_ids *ids;       /* o->steps' ids as libgit2's, parsed once */
 	int infra;                  /* a probe could not be judged: out->infra_reason */
 	int stopped;                /* opts.stop said stop */
 };
 
-static int git_err(const char *what)
-{
-	return nb_error_set(NB_ERROR, "bisect: %s: %s", what, merge_git_error());
-}
+/* A step's ids, parsed (and checked) once when the search starts. */
+struct step_ids {
+	git_oid before, after, merged, reverted;
+	int has_merged, has_reverted;
+};
 
 /* A probe commit with parents [ours, theirs]; 1 when they do not merge cleanly. */
 static int merge_commit(git_oid *out, struct night *n, const git_oid *ours,
@@ -257,7 +262,7 @@ static int merge_commit(git_oid *out, struct night *n, const git_oid *ours,
 	    git_commit_lookup(&parents[1], n->repo, theirs) < 0 ||
 	    git_commit_create(out, n->repo, NULL, n->sig, n->sig, NULL, "nextbot probe\n", tree, 2,
 			      (const git_commit **)parents) < 0)
-		err = git_err("writing a probe commit");
+		err = merge_git_fail("bisect: writing a probe commit");
 	git_tree_free(tree);
 	git_commit_free(parents[0]);
 	git_commit_free(parents[1]);
@@ -267,19 +272,20 @@ static int merge_commit(git_oid *out, struct night *n, const git_oid *ours,
 /* The commit a revert step reverted; 1 when the step names none. */
 static int revert_tip(git_oid *out, struct night *n, const struct culprit_step *st)
 {
+	const struct step_ids *ids = &n->ids[st - n->o->steps];
 	git_commit *c = NULL;
 	const char *msg, *p;
-	git_oid after;
 	int err = 1;
 
-	if (st->reverted)
-		return git_oid_fromstr(out, st->reverted) < 0 ? 1 : 0;
-	git_oid_fromstr(&after, st->after);
-	if (git_commit_lookup(&c, n->repo, &after) < 0)
-		return git_err("reading a revert step");
+	if (ids->has_reverted) {
+		*out = ids->reverted;
+		return 0;
+	}
+	if (git_commit_lookup(&c, n->repo, &ids->after) < 0)
+		return merge_git_fail("bisect: reading a revert step");
 	msg = git_commit_message(c);
 	p = msg ? strstr(msg, "This reverts commit ") : NULL;
-	if (p && strlen(p += 20) >= 40 && git_oid_fromstrn(out, p, 40) == 0)
+	if (p && strlen(p += 20) >= NB_OID_HEXSZ && git_oid_fromstrn(out, p, NB_OID_HEXSZ) == 0)
 		err = 0;
 	git_commit_free(c);
 	return err;
@@ -300,7 +306,7 @@ static int revert_tree(git_oid *tree, struct night *n, const git_oid *reverted)
 	int err;
 
 	if (git_commit_lookup(&c, n->repo, reverted) < 0 || git_commit_parent(&parent, c, 0) < 0)
-		err = git_err("reading a reverted commit");
+		err = merge_git_fail("bisect: reading a reverted commit");
 	else
 		err = treemerge_trees(tree, NULL, n->repo, git_commit_tree_id(c), &ours,
 				      git_commit_tree_id(parent));
@@ -324,7 +330,7 @@ static int apply_reverts(git_oid *probe, struct night *n, const git_oid *commit,
 	int err = 0;
 
 	if (git_commit_lookup(&top, n->repo, probe) < 0)
-		return git_err("reading a probe");
+		return merge_git_fail("bisect: reading a probe");
 	tree_id = *git_commit_tree_id(top);
 	for (i = 0; i < nr && err == 0; i++) {
 		if ((err = revert_tip(&reverted, n, &reverts[i])) != 0) {
@@ -341,7 +347,7 @@ static int apply_reverts(git_oid *probe, struct night *n, const git_oid *commit,
 	     git_commit_create(probe, n->repo, NULL, n->sig, n->sig, NULL,
 			       "nextbot probe: tonight's reverts\n", tree, 1,
 			       (const git_commit **)&top) < 0))
-		err = git_err("writing a probe commit");
+		err = merge_git_fail("bisect: writing a probe commit");
 	git_tree_free(tree);
 	git_commit_free(top);
 	return err;
@@ -400,7 +406,7 @@ static int first_parent_chain(struct cands *cs, struct night *n, const git_oid *
 	int err;
 
 	if (git_revwalk_new(&walk, n->repo) < 0)
-		return git_err("revwalk");
+		return merge_git_fail("bisect: revwalk");
 	git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_REVERSE);
 	git_revwalk_simplify_first_parent(walk);
 	err = git_revwalk_push(walk, tip);
@@ -409,7 +415,8 @@ static int first_parent_chain(struct cands *cs, struct night *n, const git_oid *
 	while (err >= 0 && (err = git_revwalk_next(&id, walk)) == 0)
 		cands_add(cs, &id);
 	git_revwalk_free(walk);
-	return err == GIT_ITEROVER || err == 0 ? 0 : git_err("walking a tree's commits");
+	return err == GIT_ITEROVER || err == 0 ? 0
+					       : merge_git_fail("bisect: walking a tree's commits");
 }
 
 static void note_infra(struct night *n, const char *what, const struct probe_result *r)
@@ -482,7 +489,7 @@ static int test_cands(void *data, const struct bisect_graph *g, const size_t *no
 			note_infra(n, "a probe could not be judged", &res[i]);
 		n->out->incremental_unsafe |= res[i].incremental_only;
 		out[map[i]] = to_bisect(res[i].verdict);
-		log_verbose("bisect %s: %.12s: %s", cs->tree, g->nodes[nodes[map[i]]].id,
+		log_verbose("bisect %s: %.12s: %s", cs->tree, g->nodes[nodes[map[i]]].id.hex,
 			    verdict_word[out[map[i]]]);
 		probe_result_release(&res[i]);
 	}
@@ -529,7 +536,7 @@ static int bisect_cands(struct cands *cs, const char *good, const char *title,
 		*first_bad = r.first_bad;
 	} else {
 		for (i = 0; i < r.range_nr; i++)
-			strvec_push(&n->out->candidates, g.nodes[r.range[i]].id);
+			strvec_push(&n->out->candidates, g.nodes[r.range[i]].id.hex);
 		err = 1;
 	}
 done:
@@ -585,11 +592,9 @@ static void infra_outcome(struct night *n, const char *fmt, ...)
 static int bounds(struct night *n)
 {
 	struct probe_result r;
-	git_oid id;
 	int err, go_on = 1;
 
-	git_oid_fromstr(&id, n->base);
-	if ((err = probe(&r, n, &id, &n->spec, "base")) < 0)
+	if ((err = probe(&r, n, &n->base_id, &n->spec, "base")) < 0)
 		return err;
 	if (r.verdict == PROBE_INFRA) {
 		infra_outcome(n, "the good end (%.12s) could not be tested: %s", n->base,
@@ -606,8 +611,7 @@ static int bounds(struct night *n)
 	probe_result_release(&r);
 	if (!go_on)
 		return 0;
-	git_oid_fromstr(&id, n->tip);
-	if ((err = probe(&r, n, &id, &n->spec, "next")) < 0)
+	if ((err = probe(&r, n, &n->tip_id, &n->spec, "next")) < 0)
 		return err;
 	if (r.verdict == PROBE_INFRA) {
 		infra_outcome(n, "the bad end (%.12s) could not be tested: %s", n->tip,
@@ -638,18 +642,16 @@ static size_t unit_end(const struct culprit_opts *o, size_t i)
  */
 static void units(struct cands *cs, const struct culprit_opts *o, size_t end, size_t *index)
 {
-	const char *prev = o->steps[0].before, *after;
+	const git_oid *prev = &cs->n->ids[0].before, *after;
 	size_t i, e;
-	git_oid id;
 
 	for (i = 0; i < end; i = e) {
 		e = unit_end(o, i);
-		after = o->steps[e - 1].after;
-		if (!strcmp(after, prev))
+		after = &cs->n->ids[e - 1].after;
+		if (git_oid_equal(after, prev))
 			continue;       /* nothing committed by this unit */
-		git_oid_fromstr(&id, after);
 		index[cs->nr] = i;
-		cands_add(cs, &id);
+		cands_add(cs, after);
 		prev = after;
 	}
 }
@@ -737,13 +739,13 @@ static int descend(struct night *n, size_t k, struct found *f)
 		char title[128];
 
 		if (git_commit_lookup(&c, n->repo, &f->commit) < 0)
-			return git_err("reading the culprit");
+			return merge_git_fail("bisect: reading the culprit");
 		if (git_commit_parentcount(c) < 2) {
 			git_commit_free(c);
 			return 0;
 		}
 		hide[0] = *git_commit_parent_id(c, 0);
-		git_oid_fromstr(&hide[1], st->before);
+		hide[1] = n->ids[k].before;
 		cs.base = f->parent_probe;
 		/* the parent probe carries the reverts of what its first parent holds */
 		cs.revert_hide = hide[0];
@@ -775,8 +777,8 @@ static int which_patch(struct night *n, size_t k, struct found *f)
 	int err;
 
 	unit_reverts(&cs.reverts, &cs.reverts_nr, n->o, k);
-	git_oid_fromstr(&cs.base, st->before);
-	git_oid_fromstr(&merged, st->merged);
+	cs.base = n->ids[k].before;
+	merged = n->ids[k].merged;
 	snprintf(title, sizeof(title), "which patch in %s", st->tree);
 	if ((err = first_parent_chain(&cs, n, &merged, &cs.base, 1)) < 0)
 		goto done;
@@ -784,7 +786,7 @@ static int which_patch(struct night *n, size_t k, struct found *f)
 		err = nb_error_set(NB_ERROR, "bisect: %s brought no new commits", st->tree);
 		goto done;
 	}
-	if ((err = bisect_cands(&cs, st->before, title, &j)) == 0 &&
+	if ((err = bisect_cands(&cs, st->before.hex, title, &j)) == 0 &&
 	    (err = take(f, &cs, j, &cs.base)) == 0)
 		err = descend(n, k, f);
 done:
@@ -809,7 +811,7 @@ static int partner(struct night *n, size_t k, const struct found *f)
 	int err = 0;
 
 	/* the culprit on the base alone, with the night's reverts of what it holds */
-	git_oid_fromstr(&alone.base, n->base);
+	alone.base = n->base_id;
 	unit_reverts(&alone.reverts, &alone.reverts_nr, o, k);
 	cands_add(&alone, &f->commit);
 	if (k == 0 || (err = cand_ready(&alone, &alone.v[0])) < 0 || alone.v[0].ready < 0)
@@ -831,15 +833,15 @@ static int partner(struct night *n, size_t k, const struct found *f)
 		goto done;
 	ts.tree = o->steps[s].tree;
 	unit_reverts(&ts.reverts, &ts.reverts_nr, o, s);
-	git_oid_fromstr(&ts.base, o->steps[s].before);
-	git_oid_fromstr(&merged, o->steps[s].merged);
+	ts.base = n->ids[s].before;
+	merged = n->ids[s].merged;
 	snprintf(title, sizeof(title), "semantic partner: which patch in %s", ts.tree);
 	if ((err = first_parent_chain(&ts, n, &merged, &ts.base, 1)) < 0 || !ts.nr)
 		goto done;
-	if ((err = bisect_cands(&ts, o->steps[s].before, title, &l)) != 0)
+	if ((err = bisect_cands(&ts, o->steps[s].before.hex, title, &l)) != 0)
 		goto done;
 	n->out->partner_tree = xstrdup(ts.tree);
-	memcpy(n->out->partner_commit, ts.v[l].id, 41);
+	nb_oid_parse(&n->out->partner_commit, ts.v[l].id);
 done:
 	cands_release(&cs);
 	cands_release(&ts);
@@ -853,13 +855,12 @@ static int revert_commit(git_oid *out, struct night *n, const git_oid *culprit)
 {
 	git_commit *c = NULL, *parent = NULL, *tip = NULL;
 	git_tree *tree = NULL;
-	git_oid tip_id, tree_id;
+	git_oid tree_id;
 	int err;
 
-	git_oid_fromstr(&tip_id, n->tip);
 	if (git_commit_lookup(&c, n->repo, culprit) < 0 || git_commit_parent(&parent, c, 0) < 0 ||
-	    git_commit_lookup(&tip, n->repo, &tip_id) < 0) {
-		err = git_err("reading the commits of the revert");
+	    git_commit_lookup(&tip, n->repo, &n->tip_id) < 0) {
+		err = merge_git_fail("bisect: reading the commits of the revert");
 		goto done;
 	}
 	err = treemerge_trees(&tree_id, NULL, n->repo, git_commit_tree_id(c),
@@ -873,7 +874,7 @@ static int revert_commit(git_oid *out, struct night *n, const git_oid *culprit)
 	if (git_tree_lookup(&tree, n->repo, &tree_id) < 0 ||
 	    git_commit_create(out, n->repo, NULL, n->sig, n->sig, NULL, "nextbot revert probe\n",
 			      tree, 1, (const git_commit **)&tip) < 0)
-		err = git_err("writing the revert probe");
+		err = merge_git_fail("bisect: writing the revert probe");
 done:
 	git_tree_free(tree);
 	git_commit_free(c);
@@ -997,9 +998,9 @@ static void describe(struct night *n, const struct found *f, const struct probe_
 	struct strbuf ex = STRBUF_INIT, first = STRBUF_INIT, fp = STRBUF_INIT, subj = STRBUF_INIT;
 	const struct probe_command *cmd;
 	git_commit *c = NULL;
-	char patch_id[41] = "";
+	struct nb_oid patch_id = NB_OID_INIT;
 
-	git_oid_tostr(out->commit, sizeof(out->commit), &f->commit);
+	merge_oid_from_git(&out->commit, &f->commit);
 	if (git_commit_lookup(&c, n->repo, &f->commit) == 0)
 		subject(&subj, c);
 	git_commit_free(c);
@@ -1010,9 +1011,9 @@ static void describe(struct night *n, const struct found *f, const struct probe_
 	out->timed_out = fail->timed_out;
 	excerpt_extract(&ex, &first, fail->output.buf, fail->output.len,
 			worker_tree_path(n->s.workers[0]));
-	if (merge_patch_id_oid(patch_id, n->repo, &f->commit) < 0 || !*patch_id)
-		memcpy(patch_id, out->commit, 41);
-	excerpt_fingerprint(&fp, patch_id, out->command, first.buf);
+	if (merge_patch_id_oid(&patch_id, n->repo, &f->commit) < 0 || nb_oid_is_null(&patch_id))
+		patch_id = out->commit;
+	excerpt_fingerprint(&fp, patch_id.hex, out->command, first.buf);
 	excerpt_flag_id(out->flag_id, fp.buf);
 	out->excerpt = strbuf_detach(&ex, NULL);
 	out->first_error = strbuf_detach(&first, NULL);
@@ -1043,21 +1044,50 @@ static void commands(struct night *n)
 	n->confirm.no_cache = n->confirm.pristine = 1;
 }
 
+/* The steps' ids as libgit2's, once: a bad id is an error here, not a zero id later. */
+static int parse_steps(struct night *n)
+{
+	size_t i;
+	int err;
+
+	n->ids = xcalloc(n->o->steps_nr, sizeof(*n->ids));
+	for (i = 0; i < n->o->steps_nr; i++) {
+		const struct culprit_step *st = &n->o->steps[i];
+		struct step_ids *ids = &n->ids[i];
+
+		if ((err = merge_oid_to_git(&ids->before, &st->before)) < 0 ||
+		    (err = merge_oid_to_git(&ids->after, &st->after)) < 0)
+			return err;
+		if ((ids->has_merged = !nb_oid_is_null(&st->merged)) &&
+		    (err = merge_oid_to_git(&ids->merged, &st->merged)) < 0)
+			return err;
+		if ((ids->has_reverted = !nb_oid_is_null(&st->reverted)) &&
+		    (err = merge_oid_to_git(&ids->reverted, &st->reverted)) < 0)
+			return err;
+	}
+	return 0;
+}
+
 static int night_open(struct night *n, const struct culprit_opts *o,
 			struct culprit_result *out)
 {
 	size_t list_nr = o->failing_is_test ? o->tests_nr : o->builds_nr;
+	int err;
 
 	n->o = o;
 	n->out = out;
 	if (!o->steps_nr || o->failing >= list_nr)
 		return nb_error_set(NB_EINVALID, "bisect: no steps or no failing command");
-	snprintf(n->base, sizeof(n->base), "%s", o->steps[0].before);
-	snprintf(n->tip, sizeof(n->tip), "%s", o->steps[o->steps_nr - 1].after);
+	if ((err = parse_steps(n)) < 0)
+		return err;
+	snprintf(n->base, sizeof(n->base), "%s", o->steps[0].before.hex);
+	snprintf(n->tip, sizeof(n->tip), "%s", o->steps[o->steps_nr - 1].after.hex);
+	n->base_id = n->ids[0].before;
+	n->tip_id = n->ids[o->steps_nr - 1].after;
 	if (git_repository_open(&n->repo, o->repo_path) < 0)
-		return git_err(o->repo_path);
+		return merge_git_fail("bisect: %s", o->repo_path);
 	if (git_signature_new(&n->sig, "nextbot", "nextbot@localhost", 0, 0) < 0)
-		return git_err("signature");
+		return merge_git_fail("bisect: signature");
 	commands(n);
 	return session_open(&n->s, o->repo_path, o->workers_dir, o->jobs, &n->spec);
 }
@@ -1068,6 +1098,7 @@ static void night_close(struct night *n)
 	git_signature_free(n->sig);
 	git_repository_free(n->repo);
 	free(n->cmds);
+	free(n->ids);
 }
 
 /* Runs the search after the bounds passed; returns < 0 on failure (infra when n->infra). */

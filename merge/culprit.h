@@ -7,6 +7,7 @@
 #ifndef MERGE_CULPRIT_H
 #define MERGE_CULPRIT_H
 
+#include "util/oid.h"
 #include <stddef.h>
 #include "util/strbuf.h"
 #include "util/strvec.h"
@@ -29,14 +30,17 @@ struct culprit_bisect_opts {
 
 struct culprit_bisect_result {
 	int only_skipped;              /* 1: first bad is one of candidates[] */
-	char first_bad[41];            /* when !only_skipped */
+	struct nb_oid first_bad;            /* when !only_skipped */
 	char *subject;                 /* its subject; owned */
 	struct strvec candidates;      /* only_skipped: skipped candidates, then the bad end */
 	struct strvec skipped;         /* every commit the command skipped (exit 125) */
 	unsigned steps, rounds;
 	struct strvec log;             /* for `git bisect replay` */
 };
-#define CULPRIT_BISECT_RESULT_INIT { 0, "", NULL, STRVEC_INIT, STRVEC_INIT, 0, 0, STRVEC_INIT }
+#define CULPRIT_BISECT_RESULT_INIT                                                \
+	{                                                                         \
+		0, NB_OID_INIT, NULL, STRVEC_INIT, STRVEC_INIT, 0, 0, STRVEC_INIT \
+	}
 void culprit_bisect_result_release(struct culprit_bisect_result *r);
 
 /*
@@ -60,12 +64,12 @@ int culprit_bisect_repo(struct culprit_bisect_result *out, const struct culprit_
 struct culprit_step {
 	const char *tree;     /* the tree merged (a revert step: the tree of the reverted commit) */
 	int is_merge;         /* 0: a revert or a fix applied on next */
-	const char *before;   /* next before the step (40-hex) */
-	const char *after;    /* next after it (== before when nothing was committed) */
-	const char *merged;   /* merge steps: the tree's commit merged (40-hex) */
-	/* revert steps: the commit reverted (40-hex); NULL: read from the "This reverts
+	struct nb_oid before; /* next before the step */
+	struct nb_oid after;  /* next after it (== before when nothing was committed) */
+	struct nb_oid merged; /* merge steps: the tree's commit merged; empty otherwise */
+	/* revert steps: the commit reverted; empty: read from the "This reverts
 	   commit <id>." line of `after`'s message */
-	const char *reverted;
+	struct nb_oid reverted;
 };
 
 struct culprit_command {
@@ -119,10 +123,10 @@ struct culprit_result {
 	enum culprit_outcome outcome;
 	char *tree;                   /* the tree whose merge broke next (NULL if none) */
 	size_t step;                  /* index of that step in opts.steps */
-	char commit[41];              /* culprit: the tree's own commit id */
+	struct nb_oid commit;              /* culprit: the tree's own commit id */
 	char *subject;
 	char *partner_tree;           /* semantic conflict: the earlier tree's patch … */
-	char partner_commit[41];      /* … ("" when none) */
+	struct nb_oid partner_commit;      /* … ("" when none) */
 	struct {
 		unsigned culprit_fails, parent_passes, revert_passes;
 	} verdict;

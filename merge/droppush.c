@@ -2,6 +2,7 @@
 #include <string.h>
 #include <git2.h>
 
+#include "merge/git_int.h"
 #include "merge/droppush.h"
 #include "merge/merge_global.h"
 #include "merge/push.h"
@@ -41,7 +42,7 @@ static int signature(git_signature **out, const char *ident)
 }
 
 /* refs/feeds/<name> as an id; NB_ENOTFOUND (recorded) when never fetched. */
-static int feed(git_oid *id, char hex[41], struct integ_repo *repo, const char *name)
+static int feed(git_oid *id, struct nb_oid *hex, struct integ_repo *repo, const char *name)
 {
 	char *ref = xstrfmt("refs/feeds/%s", name);
 	int err = integ_ref_get(repo, ref, hex);
@@ -50,7 +51,7 @@ static int feed(git_oid *id, char hex[41], struct integ_repo *repo, const char *
 	if (err < 0)
 		return nb_error_set(NB_ENOTFOUND, "%s was never fetched (run `nextbot run` first)",
 				    name);
-	return git_oid_fromstr(id, hex) < 0 ? nb_error_set(NB_ERROR, "bad id %s", hex) : 0;
+	return merge_oid_to_git(id, hex);
 }
 
 /* The replay of the tree without the drops into *out. */
@@ -61,19 +62,19 @@ static int replay(struct droppush_result *out, struct integ_repo *repo, const ch
 	struct replay_result rr = REPLAY_RESULT_INIT;
 	git_signature *sig = NULL;
 	git_oid base, tip;
-	char base_hex[41];
+	struct nb_oid base_hex;
 	size_t i;
 	int err;
 
-	if ((err = feed(&base, base_hex, repo, base_name)) < 0 ||
-	    (err = feed(&tip, out->old_tip, repo, tree->name)) < 0 ||
+	if ((err = feed(&base, &base_hex, repo, base_name)) < 0 ||
+	    (err = feed(&tip, &out->old_tip, repo, tree->name)) < 0 ||
 	    (err = signature(&sig, committer)) < 0)
 		goto done;
 	if ((err = replay_without_drops(&rr, integ_repo_git(repo), &base, &tip, drops, sig)) < 0)
 		goto done;
 	out->changed = rr.changed;
 	if (rr.changed)
-		git_oid_tostr(out->new_tip, sizeof(out->new_tip), &rr.head);
+		git_oid_tostr(out->new_tip.hex, sizeof(out->new_tip), &rr.head);
 	for (i = 0; i < rr.left_out.nr; i++) {
 		strvec_push(&out->left_out, rr.left_out.v[i]);
 		strvec_push(&out->reasons, rr.reasons.v[i]);
@@ -93,12 +94,13 @@ int droppush_tree(struct droppush_result *out, struct integ_repo *repo, const ch
 
 	if ((err = replay(out, repo, base_name, tree, drops, committer)) < 0 || !out->changed)
 		goto done;
-	log_info("%s: %.12s rewritten as %.12s without %zu commit(s)", tree->name, out->old_tip,
-		 out->new_tip, out->left_out.nr);
-	if ((err = push_ref(repo, tree->url, out->new_tip, dst, 1, out->old_tip, creds)) < 0)
+	log_info("%s: %.12s rewritten as %.12s without %zu commit(s)", tree->name, out->old_tip.hex,
+		 out->new_tip.hex, out->left_out.nr);
+	if ((err = push_ref(repo, tree->url, out->new_tip.hex, dst, 1, out->old_tip.hex, creds)) <
+	    0)
 		goto done;
 	feed = xstrfmt("refs/feeds/%s", tree->name);
-	if (integ_ref_set(repo, feed, out->new_tip) < 0)   /* the next fetch sets it */
+	if (integ_ref_set(repo, feed, &out->new_tip) < 0)   /* the next fetch sets it */
 		log_warn("pushed, but %s still names the old tip: %s", feed, nb_error_last());
 	free(feed);
 done:

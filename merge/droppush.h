@@ -9,6 +9,7 @@
 #ifndef MERGE_DROPPUSH_H
 #define MERGE_DROPPUSH_H
 
+#include "util/oid.h"
 #include "merge/integrate.h"
 #include "util/strvec.h"
 
@@ -17,12 +18,12 @@ struct fetch_creds;
 
 struct droppush_result {
 	int changed;            /* 0: no commit of the branch matched a drop; nothing pushed */
-	char old_tip[41];       /* refs/feeds/<tree> as last fetched: what was rewritten */
-	char new_tip[41];       /* the replayed tip ("" when unchanged) */
+	struct nb_oid old_tip;       /* refs/feeds/<tree> as last fetched: what was rewritten */
+	struct nb_oid new_tip;       /* the replayed tip ("" when unchanged) */
 	struct strvec left_out; /* 40-hex of the commits left out, oldest first */
 	struct strvec reasons;  /* one per left_out: "dropped" or why it no longer applies */
 };
-#define DROPPUSH_RESULT_INIT { 0, "", "", STRVEC_INIT, STRVEC_INIT }
+#define DROPPUSH_RESULT_INIT { 0, NB_OID_INIT, NB_OID_INIT, STRVEC_INIT, STRVEC_INIT }
 void droppush_result_release(struct droppush_result *r);
 
 /*

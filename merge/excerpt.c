@@ -415,7 +415,7 @@ void excerpt_fingerprint(struct strbuf *out, const char *patch_id, const char *c
 
 void excerpt_flag_id(char out[13], const char *fingerprint)
 {
-	char hex[41];
+	char hex[SHA1_HEXSZ + 1];
 
 	sha1_hex(hex, fingerprint ? fingerprint : "", fingerprint ? strlen(fingerprint) : 0);
 	memcpy(out, hex, 12);

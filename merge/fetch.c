@@ -82,13 +82,13 @@ static void fail(struct fetch_result *r, struct integ_repo *repo, const struct f
 	char *ref = xstrfmt("refs/feeds/%s", t->name);
 
 	free(r->reason);
-	if (integ_ref_get(repo, ref, r->tip) == 0) {
+	if (integ_ref_get(repo, ref, &r->tip) == 0) {
 		r->state = FETCH_STALE;
 		r->reason = xstrfmt("fetch of %s %s failed (%s); using the last fetched tip",
 				    t->url, t->branch, why);
 	} else {
 		r->state = FETCH_FAILED;
-		r->tip[0] = '\0';
+		nb_oid_clear(&r->tip);
 		r->reason = xstrfmt("fetch of %s %s failed: %s", t->url, t->branch, why);
 	}
 	log_warn("%s: %s", t->name, r->reason);
@@ -114,7 +114,7 @@ enum { MSG_START, MSG_BEAT, MSG_RESULT, MSG_END };
 
 struct msg {
 	uint32_t type, index, state, reason_len;
-	char tip[41];
+	char tip[NB_OID_HEXSZ + 1];
 };
 
 static void send(int fd, uint32_t type, uint32_t index, const struct fetch_result *r)
@@ -128,7 +128,7 @@ static void send(int fd, uint32_t type, uint32_t index, const struct fetch_resul
 	m.index = index;
 	if (r) {
 		m.state = (uint32_t)r->state;
-		memcpy(m.tip, r->tip, sizeof(m.tip));
+		memcpy(m.tip, r->tip.hex, sizeof(m.tip));
 		len = r->reason ? strlen(r->reason) : 0;
 		len = len > REASON_MAX ? REASON_MAX : len;
 		m.reason_len = (uint32_t)len;
@@ -250,7 +250,7 @@ done:
 			continue;
 		}
 		ref = xstrfmt("refs/feeds/%s", trees[i].name);
-		if (integ_ref_get(repo, ref, out[i].tip) == 0)
+		if (integ_ref_get(repo, ref, &out[i].tip) == 0)
 			out[i].state = FETCH_FETCHED;
 		else
 			fail(&out[i], repo, &trees[i], "no ref after fetch");
@@ -305,8 +305,8 @@ static void take(struct fetch_result *out, char *done, size_t n, const struct ms
 		return;
 	free(out[m->index].reason);
 	out[m->index].state = (enum fetch_state)m->state;
-	memcpy(out[m->index].tip, m->tip, sizeof(out[m->index].tip));
-	out[m->index].tip[40] = '\0';
+	memcpy(out[m->index].tip.hex, m->tip, sizeof(out[m->index].tip));
+	out[m->index].tip.hex[NB_OID_HEXSZ] = '\0';
 	out[m->index].reason = m->reason_len ? xstrfmt("%.*s", (int)m->reason_len, reason) : NULL;
 	done[m->index] = 1;
 }
@@ -408,7 +408,7 @@ int fetch_trees(struct fetch_result *out, struct integ_repo *repo,
 		const char *pat = fetch_never_merge_match(never_merge, trees[i].name,
 							  trees[i].branch);
 
-		out[i].tip[0] = '\0';
+		nb_oid_clear(&out[i].tip);
 		if (pat) {
 			out[i].state = FETCH_REFUSED;
 			out[i].reason = xstrfmt("never_merge '%s' matches %s (%s)", pat,

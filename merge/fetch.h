@@ -6,6 +6,7 @@
 #ifndef MERGE_FETCH_H
 #define MERGE_FETCH_H
 
+#include "util/oid.h"
 #include <stddef.h>
 
 struct integ_repo;
@@ -35,7 +36,7 @@ enum fetch_state {
 
 struct fetch_result {
 	enum fetch_state state;
-	char tip[41];           /* refs/feeds/<name>; "" for FAILED and REFUSED */
+	struct nb_oid tip;           /* refs/feeds/<name>; "" for FAILED and REFUSED */
 	char *reason;           /* owned; NULL when fetched */
 };
 

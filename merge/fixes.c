@@ -8,6 +8,7 @@
 #include <git2.h>
 
 #include "merge/fixes.h"
+#include "merge/git_int.h"
 #include "merge/merge_global.h"
 #include "merge/treemerge.h"
 #include "util/error.h"
@@ -463,7 +464,7 @@ static int fake_ancestor(git_oid *out, git_repository *git, git_tree *tree, git_
 
 /* Commits `tree_id` on the head with the mail's author and message. */
 static int commit(struct ctx *c, const struct fix_patch *p, const git_oid *tree_id,
-		    char out[41])
+		    char out[NB_OID_HEXSZ + 1])
 {
 	git_signature *author = NULL;
 	git_commit *parent = NULL;
@@ -564,7 +565,7 @@ static int apply_one(struct fix_result *r, struct ctx *c, const struct fix_patch
 		r->reason = xstrdup("its change is already in next: no longer needed");
 		strbuf_addstr(c->log, "No changes -- Patch already applied.\n");
 	} else if (r->state != FIX_FAILED) {
-		err = commit(c, p, &result, r->commit);
+		err = commit(c, p, &result, r->commit.hex);
 	}
 done:
 	if (r->state == FIX_FAILED && !err)
@@ -664,7 +665,7 @@ done:
 }
 
 int fixes_apply(struct fixes_report *report, struct strbuf *log, struct git_repository *repo,
-		char head[41], const struct git_signature *committer, const char *dir,
+		struct nb_oid *head, const struct git_signature *committer, const char *dir,
 		const char *display)
 {
 	struct ctx c = { repo, committer, log, { { 0 } } };
@@ -672,8 +673,8 @@ int fixes_apply(struct fixes_report *report, struct strbuf *log, struct git_repo
 	size_t i;
 	int err = 0;
 
-	if (git_oid_fromstr(&c.head, head) < 0)
-		return nb_error_set(NB_EINVALID, "fixes: bad head '%s'", head);
+	if (merge_oid_to_git(&c.head, head) < 0)
+		return nb_error_set(NB_EINVALID, "fixes: bad head '%s'", head->hex);
 	if (list(&files, dir) < 0) {
 		struct fix_result *r = item(report, "", "");
 
@@ -683,7 +684,7 @@ int fixes_apply(struct fixes_report *report, struct strbuf *log, struct git_repo
 	}
 	for (i = 0; i < files.nr && !err; i++)
 		err = apply_file(report, &c, dir, files.v[i], display);
-	git_oid_tostr(head, 41, &c.head);
+	merge_oid_from_git(head, &c.head);
 done:
 	strvec_clear(&files);
 	return err;

@@ -14,6 +14,7 @@
 #ifndef MERGE_FIXES_H
 #define MERGE_FIXES_H
 
+#include "util/oid.h"
 #include <stddef.h>
 #include "util/strbuf.h"
 
@@ -36,7 +37,7 @@ struct fix_result {
 	char *subject;      /* "[PATCH n/m]" stripped; "" when unreadable */
 	enum fix_state state;
 	char *reason;       /* NULL when applied; else why (one line, for the contacts) */
-	char commit[41];    /* the commit made on next; "" when none */
+	struct nb_oid commit;    /* the commit made on next; "" when none */
 };
 
 struct fixes_report {
@@ -76,7 +77,7 @@ int fix_patches_parse(struct fix_patch **out, size_t *nr, const char *text, size
  * failed item); NB_ERROR only when the repository fails.
  */
 int fixes_apply(struct fixes_report *report, struct strbuf *log, struct git_repository *repo,
-		char head[41], const struct git_signature *committer, const char *dir,
+		struct nb_oid *head, const struct git_signature *committer, const char *dir,
 		const char *display);
 
 #endif

@@ -5,6 +5,7 @@
 #include <time.h>
 #include <git2.h>
 
+#include "merge/git_int.h"
 #include "merge/integrate.h"
 #include "merge/nightbase.h"
 #include "merge/mergememo.h"
@@ -32,9 +33,9 @@ struct integ_night {
 	char *date;
 	git_signature *sig;
 	char *base_name, *base_url, *base_branch;
-	char base_tip[41];
+	struct nb_oid base_tip;
 	struct strvec never_merge;
-	char head[41];
+	struct nb_oid head;
 	struct integ_step *steps;
 	size_t nr, alloc;
 	struct strbuf log;
@@ -78,11 +79,6 @@ void integ_outcome_release(struct integ_outcome *o)
 	o->conflicts = NULL;
 	o->conflicts_nr = 0;
 	o->reason = NULL;
-}
-
-static int git_fail(const char *what)
-{
-	return nb_error_set(NB_ERROR, "%s: %s", what, merge_git_error());
 }
 
 /* "Name <email>" at 00:00:00 UTC of "YYYY-MM-DD". */
@@ -135,7 +131,7 @@ int integ_night_new(struct integ_night **out, struct integ_repo *repo, const cha
 	for (i = 0; never_merge && never_merge[i]; i++)
 		strvec_push(&n->never_merge, never_merge[i]);
 	if ((err = signature(&n->sig, merge_identity, date)) < 0 ||
-	    (err = integ_ref_get(repo, ref, n->base_tip)) < 0) {
+	    (err = integ_ref_get(repo, ref, &n->base_tip)) < 0) {
 		if (err == NB_ENOTFOUND)
 			nb_error_set(NB_ENOTFOUND, "base %s was never fetched", base->name);
 		integ_night_free(n);
@@ -143,8 +139,8 @@ int integ_night_new(struct integ_night **out, struct integ_repo *repo, const cha
 		return err;
 	}
 	free(ref);
-	memcpy(n->head, n->base_tip, 41);
-	git_oid_fromstr(&tip, n->base_tip);
+	n->head = n->base_tip;
+	merge_oid_to_git(&tip, &n->base_tip);
 	nightbase_new(&n->bases, n->git, &tip);
 	strbuf_addstr(&n->log, "$ git checkout master\n");
 	strbuf_addf(&n->log, "$ git reset --hard %s/%s\n", base->name, base->branch);
@@ -217,9 +213,9 @@ void integ_night_set_rerere(struct integ_night *night, const char *workdir)
 	night->workdir = workdir ? xstrdup(workdir) : NULL;
 }
 
-const char *integ_night_head(const struct integ_night *night)
+const struct nb_oid *integ_night_head(const struct integ_night *night)
 {
-	return night->head;
+	return &night->head;
 }
 
 size_t integ_night_steps_nr(const struct integ_night *night)
@@ -250,8 +246,8 @@ static struct integ_step *step_add(struct integ_night *n, enum integ_step_kind k
 	s->branch = xstrdup("");
 	s->url = xstrdup("");
 	s->state = INTEG_LEFT_OUT;
-	memcpy(s->before, n->head, 41);
-	memcpy(s->after, n->head, 41);
+	s->before = n->head;
+	s->after = n->head;
 	return s;
 }
 
@@ -321,7 +317,7 @@ static void commits_touching(struct strvec *out, git_repository *git, const git_
 	git_revwalk *walk = NULL;
 	git_oid id;
 	size_t walked = 0;
-	char hex[41];
+	char hex[NB_OID_HEXSZ + 1];
 
 	if (git_revwalk_new(&walk, git) < 0 || git_revwalk_push(walk, from) < 0 ||
 	    git_revwalk_hide(walk, hide) < 0)
@@ -383,13 +379,13 @@ static int commit_merge(struct integ_night *n, const struct integ_tree *t,
 	char *msg = xstrfmt("Merge branch '%s' of %s\n", t->branch, t->url);
 	int err = 0;
 
-	git_oid_fromstr(&head, n->head);
+	merge_oid_to_git(&head, &n->head);
 	if (git_commit_lookup(&parents[0], n->git, &head) < 0 ||
 	    git_commit_lookup(&parents[1], n->git, theirs) < 0 ||
 	    git_tree_lookup(&tree, n->git, tree_id) < 0 ||
 	    git_commit_create(&id, n->git, NULL, n->sig, n->sig, NULL, msg, tree, 2,
 			      (const git_commit **)parents) < 0) {
-		err = git_fail("merge commit");
+		err = merge_git_fail("merge commit");
 		goto done;
 	}
 	if (resolved)
@@ -401,7 +397,7 @@ static int commit_merge(struct integ_night *n, const struct integ_tree *t,
 		strbuf_addstr(&n->log, stat);
 	else
 		diffstat(&n->log, n->git, git_commit_tree_id(parents[0]), tree_id);
-	git_oid_tostr(n->head, 41, &id);
+	merge_oid_from_git(&n->head, &id);
 done:
 	git_tree_free(tree);
 	git_commit_free(parents[0]);
@@ -478,7 +474,7 @@ static void rerere_leave(struct integ_night *n, struct integ_outcome *out,
 	struct rerere_leave_file *files = NULL;
 	struct rerere_leave_other *others = NULL;
 	struct rerere_leave lv = { .tree = t->name, .date = n->date };
-	char next_hex[41], tip_hex[41], *label = theirs_label(t);
+	char next_hex[NB_OID_HEXSZ + 1], tip_hex[NB_OID_HEXSZ + 1], *label = theirs_label(t);
 	size_t i;
 
 	lv.next = git_oid_tostr(next_hex, sizeof(next_hex), head);
@@ -574,7 +570,7 @@ static int try_merge(struct integ_night *n, int *already, struct treemerge_confl
 	size_t i, bases_nr;
 	int err;
 
-	git_oid_fromstr(&head, n->head);
+	merge_oid_to_git(&head, &n->head);
 	n->rerere_resolved = 0;
 	*already = 0;
 	if ((err = nightbase_get(&bases, &bases_nr, n->bases, &head, theirs)) < 0)
@@ -622,7 +618,7 @@ static void left_out(struct integ_night *n, struct integ_outcome *out, const cha
 		       char *reason)
 {
 	out->state = INTEG_LEFT_OUT;
-	out->merged[0] = '\0';
+	nb_oid_clear(&out->merged);
 	free(out->reason);
 	out->reason = reason;
 	integ_night_left_out(n, name, reason);
@@ -637,7 +633,7 @@ static int apply_drops(struct integ_night *n, struct integ_outcome *out, git_oid
 	size_t i;
 	int err;
 
-	git_oid_fromstr(&base, n->base_tip);
+	merge_oid_to_git(&base, &n->base_tip);
 	err = replay_without_drops(&rr, n->git, &base, candidate, drops, n->sig);
 	if (err < 0 || !rr.changed)
 		goto done;
@@ -671,7 +667,7 @@ int integ_night_merge_tree(struct integ_night *n, struct integ_outcome *out,
 	free(step->url);
 	step->branch = xstrdup(t->branch);
 	step->url = xstrdup(t->url);
-	snprintf(step->tip, sizeof(step->tip), "%s", tip_hex ? tip_hex : "");
+	snprintf(step->tip.hex, sizeof(step->tip), "%s", tip_hex ? tip_hex : "");
 	if (pat) {
 		left_out(n, out, t->name, xstrfmt("refused: never_merge '%s' matches", pat));
 		err = nb_error_set(NB_EREFUSED, "%s: never_merge '%s' matches", t->name, pat);
@@ -690,7 +686,7 @@ int integ_night_merge_tree(struct integ_night *n, struct integ_outcome *out,
 	if (err == 0) {
 		out->state = already ? INTEG_ALREADY : INTEG_MERGED;
 		out->rerere_resolved = n->rerere_resolved;
-		git_oid_tostr(out->merged, 41, &candidate);
+		git_oid_tostr(out->merged.hex, 41, &candidate);
 		goto done;
 	}
 	if (err == NB_EUNRELATED) {
@@ -701,7 +697,7 @@ int integ_night_merge_tree(struct integ_night *n, struct integ_outcome *out,
 	}
 	if (err != NB_ECONFLICT)
 		goto done;
-	git_oid_fromstr(&good, n->head);
+	merge_oid_to_git(&good, &n->head);
 	record_conflicts(n, out, &c, &good, &candidate);
 	if (n->workdir)
 		rerere_leave(n, out, t, &good, &candidate);
@@ -716,7 +712,7 @@ int integ_night_merge_tree(struct integ_night *n, struct integ_outcome *out,
 		if (err == 0) {
 			out->state = INTEG_PREVIOUS;
 			out->rerere_resolved = n->rerere_resolved;
-			git_oid_tostr(out->merged, 41, &good);
+			git_oid_tostr(out->merged.hex, 41, &good);
 			out->reason = xstrfmt("conflict in %s; merged the last good tip %.12s",
 					      c.items[0].path, good_hex);
 			goto done;
@@ -728,10 +724,10 @@ int integ_night_merge_tree(struct integ_night *n, struct integ_outcome *out,
 	left_out(n, out, t->name, xstrfmt("merge conflict in %s%s", c.items[0].path,
 					    c.nr > 1 ? " and more" : ""));
 done:
-	memcpy(out->head, n->head, 41);
+	out->head = n->head;
 	step->state = out->state;
-	memcpy(step->merged, out->merged, 41);
-	memcpy(step->after, n->head, 41);
+	step->merged = out->merged;
+	step->after = n->head;
 	treemerge_conflicts_release(&c);
 	free(what);
 	return err;
@@ -759,9 +755,9 @@ int integ_night_apply_fixes(struct integ_night *n, const char *tree, const char 
 		display[--l] = '\0';
 	if ((slash = strrchr(display, '/')) && slash[1])
 		memmove(display, slash + 1, strlen(slash + 1) + 1);
-	err = fixes_apply(report ? report : &local, &n->log, n->git, n->head, n->sig, dir,
+	err = fixes_apply(report ? report : &local, &n->log, n->git, &n->head, n->sig, dir,
 			  display);
-	memcpy(s->after, n->head, 41);
+	s->after = n->head;
 	fixes_report_release(&local);
 	free(display);
 	return err;
@@ -779,7 +775,7 @@ int integ_night_revert(struct integ_night *n, const char *commit_hex, const char
 
 	if (git_oid_fromstr(&id, commit_hex) < 0)
 		return nb_error_set(NB_EINVALID, "revert: bad commit id '%s'", commit_hex);
-	git_oid_fromstr(&head_id, n->head);
+	merge_oid_to_git(&head_id, &n->head);
 	if (git_commit_lookup(&c, n->git, &id) < 0 || git_commit_parent(&parent, c, 0) < 0 ||
 	    git_commit_lookup(&head, n->git, &head_id) < 0) {
 		err = nb_error_set(NB_ENOTFOUND, "revert %s: %s", commit_hex, merge_git_error());
@@ -803,16 +799,16 @@ int integ_night_revert(struct integ_night *n, const char *commit_hex, const char
 	if (git_tree_lookup(&tree_obj, n->git, &merged) < 0 ||
 	    git_commit_create(&new_id, n->git, NULL, n->sig, n->sig, NULL, msg.buf, tree_obj, 1,
 			      (const git_commit **)&head) < 0) {
-		err = git_fail("revert commit");
+		err = merge_git_fail("revert commit");
 		goto done;
 	}
 	if (reason)
 		strbuf_addf(&n->log, "# %s\n", reason);
 	step = step_add(n, INTEG_STEP_REVERT, tree);
-	memcpy(step->tip, commit_hex, 40);
-	git_oid_tostr(n->head, 41, &new_id);
-	memcpy(step->after, n->head, 41);
-	memcpy(step->merged, n->head, 41);
+	memcpy(step->tip.hex, commit_hex, 40);
+	merge_oid_from_git(&n->head, &new_id);
+	step->after = n->head;
+	step->merged = n->head;
 	step->state = INTEG_MERGED;
 done:
 	strbuf_release(&msg);
@@ -827,10 +823,10 @@ int integ_night_truncate(struct integ_night *n, size_t nsteps)
 {
 	if (nsteps >= n->nr)
 		return 0;
-	memcpy(n->head, n->steps[nsteps].before, 41);
+	n->head = n->steps[nsteps].before;
 	while (n->nr > nsteps)
 		step_release(&n->steps[--n->nr]);
-	strbuf_addf(&n->log, "$ git reset --hard %.12s\n", n->head);
+	strbuf_addf(&n->log, "$ git reset --hard %.12s\n", n->head.hex);
 	return 0;
 }
 
@@ -841,12 +837,12 @@ static size_t merged_trees(struct nextfiles_tree **out, const struct integ_night
 	size_t i, k = 0;
 
 	t[k++] = (struct nextfiles_tree){ n->base_name, n->base_url, n->base_branch,
-					  n->base_tip };
+					  n->base_tip.hex };
 	for (i = 0; i < n->nr; i++) {
 		const struct integ_step *s = &n->steps[i];
 
 		if (s->kind == INTEG_STEP_MERGE && s->state != INTEG_LEFT_OUT)
-			t[k++] = (struct nextfiles_tree){ s->tree, s->url, s->branch, s->merged };
+			t[k++] = (struct nextfiles_tree){s->tree, s->url, s->branch, s->merged.hex};
 	}
 	*out = t;
 	return k;
@@ -859,7 +855,7 @@ static int insert_blob(git_treebuilder *bld, git_repository *git, const char *na
 
 	if (git_blob_create_from_buffer(&id, git, content->buf, content->len) < 0 ||
 	    git_treebuilder_insert(NULL, bld, name, &id, GIT_FILEMODE_BLOB) < 0)
-		return git_fail(name);
+		return merge_git_fail("%s", name);
 	return 0;
 }
 
@@ -882,7 +878,7 @@ static int next_files_tree(git_oid *out, struct integ_night *n, const git_tree *
 		git_tree_lookup(&old_next, n->git, git_tree_entry_id(old));
 	if (git_treebuilder_new(&nextb, n->git, old_next) < 0 ||
 	    git_treebuilder_new(&topb, n->git, top) < 0) {
-		err = git_fail("tree builder");
+		err = merge_git_fail("tree builder");
 		goto done;
 	}
 	if ((err = insert_blob(nextb, n->git, "Trees", &tr)) < 0 ||
@@ -893,7 +889,7 @@ static int next_files_tree(git_oid *out, struct integ_night *n, const git_tree *
 	if (git_treebuilder_write(&next_id, nextb) < 0 ||
 	    git_treebuilder_insert(NULL, topb, "Next", &next_id, GIT_FILEMODE_TREE) < 0 ||
 	    git_treebuilder_write(out, topb) < 0)
-		err = git_fail("Next/ tree");
+		err = merge_git_fail("Next/ tree");
 done:
 	git_treebuilder_free(nextb);
 	git_treebuilder_free(topb);
@@ -905,18 +901,19 @@ done:
 	return err;
 }
 
-int integ_night_finish(struct integ_night *n, char out_head[41])
+int integ_night_finish(struct integ_night *n, struct nb_oid *out_head)
 {
 	git_commit *head = NULL;
 	git_tree *top = NULL, *tree = NULL;
 	git_oid head_id, tree_id, id;
-	char compact[9], hex[41], *msg = NULL, *tag = NULL;
+	char compact[9], *msg = NULL, *tag = NULL;
+	struct nb_oid hex;
 	int err;
 
 	nextfiles_compact_date(compact, n->date);
-	git_oid_fromstr(&head_id, n->head);
+	merge_oid_to_git(&head_id, &n->head);
 	if (git_commit_lookup(&head, n->git, &head_id) < 0 || git_commit_tree(&top, head) < 0) {
-		err = git_fail("next head");
+		err = merge_git_fail("next head");
 		goto done;
 	}
 	if ((err = next_files_tree(&tree_id, n, top)) < 0)
@@ -925,18 +922,18 @@ int integ_night_finish(struct integ_night *n, char out_head[41])
 	if (git_tree_lookup(&tree, n->git, &tree_id) < 0 ||
 	    git_commit_create(&id, n->git, NULL, n->sig, n->sig, NULL, msg, tree, 1,
 			      (const git_commit **)&head) < 0) {
-		err = git_fail("Next/ files commit");
+		err = merge_git_fail("Next/ files commit");
 		goto done;
 	}
-	git_oid_tostr(hex, sizeof(hex), &id);
+	merge_oid_from_git(&hex, &id);
 	tag = xstrfmt("refs/tags/next-%s", compact);
-	if ((err = integ_ref_set(n->repo, tag, hex)) < 0 ||
-	    (err = integ_ref_set(n->repo, "refs/heads/next", hex)) < 0)
+	if ((err = integ_ref_set(n->repo, tag, &hex)) < 0 ||
+	    (err = integ_ref_set(n->repo, "refs/heads/next", &hex)) < 0)
 		goto done;
 	git_repository_set_head(n->git, "refs/heads/next");
-	memcpy(n->head, hex, 41);
+	n->head = hex;
 	if (out_head)
-		memcpy(out_head, hex, 41);
+		*out_head = hex;
 done:
 	free(msg);
 	free(tag);

@@ -9,6 +9,7 @@
 #ifndef MERGE_INTEGRATE_H
 #define MERGE_INTEGRATE_H
 
+#include "util/oid.h"
 #include <stddef.h>
 #include "util/strvec.h"
 
@@ -48,9 +49,9 @@ struct integ_conflict {
 
 struct integ_outcome {
 	enum integ_state state;
-	char merged[41];        /* commit actually merged ("" when left out); a replay
+	struct nb_oid merged;        /* commit actually merged ("" when left out); a replay
 				   commit when dropped patches were left out */
-	char head[41];          /* next after this step */
+	struct nb_oid head;          /* next after this step */
 	char *reason;           /* NULL when merged cleanly */
 	struct integ_conflict *conflicts;   /* of tonight's tip, also when a fallback merged */
 	size_t conflicts_nr;
@@ -73,10 +74,10 @@ struct integ_step {
 				   or "" if unknown) */
 	char *branch, *url;     /* merge steps only */
 	enum integ_state state; /* merge steps only */
-	char tip[41];           /* tonight's fetched tip (merge) / reverted commit (revert) */
-	char merged[41];        /* commit merged; "" if left out */
-	char before[41];        /* next before this step */
-	char after[41];         /* next after it (== before when nothing was committed) */
+	struct nb_oid tip;           /* tonight's fetched tip (merge) / reverted commit (revert) */
+	struct nb_oid merged;        /* commit merged; "" if left out */
+	struct nb_oid before;        /* next before this step */
+	struct nb_oid after;         /* next after it (== before when nothing was committed) */
 };
 
 /*
@@ -158,7 +159,7 @@ int integ_night_revert(struct integ_night *night, const char *commit_hex, const 
 		       const char *reason);
 
 /* Current head of next (40-hex), borrowed until the next call on the night. */
-const char *integ_night_head(const struct integ_night *night);
+const struct nb_oid *integ_night_head(const struct integ_night *night);
 
 /* The steps so far, in order; borrowed until the next call that changes the night. */
 size_t integ_night_steps_nr(const struct integ_night *night);
@@ -179,6 +180,6 @@ const char *integ_night_log(const struct integ_night *night);
  * replaces the tag next-YYYYMMDD and moves refs/heads/next.  `out_head` (may be
  * NULL) receives the new tip.  Afterwards the night only answers queries.
  */
-int integ_night_finish(struct integ_night *night, char out_head[41]);
+int integ_night_finish(struct integ_night *night, struct nb_oid *out_head);
 
 #endif

@@ -15,8 +15,8 @@ static void fill(struct lookup_patch *p, const struct commit_info *ci, const cha
 {
 	memset(p, 0, sizeof(*p));
 	p->tree = xstrdup(tree ? tree : "");
-	memcpy(p->commit, ci->id, sizeof(p->commit));
-	memcpy(p->patch_id, ci->patch_id, sizeof(p->patch_id));
+	p->commit = ci->id;
+	p->patch_id = ci->patch_id;
 	p->message_id = ci->message_id ? xstrdup(ci->message_id) : NULL;
 	p->subject = xstrdup(ci->subject ? ci->subject : "");
 	p->author_name = xstrdup(ci->author_name ? ci->author_name : "");
@@ -117,12 +117,13 @@ long lookup_patch_find(const struct lookup_patches *pool, const char *id)
 	for (i = 0; i < pool->nr; i++) {
 		const struct lookup_patch *p = &pool->items[i];
 
-		if (!hex_prefix(p->commit, id, len) && !hex_prefix(p->patch_id, id, len) &&
+		if (!hex_prefix(p->commit.hex, id, len) && !hex_prefix(p->patch_id.hex, id, len) &&
 		    !msgid_equal(p->message_id, id))
 			continue;
 		/* the same patch in two trees, or twice in one listing, is still one patch */
-		if (found >= 0 && strcmp(pool->items[found].commit, p->commit) &&
-		    (!p->patch_id[0] || strcmp(pool->items[found].patch_id, p->patch_id))) {
+		if (found >= 0 && strcmp(pool->items[found].commit.hex, p->commit.hex) &&
+		    (nb_oid_is_null(&p->patch_id) ||
+		     !nb_oid_equal(&pool->items[found].patch_id, &p->patch_id))) {
 			nb_error_set(NB_EINVALID, "'%s' names more than one patch; give more", id);
 			return -2;
 		}

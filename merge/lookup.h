@@ -6,6 +6,7 @@
 #ifndef MERGE_LOOKUP_H
 #define MERGE_LOOKUP_H
 
+#include "util/oid.h"
 #include <stddef.h>
 
 struct integ_repo;
@@ -13,8 +14,8 @@ struct integ_repo;
 /* One non-merge commit of a tree; every string owned, released by lookup_patch_release(). */
 struct lookup_patch {
 	char *tree;
-	char commit[41];
-	char patch_id[41];      /* "" when it has none (binary) */
+	struct nb_oid commit;
+	struct nb_oid patch_id;      /* "" when it has none (binary) */
 	char *message_id;       /* NULL when none */
 	char *subject;
 	char *author_name, *author_email;

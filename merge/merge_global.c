@@ -1,7 +1,11 @@
 /* libgit2 start-up and shut-down, and its last error message, for bot/ and tests. */
 #include <git2.h>
 
+#include <stdarg.h>
+
+#include "merge/git_int.h"
 #include "merge/merge_global.h"
+#include "util/strbuf.h"
 #include "util/error.h"
 #include "util/banned.h"
 
@@ -31,4 +35,35 @@ const char *merge_git_error(void)
 	const git_error *e = git_error_last();
 
 	return e && e->message ? e->message : "unknown error";
+}
+
+int merge_git_fail(const char *fmt, ...)
+{
+	struct strbuf what = STRBUF_INIT;
+	va_list ap;
+	int error;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&what, fmt, ap);
+	va_end(ap);
+	error = nb_error_set(NB_ERROR, "%s: %s", what.buf, merge_git_error());
+	strbuf_release(&what);
+	return error;
+}
+
+void merge_oid_from_git(struct nb_oid *out, const git_oid *id)
+{
+	git_oid_tostr(out->hex, sizeof(out->hex), id);
+}
+
+int merge_oid_parse_git(git_oid *out, const char *hex)
+{
+	if (!nb_oid_valid(hex) || git_oid_fromstr(out, hex) < 0)
+		return nb_error_set(NB_EINVALID, "'%s' is not a full object id", hex ? hex : "");
+	return 0;
+}
+
+int merge_oid_to_git(git_oid *out, const struct nb_oid *id)
+{
+	return merge_oid_parse_git(out, id->hex);
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "merge/mergememo.h"
+#include "util/oid.h"
 #include "util/error.h"
 #include "util/fileutil.h"
 #include "util/log.h"
@@ -158,7 +159,7 @@ void mergememo_add(struct mergememo *m, const git_oid *base, const git_oid *ours
 int mergememo_save(struct mergememo *m)
 {
 	struct strbuf sb = STRBUF_INIT;
-	char hex[4][41];
+	char hex[4][NB_OID_HEXSZ + 1];
 	size_t i;
 	int j, err;
 

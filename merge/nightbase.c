@@ -1,6 +1,7 @@
 /* Merge bases of next and a tip from next's history since the base (see nightbase.h). */
 #include <string.h>
 
+#include "merge/git_int.h"
 #include "merge/nightbase.h"
 #include "merge/merge_global.h"
 #include "merge/oidset.h"
@@ -32,11 +33,6 @@ static void push(struct oidlist *l, const git_oid *id)
 {
 	ALLOC_GROW(l->v, l->nr + 1, l->alloc);
 	l->v[l->nr++] = *id;
-}
-
-static int git_fail(const char *what)
-{
-	return nb_error_set(NB_ERROR, "%s: %s", what, merge_git_error());
 }
 
 int nightbase_new(struct nightbase **out, git_repository *repo, const git_oid *base)
@@ -76,7 +72,7 @@ static int walk_new(struct oidlist *out, struct nightbase *nb, const git_oid *fr
 	out->nr = 0;
 	if (git_revwalk_new(&walk, nb->repo) < 0 || git_revwalk_push(walk, from) < 0 ||
 	    git_revwalk_hide(walk, &nb->base) < 0) {
-		err = git_fail("walking a tree's new commits");
+		err = merge_git_fail("walking a tree's new commits");
 		goto done;
 	}
 	git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL);
@@ -85,7 +81,7 @@ static int walk_new(struct oidlist *out, struct nightbase *nb, const git_oid *fr
 	if (err == GIT_ITEROVER)
 		err = 0;
 	else
-		err = git_fail("walking a tree's new commits");
+		err = merge_git_fail("walking a tree's new commits");
 done:
 	git_revwalk_free(walk);
 	return err;
@@ -176,7 +172,7 @@ static int fallback(struct nightbase *nb, const git_oid *head, const git_oid *th
 	if (err == GIT_ENOTFOUND)
 		return 0;
 	if (err < 0)
-		return git_fail("merge base");
+		return merge_git_fail("merge base");
 	for (i = 0; i < bases.count; i++)
 		push(&nb->result, &bases.ids[i]);
 	git_oidarray_dispose(&bases);
@@ -244,7 +240,7 @@ static int add_base_side(struct nightbase *nb, const git_oid *theirs,
 	if (err == GIT_ENOTFOUND)
 		return 0;
 	if (err < 0)
-		return git_fail("merge base with the base");
+		return merge_git_fail("merge base with the base");
 	for (i = 0; i < bases.count; i++)
 		if (!boundary->nr || !below_boundary(nb, boundary, &bases.ids[i]))
 			push(&nb->result, &bases.ids[i]);

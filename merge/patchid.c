@@ -1,17 +1,10 @@
 /* Patch identity: git's stable patch-id of a commit, through libgit2. */
 #include <string.h>
 
+#include "merge/git_int.h"
 #include "merge/patchid.h"
 #include "util/error.h"
 #include "util/banned.h"
-
-static int git_fail(const char *what)
-{
-	const git_error *e = git_error_last();
-
-	return nb_error_set(NB_ERROR, "%s: %s", what,
-			    e && e->message ? e->message : "libgit2 error");
-}
 
 static int binary_cb(const git_diff_delta *delta, const git_diff_binary *binary, void *payload)
 {
@@ -44,11 +37,11 @@ static int diff_has_binary(int *out, git_diff *diff)
 	*out = 0;
 	error = git_diff_foreach(diff, file_cb, binary_cb, NULL, NULL, out);
 	if (error < 0 && error != GIT_EUSER)
-		return git_fail("diff");
+		return merge_git_fail("diff");
 	return 0;
 }
 
-int merge_patch_id(char out[41], git_repository *repo, const git_commit *commit)
+int merge_patch_id(struct nb_oid *out, git_repository *repo, const git_commit *commit)
 {
 	git_commit *parent = NULL;
 	git_tree *old_tree = NULL, *new_tree = NULL;
@@ -57,7 +50,7 @@ int merge_patch_id(char out[41], git_repository *repo, const git_commit *commit)
 	git_oid id;
 	int error = 0, binary;
 
-	out[0] = '\0';
+	nb_oid_clear(out);
 	git_diff_options_init(&opts, GIT_DIFF_OPTIONS_VERSION);
 	if (git_commit_parentcount(commit) != 1) {
 		error = nb_error_set(NB_ENOTFOUND, "commit %.12s is a %s commit: no patch-id",
@@ -68,7 +61,7 @@ int merge_patch_id(char out[41], git_repository *repo, const git_commit *commit)
 	if (git_commit_parent(&parent, commit, 0) < 0 ||
 	    git_commit_tree(&old_tree, parent) < 0 || git_commit_tree(&new_tree, commit) < 0 ||
 	    git_diff_tree_to_tree(&diff, repo, old_tree, new_tree, &opts) < 0) {
-		error = git_fail("patch-id");
+		error = merge_git_fail("patch-id");
 		goto done;
 	}
 	if (!git_diff_num_deltas(diff)) {
@@ -85,10 +78,10 @@ int merge_patch_id(char out[41], git_repository *repo, const git_commit *commit)
 		goto done;
 	}
 	if (git_diff_patchid(&id, diff, NULL) < 0) {
-		error = git_fail("patch-id");
+		error = merge_git_fail("patch-id");
 		goto done;
 	}
-	git_oid_tostr(out, 41, &id);
+	merge_oid_from_git(out, &id);
 done:
 	git_diff_free(diff);
 	git_tree_free(old_tree);
@@ -97,12 +90,12 @@ done:
 	return error;
 }
 
-int merge_patch_id_oid(char out[41], git_repository *repo, const git_oid *id)
+int merge_patch_id_oid(struct nb_oid *out, git_repository *repo, const git_oid *id)
 {
 	git_commit *commit = NULL;
 	int error;
 
-	out[0] = '\0';
+	nb_oid_clear(out);
 	if (git_commit_lookup(&commit, repo, id) < 0)
 		return nb_error_set(NB_ENOTFOUND, "no commit %s", git_oid_tostr_s(id));
 	error = merge_patch_id(out, repo, commit);

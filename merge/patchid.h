@@ -7,6 +7,7 @@
 #ifndef MERGE_PATCHID_H
 #define MERGE_PATCHID_H
 
+#include "util/oid.h"
 #include <git2.h>
 
 /*
@@ -21,9 +22,9 @@
  * identified by commit id and Message-ID only); NB_ERROR (recorded) on a
  * repository failure.  Thread-safe as libgit2 is: one repository per thread.
  */
-int merge_patch_id(char out[41], git_repository *repo, const git_commit *commit);
+int merge_patch_id(struct nb_oid *out, git_repository *repo, const git_commit *commit);
 
 /* The same for a commit given by id. */
-int merge_patch_id_oid(char out[41], git_repository *repo, const git_oid *id);
+int merge_patch_id_oid(struct nb_oid *out, git_repository *repo, const git_oid *id);
 
 #endif

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "merge/probe.h"
+#include "util/oid.h"
 #include "merge/verdict.h"
 #include "util/error.h"
 #include "util/fileutil.h"
@@ -65,8 +66,8 @@ static char *command_text(const struct probe_command *c)
 	return strbuf_detach(&sb, NULL);
 }
 
-static void command_key(char out[41], const char *tree_hex, const struct probe_command *c,
-		  const struct probe_spec *spec)
+static void command_key(char out[SHA1_HEXSZ + 1], const char *tree_hex,
+			const struct probe_command *c, const struct probe_spec *spec)
 {
 	char *text = command_text(c);
 
@@ -78,7 +79,7 @@ static void command_key(char out[41], const char *tree_hex, const struct probe_c
 static int from_cache(struct probe_result *out, const char *tree_hex,
 			const struct probe_spec *spec)
 {
-	char key[41];
+	char key[SHA1_HEXSZ + 1];
 	size_t i;
 	int code = 1;
 
@@ -164,7 +165,7 @@ static void remember(const struct probe_spec *spec, const char *tree_hex, size_t
 		       const struct runcmd_result *r, int pristine)
 {
 	const struct probe_command *c = &spec->cmds[i];
-	char key[41], *what;
+	char key[SHA1_HEXSZ + 1], *what;
 
 	if (!spec->cache_dir || r->timed_out || r->exec_failed || r->limit_hit)
 		return;
@@ -225,7 +226,7 @@ static int run_all(struct probe_result *out, struct worker *w, const char *commi
 	return err;
 }
 
-static int commit_tree_hex(char out[41], struct worker *w, const git_oid *commit)
+static int commit_tree_hex(char out[NB_OID_HEXSZ + 1], struct worker *w, const git_oid *commit)
 {
 	git_commit *c = NULL;
 
@@ -246,7 +247,7 @@ static int attempt(struct probe_result *out, struct worker *w, const git_oid *co
 	 * date: the marker says so, and the next use starts pristine.
 	 */
 	char *busy = xstrfmt("%s.busy", worker_tree_path(w));
-	char hex[41];
+	char hex[NB_OID_HEXSZ + 1];
 	int fd, err = 0;
 
 	reset(out);
@@ -272,7 +273,7 @@ done:
 int probe_run(struct probe_result *out, struct worker *w, const git_oid *commit, unsigned step,
 	      const struct probe_spec *spec)
 {
-	char tree_hex[41];
+	char tree_hex[NB_OID_HEXSZ + 1];
 	int err;
 
 	reset(out);

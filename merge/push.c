@@ -2,6 +2,7 @@
 #include <string.h>
 #include <git2.h>
 
+#include "merge/git_int.h"
 #include "merge/fetch.h"
 #include "merge/merge_global.h"
 #include "merge/push.h"
@@ -122,15 +123,15 @@ static int publish_here(void *arg)
 	struct push_state ps = { { creds, 0 }, STRBUF_INIT };
 	git_remote *remote = NULL;
 	char *specs[2] = { NULL, NULL };
-	char hex[41];
+	struct nb_oid hex;
 	int err = 0;
 
-	if ((err = integ_ref_get(repo, "refs/heads/next", hex)) < 0)
+	if ((err = integ_ref_get(repo, "refs/heads/next", &hex)) < 0)
 		return nb_error_set(NB_ENOTFOUND, "publish: there is no next to push yet");
 	specs[0] = xstrfmt("+refs/heads/next:refs/heads/%s", branch ? branch : "master");
 	if (tag)
 		specs[1] = xstrfmt("+refs/tags/%s:refs/tags/%s", tag, tag);
-	log_progress("publishing next (%.12s) to %s", hex, url);
+	log_progress("publishing next (%.12s) to %s", hex.hex, url);
 	if (remote_new(&remote, repo, url) < 0)
 		err = nb_error_set(NB_ERROR, "push to %s failed: %s", url, merge_git_error());
 	else
@@ -158,18 +159,19 @@ static int check_lease(git_remote *remote, const char *url, const char *ref,
 			 const char *expect)
 {
 	const git_remote_head **heads;
-	char have[41] = "";
+	struct nb_oid have = NB_OID_INIT;
 	size_t i, n;
 
 	if (git_remote_ls(&heads, &n, remote) < 0)
 		return nb_error_set(NB_ERROR, "%s: cannot list refs: %s", url, merge_git_error());
-	for (i = 0; i < n && !have[0]; i++)
+	for (i = 0; i < n && nb_oid_is_null(&have); i++)
 		if (!strcmp(heads[i]->name, ref))
-			git_oid_tostr(have, sizeof(have), &heads[i]->oid);
-	if (!strcmp(have, expect))
+			merge_oid_from_git(&have, &heads[i]->oid);
+	if (!strcmp(have.hex, expect))
 		return 0;
 	return nb_error_set(NB_EREFUSED, "%s at %s moved: it is %s, not %s as last fetched",
-			    ref, url, have[0] ? have : "gone", expect[0] ? expect : "absent");
+			    ref, url, nb_oid_is_null(&have) ? "gone" : have.hex,
+			    expect[0] ? expect : "absent");
 }
 
 struct ref_args {
@@ -191,9 +193,11 @@ static int push_ref_here(void *arg)
 	git_remote_callbacks cb;
 	git_remote *remote = NULL;
 	char *spec = xstrfmt("%s" PUSH_SRC_REF ":%s", force ? "+" : "", dst_ref);
+	struct nb_oid src;
 	int err;
 
-	if ((err = integ_ref_set(repo, PUSH_SRC_REF, src_hex)) < 0)
+	if ((err = nb_oid_parse(&src, src_hex)) < 0 ||
+	    (err = integ_ref_set(repo, PUSH_SRC_REF, &src)) < 0)
 		goto done;
 	callbacks(&cb, &ps);
 	if (remote_new(&remote, repo, url) < 0 ||

@@ -1,6 +1,7 @@
 /* Cherry-picking a tree's commits again without the ones a maintainer dropped. */
 #include <string.h>
 
+#include "merge/git_int.h"
 #include "merge/replay.h"
 #include "merge/merge_global.h"
 #include "merge/patchid.h"
@@ -16,24 +17,19 @@ void replay_result_release(struct replay_result *r)
 	strvec_clear(&r->reasons);
 }
 
-static int git_fail(const char *what)
-{
-	return nb_error_set(NB_ERROR, "replay: %s: %s", what, merge_git_error());
-}
-
 int replay_is_dropped(git_repository *repo, const git_commit *commit,
 		      const struct integ_drops *drops)
 {
 	struct trailer_info ti = TRAILER_INFO_INIT;
-	char pid[41];
+	struct nb_oid pid;
 	size_t i;
 	int hit = 0;
 
 	if (!drops || (!drops->patch_ids_nr && !drops->message_ids_nr))
 		return 0;
-	if (drops->patch_ids_nr && merge_patch_id(pid, repo, commit) == 0) {
+	if (drops->patch_ids_nr && merge_patch_id(&pid, repo, commit) == 0) {
 		for (i = 0; i < drops->patch_ids_nr && !hit; i++)
-			hit = !strcmp(pid, drops->patch_ids[i]);
+			hit = !strcmp(pid.hex, drops->patch_ids[i]);
 	}
 	if (!hit && drops->message_ids_nr) {
 		trailer_parse(&ti, git_commit_message(commit));
@@ -54,7 +50,7 @@ static int pick(git_oid *head, git_repository *repo, git_commit *c,
 	int err;
 
 	if (git_commit_parent(&parent, c, 0) < 0 || git_commit_lookup(&onto, repo, head) < 0) {
-		err = git_fail("parent lookup");
+		err = merge_git_fail("replay: parent lookup");
 		goto done;
 	}
 	err = treemerge_trees(&merged, NULL, repo, git_commit_tree_id(parent),
@@ -65,7 +61,7 @@ static int pick(git_oid *head, git_repository *repo, git_commit *c,
 	    git_commit_create(head, repo, NULL, git_commit_author(c), committer,
 			      git_commit_message_encoding(c), git_commit_message(c), tree, 1,
 			      (const git_commit **)&onto) < 0)
-		err = git_fail("commit");
+		err = merge_git_fail("replay: commit");
 done:
 	git_tree_free(tree);
 	git_commit_free(parent);
@@ -85,14 +81,14 @@ static int collect(git_oid **ids, char **dropped, size_t *nr, git_repository *re
 	if (git_revwalk_new(&walk, repo) < 0 || git_revwalk_push(walk, tip) < 0 ||
 	    git_revwalk_hide(walk, mb) < 0 ||
 	    git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_REVERSE) < 0) {
-		err = git_fail("walk");
+		err = merge_git_fail("replay: walk");
 		goto done;
 	}
 	while ((err = git_revwalk_next(&id, walk)) == 0) {
 		git_commit *c = NULL;
 
 		if (git_commit_lookup(&c, repo, &id) < 0) {
-			err = git_fail("commit lookup");
+			err = merge_git_fail("replay: commit lookup");
 			goto done;
 		}
 		ALLOC_GROW(*ids, *nr + 1, alloc);
@@ -101,7 +97,7 @@ static int collect(git_oid **ids, char **dropped, size_t *nr, git_repository *re
 		(*dropped)[(*nr)++] = (char)replay_is_dropped(repo, c, drops);
 		git_commit_free(c);
 	}
-	err = err == GIT_ITEROVER ? 0 : git_fail("walk");
+	err = err == GIT_ITEROVER ? 0 : merge_git_fail("replay: walk");
 done:
 	git_revwalk_free(walk);
 	return err;
@@ -112,7 +108,7 @@ int replay_without_drops(struct replay_result *out, git_repository *repo,
 			 const struct integ_drops *drops, const git_signature *committer)
 {
 	git_oid *ids = NULL, mb;
-	char *dropped = NULL, hex[41];
+	char *dropped = NULL, hex[NB_OID_HEXSZ + 1];
 	size_t i, nr = 0;
 	int err;
 
@@ -138,7 +134,7 @@ int replay_without_drops(struct replay_result *out, git_repository *repo,
 			continue;
 		}
 		if (git_commit_lookup(&c, repo, &ids[i]) < 0) {
-			err = git_fail("commit lookup");
+			err = merge_git_fail("replay: commit lookup");
 			break;
 		}
 		if (git_commit_parentcount(c) == 1 &&

@@ -6,6 +6,7 @@
 #include <git2.h>
 #include <git2/sys/midx.h>
 
+#include "merge/git_int.h"
 #include "merge/repo.h"
 #include "merge/merge_global.h"
 #include "util/error.h"
@@ -185,13 +186,13 @@ struct git_repository *integ_repo_git(struct integ_repo *repo)
 	return repo->git;
 }
 
-int integ_ref_get(struct integ_repo *repo, const char *refname, char out[41])
+int integ_ref_get(struct integ_repo *repo, const char *refname, struct nb_oid *out)
 {
 	git_object *obj = NULL;
 	git_object *commit = NULL;
 	int err;
 
-	out[0] = '\0';
+	nb_oid_clear(out);
 	err = git_revparse_single(&obj, repo->git, refname);
 	if (err == GIT_ENOTFOUND || err == GIT_EAMBIGUOUS || err == GIT_EINVALIDSPEC)
 		return nb_error_set(NB_ENOTFOUND, "%s: not found", refname);
@@ -201,12 +202,12 @@ int integ_ref_get(struct integ_repo *repo, const char *refname, char out[41])
 	git_object_free(obj);
 	if (err < 0)
 		return nb_error_set(NB_ENOTFOUND, "%s: not a commit", refname);
-	git_oid_tostr(out, 41, git_object_id(commit));
+	merge_oid_from_git(out, git_object_id(commit));
 	git_object_free(commit);
 	return 0;
 }
 
-int integ_ref_set(struct integ_repo *repo, const char *refname, const char *hex)
+int integ_ref_set(struct integ_repo *repo, const char *refname, const struct nb_oid *hex)
 {
 	git_reference *ref = NULL;
 	git_oid id;
@@ -218,15 +219,15 @@ int integ_ref_set(struct integ_repo *repo, const char *refname, const char *hex)
 			return nb_error_set(NB_ERROR, "delete %s: %s", refname, merge_git_error());
 		return 0;
 	}
-	if (git_oid_fromstr(&id, hex) < 0)
-		return nb_error_set(NB_EINVALID, "%s: bad commit id '%s'", refname, hex);
+	if (merge_oid_to_git(&id, hex) < 0)
+		return nb_error_set(NB_EINVALID, "%s: bad commit id '%s'", refname, hex->hex);
 	if (git_reference_create(&ref, repo->git, refname, &id, 1, "nextbot") < 0)
 		return nb_error_set(NB_ERROR, "update %s: %s", refname, merge_git_error());
 	git_reference_free(ref);
 	return 0;
 }
 
-int integ_good_get(struct integ_repo *repo, const char *tree, char out[41])
+int integ_good_get(struct integ_repo *repo, const char *tree, struct nb_oid *out)
 {
 	char *name = xstrfmt("refs/nextbot/good/%s", tree);
 	int err = integ_ref_get(repo, name, out);
@@ -235,7 +236,7 @@ int integ_good_get(struct integ_repo *repo, const char *tree, char out[41])
 	return err;
 }
 
-int integ_good_set(struct integ_repo *repo, const char *tree, const char *hex)
+int integ_good_set(struct integ_repo *repo, const char *tree, const struct nb_oid *hex)
 {
 	char *name = xstrfmt("refs/nextbot/good/%s", tree);
 	int err = integ_ref_set(repo, name, hex);

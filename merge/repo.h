@@ -6,6 +6,8 @@
 #ifndef MERGE_REPO_H
 #define MERGE_REPO_H
 
+#include "util/oid.h"
+
 struct integ_repo;
 struct git_repository;
 
@@ -40,13 +42,13 @@ struct git_repository *integ_repo_git(struct integ_repo *repo);
  * Resolves a ref name ("refs/feeds/mm-next") or any revision to a commit id in
  * `out` (40 hex + NUL).  NB_ENOTFOUND (recorded) if it does not exist.
  */
-int integ_ref_get(struct integ_repo *repo, const char *refname, char out[41]);
+int integ_ref_get(struct integ_repo *repo, const char *refname, struct nb_oid *out);
 /* Points `refname` at commit `hex` (created or forced); `hex` NULL deletes it. */
-int integ_ref_set(struct integ_repo *repo, const char *refname, const char *hex);
+int integ_ref_set(struct integ_repo *repo, const char *refname, const struct nb_oid *hex);
 
 /* refs/nextbot/good/<tree>: the tree's last good tip.  NB_ENOTFOUND when none. */
-int integ_good_get(struct integ_repo *repo, const char *tree, char out[41]);
-int integ_good_set(struct integ_repo *repo, const char *tree, const char *hex);
+int integ_good_get(struct integ_repo *repo, const char *tree, struct nb_oid *out);
+int integ_good_set(struct integ_repo *repo, const char *tree, const struct nb_oid *hex);
 
 /* The subject (first line) of a commit, malloc'd (caller frees); "" if unknown. */
 char *integ_commit_subject(struct integ_repo *repo, const char *hex);

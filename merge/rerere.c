@@ -72,7 +72,8 @@ static int buf_cmp(const struct strbuf *a, const struct strbuf *b)
 }
 
 /* The id of a hunk's two sides, sorted, and (if `pre`) the normalised preimage. */
-static void hunk_id(char id[41], struct strbuf *pre, struct strbuf *one, struct strbuf *two)
+static void hunk_id(char id[SHA1_HEXSZ + 1], struct strbuf *pre, struct strbuf *one,
+		    struct strbuf *two)
 {
 	struct sha1_ctx ctx;
 	unsigned char raw[20];
@@ -190,7 +191,7 @@ static void preimage(struct strbuf *pre, const char *text, const struct rerere_h
 	struct strbuf one = STRBUF_INIT, two = STRBUF_INIT;
 	const char *p = text + h->start, *end = text + h->end, *next;
 	int state = OUTSIDE, prev;
-	char id[41];
+	char id[SHA1_HEXSZ + 1];
 
 	while (p < end) {
 		size_t l = line(p, end, &next);

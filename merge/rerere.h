@@ -22,13 +22,14 @@
 #define MERGE_RERERE_H
 
 #include <stddef.h>
+#include "merge/sha1.h"
 #include "util/strbuf.h"
 
 /* One conflict block of a file with markers: byte offsets into the text. */
 struct rerere_hunk {
 	size_t start;   /* the "<<<<<<<" line */
 	size_t end;     /* just after the ">>>>>>>" line */
-	char id[41];
+	char id[SHA1_HEXSZ + 1];
 };
 
 struct rerere_file {
@@ -68,7 +69,7 @@ int rerere_record(size_t *recorded, const char *rerere_dir, const char *path, co
 
 /* A recorded resolution, for `status`. */
 struct rerere_entry {
-	char id[41];
+	char id[SHA1_HEXSZ + 1];
 	char *path, *tree, *recorded;   /* owned; "" when unknown */
 };
 

@@ -99,7 +99,7 @@ void sha1_final(unsigned char out[20], struct sha1_ctx *c)
 		out[i] = (unsigned char)(c->h[i / 4] >> (24 - 8 * (i % 4)));
 }
 
-void sha1_hex(char out[41], const void *data, size_t len)
+void sha1_hex(char out[SHA1_HEXSZ + 1], const void *data, size_t len)
 {
 	static const char hex[] = "0123456789abcdef";
 	unsigned char raw[20];

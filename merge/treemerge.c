@@ -3,6 +3,7 @@
 
 #include "util/strbuf.h"
 
+#include "merge/git_int.h"
 #include "merge/treemerge.h"
 #include "merge/merge_global.h"
 #include "util/error.h"
@@ -39,11 +40,6 @@ static void conflict_add(struct treemerge_conflicts *c, const char *path, const 
 	c->items[c->nr].path = xstrdup(path);
 	c->items[c->nr].kind = xstrdup(kind);
 	c->nr++;
-}
-
-static int git_fail(const char *what)
-{
-	return nb_error_set(NB_ERROR, "%s: %s", what, merge_git_error());
 }
 
 /* The conflicts of a libgit2 merge index, each named by the first path it has. */
@@ -86,11 +82,11 @@ static int merge_full(git_oid *out_tree, struct treemerge_conflicts *conflicts,
 	opts.target_limit = 7000;
 	stats.full++;
 	if (git_commit_lookup(&oc, repo, ours) < 0 || git_commit_lookup(&tc, repo, theirs) < 0) {
-		err = git_fail("merge: commit lookup");
+		err = merge_git_fail("merge: commit lookup");
 		goto done;
 	}
 	if (git_merge_commits(&index, repo, oc, tc, &opts) < 0) {
-		err = git_fail("merge");
+		err = merge_git_fail("merge");
 		goto done;
 	}
 	if (git_index_has_conflicts(index)) {
@@ -98,7 +94,7 @@ static int merge_full(git_oid *out_tree, struct treemerge_conflicts *conflicts,
 		err = nb_error_set(NB_ECONFLICT, "merge conflict");
 		goto done;
 	}
-	err = git_index_write_tree_to(out_tree, index, repo) < 0 ? git_fail("write tree") : 0;
+	err = git_index_write_tree_to(out_tree, index, repo) < 0 ? merge_git_fail("write tree") : 0;
 done:
 	git_index_free(index);
 	git_commit_free(oc);
@@ -147,14 +143,14 @@ static int set(git_treebuilder **bld, struct walk *w, const git_tree *ours,
 		 const char *name, const git_oid *id, git_filemode_t mode)
 {
 	if (!*bld && git_treebuilder_new(bld, w->repo, ours) < 0)
-		return git_fail("tree builder");
+		return merge_git_fail("tree builder");
 	if (!id) {
 		if (git_treebuilder_get(*bld, name) && git_treebuilder_remove(*bld, name) < 0)
-			return git_fail("tree builder remove");
+			return merge_git_fail("tree builder remove");
 		return 0;
 	}
 	if (git_treebuilder_insert(NULL, *bld, name, id, mode) < 0)
-		return git_fail("tree builder insert");
+		return merge_git_fail("tree builder insert");
 	return 0;
 }
 
@@ -167,7 +163,7 @@ static int lookup_tree(git_tree **out, struct walk *w, const git_tree_entry *e)
 	if (!e)
 		return 0;
 	if (git_tree_lookup(out, w->repo, git_tree_entry_id(e)) < 0)
-		return git_fail("tree lookup");
+		return merge_git_fail("tree lookup");
 	return 0;
 }
 
@@ -206,7 +202,7 @@ static int blob_input(git_merge_file_input *in, git_blob **blob, struct walk *w,
 {
 	git_merge_file_input_init(in, GIT_MERGE_FILE_INPUT_VERSION);
 	if (git_blob_lookup(blob, w->repo, git_tree_entry_id(e)) < 0)
-		return git_fail("blob lookup");
+		return merge_git_fail("blob lookup");
 	in->ptr = git_blob_rawcontent(*blob);
 	in->size = (size_t)git_blob_rawsize(*blob);
 	in->path = path;
@@ -245,7 +241,7 @@ static int merge_file(git_treebuilder **bld, struct walk *w, const git_tree *our
 		goto done;
 	git_merge_file_options_init(&opts, GIT_MERGE_FILE_OPTIONS_VERSION);
 	if (git_merge_file(&res, &bi, &oi, &ti, &opts) < 0) {
-		err = git_fail(path);
+		err = merge_git_fail("%s", path);
 		goto done;
 	}
 	if (!res.automergeable) {
@@ -255,7 +251,7 @@ static int merge_file(git_treebuilder **bld, struct walk *w, const git_tree *our
 		goto done;
 	}
 	if (git_blob_create_from_buffer(&merged, w->repo, res.ptr, res.len) < 0) {
-		err = git_fail("write blob");
+		err = merge_git_fail("write blob");
 		goto done;
 	}
 	err = set(bld, w, ours, name, &merged, mode);
@@ -338,13 +334,13 @@ static int merge_trees(git_oid *out, int *empty, struct walk *w, const git_tree 
 		if (o)
 			goto done;
 		if (git_treebuilder_new(&bld, w->repo, NULL) < 0) {
-			err = git_fail("tree builder");
+			err = merge_git_fail("tree builder");
 			goto done;
 		}
 	}
 	*empty = git_treebuilder_entrycount(bld) == 0;
 	if (git_treebuilder_write(out, bld) < 0)
-		err = git_fail("write tree");
+		err = merge_git_fail("write tree");
 done:
 	git_treebuilder_free(bld);
 	return err;
@@ -361,7 +357,7 @@ static int merge_fast(git_oid *out_tree, struct treemerge_conflicts *conflicts,
 
 	if (git_tree_lookup(&b, repo, base) < 0 || git_tree_lookup(&o, repo, ours) < 0 ||
 	    git_tree_lookup(&t, repo, theirs) < 0) {
-		err = git_fail("merge: tree lookup");
+		err = merge_git_fail("merge: tree lookup");
 		goto done;
 	}
 	err = merge_trees(out_tree, &empty, &w, b, o, t);
@@ -395,11 +391,11 @@ static int merge_full_trees(git_oid *out_tree, struct treemerge_conflicts *confl
 	stats.full++;
 	if (git_tree_lookup(&b, repo, base) < 0 || git_tree_lookup(&o, repo, ours) < 0 ||
 	    git_tree_lookup(&t, repo, theirs) < 0) {
-		err = git_fail("merge: tree lookup");
+		err = merge_git_fail("merge: tree lookup");
 		goto done;
 	}
 	if (git_merge_trees(&index, repo, b, o, t, &opts) < 0) {
-		err = git_fail("merge");
+		err = merge_git_fail("merge");
 		goto done;
 	}
 	if (git_index_has_conflicts(index)) {
@@ -407,7 +403,7 @@ static int merge_full_trees(git_oid *out_tree, struct treemerge_conflicts *confl
 		err = nb_error_set(NB_ECONFLICT, "merge conflict");
 		goto done;
 	}
-	err = git_index_write_tree_to(out_tree, index, repo) < 0 ? git_fail("write tree") : 0;
+	err = git_index_write_tree_to(out_tree, index, repo) < 0 ? merge_git_fail("write tree") : 0;
 done:
 	git_index_free(index);
 	git_tree_free(b);
@@ -432,7 +428,7 @@ static int commit_tree_id(git_oid *out, git_repository *repo, const git_oid *com
 	git_commit *c = NULL;
 
 	if (git_commit_lookup(&c, repo, commit) < 0)
-		return git_fail("commit lookup");
+		return merge_git_fail("commit lookup");
 	git_oid_cpy(out, git_commit_tree_id(c));
 	git_commit_free(c);
 	return 0;
@@ -484,7 +480,7 @@ int treemerge_commits(git_oid *out_tree, int *already_merged,
 	int err = git_merge_bases(&bases, repo, ours, theirs);
 
 	if (err < 0 && err != GIT_ENOTFOUND)
-		return git_fail("merge base");
+		return merge_git_fail("merge base");
 	err = treemerge_commits_bases(out_tree, already_merged, conflicts, repo, ours, theirs,
 				      bases.ids, err == GIT_ENOTFOUND ? 0 : bases.count);
 	git_oidarray_dispose(&bases);

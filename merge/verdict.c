@@ -14,7 +14,7 @@ static int cmp(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-void verdict_key(char out[41], const char *tree_hex, const char *command,
+void verdict_key(char out[SHA1_HEXSZ + 1], const char *tree_hex, const char *command,
 		 const char *const *env, const char *runner)
 {
 	struct strbuf sb = STRBUF_INIT;

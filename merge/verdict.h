@@ -6,6 +6,8 @@
 #ifndef MERGE_VERDICT_H
 #define MERGE_VERDICT_H
 
+#include "merge/sha1.h"
+
 enum verdict_kind {
 	VERDICT_NONE = 0,   /* not cached */
 	VERDICT_GOOD,
@@ -17,7 +19,7 @@ enum verdict_kind {
  * (40 hex digits and a NUL).  `env` is "KEY=VALUE" strings, NULL-terminated (may
  * be NULL); its order does not matter.  `runner` is "local", "slurm", ….
  */
-void verdict_key(char out[41], const char *tree_hex, const char *command,
+void verdict_key(char out[SHA1_HEXSZ + 1], const char *tree_hex, const char *command,
 		 const char *const *env, const char *runner);
 
 /*

@@ -4,6 +4,7 @@
 
 #include <git2/sys/repository.h>
 
+#include "merge/git_int.h"
 #include "merge/worker.h"
 #include "util/error.h"
 #include "util/fileutil.h"
@@ -19,20 +20,13 @@ struct worker {
 	git_index *index;
 };
 
-static int git_fail(const char *what, const char *dir)
-{
-	const git_error *e = git_error_last();
-
-	return nb_error_set(NB_ERROR, "worker %s: %s: %s", dir, what, e ? e->message : "failed");
-}
-
 /* (Re)opens the worker's index file and makes it the handle's index. */
 static int open_index(struct worker *w)
 {
 	git_index_free(w->index);
 	w->index = NULL;
 	if (git_index_open(&w->index, w->index_path) < 0)
-		return git_fail("opening the index", w->dir);
+		return merge_git_fail("worker %s: opening the index", w->dir);
 	git_repository_set_index(w->repo, w->index);
 	return 0;
 }
@@ -49,7 +43,7 @@ int worker_open(struct worker **out, const char *repo_path, const char *dir)
 	if ((err = file_mkdir_p(w->tree, 0755)) < 0)
 		goto done;
 	if (git_repository_open(&w->repo, repo_path) < 0) {
-		err = git_fail("opening the repository", dir);
+		err = merge_git_fail("worker %s: opening the repository", dir);
 		goto done;
 	}
 	err = 0;        /* the index is read by the first checkout: a cached verdict needs none */
@@ -109,11 +103,11 @@ int worker_checkout(struct worker *w, const git_oid *commit, int pristine)
 	opts.target_directory = w->tree;
 	opts.baseline_index = w->index;
 	if (git_checkout_tree(w->repo, (git_object *)tree, &opts) < 0) {
-		err = git_fail("checkout", w->dir);
+		err = merge_git_fail("worker %s: checkout", w->dir);
 		goto done;
 	}
 	if (git_index_write(w->index) < 0)
-		err = git_fail("writing the index", w->dir);
+		err = merge_git_fail("worker %s: writing the index", w->dir);
 	else
 		err = 0;
 done:

@@ -263,7 +263,7 @@ static void compare_with_git(struct history *h, int first_parent, unsigned jobs)
 	struct bisect_result r = BISECT_RESULT_INIT;
 	struct git_answer a;
 	git_oid bad, good;
-	char goodhex[41], badhex[41];
+	char goodhex[NB_OID_HEXSZ + 1], badhex[NB_OID_HEXSZ + 1];
 	char *want, *got;
 	struct strbuf ours = STRBUF_INIT;
 	size_t i;
@@ -275,10 +275,10 @@ static void compare_with_git(struct history *h, int first_parent, unsigned jobs)
 	assert_int_equal(bisect_graph_load(&g, h->repo, &bad, &good, 1, first_parent), 0);
 	assert_int_equal(bisect_run(&r, &g, jobs, predicate, h), 0);
 	if (r.outcome == BISECT_FOUND) {
-		strbuf_addstr(&ours, g.nodes[r.first_bad].id);
+		strbuf_addstr(&ours, g.nodes[r.first_bad].id.hex);
 	} else {
 		for (i = 0; i < r.range_nr; i++)
-			strbuf_addf(&ours, "%s ", g.nodes[r.range[i]].id);
+			strbuf_addf(&ours, "%s ", g.nodes[r.range[i]].id.hex);
 	}
 	git_bisect(&a, h, goodhex, badhex, first_parent);
 	want = sorted_ids(a.ids.buf);
@@ -392,7 +392,7 @@ static void t6030_skip_cases(void **state)
 /* Synthetic line of n commits for counting steps and rounds without a repository. */
 static void line_graph(struct bisect_graph *g, int n)
 {
-	char id[41], subj[32];
+	char id[NB_OID_HEXSZ + 1], subj[32];
 	int i;
 
 	for (i = 0; i < n; i++) {

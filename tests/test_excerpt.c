@@ -12,7 +12,7 @@
 
 static void sha1_known_answers(void **state)
 {
-	char hex[41];
+	char hex[SHA1_HEXSZ + 1];
 	struct strbuf sb = STRBUF_INIT;
 	int i;
 

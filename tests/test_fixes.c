@@ -159,7 +159,7 @@ static void world(void)
 }
 
 struct night_out {
-	char before[41], after[41];
+	struct nb_oid before, after;
 	struct fixes_report report;
 	struct strbuf log;
 };
@@ -180,7 +180,7 @@ static void night(struct integ_repo *repo, const char *date, struct night_out *o
 					 NULL), 0);
 	for (i = 1; i < 3; i++) {
 		out = (struct integ_outcome)INTEG_OUTCOME_INIT;
-		assert_int_equal(integ_night_merge_tree(n, &out, &itrees[i], res[i].tip, NULL,
+		assert_int_equal(integ_night_merge_tree(n, &out, &itrees[i], res[i].tip.hex, NULL,
 							NULL), 0);
 		assert_true(out.state == INTEG_MERGED || out.state == INTEG_ALREADY);
 		integ_outcome_release(&out);
@@ -190,10 +190,10 @@ static void night(struct integ_repo *repo, const char *date, struct night_out *o
 					 NB_EINVALID);
 		}
 	}
-	memcpy(o->before, integ_night_head(n), 41);
+	o->before = *integ_night_head(n);
 	assert_int_equal(integ_night_apply_fixes(n, "t2", fixes, &o->report), 0);
-	memcpy(o->after, integ_night_head(n), 41);
-	assert_string_equal(integ_night_step(n, 1)->after, o->after);
+	o->after = *integ_night_head(n);
+	assert_string_equal(integ_night_step(n, 1)->after.hex, o->after.hex);
 	strbuf_reset(&o->log);
 	strbuf_addstr(&o->log, integ_night_log(n));
 	assert_int_equal(integ_night_finish(n, NULL), 0);
@@ -211,9 +211,9 @@ static void check_git_am(const struct night_out *o)
 	assert_int_equal(sh_out(&want, "rm -rf oracle; git clone -q state/repo.git oracle; "
 				"cd oracle; git checkout -q %s; for p in ../fixes/t2/*.patch; do "
 				"git am -q -3 $p >/dev/null 2>&1 || git am --abort; done; "
-				"git rev-parse HEAD^{tree}", o->before), 0);
+				"git rev-parse HEAD^{tree}", o->before.hex), 0);
 	assert_int_equal(sh_out(&got, "git --git-dir=state/repo.git rev-parse %s^{tree}",
-				o->after), 0);
+				o->after.hex), 0);
 	assert_string_equal(got.buf, want.buf);
 	strbuf_release(&want);
 	strbuf_release(&got);
@@ -240,8 +240,8 @@ static void test_nights(void **state)
 
 	/* night 1: both fixes apply as they stand; 0003 cannot (blobs unknown) */
 	night(repo, "2026-04-01", &o);
-	assert_int_not_equal(builds(o.before), 0);       /* the semantic conflict is real */
-	assert_int_equal(builds(o.after), 0);
+	assert_int_not_equal(builds(o.before.hex), 0);       /* the semantic conflict is real */
+	assert_int_equal(builds(o.after.hex), 0);
 	assert_int_equal(o.report.nr, 3);
 	assert_string_equal(o.report.items[0].file, "0001-b-use-new_name-after-the-rename.patch");
 	assert_string_equal(o.report.items[0].subject, "b: use new_name after the rename");
@@ -249,14 +249,14 @@ static void test_nights(void **state)
 	assert_int_equal(o.report.items[1].state, FIX_APPLIED);
 	assert_int_equal(o.report.items[2].state, FIX_FAILED);
 	assert_non_null(strstr(o.report.items[2].reason, "lacks the blobs"));
-	assert_string_equal(o.report.items[1].commit, o.after);
+	assert_string_equal(o.report.items[1].commit.hex, o.after.hex);
 	assert_non_null(strstr(o.log.buf, "$ git am -3 t2/0001-b-use-new_name-after-the-rename."
 					  "patch\nApplying: b: use new_name after the rename\n"));
 	assert_non_null(strstr(o.log.buf, "Patch failed at 0003-b-three.patch b: three\n"
 					  "$ git am --abort\n"));
 	check_git_am(&o);
 	sh_out(&out, "git --git-dir=state/repo.git log -1 --format='%%an|%%ae|%%cn|%%s' %s^",
-	       o.after);
+	       o.after.hex);
 	assert_string_equal(out.buf, "J\xc3\xb6rg Fixer|fix@example.org|nextbot|"
 				     "b: use new_name after the rename");
 
@@ -268,7 +268,7 @@ static void test_nights(void **state)
 	assert_int_equal(o.report.items[1].state, FIX_APPLIED);
 	assert_non_null(strstr(o.log.buf, "Using index info to reconstruct a base tree...\n"
 					  "Falling back to patching base and 3-way merge...\n"));
-	assert_int_equal(builds(o.after), 0);
+	assert_int_equal(builds(o.after.hex), 0);
 	check_git_am(&o);
 
 	/* night 3: t2 rewrote the line 0002 changes: 0002 no longer applies, skipped */
@@ -279,7 +279,7 @@ static void test_nights(void **state)
 	assert_int_equal(o.report.items[1].state, FIX_FAILED);
 	assert_string_equal(o.report.items[1].reason, "conflicts with next in b.c");
 	assert_int_equal(fixes_report_count(&o.report, FIX_FAILED), 2);
-	assert_int_equal(builds(o.after), 0);
+	assert_int_equal(builds(o.after.hex), 0);
 	check_git_am(&o);
 
 	/* night 4: mainline took t1 and t2 was rebased onto it with the fix: not needed */
@@ -293,8 +293,8 @@ static void test_nights(void **state)
 	assert_non_null(strstr(o.report.items[0].reason, "no longer needed"));
 	assert_int_equal(o.report.items[1].state, FIX_FAILED);
 	assert_non_null(strstr(o.log.buf, "No changes -- Patch already applied.\n"));
-	assert_string_equal(o.before, o.after);
-	assert_int_equal(builds(o.after), 0);
+	assert_string_equal(o.before.hex, o.after.hex);
+	assert_int_equal(builds(o.after.hex), 0);
 	check_git_am(&o);
 
 	fixes_report_release(&o.report);
@@ -326,7 +326,7 @@ static void test_series_and_missing(void **state)
 	assert_string_equal(o.report.items[0].file, "z.patch");
 	assert_int_equal(o.report.items[0].state, FIX_APPLIED);
 	assert_int_equal(o.report.items[1].state, FIX_APPLIED);
-	sh_out(&out, "git --git-dir=state/repo.git show %s:s", o.after);
+	sh_out(&out, "git --git-dir=state/repo.git show %s:s", o.after.hex);
 	assert_string_equal(out.buf, "one\ntwo");
 
 	assert_int_equal(sh("rm -r fixes/t2"), 0);
@@ -334,7 +334,7 @@ static void test_series_and_missing(void **state)
 	assert_int_equal(o.report.nr, 1);
 	assert_int_equal(o.report.items[0].state, FIX_FAILED);
 	assert_non_null(strstr(o.report.items[0].reason, "fixes/t2"));
-	assert_string_equal(o.before, o.after);
+	assert_string_equal(o.before.hex, o.after.hex);
 	fixes_report_release(&o.report);
 	strbuf_release(&o.log);
 	strbuf_release(&out);

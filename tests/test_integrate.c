@@ -137,21 +137,22 @@ static void check_steps_against_git(struct integ_night *night)
 	for (i = 0; i < integ_night_steps_nr(night); i++) {
 		const struct integ_step *s = integ_night_step(night, i);
 
-		if (s->kind != INTEG_STEP_MERGE || !strcmp(s->before, s->after))
+		if (s->kind != INTEG_STEP_MERGE || !strcmp(s->before.hex, s->after.hex))
 			continue;
 		assert_int_equal(sh_out(&want, "git -C state/repo.git merge-tree "
-					"--write-tree %s %s", s->before, s->merged), 0);
+					"--write-tree %s %s", s->before.hex, s->merged.hex), 0);
 		strbuf_setlen(&want, strcspn(want.buf, "\n"));
-		sh_out(&got, "git -C state/repo.git rev-parse %s^{tree}", s->after);
+		sh_out(&got, "git -C state/repo.git rev-parse %s^{tree}", s->after.hex);
 		strbuf_trim(&got);
 		assert_string_equal(want.buf, got.buf);
 		sh_out(&got, "git -C state/repo.git log -1 --format='%%P|%%s|%%an <%%ae>|%%ad' "
-			     "--date=iso-strict-local %s", s->after);
+			     "--date=iso-strict-local %s", s->after.hex);
 		strbuf_trim(&got);
 		strbuf_reset(&want);
-		strbuf_addf(&want, "%s %s|Merge branch '%s' of %s|nextbot <nb@example.org>|"
-				   "2026-12-05T00:00:00+00:00", s->before, s->merged, s->branch,
-			    s->url);
+		strbuf_addf(&want,
+			    "%s %s|Merge branch '%s' of %s|nextbot <nb@example.org>|"
+			    "2026-12-05T00:00:00+00:00",
+			    s->before.hex, s->merged.hex, s->branch, s->url);
 		assert_string_equal(got.buf, want.buf);
 	}
 	strbuf_release(&want);
@@ -159,12 +160,12 @@ static void check_steps_against_git(struct integ_night *night)
 }
 
 /* A whole night: t1, mm-stable, (mm-unstable refused), t2 conflicting with t1. */
-static void run_night(struct integ_repo *repo, char head[41], const char *t2_good)
+static void run_night(struct integ_repo *repo, struct nb_oid *head, const char *t2_good)
 {
 	struct fetch_result res[5];
 	struct integ_night *night = NULL;
 	struct integ_outcome o = INTEG_OUTCOME_INIT;
-	char tip[41];
+	struct nb_oid tip = NB_OID_INIT;
 	int i;
 
 	fetch_all(repo, res);
@@ -175,14 +176,14 @@ static void run_night(struct integ_repo *repo, char head[41], const char *t2_goo
 		char *ref = xstrfmt("refs/feeds/%s", itrees[i == 3 ? 2 : i].name);
 		int rc;
 
-		if (integ_ref_get(repo, ref, tip) < 0) {
+		if (integ_ref_get(repo, ref, &tip) < 0) {
 			integ_night_left_out(night, itrees[i].name, "fetch-failed");
 			free(ref);
 			continue;
 		}
 		free(ref);
 		o = (struct integ_outcome)INTEG_OUTCOME_INIT;
-		rc = integ_night_merge_tree(night, &o, &itrees[i], tip,
+		rc = integ_night_merge_tree(night, &o, &itrees[i], tip.hex,
 					    i == 4 ? t2_good : NULL, NULL);
 		if (i == 3) {
 			assert_int_equal(rc, NB_EREFUSED);
@@ -211,7 +212,7 @@ static void test_night(void **state)
 {
 	struct integ_repo *repo;
 	struct strbuf out = STRBUF_INIT, want = STRBUF_INIT;
-	char head[41], good[41], tag[41];
+	struct nb_oid head = NB_OID_INIT, good = NB_OID_INIT, tag = NB_OID_INIT;
 
 	world();
 	trees_init();
@@ -219,12 +220,12 @@ static void test_night(void **state)
 	assert_int_equal(sh("git -C w rev-parse t2good > t2good"), 0);
 	sh_out(&out, "cat t2good");
 	strbuf_trim(&out);
-	memcpy(good, out.buf, 41);
-	run_night(repo, head, good);
-	assert_int_equal(integ_ref_get(repo, "refs/tags/next-20261205", tag), 0);
-	assert_string_equal(tag, head);
-	assert_int_equal(integ_ref_get(repo, "refs/heads/next", tag), 0);
-	assert_string_equal(tag, head);
+	memcpy(good.hex, out.buf, 41);
+	run_night(repo, &head, good.hex);
+	assert_int_equal(integ_ref_get(repo, "refs/tags/next-20261205", &tag), 0);
+	assert_string_equal(tag.hex, head.hex);
+	assert_int_equal(integ_ref_get(repo, "refs/heads/next", &tag), 0);
+	assert_string_equal(tag.hex, head.hex);
 
 	/* nothing only in mm-unstable is in next */
 	sh_out(&out, "git -C state/repo.git rev-list next ^refs/feeds/mm-stable "
@@ -242,7 +243,7 @@ static void test_night(void **state)
 	assert_string_equal(out.buf, want.buf);
 	sh_out(&out, "git -C state/repo.git show next:Next/SHA1s | sed -n '1,2p;$p'");
 	strbuf_reset(&want);
-	strbuf_addf(&want, "Name\tSHA1\n----\t----\nt2\t%s\n", good);
+	strbuf_addf(&want, "Name\tSHA1\n----\t----\nt2\t%s\n", good.hex);
 	assert_string_equal(out.buf, want.buf);
 	sh_out(&out, "git -C state/repo.git show next:localversion-next");
 	assert_string_equal(out.buf, "-next-20261205\n");
@@ -264,24 +265,25 @@ static void test_night(void **state)
 static void test_same_date_twice(void **state)
 {
 	struct integ_repo *repo;
-	char h1[41], h2[41];
+	struct nb_oid h1 = NB_OID_INIT, h2 = NB_OID_INIT;
 
 	world();
 	trees_init();
 	repo = open_repo();
-	run_night(repo, h1, NULL);
-	run_night(repo, h2, NULL);
-	assert_string_equal(h1, h2);
+	run_night(repo, &h1, NULL);
+	run_night(repo, &h2, NULL);
+	assert_string_equal(h1.hex, h2.hex);
 	integ_repo_free(repo);
 }
 
 /* t1 and mm-stable merged with the memo in `memo`; the night's log into `log`. */
 static void memo_night(struct integ_repo *repo, const char *memo, struct strbuf *log,
-		       char head[41])
+		       struct nb_oid *head)
 {
 	struct fetch_result res[5];
 	struct integ_night *night = NULL;
-	char tip[41], *path;
+	char *path;
+	struct nb_oid tip = NB_OID_INIT;
 	int i;
 
 	fetch_all(repo, res);
@@ -294,8 +296,9 @@ static void memo_night(struct integ_repo *repo, const char *memo, struct strbuf 
 		struct integ_outcome o = INTEG_OUTCOME_INIT;
 		char *ref = xstrfmt("refs/feeds/%s", itrees[i].name);
 
-		assert_int_equal(integ_ref_get(repo, ref, tip), 0);
-		assert_int_equal(integ_night_merge_tree(night, &o, &itrees[i], tip, NULL, NULL), 0);
+		assert_int_equal(integ_ref_get(repo, ref, &tip), 0);
+		assert_int_equal(integ_night_merge_tree(night, &o, &itrees[i], tip.hex, NULL, NULL),
+				 0);
 		assert_int_equal(o.state, INTEG_MERGED);
 		integ_outcome_release(&o);
 		free(ref);
@@ -316,18 +319,18 @@ static void test_merge_memo(void **state)
 {
 	struct integ_repo *repo;
 	struct strbuf log1 = STRBUF_INIT, log2 = STRBUF_INIT, out = STRBUF_INIT;
-	char h1[41], h2[41];
+	struct nb_oid h1 = NB_OID_INIT, h2 = NB_OID_INIT;
 
 	(void)state;
 	world();
 	trees_init();
 	repo = open_repo();
 	/* mm-stable's merge has a merge base apart from both sides: a real merge */
-	memo_night(repo, "memo", &log1, h1);
+	memo_night(repo, "memo", &log1, &h1);
 	assert_int_equal(sh("test \"$(head -1 memo)\" = 'nextbot merge memo 1'"), 0);
 	assert_int_equal(sh("test $(grep -c '^[0-9a-f]\\{40\\} ' memo) -ge 1"), 0);
-	memo_night(repo, "memo", &log2, h2);
-	assert_string_equal(h1, h2);
+	memo_night(repo, "memo", &log2, &h2);
+	assert_string_equal(h1.hex, h2.hex);
 	assert_string_equal(log1.buf, log2.buf);
 
 	/* the memo is really read: its last record now names the base's tree */
@@ -336,18 +339,18 @@ static void test_merge_memo(void **state)
 			    "sed -i \"${n}s/^\\([0-9a-f]* [0-9a-f]* [0-9a-f]*\\) [0-9a-f]*/"
 			    "\\1 $base/\" "
 			    "memo"), 0);
-	memo_night(repo, "memo", &log2, h2);
+	memo_night(repo, "memo", &log2, &h2);
 	sh_out(&out, "git -C state/repo.git rev-parse %s^^{tree} refs/feeds/origin^{tree} | "
-		     "uniq | wc -l", h2);
+		     "uniq | wc -l", h2.hex);
 	assert_string_equal(out.buf, "1\n");
 
 	/* damaged: cut inside a record; foreign: another header.  Both merge afresh. */
 	assert_int_equal(sh("head -c 100 memo > memo.cut && mv memo.cut memo"), 0);
-	memo_night(repo, "memo", &log2, h2);
-	assert_string_equal(h1, h2);
+	memo_night(repo, "memo", &log2, &h2);
+	assert_string_equal(h1.hex, h2.hex);
 	assert_int_equal(sh("sed -i 1s/1/999/ memo"), 0);
-	memo_night(repo, "memo", &log2, h2);
-	assert_string_equal(h1, h2);
+	memo_night(repo, "memo", &log2, &h2);
+	assert_string_equal(h1.hex, h2.hex);
 	assert_string_equal(log1.buf, log2.buf);
 	assert_int_equal(sh("test \"$(head -1 memo)\" = 'nextbot merge memo 1'"), 0);
 	integ_repo_free(repo);
@@ -368,7 +371,8 @@ static void test_multi_pack_index(void **state)
 	struct integ_repo *repo;
 	struct gc_result gr;
 	struct strbuf out = STRBUF_INIT, before = STRBUF_INIT;
-	char *names[REPO_PACKS_FOR_MIDX + 1], *urls[REPO_PACKS_FOR_MIDX + 1], *path, hex[41];
+	char *names[REPO_PACKS_FOR_MIDX + 1], *urls[REPO_PACKS_FOR_MIDX + 1], *path;
+	struct nb_oid hex = NB_OID_INIT;
 	size_t i, n = REPO_PACKS_FOR_MIDX + 1;
 
 	(void)state;
@@ -393,10 +397,10 @@ static void test_multi_pack_index(void **state)
 			    "git --git-dir=state/repo.git multi-pack-index verify"), 0);
 	for (i = 0; i < n; i++) {
 		path = xstrfmt("refs/feeds/%s", names[i]);
-		assert_int_equal(integ_ref_get(repo, path, hex), 0);
-		assert_string_equal(hex, res[i].tip);
+		assert_int_equal(integ_ref_get(repo, path, &hex), 0);
+		assert_string_equal(hex.hex, res[i].tip.hex);
 		free(path);
-		free(integ_commit_subject(repo, hex));
+		free(integ_commit_subject(repo, hex.hex));
 	}
 	sh_out(&before, "stat -c %%Y.%%y state/repo.git/objects/pack/multi-pack-index");
 	assert_int_equal(integ_repo_index_packs(repo), 0);
@@ -423,7 +427,7 @@ static void test_fetch_force_push_and_failures(void **state)
 	struct integ_repo *repo;
 	struct fetch_result res[5];
 	struct strbuf out = STRBUF_INIT;
-	char old[41];
+	struct nb_oid old = NB_OID_INIT;
 	size_t i;
 
 	world();
@@ -433,8 +437,8 @@ static void test_fetch_force_push_and_failures(void **state)
 	assert_int_equal(fetch_trees(res, repo, ftrees, 5, NULL, never), 0);
 	assert_int_equal(res[1].state, FETCH_FETCHED);
 	assert_int_equal(res[3].state, FETCH_REFUSED);
-	assert_string_equal(res[3].tip, "");
-	memcpy(old, res[1].tip, 41);
+	assert_string_equal(res[3].tip.hex, "");
+	memcpy(old.hex, res[1].tip.hex, 41);
 	for (i = 0; i < 5; i++)
 		fetch_result_release(&res[i]);
 	/* t1 rebased and force-pushed; t2's repository gone; mm-stable's branch deleted */
@@ -445,10 +449,10 @@ static void test_fetch_force_push_and_failures(void **state)
 	memset(res, 0, sizeof(res));
 	assert_int_equal(fetch_trees(res, repo, ftrees, 5, NULL, never), 0);
 	assert_int_equal(res[1].state, FETCH_FETCHED);
-	assert_string_not_equal(res[1].tip, old);
+	assert_string_not_equal(res[1].tip.hex, old.hex);
 	sh_out(&out, "git -C w rev-parse for-next");
 	strbuf_trim(&out);
-	assert_string_equal(res[1].tip, out.buf);
+	assert_string_equal(res[1].tip.hex, out.buf);
 	assert_int_equal(res[2].state, FETCH_STALE);    /* branch vanished: last tip kept */
 	assert_non_null(strstr(res[2].reason, "not found"));
 	assert_int_equal(res[4].state, FETCH_STALE);    /* unreachable: last tip kept */
@@ -478,7 +482,7 @@ static void test_drops_and_revert(void **state)
 	struct strbuf out = STRBUF_INIT, p2 = STRBUF_INIT;
 	const char *msgids[] = { "p2@example.org" };
 	struct integ_drops drops = { NULL, 0, msgids, 1 };
-	char tip[41];
+	struct nb_oid tip = NB_OID_INIT;
 
 	world();
 	assert_int_equal(sh("cd w && git checkout -q -b drops master && echo 1 > d1 && c 'p1' && "
@@ -495,33 +499,34 @@ static void test_drops_and_revert(void **state)
 	}
 	assert_int_equal(integ_night_new(&night, repo, "2026-12-05", &itrees[0],
 					 "nextbot <nb@example.org>", never), 0);
-	assert_int_equal(integ_ref_get(repo, "refs/feeds/t1", tip), 0);
-	assert_int_equal(integ_night_merge_tree(night, &o, &itrees[1], tip, NULL, &drops), 0);
+	assert_int_equal(integ_ref_get(repo, "refs/feeds/t1", &tip), 0);
+	assert_int_equal(integ_night_merge_tree(night, &o, &itrees[1], tip.hex, NULL, &drops), 0);
 	assert_int_equal(o.state, INTEG_MERGED);
 	assert_int_equal(o.left_out_patches.nr, 2);
 	sh_out(&p2, "git -C w rev-parse drops~2");
 	strbuf_trim(&p2);
 	assert_string_equal(o.left_out_patches.v[0], p2.buf);
-	assert_string_not_equal(o.merged, tip);
-	sh_out(&out, "git -C state/repo.git ls-tree --name-only %s | tr '\\n' ' '", o.head);
+	assert_string_not_equal(o.merged.hex, tip.hex);
+	sh_out(&out, "git -C state/repo.git ls-tree --name-only %s | tr '\\n' ' '", o.head.hex);
 	assert_string_equal(out.buf, "d1 d4 f lib mm ");
 	assert_non_null(strstr(integ_night_log(night), "left out patch"));
 	integ_outcome_release(&o);
 
 	/* the never_merge check at the merge step itself */
 	o = (struct integ_outcome)INTEG_OUTCOME_INIT;
-	assert_int_equal(integ_night_merge_tree(night, &o, &itrees[3], tip, NULL, NULL),
+	assert_int_equal(integ_night_merge_tree(night, &o, &itrees[3], tip.hex, NULL, NULL),
 			 NB_EREFUSED);
 	integ_outcome_release(&o);
 
 	/* revert p4 (by its replayed id on next): d4 disappears */
-	sh_out(&out, "git -C state/repo.git log --format=%%H -1 %s^2", integ_night_head(night));
+	sh_out(&out, "git -C state/repo.git log --format=%%H -1 %s^2",
+	       integ_night_head(night)->hex);
 	strbuf_trim(&out);
 	assert_int_equal(integ_night_revert(night, out.buf, "t1", "breaks the build"), 0);
-	sh_out(&p2, "git -C state/repo.git log -1 --format=%%B %s", integ_night_head(night));
+	sh_out(&p2, "git -C state/repo.git log -1 --format=%%B %s", integ_night_head(night)->hex);
 	assert_true(str_starts_with(p2.buf, "Revert \"p4\"\n\nThis reverts commit "));
 	sh_out(&out, "git -C state/repo.git ls-tree --name-only %s | tr '\\n' ' '",
-	       integ_night_head(night));
+	       integ_night_head(night)->hex);
 	assert_string_equal(out.buf, "d1 f lib mm ");
 	assert_int_equal(integ_night_steps_nr(night), 3);
 	assert_int_equal(integ_night_step(night, 2)->kind, INTEG_STEP_REVERT);
@@ -529,8 +534,8 @@ static void test_drops_and_revert(void **state)
 	/* truncate back to the base */
 	assert_int_equal(integ_night_truncate(night, 0), 0);
 	assert_int_equal(integ_night_steps_nr(night), 0);
-	assert_int_equal(integ_ref_get(repo, "refs/feeds/origin", tip), 0);
-	assert_string_equal(integ_night_head(night), tip);
+	assert_int_equal(integ_ref_get(repo, "refs/feeds/origin", &tip), 0);
+	assert_string_equal(integ_night_head(night), tip.hex);
 	integ_night_free(night);
 	integ_repo_free(repo);
 	strbuf_release(&out);
@@ -544,7 +549,7 @@ static void test_already_unrelated_good(void **state)
 	struct integ_night *night = NULL;
 	struct integ_outcome o = INTEG_OUTCOME_INIT;
 	struct integ_tree lonely;
-	char tip[41], got[41];
+	struct nb_oid tip = NB_OID_INIT, got = NB_OID_INIT;
 	char *url;
 
 	world();
@@ -559,10 +564,10 @@ static void test_already_unrelated_good(void **state)
 	}
 	assert_int_equal(integ_night_new(&night, repo, "2026-12-05", &itrees[0],
 					 "nextbot <nb@example.org>", NULL), 0);
-	assert_int_equal(integ_ref_get(repo, "refs/feeds/origin", tip), 0);
-	assert_int_equal(integ_night_merge_tree(night, &o, &itrees[0], tip, NULL, NULL), 0);
+	assert_int_equal(integ_ref_get(repo, "refs/feeds/origin", &tip), 0);
+	assert_int_equal(integ_night_merge_tree(night, &o, &itrees[0], tip.hex, NULL, NULL), 0);
 	assert_int_equal(o.state, INTEG_ALREADY);
-	assert_string_equal(o.head, tip);
+	assert_string_equal(o.head.hex, tip.hex);
 	assert_non_null(strstr(integ_night_log(night), "Already up to date.\n"));
 	integ_outcome_release(&o);
 
@@ -575,20 +580,20 @@ static void test_already_unrelated_good(void **state)
 		memset(&r, 0, sizeof(r));
 		assert_int_equal(fetch_trees(&r, repo, &ft, 1, NULL, NULL), 0);
 		assert_int_equal(r.state, FETCH_FETCHED);
-		memcpy(tip, r.tip, 41);
+		memcpy(tip.hex, r.tip.hex, 41);
 		fetch_result_release(&r);
 	}
 	o = (struct integ_outcome)INTEG_OUTCOME_INIT;
-	assert_int_equal(integ_night_merge_tree(night, &o, &lonely, tip, NULL, NULL), 0);
+	assert_int_equal(integ_night_merge_tree(night, &o, &lonely, tip.hex, NULL, NULL), 0);
 	assert_int_equal(o.state, INTEG_LEFT_OUT);
 	assert_non_null(strstr(o.reason, "unrelated history"));
 	integ_outcome_release(&o);
 	integ_night_free(night);
 
-	assert_int_equal(integ_good_get(repo, "t1", got), NB_ENOTFOUND);
-	assert_int_equal(integ_good_set(repo, "t1", tip), 0);
-	assert_int_equal(integ_good_get(repo, "t1", got), 0);
-	assert_string_equal(got, tip);
+	assert_int_equal(integ_good_get(repo, "t1", &got), NB_ENOTFOUND);
+	assert_int_equal(integ_good_set(repo, "t1", &tip), 0);
+	assert_int_equal(integ_good_get(repo, "t1", &got), 0);
+	assert_string_equal(got.hex, tip.hex);
 	integ_repo_free(repo);
 	free(url);
 }

@@ -17,6 +17,7 @@
 #include "merge/merge_global.h"
 #include "merge/nightbase.h"
 #include "merge/oidset.h"
+#include "util/oid.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
@@ -136,14 +137,15 @@ static void world_free(struct world *w)
 static void git_bases(struct oidset *out, const struct world *w, const git_oid *a,
 			const git_oid *b)
 {
-	char ha[41], hb[41], line[128];
+	char line[128];
+	struct nb_oid ha = NB_OID_INIT, hb = NB_OID_INIT;
 	char *cmd;
 	FILE *p;
 	git_oid id;
 
-	git_oid_tostr(ha, sizeof(ha), a);
-	git_oid_tostr(hb, sizeof(hb), b);
-	cmd = xstrfmt("git --git-dir='%s' merge-base --all %s %s", w->dir, ha, hb);
+	git_oid_tostr(ha.hex, sizeof(ha.hex), a);
+	git_oid_tostr(hb.hex, sizeof(hb.hex), b);
+	cmd = xstrfmt("git --git-dir='%s' merge-base --all %s %s", w->dir, ha.hex, hb.hex);
 	p = popen(cmd, "r");
 	assert_non_null(p);
 	while (fgets(line, sizeof(line), p)) {

@@ -82,7 +82,7 @@ static void check_head(const char *what, int expect_none)
 	struct strbuf want = STRBUF_INIT, head = STRBUF_INIT;
 	git_repository *repo = NULL;
 	git_oid oid;
-	char got[41];
+	struct nb_oid got = NB_OID_INIT;
 	int error;
 
 	sh_out(&head, "git rev-parse HEAD");
@@ -90,15 +90,15 @@ static void check_head(const char *what, int expect_none)
 			" | cut -d' ' -f1");
 	assert_int_equal(git_repository_open(&repo, repo_dir), 0);
 	assert_int_equal(git_oid_fromstr(&oid, head.buf), 0);
-	error = merge_patch_id_oid(got, repo, &oid);
+	error = merge_patch_id_oid(&got, repo, &oid);
 	if (expect_none) {
-		if (error != NB_ENOTFOUND || got[0])
-			fail_msg("%s: expected no patch-id, got %d '%s'", what, error, got);
+		if (error != NB_ENOTFOUND || got.hex[0])
+			fail_msg("%s: expected no patch-id, got %d '%s'", what, error, got.hex);
 	} else {
 		if (error)
 			fail_msg("%s: error %d %s", what, error, nb_error_last());
-		if (strcmp(got, want.buf))
-			fail_msg("%s: libgit2 %s, git %s", what, got, want.buf);
+		if (strcmp(got.hex, want.buf))
+			fail_msg("%s: libgit2 %s, git %s", what, got.hex, want.buf);
 	}
 	git_repository_free(repo);
 	strbuf_release(&want);
@@ -155,30 +155,30 @@ static void test_patchid_merge_root_empty(void **state)
 	git_repository *repo = NULL;
 	struct strbuf head = STRBUF_INIT;
 	git_oid oid;
-	char got[41];
+	struct nb_oid got = NB_OID_INIT;
 
 	sh("printf 'a\\n' >f && git add f && git commit -q -m root");
 	sh_out(&head, "git rev-parse HEAD");
 	assert_int_equal(git_repository_open(&repo, repo_dir), 0);
 	assert_int_equal(git_oid_fromstr(&oid, head.buf), 0);
-	assert_int_equal(merge_patch_id_oid(got, repo, &oid), NB_ENOTFOUND);
-	assert_string_equal(got, "");
+	assert_int_equal(merge_patch_id_oid(&got, repo, &oid), NB_ENOTFOUND);
+	assert_string_equal(got.hex, "");
 
 	sh("git checkout -q -b side && printf 'b\\n' >g && git add g && git commit -q -m g && "
 	     "git checkout -q master && printf 'c\\n' >h && git add h && git commit -q -m h && "
 	     "git merge -q --no-edit side");
 	sh_out(&head, "git rev-parse HEAD");
 	assert_int_equal(git_oid_fromstr(&oid, head.buf), 0);
-	assert_int_equal(merge_patch_id_oid(got, repo, &oid), NB_ENOTFOUND);
-	assert_string_equal(got, "");
+	assert_int_equal(merge_patch_id_oid(&got, repo, &oid), NB_ENOTFOUND);
+	assert_string_equal(got.hex, "");
 
 	sh("git commit -q --allow-empty -m nothing");
 	sh_out(&head, "git rev-parse HEAD");
 	assert_int_equal(git_oid_fromstr(&oid, head.buf), 0);
-	assert_int_equal(merge_patch_id_oid(got, repo, &oid), NB_ENOTFOUND);
+	assert_int_equal(merge_patch_id_oid(&got, repo, &oid), NB_ENOTFOUND);
 
 	git_oid_fromstr(&oid, "0123456789012345678901234567890123456789");
-	assert_int_equal(merge_patch_id_oid(got, repo, &oid), NB_ENOTFOUND);
+	assert_int_equal(merge_patch_id_oid(&got, repo, &oid), NB_ENOTFOUND);
 	git_repository_free(repo);
 	strbuf_release(&head);
 }
@@ -189,7 +189,7 @@ static void test_patchid_survives_rebase(void **state)
 	struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
 	git_repository *repo = NULL;
 	git_oid oid;
-	char got_a[41], got_b[41];
+	struct nb_oid got_a = NB_OID_INIT, got_b = NB_OID_INIT;
 
 	sh("seq 1 30 >f && git add f && git commit -q -m root && git branch base");
 	sh("sed -i 's/^20$/twenty/' f && git commit -q -am patch");
@@ -200,10 +200,10 @@ static void test_patchid_survives_rebase(void **state)
 	assert_string_not_equal(a.buf, b.buf);
 	assert_int_equal(git_repository_open(&repo, repo_dir), 0);
 	git_oid_fromstr(&oid, a.buf);
-	assert_int_equal(merge_patch_id_oid(got_a, repo, &oid), 0);
+	assert_int_equal(merge_patch_id_oid(&got_a, repo, &oid), 0);
 	git_oid_fromstr(&oid, b.buf);
-	assert_int_equal(merge_patch_id_oid(got_b, repo, &oid), 0);
-	assert_string_equal(got_a, got_b);
+	assert_int_equal(merge_patch_id_oid(&got_b, repo, &oid), 0);
+	assert_string_equal(got_a.hex, got_b.hex);
 	git_repository_free(repo);
 	strbuf_release(&a);
 	strbuf_release(&b);
@@ -312,7 +312,7 @@ static void head_info(struct commit_info *ci)
 	assert_int_equal(git_repository_open(&repo, repo_dir), 0);
 	assert_int_equal(git_oid_fromstr(&oid, head.buf), 0);
 	assert_int_equal(commitinfo_read(ci, repo, &oid), 0);
-	assert_string_equal(ci->id, head.buf);
+	assert_string_equal(ci->id.hex, head.buf);
 	git_repository_free(repo);
 	strbuf_release(&head);
 }
@@ -339,7 +339,7 @@ static void test_commitinfo_kernel_patch(void **state)
 	assert_true(ci.has_author_signoff);
 	assert_int_equal(ci.parents_nr, 1);
 	sh_out(&want, "git diff-tree -p HEAD^ HEAD | git patch-id --stable | cut -d' ' -f1");
-	assert_string_equal(ci.patch_id, want.buf);
+	assert_string_equal(ci.patch_id.hex, want.buf);
 	ident = commitinfo_author_ident(&ci);
 	assert_string_equal(ident, "Zoë Ångström <zoe@example.net>");
 	free(ident);
@@ -362,7 +362,7 @@ static void test_commitinfo_strange_commit(void **state)
 	assert_string_equal(ci.body, "body é\n");
 	assert_null(ci.message_id);
 	assert_false(ci.has_author_signoff);
-	assert_string_equal(ci.patch_id, ""); /* a root commit */
+	assert_string_equal(ci.patch_id.hex, ""); /* a root commit */
 	assert_int_equal(ci.parents_nr, 0);
 	commitinfo_release(&ci);
 }

@@ -274,7 +274,8 @@ static void cache(void **state)
 	struct probe_result r = PROBE_RESULT_INIT;
 	struct worker *w;
 	char *repo = path_in("bare.git"), *dir = path_in("workers/c"), *cdir = path_in("verdicts");
-	char k1[41], k2[41], *p;
+	char *p;
+	struct nb_oid k1 = NB_OID_INIT, k2 = NB_OID_INIT;
 	int code = 0;
 
 	spec.cache_dir = cdir;
@@ -302,24 +303,24 @@ static void cache(void **state)
 	assert_int_equal(r.runs, 2);
 	sh("test $(wc -l <%s/workers/count) = 4", top);
 	/* keys: env order does not matter, its content and the runner do */
-	verdict_key(k1, "t", "make", env_a, "local");
-	verdict_key(k2, "t", "make", env_b, "local");
-	assert_string_equal(k1, k2);
-	verdict_key(k2, "t", "make", env_a, "slurm");
-	assert_string_not_equal(k1, k2);
-	verdict_key(k2, "t", "make", NULL, "local");
-	assert_string_not_equal(k1, k2);
-	verdict_key(k2, "u", "make", env_a, "local");
-	assert_string_not_equal(k1, k2);
+	verdict_key(k1.hex, "t", "make", env_a, "local");
+	verdict_key(k2.hex, "t", "make", env_b, "local");
+	assert_string_equal(k1.hex, k2.hex);
+	verdict_key(k2.hex, "t", "make", env_a, "slurm");
+	assert_string_not_equal(k1.hex, k2.hex);
+	verdict_key(k2.hex, "t", "make", NULL, "local");
+	assert_string_not_equal(k1.hex, k2.hex);
+	verdict_key(k2.hex, "u", "make", env_a, "local");
+	assert_string_not_equal(k1.hex, k2.hex);
 	/* damaged entries are no verdict */
-	assert_int_equal(verdict_put(cdir, k1, VERDICT_BAD, 2, "x"), 0);
-	assert_int_equal(verdict_get(cdir, k1, &code), VERDICT_BAD);
+	assert_int_equal(verdict_put(cdir, k1.hex, VERDICT_BAD, 2, "x"), 0);
+	assert_int_equal(verdict_get(cdir, k1.hex, &code), VERDICT_BAD);
 	assert_int_equal(code, 2);
-	p = xstrfmt("%s/%.2s/%s", cdir, k1, k1 + 2);
+	p = xstrfmt("%s/%.2s/%s", cdir, k1.hex, k1.hex + 2);
 	assert_int_equal(file_write_atomic(p, "ba", 2), 0);
-	assert_int_equal(verdict_get(cdir, k1, NULL), VERDICT_NONE);
+	assert_int_equal(verdict_get(cdir, k1.hex, NULL), VERDICT_NONE);
 	assert_int_equal(file_write_atomic(p, "bad x\n", 6), 0);
-	assert_int_equal(verdict_get(cdir, k1, NULL), VERDICT_NONE);
+	assert_int_equal(verdict_get(cdir, k1.hex, NULL), VERDICT_NONE);
 	assert_int_equal(verdict_get(cdir, "../../etc/passwd", NULL), VERDICT_NONE);
 	free(p);
 	probe_result_release(&r);
@@ -373,10 +374,26 @@ static const char night_lib[] =
 struct night_fixture {
 	char dir[300];
 	struct culprit_step steps[8];
-	char ids[8][4][41];
+	char ids[8][4][NB_OID_HEXSZ + 1];
 	char names[8][32];
 	size_t nr;
 };
+
+/* A culprit step of hex ids (NULL: none). */
+static struct culprit_step step_of(const char *tree, int is_merge, const char *before,
+				   const char *after, const char *merged, const char *reverted)
+{
+	struct culprit_step st = { tree, is_merge, NB_OID_INIT, NB_OID_INIT, NB_OID_INIT,
+				   NB_OID_INIT };
+
+	assert_int_equal(nb_oid_parse(&st.before, before), 0);
+	assert_int_equal(nb_oid_parse(&st.after, after), 0);
+	if (merged)
+		assert_int_equal(nb_oid_parse(&st.merged, merged), 0);
+	if (reverted)
+		assert_int_equal(nb_oid_parse(&st.reverted, reverted), 0);
+	return st;
+}
 
 /* Runs `script` (after night_lib) in a fresh repository and reads ../steps. */
 static void night_make(struct night_fixture *nf, const char *name, const char *script)
@@ -397,25 +414,24 @@ static void night_make(struct night_fixture *nf, const char *name, const char *s
 		assert_int_equal(sscanf(line, "%31s %40s %40s %40s", nf->names[i], nf->ids[i][0],
 					nf->ids[i][1], nf->ids[i][2]),
 				 4);
-		nf->steps[i] = (struct culprit_step){ nf->names[i], 1, nf->ids[i][0],
-						      nf->ids[i][1], nf->ids[i][2], NULL };
+		nf->steps[i] = step_of(nf->names[i], 1, nf->ids[i][0], nf->ids[i][1],
+				       nf->ids[i][2], NULL);
 		if (nf->names[i][0] == '-')     /* a revert step */
-			nf->steps[i] = (struct culprit_step){ nf->names[i] + 1, 0, nf->ids[i][0],
-							      nf->ids[i][1], nf->ids[i][1],
-							      nf->ids[i][2] };
+			nf->steps[i] = step_of(nf->names[i] + 1, 0, nf->ids[i][0], nf->ids[i][1],
+					       nf->ids[i][1], nf->ids[i][2]);
 	}
 	fclose(f);
 	free(path);
 }
 
 /* The id of the commit whose subject starts with `subject`. */
-static void night_commit(char out[41], const struct night_fixture *nf, const char *subject)
+static void night_commit(struct nb_oid *out, const struct night_fixture *nf, const char *subject)
 {
 	char *cmd = xstrfmt("git -C %s/repo rev-parse ':/^%s'", nf->dir, subject);
 	FILE *p = popen(cmd, "r");
 
 	assert_non_null(p);
-	assert_non_null(fgets(out, 41, p));
+	assert_non_null(fgets(out->hex, sizeof(out->hex), p));
 	pclose(p);
 	free(cmd);
 }
@@ -449,8 +465,8 @@ static void night_find(struct culprit_result *r, const struct night_fixture *nf,
 		size_t i;
 
 		print_message("outcome %s tree %s commit %s partner %s infra %s\n",
-			      culprit_outcome_name(r->outcome), r->tree, r->commit,
-			      r->partner_commit,
+			      culprit_outcome_name(r->outcome), r->tree, r->commit.hex,
+			      r->partner_commit.hex,
 			      r->infra_reason ? r->infra_reason : "");
 		for (i = 0; i < r->log.nr; i++)
 			print_message("  %s\n", r->log.v[i]);
@@ -476,17 +492,17 @@ static void night_linear_tree(void **state)
 {
 	struct night_fixture nf;
 	struct culprit_result r = CULPRIT_RESULT_INIT;
-	char want[41];
+	struct nb_oid want = NB_OID_INIT;
 
 	night_make(&nf, "linear", linear_night);
-	night_commit(want, &nf, "alpha: break the build");
+	night_commit(&want, &nf, "alpha: break the build");
 	night_find(&r, &nf, &no_broken, 1, NULL, 0, 1);
 	assert_string_equal(culprit_outcome_name(r.outcome), "found");
 	assert_string_equal(r.tree, "alpha");
 	assert_int_equal(r.step, 1);
-	assert_string_equal(r.commit, want);
+	assert_string_equal(r.commit.hex, want.hex);
 	assert_string_equal(r.subject, "alpha: break the build");
-	assert_string_equal(r.partner_commit, "");
+	assert_string_equal(r.partner_commit.hex, "");
 	assert_int_equal(r.verdict.culprit_fails, 2);
 	assert_int_equal(r.verdict.parent_passes, 2);
 	assert_int_equal(r.verdict.revert_passes, 1);
@@ -500,7 +516,7 @@ static void night_linear_tree(void **state)
 	/* again with three jobs, and now from the verdict cache */
 	night_find(&r, &nf, &no_broken, 1, NULL, 0, 3);
 	assert_string_equal(culprit_outcome_name(r.outcome), "found");
-	assert_string_equal(r.commit, want);
+	assert_string_equal(r.commit.hex, want.hex);
 	culprit_result_release(&r);
 }
 
@@ -517,14 +533,14 @@ static void night_tree_with_merges(void **state)
 {
 	struct night_fixture nf;
 	struct culprit_result r = CULPRIT_RESULT_INIT;
-	char want[41];
+	struct nb_oid want = NB_OID_INIT;
 
 	night_make(&nf, "merges", merges_night);
-	night_commit(want, &nf, "side: break");
+	night_commit(&want, &nf, "side: break");
 	night_find(&r, &nf, &no_broken, 1, NULL, 0, 2);
 	assert_string_equal(culprit_outcome_name(r.outcome), "found");
 	assert_string_equal(r.tree, "alpha");
-	assert_string_equal(r.commit, want);
+	assert_string_equal(r.commit.hex, want.hex);
 	culprit_result_release(&r);
 }
 
@@ -546,18 +562,18 @@ static void night_semantic_pair(void **state)
 	};
 	struct night_fixture nf;
 	struct culprit_result r = CULPRIT_RESULT_INIT;
-	char culprit[41], partner[41];
+	struct nb_oid culprit = NB_OID_INIT, partner = NB_OID_INIT;
 
 	night_make(&nf, "semantic", semantic_night);
-	night_commit(culprit, &nf, "delta: use the old api");
-	night_commit(partner, &nf, "gamma: drop the old api");
+	night_commit(&culprit, &nf, "delta: use the old api");
+	night_commit(&partner, &nf, "gamma: drop the old api");
 	night_find(&r, &nf, &build, 1, NULL, 0, 1);
 	assert_string_equal(culprit_outcome_name(r.outcome), "found");
 	assert_string_equal(r.tree, "delta");
-	assert_string_equal(r.commit, culprit);
+	assert_string_equal(r.commit.hex, culprit.hex);
 	assert_non_null(r.partner_tree);
 	assert_string_equal(r.partner_tree, "gamma");
-	assert_string_equal(r.partner_commit, partner);
+	assert_string_equal(r.partner_commit.hex, partner.hex);
 	culprit_result_release(&r);
 }
 
@@ -582,9 +598,8 @@ static void night_flaky_never_blamed(void **state)
 		size_t i;
 
 		for (i = 0; i < copy.nr; i++)
-			copy.steps[i] = (struct culprit_step){ copy.names[i], 1, copy.ids[i][0],
-							       copy.ids[i][1], copy.ids[i][2],
-							       NULL };
+			copy.steps[i] = step_of(copy.names[i], 1, copy.ids[i][0], copy.ids[i][1],
+						copy.ids[i][2], NULL);
 		sh("rm -rf %s/verdicts %s/counter", nf.dir, nf.dir);
 		/* make "BROKEN" irrelevant: this command looks at nothing in the tree */
 		night_find(&r, &copy, &build, 1, NULL, 0, 1);
@@ -604,7 +619,7 @@ static void night_incremental_unsafe(void **state)
 	static const struct culprit_command build = { "make", "make -s", NULL, 60 };
 	struct night_fixture nf;
 	struct culprit_result r = CULPRIT_RESULT_INIT;
-	char want[41];
+	struct nb_oid want = NB_OID_INIT;
 
 	night_make(&nf, "incremental",
 		   "printf 'all:\\n\\tln -s README link\\n\\ttest ! -e BROKEN\\n' >Makefile; "
@@ -613,10 +628,10 @@ static void night_incremental_unsafe(void **state)
 		   "  commit a$i $i \"alpha: patch $i\"; "
 		   "  if [ $i = 3 ]; then commit BROKEN x 'alpha: break'; fi; done; "
 		   "git checkout -q -b next base; step alpha");
-	night_commit(want, &nf, "alpha: break");
+	night_commit(&want, &nf, "alpha: break");
 	night_find(&r, &nf, &build, 1, NULL, 0, 1);
 	assert_string_equal(culprit_outcome_name(r.outcome), "found");
-	assert_string_equal(r.commit, want);
+	assert_string_equal(r.commit.hex, want.hex);
 	assert_true(r.incremental_unsafe);
 	culprit_result_release(&r);
 }
@@ -628,7 +643,7 @@ static void night_build_failure_is_skip(void **state)
 	static const struct culprit_command test = { "selftests", "test ! -e TESTFAIL", NULL, 30 };
 	struct night_fixture nf;
 	struct culprit_result r = CULPRIT_RESULT_INIT;
-	char want[41];
+	struct nb_oid want = NB_OID_INIT;
 	size_t i;
 
 	night_make(&nf, "skip",
@@ -638,10 +653,10 @@ static void night_build_failure_is_skip(void **state)
 		   "commit a4 4 'alpha: four'; remove NOBUILD 'alpha: build fixed'; "
 		   "commit TESTFAIL x 'alpha: break a test'; commit a7 7 'alpha: seven'; "
 		   "git checkout -q -b next base; step alpha");
-	night_commit(want, &nf, "alpha: break a test");
+	night_commit(&want, &nf, "alpha: break a test");
 	night_find(&r, &nf, &build, 1, &test, 1, 1);
 	assert_string_equal(culprit_outcome_name(r.outcome), "found");
-	assert_string_equal(r.commit, want);
+	assert_string_equal(r.commit.hex, want.hex);
 	assert_string_equal(r.command, "selftests");
 	for (i = 0; i < r.log.nr && !str_starts_with(r.log.v[i], "git bisect skip"); i++)
 		;
@@ -666,7 +681,8 @@ static void night_test_after_reverted_build_breakage(void **state)
 	};
 	struct night_fixture nf;
 	struct culprit_result r = CULPRIT_RESULT_INIT;
-	char want[41], *script;
+	char *script;
+	struct nb_oid want = NB_OID_INIT;
 	size_t i;
 
 	for (i = 0; i < 2; i++) {
@@ -681,13 +697,13 @@ static void night_test_after_reverted_build_breakage(void **state)
 		free(script);
 		assert_int_equal(nf.nr, 4);
 		if (i)  /* the step's commit read from the revert's message */
-			nf.steps[2].reverted = NULL;
-		night_commit(want, &nf, "alpha: break a test");
+			nb_oid_clear(&nf.steps[2].reverted);
+		night_commit(&want, &nf, "alpha: break a test");
 		night_find(&r, &nf, &build, 1, &test, 1, 1);
 		assert_string_equal(culprit_outcome_name(r.outcome), "found");
 		assert_string_equal(r.tree, "alpha");
 		assert_int_equal(r.step, 1);
-		assert_string_equal(r.commit, want);
+		assert_string_equal(r.commit.hex, want.hex);
 		assert_string_equal(r.command, "selftests");
 		assert_int_equal(r.verdict.revert_passes, 1);
 		culprit_result_release(&r);
@@ -718,16 +734,17 @@ static void night_two_build_breakages(void **state)
 		"git checkout -q -b next base; step alpha; %sstep beta";
 	struct night_fixture nf;
 	struct culprit_result r = CULPRIT_RESULT_INIT;
-	char one[41], two[41], *script;
+	char *script;
+	struct nb_oid one = NB_OID_INIT, two = NB_OID_INIT;
 	size_t i;
 
 	script = xstrfmt(tree, "foo", "bar", "");
 	night_make(&nf, "two-breakages", script);
 	free(script);
-	night_commit(one, &nf, "alpha: break one");
+	night_commit(&one, &nf, "alpha: break one");
 	night_find(&r, &nf, &break_build, 1, NULL, 0, 1);
 	assert_string_equal(culprit_outcome_name(r.outcome), "found");
-	assert_string_equal(r.commit, one);
+	assert_string_equal(r.commit.hex, one.hex);
 	assert_int_equal(r.verdict.revert_passes, 1);
 	for (i = 0; i < r.log.nr && !strstr(r.log.v[i], "# revert: the remaining failure is a "
 							"different one: src/bar.c"); i++)
@@ -740,10 +757,10 @@ static void night_two_build_breakages(void **state)
 	script = xstrfmt(tree, "foo", "bar", "revert alpha 'alpha: break one'; ");
 	night_make(&nf, "two-breakages-reverted", script);
 	free(script);
-	night_commit(two, &nf, "alpha: break two");
+	night_commit(&two, &nf, "alpha: break two");
 	night_find(&r, &nf, &break_build, 1, NULL, 0, 1);
 	assert_string_equal(culprit_outcome_name(r.outcome), "found");
-	assert_string_equal(r.commit, two);
+	assert_string_equal(r.commit.hex, two.hex);
 	assert_int_equal(r.step, 0);
 	assert_int_equal(r.verdict.revert_passes, 1);
 	assert_non_null(strstr(r.first_error, "'bar' undeclared"));
@@ -753,10 +770,10 @@ static void night_two_build_breakages(void **state)
 	script = xstrfmt(tree, "foo", "foo", "");
 	night_make(&nf, "two-same-breakages", script);
 	free(script);
-	night_commit(one, &nf, "alpha: break one");
+	night_commit(&one, &nf, "alpha: break one");
 	night_find(&r, &nf, &break_build, 1, NULL, 0, 1);
 	assert_string_equal(culprit_outcome_name(r.outcome), "unconfirmed");
-	assert_string_equal(r.commit, one);
+	assert_string_equal(r.commit.hex, one.hex);
 	assert_int_equal(r.verdict.revert_passes, 0);
 	culprit_result_release(&r);
 }
@@ -774,7 +791,7 @@ static void night_bounds(void **state)
 	night_find(&r, &nf, &missing, 1, NULL, 0, 1);
 	assert_string_equal(culprit_outcome_name(r.outcome), "infrastructure");
 	assert_non_null(strstr(r.infra_reason, "missing tool"));
-	assert_string_equal(r.commit, "");
+	assert_string_equal(r.commit.hex, "");
 	culprit_result_release(&r);
 	/* a tip that passes now: tonight's failure did not reproduce */
 	night_find(&r, &nf, &passes, 1, NULL, 0, 1);

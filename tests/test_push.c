@@ -42,11 +42,13 @@ static int sh_out(struct strbuf *out, const char *fmt, ...)
 static void set_next(struct integ_repo *repo, const char *rev)
 {
 	struct strbuf out = STRBUF_INIT;
+	struct nb_oid id;
 
 	assert_int_equal(sh_out(&out, "git -C w push -q -f ../state/repo.git %s:refs/heads/x && "
 				"git -C w rev-parse %s", rev, rev), 0);
-	assert_int_equal(integ_ref_set(repo, "refs/heads/next", out.buf), 0);
-	assert_int_equal(integ_ref_set(repo, "refs/tags/next-20260501", out.buf), 0);
+	assert_int_equal(nb_oid_parse(&id, out.buf), 0);
+	assert_int_equal(integ_ref_set(repo, "refs/heads/next", &id), 0);
+	assert_int_equal(integ_ref_set(repo, "refs/tags/next-20260501", &id), 0);
 	strbuf_release(&out);
 }
 
@@ -55,7 +57,7 @@ static void test_publish(void **state)
 	struct integ_repo *repo = NULL;
 	struct strbuf out = STRBUF_INIT, want = STRBUF_INIT;
 	char *path = xstrfmt("%s/state/repo.git", top), *url = xstrfmt("file://%s/pub.git", top);
-	char before[41];
+	struct nb_oid before = NB_OID_INIT;
 
 	assert_int_equal(integ_repo_open(&repo, path), 0);
 	assert_int_equal(push_publish(repo, url, "master", "next-20260501", NULL), NB_ENOTFOUND);
@@ -83,7 +85,7 @@ static void test_publish(void **state)
 	assert_string_equal(out.buf, want.buf);
 
 	/* unreachable: reported, nothing in the work repository changes */
-	assert_int_equal(integ_ref_get(repo, "refs/heads/next", before), 0);
+	assert_int_equal(integ_ref_get(repo, "refs/heads/next", &before), 0);
 	free(url);
 	url = xstrfmt("file://%s/nowhere/pub.git", top);
 	assert_int_equal(push_publish(repo, url, "master", "next-20260501", NULL), NB_ERROR);
@@ -93,7 +95,7 @@ static void test_publish(void **state)
 	assert_non_null(strstr(nb_error_last(), "push to http://127.0.0.1:9/next.git failed"));
 	assert_int_equal(push_publish(repo, "no-such-scheme://x/y", "master", NULL, NULL),
 			 NB_ERROR);
-	assert_int_equal(integ_ref_get(repo, "refs/heads/next", before), 0);
+	assert_int_equal(integ_ref_get(repo, "refs/heads/next", &before), 0);
 	sh_out(&out, "git --git-dir=state/repo.git rev-parse next next-20260501 | sort -u");
 	assert_string_equal(out.buf, want.buf);
 

@@ -533,7 +533,7 @@ static int test_nodes(void *data, const struct bisect_graph *g, const size_t *no
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		git_oid_fromstr(&ids[i], g->nodes[nodes[i]].id);
+		git_oid_fromstr(&ids[i], g->nodes[nodes[i]].id.hex);
 		res[i] = (struct probe_result)PROBE_RESULT_INIT;
 	}
 	assert_int_equal(probe_run_many(res, b->workers, ids, n, b->step + 1, &b->spec), 0);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "notify/mime.h"
+#include "util/oid.h"
 #include "notify/notice.h"
 #include "notify/outbox.h"
 #include "tests/fuzz/fuzz.h"
@@ -36,7 +37,7 @@ static const char *mail_opt(const struct fuzz_fields *f, int i)
  * digits (at most 40).  The renderer cuts them with "%.12s", which would split a
  * UTF-8 sequence of anything else.
  */
-static void mail_hex(char out[41], const char *in)
+static void mail_hex(char out[NB_OID_HEXSZ + 1], const char *in)
 {
 	size_t i;
 
@@ -107,7 +108,7 @@ static int mail_queue(const struct notice_settings *s, const struct fuzz_fields 
 	struct notice_summary_tree trees[1] = {
 		{ f->v[MF_TREE], "merged", mail_opt(f, MF_WHY) },
 	};
-	char commit[41];
+	char commit[NB_OID_HEXSZ + 1];
 
 	mail_hex(commit, f->v[MF_COMMIT]);
 	mail_breakage(&b, f, sel, contacts, log, commit);

@@ -1,0 +1,25 @@
+/*
+ * Internal to merge/ (and feeds/, which writes repositories): libgit2 at merge/'s
+ * edge.  The one translation of a libgit2 failure into our error, and of a git_oid
+ * into the typed id other modules see.  bot/ never includes this header.
+ */
+#ifndef MERGE_GIT_INT_H
+#define MERGE_GIT_INT_H
+
+#include <git2.h>
+#include "util/oid.h"
+
+/*
+ * Records "<what>: <libgit2's last error>" (what is printf-style) as NB_ERROR and
+ * returns NB_ERROR: `return merge_git_fail("lookup %s", name);`.
+ */
+int merge_git_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The typed id of `id`. */
+void merge_oid_from_git(struct nb_oid *out, const git_oid *id);
+/* `id` as libgit2's; NB_EINVALID (recorded) when it is empty or not a full id. */
+int merge_oid_to_git(git_oid *out, const struct nb_oid *id);
+/* The same from hex text (a state file's, a command line's): checked, never assumed. */
+int merge_oid_parse_git(git_oid *out, const char *hex);
+
+#endif
