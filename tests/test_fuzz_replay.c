@@ -20,6 +20,7 @@
 #include "tests/fuzz/fuzz_config.c"
 #include "tests/fuzz/fuzz_cron.c"
 #include "tests/fuzz/fuzz_excerpt.c"
+#include "tests/fuzz/fuzz_inbox.c"
 #include "tests/fuzz/fuzz_mail.c"
 #include "tests/fuzz/fuzz_memo.c"
 #include "tests/fuzz/fuzz_trailer.c"
@@ -37,7 +38,8 @@ struct replay_target {
 static const struct replay_target targets[] = {
 	{ "addr", fuzz_addr_one },       { "config", fuzz_config_one },
 	{ "cron", fuzz_cron_one },
-	{ "excerpt", fuzz_excerpt_one }, { "mail", fuzz_mail_one },
+	{ "excerpt", fuzz_excerpt_one }, { "inbox", fuzz_inbox_one },
+	{ "mail", fuzz_mail_one },
 	{ "memo", fuzz_memo_one },
 	{ "trailer", fuzz_trailer_one }, { "utf8", fuzz_utf8_one },
 	{ "webhook", fuzz_webhook_one },

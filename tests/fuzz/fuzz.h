@@ -26,6 +26,7 @@ int fuzz_trailer_one(const uint8_t *data, size_t size);
 int fuzz_cron_one(const uint8_t *data, size_t size);
 int fuzz_utf8_one(const uint8_t *data, size_t size);
 int fuzz_memo_one(const uint8_t *data, size_t size);
+int fuzz_inbox_one(const uint8_t *data, size_t size);
 
 /* The corpus file being replayed (set by the replay test), named on failure. */
 static const char *fuzz_current_input;

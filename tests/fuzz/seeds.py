@@ -272,5 +272,48 @@ def cron():
         put("cron", "%02d" % i, e.replace("\\t", "\t").replace("\\n", "\n"))
 
 
-for gen in (config, mail, addr, webhook, excerpt, trailer, utf8, cron):
+def inbox():
+    """Answers to nextbot's mails, as mail clients and servers write them, and worse."""
+    head = ("Return-Path: <viktor@vfs.example.org>\r\n"
+            "Authentication-Results: mx.example.org; dkim=pass header.d=vfs.example.org;\r\n"
+            " dmarc=pass header.from=vfs.example.org\r\n"
+            "From: Viktor Lindqvist <viktor@vfs.example.org>\r\n"
+            "To: nextbot <nextbot@example.org>\r\nCc: zoe@example.org, \"A, B\" <l@x.org>\r\n"
+            "Subject: Re: [vfs] build failure: fs: add\r\n fs_x\r\n"
+            "Message-ID: <cmd-1@vfs.example.org>\r\nIn-Reply-To: <nextbot.ab@example.org>\r\n"
+            "References: <p@example.org>\r\n <nextbot.ab@example.org>\r\n")
+    put("inbox", "plain", head + "\r\n> quoted\r\n#nextbot drop wrong locking\r\n-- \r\nsig\r\n")
+    put("inbox", "lf", head.replace("\r\n", "\n") + "\n#nextbot invalid not a bug\n")
+    put("inbox", "mime", "From: =?ISO-8859-1?Q?Zo=EB?= <zoe@example.org>\n"
+        "Subject: =?UTF-8?B?UmU6IFpvw6s=?= =?utf-8?q?_x?=\n"
+        "Content-Type: multipart/mixed; boundary=\"o\"\n\n--o\n"
+        "Content-Type: multipart/alternative; boundary=o-i\n\n--o-i\n"
+        "Content-Type: text/html\n\n<p>#nextbot drop</p><blockquote>#nextbot undrop</blockquote>\n"
+        "--o-i\nContent-Type: text/plain; charset=iso-8859-1\n"
+        "Content-Transfer-Encoding: quoted-printable\n\nGr=FC=DFe\n#nextbot fix: a lo=\nng one\n"
+        "--o-i--\n--o\nContent-Disposition: attachment\n\n#nextbot drop\n--o--\n")
+    put("inbox", "base64", "From: a@example.org\nContent-Transfer-Encoding: base64\n\n"
+        "I25leHRib3QgaW52YWxp\nZCBub3QgYSBidWcK\n")
+    put("inbox", "flowed", "From: a@example.org\nContent-Type: text/plain; format=flowed; delsp=yes\n\n"
+        "#nextbot test: https://git.example.org/x.git \nfix-branch\n")
+    put("inbox", "bounce", "From: MAILER-DAEMON@mx.example.org\nReturn-Path: <>\n"
+        "Auto-Submitted: auto-replied\nContent-Type: multipart/report; boundary=x\n\n"
+        "--x\n\n#nextbot drop\n--x\nContent-Type: message/rfc822\n\nFrom: b@c.org\n\n"
+        "#nextbot undrop\n--x--\n")
+    put("inbox", "binary", b"From: \"a\x01\xff\" <a@example.org>\r\nSubject: \x1b[31m\xc3\x28\r\n"
+        b"Message-ID: <bad id@x>\r\n\r\n#nextbot drop \xfe\xff\x00ok\r\n" + bytes(range(256)))
+    put("inbox", "mbox", "From a@example.org Thu Jan  1 00:00:00 2026\nFrom: a@example.org\n\nx\n")
+    put("inbox", "not-a-mail", "hello\n\n#nextbot drop\n")
+    put("inbox", "deep", "From: a@example.org\nContent-Type: multipart/mixed; boundary=b0\n\n" +
+        "".join("--b%d\nContent-Type: multipart/mixed; boundary=b%d\n\n" % (i, i + 1)
+                for i in range(12)) + "--b12\n\n#nextbot drop\n")
+    put("inbox", "words", "From: =?x?q?=?= <a@b.org>\nSubject: =?utf-8?q?a?= =?utf-8?b?====?= "
+        "=?../../etc?q?x?= =?utf-7?q?+AGEAYgBj-?= =?unknown*en?b?YWJj?=\n\n")
+    put("inbox", "auth-forged", "Authentication-Results: mx.example.org; dmarc=fail\n"
+        "Received: from x\nAuthentication-Results: mx.example.org; dmarc=pass\n"
+        "Authentication-Results: mx.example.org (a(b)c) ; dkim=pass header.i=\"@a.org\"\n"
+        "From: x@a.org\n\n#nextbot drop\n")
+
+
+for gen in (config, mail, addr, webhook, excerpt, trailer, utf8, cron, inbox):
     gen()
