@@ -69,6 +69,12 @@ static const struct cli_command commands[] = {
 	  "  list    queued, sent and failed notices (--json: {\"notices\": [...]})\n"
 	  "  flush   deliver every queued notice now (--due: only those whose retry\n"
 	  "          time has come, as a run does)\n" },
+	{ "mail-in", cmd_mail_in, "mail-in < MESSAGE",
+	  "handle one mail answering nextbot (from an MTA pipe, .forward or procmail)",
+	  "  Reads one RFC 5322 message on stdin and carries out its #nextbot commands\n"
+	  "  (drop, undrop, invalid, reopen, fix:, test:) as `nextbot inbox` would.\n"
+	  "  Exits 0 when the mail was handled or ignored, 65 when it is not a mail\n"
+	  "  message, 75 when the MTA should try again later (lock held, disk full).\n" },
 	{ "report", cmd_report, "report --html DIR", "static HTML dashboard of past runs", NULL },
 	{ "gc", cmd_gc, "gc",
 	  "prune old runs, worker directories and sent notices; repack the repository",
@@ -106,7 +112,8 @@ static void help_all(FILE *out)
 		fprintf(out, "  %s\n        %s\n", u, commands[i].summary);
 	}
 	fputs("\nexit codes: 0 done, 1 the bot failed, 2 usage or config error,\n"
-	      "            3 bisect: only skipped commits remain\n"
+	      "            3 bisect: only skipped commits remain,\n"
+	      "            65/75 mail-in: not a mail / try again later\n"
 	      "See nextbot(1) and nextbot.yaml(5).\n",
 	      out);
 }

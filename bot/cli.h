@@ -8,6 +8,8 @@ enum cli_exit {
 	EXIT_FAILED = 1,   /* the bot itself failed */
 	EXIT_USAGE = 2,    /* usage or config error */
 	EXIT_SKIPPED = 3,  /* bisect: only skipped commits remain */
+	EXIT_DATAERR = 65, /* mail-in: not a mail message (sysexits EX_DATAERR) */
+	EXIT_TEMPFAIL = 75, /* mail-in: try again later (EX_TEMPFAIL): lock held, disk */
 };
 
 int cli_main(int argc, char **argv);

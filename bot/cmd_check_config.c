@@ -60,6 +60,7 @@ static void print_notify(FILE *out, const struct config *cfg)
 		cfg->notify.from, cfg->notify.list ? cfg->notify.list : "(none)",
 		cfg->notify.report_url ? cfg->notify.report_url : "(none)",
 		cfg->notify.remind_days, cfg->notify.remind_days ? "" : " (never remind)");
+	fprintf(out, "  operator: %s\n", cfg->notify.operator ? cfg->notify.operator : "(none)");
 	if (cfg->notify.smtp.url) {
 		fprintf(out, "  smtp: %s (tls %s", cfg->notify.smtp.url,
 			config_tls_name(cfg->notify.smtp.tls));
@@ -83,6 +84,49 @@ static void print_notify(FILE *out, const struct config *cfg)
 				secret_state(w->secret_env));
 		fputs("\n", out);
 	}
+}
+
+static void print_inbox(FILE *out, const struct config *cfg)
+{
+	size_t i;
+
+	if (!cfg->inbox.configured) {
+		fputs("inbox: none (mail commands only through `nextbot mail-in`)\n", out);
+		return;
+	}
+	if (cfg->inbox.url) {
+		fprintf(out, "inbox: %s (tls %s, user %s", cfg->inbox.url,
+			config_tls_name(cfg->inbox.tls), cfg->inbox.user);
+		if (cfg->inbox.password_env)
+			fprintf(out, ", password from $%s, %s", cfg->inbox.password_env,
+				secret_state(cfg->inbox.password_env));
+		if (cfg->inbox.ca_file)
+			fprintf(out, ", CA certificates %s", cfg->inbox.ca_file);
+		fprintf(out, "), polled every %lds by daemon\n", cfg->inbox.poll);
+	} else {
+		fputs("inbox: no url (mail commands through `nextbot mail-in`)\n", out);
+	}
+	fprintf(out, "  authserv_id: %s\n",
+		cfg->inbox.authserv_id ? cfg->inbox.authserv_id : "none (From: is believed)");
+	fprintf(out, "  max_tests: %d a day\n  test_urls:", cfg->inbox.max_tests);
+	for (i = 0; i < cfg->inbox.test_urls.nr; i++)
+		fprintf(out, " %s", cfg->inbox.test_urls.v[i]);
+	fputs(cfg->inbox.test_urls.nr ? "\n" : " (the hosts of the trees' urls)\n", out);
+	fprintf(out, "drop_push: %s\n", cfg->drop_push ? "true" : "false");
+}
+
+/* What is valid but unsafe or surprising, on stderr. */
+static void print_warnings(const struct config *cfg)
+{
+	if (cfg->inbox.configured && !cfg->inbox.authserv_id)
+		fputs("nextbot: warning: inbox.authserv_id is not set: a mail command is taken to "
+		      "come from whatever its From: says, and From: can be forged; set it to "
+		      "the authserv-id your mail server writes in Authentication-Results\n",
+		      stderr);
+	if (cfg->inbox.url && cfg->inbox.tls == CONFIG_TLS_NONE)
+		fputs("nextbot: warning: inbox.tls is none: the IMAP password and the mail go "
+		      "over the network in clear text\n",
+		      stderr);
 }
 
 static void print_plan(FILE *out, const struct config *cfg)
@@ -126,6 +170,7 @@ static void print_plan(FILE *out, const struct config *cfg)
 	else
 		fputs("publish: none\n", out);
 	print_notify(out, cfg);
+	print_inbox(out, cfg);
 }
 
 /* ---- JSON --------------------------------------------------------------------------- */
@@ -184,6 +229,26 @@ static json_object *jcommands(const struct config_command *c, size_t nr)
 	return a;
 }
 
+static json_object *jinbox(const struct config *cfg)
+{
+	json_object *o;
+
+	if (!cfg->inbox.configured)
+		return NULL;
+	o = json_object_new_object();
+	json_object_object_add(o, "url", jstr(cfg->inbox.url));
+	json_object_object_add(o, "tls",
+			       cfg->inbox.url ? jstr(config_tls_name(cfg->inbox.tls)) : NULL);
+	json_object_object_add(o, "user", jstr(cfg->inbox.user));
+	json_object_object_add(o, "password_env", jstr(cfg->inbox.password_env));
+	json_object_object_add(o, "ca_file", jstr(cfg->inbox.ca_file));
+	json_object_object_add(o, "poll", json_object_new_int64(cfg->inbox.poll));
+	json_object_object_add(o, "authserv_id", jstr(cfg->inbox.authserv_id));
+	json_object_object_add(o, "max_tests", json_object_new_int(cfg->inbox.max_tests));
+	json_object_object_add(o, "test_urls", jstrvec(&cfg->inbox.test_urls));
+	return o;
+}
+
 static json_object *jnotify(const struct config *cfg)
 {
 	json_object *o = json_object_new_object(), *hooks = json_object_new_array();
@@ -192,6 +257,7 @@ static json_object *jnotify(const struct config *cfg)
 
 	json_object_object_add(o, "from", jstr(cfg->notify.from));
 	json_object_object_add(o, "list", jstr(cfg->notify.list));
+	json_object_object_add(o, "operator", jstr(cfg->notify.operator));
 	json_object_object_add(o, "report_url", jstr(cfg->notify.report_url));
 	json_object_object_add(o, "remind_days", json_object_new_int(cfg->notify.remind_days));
 	if (cfg->notify.smtp.url) {
@@ -256,6 +322,8 @@ static json_object *jplan(const struct config *cfg)
 	}
 	json_object_object_add(o, "publish", x);
 	json_object_object_add(o, "notify", jnotify(cfg));
+	json_object_object_add(o, "inbox", jinbox(cfg));
+	json_object_object_add(o, "drop_push", json_object_new_boolean(cfg->drop_push));
 	json_object_object_add(o, "schedule", jstr(cfg->schedule));
 	json_object_object_add(o, "keep_days", json_object_new_int(cfg->keep_days));
 	return o;
@@ -285,6 +353,7 @@ int cmd_check_config(const struct cli_ctx *ctx, int argc, char **argv)
 	} else {
 		print_plan(stdout, cfg);
 	}
+	print_warnings(cfg);
 	config_free(cfg);
 	return EXIT_DONE;
 }

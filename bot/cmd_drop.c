@@ -140,6 +140,7 @@ static int notify(struct maint *m, const struct drop *d, struct flag *f, const c
 		f = &tmp;
 	}
 	notices_init(&n, m->cfg);
+	n.st = &m->st;
 	error = notices_flag_dropped(&n, f, today, reason);
 	notices_release(&n);
 	return error;
@@ -158,7 +159,7 @@ static void print_left_out(struct integ_repo *repo, const struct droppush_result
 }
 
 /* --push: the tree's branch on its remote without the patch (merge/droppush.h). */
-static int push_drop(struct maint *m, const struct drop *d)
+int maint_drop_push(struct maint *m, const struct drop *d)
 {
 	const struct config *cfg = m->cfg;
 	const struct config_tree *ct = NULL;
@@ -210,6 +211,39 @@ done:
 	return code;
 }
 
+/* The rest of a new drop: reason, time, who by mail, its flags dropped, the notice. */
+static int record(struct maint *m, struct drop *d, const char *reason, const char *by,
+		  const char *mail)
+{
+	struct flag *f;
+	char stamp[32];
+
+	d->reason = xstrdup(reason ? reason : "dropped by its maintainer");
+	bot_rfc3339(stamp, sizeof(stamp), time(NULL));
+	d->when = xstrdup(stamp);
+	d->active = 1;
+	d->by = dup_nonempty(by);
+	d->mail = dup_nonempty(mail);
+	f = mark_flags(&m->st, d);
+	if (f && !d->flag_id)
+		d->flag_id = dup_nonempty(f->id);
+	return notify(m, d, f, d->reason);
+}
+
+int maint_drop_flag(struct maint *m, struct flag *f, const char *reason, const char *by,
+		    const char *mail, struct drop **out)
+{
+	struct drop *d = already(&m->st, f->patch_id, f->commit);
+
+	*out = d;
+	if (d)
+		return 1;
+	d = state_drop_add(&m->st);
+	drop_from_flag(d, f);
+	*out = d;
+	return record(m, d, reason, by, mail) < 0 ? -1 : 0;
+}
+
 int cmd_drop(const struct cli_ctx *ctx, int argc, char **argv)
 {
 	struct lookup_patches pool = LOOKUP_PATCHES_INIT;
@@ -217,7 +251,6 @@ int cmd_drop(const struct cli_ctx *ctx, int argc, char **argv)
 	struct flag *f;
 	struct drop *d;
 	struct maint m;
-	char stamp[32];
 	long idx = -1;
 	int code, push;
 
@@ -243,32 +276,30 @@ int cmd_drop(const struct cli_ctx *ctx, int argc, char **argv)
 	if (d) {
 		printf("%.12s (\"%s\") was already dropped (%s)\n", d->commit ? d->commit : "-",
 		       d->subject ? d->subject : "", d->when ? d->when : "?");
-		code = push ? push_drop(&m, d) : EXIT_DONE;
+		code = push ? maint_drop_push(&m, d) : EXIT_DONE;
 		goto done;
 	}
-	d = state_drop_add(&m.st);
-	if (f)
-		drop_from_flag(d, f);
-	else
+	if (f) {
+		if (maint_drop_flag(&m, f, reason, NULL, NULL, &d) < 0) {
+			bot_error("cannot queue the dropped notice");
+			code = EXIT_FAILED;
+			goto done;
+		}
+	} else {
+		d = state_drop_add(&m.st);
 		drop_from_patch(d, &pool.items[idx]);
-	d->reason = xstrdup(reason ? reason : "dropped by its maintainer");
-	bot_rfc3339(stamp, sizeof(stamp), time(NULL));
-	d->when = xstrdup(stamp);
-	d->active = 1;
-	f = mark_flags(&m.st, d);
-	if (f && !d->flag_id)
-		d->flag_id = dup_nonempty(f->id);
-	if (notify(&m, d, f, d->reason) < 0) {
-		bot_error("cannot queue the dropped notice");
-		code = EXIT_FAILED;
-		goto done;
+		if (record(&m, d, reason, NULL, NULL) < 0) {
+			bot_error("cannot queue the dropped notice");
+			code = EXIT_FAILED;
+			goto done;
+		}
 	}
 	if ((code = maint_save(&m)) == EXIT_DONE)
 		printf("dropped %.12s (\"%s\") from %s: it stays out of next, also after a "
 		       "rebase\n", d->commit ? d->commit : "-", d->subject ? d->subject : "",
 		       d->tree ? d->tree : "?");
 	if (code == EXIT_DONE && push)
-		code = push_drop(&m, d);
+		code = maint_drop_push(&m, d);
 done:
 	lookup_patches_release(&pool);
 	merge_global_shutdown();

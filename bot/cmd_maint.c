@@ -92,6 +92,13 @@ usage:
 	return EXIT_USAGE;
 }
 
+void maint_dismiss(struct flag *f, const char *reason)
+{
+	f->state = FLAG_DISMISSED;
+	free(f->reason);
+	f->reason = xstrdup(reason);
+}
+
 int cmd_dismiss(const struct cli_ctx *ctx, int argc, char **argv)
 {
 	const char *id, *reason;
@@ -110,9 +117,7 @@ int cmd_dismiss(const struct cli_ctx *ctx, int argc, char **argv)
 		code = EXIT_USAGE;
 		goto done;
 	}
-	f->state = FLAG_DISMISSED;
-	free(f->reason);
-	f->reason = xstrdup(reason);
+	maint_dismiss(f, reason);
 	if ((code = maint_save(&m)) == EXIT_DONE)
 		printf("dismissed %s: its fingerprint will not be blamed again\n", f->id);
 done:
@@ -129,6 +134,36 @@ static int drop_matches(const struct drop *d, const char *id)
 	       (d->commit && len >= 4 && !strncmp(d->commit, id, len)) ||
 	       (d->patch_id && len >= 4 && !strncmp(d->patch_id, id, len)) ||
 	       (d->message_id && !strcmp(d->message_id, id));
+}
+
+void maint_undrop(struct maint *m, struct drop *d)
+{
+	size_t i;
+
+	d->active = 0;
+	for (i = 0; d->flag_id && i < m->st.flags_nr; i++) {
+		struct flag *f = &m->st.flags[i];
+
+		if (f->id && !strcmp(f->id, d->flag_id) && f->state == FLAG_DROPPED)
+			f->state = FLAG_OPEN;
+	}
+}
+
+struct drop *maint_drop_of_flag(struct maint *m, const struct flag *f)
+{
+	size_t i;
+
+	for (i = 0; i < m->st.drops_nr; i++) {
+		struct drop *d = &m->st.drops[i];
+
+		if (d->active &&
+		    ((d->flag_id && f->id && !strcmp(d->flag_id, f->id)) ||
+		     (d->patch_id && f->patch_id && *f->patch_id &&
+		      !strcmp(d->patch_id, f->patch_id)) ||
+		     (d->commit && f->commit && !strcmp(d->commit, f->commit))))
+			return d;
+	}
+	return NULL;
 }
 
 int cmd_undrop(const struct cli_ctx *ctx, int argc, char **argv)
@@ -154,14 +189,7 @@ int cmd_undrop(const struct cli_ctx *ctx, int argc, char **argv)
 		code = EXIT_USAGE;
 		goto done;
 	}
-	found->active = 0;
-	if (found->flag_id) {
-		struct flag *f = maint_flag_find(&m, found->flag_id);
-
-		if (f && f->state == FLAG_DROPPED) {
-			f->state = FLAG_OPEN;
-		}
-	}
+	maint_undrop(&m, found);
 	if ((code = maint_save(&m)) == EXIT_DONE)
 		printf("undropped %.12s (\"%s\"): it comes back into next on the next run\n",
 		       found->commit ? found->commit : "-", found->subject ? found->subject : "");

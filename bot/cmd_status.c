@@ -53,6 +53,27 @@ static void print_resolutions(const struct config *cfg)
 	free(dir);
 }
 
+/* The last mails handled by `inbox` and `mail-in`, and the drops made by mail. */
+static void print_mail(const struct state *st, size_t last)
+{
+	size_t i;
+
+	if (!st->inbox_nr)
+		return;
+	printf("mail handled: %zu (last %zu)\n", st->inbox_nr,
+	       st->inbox_nr < last ? st->inbox_nr : last);
+	for (i = st->inbox_nr > last ? st->inbox_nr - last : 0; i < st->inbox_nr; i++) {
+		const struct inbox_record *r = &st->inbox[i];
+
+		printf("  %s  %-9s %s %s: %s\n", s(r->when), s(r->outcome), s(r->from), r->key,
+		       s(r->summary));
+	}
+	for (i = 0; i < st->drops_nr; i++)
+		if (st->drops[i].active && st->drops[i].by)
+			printf("  drop of %.12s (\"%s\") by %s in %s\n", s(st->drops[i].commit),
+			       s(st->drops[i].subject), st->drops[i].by, s(st->drops[i].mail));
+}
+
 static int load_state(struct state *st, const struct cli_ctx *ctx, struct config **cfg)
 {
 	int code = bot_config_open(cfg, ctx);
@@ -101,6 +122,7 @@ int cmd_status(const struct cli_ctx *ctx, int argc, char **argv)
 		for (i = 0; i < st.flags_nr; i++)
 			open += st.flags[i].state == FLAG_OPEN;
 		printf("open flags: %zu of %zu\n", open, st.flags_nr);
+		print_mail(&st, (size_t)last);
 		print_resolutions(cfg);
 	}
 	state_release(&st);
@@ -131,6 +153,14 @@ static void print_flag(const struct flag *f, int verbose)
 		       f->culprit_fails, f->parent_passes, f->revert_passes, f->steps);
 	if (f->reason)
 		printf("    reason:  %s\n", f->reason);
+	if (f->fix_subject)
+		printf("    fix:     \"%s\" (%s, %s)%s%.12s\n", f->fix_subject, s(f->fix_by),
+		       s(f->fix_date), f->fix_commit ? ": arrived as " : ": not arrived yet",
+		       f->fix_commit ? f->fix_commit : "");
+	for (i = 0; i < f->mail_nr; i++)
+		printf("    mail:    %s %s by %s in %s%s%s\n", s(f->mail[i].when),
+		       s(f->mail[i].command), s(f->mail[i].by), s(f->mail[i].message_id),
+		       f->mail[i].text ? ": " : "", f->mail[i].text ? f->mail[i].text : "");
 	for (i = 0; i < f->log.nr && verbose; i++)
 		printf("    | %s\n", f->log.v[i]);
 }

@@ -313,7 +313,7 @@ static int yaml_tree(struct loader *ld, struct ynode **out, const char *data, si
 static const char *const top_keys[] = {
 	"workdir", "base", "trees", "never_merge", "build", "test", "build_after_each_merge",
 	"on_breakage", "bisect", "deadline", "merge_identity", "runner", "git", "publish",
-	"notify", "schedule", "keep_days", NULL,
+	"notify", "schedule", "keep_days", "inbox", "drop_push", NULL,
 };
 
 static size_t edit_distance(const char *a, const char *b)
@@ -1032,8 +1032,8 @@ static int load_webhooks(struct loader *ld, const struct ynode *v)
 
 static int load_notify(struct loader *ld, const struct ynode *root)
 {
-	static const char *const keys[] = { "from", "list", "report_url", "remind_days", "smtp",
-					    "webhooks", NULL };
+	static const char *const keys[] = { "from", "list",	"operator", "report_url",
+					    "remind_days", "smtp", "webhooks", NULL };
 	const struct ynode *n = map_get(root, "notify"), *v;
 	struct config *cfg = ld->cfg;
 	size_t old;
@@ -1046,6 +1046,7 @@ static int load_notify(struct loader *ld, const struct ynode *root)
 	old = kp_push(ld, "notify");
 	if ((ret = get_str(ld, n, "from", &cfg->notify.from, 0)) < 0 ||
 	    (ret = get_str(ld, n, "list", &cfg->notify.list, 0)) < 0 ||
+	    (ret = get_str(ld, n, "operator", &cfg->notify.operator, 0)) < 0 ||
 	    (ret = get_str(ld, n, "report_url", &cfg->notify.report_url, 0)) < 0 ||
 	    (ret = get_int(ld, n, "remind_days", &cfg->notify.remind_days, 0, 3650)) < 0)
 		goto done;
@@ -1060,10 +1061,105 @@ static int load_notify(struct loader *ld, const struct ynode *root)
 			    cfg->notify.list);
 		goto done;
 	}
+	if (cfg->notify.operator && !strchr(cfg->notify.operator, '@')) {
+		ret = err(ld, map_get(n, "operator"), "operator", "'%s' is not a mail address",
+			  cfg->notify.operator);
+		goto done;
+	}
 	if ((v = map_get(n, "smtp")) && !is_null(v) && (ret = load_smtp(ld, v)) < 0)
 		goto done;
 	if ((v = map_get(n, "webhooks")))
 		ret = load_webhooks(ld, v);
+done:
+	kp_pop(ld, old);
+	return ret;
+}
+
+/* A URL `test:` may fetch from: https:// or git://, with a host. */
+static int test_url_ok(const char *u)
+{
+	const char *host = str_starts_with(u, "https://") ? u + 8
+			   : str_starts_with(u, "git://") ? u + 6
+							  : NULL;
+
+	return host && *host && *host != '/' && !strpbrk(u, " \t\\");
+}
+
+static int load_inbox(struct loader *ld, const struct ynode *root)
+{
+	static const char *const keys[] = { "url",	   "tls",	  "user",
+					    "password_env", "ca_file",	  "poll",
+					    "authserv_id",  "max_tests", "test_urls",
+					    NULL };
+	static const char *const tls_names[] = { "none", "starttls", "implicit", NULL };
+	const struct ynode *n = map_get(root, "inbox"), **urls = NULL;
+	struct config *cfg = ld->cfg;
+	int tls = -1, imaps, ret;
+	size_t old, i;
+
+	if (!n || is_null(n))
+		return 0;
+	if ((ret = map_check(ld, n, "inbox", keys)) < 0)
+		return ret;
+	cfg->inbox.configured = 1;
+	old = kp_push(ld, "inbox");
+	if ((ret = get_str(ld, n, "url", &cfg->inbox.url, 0)) < 0 ||
+	    (ret = get_enum(ld, n, "tls", tls_names, &tls)) < 0 ||
+	    (ret = get_str(ld, n, "user", &cfg->inbox.user, 0)) < 0 ||
+	    (ret = get_env_name(ld, n, "password_env", &cfg->inbox.password_env)) < 0 ||
+	    (ret = get_str(ld, n, "ca_file", &cfg->inbox.ca_file, 0)) < 0 ||
+	    (ret = abs_path(ld, n, "ca_file", &cfg->inbox.ca_file)) < 0 ||
+	    (ret = get_duration(ld, n, "poll", &cfg->inbox.poll)) < 0 ||
+	    (ret = get_str(ld, n, "authserv_id", &cfg->inbox.authserv_id, 0)) < 0 ||
+	    (ret = get_int(ld, n, "max_tests", &cfg->inbox.max_tests, 0, 10000)) < 0 ||
+	    (ret = get_strlist(ld, n, "test_urls", &cfg->inbox.test_urls, &urls)) < 0)
+		goto done;
+	for (i = 0; i < cfg->inbox.test_urls.nr; i++) {
+		if (!test_url_ok(cfg->inbox.test_urls.v[i])) {
+			size_t o2 = kp_push(ld, "test_urls");
+
+			kp_push_index(ld, i);
+			ret = err(ld, urls[i], NULL,
+				  "'%s' is not an https:// or git:// URL with a host (test: "
+				  "fetches nothing else)",
+				  cfg->inbox.test_urls.v[i]);
+			kp_pop(ld, o2);
+			goto done;
+		}
+	}
+	if (cfg->inbox.authserv_id && (!*cfg->inbox.authserv_id ||
+				       strpbrk(cfg->inbox.authserv_id, " \t;()\""))) {
+		ret = err(ld, map_get(n, "authserv_id"), "authserv_id",
+			  "'%s' is not an authserv-id (the receiving server's name in its "
+			  "Authentication-Results fields)",
+			  cfg->inbox.authserv_id);
+		goto done;
+	}
+	if (!cfg->inbox.url) {
+		if (tls >= 0 || cfg->inbox.user || cfg->inbox.password_env || cfg->inbox.ca_file)
+			ret = err(ld, n, NULL,
+				  "tls, user, password_env and ca_file need a url (without one, "
+				  "mail arrives through `nextbot mail-in`)");
+		goto done;
+	}
+	imaps = str_starts_with(cfg->inbox.url, "imaps://");
+	if (!imaps && !str_starts_with(cfg->inbox.url, "imap://")) {
+		ret = err(ld, map_get(n, "url"), "url", "must start with imaps:// or imap://");
+		goto done;
+	}
+	if (!cfg->inbox.user) {
+		ret = err(ld, n, "user", "missing (required with a url): the IMAP login");
+		goto done;
+	}
+	if (tls < 0)
+		tls = imaps ? CONFIG_TLS_IMPLICIT : CONFIG_TLS_STARTTLS;
+	if (imaps != (tls == CONFIG_TLS_IMPLICIT)) {
+		ret = err(ld, map_get(n, "tls"), "tls",
+			  "'%s' does not fit a %s url (implicit TLS is imaps://)", tls_names[tls],
+			  imaps ? "imaps://" : "imap://");
+		goto done;
+	}
+	cfg->inbox.tls = (enum config_tls)tls;
 done:
 	kp_pop(ld, old);
 	return ret;
@@ -1083,6 +1179,7 @@ static int load_misc(struct loader *ld, const struct ynode *root)
 	if ((ret = get_bool(ld, root, "build_after_each_merge", &cfg->build_after_each_merge)) ||
 	    (ret = get_enum(ld, root, "on_breakage", breakage, &on_breakage)) < 0 ||
 	    (ret = get_int(ld, root, "keep_days", &cfg->keep_days, 1, 100000)) < 0 ||
+	    (ret = get_bool(ld, root, "drop_push", &cfg->drop_push)) ||
 	    (ret = get_str(ld, root, "schedule", &cfg->schedule, 0)) < 0 ||
 	    (ret = get_str(ld, root, "merge_identity", &cfg->merge_identity, 0)) < 0)
 		return ret;
@@ -1149,6 +1246,9 @@ static struct config *config_new(const char *path)
 	cfg->git.fetch_timeout = 600;
 	cfg->keep_days = 60;
 	cfg->workdir = xstrdup("state");
+	cfg->inbox.poll = 300;
+	cfg->inbox.max_tests = 10;
+	cfg->inbox.test_urls = (struct strvec)STRVEC_INIT;
 	return cfg;
 }
 
@@ -1189,7 +1289,7 @@ static int load_root(struct loader *ld, const struct ynode *root)
 	    (ret = load_commands(ld, root, "test", &cfg->test, &cfg->test_nr)) < 0 ||
 	    (ret = load_misc(ld, root)) < 0 || (ret = load_deadline(ld, root)) < 0 ||
 	    (ret = load_runner(ld, root)) < 0 || (ret = load_git_publish(ld, root)) < 0 ||
-	    (ret = load_notify(ld, root)) < 0)
+	    (ret = load_notify(ld, root)) < 0 || (ret = load_inbox(ld, root)) < 0)
 		return ret;
 	if (!cfg->merge_identity)
 		cfg->merge_identity = identity_ok(cfg->notify.from)
@@ -1289,6 +1389,7 @@ void config_free(struct config *cfg)
 	free(cfg->publish.branch);
 	free(cfg->notify.from);
 	free(cfg->notify.list);
+	free(cfg->notify.operator);
 	free(cfg->notify.report_url);
 	free(cfg->notify.smtp.url);
 	free(cfg->notify.smtp.user);
@@ -1299,6 +1400,12 @@ void config_free(struct config *cfg)
 		free(cfg->notify.webhooks[i].secret_env);
 	}
 	free(cfg->notify.webhooks);
+	free(cfg->inbox.url);
+	free(cfg->inbox.user);
+	free(cfg->inbox.password_env);
+	free(cfg->inbox.ca_file);
+	free(cfg->inbox.authserv_id);
+	strvec_clear(&cfg->inbox.test_urls);
 	free(cfg->schedule);
 	free(cfg);
 }

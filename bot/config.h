@@ -110,6 +110,8 @@ struct config {
 	struct {
 		char *from;             /* default "nextbot <nextbot@localhost>" */
 		char *list;             /* NULL: no list */
+		char *operator;         /* the operator's address ("Name <a@b>" or "a@b"): may
+					   act on any flag by mail; NULL: none */
 		char *report_url;       /* may hold "{id}" */
 		int remind_days;        /* default 0: never */
 		struct {
@@ -123,6 +125,25 @@ struct config {
 		struct config_webhook *webhooks;
 		size_t webhooks_nr;
 	} notify;
+
+	/* Where answers to nextbot's mails arrive: polled over IMAP (`url`) or piped to
+	   `nextbot mail-in` by the MTA (no `url`). */
+	struct {
+		char *url;              /* imaps://host[:port]/MAILBOX or imap://; NULL: none */
+		enum config_tls tls;    /* implicit for imaps://; starttls for imap:// unless
+					   `tls: none` */
+		char *user;             /* required with url */
+		char *password_env;     /* NAME of the env var with the password */
+		char *ca_file;          /* absolute path of CA certificates (PEM); NULL: system */
+		long poll;              /* seconds between polls of `daemon`; default 300 */
+		char *authserv_id;      /* the receiving server's authserv-id (RFC 8601); NULL:
+					   From: is believed as written */
+		int max_tests;          /* `#nextbot test:` runs a day; default 10; 0: none */
+		struct strvec test_urls; /* URL prefixes `test:` may fetch; empty: the hosts of
+					    the configured trees */
+		int configured;         /* the file has an `inbox` key */
+	} inbox;
+	int drop_push;        /* a drop by mail also pushes (as `drop --push`); default 0 */
 
 	char *schedule;       /* 5-field cron; default "0 2 * * *" */
 	int keep_days;        /* default 60, >= 1 */

@@ -24,4 +24,23 @@ struct flag *maint_flag_find(struct maint *m, const char *id);
 int maint_args(const char **id, const char **reason, int *push, int argc, char **argv,
 	       const char *usage, int need_reason);
 
+/*
+ * The actions the shell commands and mail commands share; the caller saves the state.
+ * maint_drop_flag: drops the patch of flag f as `nextbot drop` does: records the drop
+ * (`by` and `mail`: the sender and the command mail's key when it came by mail, else
+ * NULL), marks the patch's flags dropped and queues the `dropped` notice.  *out is
+ * the new drop; returns 0, 1 when the patch was already dropped (*out is that drop,
+ * nothing changed), or -1 when the notice cannot be queued (error recorded).
+ */
+int maint_drop_flag(struct maint *m, struct flag *f, const char *reason, const char *by,
+		    const char *mail, struct drop **out);
+/* `drop --push`: the tree's branch pushed without the patch; prints, returns an exit code. */
+int maint_drop_push(struct maint *m, const struct drop *d);
+/* The active drop of flag f (by its flag id, patch-id or commit), or NULL. */
+struct drop *maint_drop_of_flag(struct maint *m, const struct flag *f);
+/* Takes drop d back: inactive, its flag open again when it was dropped. */
+void maint_undrop(struct maint *m, struct drop *d);
+/* Marks flag f a false positive with `reason` (dismiss, `#nextbot invalid`). */
+void maint_dismiss(struct flag *f, const char *reason);
+
 #endif

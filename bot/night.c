@@ -157,7 +157,7 @@ static void conflict_notice(struct night *n, size_t ti, const struct integ_outco
 	c.outcome = outcome;
 	if (conflict_known(n, t->name, &paths))
 		goto done;
-	if (!n->opts->no_notify && notice_queue_conflict(&n->notices.settings, &c) < 0)
+	if (!n->opts->no_notify && notices_conflict(&n->notices, &c) < 0)
 		log_warn("cannot queue the conflict notice of %s: %s", t->name, nb_error_last());
 done:
 	free(outcome);
@@ -551,6 +551,7 @@ static void begin(struct night *n, const struct config *cfg, const struct night_
 	snprintf(n->tag, sizeof(n->tag), "next-%s", compact);
 	paths(n);
 	notices_init(&n->notices, cfg);
+	n->notices.st = st;
 	n->trees_nr = cfg->trees_nr + 1;
 	n->trees = xcalloc(n->trees_nr, sizeof(*n->trees));
 	n->trees[0].cfg = &cfg->base;

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "bot/night.h"
@@ -93,6 +94,76 @@ static void resolve(struct night *n, struct flag *f)
 	strvec_push(&n->resolved, f->id);
 }
 
+/* Two subjects are the same fix when they differ only in case and surrounding blanks. */
+static int same_subject(const char *a, const char *b)
+{
+	size_t la, lb;
+
+	while (*a == ' ' || *a == '\t')
+		a++;
+	while (*b == ' ' || *b == '\t')
+		b++;
+	la = strlen(a);
+	lb = strlen(b);
+	while (la && (a[la - 1] == ' ' || a[la - 1] == '\t'))
+		la--;
+	while (lb && (b[lb - 1] == ' ' || b[lb - 1] == '\t'))
+		lb--;
+	return la == lb && !strncasecmp(a, b, la);
+}
+
+/*
+ * `#nextbot fix: <subject>`: has a commit so titled reached the tree's branch (among
+ * its commits on top of the base)?  Fills `commit` when it has.
+ */
+static int fix_arrived(struct night *n, const struct night_tree *t, const struct flag *f,
+		       char commit[41])
+{
+	struct lookup_patches pool = LOOKUP_PATCHES_INIT;
+	size_t i;
+	int found = 0;
+
+	if (!t->fetch.tip[0] ||
+	    lookup_new_patches(&pool, n->repo, t->cfg->name, t->fetch.tip, n->trees[0].fetch.tip,
+			       0) < 0)
+		goto done;
+	for (i = pool.nr; i > 0 && !found; i--) {
+		if (pool.items[i - 1].subject && same_subject(pool.items[i - 1].subject,
+							      f->fix_subject)) {
+			memcpy(commit, pool.items[i - 1].commit, 41);
+			found = 1;
+		}
+	}
+done:
+	lookup_patches_release(&pool);
+	return found;
+}
+
+/*
+ * An announced fix that reached the tree resolves its flag, saying so; when the
+ * failure was seen again tonight all the same, the fix did not fix it: a note.
+ */
+static void fixes(struct night *n, struct flag *f)
+{
+	const struct night_tree *t = tree(n, f->tree);
+	char commit[41];
+
+	if (!t || !fix_arrived(n, t, f, commit))
+		return;
+	f->fix_commit = xstrdup(commit);
+	if (strvec_contains(&n->seen_flags, f->id)) {
+		strvec_pushf(&n->run->notes,
+			     "flag %s: the fix \"%s\" announced by %s is in the %s tree (%.12s), "
+			     "but the failure is still there",
+			     f->id, f->fix_subject, f->fix_by ? f->fix_by : "mail", f->tree, commit);
+		return;
+	}
+	f->state = FLAG_RESOLVED;
+	free(f->reason);
+	f->reason = xstrfmt("fixed by %.12s (\"%s\")", commit, f->fix_subject);
+	strvec_push(&n->resolved, f->id);
+}
+
 void night_flags_after(struct night *n)
 {
 	size_t i;
@@ -100,6 +171,9 @@ void night_flags_after(struct night *n)
 	for (i = 0; i < n->st->flags_nr; i++) {
 		struct flag *f = &n->st->flags[i];
 
+		if (f->id && f->state == FLAG_OPEN && f->fix_subject && !f->fix_commit &&
+		    !n->unfinished)
+			fixes(n, f);
 		if (!f->id || strvec_contains(&n->seen_flags, f->id))
 			continue;
 		if (f->state == FLAG_OPEN)

@@ -32,12 +32,15 @@ void notices_init(struct notices *n, const struct config *cfg)
 	}
 	s->webhooks = n->hooks;
 	s->webhooks_nr = cfg->notify.webhooks_nr;
+	n->sent = (struct strvec)STRVEC_INIT;
+	s->sent_ids = &n->sent;
 }
 
 void notices_release(struct notices *n)
 {
 	free(n->hooks);
 	free(n->outbox_dir);
+	strvec_clear(&n->sent);
 	memset(n, 0, sizeof(*n));
 }
 
@@ -124,6 +127,37 @@ static void breakage(struct notice_breakage *b, const struct notices *n, const s
 	b->action = action(f->action);
 	b->failing = f->failing;
 	b->total = f->total;
+	if (f->fix_subject && !f->fix_commit) {
+		b->fix_subject = f->fix_subject;
+		b->fix_by = f->fix_by;
+		b->fix_date = f->fix_date;
+	}
+}
+
+/* Keeps the Message-IDs the last queue call reported, when there is a state to keep them. */
+static int record(struct notices *n, int ret, const char *kind, const char *flag_id,
+		  const char *conflict)
+{
+	size_t i;
+
+	for (i = 0; ret >= 0 && n->st && i < n->sent.nr; i++)
+		state_sent_add(n->st, n->sent.v[i], kind, flag_id, conflict);
+	strvec_clear(&n->sent);
+	return ret;
+}
+
+int notices_conflict(struct notices *n, const struct notice_conflict *c)
+{
+	char *what = xstrfmt("%s %s %s", c->date, c->tree, c->other);
+	int ret = record(n, notice_queue_conflict(&n->settings, c), "merge-conflict", NULL, what);
+
+	free(what);
+	return ret;
+}
+
+int notices_reply(struct notices *n, const struct notice_reply *r, const char *flag_id)
+{
+	return record(n, notice_queue_reply(&n->settings, r), "reply", flag_id, NULL);
 }
 
 /* "next-YYYYMMDD" of a YYYY-MM-DD date; caller frees. */
@@ -141,7 +175,8 @@ int notices_flag_report(struct notices *n, const struct flag *f, const char *dat
 	int ret;
 
 	breakage(&b, n, f, date, tag, reminder);
-	ret = notice_queue_breakage(&n->settings, &b);
+	ret = record(n, notice_queue_breakage(&n->settings, &b), reminder ? "reminder" : "report",
+		     f->id, NULL);
 	free(tag);
 	return ret;
 }
@@ -154,7 +189,7 @@ int notices_flag_resolved(struct notices *n, const struct flag *f, const char *d
 	int ret;
 
 	breakage(&b, n, f, date, tag, 0);
-	ret = notice_queue_resolved(&n->settings, &b, why);
+	ret = record(n, notice_queue_resolved(&n->settings, &b, why), "resolved", f->id, NULL);
 	free(tag);
 	return ret;
 }
@@ -169,7 +204,7 @@ int notices_flag_dropped(struct notices *n, const struct flag *f, const char *da
 	breakage(&b, n, f, date, tag, 0);
 	if (!b.kind)
 		b.kind = "dropped"; /* a drop that answered no flag */
-	ret = notice_queue_dropped(&n->settings, &b, reason);
+	ret = record(n, notice_queue_dropped(&n->settings, &b, reason), "dropped", f->id, NULL);
 	free(tag);
 	return ret;
 }

@@ -12,6 +12,10 @@ struct notices {
 	struct notice_webhook *hooks;
 	char *outbox_dir;
 	const struct config *cfg; /* borrowed */
+	/* When set (borrowed), the Message-ID of every mail about a flag or a conflict
+	   is recorded in it (state_sent_add), so replies can be told what they answer. */
+	struct state *st;
+	struct strvec sent;       /* Message-IDs the last queue call reported */
 };
 
 void notices_init(struct notices *n, const struct config *cfg);
@@ -27,6 +31,11 @@ int notices_flag_resolved(struct notices *n, const struct flag *f, const char *d
 			  const char *why);
 int notices_flag_dropped(struct notices *n, const struct flag *f, const char *date,
 			 const char *reason);
+
+/* Queues tonight's conflict notice and records its Message-ID for `tree`/`other`. */
+int notices_conflict(struct notices *n, const struct notice_conflict *c);
+/* Queues a reply to a mail and records its Message-ID (kind "reply", about flag_id). */
+int notices_reply(struct notices *n, const struct notice_reply *r, const char *flag_id);
 
 /* The configured command line of command `name` (build or test), or NULL. */
 const struct config_command *notices_command(const struct config *cfg, const char *name);

@@ -144,6 +144,36 @@ static void get_person(struct person *p, struct json_object *o)
 	p->email = get_str(o, "email");
 }
 
+static void flag_mail_read(struct flag *f, struct json_object *o)
+{
+	struct json_object *fix = get_obj(o, "fix"), *arr;
+	size_t i, n;
+
+	if (fix) {
+		f->fix_subject = get_str(fix, "subject");
+		f->fix_by = get_str(fix, "by");
+		f->fix_date = get_str(fix, "date");
+		f->fix_commit = get_str(fix, "commit");
+	}
+	if (!json_object_object_get_ex(o, "mail", &arr) ||
+	    !json_object_is_type(arr, json_type_array))
+		return;
+	n = json_object_array_length(arr);
+	for (i = 0; i < n; i++) {
+		struct json_object *e = json_object_array_get_idx(arr, i);
+		char *c = get_str(e, "command"), *by = get_str(e, "by");
+		char *id = get_str(e, "message_id"), *when = get_str(e, "when");
+		char *text = get_str(e, "text");
+
+		state_flag_mail_add(f, c, by, id, when, text);
+		free(c);
+		free(by);
+		free(id);
+		free(when);
+		free(text);
+	}
+}
+
 static int flag_read(struct flag *f, struct json_object *o)
 {
 	int error = 0;
@@ -187,6 +217,7 @@ static int flag_read(struct flag *f, struct json_object *o)
 	GET_ENUM(o, "action", flag_action_names, f->action);
 	f->notified = get_str(o, "notified");
 	f->reminded = get_str(o, "reminded");
+	flag_mail_read(f, o);
 	return error;
 }
 
@@ -202,6 +233,8 @@ static void drop_read(struct drop *d, struct json_object *o)
 	d->reason = get_str(o, "reason");
 	d->when = get_str(o, "when");
 	d->active = get_int(o, "active");
+	d->by = get_str(o, "by");
+	d->mail = get_str(o, "mail");
 }
 
 static int run_read(struct run_record *r, struct json_object *o)
@@ -237,6 +270,50 @@ static int run_read(struct run_record *r, struct json_object *o)
 }
 
 static void run_init(struct run_record *r, const char *date);
+static struct json_object *get_array(struct json_object *o, const char *key, size_t *n);
+
+/* The sent Message-IDs and the handled mails. */
+static void mail_read(struct state *s, struct json_object *root)
+{
+	struct json_object *arr;
+	size_t i, n;
+
+	if ((arr = get_array(root, "sent", &n))) {
+		for (i = 0; i < n; i++) {
+			struct json_object *e = json_object_array_get_idx(arr, i);
+			struct sent_mail *m;
+
+			ALLOC_GROW(s->sent, s->sent_nr + 1, s->sent_alloc);
+			m = &s->sent[s->sent_nr++];
+			m->message_id = get_str(e, "message_id");
+			m->kind = get_str(e, "kind");
+			m->flag_id = get_str(e, "flag");
+			m->conflict = get_str(e, "conflict");
+			if (!m->message_id) {
+				free(m->kind);
+				free(m->flag_id);
+				free(m->conflict);
+				s->sent_nr--;
+			}
+		}
+	}
+	if ((arr = get_array(root, "inbox", &n))) {
+		for (i = 0; i < n; i++) {
+			struct json_object *e = json_object_array_get_idx(arr, i);
+			char *key = get_str(e, "key"), *from = get_str(e, "from");
+			char *when = get_str(e, "when"), *outcome = get_str(e, "outcome");
+			char *summary = get_str(e, "summary");
+
+			if (key)
+				state_inbox_add(s, key, from, when, outcome, summary);
+			free(key);
+			free(from);
+			free(when);
+			free(outcome);
+			free(summary);
+		}
+	}
+}
 
 static struct run_record *run_append(struct state *s)
 {
@@ -293,6 +370,7 @@ int state_load(struct state *out, const char *workdir)
 	if ((arr = get_array(root, "drops", &n)))
 		for (i = 0; i < n; i++)
 			drop_read(state_drop_add(out), json_object_array_get_idx(arr, i));
+	mail_read(out, root);
 done:
 	if (tok)
 		json_tokener_free(tok);
@@ -331,6 +409,34 @@ static struct json_object *person_json(const struct person *p)
 	put_str(o, "name", p->name);
 	put_str(o, "email", p->email);
 	return o;
+}
+
+/* "fix": {subject, by, date, commit} or null, "mail": [{command, by, message_id, when, text}] */
+static void flag_mail_json(struct json_object *o, const struct flag *f)
+{
+	struct json_object *fix = NULL, *arr = json_object_new_array();
+	size_t i;
+
+	if (f->fix_subject) {
+		fix = json_object_new_object();
+		put_str(fix, "subject", f->fix_subject);
+		put_str(fix, "by", f->fix_by);
+		put_str(fix, "date", f->fix_date);
+		put_str(fix, "commit", f->fix_commit);
+	}
+	json_object_object_add(o, "fix", fix);
+	for (i = 0; i < f->mail_nr; i++) {
+		struct json_object *e = json_object_new_object();
+		const struct flag_mail *m = &f->mail[i];
+
+		put_str(e, "command", m->command);
+		put_str(e, "by", m->by);
+		put_str(e, "message_id", m->message_id);
+		put_str(e, "when", m->when);
+		put_str(e, "text", m->text);
+		json_object_array_add(arr, e);
+	}
+	json_object_object_add(o, "mail", arr);
 }
 
 static struct json_object *flag_json(const struct flag *f, int full)
@@ -375,6 +481,7 @@ static struct json_object *flag_json(const struct flag *f, int full)
 	put_int(o, "failing", f->failing);
 	put_int(o, "total", f->total);
 	put_str(o, "excerpt", f->excerpt);
+	flag_mail_json(o, f);
 	if (full) {
 		put_str(o, "fingerprint", f->fingerprint);
 		put_str(o, "repro_base", f->repro_base);
@@ -399,7 +506,37 @@ static struct json_object *drop_json(const struct drop *d)
 	put_str(o, "reason", d->reason);
 	put_str(o, "when", d->when);
 	put_int(o, "active", d->active);
+	put_str(o, "by", d->by);
+	put_str(o, "mail", d->mail);
 	return o;
+}
+
+static void mail_json(struct json_object *root, const struct state *s)
+{
+	struct json_object *sent = json_object_new_array(), *inbox = json_object_new_array();
+	size_t i;
+
+	for (i = 0; i < s->sent_nr; i++) {
+		struct json_object *e = json_object_new_object();
+
+		put_str(e, "message_id", s->sent[i].message_id);
+		put_str(e, "kind", s->sent[i].kind);
+		put_str(e, "flag", s->sent[i].flag_id);
+		put_str(e, "conflict", s->sent[i].conflict);
+		json_object_array_add(sent, e);
+	}
+	for (i = 0; i < s->inbox_nr; i++) {
+		struct json_object *e = json_object_new_object();
+
+		put_str(e, "key", s->inbox[i].key);
+		put_str(e, "from", s->inbox[i].from);
+		put_str(e, "when", s->inbox[i].when);
+		put_str(e, "outcome", s->inbox[i].outcome);
+		put_str(e, "summary", s->inbox[i].summary);
+		json_object_array_add(inbox, e);
+	}
+	json_object_object_add(root, "sent", sent);
+	json_object_object_add(root, "inbox", inbox);
 }
 
 static struct json_object *run_json(const struct run_record *r, int full)
@@ -462,6 +599,7 @@ int state_save(const struct state *s, const char *workdir)
 	json_object_object_add(root, "runs", runs);
 	json_object_object_add(root, "flags", flags);
 	json_object_object_add(root, "drops", drops);
+	mail_json(root, s);
 	emit(&sb, root);
 	error = file_write_atomic(path, sb.buf, sb.len);
 	strbuf_release(&sb);
@@ -592,6 +730,8 @@ static void person_release(struct person *p)
 
 void flag_release(struct flag *f)
 {
+	size_t i;
+
 	free(f->id);
 	free(f->fingerprint);
 	free(f->tree);
@@ -614,6 +754,18 @@ void flag_release(struct flag *f)
 	free(f->repro_base);
 	free(f->notified);
 	free(f->reminded);
+	free(f->fix_subject);
+	free(f->fix_by);
+	free(f->fix_date);
+	free(f->fix_commit);
+	for (i = 0; i < f->mail_nr; i++) {
+		free(f->mail[i].command);
+		free(f->mail[i].by);
+		free(f->mail[i].message_id);
+		free(f->mail[i].when);
+		free(f->mail[i].text);
+	}
+	free(f->mail);
 }
 
 void drop_release(struct drop *d)
@@ -627,6 +779,8 @@ void drop_release(struct drop *d)
 	free(d->flag_id);
 	free(d->reason);
 	free(d->when);
+	free(d->by);
+	free(d->mail);
 }
 
 void run_record_release(struct run_record *r)
@@ -650,6 +804,8 @@ void run_record_release(struct run_record *r)
 	strvec_clear(&r->conflicts);
 }
 
+static void inbox_record_release(struct inbox_record *r);
+
 void state_release(struct state *s)
 {
 	size_t i;
@@ -660,8 +816,102 @@ void state_release(struct state *s)
 		flag_release(&s->flags[i]);
 	for (i = 0; i < s->drops_nr; i++)
 		drop_release(&s->drops[i]);
+	for (i = 0; i < s->sent_nr; i++) {
+		free(s->sent[i].message_id);
+		free(s->sent[i].kind);
+		free(s->sent[i].flag_id);
+		free(s->sent[i].conflict);
+	}
+	for (i = 0; i < s->inbox_nr; i++)
+		inbox_record_release(&s->inbox[i]);
 	free(s->runs);
 	free(s->flags);
 	free(s->drops);
+	free(s->sent);
+	free(s->inbox);
 	memset(s, 0, sizeof(*s));
+}
+
+/* ---- mail: what was sent, what came back ---- */
+
+static char *dup_or_null(const char *s)
+{
+	return s ? xstrdup(s) : NULL;
+}
+
+static void inbox_record_release(struct inbox_record *r)
+{
+	free(r->key);
+	free(r->from);
+	free(r->when);
+	free(r->outcome);
+	free(r->summary);
+}
+
+const struct sent_mail *state_sent_find(const struct state *s, const char *message_id)
+{
+	size_t i;
+
+	for (i = s->sent_nr; message_id && i > 0; i--)
+		if (!strcmp(s->sent[i - 1].message_id, message_id))
+			return &s->sent[i - 1];
+	return NULL;
+}
+
+void state_sent_add(struct state *s, const char *message_id, const char *kind,
+		    const char *flag_id, const char *conflict)
+{
+	struct sent_mail *m;
+
+	if (!message_id || state_sent_find(s, message_id))
+		return;
+	ALLOC_GROW(s->sent, s->sent_nr + 1, s->sent_alloc);
+	m = &s->sent[s->sent_nr++];
+	m->message_id = xstrdup(message_id);
+	m->kind = dup_or_null(kind);
+	m->flag_id = dup_or_null(flag_id);
+	m->conflict = dup_or_null(conflict);
+}
+
+const struct inbox_record *state_inbox_find(const struct state *s, const char *key)
+{
+	size_t i;
+
+	for (i = s->inbox_nr; key && i > 0; i--)
+		if (!strcmp(s->inbox[i - 1].key, key))
+			return &s->inbox[i - 1];
+	return NULL;
+}
+
+void state_inbox_add(struct state *s, const char *key, const char *from, const char *when,
+		     const char *outcome, const char *summary)
+{
+	struct inbox_record *r;
+
+	if (s->inbox_nr >= STATE_INBOX_KEPT) {
+		inbox_record_release(&s->inbox[0]);
+		memmove(&s->inbox[0], &s->inbox[1], (s->inbox_nr - 1) * sizeof(*s->inbox));
+		s->inbox_nr--;
+	}
+	ALLOC_GROW(s->inbox, s->inbox_nr + 1, s->inbox_alloc);
+	r = &s->inbox[s->inbox_nr++];
+	r->key = xstrdup(key);
+	r->from = dup_or_null(from);
+	r->when = dup_or_null(when);
+	r->outcome = dup_or_null(outcome);
+	r->summary = dup_or_null(summary);
+}
+
+void state_flag_mail_add(struct flag *f, const char *command, const char *by,
+			 const char *message_id, const char *when, const char *text)
+{
+	struct flag_mail *m;
+
+	ALLOC_GROW(f->mail, f->mail_nr + 1, f->mail_alloc);
+	m = &f->mail[f->mail_nr++];
+	m->command = dup_or_null(command);
+	m->by = dup_or_null(by);
+	m->message_id = dup_or_null(message_id);
+	m->when = dup_or_null(when);
+	m->text = dup_or_null(text);
 }

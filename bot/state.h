@@ -73,6 +73,15 @@ struct person {
 	char *email;
 };
 
+/* A command someone sent by mail about a flag, kept with the flag (`flagged`). */
+struct flag_mail {
+	char *command;       /* drop | undrop | invalid | reopen | fix | test */
+	char *by;            /* the sender's address */
+	char *message_id;    /* the command mail's key: its Message-ID, else a digest */
+	char *when;          /* RFC 3339 */
+	char *text;          /* the reason, the fix's subject, the test's url and branch */
+};
+
 struct flag {
 	char *id;            /* 12 hex: SHA-1 of the fingerprint */
 	char *fingerprint;
@@ -97,6 +106,12 @@ struct flag {
 	enum flag_action action;
 	char *notified;      /* date the first notices were queued; NULL: not yet */
 	char *reminded;      /* date of the last reminder */
+	/* `#nextbot fix: <subject>`: resolved when a commit so titled reaches the tree */
+	char *fix_subject;   /* NULL: no fix announced */
+	char *fix_by, *fix_date; /* who announced it, and when (YYYY-MM-DD) */
+	char *fix_commit;    /* the tree's commit with that subject, once it arrived */
+	struct flag_mail *mail; /* mail commands about this flag, oldest first */
+	size_t mail_nr, mail_alloc;
 };
 
 struct drop {
@@ -106,6 +121,8 @@ struct drop {
 	char *reason;
 	char *when;          /* RFC 3339 */
 	int active;          /* 0 after undrop */
+	char *by;            /* dropped by mail: the sender's address; NULL from the shell */
+	char *mail;          /* … and the command mail's key (Message-ID) */
 };
 
 struct run_tree {
@@ -125,6 +142,23 @@ struct run_record {
 	struct strvec conflicts; /* "tree: path path …" of each conflict that night */
 };
 
+/* A mail nextbot queued: what a reply to its Message-ID is about. */
+struct sent_mail {
+	char *message_id;    /* "<nextbot.…@domain>" */
+	char *kind;          /* the notice's kind: report, maintainer, dropped, …, reply */
+	char *flag_id;       /* the flag it is about; NULL for a conflict */
+	char *conflict;      /* a conflict mail: "<date> <tree> <other tree>"; else NULL */
+};
+
+/* A mail handled by `inbox` or `mail-in`, by its key (so it acts only once). */
+struct inbox_record {
+	char *key;           /* its Message-ID, else "sha256:<hex>" of its bytes */
+	char *from;          /* the From: address; NULL when it had none */
+	char *when;          /* RFC 3339, when it was handled */
+	char *outcome;       /* acted | refused | ignored */
+	char *summary;       /* one line: what was done, or why not */
+};
+
 struct state {
 	struct run_record *runs;   /* oldest first */
 	size_t runs_nr, runs_alloc;
@@ -132,7 +166,12 @@ struct state {
 	size_t flags_nr, flags_alloc;
 	struct drop *drops;
 	size_t drops_nr, drops_alloc;
+	struct sent_mail *sent;    /* oldest first */
+	size_t sent_nr, sent_alloc;
+	struct inbox_record *inbox; /* oldest first; the last STATE_INBOX_KEPT */
+	size_t inbox_nr, inbox_alloc;
 };
+#define STATE_INBOX_KEPT 5000
 #define STATE_INIT { 0 }
 
 /* Loads workdir/state.json; a missing file is an empty state. */
@@ -149,6 +188,20 @@ struct drop *state_drop_add(struct state *s);
 /* The run of `date`, replaced if it exists (a second run of a night replaces it). */
 struct run_record *state_run_begin(struct state *s, const char *date);
 struct run_tree *state_run_tree_add(struct run_record *run);
+
+/* The mail nextbot sent with that Message-ID ("<x@y>"), or NULL. */
+const struct sent_mail *state_sent_find(const struct state *s, const char *message_id);
+/* Records a mail nextbot queued (once per Message-ID); flag_id or conflict may be NULL. */
+void state_sent_add(struct state *s, const char *message_id, const char *kind,
+		    const char *flag_id, const char *conflict);
+/* The record of the handled mail with that key, or NULL. */
+const struct inbox_record *state_inbox_find(const struct state *s, const char *key);
+/* Records a handled mail (dropping the oldest past STATE_INBOX_KEPT); strings copied. */
+void state_inbox_add(struct state *s, const char *key, const char *from, const char *when,
+		     const char *outcome, const char *summary);
+/* Appends a mail command to a flag's history; strings copied, any may be NULL. */
+void state_flag_mail_add(struct flag *f, const char *command, const char *by,
+			 const char *message_id, const char *when, const char *text);
 
 /* JSON shapes of SPEC.md, for --json listings: `flagged` and `status`. */
 void state_flags_json(struct strbuf *out, const struct state *s);

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <time.h>
 #include "util/strbuf.h"
+#include "util/strvec.h"
 
 /*
  * Every pointer in the structs below is borrowed from the caller for the length of
@@ -49,6 +50,9 @@ struct notice_settings {
 	long give_up_after; /* seconds a notice may stay queued; 0: 4 days */
 	long backoff_min;   /* first retry delay, seconds; 0: 300 (doubles to 6 h) */
 	time_t now;	    /* 0: time(NULL); tests set it to play time forward */
+	/* When set, each queue call appends the Message-ID ("<x@y>") of every mail it
+	   queued or found already queued: bot/ keeps them to know what a reply answers */
+	struct strvec *sent_ids;
 };
 
 struct notice_person {
@@ -98,6 +102,8 @@ struct notice_breakage {
 	enum notice_action action;
 	const char *previous_tag; /* previous-version: the next-YYYYMMDD its good tip is from */
 	int failing, total;	  /* flaky: failing runs of total */
+	/* `#nextbot fix:` announced and not arrived yet: a reminder says so */
+	const char *fix_subject, *fix_by, *fix_date; /* NULL: none */
 };
 
 /* Tonight's conflict of `tree` with the earlier `other` tree. */
@@ -169,6 +175,26 @@ int notice_queue_resolved(const struct notice_settings *s, const struct notice_b
 int notice_queue_conflict(const struct notice_settings *s, const struct notice_conflict *c);
 int notice_queue_base_broken(const struct notice_settings *s, const struct notice_base_broken *bb);
 int notice_queue_summary(const struct notice_settings *s, const struct notice_summary *sum);
+
+/*
+ * A reply to a mail someone sent nextbot (an acknowledgement or a refusal of its
+ * commands); bot/ writes the text.  The notice id comes from `key` and `role`, so
+ * the same mail answered again queues nothing new.  It answers in that mail's
+ * thread: In-Reply-To its Message-ID, References its References and it.  No webhook.
+ */
+struct notice_reply {
+	const char *key;	   /* the answered mail's key (its Message-ID or digest) */
+	const char *role;	   /* "ack" | "refusal" */
+	struct notice_person to;   /* the sender */
+	const char *const *cc;	   /* bare addresses: the answered mail's other recipients */
+	size_t cc_nr;
+	const char *subject;	   /* the answered mail's subject, decoded */
+	const char *message_id;	   /* the answered mail's Message-ID "<x@y>"; NULL: none */
+	const char *const *references; /* its References, "<x@y>" each */
+	size_t references_nr;
+	const char *text;	   /* the body, LF line ends; the signature is added */
+};
+int notice_queue_reply(const struct notice_settings *s, const struct notice_reply *r);
 
 /* Delivery. */
 struct notice_flush_stats {

@@ -258,13 +258,18 @@ static int queue_mail(const struct notice_settings *s, struct draft *d)
 	if (!d->rcpts_nr)
 		return 0;
 	outbox_id(id, d->parts, 5);
-	path = outbox_notice_path(s->outbox_dir, id);
-	if (file_exists(path))
-		goto done;
 	if ((ret = mime_addr_parse(s->from, &from_name, &from_addr)) < 0) {
 		nb_error_prefix("notify.from: ");
 		goto done;
 	}
+	if (s->sent_ids) {
+		msgid(&mail, id, from_addr);
+		strvec_push(s->sent_ids, mail.buf);
+		strbuf_reset(&mail);
+	}
+	path = outbox_notice_path(s->outbox_dir, id);
+	if (file_exists(path))
+		goto done;
 	mime_clean_text(&text, d->body.buf);
 	mime_body(&mail, text.buf, &cte);
 	strbuf_reset(&text);
@@ -418,6 +423,19 @@ static void action(struct draft *d, const struct notice_breakage *b)
 	}
 }
 
+/* A reminder of a flag whose fix was announced by mail and has not arrived. */
+static void pending_fix(struct draft *d, const struct notice_breakage *b)
+{
+	if (!b->reminder || !b->fix_subject)
+		return;
+	strbuf_addf(&d->body,
+		    "A fix was announced%s%s%s%s:\n\n  \"%s\"\n\nbut no commit with that "
+		    "subject has reached the %s tree yet.\n\n",
+		    b->fix_by ? " by " : "", b->fix_by ? cl(d, b->fix_by) : "",
+		    b->fix_date ? " on " : "", b->fix_date ? cl(d, b->fix_date) : "",
+		    cl(d, b->fix_subject), cl(d, b->tree));
+}
+
 static void reproduce(struct draft *d, const struct notice_breakage *b)
 {
 	strbuf_addstr(&d->body, "To reproduce with plain git:\n\n");
@@ -529,6 +547,7 @@ static int queue_report(const struct notice_settings *s, const struct notice_bre
 			    "This is a reminder: the breakage below is still present in "
 			    "%s.\n\n",
 			    cl(&d, b->next_tag));
+	pending_fix(&d, b);
 	strbuf_addf(&d.body,
 		    "While integrating %s, nextbot found that this commit in the %s "
 		    "tree breaks the %s:\n\n",
@@ -577,6 +596,7 @@ static int queue_maintainer(const struct notice_settings *s, const struct notice
 			    "This is a reminder: the breakage below is still present in "
 			    "%s.\n\n",
 			    cl(&d, b->next_tag));
+	pending_fix(&d, b);
 	if (flaky) {
 		strbuf_addf(&d.body,
 			    "After merging the %s tree, today's run of %s failed %d of "
@@ -894,4 +914,50 @@ int notice_queue_summary(const struct notice_settings *s, const struct notice_su
 	ev.commit = sum->next_commit;
 	ev.result = sum->regression ? "regression" : "success";
 	return queue_mail_and_hooks(s, &d, &ev, parts, "daily summary");
+}
+
+/* ---- replies to mail ---- */
+
+int notice_queue_reply(const struct notice_settings *s, const struct notice_reply *r)
+{
+	struct draft d = DRAFT_INIT;
+	const char *subj = r->subject ? r->subject : "";
+	size_t i;
+	int ret;
+
+	if ((ret = check_settings(s)) < 0)
+		return ret;
+	if (!r->key || !r->role)
+		return nb_error_set(NB_EINVALID, "notify: a reply without key or role");
+	d.kind = "reply";
+	d.parts[0] = d.kind;
+	d.parts[1] = r->key;
+	d.parts[2] = r->role;
+	add_person(&d, &r->to, 0);
+	for (i = 0; i < r->cc_nr; i++) {
+		struct notice_person p = { NULL, r->cc[i] };
+
+		add_person(&d, &p, 1);
+	}
+	while (*subj == ' ')
+		subj++;
+	if (strncasecmp(subj, "Re:", 3))
+		strbuf_addstr(&d.subject, "Re: ");
+	strbuf_addstr(&d.subject, cl(&d, subj));
+	if (r->message_id && !mime_msgid_normalize(&d.in_reply_to, r->message_id)) {
+		/* the root and the nearest parents, as mail clients shorten long threads */
+		for (i = 0; i < r->references_nr; i++) {
+			if (r->references_nr > 20 && i > 0 && i < r->references_nr - 19)
+				continue;
+			if (!mime_msgid_normalize(&d.references, r->references[i]))
+				strbuf_addch(&d.references, ' ');
+		}
+		strbuf_addbuf(&d.references, &d.in_reply_to);
+	}
+	strbuf_addstr(&d.body, r->text ? r->text : "");
+	strbuf_rtrim(&d.body);
+	strbuf_addstr(&d.body, "\n\n-- \nnextbot\n");
+	ret = queue_mail(s, &d);
+	draft_release(&d);
+	return ret;
 }

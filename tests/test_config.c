@@ -233,6 +233,57 @@ static void test_empty_lists(void **state)
 	config_free(cfg);
 }
 
+static void test_inbox(void **state)
+{
+	struct config *cfg = load_ok(BASE);
+
+	assert_false(cfg->inbox.configured);
+	assert_null(cfg->inbox.url);
+	assert_int_equal(cfg->inbox.poll, 300);
+	assert_int_equal(cfg->inbox.max_tests, 10);
+	assert_false(cfg->drop_push);
+	config_free(cfg);
+	cfg = load_ok(BASE "inbox: {url: 'imaps://imap.example.org/INBOX', user: bot,\n"
+			   "  password_env: IMAP_PW, poll: 2m, authserv_id: mx.example.org,\n"
+			   "  max_tests: 3, test_urls: ['https://git.kernel.org/pub/']}\n"
+			   "drop_push: true\nnotify: {operator: 'Op <op@example.org>'}\n");
+	assert_true(cfg->inbox.configured);
+	assert_int_equal(cfg->inbox.tls, CONFIG_TLS_IMPLICIT);
+	assert_int_equal(cfg->inbox.poll, 120);
+	assert_string_equal(cfg->inbox.authserv_id, "mx.example.org");
+	assert_int_equal(cfg->inbox.max_tests, 3);
+	assert_string_equal(cfg->inbox.test_urls.v[0], "https://git.kernel.org/pub/");
+	assert_true(cfg->drop_push);
+	assert_string_equal(cfg->notify.operator, "Op <op@example.org>");
+	config_free(cfg);
+	cfg = load_ok(BASE "inbox: {url: 'imap://127.0.0.1:1143/INBOX', user: u, tls: none}\n");
+	assert_int_equal(cfg->inbox.tls, CONFIG_TLS_NONE);
+	config_free(cfg);
+	cfg = load_ok(BASE "inbox: {url: 'imap://127.0.0.1/INBOX', user: u}\n");
+	assert_int_equal(cfg->inbox.tls, CONFIG_TLS_STARTTLS);
+	config_free(cfg);
+	cfg = load_ok(BASE "inbox: {authserv_id: mx.example.org}\n"); /* mail-in only */
+	assert_null(cfg->inbox.url);
+	config_free(cfg);
+
+	load_bad(BASE "inbox: {url: 'pop3://x/INBOX', user: u}\n", 2, "inbox.url", "imaps://");
+	load_bad(BASE "inbox: {url: 'imaps://x/INBOX'}\n", 2, "inbox.user", "missing");
+	load_bad(BASE "inbox: {url: 'imaps://x/INBOX', user: u, tls: none}\n", 2, "inbox.tls",
+		 "imaps://");
+	load_bad(BASE "inbox: {url: 'imap://x/INBOX', user: u, tls: implicit}\n", 2, "inbox.tls",
+		 "imaps://");
+	load_bad(BASE "inbox: {user: u}\n", 2, "inbox", "need a url");
+	load_bad(BASE "inbox: {test_urls: ['file:///srv/git']}\n", 2, "inbox.test_urls[0]",
+		 "https://");
+	load_bad(BASE "inbox: {test_urls: ['ext::sh -c id']}\n", 2, "inbox.test_urls[0]", NULL);
+	load_bad(BASE "inbox: {authserv_id: 'a b'}\n", 2, "inbox.authserv_id", NULL);
+	load_bad(BASE "inbox: {max_tests: -1}\n", 2, "inbox.max_tests", NULL);
+	load_bad(BASE "inbox: {poll: never}\n", 2, "inbox.poll", "duration");
+	load_bad(BASE "inbox: {password: x}\n", 2, "inbox.password", "password_env");
+	load_bad(BASE "drop_push: maybe\n", 2, "drop_push", "true or false");
+	load_bad(BASE "notify: {operator: nobody}\n", 2, "notify.operator", "mail address");
+}
+
 static void test_errors(void **state)
 {
 	load_bad(BASE "trees:\n  - name: a\n   url: b\n", 4, "malformed YAML", NULL);
@@ -410,6 +461,7 @@ int main(void)
 		cmocka_unit_test(test_bare_from),
 		cmocka_unit_test(test_empty_lists),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_inbox),
 		cmocka_unit_test(test_never_merge),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_durations),

@@ -1,0 +1,645 @@
+/* Commands by mail: trust, loops, which flag, who may do what, the actions and the replies. */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "bot/botutil.h"
+#include "bot/cli.h"
+#include "bot/mailcmd.h"
+#include "bot/notices.h"
+#include "notify/inbox.h"
+#include "util/error.h"
+#include "util/log.h"
+#include "util/xalloc.h"
+#include "util/banned.h"
+
+#define COMMANDS_MAX 10 /* command lines read from one mail */
+#define CC_MAX 20       /* other recipients an acknowledgement goes to */
+
+static const char help_text[] =
+	"nextbot understands these commands in an answer to one of its mails,\n"
+	"one per line, outside quoted text:\n"
+	"\n"
+	"  #nextbot drop [reason]     keep the patch out of next\n"
+	"  #nextbot undrop            take a drop back\n"
+	"  #nextbot invalid <reason>  a false positive: never blamed again\n"
+	"  #nextbot reopen            take back an invalid, or a fix:\n"
+	"  #nextbot fix: <subject>    resolved when a commit with this subject\n"
+	"                             reaches the tree's branch\n"
+	"  #nextbot test: <git url> <branch>\n"
+	"                             run the failing command with that branch\n"
+	"                             in place of the tree\n"
+	"\n"
+	"drop, undrop and invalid are for the tree's maintainers (its\n"
+	"contacts); fix: for anyone the report went to; test: for the patch's\n"
+	"author and the maintainers.  When a mail does not answer one of\n"
+	"nextbot's mails about a flag, name the flag after the command word:\n"
+	"#nextbot drop 0123456789ab ...\n";
+
+/* One mail being handled. */
+struct job {
+	struct maint *m;
+	const struct inbox_mail *mail;
+	const struct sent_mail *thread; /* the mail of nextbot's it answers, or NULL */
+	struct strbuf ack, refusal, summary;
+	const char *ack_flag;            /* the flag the acknowledgement is about */
+	const char *line;                /* the command line being carried out */
+	int acted, refused;
+	char when[32];
+	char today[16];
+};
+
+const char *mailcmd_outcome_name(enum mailcmd_outcome o)
+{
+	static const char *const names[] = { "acted", "refused", "ignored", "duplicate",
+					     "unparseable" };
+
+	return (unsigned)o < sizeof(names) / sizeof(*names) ? names[o] : "?";
+}
+
+/* ---- text ---- */
+
+#define WRAP 72
+
+/* Appends `text` wrapped at WRAP columns on blanks, each line indented, then a blank line. */
+static void wrap(struct strbuf *out, const char *text, const char *indent)
+{
+	const char *p = text;
+	size_t col = 0;
+
+	while (*p) {
+		size_t n = strcspn(p, " ");
+
+		if (col && col + 1 + n > WRAP) {
+			strbuf_addch(out, '\n');
+			col = 0;
+		}
+		if (!col) {
+			strbuf_addstr(out, indent);
+			col = strlen(indent);
+		} else {
+			strbuf_addch(out, ' ');
+			col++;
+		}
+		strbuf_add(out, p, n);
+		col += n;
+		p += n;
+		p += strspn(p, " ");
+	}
+	strbuf_addstr(out, "\n\n");
+}
+
+/* A paragraph of the acknowledgement. */
+__attribute__((format(printf, 2, 3))) static void para(struct strbuf *out, const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	wrap(out, sb.buf, "");
+	strbuf_release(&sb);
+}
+
+/* ---- who is who ---- */
+
+/* Does the configured "Name <addr>" or "addr" name `addr` (case-insensitive)? */
+static int spec_is(const char *spec, const char *addr)
+{
+	const char *lt = spec ? strrchr(spec, '<') : NULL, *gt;
+	size_t n;
+
+	if (!spec || !addr)
+		return 0;
+	if (lt && (gt = strchr(lt, '>'))) {
+		spec = lt + 1;
+		n = (size_t)(gt - spec);
+	} else {
+		while (*spec == ' ')
+			spec++;
+		n = strcspn(spec, " ");
+	}
+	return n == strlen(addr) && !strncasecmp(spec, addr, n);
+}
+
+static const struct config_tree *tree_of(const struct config *cfg, const char *name)
+{
+	return notices_tree(cfg, name);
+}
+
+static int in_contacts(const struct config *cfg, const char *tree, const char *addr)
+{
+	const struct config_tree *t = tree_of(cfg, tree);
+	size_t i;
+
+	for (i = 0; t && i < t->contacts.nr; i++)
+		if (spec_is(t->contacts.v[i], addr))
+			return 1;
+	return 0;
+}
+
+/* The tree's contacts and the operator: they decide drops. */
+static int is_maintainer(const struct job *j, const struct flag *f)
+{
+	const char *from = j->mail->from_addr;
+
+	return in_contacts(j->m->cfg, f->tree, from) || spec_is(j->m->cfg->notify.operator, from);
+}
+
+/* Anyone the flag's report was addressed to: the authors, both trees' contacts. */
+static int is_addressee(const struct job *j, const struct flag *f)
+{
+	const char *from = j->mail->from_addr;
+
+	return is_maintainer(j, f) ||
+	       (f->author.email && !strcasecmp(f->author.email, from)) ||
+	       (f->partner_author.email && !strcasecmp(f->partner_author.email, from)) ||
+	       (f->partner_tree && in_contacts(j->m->cfg, f->partner_tree, from));
+}
+
+/* nextbot's own addresses: notify.from, and the inbox login when it is an address. */
+static int is_own(const struct config *cfg, const char *addr)
+{
+	return spec_is(cfg->notify.from, addr) ||
+	       (cfg->inbox.user && strchr(cfg->inbox.user, '@') && spec_is(cfg->inbox.user, addr));
+}
+
+/* Why a mail is not for nextbot at all, or NULL.  Such mails are never answered. */
+static const char *not_for_us(const struct job *j)
+{
+	const struct inbox_mail *mail = j->mail;
+	const char *from = mail->from_addr;
+
+	if (mail->auto_submitted && strcmp(mail->auto_submitted, "no"))
+		return "auto-submitted";
+	if (mail->autoreply)
+		return "an automatic reply";
+	if ((mail->return_path && !*mail->return_path) || mail->is_report ||
+	    (from && !strncasecmp(from, "mailer-daemon@", 14)))
+		return "a bounce";
+	if (!from)
+		return "no usable From: address";
+	if (is_own(j->m->cfg, from))
+		return "nextbot's own mail";
+	return NULL;
+}
+
+/* The mail of nextbot's this one answers: In-Reply-To, else the nearest References. */
+static const struct sent_mail *answered(const struct state *st, const struct inbox_mail *mail)
+{
+	const struct sent_mail *s = state_sent_find(st, mail->in_reply_to);
+	size_t i;
+
+	for (i = mail->references.nr; !s && i > 0; i--)
+		s = state_sent_find(st, mail->references.v[i - 1]);
+	return s;
+}
+
+/* A direct answer to one of nextbot's replies: acted on, never answered (no loops). */
+static int answers_a_reply(const struct state *st, const struct inbox_mail *mail)
+{
+	const char *parent = mail->in_reply_to;
+	const struct sent_mail *s;
+
+	if (!parent && mail->references.nr)
+		parent = mail->references.v[mail->references.nr - 1];
+	s = state_sent_find(st, parent);
+	return s && s->kind && !strcmp(s->kind, "reply");
+}
+
+/* ---- commands ---- */
+
+static int is_hex12(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n != 12)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!isxdigit((unsigned char)s[i]) || isupper((unsigned char)s[i]))
+			return 0;
+	return 1;
+}
+
+/* The flag a command is about: an id right after the command word, else the thread's. */
+static struct flag *flag_for(struct job *j, const char **args)
+{
+	size_t n = strcspn(*args, " \t");
+	int ambiguous;
+
+	if (is_hex12(*args, n)) {
+		char id[13];
+		struct flag *f;
+
+		memcpy(id, *args, 12);
+		id[12] = '\0';
+		f = state_flag_find(&j->m->st, id, &ambiguous);
+		if (f && f->id && !strcmp(f->id, id)) {
+			*args += n;
+			*args += strspn(*args, " \t");
+			return f;
+		}
+	}
+	if (j->thread && j->thread->flag_id)
+		return state_flag_find(&j->m->st, j->thread->flag_id, &ambiguous);
+	return NULL;
+}
+
+static const char *subj(const struct flag *f)
+{
+	return f->subject ? f->subject : "(no subject)";
+}
+
+/* A refusal line for the sender; `help` adds the list of commands to the reply. */
+__attribute__((format(printf, 3, 4))) static void refuse(struct job *j, const char *cmd,
+							  const char *fmt, ...)
+{
+	va_list ap;
+
+	struct strbuf sb = STRBUF_INIT;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	strbuf_addf(&j->refusal, "> #nextbot %s\n\n", j->line ? j->line : cmd);
+	wrap(&j->refusal, sb.buf, "");
+	strbuf_release(&sb);
+	strbuf_addf(&j->summary, "%s%.*s: refused", j->summary.len ? "; " : "",
+		    (int)strcspn(cmd, " \t:"), cmd);
+	j->refused = 1;
+}
+
+static void acted(struct job *j, const struct flag *f, const char *what)
+{
+	strbuf_addf(&j->summary, "%s%s %s", j->summary.len ? "; " : "", what, f->id);
+	j->acted = 1;
+	if (!j->ack_flag)
+		j->ack_flag = f->id;
+}
+
+static void not_allowed(struct job *j, const char *cmd, const struct flag *f, const char *who)
+{
+	refuse(j, cmd,
+	       "Refused: only %s may do that for flag %s (\"%s\" in the %s tree); %s is not "
+	       "among them.",
+	       who, f->id, subj(f), f->tree ? f->tree : "?", j->mail->from_addr);
+}
+
+static void drop_cmd(struct job *j, struct flag *f, const char *args)
+{
+	const char *reason = *args ? args : NULL;
+	struct drop *d;
+	int ret;
+
+	if (!is_maintainer(j, f)) {
+		not_allowed(j, "drop", f, "the tree's maintainers (its contacts) and the operator");
+		return;
+	}
+	if (f->kind == FLAG_FLAKY) {
+		refuse(j, "drop", "Flag %s is a flaky failure: it names no patch to drop.",
+		       f->id);
+		return;
+	}
+	ret = maint_drop_flag(j->m, f, reason ? reason : "of a mail from its maintainer",
+			      j->mail->from_addr, j->mail->key, &d);
+	if (ret < 0) {
+		log_warn("mail: drop of %s: %s", f->id, nb_error_last());
+		refuse(j, "drop", "nextbot could not record the drop of \"%s\"; it will try "
+				  "again with the next delivery of this mail.", subj(f));
+		j->refused = -1;
+		return;
+	}
+	if (ret == 1) {
+		para(&j->ack,
+			    "\"%s\" was already dropped from what nextbot merges of the %s "
+			    "tree (%s%s%s); it stays out until `#nextbot undrop`.",
+			    subj(f), f->tree, d->when ? d->when : "", d->by ? " by " : "",
+			    d->by ? d->by : "");
+		acted(j, f, "drop (already dropped)");
+		return;
+	}
+	state_flag_mail_add(f, "drop", j->mail->from_addr, j->mail->key, j->when, reason);
+	para(&j->ack,
+		    "Dropped \"%s\" from what nextbot merges of the %s tree; it stays out, "
+		    "also after a rebase, until `#nextbot undrop`.",
+		    subj(f), f->tree);
+	if (j->m->cfg->drop_push) {
+		if (maint_drop_push(j->m, d) == EXIT_DONE)
+			para(&j->ack, "The %s tree's branch was pushed without it.",
+				    f->tree);
+		else
+			para(&j->ack, "Pushing the %s tree's branch without it failed: "
+					     "the drop holds for next all the same.",
+				    f->tree);
+	}
+	acted(j, f, "drop");
+}
+
+static void undrop_cmd(struct job *j, struct flag *f, const char *args)
+{
+	struct drop *d;
+
+	if (!is_maintainer(j, f)) {
+		not_allowed(j, "undrop", f, "the tree's maintainers (its contacts) and the operator");
+		return;
+	}
+	if (!(d = maint_drop_of_flag(j->m, f))) {
+		refuse(j, "undrop", "\"%s\" (flag %s) is not dropped.", subj(f), f->id);
+		return;
+	}
+	maint_undrop(j->m, d);
+	state_flag_mail_add(f, "undrop", j->mail->from_addr, j->mail->key, j->when, NULL);
+	para(&j->ack,
+		    "Took back the drop of \"%s\": it is merged again with the %s tree from "
+		    "the next night on.",
+		    subj(f), f->tree);
+	acted(j, f, "undrop");
+}
+
+static void invalid_cmd(struct job *j, struct flag *f, const char *args)
+{
+	if (!is_maintainer(j, f)) {
+		not_allowed(j, "invalid", f,
+			    "the tree's maintainers (its contacts) and the operator");
+		return;
+	}
+	if (!*args) {
+		refuse(j, "invalid", "Say why: `#nextbot invalid <reason>`.");
+		return;
+	}
+	if (f->state == FLAG_DISMISSED) {
+		refuse(j, "invalid", "Flag %s (\"%s\") is already marked invalid: %s", f->id,
+		       subj(f), f->reason ? f->reason : "");
+		return;
+	}
+	maint_dismiss(f, args);
+	state_flag_mail_add(f, "invalid", j->mail->from_addr, j->mail->key, j->when, args);
+	para(&j->ack,
+		    "Marked flag %s (\"%s\") invalid: %s.  nextbot will not blame this failure "
+		    "again; `#nextbot reopen` takes that back.",
+		    f->id, subj(f), args);
+	acted(j, f, "invalid");
+}
+
+static void reopen_cmd(struct job *j, struct flag *f, const char *args)
+{
+	if (f->state == FLAG_DISMISSED) {
+		if (!is_maintainer(j, f)) {
+			not_allowed(j, "reopen", f,
+				    "the tree's maintainers (its contacts) and the operator");
+			return;
+		}
+		f->state = FLAG_OPEN;
+		free(f->reason);
+		f->reason = NULL;
+		para(&j->ack, "Flag %s (\"%s\") is open again: nextbot blames this "
+				     "failure again when it comes back.",
+			    f->id, subj(f));
+	} else if (f->fix_subject && !f->fix_commit) {
+		if (!is_addressee(j, f)) {
+			not_allowed(j, "reopen", f, "the people the report went to");
+			return;
+		}
+		para(&j->ack, "nextbot no longer waits for \"%s\" to resolve flag %s.",
+			    f->fix_subject, f->id);
+		free(f->fix_subject);
+		free(f->fix_by);
+		free(f->fix_date);
+		f->fix_subject = f->fix_by = f->fix_date = NULL;
+	} else {
+		refuse(j, "reopen", "Flag %s (\"%s\") is neither invalid nor waiting for a fix.",
+		       f->id, subj(f));
+		return;
+	}
+	state_flag_mail_add(f, "reopen", j->mail->from_addr, j->mail->key, j->when, NULL);
+	acted(j, f, "reopen");
+}
+
+/* The subject of `fix:`, without quotes a mail client or a person put around it. */
+static void fix_subject(struct strbuf *out, const char *args)
+{
+	size_t n = strlen(args);
+
+	if (n >= 2 && ((args[0] == '"' && args[n - 1] == '"') ||
+		       (args[0] == '`' && args[n - 1] == '`') ||
+		       (args[0] == '\'' && args[n - 1] == '\''))) {
+		args++;
+		n -= 2;
+	}
+	strbuf_add(out, args, n);
+	strbuf_trim(out);
+}
+
+static void fix_cmd(struct job *j, struct flag *f, const char *args)
+{
+	struct strbuf s = STRBUF_INIT;
+	const struct config_tree *t = tree_of(j->m->cfg, f->tree);
+
+	if (!is_addressee(j, f)) {
+		not_allowed(j, "fix:", f, "the people the report went to");
+		goto done;
+	}
+	fix_subject(&s, args);
+	if (!s.len) {
+		refuse(j, "fix:", "Name the fix by its subject: `#nextbot fix: <commit subject>`.");
+		goto done;
+	}
+	if (f->state != FLAG_OPEN) {
+		refuse(j, "fix:", "Flag %s (\"%s\") is %s: there is nothing to fix.", f->id,
+		       subj(f), flag_state_name(f->state) ? flag_state_name(f->state) : "closed");
+		goto done;
+	}
+	free(f->fix_subject);
+	free(f->fix_by);
+	free(f->fix_date);
+	free(f->fix_commit);
+	f->fix_subject = xstrdup(s.buf);
+	f->fix_by = xstrdup(j->mail->from_addr);
+	f->fix_date = xstrdup(j->today);
+	f->fix_commit = NULL;
+	state_flag_mail_add(f, "fix", j->mail->from_addr, j->mail->key, j->when, s.buf);
+	para(&j->ack,
+		    "Noted: flag %s (\"%s\") is resolved once a commit titled \"%s\" reaches "
+		    "the %s tree's %s branch.",
+		    f->id, subj(f), s.buf, f->tree, t ? t->branch : "own");
+	acted(j, f, "fix");
+done:
+	strbuf_release(&s);
+}
+
+static void test_cmd(struct job *j, struct flag *f, const char *args)
+{
+	refuse(j, "test:", "Testing a branch by mail is not enabled on this nextbot.");
+}
+
+struct verb {
+	const char *name;
+	void (*fn)(struct job *j, struct flag *f, const char *args);
+};
+
+static const struct verb verbs[] = {
+	{ "drop", drop_cmd },	  { "undrop", undrop_cmd }, { "invalid", invalid_cmd },
+	{ "reopen", reopen_cmd }, { "fix", fix_cmd },	    { "test", test_cmd },
+};
+
+static void run(struct job *j, const char *line)
+{
+	size_t n = strcspn(line, " \t:"), i;
+	const char *args = line + n;
+	char *word = xstrndup(line, n);
+	struct flag *f;
+
+	j->line = line;
+	if (*args == ':')
+		args++;
+	args += strspn(args, " \t");
+	for (i = 0; i < sizeof(verbs) / sizeof(*verbs); i++)
+		if (!strcasecmp(word, verbs[i].name))
+			break;
+	if (i == sizeof(verbs) / sizeof(*verbs)) {
+		refuse(j, line, "nextbot does not know this command.");
+		goto done;
+	}
+	if (!(f = flag_for(j, &args))) {
+		refuse(j, line,
+		       j->thread && j->thread->conflict
+			       ? "This mail answers a merge conflict mail; commands are about "
+				 "flags.  Name one after the command word."
+			       : "This mail does not answer one of nextbot's mails about a flag, "
+				 "and no flag id follows the command word.");
+		goto done;
+	}
+	verbs[i].fn(j, f, args);
+done:
+	free(word);
+}
+
+/* ---- answers and the record ---- */
+
+static int reply(struct job *j, const char *role, const struct strbuf *text, int to_all)
+{
+	const struct inbox_mail *mail = j->mail;
+	struct notice_reply r = { 0 };
+	struct notices n;
+	const char **cc = xcalloc(CC_MAX + 1, sizeof(*cc));
+	size_t i, nr = 0;
+	int ret;
+
+	for (i = 0; to_all && i < mail->recipients.nr && nr < CC_MAX; i++) {
+		const char *a = mail->recipients.v[i];
+
+		if (!is_own(j->m->cfg, a) && strcasecmp(a, mail->from_addr))
+			cc[nr++] = a;
+	}
+	r.key = mail->key;
+	r.role = role;
+	r.to.name = mail->from_name;
+	r.to.email = mail->from_addr;
+	r.cc = cc;
+	r.cc_nr = nr;
+	r.subject = mail->subject;
+	r.message_id = mail->message_id;
+	r.references = (const char *const *)mail->references.v;
+	r.references_nr = mail->references.nr;
+	r.text = text->buf;
+	notices_init(&n, j->m->cfg);
+	n.st = &j->m->st;
+	ret = notices_reply(&n, &r, j->ack_flag);
+	notices_release(&n);
+	free(cc);
+	return ret;
+}
+
+static void record(struct job *j, enum mailcmd_outcome o, const char *why)
+{
+	if (why) {
+		strbuf_reset(&j->summary);
+		strbuf_addstr(&j->summary, why);
+	}
+	state_inbox_add(&j->m->st, j->mail->key, j->mail->from_addr, j->when,
+			mailcmd_outcome_name(o), j->summary.buf);
+}
+
+int mailcmd_handle(enum mailcmd_outcome *out, struct maint *m, const char *raw, size_t len,
+		   struct strbuf *summary)
+{
+	struct inbox_mail mail = INBOX_MAIL_INIT;
+	struct strvec cmds = STRVEC_INIT;
+	struct strbuf why = STRBUF_INIT;
+	struct job j = { m, &mail, NULL, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT, NULL, NULL, 0, 0,
+			 "", "" };
+	const char *reason;
+	size_t n, i;
+	int ret = 0, silent;
+
+	bot_rfc3339(j.when, sizeof(j.when), time(NULL));
+	bot_today(j.today, sizeof(j.today));
+	if (inbox_mail_parse(&mail, raw, len) < 0) {
+		*out = MAILCMD_UNPARSEABLE;
+		strbuf_addstr(&j.summary, nb_error_last());
+		goto done;
+	}
+	if (state_inbox_find(&m->st, mail.key)) {
+		*out = MAILCMD_DUPLICATE;
+		strbuf_addstr(&j.summary, "handled before");
+		goto done;
+	}
+	if ((reason = not_for_us(&j))) {
+		*out = MAILCMD_IGNORED;
+		record(&j, *out, reason);
+		goto done;
+	}
+	n = inbox_mail_commands(&cmds, mail.body, COMMANDS_MAX);
+	if (!n) {
+		*out = MAILCMD_IGNORED;
+		record(&j, *out, "no #nextbot command");
+		goto done;
+	}
+	if (m->cfg->inbox.authserv_id &&
+	    inbox_mail_auth(&mail, m->cfg->inbox.authserv_id, &why) != INBOX_AUTH_PASS) {
+		/* never answered: the answer would go to whoever was impersonated */
+		*out = MAILCMD_REFUSED;
+		strbuf_addf(&j.summary, "From: not vouched for by %s: %s",
+			    m->cfg->inbox.authserv_id, why.buf);
+		record(&j, *out, NULL);
+		goto done;
+	}
+	j.thread = answered(&m->st, &mail);
+	silent = answers_a_reply(&m->st, &mail);
+	for (i = 0; i < cmds.nr; i++)
+		run(&j, cmds.v[i]);
+	j.line = NULL;
+	if (n > cmds.nr)
+		refuse(&j, "...", "Only the first %d commands of a mail are read.", COMMANDS_MAX);
+	if (j.refused < 0) { /* nothing may be recorded: the mail is handled again later */
+		ret = nb_error_set(NB_ERROR, "cannot record a command: try again later");
+		goto done;
+	}
+	if (!silent && j.ack.len && (ret = reply(&j, "ack", &j.ack, 1)) < 0)
+		goto done;
+	if (!silent && j.refusal.len) {
+		strbuf_addstr(&j.refusal, help_text);
+		if ((ret = reply(&j, "refusal", &j.refusal, 0)) < 0)
+			goto done;
+	}
+	*out = j.acted ? MAILCMD_ACTED : MAILCMD_REFUSED;
+	if (silent)
+		strbuf_addstr(&j.summary, " (an answer to a reply: not answered)");
+	record(&j, *out, NULL);
+done:
+	if (summary)
+		strbuf_addbuf(summary, &j.summary);
+	if (ret >= 0)
+		ret = 0;
+	inbox_mail_release(&mail);
+	strvec_clear(&cmds);
+	strbuf_release(&why);
+	strbuf_release(&j.ack);
+	strbuf_release(&j.refusal);
+	strbuf_release(&j.summary);
+	return ret;
+}

@@ -1,0 +1,256 @@
+#!/bin/sh
+# Commands by mail through `nextbot mail-in` (an MTA pipe) on a small simulated world
+# with one injected build break: a drop by the tree's maintainer in answer to the
+# report (acknowledged in the thread, the patch out of the next night, the drop naming
+# the mail), the same mail again (acts once), undrop, invalid with an explicit flag id;
+# refused: a stranger, a command in quoted text, an autoreply, a bounce, a forged
+# From: with inbox.authserv_id; exit 65 for a non-mail, 75 while another nextbot holds
+# the lock; `fix:` by the patch's author, mentioned by the next reminder, resolving
+# the flag when the fix lands.  About 50 s (five nights).
+. "$(dirname "$0")/lib.sh"
+TESTS=$(cd "$(dirname "$0")" && pwd)
+
+W=$TMP/world
+"$NEXTBOT" -q sim init "$W" --seed 3 --trees 1 --files 8 >/dev/null || exit 1
+cat >>"$W/nextbot.yaml" <<EOF
+inbox: {max_tests: 0}
+EOF
+sed -i 's|^  list: .*|&\n  operator: "Olga Operator <olga@ops.example.org>"\n  remind_days: 1|' \
+	"$W/nextbot.yaml"
+NB() { "$NEXTBOT" -q -c "$W/nextbot.yaml" "$@"; }
+MAILIN() { "$NEXTBOT" -q -c "$W/nextbot.yaml" mail-in <"$1"; }
+S=$W/state
+
+# --- a build break by Zoë in net-next, and an innocent patch after it -------------------
+git_q clone -q "$W/remotes/net-next.git" "$TMP/net" && cd "$TMP/net" || exit 1
+sed -i 's/r += sk->sk_rcvbuf & 50;/r += sk->sk_rcvbuf \& 50/' net/route.c
+git -c user.name="Zoë Ångström" -c user.email=zoe@example.org commit -qam \
+	"net/route: tighten net_route_limit()
+
+Signed-off-by: Zoë Ångström <zoe@example.org>
+Link: https://lore.kernel.org/r/20261130-route-limit-v1@example.org"
+echo 'int net_extra(void) { return 1; }' >net/extra.c && git add -A &&
+	git_q commit -qm "net: add net_extra" && git push -q origin HEAD:net-next
+cd "$TMP" || exit 1
+
+expect_exit 0 "night 1 runs" NB run --date 2026-12-02
+FLAG=$("$NEXTBOT" -c "$W/nextbot.yaml" --json flagged | $PYTHON -c '
+import json, sys; print(json.load(sys.stdin)["flags"][0]["id"])')
+check "night 1 flags the break" test -n "$FLAG"
+# the Message-ID of the report to Zoë (the submitter report answers the patch's thread)
+REPORT=$($PYTHON - "$S" <<'EOF'
+import glob, json, sys
+for f in sorted(glob.glob(sys.argv[1] + "/outbox/*.json")):
+    n = json.load(open(f))
+    if n["kind"] == "build-failure" and n["subject"].startswith("Re: "):
+        print("<nextbot.%s@example.org>" % n["id"])
+EOF
+)
+check "the report is in the outbox" test -n "$REPORT"
+
+# mail FILE FROM MSGID IN-REPLY-TO [HEADER...] < BODY: a mail answering IN-REPLY-TO
+mail() {
+	f=$1 from=$2 id=$3 irt=$4
+	shift 4
+	{
+		printf 'From: %s\r\nTo: nextbot <nextbot@example.org>\r\n' "$from"
+		printf 'Cc: Zoe <zoe@example.org>, linux-net@lists.example.org\r\n'
+		printf 'Subject: Re: net/route: tighten net_route_limit()\r\nMessage-ID: %s\r\n' "$id"
+		[ -n "$irt" ] && printf 'In-Reply-To: %s\r\nReferences: %s\r\n' "$irt" "$irt"
+		for h in "$@"; do printf '%s\r\n' "$h"; done
+		printf '\r\n'
+		sed 's/$/\r/'
+	} >"$TMP/$f"
+}
+# replies WHAT: the reply notices (kind "reply") in the outbox, as "to|cc,...|first line"
+replies() {
+	$PYTHON - "$S" "$1" <<'EOF'
+import glob, json, sys
+for f in sorted(glob.glob(sys.argv[1] + "/outbox/*.json")):
+    n = json.load(open(f))
+    if n["kind"] == "reply" and ("In-Reply-To: %s" % sys.argv[2]) in n["body"]:
+        print(" ".join(r["to"] for r in n["recipients"]))
+EOF
+}
+flag_state() {
+	"$NEXTBOT" -c "$W/nextbot.yaml" --json flagged | $PYTHON -c '
+import json, sys; print(json.load(sys.stdin)["flags"][0]["state"])'
+}
+JAKOB="Jakob Kiczek <jakob@netdev.example.org>"
+
+# --- not a mail: 65 -----------------------------------------------------------------------
+printf 'hello\n\n#nextbot drop\n' >"$TMP/junk"
+expect_exit 65 "mail-in exits 65 for input that is not a mail" MAILIN "$TMP/junk"
+
+# --- refused and ignored ------------------------------------------------------------------
+echo "#nextbot drop" | mail stranger.eml "Eve <eve@example.com>" "<eve-1@example.com>" "$REPORT"
+expect_exit 0 "a drop from a stranger is handled" MAILIN "$TMP/stranger.eml"
+check "... and refused: the flag stays open" test "$(flag_state)" = open
+check "... with one reply, to the stranger alone" test "$(replies '<eve-1@example.com>')" = \
+	"eve@example.com"
+check "... which lists the commands" $PYTHON - "$S" <<'EOF'
+import glob, json, sys
+b = [json.load(open(f))["body"] for f in glob.glob(sys.argv[1] + "/outbox/*.json")]
+b = [x for x in b if "In-Reply-To: <eve-1@example.com>" in x][0]
+assert "Refused: only the tree's maintainers" in b and "#nextbot undrop" in b, b
+EOF
+printf '> #nextbot drop\n> wrong locking\nI agree.\n' |
+	mail quoted.eml "$JAKOB" "<jakob-q@netdev.example.org>" "$REPORT"
+expect_exit 0 "a command in quoted text is handled" MAILIN "$TMP/quoted.eml"
+echo "#nextbot drop" | mail auto.eml "$JAKOB" "<jakob-auto@netdev.example.org>" "$REPORT" \
+	"Auto-Submitted: auto-replied"
+expect_exit 0 "an autoreply is handled" MAILIN "$TMP/auto.eml"
+echo "#nextbot drop" | mail bounce.eml "MAILER-DAEMON@mx.example.org" "<b-1@mx.example.org>" \
+	"$REPORT" "Return-Path: <>"
+expect_exit 0 "a bounce is handled" MAILIN "$TMP/bounce.eml"
+check "none of them dropped anything" test "$(flag_state)" = open
+check "none of them got a reply" test -z "$(replies '<jakob-q@netdev.example.org>')$(
+	replies '<jakob-auto@netdev.example.org>')$(replies '<b-1@mx.example.org>')"
+check "status lists them as refused and ignored" sh -c "
+	'$NEXTBOT' -c '$W/nextbot.yaml' status >'$TMP/status' &&
+	grep -q 'refused   eve@example.com <eve-1@example.com>: drop: refused' '$TMP/status' &&
+	grep -q 'ignored   jakob@netdev.example.org <jakob-q@netdev.example.org>: no #nextbot command' '$TMP/status' &&
+	grep -q 'ignored   jakob@netdev.example.org <jakob-auto@netdev.example.org>: auto-submitted' '$TMP/status' &&
+	grep -q 'ignored   mailer-daemon@mx.example.org <b-1@mx.example.org>: a bounce' '$TMP/status' ||
+	grep -q 'ignored   MAILER-DAEMON@mx.example.org <b-1@mx.example.org>: a bounce' '$TMP/status'"
+
+# --- exit 75 while another nextbot holds the lock: an outbox flush to a hung server ------
+$PYTHON "$TESTS/hangd.py" >"$TMP/hang.port" &
+HANGD=$!
+stop_hangd() { kill "$HANGD" 2>/dev/null; kill "$FLUSH" 2>/dev/null; wait 2>/dev/null; }
+at_exit stop_hangd
+i=0; while [ ! -s "$TMP/hang.port" ] && [ $i -lt 500 ]; do sleep 0.02; i=$((i + 1)); done
+sed "s|^notify:|workdir: $S\nnotify:\n  smtp: {url: 'smtp://127.0.0.1:$(cat "$TMP/hang.port")', tls: none}|" \
+	"$W/nextbot.yaml" | grep -v '^workdir: state$' >"$TMP/hung.yaml"
+"$NEXTBOT" -q -c "$TMP/hung.yaml" outbox flush >/dev/null 2>&1 &
+FLUSH=$!
+i=0; while ! grep -q "$FLUSH" "$S/lock" 2>/dev/null && [ $i -lt 500 ]; do sleep 0.02; i=$((i + 1)); done
+echo "#nextbot drop wrong locking" | mail drop.eml "$JAKOB" "<jakob-1@netdev.example.org>" \
+	"$REPORT"
+expect_exit 75 "mail-in exits 75 while another nextbot holds the lock" MAILIN "$TMP/drop.eml"
+check "... naming the holder" grep -q "another nextbot (pid $FLUSH)" "$TMP/err"
+check "... and did nothing" test "$(flag_state)" = open
+kill "$FLUSH"; wait "$FLUSH" 2>/dev/null
+
+# --- the maintainer drops it by mail -----------------------------------------------------
+expect_exit 0 "the maintainer's drop is handled" MAILIN "$TMP/drop.eml"
+check "the flag is dropped" test "$(flag_state)" = dropped
+check "one acknowledgement, to him, Zoë and the list" test \
+	"$(replies '<jakob-1@netdev.example.org>')" = \
+	"jakob@netdev.example.org zoe@example.org linux-net@lists.example.org"
+check "it threads under the report" $PYTHON - "$S" "$REPORT" <<'EOF'
+import glob, json, sys
+b = [json.load(open(f))["body"] for f in glob.glob(sys.argv[1] + "/outbox/*.json")]
+b = [x for x in b if "In-Reply-To: <jakob-1@netdev.example.org>" in x]
+assert len(b) == 1, b
+refs = b[0].split("References:")[1].split("MIME-Version")[0].split()
+assert refs == [sys.argv[2], "<jakob-1@netdev.example.org>"], refs
+text = " ".join(b[0].split())
+assert 'Dropped "net/route: tighten net_route_limit()" from what nextbot merges of the net-next tree' in text, text
+EOF
+check "the drop names the sender and the command mail" $PYTHON - "$S" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1] + "/state.json"))["drops"]
+assert len(d) == 1 and d[0]["active"], d
+assert d[0]["by"] == "jakob@netdev.example.org" and d[0]["mail"] == "<jakob-1@netdev.example.org>", d
+assert d[0]["reason"] == "wrong locking", d
+EOF
+expect_exit 0 "the same mail delivered again is handled" MAILIN "$TMP/drop.eml"
+check "... and acts once: one drop, one acknowledgement" sh -c "
+	test \"\$($PYTHON -c 'import json; print(len(json.load(open(\"$S/state.json\"))[\"drops\"]))')\" = 1 &&
+	test \"\$(grep -l 'In-Reply-To: <jakob-1@netdev.example.org>' '$S'/outbox/*.json | wc -l)\" = 1"
+check "flagged shows the command" sh -c "'$NEXTBOT' -c '$W/nextbot.yaml' flagged --all |
+	grep -q 'drop by jakob@netdev.example.org in <jakob-1@netdev.example.org>: wrong locking'"
+
+expect_exit 0 "night 2 runs" NB run --date 2026-12-03
+check "the patch is out of next" sh -c "
+	! git -C '$S/repo.git' log --format=%s next | grep -q 'tighten net_route_limit'"
+check "the innocent patch after it is in" sh -c "
+	git -C '$S/repo.git' log --format=%s next | grep -q 'net: add net_extra'"
+check "night 2 is clean" sh -c "'$NEXTBOT' -c '$W/nextbot.yaml' --json status | $PYTHON -c '
+import json, sys; assert json.load(sys.stdin)[\"runs\"][-1][\"result\"] == \"clean\"'"
+
+# --- undrop, by the operator, naming the flag (a fresh mail, no thread) --------------------
+printf 'Please take it back.\n\n#nextbot undrop %s\n' "$FLAG" |
+	mail undrop.eml "Olga <olga@ops.example.org>" "<olga-1@ops.example.org>" ""
+expect_exit 0 "the operator's undrop is handled" MAILIN "$TMP/undrop.eml"
+check "the flag is open again" test "$(flag_state)" = open
+expect_exit 0 "night 3 runs" NB run --date 2026-12-04
+check "the patch is back: reverted again" sh -c "'$NEXTBOT' -c '$W/nextbot.yaml' --json status |
+	$PYTHON -c '
+import json, sys
+t = [t for t in json.load(sys.stdin)[\"runs\"][-1][\"trees\"] if t[\"name\"] == \"net-next\"][0]
+assert t[\"state\"] == \"reverted\", t'"
+
+# --- forged: with inbox.authserv_id, From: needs the server's word -------------------------
+sed -i 's|^inbox: {max_tests: 0}|inbox: {max_tests: 0, authserv_id: mx.example.org}|' \
+	"$W/nextbot.yaml"
+echo "#nextbot invalid not a bug" |
+	mail forged1.eml "$JAKOB" "<forged-1@netdev.example.org>" "$REPORT"
+echo "#nextbot invalid not a bug" |
+	mail forged2.eml "$JAKOB" "<forged-2@netdev.example.org>" "$REPORT" \
+	"Authentication-Results: mx.example.org; dkim=fail header.d=netdev.example.org;" \
+	" dmarc=fail header.from=netdev.example.org" \
+	"Received: from evil.example.com" \
+	"Authentication-Results: mx.example.org; dmarc=pass header.from=netdev.example.org"
+expect_exit 0 "a mail without Authentication-Results is handled" MAILIN "$TMP/forged1.eml"
+expect_exit 0 "a mail the server says failed is handled" MAILIN "$TMP/forged2.eml"
+check "both are refused: the flag stays open" test "$(flag_state)" = open
+check "... without an answer to the forged address" test -z \
+	"$(replies '<forged-1@netdev.example.org>')$(replies '<forged-2@netdev.example.org>')"
+check "status says why" sh -c "'$NEXTBOT' -c '$W/nextbot.yaml' status | grep -q \
+	'refused   jakob@netdev.example.org <forged-2@netdev.example.org>: From: not vouched for by mx.example.org: mx.example.org for netdev.example.org: dkim=fail header.d=netdev.example.org, dmarc=fail'"
+printf '#nextbot invalid the test machine was broken\n' |
+	mail invalid.eml "$JAKOB" "<jakob-2@netdev.example.org>" "$REPORT" \
+	"Authentication-Results: mx.example.org; dkim=pass header.d=netdev.example.org"
+expect_exit 0 "a vouched-for invalid is handled" MAILIN "$TMP/invalid.eml"
+check "the flag is dismissed" test "$(flag_state)" = dismissed
+check "flagged says why and who" sh -c "'$NEXTBOT' -c '$W/nextbot.yaml' flagged --all |
+	grep -q 'invalid by jakob@netdev.example.org in <jakob-2@netdev.example.org>: the test machine was broken'"
+printf '#nextbot reopen\n' | mail reopen.eml "$JAKOB" "<jakob-3@netdev.example.org>" "$REPORT" \
+	"Authentication-Results: mx.example.org; dmarc=pass header.from=netdev.example.org"
+expect_exit 0 "reopen is handled" MAILIN "$TMP/reopen.eml"
+check "the flag is open again" test "$(flag_state)" = open
+
+# --- fix: by the patch's author; the reminder mentions it; it lands; the flag resolves ----
+printf 'Sorry!\n\n#nextbot fix: net/route: add the missing semicolon\n-- \nZoë\n' |
+	mail fix.eml "Zoë Ångström <zoe@example.org>" "<zoe-1@example.org>" "$REPORT" \
+	"Authentication-Results: mx.example.org; dkim=pass header.d=example.org"
+expect_exit 0 "the author's fix: is handled" MAILIN "$TMP/fix.eml"
+check "flagged shows the fix awaited" sh -c "'$NEXTBOT' -c '$W/nextbot.yaml' flagged |
+	grep -q 'fix:     \"net/route: add the missing semicolon\" (zoe@example.org, .*): not arrived yet'"
+expect_exit 0 "night 4 runs" NB run --date 2026-12-05
+check "its reminder mentions the fix that has not arrived" $PYTHON - "$S" <<'EOF'
+import glob, json, sys
+b = [json.load(open(f))["body"] for f in glob.glob(sys.argv[1] + "/outbox/*.json")]
+b = [" ".join(x.split()) for x in b if "This is a reminder" in x and "A fix was announced" in x]
+assert len(b) == 2, len(b)
+assert all('A fix was announced by zoe@example.org on' in x and
+           '"net/route: add the missing semicolon" but no commit with that subject has reached '
+           'the net-next tree yet' in x for x in b), b
+EOF
+cd "$TMP/net" && sed -i 's/r += sk->sk_rcvbuf & 50$/&;/' net/route.c &&
+	git -c user.name="Zoë Ångström" -c user.email=zoe@example.org commit -qam \
+	"net/route: add the missing semicolon" && git push -q origin HEAD:net-next && cd "$TMP"
+FIX=$(git -C "$TMP/net" rev-parse HEAD)
+expect_exit 0 "night 5 runs" NB run --date 2026-12-06
+check "the flag is resolved by the fix" sh -c "'$NEXTBOT' -c '$W/nextbot.yaml' --json flagged |
+	$PYTHON -c '
+import json, sys
+f = json.load(sys.stdin)[\"flags\"][0]
+assert f[\"state\"] == \"resolved\", f
+assert f[\"fix\"][\"commit\"] == \"$FIX\", f[\"fix\"]'"
+check "the resolved mail says so" $PYTHON - "$S" "$FIX" <<'EOF'
+import glob, json, sys
+b = [json.load(open(f))["body"] for f in glob.glob(sys.argv[1] + "/outbox/*.json")]
+b = [" ".join(x.split()) for x in b if "X-Nextbot-Event: resolved" in x]
+assert len(b) == 1, b
+assert 'fixed by %s ("net/route: add the missing semicolon")' % sys.argv[2][:12] in b[0], b[0]
+EOF
+check "check-config warns without authserv_id" sh -c "
+	sed 's/, authserv_id: mx.example.org//' '$W/nextbot.yaml' >'$TMP/noauth.yaml' &&
+	'$NEXTBOT' -c '$TMP/noauth.yaml' check-config 2>&1 >/dev/null | grep -q 'From: can be forged'"
+check "... and not with it" sh -c "
+	! '$NEXTBOT' -c '$W/nextbot.yaml' check-config 2>&1 >/dev/null | grep -q warning"
+
+done_testing
