@@ -281,6 +281,8 @@ static void acted(struct job *j, const struct flag *f, const char *what)
 		j->ack_flag = f->id;
 }
 
+#define MAINTAINERS "the tree's maintainers (its contacts) and the operator"
+
 static void not_allowed(struct job *j, const char *cmd, const struct flag *f, const char *who)
 {
 	refuse(j, cmd,
@@ -296,7 +298,7 @@ static void drop_cmd(struct job *j, struct flag *f, const char *args)
 	int ret;
 
 	if (!is_maintainer(j, f)) {
-		not_allowed(j, "drop", f, "the tree's maintainers (its contacts) and the operator");
+		not_allowed(j, "drop", f, MAINTAINERS);
 		return;
 	}
 	if (f->kind == FLAG_FLAKY) {
@@ -344,7 +346,7 @@ static void undrop_cmd(struct job *j, struct flag *f, const char *args)
 	struct drop *d;
 
 	if (!is_maintainer(j, f)) {
-		not_allowed(j, "undrop", f, "the tree's maintainers (its contacts) and the operator");
+		not_allowed(j, "undrop", f, MAINTAINERS);
 		return;
 	}
 	if (!(d = maint_drop_of_flag(j->m, f))) {
@@ -363,8 +365,7 @@ static void undrop_cmd(struct job *j, struct flag *f, const char *args)
 static void invalid_cmd(struct job *j, struct flag *f, const char *args)
 {
 	if (!is_maintainer(j, f)) {
-		not_allowed(j, "invalid", f,
-			    "the tree's maintainers (its contacts) and the operator");
+		not_allowed(j, "invalid", f, MAINTAINERS);
 		return;
 	}
 	if (!*args) {
@@ -389,8 +390,7 @@ static void reopen_cmd(struct job *j, struct flag *f, const char *args)
 {
 	if (f->state == FLAG_DISMISSED) {
 		if (!is_maintainer(j, f)) {
-			not_allowed(j, "reopen", f,
-				    "the tree's maintainers (its contacts) and the operator");
+			not_allowed(j, "reopen", f, MAINTAINERS);
 			return;
 		}
 		f->state = FLAG_OPEN;

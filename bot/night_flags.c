@@ -117,20 +117,20 @@ static int same_subject(const char *a, const char *b)
  * its commits on top of the base)?  Fills `commit` when it has.
  */
 static int fix_arrived(struct night *n, const struct night_tree *t, const struct flag *f,
-		       char commit[41])
+		       struct nb_oid *commit)
 {
 	struct lookup_patches pool = LOOKUP_PATCHES_INIT;
 	size_t i;
 	int found = 0;
 
-	if (!t->fetch.tip[0] ||
-	    lookup_new_patches(&pool, n->repo, t->cfg->name, t->fetch.tip, n->trees[0].fetch.tip,
-			       0) < 0)
+	if (nb_oid_is_null(&t->fetch.tip) ||
+	    lookup_new_patches(&pool, n->repo, t->cfg->name, t->fetch.tip.hex,
+			       n->trees[0].fetch.tip.hex, 0) < 0)
 		goto done;
 	for (i = pool.nr; i > 0 && !found; i--) {
 		if (pool.items[i - 1].subject && same_subject(pool.items[i - 1].subject,
 							      f->fix_subject)) {
-			memcpy(commit, pool.items[i - 1].commit, 41);
+			*commit = pool.items[i - 1].commit;
 			found = 1;
 		}
 	}
@@ -146,21 +146,22 @@ done:
 static void fixes(struct night *n, struct flag *f)
 {
 	const struct night_tree *t = tree(n, f->tree);
-	char commit[41];
+	struct nb_oid commit = NB_OID_INIT;
 
-	if (!t || !fix_arrived(n, t, f, commit))
+	if (!t || !fix_arrived(n, t, f, &commit))
 		return;
-	f->fix_commit = xstrdup(commit);
+	f->fix_commit = xstrdup(commit.hex);
 	if (strvec_contains(&n->seen_flags, f->id)) {
 		strvec_pushf(&n->run->notes,
 			     "flag %s: the fix \"%s\" announced by %s is in the %s tree (%.12s), "
 			     "but the failure is still there",
-			     f->id, f->fix_subject, f->fix_by ? f->fix_by : "mail", f->tree, commit);
+			     f->id, f->fix_subject, f->fix_by ? f->fix_by : "mail", f->tree,
+			     commit.hex);
 		return;
 	}
 	f->state = FLAG_RESOLVED;
 	free(f->reason);
-	f->reason = xstrfmt("fixed by %.12s (\"%s\")", commit, f->fix_subject);
+	f->reason = xstrfmt("fixed by %.12s (\"%s\")", commit.hex, f->fix_subject);
 	strvec_push(&n->resolved, f->id);
 }
 

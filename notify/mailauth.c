@@ -1,4 +1,4 @@
-/* Inbound mail: what the receiving server's Authentication-Results (RFC 8601) say of the From: domain. */
+/* Inbound mail: what the receiving server's Authentication-Results say of the From: domain. */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>

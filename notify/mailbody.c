@@ -1,4 +1,4 @@
-/* Inbound mail: the text of a stranger's message (MIME parts, transfer encodings, charsets) and its command lines. */
+/* Inbound mail: a stranger's text (MIME parts, encodings, charsets) and its command lines. */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* Inbound mail: header fields, addresses, Message-IDs and RFC 2047 words of a stranger's message. */
+/* Inbound mail: header fields, addresses, Message-IDs and RFC 2047 words from strangers. */
 #include <ctype.h>
 #include <openssl/evp.h>
 #include <stdlib.h>

@@ -121,7 +121,8 @@ static void test_mime_encodings(void **state)
 	assert_non_null(strstr(m.body, "Gr\xc3\xbc\xc3\x9f" "e,"));
 	assert_int_equal(inbox_mail_commands(&cmds, m.body, 10), 1);
 	assert_string_equal(cmds.v[0],
-			    "fix: mm: a very long subject that was wrapped by quoted-printable soft "
+			    "fix: mm: a very long subject that was wrapped by quoted-printable "
+			    "soft "
 			    "breaks");
 	strvec_clear(&cmds);
 	inbox_mail_release(&m);
@@ -209,7 +210,7 @@ static void test_hostile_input(void **state)
 	strbuf_reset(&big);
 	strbuf_addstr(&big, "From: a@example.org\nSubject: big\n\n#nextbot undrop\n");
 	while (big.len <= INBOX_MAIL_MAX + 100)
-		strbuf_addstr(&big, "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n");
+		strbuf_addstr(&big, "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n");
 	assert_int_equal(inbox_mail_parse(&m, big.buf, big.len), 0);
 	assert_true(m.truncated);
 	assert_true(strlen(m.body) <= INBOX_BODY_MAX);
