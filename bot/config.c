@@ -646,6 +646,17 @@ static int abs_path(struct loader *ld, const struct ynode *map, const char *key,
 	return 0;
 }
 
+/*
+ * A url that is a path starting with "./" or "../" names a repository beside the
+ * config file (as workdir does), so a folder holding both can be moved whole.
+ */
+static int local_url(struct loader *ld, const struct ynode *map, char **url)
+{
+	if (*url && (str_starts_with(*url, "./") || str_starts_with(*url, "../")))
+		return abs_path(ld, map, "url", url);
+	return 0;
+}
+
 /* ---- sections ------------------------------------------------------------ */
 
 static int load_tree(struct loader *ld, const struct ynode *n, const char *key,
@@ -666,6 +677,7 @@ static int load_tree(struct loader *ld, const struct ynode *n, const char *key,
 	old = key ? kp_push(ld, key) : ld->kp.len;
 	if ((ret = get_str(ld, n, "name", &t->name, STR_REQUIRED)) < 0 ||
 	    (ret = get_str(ld, n, "url", &t->url, STR_REQUIRED)) < 0 ||
+	    (ret = local_url(ld, n, &t->url)) < 0 ||
 	    (ret = get_str(ld, n, "branch", &t->branch, STR_REQUIRED)) < 0 ||
 	    (ret = get_str(ld, n, "fixes", &t->fixes, 0)) < 0 ||
 	    (ret = get_strlist(ld, n, "contacts", &t->contacts, &contacts)) < 0)

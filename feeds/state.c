@@ -380,7 +380,7 @@ static void yaml_tree(struct strbuf *sb, struct sim_world *w, const struct sim_t
 	struct strbuf tmp = STRBUF_INIT;
 
 	strbuf_addf(sb, "  - name: %s\n    url: ", t->name);
-	strbuf_addf(&tmp, "file://%s/remotes/%s.git", w->dir, t->repo);
+	strbuf_addf(&tmp, "./remotes/%s.git", t->repo);
 	yaml_str(sb, tmp.buf);
 	strbuf_addf(sb, "\n    branch: %s\n    contacts: [", t->branch);
 	strbuf_reset(&tmp);
@@ -405,7 +405,7 @@ int sim_config_save(struct sim_world *w)
 			 "# `nextbot sim advance %s` plays a day; `nextbot -c %s run` a night.\n",
 		    w->seed, w->dir, path);
 	strbuf_addstr(&sb, "workdir: state\nbase: {name: origin, url: ");
-	strbuf_addf(&url, "file://%s/remotes/mainline.git", w->dir);
+	strbuf_addstr(&url, "./remotes/mainline.git");
 	yaml_str(&sb, url.buf);
 	strbuf_addstr(&sb, ", branch: master}\ntrees:\n");
 	for (i = 1; i < w->trees_nr; i++)

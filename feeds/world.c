@@ -1201,12 +1201,24 @@ static int create_repos(struct sim_world *w)
 		error = merge_git_fail("%s", store.buf);
 		goto done;
 	}
-	strbuf_addstr(&store, "/objects");
 	for (i = 0; i < w->trees_nr && !error; i++) {
+		const char *r;
+
 		if (i > 1 && w->trees[i].kind != SIM_OTHER)
 			continue; /* mm.git is made once */
 		strbuf_reset(&path);
 		strbuf_addf(&path, "%s/remotes/%s.git", w->dir, w->trees[i].repo);
+		/*
+		 * The remote borrows the store's objects by a path relative to its own
+		 * objects folder (git resolves it from there), so the world can be moved:
+		 * up from remotes/<repo>.git/objects to the world, then sim/store.git.
+		 */
+		strbuf_reset(&store);
+		strbuf_addstr(&store, "../../../");
+		for (r = w->trees[i].repo; *r; r++)
+			if (*r == '/')
+				strbuf_addstr(&store, "../");
+		strbuf_addstr(&store, "sim/store.git/objects");
 		error = sim_git_init_remote(path.buf, store.buf, w->trees[i].branch);
 	}
 done:

@@ -79,4 +79,24 @@ expect_exit 0 "the same night again" NB run --date 2026-12-05
 check "the same next tree" test "$TREE1" = "$(git -C "$R" rev-parse "next^{tree}")"
 check "the night is recorded once" sh -c "$NEXTBOT -c '$W/nextbot.yaml' --json status |
 	$PYTHON -c 'import json,sys; d=[r[\"date\"] for r in json.load(sys.stdin)[\"runs\"]]; assert d.count(\"2026-12-05\")==1, d'"
+
+# --- a world is a folder its user may move: remotes borrow the store's objects by a
+# relative path, and the config names them beside itself ("./remotes/…") ------------
+check "the remotes borrow objects by a relative path" sh -c \
+	"! grep -q '^/' '$W'/remotes/*.git/objects/info/alternates"
+mv "$W" "$TMP/moved"
+W=$TMP/moved
+R=$W/state/repo.git
+old_tip=$(git -C "$W/remotes/net-next.git" rev-parse net-next)
+expect_exit 0 "a moved world advances" "$NEXTBOT" -q sim advance "$W"
+check "its remotes see the new day's commits" sh -c \
+	"git -C '$W/remotes/net-next.git' fsck --no-progress --connectivity-only >/dev/null 2>&1 &&
+	 git -C '$W/remotes/mm.git' fsck --no-progress --connectivity-only >/dev/null 2>&1 &&
+	 test \"\$(git -C '$W/remotes/net-next.git' rev-list $old_tip..net-next | wc -l)\" -gt 0"
+expect_exit 0 "the moved world's night runs" NB run --date 2026-12-06
+check "the moved night fetched the new day" test \
+	"$(git -C "$R" rev-parse refs/feeds/net-next)" = "$(git -C "$W/remotes/net-next.git" rev-parse net-next)"
+check "and tagged next" git -C "$R" rev-parse -q --verify refs/tags/next-20261206
+check "no tree of the moved night is stale or failed to fetch" sh -c "$NEXTBOT -c '$W/nextbot.yaml' --json status |
+	$PYTHON -c 'import json,sys; r=json.load(sys.stdin)[\"runs\"][-1]; assert r[\"date\"]==\"2026-12-06\", r; assert all(t[\"state\"] not in (\"fetch-failed\", \"stale\") for t in r[\"trees\"]), r'"
 done_testing
