@@ -309,7 +309,7 @@ static void compare_with_git(struct history *h, int first_parent, unsigned jobs)
 	bisect_graph_release(&g);
 }
 
-static void oracle_linear(void **state)
+static void oracle_linear_slow(void **state)
 {
 	static const int sizes[] = { 100, 400, 1000, 2000 };
 	struct history h;
@@ -322,7 +322,7 @@ static void oracle_linear(void **state)
 	}
 }
 
-static void oracle_merges(void **state)
+static void oracle_merges_slow(void **state)
 {
 	static const int sizes[] = { 100, 300, 700, 1500 };
 	struct history h;
@@ -338,7 +338,7 @@ static void oracle_merges(void **state)
 }
 
 /* Dense skips around a culprit: git's pseudo-random moves must be reproduced. */
-static void oracle_many_skips(void **state)
+static void oracle_many_skips_slow(void **state)
 {
 	struct history h;
 	int i;
@@ -350,7 +350,7 @@ static void oracle_many_skips(void **state)
 	}
 }
 
-static void multisection_finds_git_answer(void **state)
+static void multisection_finds_git_answer_slow(void **state)
 {
 	struct history h;
 	int i;
@@ -364,7 +364,7 @@ static void multisection_finds_git_answer(void **state)
 }
 
 /* t6030's `bisect run` cases with skips, on a 20-commit line; git decides. */
-static void t6030_skip_cases(void **state)
+static void t6030_skip_cases_slow(void **state)
 {
 	static const int cases[][6] = {
 		/* culprit, skipped commits (0-terminated) */
@@ -450,11 +450,11 @@ static void steps_and_rounds(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(oracle_linear),
-		cmocka_unit_test(oracle_merges),
-		cmocka_unit_test(oracle_many_skips),
-		cmocka_unit_test(multisection_finds_git_answer),
-		cmocka_unit_test(t6030_skip_cases),
+		cmocka_unit_test(oracle_linear_slow),
+		cmocka_unit_test(oracle_merges_slow),
+		cmocka_unit_test(oracle_many_skips_slow),
+		cmocka_unit_test(multisection_finds_git_answer_slow),
+		cmocka_unit_test(t6030_skip_cases_slow),
 		cmocka_unit_test(steps_and_rounds),
 	};
 	int rc;

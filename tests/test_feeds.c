@@ -111,7 +111,7 @@ static int count_blobs(const char *root, const git_tree_entry *entry, void *payl
 }
 
 /* More trees and --files: named drivers, optional modules; it still builds and tests. */
-static void test_world_scaled(void **state)
+static void test_world_scaled_slow(void **state)
 {
 	struct feeds_world_opts opts = FEEDS_WORLD_OPTS_INIT;
 	char *dir = xstrfmt("%s/big", tmp_dir), *cmd;
@@ -151,7 +151,7 @@ int main(void)
 		cmocka_unit_test(test_find_fn_skips_calls_and_declarations),
 		cmocka_unit_test(test_lockset),
 		cmocka_unit_test_setup_teardown(test_world_errors, setup_tmp, teardown_tmp),
-		cmocka_unit_test_setup_teardown(test_world_scaled, setup_tmp, teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_world_scaled_slow, setup_tmp, teardown_tmp),
 	};
 
 	return cmocka_run_group_tests_name("feeds", tests, NULL, NULL);

@@ -208,7 +208,7 @@ static void run_night(struct integ_repo *repo, struct nb_oid *head, const char *
 	integ_night_free(night);
 }
 
-static void test_night(void **state)
+static void test_night_slow(void **state)
 {
 	struct integ_repo *repo;
 	struct strbuf out = STRBUF_INIT, want = STRBUF_INIT;
@@ -262,7 +262,7 @@ static void test_night(void **state)
 }
 
 /* The same date twice with unchanged feeds: the same next, the tag replaced. */
-static void test_same_date_twice(void **state)
+static void test_same_date_twice_slow(void **state)
 {
 	struct integ_repo *repo;
 	struct nb_oid h1 = NB_OID_INIT, h2 = NB_OID_INIT;
@@ -315,7 +315,7 @@ static void memo_night(struct integ_repo *repo, const char *memo, struct strbuf 
  * entry altered to another tree, which the night then uses) with the same log;
  * a damaged or foreign memo file is an empty memo.
  */
-static void test_merge_memo(void **state)
+static void test_merge_memo_slow(void **state)
 {
 	struct integ_repo *repo;
 	struct strbuf log1 = STRBUF_INIT, log2 = STRBUF_INIT, out = STRBUF_INIT;
@@ -364,7 +364,7 @@ static void test_merge_memo(void **state)
  * them, git verifies it, every tree's commit is still found; it is not written
  * again while no pack is new; gc removes it with the packs it covered.
  */
-static void test_multi_pack_index(void **state)
+static void test_multi_pack_index_slow(void **state)
 {
 	struct fetch_tree ft[REPO_PACKS_FOR_MIDX + 1];
 	struct fetch_result res[REPO_PACKS_FOR_MIDX + 1];
@@ -422,7 +422,7 @@ static void test_multi_pack_index(void **state)
 	strbuf_release(&before);
 }
 
-static void test_fetch_force_push_and_failures(void **state)
+static void test_fetch_force_push_and_failures_slow(void **state)
 {
 	struct integ_repo *repo;
 	struct fetch_result res[5];
@@ -543,7 +543,7 @@ static void test_drops_and_revert(void **state)
 }
 
 /* Already merged trees, unrelated history, good-tip refs. */
-static void test_already_unrelated_good(void **state)
+static void test_already_unrelated_good_slow(void **state)
 {
 	struct integ_repo *repo;
 	struct integ_night *night = NULL;
@@ -640,13 +640,13 @@ static int teardown_all(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_night),
-		cmocka_unit_test(test_same_date_twice),
-		cmocka_unit_test(test_merge_memo),
-		cmocka_unit_test(test_multi_pack_index),
-		cmocka_unit_test(test_fetch_force_push_and_failures),
+		cmocka_unit_test(test_night_slow),
+		cmocka_unit_test(test_same_date_twice_slow),
+		cmocka_unit_test(test_merge_memo_slow),
+		cmocka_unit_test(test_multi_pack_index_slow),
+		cmocka_unit_test(test_fetch_force_push_and_failures_slow),
 		cmocka_unit_test(test_drops_and_revert),
-		cmocka_unit_test(test_already_unrelated_good),
+		cmocka_unit_test(test_already_unrelated_good_slow),
 		cmocka_unit_test(test_stale_locks),
 	};
 

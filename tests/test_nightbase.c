@@ -209,7 +209,7 @@ static void night(struct world *w, struct nightbase_stats *total)
 	nightbase_free(nb);
 }
 
-static void test_random_nights_match_git(void **state)
+static void test_random_nights_match_git_slow(void **state)
 {
 	struct nightbase_stats total = { 0, 0, 0, 0 };
 	unsigned int seed;
@@ -305,7 +305,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_oidset),
 		cmocka_unit_test(test_linear_night_never_rebuilds),
-		cmocka_unit_test(test_random_nights_match_git),
+		cmocka_unit_test(test_random_nights_match_git_slow),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

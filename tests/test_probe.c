@@ -488,7 +488,7 @@ static const char linear_night[] =
 	"git checkout -q -b gamma base; commit g1 1 'gamma: one'; "
 	"git checkout -q -b next base; step beta; step alpha; step gamma";
 
-static void night_linear_tree(void **state)
+static void night_linear_tree_slow(void **state)
 {
 	struct night_fixture nf;
 	struct culprit_result r = CULPRIT_RESULT_INIT;
@@ -555,7 +555,7 @@ static const char semantic_night[] =
 	"commit user_v1 u 'delta: use the old api'; commit d3 3 'delta: three'; "
 	"git checkout -q -b next base; step gamma; step other; step delta";
 
-static void night_semantic_pair(void **state)
+static void night_semantic_pair_slow(void **state)
 {
 	static const struct culprit_command build = {
 		"x86_64", "if [ -e user_v1 ] && [ ! -e api_v1 ]; then exit 1; fi", NULL, 30
@@ -581,7 +581,7 @@ static void night_semantic_pair(void **state)
  * A build that fails 30% of the time, whatever the commit (deterministically
  * pseudo-random per run): never blamed with confirm 2.
  */
-static void night_flaky_never_blamed(void **state)
+static void night_flaky_never_blamed_slow(void **state)
 {
 	struct night_fixture nf;
 	struct culprit_result r = CULPRIT_RESULT_INIT;
@@ -614,7 +614,7 @@ static void night_flaky_never_blamed(void **state)
 }
 
 /* make's second run fails on `ln -s`: probes retry pristine; the right patch is found. */
-static void night_incremental_unsafe(void **state)
+static void night_incremental_unsafe_slow(void **state)
 {
 	static const struct culprit_command build = { "make", "make -s", NULL, 60 };
 	struct night_fixture nf;
@@ -637,7 +637,7 @@ static void night_incremental_unsafe(void **state)
 }
 
 /* Bisecting a test failure: a commit whose build fails is a skip, never the culprit. */
-static void night_build_failure_is_skip(void **state)
+static void night_build_failure_is_skip_slow(void **state)
 {
 	static const struct culprit_command build = { "build", "test ! -e NOBUILD", NULL, 30 };
 	static const struct culprit_command test = { "selftests", "test ! -e TESTFAIL", NULL, 30 };
@@ -669,7 +669,7 @@ static void night_build_failure_is_skip(void **state)
  * merge and reverted as a step; the final check then finds a test failure: the
  * search must blame it whether it comes after or before the reverted commit.
  */
-static void night_test_after_reverted_build_breakage(void **state)
+static void night_test_after_reverted_build_breakage_slow(void **state)
 {
 	static const struct culprit_command build = { "build", "test ! -e NOBUILD", NULL, 30 };
 	static const struct culprit_command test = { "selftests", "test ! -e TESTFAIL", NULL, 30 };
@@ -723,7 +723,7 @@ static const struct culprit_command break_build = {
  * with it reverted still fails (with the other's error); once reverted as a step,
  * the second is found.  Two breakages with the same error stay unconfirmed.
  */
-static void night_two_build_breakages(void **state)
+static void night_two_build_breakages_slow(void **state)
 {
 	static const char tree[] =
 		"commit README base base; git tag base; "
@@ -779,7 +779,7 @@ static void night_two_build_breakages(void **state)
 }
 
 /* Bounds before blame: a good end that fails (a missing tool) blames nobody. */
-static void night_bounds(void **state)
+static void night_bounds_slow(void **state)
 {
 	static const struct culprit_command missing = { "x86_64", "no-such-compiler-xyz", NULL,
 							30 };
@@ -809,15 +809,15 @@ int main(void)
 		cmocka_unit_test(pristine_retry),
 		cmocka_unit_test(cache),
 		cmocka_unit_test(many_at_once),
-		cmocka_unit_test(night_linear_tree),
+		cmocka_unit_test(night_linear_tree_slow),
 		cmocka_unit_test(night_tree_with_merges),
-		cmocka_unit_test(night_semantic_pair),
-		cmocka_unit_test(night_flaky_never_blamed),
-		cmocka_unit_test(night_incremental_unsafe),
-		cmocka_unit_test(night_build_failure_is_skip),
-		cmocka_unit_test(night_bounds),
-		cmocka_unit_test(night_test_after_reverted_build_breakage),
-		cmocka_unit_test(night_two_build_breakages),
+		cmocka_unit_test(night_semantic_pair_slow),
+		cmocka_unit_test(night_flaky_never_blamed_slow),
+		cmocka_unit_test(night_incremental_unsafe_slow),
+		cmocka_unit_test(night_build_failure_is_skip_slow),
+		cmocka_unit_test(night_bounds_slow),
+		cmocka_unit_test(night_test_after_reverted_build_breakage_slow),
+		cmocka_unit_test(night_two_build_breakages_slow),
 	};
 	int rc;
 

@@ -360,7 +360,7 @@ static void random_op(struct strbuf *sb, int op, int v, int s)
 }
 
 /* Random small histories: every clean merge equals git's, every conflict is git's. */
-static void test_random(void **state)
+static void test_random_slow(void **state)
 {
 	unsigned seed = 12345;
 	int i, n = getenv("TREEMERGE_RANDOM") ? 200 : 40;
@@ -431,7 +431,7 @@ int main(void)
 		cmocka_unit_test(test_criss_cross),
 		cmocka_unit_test(test_unrelated),
 		cmocka_unit_test(test_directory_rename_differs),
-		cmocka_unit_test(test_random),
+		cmocka_unit_test(test_random_slow),
 	};
 
 	return cmocka_run_group_tests_name("treemerge", tests, setup_all, teardown_all);
