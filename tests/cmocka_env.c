@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
+#include "util/banned.h"
+
 __attribute__((constructor)) static void cmocka_env(void)
 {
 	const char *run = getenv("CMOCKA_FILTER"), *skip = getenv("CMOCKA_SKIP");
