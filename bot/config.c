@@ -1,7 +1,6 @@
 /* Strict config loading: YAML events into a small marked tree, then a schema walk. */
 #include <ctype.h>
 #include <errno.h>
-#include <fnmatch.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,6 +12,7 @@
 #include <yaml.h>
 
 #include "bot/config.h"
+#include "merge/fetch.h"
 #include "util/cron.h"
 #include "util/error.h"
 #include "util/strbuf.h"
@@ -1427,15 +1427,8 @@ void config_free(struct config *cfg)
 const char *config_never_merge_match(const struct config *cfg, const char *name,
 				     const char *branch)
 {
-	size_t i;
-
-	for (i = 0; i < cfg->never_merge.nr; i++) {
-		const char *pat = cfg->never_merge.v[i];
-
-		if ((name && !fnmatch(pat, name, 0)) || (branch && !fnmatch(pat, branch, 0)))
-			return pat;
-	}
-	return NULL;
+	/* the one rule, merge/'s: the config refuses at load what the night refuses */
+	return fetch_never_merge_match((const char *const *)cfg->never_merge.v, name, branch);
 }
 
 const char *config_secret(const char *env_name)

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "merge/bisect.h"
+#include "merge/git_int.h"
 #include "util/error.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
@@ -573,17 +574,6 @@ static void oidmap_release(struct oidmap *m)
 	free(m->used);
 }
 
-static void subject(struct strbuf *sb, const git_commit *c)
-{
-	const char *s = git_commit_summary((git_commit *)c);
-	size_t i;
-
-	strbuf_addstr(sb, s ? s : "");
-	for (i = 0; i < sb->len; i++)
-		if ((unsigned char)sb->buf[i] < 0x20 || sb->buf[i] == 0x7f)
-			sb->buf[i] = ' ';
-}
-
 static int walk(git_oid **out, size_t *out_nr, git_repository *repo, const git_oid *bad,
 		  const git_oid *goods, size_t goods_nr, int first_parent)
 {
@@ -647,7 +637,7 @@ static int add_nodes(struct bisect_graph *g, git_repository *repo, const git_oid
 		}
 		git_oid_tostr(hex, sizeof(hex), id);
 		strbuf_reset(&subj);
-		subject(&subj, commits[k]);
+		merge_commit_subject(&subj, commits[k]);
 		bisect_graph_add(g, hex, subj.buf, git_commit_time(commits[k]));
 		map.keys[slot] = *id;
 		map.vals[slot] = k;

@@ -22,18 +22,6 @@
 
 static const char *const verdict_word[] = { "untested", "good", "bad", "skip" };
 
-/* A one-line subject without control characters. */
-static void subject(struct strbuf *sb, const git_commit *c)
-{
-	const char *s = git_commit_summary((git_commit *)c);
-	size_t i;
-
-	strbuf_addstr(sb, s ? s : "");
-	for (i = 0; i < sb->len; i++)
-		if ((unsigned char)sb->buf[i] < 0x20 || sb->buf[i] == 0x7f)
-			sb->buf[i] = ' ';
-}
-
 /* What the engine's callback needs: the workers and the probe description. */
 struct session {
 	struct worker *workers[MAX_JOBS];
@@ -517,7 +505,7 @@ static int bisect_cands(struct cands *cs, const char *good, const char *title,
 		struct strbuf subj = STRBUF_INIT;
 
 		if (git_commit_lookup(&c, n->repo, &cs->v[i].commit) == 0)
-			subject(&subj, c);
+			merge_commit_subject(&subj, c);
 		bisect_graph_add(&g, cs->v[i].id, subj.buf, (long long)i);
 		if (i)
 			bisect_graph_add_parent(&g, i, i - 1);
@@ -1002,7 +990,7 @@ static void describe(struct night *n, const struct found *f, const struct probe_
 
 	merge_oid_from_git(&out->commit, &f->commit);
 	if (git_commit_lookup(&c, n->repo, &f->commit) == 0)
-		subject(&subj, c);
+		merge_commit_subject(&subj, c);
 	git_commit_free(c);
 	out->subject = strbuf_detach(&subj, NULL);
 	cmd = fail->cmd_index >= 0 ? &n->cmds[fail->cmd_index] : &n->cmds[n->cmds_nr - 1];

@@ -107,37 +107,21 @@ static int remote_has(const git_remote_head **heads, size_t nheads, const char *
 	return found;
 }
 
-/* ---- what the fetch child tells its watcher (one write each: atomic on a pipe) ---- */
+/*
+ * What the fetch child tells its watcher, in watch.c's message format: a tree's
+ * url started (code: its index), a tree's result (code: its index; text: "<state>
+ * <tip or -> <reason>"), beats and the end.
+ */
+enum { MSG_START = WATCH_MSG_USER, MSG_RESULT };
 
-enum { MSG_START, MSG_BEAT, MSG_RESULT, MSG_END };
-#define REASON_MAX 2048         /* header + reason stay under PIPE_BUF */
-
-struct msg {
-	uint32_t type, index, state, reason_len;
-	char tip[NB_OID_HEXSZ + 1];
-};
-
-static void send(int fd, uint32_t type, uint32_t index, const struct fetch_result *r)
+static void send_result(int fd, uint32_t index, const struct fetch_result *r)
 {
-	char buf[sizeof(struct msg) + REASON_MAX];
-	struct msg m;
-	size_t len = 0;
+	struct strbuf text = STRBUF_INIT;
 
-	memset(&m, 0, sizeof(m));
-	m.type = type;
-	m.index = index;
-	if (r) {
-		m.state = (uint32_t)r->state;
-		memcpy(m.tip, r->tip.hex, sizeof(m.tip));
-		len = r->reason ? strlen(r->reason) : 0;
-		len = len > REASON_MAX ? REASON_MAX : len;
-		m.reason_len = (uint32_t)len;
-	}
-	memcpy(buf, &m, sizeof(m));
-	if (len)
-		memcpy(buf + sizeof(m), r->reason, len);
-	if (write(fd, buf, sizeof(m) + len) < 0)
-		_exit(3);       /* the watcher is gone */
+	strbuf_addf(&text, "%d %s %s", (int)r->state, nb_oid_is_null(&r->tip) ? "-" : r->tip.hex,
+		    r->reason ? r->reason : "");
+	watch_msg_send(fd, MSG_RESULT, (int32_t)index, text.buf);
+	strbuf_release(&text);
 }
 
 /* Callback payload: the credentials' state and the pipe to the watcher (-1: none). */
@@ -160,7 +144,7 @@ static void beat(struct payload *p)
 
 	if (p->fd >= 0 && now != p->last_beat) {
 		p->last_beat = now;
-		send(p->fd, MSG_BEAT, 0, NULL);
+		watch_msg_send(p->fd, WATCH_MSG_BEAT, 0, NULL);
 	}
 }
 
@@ -287,28 +271,39 @@ static void child(int fd, void *arg)
 		if (done[i])
 			continue;
 		memcpy(before, done, n);
-		send(fd, MSG_START, (uint32_t)i, NULL);
+		watch_msg_send(fd, MSG_START, (int32_t)i, NULL);
 		log_progress("fetching %s (%s)", trees[i].name, trees[i].url);
 		fetch_url(out, done, jb->repo, trees, n, i, jb->creds, fd);
 		for (j = i; j < n; j++)
 			if (done[j] && !before[j])
-				send(fd, MSG_RESULT, (uint32_t)j, &out[j]);
+				send_result(fd, (uint32_t)j, &out[j]);
 	}
-	send(fd, MSG_END, 0, NULL);
+	watch_msg_send(fd, WATCH_MSG_END, 0, NULL);
 }
 
-/* A result from the child becomes the caller's. */
-static void take(struct fetch_result *out, char *done, size_t n, const struct msg *m,
-		   const char *reason)
+/* A result from the child becomes the caller's; -1 when it is not one. */
+static int take(struct fetch_result *out, char *done, size_t n, const struct watch_msg *m)
 {
-	if (m->index >= n)
-		return;
-	free(out[m->index].reason);
-	out[m->index].state = (enum fetch_state)m->state;
-	memcpy(out[m->index].tip.hex, m->tip, sizeof(out[m->index].tip));
-	out[m->index].tip.hex[NB_OID_HEXSZ] = '\0';
-	out[m->index].reason = m->reason_len ? xstrfmt("%.*s", (int)m->reason_len, reason) : NULL;
-	done[m->index] = 1;
+	char *end, *tip, *reason;
+	long state;
+
+	if (m->code < 0 || (size_t)m->code >= n)
+		return -1;
+	state = strtol(m->text, &end, 10);
+	if (end == m->text || *end != ' ' || state < 0 || state > FETCH_REFUSED)
+		return -1;
+	tip = end + 1;
+	if (!(reason = strchr(tip, ' ')))
+		return -1;
+	*reason++ = '\0';
+	free(out[m->code].reason);
+	out[m->code].state = (enum fetch_state)state;
+	nb_oid_clear(&out[m->code].tip);
+	if (strcmp(tip, "-") && nb_oid_parse(&out[m->code].tip, tip) < 0)
+		return -1;
+	out[m->code].reason = *reason ? xstrdup(reason) : NULL;
+	done[m->code] = 1;
+	return 0;
 }
 
 /*
@@ -319,20 +314,18 @@ static void take(struct fetch_result *out, char *done, size_t n, const struct ms
 static int follow(long *current, int fd, pid_t pid, struct fetch_result *out, char *done,
 		    size_t n, long idle_ms)
 {
-	char reason[REASON_MAX + 1];
-	struct msg m;
+	struct watch_msg m;
 
 	for (;;) {
 		if (!watch_wait(fd, pid, watch_now_ms() + idle_ms))
 			return 0;
-		if (watch_read_full(fd, &m, sizeof(m)) <= 0 || m.reason_len > REASON_MAX ||
-		    (m.reason_len && watch_read_full(fd, reason, m.reason_len) <= 0))
+		if (watch_msg_recv(fd, &m) <= 0)
 			return -1;
 		if (m.type == MSG_START)
-			*current = m.index < n ? (long)m.index : -1;
-		else if (m.type == MSG_RESULT)
-			take(out, done, n, &m, reason);
-		else if (m.type == MSG_END)
+			*current = m.code >= 0 && (size_t)m.code < n ? (long)m.code : -1;
+		else if (m.type == MSG_RESULT && take(out, done, n, &m) < 0)
+			return -1;
+		else if (m.type == WATCH_MSG_END)
 			return 1;
 	}
 }

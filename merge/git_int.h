@@ -8,12 +8,16 @@
 
 #include <git2.h>
 #include "util/oid.h"
+#include "util/strbuf.h"
 
 /*
  * Records "<what>: <libgit2's last error>" (what is printf-style) as NB_ERROR and
  * returns NB_ERROR: `return merge_git_fail("lookup %s", name);`.
  */
 int merge_git_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Appends `c`'s subject (its first paragraph as one line), control characters as spaces. */
+void merge_commit_subject(struct strbuf *sb, const git_commit *c);
 
 /* The typed id of `id`. */
 void merge_oid_from_git(struct nb_oid *out, const git_oid *id);

@@ -67,3 +67,14 @@ int merge_oid_to_git(git_oid *out, const struct nb_oid *id)
 {
 	return merge_oid_parse_git(out, id->hex);
 }
+
+void merge_commit_subject(struct strbuf *sb, const git_commit *c)
+{
+	const char *s = git_commit_summary((git_commit *)c);
+	size_t i, from = sb->len;
+
+	strbuf_addstr(sb, s ? s : "");
+	for (i = from; i < sb->len; i++)
+		if ((unsigned char)sb->buf[i] < 0x20 || sb->buf[i] == 0x7f)
+			sb->buf[i] = ' ';
+}

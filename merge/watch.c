@@ -15,15 +15,6 @@
 #include "util/xalloc.h"
 #include "util/banned.h"
 
-#define MESSAGE_MAX 2048        /* the end record stays under PIPE_BUF */
-
-enum { MSG_BEAT, MSG_END };
-
-struct msg {
-	int32_t type, code;
-	uint32_t len;
-};
-
 static int beat_fd = -1;        /* in the child: the pipe to the watcher */
 static time_t last_beat;
 
@@ -35,7 +26,7 @@ long watch_now_ms(void)
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
-int watch_read_full(int fd, void *buf, size_t len)
+static int read_full(int fd, void *buf, size_t len)
 {
 	size_t got = 0;
 
@@ -51,18 +42,40 @@ int watch_read_full(int fd, void *buf, size_t len)
 	return 1;
 }
 
-static void send(int32_t type, int32_t code, const char *text)
+/* The header on the pipe; the text follows. */
+struct header {
+	int32_t type, code;
+	uint32_t len;
+};
+
+void watch_msg_send(int fd, int32_t type, int32_t code, const char *text)
 {
-	char buf[sizeof(struct msg) + MESSAGE_MAX];
-	struct msg m = { type, code, 0 };
+	char buf[sizeof(struct header) + WATCH_TEXT_MAX];
+	struct header h = { type, code, 0 };
 	size_t len = text ? strlen(text) : 0;
 
-	m.len = (uint32_t)(len > MESSAGE_MAX ? MESSAGE_MAX : len);
-	memcpy(buf, &m, sizeof(m));
-	if (m.len)
-		memcpy(buf + sizeof(m), text, m.len);
-	if (write(beat_fd, buf, sizeof(m) + m.len) < 0)
+	h.len = (uint32_t)(len > WATCH_TEXT_MAX ? WATCH_TEXT_MAX : len);
+	memcpy(buf, &h, sizeof(h));
+	if (h.len)
+		memcpy(buf + sizeof(h), text, h.len);
+	if (write(fd, buf, sizeof(h) + h.len) < 0)
 		_exit(3);       /* the watcher is gone */
+}
+
+int watch_msg_recv(int fd, struct watch_msg *m)
+{
+	struct header h;
+	int rc = read_full(fd, &h, sizeof(h));
+
+	if (rc <= 0)
+		return rc;
+	if (h.len > WATCH_TEXT_MAX || (h.len && read_full(fd, m->text, h.len) <= 0))
+		return -1;
+	m->type = h.type;
+	m->code = h.code;
+	m->len = h.len;
+	m->text[h.len] = '\0';
+	return 1;
 }
 
 void watch_beat(void)
@@ -71,7 +84,7 @@ void watch_beat(void)
 
 	if (beat_fd >= 0 && now != last_beat) {
 		last_beat = now;
-		send(MSG_BEAT, 0, NULL);
+		watch_msg_send(beat_fd, WATCH_MSG_BEAT, 0, NULL);
 	}
 }
 
@@ -140,27 +153,24 @@ static void child(int fd, void *arg)
 
 	beat_fd = fd;
 	code = r->fn(r->arg);
-	send(MSG_END, code, code < 0 ? nb_error_last() : NULL);
+	watch_msg_send(fd, WATCH_MSG_END, code, code < 0 ? nb_error_last() : NULL);
 }
 
 /* 1: the child ended (*code, message recorded); 0: silent, killed; -1: it died. */
 static int follow(int *code, int fd, pid_t pid, long idle_ms)
 {
-	char text[MESSAGE_MAX + 1];
-	struct msg m;
+	struct watch_msg m;
 
 	for (;;) {
 		if (!watch_wait(fd, pid, watch_now_ms() + idle_ms))
 			return 0;
-		if (watch_read_full(fd, &m, sizeof(m)) <= 0 || m.len > MESSAGE_MAX ||
-		    (m.len && watch_read_full(fd, text, m.len) <= 0))
+		if (watch_msg_recv(fd, &m) <= 0)
 			return -1;
-		if (m.type != MSG_END)
+		if (m.type != WATCH_MSG_END)
 			continue;
-		text[m.len] = '\0';
 		*code = m.code;
 		if (m.code < 0)
-			nb_error_set(m.code, "%s", text);
+			nb_error_set(m.code, "%s", m.text);
 		return 1;
 	}
 }

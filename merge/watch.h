@@ -2,13 +2,14 @@
  * Network work in a child process that the caller watches (libgit2 1.5 has no
  * network timeout, and libssh2 does not give up on a signal): a child that
  * reports no data for `idle` seconds is killed.  Used by push (watch_run()); the
- * fetch (merge/fetch.c) has its own protocol and uses the helpers below.  For
+ * fetch (merge/fetch.c) sends messages of its own in the same format.  For
  * merge/ code only.
  */
 #ifndef MERGE_WATCH_H
 #define MERGE_WATCH_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /*
  * Runs fn(arg) in a child process and returns its result (0 or an NB_E* code)
@@ -35,8 +36,26 @@ int watch_spawn(int *out_pid, int *out_fd, void (*child)(int fd, void *arg), voi
 int watch_wait(int fd, int pid, long deadline);
 int watch_reap(int pid);
 
-/* Monotonic milliseconds; read exactly `len` bytes (1, 0 at a clean EOF, -1). */
+/* Monotonic milliseconds. */
 long watch_now_ms(void);
-int watch_read_full(int fd, void *buf, size_t len);
+
+/*
+ * The one message format on the pipe from a watched child: a header (type, a
+ * number, the text's length) and at most WATCH_TEXT_MAX bytes of text, written
+ * in one write (atomic on a pipe: under PIPE_BUF).  Types below WATCH_MSG_USER
+ * are watch.c's; a caller with messages of its own numbers them from there.
+ */
+#define WATCH_TEXT_MAX 2048
+enum { WATCH_MSG_BEAT, WATCH_MSG_END, WATCH_MSG_USER = 16 };
+struct watch_msg {
+	int32_t type, code;
+	uint32_t len;
+	char text[WATCH_TEXT_MAX + 1];  /* NUL-terminated on receipt */
+};
+/* In the child: sends one message (text may be NULL; longer text is cut); a gone
+ * watcher ends the child (_exit(3)). */
+void watch_msg_send(int fd, int32_t type, int32_t code, const char *text);
+/* In the watcher: reads one message; 1, 0 at a clean end of the pipe, -1 broken. */
+int watch_msg_recv(int fd, struct watch_msg *m);
 
 #endif

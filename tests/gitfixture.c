@@ -46,3 +46,37 @@ int fixture_vsh_out(struct strbuf *out, const char *dir, const char *prelude, co
 	rc = pclose(f);
 	return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
+
+const char *fixture_dir = ".";
+
+int fixture_sh(const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = fixture_vsh(fixture_dir, FIXTURE_PRELUDE, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+int fixture_sh_out(struct strbuf *out, int trim, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = fixture_vsh_out(out, fixture_dir, trim ? FIXTURE_PRELUDE : NULL, fmt, ap);
+	va_end(ap);
+	if (trim)
+		strbuf_trim(out);
+	return rc;
+}
+
+int fixture_sys_free(char *cmd)
+{
+	int rc = system(cmd);
+
+	free(cmd);
+	return rc;
+}

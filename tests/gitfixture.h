@@ -26,4 +26,19 @@ int fixture_vsh(const char *dir, const char *prelude, const char *fmt, va_list a
 int fixture_vsh_out(struct strbuf *out, const char *dir, const char *prelude, const char *fmt,
 		    va_list ap);
 
+/*
+ * The directory the snippets below run in: each test binary points it at its own
+ * (a borrowed string that must outlive the calls).
+ */
+extern const char *fixture_dir;
+
+/* A snippet with FIXTURE_PRELUDE in fixture_dir, output discarded: system()'s status. */
+int fixture_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Its stdout into `out`: with `trim`, FIXTURE_PRELUDE and the output trimmed; without,
+ * the snippet alone and the output untouched.  The exit status, or -1. */
+int fixture_sh_out(struct strbuf *out, int trim, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Runs and frees a malloc'd command line: system()'s status. */
+int fixture_sys_free(char *cmd);
+
 #endif

@@ -26,35 +26,11 @@ static char top[] = "/tmp/nb-fixes.XXXXXX";
 static char *dir;
 static int dir_nr;
 
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = fixture_vsh(dir, FIXTURE_PRELUDE, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
-static int sh_out(struct strbuf *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int sh_out(struct strbuf *out, const char *fmt, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = fixture_vsh_out(out, dir, FIXTURE_PRELUDE, fmt, ap);
-	va_end(ap);
-	strbuf_trim(out);
-	return rc;
-}
-
 static void new_dir(void)
 {
 	free(dir);
 	dir = xstrfmt("%s/w%d", top, dir_nr++);
+	fixture_dir = dir;
 	assert_int_equal(file_mkdir_p(dir, 0755), 0);
 }
 
@@ -120,7 +96,7 @@ static void world(void)
 	int i;
 
 	new_dir();
-	assert_int_equal(sh(
+	assert_int_equal(fixture_sh(
 		"mkdir remotes fixes; git init -q -b master w; cd w; "
 		"echo 'int old_name(void);' > lib.h; "
 		"printf '#include \"lib.h\"\\nint old_name(void) { return 1; }\\n' > lib.c; "
@@ -208,11 +184,15 @@ static void check_git_am(const struct night_out *o)
 {
 	struct strbuf want = STRBUF_INIT, got = STRBUF_INIT;
 
-	assert_int_equal(sh_out(&want, "rm -rf oracle; git clone -q state/repo.git oracle; "
-				"cd oracle; git checkout -q %s; for p in ../fixes/t2/*.patch; do "
-				"git am -q -3 $p >/dev/null 2>&1 || git am --abort; done; "
-				"git rev-parse HEAD^{tree}", o->before.hex), 0);
-	assert_int_equal(sh_out(&got, "git --git-dir=state/repo.git rev-parse %s^{tree}",
+	assert_int_equal(
+		fixture_sh_out(&want, 1,
+			       "rm -rf oracle; git clone -q state/repo.git oracle; "
+			       "cd oracle; git checkout -q %s; for p in ../fixes/t2/*.patch; do "
+			       "git am -q -3 $p >/dev/null 2>&1 || git am --abort; done; "
+			       "git rev-parse HEAD^{tree}",
+			       o->before.hex),
+		0);
+	assert_int_equal(fixture_sh_out(&got, 1, "git --git-dir=state/repo.git rev-parse %s^{tree}",
 				o->after.hex), 0);
 	assert_string_equal(got.buf, want.buf);
 	strbuf_release(&want);
@@ -222,8 +202,10 @@ static void check_git_am(const struct night_out *o)
 /* 0 if `commit` compiles and links. */
 static int builds(const char *commit)
 {
-	return sh("rm -rf b; mkdir b; git --git-dir=state/repo.git archive %s | tar -x -C b; "
-		  "cd b; cc -o prog *.c", commit);
+	return fixture_sh(
+		"rm -rf b; mkdir b; git --git-dir=state/repo.git archive %s | tar -x -C b; "
+		"cd b; cc -o prog *.c",
+		commit);
 }
 
 static void test_nights(void **state)
@@ -255,13 +237,15 @@ static void test_nights(void **state)
 	assert_non_null(strstr(o.log.buf, "Patch failed at 0003-b-three.patch b: three\n"
 					  "$ git am --abort\n"));
 	check_git_am(&o);
-	sh_out(&out, "git --git-dir=state/repo.git log -1 --format='%%an|%%ae|%%cn|%%s' %s^",
-	       o.after.hex);
+	fixture_sh_out(&out, 1,
+		       "git --git-dir=state/repo.git log -1 --format='%%an|%%ae|%%cn|%%s' %s^",
+		       o.after.hex);
 	assert_string_equal(out.buf, "J\xc3\xb6rg Fixer|fix@example.org|nextbot|"
 				     "b: use new_name after the rename");
 
 	/* night 2: t2 changed the context: 0001 applies by a 3-way merge */
-	assert_int_equal(sh("cd w; git checkout -q next; sed -i 's|^/\\* 2 \\*/$|/* two */|' b.c; "
+	assert_int_equal(fixture_sh("cd w; git checkout -q next; sed -i 's|^/\\* 2 \\*/$|/* two "
+			"*/|' b.c; "
 			    "c 't2: two'; git push -q ../remotes/t2.git next"), 0);
 	night(repo, "2026-04-02", &o);
 	assert_int_equal(o.report.items[0].state, FIX_APPLIED_3WAY);
@@ -272,7 +256,8 @@ static void test_nights(void **state)
 	check_git_am(&o);
 
 	/* night 3: t2 rewrote the line 0002 changes: 0002 no longer applies, skipped */
-	assert_int_equal(sh("cd w; sed -i 's|^/\\* 9 \\*/$|/* NINE by t2 */|' b.c; c 't2: nine'; "
+	assert_int_equal(fixture_sh("cd w; sed -i 's|^/\\* 9 \\*/$|/* NINE by t2 */|' b.c; c "
+			"'t2: nine'; "
 			    "git push -q ../remotes/t2.git next"), 0);
 	night(repo, "2026-04-03", &o);
 	assert_int_equal(o.report.items[0].state, FIX_APPLIED_3WAY);
@@ -283,7 +268,8 @@ static void test_nights(void **state)
 	check_git_am(&o);
 
 	/* night 4: mainline took t1 and t2 was rebased onto it with the fix: not needed */
-	assert_int_equal(sh("cd w; git checkout -q master; git merge -q --no-edit for-next; "
+	assert_int_equal(fixture_sh("cd w; git checkout -q master; git merge -q --no-edit "
+			"for-next; "
 			    "git push -q ../remotes/upstream.git master; git checkout -q next; "
 			    "git rebase -q master; sed -i s/old_name/new_name/ b.c; "
 			    "c 't2: new_name'; "
@@ -313,7 +299,8 @@ static void test_series_and_missing(void **state)
 
 	world();
 	/* b.patch needs a.patch first; names sort the other way round */
-	assert_int_equal(sh("rm fixes/t2/*; cd w; git checkout -q fix; git reset -q --hard HEAD~2; "
+	assert_int_equal(fixture_sh("rm fixes/t2/*; cd w; git checkout -q fix; git reset -q "
+			"--hard HEAD~2; "
 			    "echo one > s; c 'add s'; echo two >> s; c 'more s'; "
 			    "git format-patch -q -2 -o ../p; mv ../p/0001-* ../fixes/t2/z.patch; "
 			    "mv ../p/0002-* ../fixes/t2/a.patch; "
@@ -326,10 +313,10 @@ static void test_series_and_missing(void **state)
 	assert_string_equal(o.report.items[0].file, "z.patch");
 	assert_int_equal(o.report.items[0].state, FIX_APPLIED);
 	assert_int_equal(o.report.items[1].state, FIX_APPLIED);
-	sh_out(&out, "git --git-dir=state/repo.git show %s:s", o.after.hex);
+	fixture_sh_out(&out, 1, "git --git-dir=state/repo.git show %s:s", o.after.hex);
 	assert_string_equal(out.buf, "one\ntwo");
 
-	assert_int_equal(sh("rm -r fixes/t2"), 0);
+	assert_int_equal(fixture_sh("rm -r fixes/t2"), 0);
 	night(repo, "2026-04-02", &o);
 	assert_int_equal(o.report.nr, 1);
 	assert_int_equal(o.report.items[0].state, FIX_FAILED);

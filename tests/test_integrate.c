@@ -24,40 +24,6 @@ static char top[] = "/tmp/nb-integrate.XXXXXX";
 static char *dir;       /* this test's directory */
 static int dir_nr;
 
-/* Runs and frees a malloc'd command line. */
-static int sys_free(char *cmd)
-{
-	int rc = system(cmd);
-
-	free(cmd);
-	return rc;
-}
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = fixture_vsh(dir, FIXTURE_PRELUDE, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
-/* All of a command's stdout (run in dir) into out. */
-static int sh_out(struct strbuf *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int sh_out(struct strbuf *out, const char *fmt, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = fixture_vsh_out(out, dir, NULL, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
 /*
  * A world: remotes/upstream.git (master), remotes/t1.git (branch for-next),
  * remotes/mm.git (mm-stable, mm-unstable), remotes/t2.git (branch next) which
@@ -67,8 +33,9 @@ static void world(void)
 {
 	free(dir);
 	dir = xstrfmt("%s/w%d", top, dir_nr++);
-	assert_int_equal(sys_free(xstrfmt("mkdir -p '%s/remotes'", dir)), 0);
-	assert_int_equal(sh(
+	fixture_dir = dir;
+	assert_int_equal(fixture_sys_free(xstrfmt("mkdir -p '%s/remotes'", dir)), 0);
+	assert_int_equal(fixture_sh(
 		"git init -q -b master w; cd w; mkdir -p lib mm; seq 1 30 > f; seq 1 10 > lib/a; "
 		"seq 1 10 > mm/m; c base; "
 		"for r in upstream t1 mm t2; do git init -q --bare ../remotes/$r.git; done; "
@@ -139,14 +106,16 @@ static void check_steps_against_git(struct integ_night *night)
 
 		if (s->kind != INTEG_STEP_MERGE || !strcmp(s->before.hex, s->after.hex))
 			continue;
-		assert_int_equal(sh_out(&want, "git -C state/repo.git merge-tree "
+		assert_int_equal(fixture_sh_out(&want, 0, "git -C state/repo.git merge-tree "
 					"--write-tree %s %s", s->before.hex, s->merged.hex), 0);
 		strbuf_setlen(&want, strcspn(want.buf, "\n"));
-		sh_out(&got, "git -C state/repo.git rev-parse %s^{tree}", s->after.hex);
+		fixture_sh_out(&got, 0, "git -C state/repo.git rev-parse %s^{tree}", s->after.hex);
 		strbuf_trim(&got);
 		assert_string_equal(want.buf, got.buf);
-		sh_out(&got, "git -C state/repo.git log -1 --format='%%P|%%s|%%an <%%ae>|%%ad' "
-			     "--date=iso-strict-local %s", s->after.hex);
+		fixture_sh_out(&got, 0,
+			       "git -C state/repo.git log -1 --format='%%P|%%s|%%an <%%ae>|%%ad' "
+			       "--date=iso-strict-local %s",
+			       s->after.hex);
 		strbuf_trim(&got);
 		strbuf_reset(&want);
 		strbuf_addf(&want,
@@ -217,8 +186,8 @@ static void test_night_slow(void **state)
 	world();
 	trees_init();
 	repo = open_repo();
-	assert_int_equal(sh("git -C w rev-parse t2good > t2good"), 0);
-	sh_out(&out, "cat t2good");
+	assert_int_equal(fixture_sh("git -C w rev-parse t2good > t2good"), 0);
+	fixture_sh_out(&out, 0, "cat t2good");
 	strbuf_trim(&out);
 	memcpy(good.hex, out.buf, 41);
 	run_night(repo, &head, good.hex);
@@ -228,28 +197,31 @@ static void test_night_slow(void **state)
 	assert_string_equal(tag.hex, head.hex);
 
 	/* nothing only in mm-unstable is in next */
-	sh_out(&out, "git -C state/repo.git rev-list next ^refs/feeds/mm-stable "
-		     "refs/feeds/mm-unstable ^refs/feeds/mm-stable | wc -l");
-	assert_int_equal(sh("test -z \"$(git -C state/repo.git rev-list refs/feeds/mm-unstable "
-			     "^refs/feeds/mm-stable --not)\" || ! git -C state/repo.git "
-			     "merge-base --is-ancestor refs/feeds/mm-unstable next"), 0);
+	fixture_sh_out(&out, 0,
+		       "git -C state/repo.git rev-list next ^refs/feeds/mm-stable "
+		       "refs/feeds/mm-unstable ^refs/feeds/mm-stable | wc -l");
+	assert_int_equal(
+		fixture_sh("test -z \"$(git -C state/repo.git rev-list refs/feeds/mm-unstable "
+			   "^refs/feeds/mm-stable --not)\" || ! git -C state/repo.git "
+			   "merge-base --is-ancestor refs/feeds/mm-unstable next"),
+		0);
 
 	/* Next/ files, exactly */
-	sh_out(&out, "git -C state/repo.git show next:Next/Trees");
+	fixture_sh_out(&out, 0, "git -C state/repo.git show next:Next/Trees");
 	strbuf_addf(&want, "Trees included into this release:\n\nName\tType\tURL\n----\t----\t---\n"
 			   "origin\tgit\t%s#master\nt1\tgit\t%s#for-next\n"
 			   "mm-stable\tgit\t%s#mm-stable\nt2\tgit\t%s#next\n",
 		    ftrees[0].url, ftrees[1].url, ftrees[2].url, ftrees[4].url);
 	assert_string_equal(out.buf, want.buf);
-	sh_out(&out, "git -C state/repo.git show next:Next/SHA1s | sed -n '1,2p;$p'");
+	fixture_sh_out(&out, 0, "git -C state/repo.git show next:Next/SHA1s | sed -n '1,2p;$p'");
 	strbuf_reset(&want);
 	strbuf_addf(&want, "Name\tSHA1\n----\t----\nt2\t%s\n", good.hex);
 	assert_string_equal(out.buf, want.buf);
-	sh_out(&out, "git -C state/repo.git show next:localversion-next");
+	fixture_sh_out(&out, 0, "git -C state/repo.git show next:localversion-next");
 	assert_string_equal(out.buf, "-next-20261205\n");
-	sh_out(&out, "git -C state/repo.git log -1 --format=%%s next");
+	fixture_sh_out(&out, 0, "git -C state/repo.git log -1 --format=%%s next");
 	assert_string_equal(out.buf, "Add linux-next specific files for 20261205\n");
-	sh_out(&out, "git -C state/repo.git show next:Next/merge.log");
+	fixture_sh_out(&out, 0, "git -C state/repo.git show next:Next/merge.log");
 	assert_true(str_starts_with(out.buf, "$ git checkout master\n"
 				    "$ git reset --hard origin/master\nMerging t1/for-next ("));
 	assert_non_null(strstr(out.buf, "$ git merge --no-ff -m Merge branch 'for-next' of "));
@@ -327,32 +299,36 @@ static void test_merge_memo_slow(void **state)
 	repo = open_repo();
 	/* mm-stable's merge has a merge base apart from both sides: a real merge */
 	memo_night(repo, "memo", &log1, &h1);
-	assert_int_equal(sh("test \"$(head -1 memo)\" = 'nextbot merge memo 1'"), 0);
-	assert_int_equal(sh("test $(grep -c '^[0-9a-f]\\{40\\} ' memo) -ge 1"), 0);
+	assert_int_equal(fixture_sh("test \"$(head -1 memo)\" = 'nextbot merge memo 1'"), 0);
+	assert_int_equal(fixture_sh("test $(grep -c '^[0-9a-f]\\{40\\} ' memo) -ge 1"), 0);
 	memo_night(repo, "memo", &log2, &h2);
 	assert_string_equal(h1.hex, h2.hex);
 	assert_string_equal(log1.buf, log2.buf);
 
 	/* the memo is really read: its last record now names the base's tree */
-	assert_int_equal(sh("base=$(git -C state/repo.git rev-parse refs/feeds/origin^{tree}) && "
-			    "n=$(grep -n '^[0-9a-f]\\{40\\} ' memo | tail -1 | cut -d: -f1) && "
-			    "sed -i \"${n}s/^\\([0-9a-f]* [0-9a-f]* [0-9a-f]*\\) [0-9a-f]*/"
-			    "\\1 $base/\" "
-			    "memo"), 0);
+	assert_int_equal(
+		fixture_sh("base=$(git -C state/repo.git rev-parse refs/feeds/origin^{tree}) && "
+			   "n=$(grep -n '^[0-9a-f]\\{40\\} ' memo | tail -1 | cut -d: -f1) && "
+			   "sed -i \"${n}s/^\\([0-9a-f]* [0-9a-f]* [0-9a-f]*\\) [0-9a-f]*/"
+			   "\\1 $base/\" "
+			   "memo"),
+		0);
 	memo_night(repo, "memo", &log2, &h2);
-	sh_out(&out, "git -C state/repo.git rev-parse %s^^{tree} refs/feeds/origin^{tree} | "
-		     "uniq | wc -l", h2.hex);
+	fixture_sh_out(&out, 0,
+		       "git -C state/repo.git rev-parse %s^^{tree} refs/feeds/origin^{tree} | "
+		       "uniq | wc -l",
+		       h2.hex);
 	assert_string_equal(out.buf, "1\n");
 
 	/* damaged: cut inside a record; foreign: another header.  Both merge afresh. */
-	assert_int_equal(sh("head -c 100 memo > memo.cut && mv memo.cut memo"), 0);
+	assert_int_equal(fixture_sh("head -c 100 memo > memo.cut && mv memo.cut memo"), 0);
 	memo_night(repo, "memo", &log2, &h2);
 	assert_string_equal(h1.hex, h2.hex);
-	assert_int_equal(sh("sed -i 1s/1/999/ memo"), 0);
+	assert_int_equal(fixture_sh("sed -i 1s/1/999/ memo"), 0);
 	memo_night(repo, "memo", &log2, &h2);
 	assert_string_equal(h1.hex, h2.hex);
 	assert_string_equal(log1.buf, log2.buf);
-	assert_int_equal(sh("test \"$(head -1 memo)\" = 'nextbot merge memo 1'"), 0);
+	assert_int_equal(fixture_sh("test \"$(head -1 memo)\" = 'nextbot merge memo 1'"), 0);
 	integ_repo_free(repo);
 	strbuf_release(&log1);
 	strbuf_release(&log2);
@@ -377,7 +353,7 @@ static void test_multi_pack_index_slow(void **state)
 
 	(void)state;
 	world();
-	assert_int_equal(sh("cd w; git checkout -q master; for i in $(seq 0 %zu); do "
+	assert_int_equal(fixture_sh("cd w; git checkout -q master; for i in $(seq 0 %zu); do "
 			    "git checkout -q -b b$i master; echo $i > f$i; c b$i; "
 			    "git init -q --bare ../remotes/r$i.git; "
 			    "git push -q ../remotes/r$i.git b$i; "
@@ -390,10 +366,10 @@ static void test_multi_pack_index_slow(void **state)
 	repo = open_repo();
 	memset(res, 0, sizeof(res));
 	assert_int_equal(fetch_trees(res, repo, ft, n, NULL, NULL), 0);
-	assert_int_equal(sh("test $(ls state/repo.git/objects/pack/*.pack | wc -l) -ge %d",
+	assert_int_equal(fixture_sh("test $(ls state/repo.git/objects/pack/*.pack | wc -l) -ge %d",
 			    REPO_PACKS_FOR_MIDX), 0);
 	assert_int_equal(integ_repo_index_packs(repo), 0);
-	assert_int_equal(sh("test -s state/repo.git/objects/pack/multi-pack-index && "
+	assert_int_equal(fixture_sh("test -s state/repo.git/objects/pack/multi-pack-index && "
 			    "git --git-dir=state/repo.git multi-pack-index verify"), 0);
 	for (i = 0; i < n; i++) {
 		path = xstrfmt("refs/feeds/%s", names[i]);
@@ -402,14 +378,14 @@ static void test_multi_pack_index_slow(void **state)
 		free(path);
 		free(integ_commit_subject(repo, hex.hex));
 	}
-	sh_out(&before, "stat -c %%Y.%%y state/repo.git/objects/pack/multi-pack-index");
+	fixture_sh_out(&before, 0, "stat -c %%Y.%%y state/repo.git/objects/pack/multi-pack-index");
 	assert_int_equal(integ_repo_index_packs(repo), 0);
-	sh_out(&out, "stat -c %%Y.%%y state/repo.git/objects/pack/multi-pack-index");
+	fixture_sh_out(&out, 0, "stat -c %%Y.%%y state/repo.git/objects/pack/multi-pack-index");
 	assert_string_equal(out.buf, before.buf);
 	integ_repo_free(repo);
 	path = xstrfmt("%s/state/repo.git", dir);
 	assert_int_equal(gc_repack(&gr, path, 1), 0);
-	assert_int_equal(sh("test ! -e state/repo.git/objects/pack/multi-pack-index && "
+	assert_int_equal(fixture_sh("test ! -e state/repo.git/objects/pack/multi-pack-index && "
 			    "git --git-dir=state/repo.git fsck --connectivity-only"), 0);
 	free(path);
 	for (i = 0; i < n; i++) {
@@ -442,7 +418,8 @@ static void test_fetch_force_push_and_failures_slow(void **state)
 	for (i = 0; i < 5; i++)
 		fetch_result_release(&res[i]);
 	/* t1 rebased and force-pushed; t2's repository gone; mm-stable's branch deleted */
-	assert_int_equal(sh("cd w && git checkout -q for-next && git commit -q --amend -m rebased "
+	assert_int_equal(fixture_sh("cd w && git checkout -q for-next && git commit -q --amend "
+			"-m rebased "
 			    "&& git push -q -f ../remotes/t1.git for-next && "
 			    "git push -q ../remotes/mm.git :mm-stable && "
 			    "rm -rf ../remotes/t2.git"), 0);
@@ -450,7 +427,7 @@ static void test_fetch_force_push_and_failures_slow(void **state)
 	assert_int_equal(fetch_trees(res, repo, ftrees, 5, NULL, never), 0);
 	assert_int_equal(res[1].state, FETCH_FETCHED);
 	assert_string_not_equal(res[1].tip.hex, old.hex);
-	sh_out(&out, "git -C w rev-parse for-next");
+	fixture_sh_out(&out, 0, "git -C w rev-parse for-next");
 	strbuf_trim(&out);
 	assert_string_equal(res[1].tip.hex, out.buf);
 	assert_int_equal(res[2].state, FETCH_STALE);    /* branch vanished: last tip kept */
@@ -461,7 +438,7 @@ static void test_fetch_force_push_and_failures_slow(void **state)
 	integ_repo_free(repo);
 
 	/* a fresh repository never fetched t2: fetch-failed */
-	assert_int_equal(sh("rm -rf state"), 0);
+	assert_int_equal(fixture_sh("rm -rf state"), 0);
 	repo = open_repo();
 	memset(res, 0, sizeof(res));
 	assert_int_equal(fetch_trees(res, repo, ftrees, 5, NULL, never), 0);
@@ -480,12 +457,13 @@ static void test_drops_and_revert(void **state)
 	struct integ_night *night = NULL;
 	struct integ_outcome o = INTEG_OUTCOME_INIT;
 	struct strbuf out = STRBUF_INIT, p2 = STRBUF_INIT;
-	const char *msgids[] = { "p2@example.org" };
+	const char *msgids[] = {"p2@example.org"};
 	struct integ_drops drops = { NULL, 0, msgids, 1 };
 	struct nb_oid tip = NB_OID_INIT;
 
 	world();
-	assert_int_equal(sh("cd w && git checkout -q -b drops master && echo 1 > d1 && c 'p1' && "
+	assert_int_equal(fixture_sh("cd w && git checkout -q -b drops master && echo 1 > d1 && "
+			"c 'p1' && "
 			    "echo 2 > d2 && git add d2 && git commit -q -m p2 -m 'Link: "
 			    "https://lore.kernel.org/r/p2@example.org' && echo more >> d2 && "
 			    "c p3-needs-p2 && echo 4 > d4 && c p4 && "
@@ -503,11 +481,12 @@ static void test_drops_and_revert(void **state)
 	assert_int_equal(integ_night_merge_tree(night, &o, &itrees[1], tip.hex, NULL, &drops), 0);
 	assert_int_equal(o.state, INTEG_MERGED);
 	assert_int_equal(o.left_out_patches.nr, 2);
-	sh_out(&p2, "git -C w rev-parse drops~2");
+	fixture_sh_out(&p2, 0, "git -C w rev-parse drops~2");
 	strbuf_trim(&p2);
 	assert_string_equal(o.left_out_patches.v[0], p2.buf);
 	assert_string_not_equal(o.merged.hex, tip.hex);
-	sh_out(&out, "git -C state/repo.git ls-tree --name-only %s | tr '\\n' ' '", o.head.hex);
+	fixture_sh_out(&out, 0, "git -C state/repo.git ls-tree --name-only %s | tr '\\n' ' "
+			"'", o.head.hex);
 	assert_string_equal(out.buf, "d1 d4 f lib mm ");
 	assert_non_null(strstr(integ_night_log(night), "left out patch"));
 	integ_outcome_release(&o);
@@ -519,13 +498,14 @@ static void test_drops_and_revert(void **state)
 	integ_outcome_release(&o);
 
 	/* revert p4 (by its replayed id on next): d4 disappears */
-	sh_out(&out, "git -C state/repo.git log --format=%%H -1 %s^2",
+	fixture_sh_out(&out, 0, "git -C state/repo.git log --format=%%H -1 %s^2",
 	       integ_night_head(night)->hex);
 	strbuf_trim(&out);
 	assert_int_equal(integ_night_revert(night, out.buf, "t1", "breaks the build"), 0);
-	sh_out(&p2, "git -C state/repo.git log -1 --format=%%B %s", integ_night_head(night)->hex);
+	fixture_sh_out(&p2, 0, "git -C state/repo.git log -1 --format=%%B "
+			"%s", integ_night_head(night)->hex);
 	assert_true(str_starts_with(p2.buf, "Revert \"p4\"\n\nThis reverts commit "));
-	sh_out(&out, "git -C state/repo.git ls-tree --name-only %s | tr '\\n' ' '",
+	fixture_sh_out(&out, 0, "git -C state/repo.git ls-tree --name-only %s | tr '\\n' ' '",
 	       integ_night_head(night)->hex);
 	assert_string_equal(out.buf, "d1 f lib mm ");
 	assert_int_equal(integ_night_steps_nr(night), 3);
@@ -553,7 +533,7 @@ static void test_already_unrelated_good_slow(void **state)
 	char *url;
 
 	world();
-	assert_int_equal(sh("cd w && git checkout -q --orphan lonely && git rm -rqf . && "
+	assert_int_equal(fixture_sh("cd w && git checkout -q --orphan lonely && git rm -rqf . && "
 			    "echo l > l && c lonely && git push -q ../remotes/t2.git lonely"), 0);
 	trees_init();
 	repo = open_repo();
@@ -605,10 +585,11 @@ static void test_stale_locks(void **state)
 	world();
 	repo = open_repo();
 	integ_repo_free(repo);
-	assert_int_equal(sh("mkdir -p state/repo.git/refs/heads && touch state/repo.git/index.lock "
+	assert_int_equal(fixture_sh("mkdir -p state/repo.git/refs/heads && touch "
+			"state/repo.git/index.lock "
 			    "state/repo.git/refs/heads/next.lock"), 0);
 	repo = open_repo();
-	assert_int_equal(sh("test ! -e state/repo.git/index.lock && "
+	assert_int_equal(fixture_sh("test ! -e state/repo.git/index.lock && "
 			    "test ! -e state/repo.git/refs/heads/next.lock"), 0);
 	integ_repo_free(repo);
 }
@@ -631,7 +612,7 @@ static int setup_all(void **state)
 static int teardown_all(void **state)
 {
 	if (!getenv("KEEP"))
-		sys_free(xstrfmt("rm -rf '%s'", top));
+		fixture_sys_free(xstrfmt("rm -rf '%s'", top));
 	free(dir);
 	merge_global_shutdown();
 	return 0;

@@ -25,27 +25,17 @@
 
 static char top[] = "/tmp/nb-push.XXXXXX";
 
-static int sh_out(struct strbuf *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int sh_out(struct strbuf *out, const char *fmt, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = fixture_vsh_out(out, top, FIXTURE_PRELUDE, fmt, ap);
-	va_end(ap);
-	strbuf_trim(out);
-	return rc;
-}
-
 /* The work repository's refs/heads/next and tag next-20260501 at `rev` of w/. */
 static void set_next(struct integ_repo *repo, const char *rev)
 {
 	struct strbuf out = STRBUF_INIT;
 	struct nb_oid id;
 
-	assert_int_equal(sh_out(&out, "git -C w push -q -f ../state/repo.git %s:refs/heads/x && "
-				"git -C w rev-parse %s", rev, rev), 0);
+	assert_int_equal(fixture_sh_out(&out, 1,
+					"git -C w push -q -f ../state/repo.git %s:refs/heads/x && "
+					"git -C w rev-parse %s",
+					rev, rev),
+			 0);
 	assert_int_equal(nb_oid_parse(&id, out.buf), 0);
 	assert_int_equal(integ_ref_set(repo, "refs/heads/next", &id), 0);
 	assert_int_equal(integ_ref_set(repo, "refs/tags/next-20260501", &id), 0);
@@ -61,27 +51,29 @@ static void test_publish(void **state)
 
 	assert_int_equal(integ_repo_open(&repo, path), 0);
 	assert_int_equal(push_publish(repo, url, "master", "next-20260501", NULL), NB_ENOTFOUND);
-	assert_int_equal(sh_out(&out, "git init -q -b master w; cd w; echo 1 > f; c one; "
-				"echo 2 > f; c two; git init -q --bare ../pub.git"), 0);
+	assert_int_equal(fixture_sh_out(&out, 1,
+					"git init -q -b master w; cd w; echo 1 > f; c one; "
+					"echo 2 > f; c two; git init -q --bare ../pub.git"),
+			 0);
 	set_next(repo, "HEAD");
 
 	/* night 1: next goes to master, the tag to itself */
 	assert_int_equal(push_publish(repo, url, "master", "next-20260501", NULL), 0);
-	sh_out(&want, "git -C w rev-parse HEAD");
-	sh_out(&out, "git --git-dir=pub.git rev-parse master next-20260501 | sort -u");
+	fixture_sh_out(&want, 1, "git -C w rev-parse HEAD");
+	fixture_sh_out(&out, 1, "git --git-dir=pub.git rev-parse master next-20260501 | sort -u");
 	assert_string_equal(out.buf, want.buf);
 
 	/* the same night again, next rebuilt (not a fast-forward): forced over both */
 	set_next(repo, "HEAD~1");
 	assert_int_equal(push_publish(repo, url, "master", "next-20260501", NULL), 0);
-	sh_out(&want, "git -C w rev-parse HEAD~1");
-	sh_out(&out, "git --git-dir=pub.git rev-parse master next-20260501 | sort -u");
+	fixture_sh_out(&want, 1, "git -C w rev-parse HEAD~1");
+	fixture_sh_out(&out, 1, "git --git-dir=pub.git rev-parse master next-20260501 | sort -u");
 	assert_string_equal(out.buf, want.buf);
-	assert_int_equal(sh_out(&out, "git --git-dir=pub.git fsck --no-progress"), 0);
+	assert_int_equal(fixture_sh_out(&out, 1, "git --git-dir=pub.git fsck --no-progress"), 0);
 
 	/* another branch name, no tag */
 	assert_int_equal(push_publish(repo, url, "for-next", NULL, NULL), 0);
-	sh_out(&out, "git --git-dir=pub.git rev-parse for-next");
+	fixture_sh_out(&out, 1, "git --git-dir=pub.git rev-parse for-next");
 	assert_string_equal(out.buf, want.buf);
 
 	/* unreachable: reported, nothing in the work repository changes */
@@ -96,7 +88,8 @@ static void test_publish(void **state)
 	assert_int_equal(push_publish(repo, "no-such-scheme://x/y", "master", NULL, NULL),
 			 NB_ERROR);
 	assert_int_equal(integ_ref_get(repo, "refs/heads/next", &before), 0);
-	sh_out(&out, "git --git-dir=state/repo.git rev-parse next next-20260501 | sort -u");
+	fixture_sh_out(&out, 1,
+		       "git --git-dir=state/repo.git rev-parse next next-20260501 | sort -u");
 	assert_string_equal(out.buf, want.buf);
 
 	integ_repo_free(repo);
@@ -139,6 +132,7 @@ static void test_credentials(void **state)
 static int setup_all(void **state)
 {
 	assert_non_null(mkdtemp(top));
+	fixture_dir = top;
 	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
 	log_set_level(LOG_QUIET);
 	return merge_global_init();

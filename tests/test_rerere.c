@@ -26,36 +26,13 @@ static char top[] = "/tmp/nb-rerere.XXXXXX";
 static char *dir;
 static int dir_nr;
 
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = fixture_vsh(dir, FIXTURE_PRELUDE, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
-static int sh_out(struct strbuf *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int sh_out(struct strbuf *out, const char *fmt, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = fixture_vsh_out(out, dir, NULL, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
 static void new_dir(void)
 {
 	struct strbuf out = STRBUF_INIT;
 
 	free(dir);
 	dir = xstrfmt("%s/w%d", top, dir_nr++);
+	fixture_dir = dir;
 	assert_int_equal(file_mkdir_p(dir, 0755), 0);
 	strbuf_release(&out);
 }
@@ -96,11 +73,13 @@ static void test_id_matches_git_rerere(void **state)
 	char *path;
 
 	new_dir();
-	assert_int_equal(sh("git init -q -b master r; cd r; git config rerere.enabled true; "
-			    "seq 1 9 > f; c base; git checkout -q -b side; "
-			    "sed -i 's/^5$/zz side/' f; c side; git checkout -q master; "
-			    "sed -i 's/^5$/aa master/' f; c master; git merge side || true"), 0);
-	assert_int_equal(sh_out(&out, "ls r/.git/rr-cache"), 0);
+	assert_int_equal(
+		fixture_sh("git init -q -b master r; cd r; git config rerere.enabled true; "
+			   "seq 1 9 > f; c base; git checkout -q -b side; "
+			   "sed -i 's/^5$/zz side/' f; c side; git checkout -q master; "
+			   "sed -i 's/^5$/aa master/' f; c master; git merge side || true"),
+		0);
+	assert_int_equal(fixture_sh_out(&out, 0, "ls r/.git/rr-cache"), 0);
 	strbuf_trim(&out);
 	assert_int_equal(strlen(out.buf), 40);
 	path = xstrfmt("%s/r/f", dir);
@@ -171,7 +150,7 @@ static void world(void)
 	int i;
 
 	new_dir();
-	assert_int_equal(sh("mkdir remotes; git init -q -b master w; cd w; seq 1 30 > f; "
+	assert_int_equal(fixture_sh("mkdir remotes; git init -q -b master w; cd w; seq 1 30 > f; "
 			    "echo a > other; c base; "
 			    "for r in upstream t1 t2; do "
 			    "git init -q --bare ../remotes/$r.git; done; "
@@ -229,8 +208,8 @@ static void check_f(const char *sed, const char *extra)
 {
 	struct strbuf want = STRBUF_INIT, got = STRBUF_INIT;
 
-	sh_out(&want, "{ seq 1 30; printf '%s'; } | sed '%s'", extra, sed);
-	assert_int_equal(sh_out(&got, "git --git-dir=state/repo.git show next:f"), 0);
+	fixture_sh_out(&want, 0, "{ seq 1 30; printf '%s'; } | sed '%s'", extra, sed);
+	assert_int_equal(fixture_sh_out(&got, 0, "git --git-dir=state/repo.git show next:f"), 0);
 	assert_string_equal(got.buf, want.buf);
 	strbuf_release(&want);
 	strbuf_release(&got);
@@ -264,7 +243,7 @@ static void test_nights_remember(void **state)
 	free(path);
 	assert_non_null(strstr(log.buf, "CONFLICT (content): Merge conflict in f\n"));
 	assert_non_null(strstr(log.buf, "# t2: conflicted files kept for `nextbot resolve t2`"));
-	assert_int_equal(sh("grep -q '^<<<<<<< next$' state/resolve/t2/f && "
+	assert_int_equal(fixture_sh("grep -q '^<<<<<<< next$' state/resolve/t2/f && "
 			    "grep -q '^>>>>>>> t2/next$' state/resolve/t2/f && "
 			    "grep -qx 'path f' state/resolve/t2.meta && "
 			    "grep -qx \"tip $(git -C w rev-parse next)\" "
@@ -278,8 +257,10 @@ static void test_nights_remember(void **state)
 	assert_false(file_exists(path));
 	free(path);
 	/* the maintainer resolves the hunk and runs `nextbot resolve t2` */
-	assert_int_equal(sh("cd state/resolve/t2 && awk '/^<<<<<<< /{print \"five-both\"; s=1; "
-			    "next} /^>>>>>>> /{s=0; next} !s' f > f.new && mv f.new f"), 0);
+	assert_int_equal(
+		fixture_sh("cd state/resolve/t2 && awk '/^<<<<<<< /{print \"five-both\"; s=1; "
+			   "next} /^>>>>>>> /{s=0; next} !s' f > f.new && mv f.new f"),
+		0);
 	assert_int_equal(rerere_resolve_tree(&report, workdir, "t2", "2026-03-01"), 0);
 	assert_string_equal(report.buf, "Recorded resolution for 'f' (1 hunk).\n");
 	assert_int_equal(rerere_list(&ents, &n, path = xstrfmt("%s/rerere", workdir)), 0);
@@ -290,9 +271,11 @@ static void test_nights_remember(void **state)
 	rerere_list_free(ents, n);
 
 	/* nights 2-4: both trees move on elsewhere; the conflict is resolved from memory */
-	assert_int_equal(sh("cd w; git checkout -q for-next; sed -i 's/^25$/t1-25/' f; c t1-25; "
-			    "git push -q ../remotes/t1.git for-next; git checkout -q next; "
-			    "echo t2 >> other; c t2-other; git push -q ../remotes/t2.git next"), 0);
+	assert_int_equal(
+		fixture_sh("cd w; git checkout -q for-next; sed -i 's/^25$/t1-25/' f; c t1-25; "
+			   "git push -q ../remotes/t1.git for-next; git checkout -q next; "
+			   "echo t2 >> other; c t2-other; git push -q ../remotes/t2.git next"),
+		0);
 	night(repo, "2026-03-02", t1_t2, o, &log);
 	assert_int_equal(o[1].state, INTEG_MERGED);
 	assert_int_equal(o[2].state, INTEG_MERGED);
@@ -304,7 +287,8 @@ static void test_nights_remember(void **state)
 					"Automatic merge failed; fix conflicts and then commit the "
 					"result.\n$ git commit --no-edit -v -a\n"));
 	check_f("s/^5$/five-both/; s/^25$/t1-25/", "");
-	assert_int_equal(sh_out(&out, "git --git-dir=state/repo.git show next:other"), 0);
+	assert_int_equal(fixture_sh_out(&out, 0, "git --git-dir=state/repo.git show "
+			"next:other"), 0);
 	assert_string_equal(out.buf, "a\nt2\n");
 	integ_outcome_release(&o[1]);
 	integ_outcome_release(&o[2]);
@@ -320,7 +304,7 @@ static void test_nights_remember(void **state)
 	integ_outcome_release(&o[2]);
 
 	/* mainline moves too */
-	assert_int_equal(sh("cd w; git checkout -q master; echo 31 >> f; c up-31; "
+	assert_int_equal(fixture_sh("cd w; git checkout -q master; echo 31 >> f; c up-31; "
 			    "git push -q ../remotes/upstream.git master; git checkout -q for-next; "
 			    "git merge -q --no-edit master; "
 			    "git push -q ../remotes/t1.git for-next"), 0);
@@ -332,7 +316,8 @@ static void test_nights_remember(void **state)
 	integ_outcome_release(&o[2]);
 
 	/* night 5: a new, different conflict in the same file is still a conflict */
-	assert_int_equal(sh("cd w; git checkout -q for-next; sed -i 's/^15$/fifteen-t1/' f; "
+	assert_int_equal(fixture_sh("cd w; git checkout -q for-next; sed -i "
+			"'s/^15$/fifteen-t1/' f; "
 			    "c t1-15; git push -q ../remotes/t1.git for-next; "
 			    "git checkout -q next; "
 			    "sed -i 's/^15$/fifteen-t2/' f; c t2-15; "
@@ -346,9 +331,9 @@ static void test_nights_remember(void **state)
 					"# f: 1 of 2 conflict hunks have a recorded resolution\n"));
 	assert_null(strstr(log.buf, "Resolved 'f'"));
 	/* the git CLI agrees that it conflicts */
-	assert_int_equal(sh("git --git-dir=state/repo.git merge-tree --write-tree "
+	assert_int_equal(fixture_sh("git --git-dir=state/repo.git merge-tree --write-tree "
 			    "refs/feeds/t1 refs/feeds/t2 >/dev/null"), 256);
-	assert_int_equal(sh("test $(grep -c '^<<<<<<< ' state/resolve/t2/f) = 2"), 0);
+	assert_int_equal(fixture_sh("test $(grep -c '^<<<<<<< ' state/resolve/t2/f) = 2"), 0);
 	integ_outcome_release(&o[1]);
 	integ_outcome_release(&o[2]);
 

@@ -22,27 +22,6 @@ static char *repo_dir;
 static int repo_nr;
 
 /* Shell prelude for every script: `c MSG` commits everything. */
-/* Runs and frees a malloc'd command line. */
-static int sys_free(char *cmd)
-{
-	int rc = system(cmd);
-
-	free(cmd);
-	return rc;
-}
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = fixture_vsh(repo_dir, FIXTURE_PRELUDE, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
 /* First line of a command's stdout into out (trimmed); returns its exit status. */
 static int sh_line(struct strbuf *out, const char *cmd)
 {
@@ -70,11 +49,12 @@ static void scenario(const char *base, const char *ours, const char *theirs)
 {
 	free(repo_dir);
 	repo_dir = xstrfmt("%s/r%d", top, repo_nr++);
-	assert_int_equal(sys_free(xstrfmt("git -c init.defaultBranch=master init -q '%s'",
+	fixture_dir = repo_dir;
+	assert_int_equal(fixture_sys_free(xstrfmt("git -c init.defaultBranch=master init -q '%s'",
 					repo_dir)), 0);
-	assert_int_equal(sh("%s; c base; git branch ours; git branch theirs", base), 0);
-	assert_int_equal(sh("git checkout -q ours; %s", ours), 0);
-	assert_int_equal(sh("git checkout -q theirs; %s", theirs), 0);
+	assert_int_equal(fixture_sh("%s; c base; git branch ours; git branch theirs", base), 0);
+	assert_int_equal(fixture_sh("git checkout -q ours; %s", ours), 0);
+	assert_int_equal(fixture_sh("git checkout -q theirs; %s", theirs), 0);
 }
 
 enum expect { CLEAN, CONFLICT, ANY };
@@ -172,7 +152,7 @@ static void test_trees_cherry_pick(void **state)
 	resolve(&t, repo, "theirs^{tree}");
 	assert_int_equal(treemerge_trees(&tree, NULL, repo, &b, &o, &t), 0);
 	git_oid_tostr(hex, sizeof(hex), &tree);
-	assert_int_equal(sh("git checkout -q ours && git cherry-pick theirs"), 0);
+	assert_int_equal(fixture_sh("git checkout -q ours && git cherry-pick theirs"), 0);
 	sh_line(&want, "git rev-parse HEAD^{tree}");
 	assert_string_equal(hex, want.buf);
 	strbuf_release(&want);
@@ -405,7 +385,7 @@ static int setup_all(void **state)
 static int teardown_all(void **state)
 {
 	if (!getenv("KEEP"))
-		sys_free(xstrfmt("rm -rf '%s'", top));
+		fixture_sys_free(xstrfmt("rm -rf '%s'", top));
 	free(repo_dir);
 	merge_global_shutdown();
 	return 0;
