@@ -33,6 +33,12 @@ int bot_night(const struct config *cfg, const char *date, int no_notify);
  * clears the note on success.  The caller holds the lock.
  */
 void bot_publish_retry(const struct config *cfg);
+/*
+ * bot/cmd_inbox.c: polls inbox.url once under the lock (for `daemon` between nights):
+ * handles the new mails, delivers the outbox, logs what it did.  0, or -1 when the
+ * lock was held or the server could not be polled (the mails wait; logged).
+ */
+int bot_inbox_poll(const struct config *cfg);
 /* Delivers the due notices of the outbox (all queued ones with `all`). */
 int bot_outbox_deliver(const struct config *cfg, int all);
 

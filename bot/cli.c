@@ -69,6 +69,10 @@ static const struct cli_command commands[] = {
 	  "  list    queued, sent and failed notices (--json: {\"notices\": [...]})\n"
 	  "  flush   deliver every queued notice now (--due: only those whose retry\n"
 	  "          time has come, as a run does)\n" },
+	{ "inbox", cmd_inbox, "inbox", "poll the IMAP inbox once for mail answering nextbot",
+	  "  Fetches the mails of inbox.url that nextbot has not handled yet, carries out\n"
+	  "  their #nextbot commands, and marks each handled (\\Seen and $Nextbot).\n"
+	  "  `daemon` does this every inbox.poll between nights.\n" },
 	{ "mail-in", cmd_mail_in, "mail-in < MESSAGE",
 	  "handle one mail answering nextbot (from an MTA pipe, .forward or procmail)",
 	  "  Reads one RFC 5322 message on stdin and carries out its #nextbot commands\n"

@@ -1,5 +1,6 @@
 /*
- * `nextbot daemon`: runs the night at the configured schedule until SIGTERM.
+ * `nextbot daemon`: runs the night at the configured schedule until SIGTERM, and
+ * polls the inbox (inbox.url) every inbox.poll between nights.
  * SIGTERM during a night finishes the current step, records the night as
  * unfinished and exits 0; SIGHUP reloads the config between nights.
  */
@@ -56,15 +57,27 @@ static time_t last_run(const struct config *cfg)
 	return t;
 }
 
-/* Sleeps until `when`, a signal, or a reload; returns 1 when it is time. */
-static int sleep_until(time_t when)
+/*
+ * Sleeps until `when`, a signal, or a reload; returns 1 when it is time.  Meanwhile
+ * the inbox is polled every inbox.poll (the first poll at once).
+ */
+static int sleep_until(const struct config *cfg, time_t when, time_t *next_poll)
 {
 	while (!bot_stop_requested && !reload_requested) {
-		time_t now = time(NULL);
+		time_t now = time(NULL), wake = when;
 
 		if (now >= when)
 			return 1;
-		sleep((unsigned)(when - now > 60 ? 60 : when - now));
+		if (cfg->inbox.url) {
+			if (now >= *next_poll) {
+				bot_inbox_poll(cfg);
+				*next_poll = time(NULL) + cfg->inbox.poll;
+				continue;
+			}
+			if (*next_poll < wake)
+				wake = *next_poll;
+		}
+		sleep((unsigned)(wake - now > 60 ? 60 : wake - now));
 	}
 	return 0;
 }
@@ -131,7 +144,7 @@ int cmd_daemon(const struct cli_ctx *ctx, int argc, char **argv)
 {
 	struct config *cfg = NULL;
 	struct cron_expr cron;
-	time_t next, last, last_gc = 0;
+	time_t next, last, last_gc = 0, next_poll = 0;
 	int code;
 
 	if (argc != 1) {
@@ -159,7 +172,7 @@ int cmd_daemon(const struct cli_ctx *ctx, int argc, char **argv)
 
 			bot_rfc3339(when, sizeof(when), next);
 			log_info("daemon: next night at %s", when);
-			if (!sleep_until(next)) {
+			if (!sleep_until(cfg, next, &next_poll)) {
 				if (reload_requested)
 					reload(&cfg, ctx);
 				continue;

@@ -8,6 +8,7 @@
 #include "bot/botutil.h"
 #include "bot/cli.h"
 #include "bot/commands.h"
+#include "bot/lock.h"
 #include "bot/mailcmd.h"
 #include "bot/maint.h"
 #include "merge/merge_global.h"
@@ -74,6 +75,131 @@ static void libs_stop(void)
 {
 	notify_global_cleanup();
 	merge_global_shutdown();
+}
+
+/* What one poll came to. */
+struct poll_ctx {
+	struct maint *m;
+	int count[MAILCMD_UNPARSEABLE + 1];
+};
+
+/* Each new mail of the mailbox: handled and saved before it is marked on the server. */
+static int on_mail(void *data, const char *raw, size_t len)
+{
+	struct poll_ctx *pc = data;
+	enum mailcmd_outcome o;
+
+	if (handle_one(pc->m, raw, len, &o))
+		return -1; /* state not written: leave it (and the rest) for the next poll */
+	pc->count[o]++;
+	return 0;
+}
+
+static enum notice_tls imap_tls(enum config_tls t)
+{
+	return t == CONFIG_TLS_NONE ? NOTICE_TLS_NONE
+	       : t == CONFIG_TLS_STARTTLS ? NOTICE_TLS_STARTTLS
+					  : NOTICE_TLS_IMPLICIT;
+}
+
+/* One poll of inbox.url with m's lock held; the summary line into `line`. */
+static int poll_once(struct maint *m, struct strbuf *line)
+{
+	const struct config *cfg = m->cfg;
+	struct inbox_imap imap = { cfg->inbox.url,
+				   imap_tls(cfg->inbox.tls),
+				   cfg->inbox.user,
+				   config_secret(cfg->inbox.password_env),
+				   cfg->inbox.ca_file,
+				   0,
+				   0 };
+	struct poll_ctx pc = { m, { 0 } };
+	struct inbox_imap_stats st;
+	int ret = inbox_imap_poll(&st, &imap, on_mail, &pc);
+
+	strbuf_addf(line, "inbox: %d new: %d acted, %d refused, %d ignored, %d handled before, "
+			  "%d not mail",
+		    st.found, pc.count[MAILCMD_ACTED], pc.count[MAILCMD_REFUSED],
+		    pc.count[MAILCMD_IGNORED], pc.count[MAILCMD_DUPLICATE],
+		    pc.count[MAILCMD_UNPARSEABLE]);
+	if (st.left)
+		strbuf_addf(line, "; %d left for the next poll", st.left);
+	return ret;
+}
+
+int bot_inbox_poll(const struct config *cfg)
+{
+	struct run_lock lock = RUN_LOCK_INIT;
+	struct strbuf line = STRBUF_INIT;
+	struct maint m;
+	int ret = -1;
+
+	memset(&m, 0, sizeof(m));
+	m.cfg = (struct config *)cfg;
+	m.lock = lock;
+	if (run_lock_take(&m.lock, cfg->workdir) < 0) {
+		log_warn("inbox: not polled: %s", nb_error_last());
+		return -1;
+	}
+	if (state_load(&m.st, cfg->workdir) < 0) {
+		log_warn("inbox: not polled: %s", nb_error_last());
+		goto done;
+	}
+	if (libs_start() < 0) {
+		log_warn("inbox: not polled: %s", nb_error_last());
+		goto done;
+	}
+	ret = poll_once(&m, &line);
+	if (ret < 0)
+		log_warn("inbox: %s (the mails wait for the next poll)", nb_error_last());
+	else if (line.len)
+		log_info("%s", line.buf);
+	bot_outbox_deliver(cfg, 0);
+	libs_stop();
+done:
+	state_release(&m.st);
+	run_lock_release(&m.lock);
+	strbuf_release(&line);
+	return ret;
+}
+
+int cmd_inbox(const struct cli_ctx *ctx, int argc, char **argv)
+{
+	struct strbuf line = STRBUF_INIT;
+	struct maint m;
+	int code;
+
+	if (argc != 1) {
+		fputs("usage: nextbot inbox\n", stderr);
+		return EXIT_USAGE;
+	}
+	if ((code = maint_open(&m, ctx)))
+		return code;
+	if (!m.cfg->inbox.url) {
+		fprintf(stderr, "nextbot: %s: inbox.url is not set: there is no mailbox to poll "
+				"(mail comes through `nextbot mail-in`)\n",
+			m.cfg->path);
+		maint_close(&m);
+		return EXIT_USAGE;
+	}
+	if (libs_start() < 0) {
+		bot_error("inbox");
+		maint_close(&m);
+		return EXIT_FAILED;
+	}
+	code = EXIT_DONE;
+	if (poll_once(&m, &line) < 0) {
+		bot_error("inbox: the mails wait for the next poll");
+		code = EXIT_FAILED;
+	}
+	else if (ctx->verbosity > 0)
+		printf("%s\n", line.buf);
+	if (bot_outbox_deliver(m.cfg, 0) < 0)
+		code = EXIT_FAILED;
+	libs_stop();
+	maint_close(&m);
+	strbuf_release(&line);
+	return code;
 }
 
 int cmd_mail_in(const struct cli_ctx *ctx, int argc, char **argv)

@@ -27,6 +27,7 @@ int cmd_bisect(const struct cli_ctx *ctx, int argc, char **argv);
 int cmd_outbox(const struct cli_ctx *ctx, int argc, char **argv);
 int cmd_report(const struct cli_ctx *ctx, int argc, char **argv);
 int cmd_gc(const struct cli_ctx *ctx, int argc, char **argv);
+int cmd_inbox(const struct cli_ctx *ctx, int argc, char **argv);
 int cmd_mail_in(const struct cli_ctx *ctx, int argc, char **argv);
 int cmd_check_config(const struct cli_ctx *ctx, int argc, char **argv);
 

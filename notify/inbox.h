@@ -10,6 +10,7 @@
 #define NOTIFY_INBOX_H
 
 #include <stddef.h>
+#include "notify/notice.h"
 #include "util/strbuf.h"
 #include "util/strvec.h"
 
@@ -94,5 +95,46 @@ enum inbox_auth {
  */
 enum inbox_auth inbox_mail_auth(const struct inbox_mail *m, const char *authserv_id,
 				struct strbuf *why);
+
+/* ---- IMAP (libcurl; notify_global_init() first) ---- */
+
+/* The keyword set, beside \Seen, on every mail once it has been handled. */
+#define INBOX_IMAP_KEYWORD "$Nextbot"
+
+/* Where to poll; strings borrowed for the call. */
+struct inbox_imap {
+	const char *url;       /* imaps://host[:port]/MAILBOX, or imap:// */
+	enum notice_tls tls;   /* IMPLICIT for imaps://; STARTTLS (required) or NONE */
+	const char *user, *password;
+	const char *ca_file;   /* PEM CA certificates to trust; NULL: the system's */
+	long connect_timeout;  /* seconds; 0: 30 */
+	long timeout;          /* seconds for one request (one mail); 0: 300 */
+};
+
+struct inbox_imap_stats {
+	int found;   /* mails without the keyword */
+	int handled; /* handled and marked */
+	int left;    /* left for the next poll */
+};
+
+/*
+ * Called with each new mail's bytes (at most INBOX_MAIL_MAX; borrowed for the call).
+ * Returns 0 when it has been handled for good: it is then marked (\Seen and
+ * INBOX_IMAP_KEYWORD); > 0 to leave it unmarked and go on; < 0 to leave it and the
+ * rest unmarked and stop.
+ */
+typedef int (*inbox_imap_fn)(void *data, const char *raw, size_t len);
+
+/*
+ * Fetches the mails of the mailbox that do not carry INBOX_IMAP_KEYWORD (and are not
+ * deleted), oldest UID first, at most 500 a poll, hands each to `fn` and marks those
+ * it handled.  A mail is marked only after `fn` returned, so a crash in between
+ * hands it over again at the next poll (the caller recognises it by its key).  TLS is
+ * required unless imap->tls is NOTICE_TLS_NONE.  Returns 0, or a negative error with
+ * the reason recorded (server unreachable, TLS missing, login refused): what was not
+ * marked stays for the next poll.
+ */
+int inbox_imap_poll(struct inbox_imap_stats *out, const struct inbox_imap *imap,
+		    inbox_imap_fn fn, void *data);
 
 #endif
