@@ -330,7 +330,5 @@ int main(void)
 		cmocka_unit_test(test_authentication_results),
 	};
 
-	if (getenv("CMOCKA_FILTER"))
-		cmocka_set_test_filter(getenv("CMOCKA_FILTER"));
 	return cmocka_run_group_tests_name("inbox", tests, NULL, NULL);
 }
