@@ -26,7 +26,7 @@ static char *dup_nonempty(const char *s)
 static int find_in_trees(struct lookup_patches *pool, long *idx, struct maint *m,
 			   const char *id)
 {
-	struct integ_repo *repo = NULL;
+	struct repo *repo = NULL;
 	char *path = xstrfmt("%s/repo.git", m->cfg->workdir), *path2;
 	struct nb_oid base;
 	struct nb_oid tip;
@@ -34,16 +34,16 @@ static int find_in_trees(struct lookup_patches *pool, long *idx, struct maint *m
 	int error;
 
 	*idx = -1;
-	if ((error = integ_repo_open(&repo, path)) < 0)
+	if ((error = repo_open(&repo, path)) < 0)
 		goto done;
 	path2 = xstrfmt("refs/feeds/%s", m->cfg->base.name);
-	if (integ_ref_get(repo, path2, &base) < 0)
+	if (repo_ref_get(repo, path2, &base) < 0)
 		base.hex[0] = 0;
 	free(path2);
 	for (i = 0; i < m->cfg->trees_nr; i++) {
 		char *ref = xstrfmt("refs/feeds/%s", m->cfg->trees[i].name);
 
-		if (integ_ref_get(repo, ref, &tip) == 0 &&
+		if (repo_ref_get(repo, ref, &tip) == 0 &&
 		    (error = lookup_new_patches(pool, repo, m->cfg->trees[i].name, tip.hex,
 						nb_oid_is_null(&base) ? NULL : base.hex, 0)) < 0) {
 			free(ref);
@@ -54,7 +54,7 @@ static int find_in_trees(struct lookup_patches *pool, long *idx, struct maint *m
 	*idx = lookup_patch_find(pool, id);
 	error = *idx < 0 ? NB_ENOTFOUND : 0;
 done:
-	integ_repo_free(repo);
+	repo_free(repo);
 	free(path);
 	return error;
 }
@@ -146,12 +146,12 @@ static int notify(struct maint *m, const struct drop *d, struct flag *f, const c
 	return error;
 }
 
-static void print_left_out(struct integ_repo *repo, const struct droppush_result *r)
+static void print_left_out(struct repo *repo, const struct droppush_result *r)
 {
 	size_t i;
 
 	for (i = 0; i < r->left_out.nr; i++) {
-		char *subj = integ_commit_subject(repo, r->left_out.v[i]);
+		char *subj = repo_commit_subject(repo, r->left_out.v[i]);
 
 		printf("  left out %.12s (\"%s\"): %s\n", r->left_out.v[i], subj, r->reasons.v[i]);
 		free(subj);
@@ -167,7 +167,7 @@ int maint_drop_push(struct maint *m, const struct drop *d)
 	struct fetch_creds cr = { cfg->git.token_env, cfg->git.ssh_key, cfg->git.fetch_timeout };
 	const char *pids[1] = { d->patch_id }, *mids[1] = { d->message_id };
 	struct integ_drops drops = { pids, d->patch_id ? 1 : 0, mids, d->message_id ? 1 : 0 };
-	struct integ_repo *repo = NULL;
+	struct repo *repo = NULL;
 	struct integ_tree t;
 	char *path = xstrfmt("%s/repo.git", cfg->workdir);
 	size_t i;
@@ -184,7 +184,7 @@ int maint_drop_push(struct maint *m, const struct drop *d)
 	t.name = ct->name;
 	t.url = ct->url;
 	t.branch = ct->branch;
-	if ((err = integ_repo_open(&repo, path)) == 0)
+	if ((err = repo_open(&repo, path)) == 0)
 		err = droppush_tree(&r, repo, cfg->base.name, &t, &drops, cfg->merge_identity, &cr);
 	if (err < 0) {
 		bot_error(err == NB_EREFUSED ?
@@ -206,7 +206,7 @@ done:
 		fprintf(stderr,
 			"nextbot: the drop itself is recorded: the patch stays out of next\n");
 	droppush_result_release(&r);
-	integ_repo_free(repo);
+	repo_free(repo);
 	free(path);
 	return code;
 }

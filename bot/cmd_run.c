@@ -127,7 +127,7 @@ static int owes_push(const struct run_record *r, size_t *at)
 }
 
 /* Pushes next and each owed tag, oldest night first; 1 when state changed. */
-static int push_owed(const struct config *cfg, struct state *st, struct integ_repo *repo)
+static int push_owed(const struct config *cfg, struct state *st, struct repo *repo)
 {
 	struct fetch_creds cr = { cfg->git.token_env, cfg->git.ssh_key, cfg->git.fetch_timeout };
 	int changed = 0;
@@ -154,7 +154,7 @@ static int push_owed(const struct config *cfg, struct state *st, struct integ_re
 void bot_publish_retry(const struct config *cfg)
 {
 	struct state st = STATE_INIT;
-	struct integ_repo *repo = NULL;
+	struct repo *repo = NULL;
 	char *path = NULL;
 	size_t i, at;
 
@@ -165,10 +165,10 @@ void bot_publish_retry(const struct config *cfg)
 	if (i == st.runs_nr || merge_global_init() < 0)
 		goto done;
 	path = xstrfmt("%s/repo.git", cfg->workdir);
-	if (integ_repo_open(&repo, path) == 0 && push_owed(cfg, &st, repo) &&
+	if (repo_open(&repo, path) == 0 && push_owed(cfg, &st, repo) &&
 	    state_save(&st, cfg->workdir) < 0)
 		bot_error("cannot save state");
-	integ_repo_free(repo);
+	repo_free(repo);
 	merge_global_shutdown();
 done:
 	free(path);

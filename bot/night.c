@@ -41,7 +41,7 @@ static int fetch(struct night *n)
 	error = fetch_trees(res, n->repo, ft, n->trees_nr, &creds,
 			    (const char *const *)n->cfg->never_merge.v);
 	if (error == 0)
-		integ_repo_index_packs(n->repo);
+		repo_index_packs(n->repo);
 	for (i = 0; i < n->trees_nr; i++)
 		n->trees[i].fetch = res[i];
 	free(res);
@@ -80,7 +80,7 @@ static void collect_drops(struct night *n, struct integ_drops *d, struct strvec 
 
 static void push_commit(struct night *n, struct strvec *sv, const char *path, const char *id)
 {
-	char *subject = integ_commit_subject(n->repo, id);
+	char *subject = repo_commit_subject(n->repo, id);
 
 	strvec_pushf(sv, "%s: %.12s (\"%s\")", path, id, subject);
 	free(subject);
@@ -204,7 +204,7 @@ static int merge_one(struct night *n, size_t ti, const char *tip, int previous)
 	struct nb_oid good;
 	int error, have_good;
 
-	have_good = !previous && integ_good_get(n->repo, t->cfg->name, &good) == 0 &&
+	have_good = !previous && repo_good_get(n->repo, t->cfg->name, &good) == 0 &&
 		    strcmp(good.hex, tip);
 	collect_drops(n, &drops, &pids, &mids);
 	log_progress("merging %s (%zu/%zu)", t->cfg->name, ti, n->trees_nr - 1);
@@ -281,7 +281,7 @@ int night_fallback(struct night *n, size_t ti, const char *why)
 	if ((error = rewind_before(n, ti)) < 0)
 		return error;
 	if (n->cfg->on_breakage != CONFIG_BREAK_DROP_TREE &&
-	    integ_good_get(n->repo, t->cfg->name, &good) == 0 &&
+	    repo_good_get(n->repo, t->cfg->name, &good) == 0 &&
 	    !nb_oid_equal(&good, &t->fetch.tip)) {
 		if ((error = merge_one(n, ti, good.hex, 1)) < 0)
 			return error;
@@ -429,7 +429,7 @@ static void move_good_tips(struct night *n)
 
 		if ((t->state == TREE_MERGED || t->state == TREE_STALE) &&
 		    !t->reverts && !strcmp(t->merged.hex, t->fetch.tip.hex) &&
-		    integ_good_set(n->repo, t->cfg->name, &t->merged) < 0)
+		    repo_good_set(n->repo, t->cfg->name, &t->merged) < 0)
 			log_warn("cannot record the good tip of %s: %s", t->cfg->name,
 				 nb_error_last());
 	}
@@ -525,7 +525,7 @@ static void release(struct night *n)
 	}
 	free(n->trees);
 	integ_night_free(n->integ);
-	integ_repo_free(n->repo);
+	repo_free(n->repo);
 	notices_release(&n->notices);
 	strvec_clear(&n->new_flags);
 	strvec_clear(&n->seen_flags);
@@ -645,7 +645,7 @@ static int night(struct night *n)
 {
 	int error;
 
-	if ((error = integ_repo_open(&n->repo, n->repo_path)) < 0 || (error = fetch(n)) < 0)
+	if ((error = repo_open(&n->repo, n->repo_path)) < 0 || (error = fetch(n)) < 0)
 		return error;
 	error = merge_night(n);
 	if (error < 0)

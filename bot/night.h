@@ -48,7 +48,7 @@ struct night {
 	const struct night_opts *opts;
 	struct state *st;
 	struct run_record *run;
-	struct integ_repo *repo;
+	struct repo *repo;
 	struct integ_night *integ;
 	struct notices notices;
 	struct night_tree *trees;   /* cfg->trees_nr + 1, base first */

@@ -9,7 +9,7 @@
 #include "merge/git_int.h"
 #include "feeds/sim.h"
 #include "feeds/world.h"
-#include "merge/patchid.h"
+#include "merge/patchid_int.h"
 #include "util/error.h"
 #include "util/fileutil.h"
 #include "util/log.h"

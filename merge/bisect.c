@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "merge/bisect.h"
+#include "merge/bisect_int.h"
 #include "merge/git_int.h"
 #include "util/error.h"
 #include "util/strbuf.h"

@@ -2,9 +2,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "merge/commitinfo.h"
-#include "merge/patchid.h"
-#include "merge/trailer.h"
+#include "merge/commitinfo_int.h"
+#include "merge/patchid_int.h"
+#include "merge/trailer_int.h"
 #include "util/error.h"
 #include "util/strbuf.h"
 #include "util/utf8.h"

@@ -2,11 +2,12 @@
 #include <string.h>
 #include <git2.h>
 
+#include "merge/repo_int.h"
 #include "merge/git_int.h"
 #include "merge/droppush.h"
 #include "merge/merge_global.h"
 #include "merge/push.h"
-#include "merge/replay.h"
+#include "merge/replay_int.h"
 #include "merge/repo.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -42,10 +43,10 @@ static int signature(git_signature **out, const char *ident)
 }
 
 /* refs/feeds/<name> as an id; NB_ENOTFOUND (recorded) when never fetched. */
-static int feed(git_oid *id, struct nb_oid *hex, struct integ_repo *repo, const char *name)
+static int feed(git_oid *id, struct nb_oid *hex, struct repo *repo, const char *name)
 {
 	char *ref = xstrfmt("refs/feeds/%s", name);
-	int err = integ_ref_get(repo, ref, hex);
+	int err = repo_ref_get(repo, ref, hex);
 
 	free(ref);
 	if (err < 0)
@@ -55,7 +56,7 @@ static int feed(git_oid *id, struct nb_oid *hex, struct integ_repo *repo, const 
 }
 
 /* The replay of the tree without the drops into *out. */
-static int replay(struct droppush_result *out, struct integ_repo *repo, const char *base_name,
+static int replay(struct droppush_result *out, struct repo *repo, const char *base_name,
 		    const struct integ_tree *tree, const struct integ_drops *drops,
 		    const char *committer)
 {
@@ -70,7 +71,7 @@ static int replay(struct droppush_result *out, struct integ_repo *repo, const ch
 	    (err = feed(&tip, &out->old_tip, repo, tree->name)) < 0 ||
 	    (err = signature(&sig, committer)) < 0)
 		goto done;
-	if ((err = replay_without_drops(&rr, integ_repo_git(repo), &base, &tip, drops, sig)) < 0)
+	if ((err = replay_without_drops(&rr, repo_git(repo), &base, &tip, drops, sig)) < 0)
 		goto done;
 	out->changed = rr.changed;
 	if (rr.changed)
@@ -85,7 +86,7 @@ done:
 	return err;
 }
 
-int droppush_tree(struct droppush_result *out, struct integ_repo *repo, const char *base_name,
+int droppush_tree(struct droppush_result *out, struct repo *repo, const char *base_name,
 		  const struct integ_tree *tree, const struct integ_drops *drops,
 		  const char *committer, const struct fetch_creds *creds)
 {
@@ -100,7 +101,7 @@ int droppush_tree(struct droppush_result *out, struct integ_repo *repo, const ch
 	    0)
 		goto done;
 	feed = xstrfmt("refs/feeds/%s", tree->name);
-	if (integ_ref_set(repo, feed, &out->new_tip) < 0)   /* the next fetch sets it */
+	if (repo_ref_set(repo, feed, &out->new_tip) < 0)   /* the next fetch sets it */
 		log_warn("pushed, but %s still names the old tip: %s", feed, nb_error_last());
 	free(feed);
 done:

@@ -1,7 +1,7 @@
 /*
  * `nextbot drop ID --push` (SPEC.md commands, issue 7): the tree's branch on its
  * remote is rewritten without the dropped patch.  Its commits since the merge base
- * with the base are replayed (merge/replay.h) minus the dropped ones, and minus
+ * with the base are replayed (merge/replay_int.h) minus the dropped ones, and minus
  * any later one that no longer applies; the result is pushed, forced, after a
  * check that the remote still has the tip that was rewritten (libgit2 1.5 has no
  * push lease).  Commits are 40-hex strings; no libgit2 type appears here.
@@ -13,7 +13,7 @@
 #include "merge/integrate.h"
 #include "util/strvec.h"
 
-struct integ_repo;
+struct repo;
 struct fetch_creds;
 
 struct droppush_result {
@@ -40,7 +40,7 @@ void droppush_result_release(struct droppush_result *r);
  * NB_EINVALID for a bad identity; NB_ERROR (recorded) when the repository or the
  * push failed.
  */
-int droppush_tree(struct droppush_result *out, struct integ_repo *repo, const char *base_name,
+int droppush_tree(struct droppush_result *out, struct repo *repo, const char *base_name,
 		  const struct integ_tree *tree, const struct integ_drops *drops,
 		  const char *committer, const struct fetch_creds *creds);
 

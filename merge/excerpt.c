@@ -5,7 +5,7 @@
 #include <strings.h>
 
 #include "merge/excerpt.h"
-#include "merge/sha1.h"
+#include "merge/sha1_int.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
 

@@ -9,10 +9,12 @@
 #include <sys/wait.h>
 #include <git2.h>
 
+#include "merge/fetch_int.h"
+#include "merge/repo_int.h"
 #include "merge/fetch.h"
 #include "merge/repo.h"
 #include "merge/merge_global.h"
-#include "merge/watch.h"
+#include "merge/watch_int.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/strbuf.h"
@@ -76,13 +78,13 @@ int fetch_credentials(git_credential **out, const char *url, const char *user_fr
 }
 
 /* Marks tree i failed: stale at its last fetched tip if it has one. */
-static void fail(struct fetch_result *r, struct integ_repo *repo, const struct fetch_tree *t,
+static void fail(struct fetch_result *r, struct repo *repo, const struct fetch_tree *t,
 		   const char *why)
 {
 	char *ref = xstrfmt("refs/feeds/%s", t->name);
 
 	free(r->reason);
-	if (integ_ref_get(repo, ref, &r->tip) == 0) {
+	if (repo_ref_get(repo, ref, &r->tip) == 0) {
 		r->state = FETCH_STALE;
 		r->reason = xstrfmt("fetch of %s %s failed (%s); using the last fetched tip",
 				    t->url, t->branch, why);
@@ -164,11 +166,11 @@ static int on_sideband(const char *str, int len, void *payload)
 }
 
 /* Fetches every not yet done tree whose url is trees[first].url. */
-static void fetch_url(struct fetch_result *out, char *done, struct integ_repo *repo,
+static void fetch_url(struct fetch_result *out, char *done, struct repo *repo,
 			const struct fetch_tree *trees, size_t n, size_t first,
 			const struct fetch_creds *creds, int beat_fd)
 {
-	git_repository *git = integ_repo_git(repo);
+	git_repository *git = repo_git(repo);
 	git_remote *remote = NULL;
 	git_remote_callbacks cb;
 	git_fetch_options fo;
@@ -234,7 +236,7 @@ done:
 			continue;
 		}
 		ref = xstrfmt("refs/feeds/%s", trees[i].name);
-		if (integ_ref_get(repo, ref, &out[i].tip) == 0)
+		if (repo_ref_get(repo, ref, &out[i].tip) == 0)
 			out[i].state = FETCH_FETCHED;
 		else
 			fail(&out[i], repo, &trees[i], "no ref after fetch");
@@ -252,7 +254,7 @@ done:
 struct job {
 	struct fetch_result *out;
 	char *done;
-	struct integ_repo *repo;
+	struct repo *repo;
 	const struct fetch_tree *trees;
 	size_t n;
 	const struct fetch_creds *creds;
@@ -331,7 +333,7 @@ static int follow(long *current, int fd, pid_t pid, struct fetch_result *out, ch
 }
 
 /* The trees of the url the child was on (or all left, if none) fail with `why`. */
-static void fail_rest(struct fetch_result *out, char *done, struct integ_repo *repo,
+static void fail_rest(struct fetch_result *out, char *done, struct repo *repo,
 			const struct fetch_tree *trees, size_t n, long current, const char *why)
 {
 	size_t i;
@@ -355,7 +357,7 @@ static char *died_why(int status, int silent, long idle)
 }
 
 /* One child after another until every tree has a result. */
-static int watch(struct fetch_result *out, char *done, struct integ_repo *repo,
+static int watch(struct fetch_result *out, char *done, struct repo *repo,
 		   const struct fetch_tree *trees, size_t n, const struct fetch_creds *creds)
 {
 	long idle = creds && creds->idle_timeout > 0 ? creds->idle_timeout : FETCH_IDLE_TIMEOUT;
@@ -389,7 +391,7 @@ static int watch(struct fetch_result *out, char *done, struct integ_repo *repo,
 	return 0;
 }
 
-int fetch_trees(struct fetch_result *out, struct integ_repo *repo,
+int fetch_trees(struct fetch_result *out, struct repo *repo,
 		const struct fetch_tree *trees, size_t n, const struct fetch_creds *creds,
 		const char *const *never_merge)
 {

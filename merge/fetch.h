@@ -9,7 +9,7 @@
 #include "util/oid.h"
 #include <stddef.h>
 
-struct integ_repo;
+struct repo;
 
 /* One ref to fetch; strings borrowed from the caller (the config). */
 struct fetch_tree {
@@ -57,24 +57,10 @@ const char *fetch_state_name(enum fetch_state s);
  * not give up on a signal) gets its child killed and its trees failed ("stale" at
  * their last tip), and a new child goes on with the next url.
  */
-int fetch_trees(struct fetch_result *out, struct integ_repo *repo,
+int fetch_trees(struct fetch_result *out, struct repo *repo,
 		const struct fetch_tree *trees, size_t n, const struct fetch_creds *creds,
 		const char *const *never_merge);
 void fetch_result_release(struct fetch_result *r);
-
-/*
- * The same credentials for other merge/ code that talks to remotes (merge/push.c):
- * libgit2's git_credential_acquire_cb over `payload`, a struct fetch_cred_state
- * ({creds, 0}).  https: the token of creds->token_env as the password; ssh:
- * creds->ssh_key, else the agent.  Gives up (GIT_PASSTHROUGH) after 3 rounds.
- */
-struct git_credential;
-struct fetch_cred_state {
-	const struct fetch_creds *creds;
-	int tries;
-};
-int fetch_credentials(struct git_credential **out, const char *url, const char *user_from_url,
-		      unsigned int allowed, void *payload);
 
 /* The never_merge pattern matching `name` or `branch`, or NULL; borrowed. */
 const char *fetch_never_merge_match(const char *const *never_merge, const char *name,

@@ -7,10 +7,11 @@
 #include <time.h>
 #include <git2.h>
 
+#include "merge/fixes_int.h"
 #include "merge/fixes.h"
 #include "merge/git_int.h"
 #include "merge/merge_global.h"
-#include "merge/treemerge.h"
+#include "merge/treemerge_int.h"
 #include "util/error.h"
 #include "util/fileutil.h"
 #include "util/strbuf.h"

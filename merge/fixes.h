@@ -18,10 +18,6 @@
 #include <stddef.h>
 #include "util/strbuf.h"
 
-struct git_repository;
-struct git_signature;
-struct git_oid;
-
 enum fix_state {
 	FIX_APPLIED,        /* the diff applied as it stands */
 	FIX_APPLIED_3WAY,   /* applied by a three-way merge against its index blobs */
@@ -67,17 +63,5 @@ void fix_patch_release(struct fix_patch *p);
  * when a mail has no diff.
  */
 int fix_patches_parse(struct fix_patch **out, size_t *nr, const char *text, size_t len);
-
-/*
- * Applies the fixes of `dir` on top of commit *head (40-hex in, the new head out),
- * committing each as `git am` would (author, date and message from the mail,
- * `committer` from the caller) and appending the transcript to `log`: per file
- * "$ git am -3 <display>/<file>" and git am's lines.  Every patch gets an item in
- * `report`.  Returns 0 whatever became of the fixes (a missing directory is one
- * failed item); NB_ERROR only when the repository fails.
- */
-int fixes_apply(struct fixes_report *report, struct strbuf *log, struct git_repository *repo,
-		struct nb_oid *head, const struct git_signature *committer, const char *dir,
-		const char *display);
 
 #endif

@@ -5,19 +5,21 @@
 #include <time.h>
 #include <git2.h>
 
+#include "merge/fixes_int.h"
+#include "merge/repo_int.h"
 #include "merge/git_int.h"
 #include "merge/integrate.h"
-#include "merge/nightbase.h"
-#include "merge/mergememo.h"
+#include "merge/nightbase_int.h"
+#include "merge/mergememo_int.h"
 #include "merge/fetch.h"
 #include "merge/fixes.h"
 #include "merge/merge_global.h"
 #include "merge/nextfiles.h"
-#include "merge/replay.h"
+#include "merge/replay_int.h"
 #include "merge/repo.h"
 #include "merge/rerere.h"
-#include "merge/rerere_git.h"
-#include "merge/treemerge.h"
+#include "merge/rerere_git_int.h"
+#include "merge/treemerge_int.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/strbuf.h"
@@ -28,7 +30,7 @@
 #define CONFLICT_WALK_MAX 20000
 
 struct integ_night {
-	struct integ_repo *repo;
+	struct repo *repo;
 	git_repository *git;
 	char *date;
 	git_signature *sig;
@@ -109,7 +111,7 @@ static int signature(git_signature **out, const char *ident, const char *date)
 				      merge_git_error()) : 0;
 }
 
-int integ_night_new(struct integ_night **out, struct integ_repo *repo, const char *date,
+int integ_night_new(struct integ_night **out, struct repo *repo, const char *date,
 		    const struct integ_tree *base, const char *merge_identity,
 		    const char *const *never_merge)
 {
@@ -121,7 +123,7 @@ int integ_night_new(struct integ_night **out, struct integ_repo *repo, const cha
 
 	*out = NULL;
 	n->repo = repo;
-	n->git = integ_repo_git(repo);
+	n->git = repo_git(repo);
 	n->date = xstrdup(date);
 	n->base_name = xstrdup(base->name);
 	n->base_url = xstrdup(base->url);
@@ -131,7 +133,7 @@ int integ_night_new(struct integ_night **out, struct integ_repo *repo, const cha
 	for (i = 0; never_merge && never_merge[i]; i++)
 		strvec_push(&n->never_merge, never_merge[i]);
 	if ((err = signature(&n->sig, merge_identity, date)) < 0 ||
-	    (err = integ_ref_get(repo, ref, &n->base_tip)) < 0) {
+	    (err = repo_ref_get(repo, ref, &n->base_tip)) < 0) {
 		if (err == NB_ENOTFOUND)
 			nb_error_set(NB_ENOTFOUND, "base %s was never fetched", base->name);
 		integ_night_free(n);
@@ -409,7 +411,7 @@ done:
 static void log_merging(struct integ_night *n, const struct integ_tree *t, const char *hex,
 			  const char *what)
 {
-	char *subject = integ_commit_subject(n->repo, hex);
+	char *subject = repo_commit_subject(n->repo, hex);
 
 	strbuf_addf(&n->log, "Merging %s/%s (%.12s %s)\n", t->name, t->branch, hex, subject);
 	strbuf_addf(&n->log, "$ git merge --no-ff -m Merge branch '%s' of %s %s\n", t->branch,
@@ -638,7 +640,7 @@ static int apply_drops(struct integ_night *n, struct integ_outcome *out, git_oid
 	if (err < 0 || !rr.changed)
 		goto done;
 	for (i = 0; i < rr.left_out.nr; i++) {
-		char *subject = integ_commit_subject(n->repo, rr.left_out.v[i]);
+		char *subject = repo_commit_subject(n->repo, rr.left_out.v[i]);
 
 		strvec_push(&out->left_out_patches, rr.left_out.v[i]);
 		strbuf_addf(&n->log, "# %s: left out patch %.12s (\"%s\"): %s\n", t->name,
@@ -927,8 +929,8 @@ int integ_night_finish(struct integ_night *n, struct nb_oid *out_head)
 	}
 	merge_oid_from_git(&hex, &id);
 	tag = xstrfmt("refs/tags/next-%s", compact);
-	if ((err = integ_ref_set(n->repo, tag, &hex)) < 0 ||
-	    (err = integ_ref_set(n->repo, "refs/heads/next", &hex)) < 0)
+	if ((err = repo_ref_set(n->repo, tag, &hex)) < 0 ||
+	    (err = repo_ref_set(n->repo, "refs/heads/next", &hex)) < 0)
 		goto done;
 	git_repository_set_head(n->git, "refs/heads/next");
 	n->head = hex;

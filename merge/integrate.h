@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include "util/strvec.h"
 
-struct integ_repo;
+struct repo;
 struct integ_night;
 
 /* A tree as the config names it; strings borrowed for the duration of the call. */
@@ -88,7 +88,7 @@ struct integ_step {
  * never fetched, NB_EINVALID for a bad date or identity.  `repo` is borrowed and
  * must outlive the night.
  */
-int integ_night_new(struct integ_night **out, struct integ_repo *repo, const char *date,
+int integ_night_new(struct integ_night **out, struct repo *repo, const char *date,
 		    const struct integ_tree *base, const char *merge_identity,
 		    const char *const *never_merge);
 void integ_night_free(struct integ_night *night);
@@ -104,7 +104,7 @@ void integ_night_free(struct integ_night *night);
 void integ_night_set_rerere(struct integ_night *night, const char *workdir);
 
 /*
- * Turns on the merge memo (merge/mergememo.h) kept in the file `path`: a clean
+ * Turns on the merge memo (merge/mergememo_int.h) kept in the file `path`: a clean
  * merge of the same three trees as a night before is not done again, its tree
  * and diffstat are taken from the memo.  Call before the first merge; NULL turns
  * it off.  integ_night_memo_save() writes the memo back (0 or NB_EIO; a night

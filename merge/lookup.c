@@ -3,7 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "merge/commitinfo.h"
+#include "merge/repo_int.h"
+#include "merge/commitinfo_int.h"
 #include "merge/lookup.h"
 #include "merge/merge_global.h"
 #include "merge/repo.h"
@@ -40,7 +41,7 @@ static int push_patch(struct lookup_patches *out, git_repository *git, const cha
 	return 0;
 }
 
-int lookup_commit(struct lookup_patch *out, struct integ_repo *repo, const char *tree,
+int lookup_commit(struct lookup_patch *out, struct repo *repo, const char *tree,
 		  const char *hex)
 {
 	struct commit_info ci = COMMIT_INFO_INIT;
@@ -50,17 +51,17 @@ int lookup_commit(struct lookup_patch *out, struct integ_repo *repo, const char 
 	memset(out, 0, sizeof(*out));
 	if (git_oid_fromstr(&id, hex) < 0)
 		return nb_error_set(NB_EINVALID, "'%s' is not a commit id", hex);
-	if ((error = commitinfo_read(&ci, integ_repo_git(repo), &id)) < 0)
+	if ((error = commitinfo_read(&ci, repo_git(repo), &id)) < 0)
 		return error;
 	fill(out, &ci, tree);
 	commitinfo_release(&ci);
 	return 0;
 }
 
-int lookup_new_patches(struct lookup_patches *out, struct integ_repo *repo, const char *tree,
+int lookup_new_patches(struct lookup_patches *out, struct repo *repo, const char *tree,
 		       const char *tip, const char *upto, size_t max)
 {
-	git_repository *git = integ_repo_git(repo);
+	git_repository *git = repo_git(repo);
 	git_revwalk *walk = NULL;
 	git_oid id;
 	size_t seen = 0;

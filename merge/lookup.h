@@ -9,7 +9,7 @@
 #include "util/oid.h"
 #include <stddef.h>
 
-struct integ_repo;
+struct repo;
 
 /* One non-merge commit of a tree; every string owned, released by lookup_patch_release(). */
 struct lookup_patch {
@@ -32,7 +32,7 @@ struct lookup_patches {
  * Appends the non-merge commits reachable from `tip` and not from `upto` (NULL:
  * all), oldest first, as patches of `tree`.  At most `max` (0: 100000).
  */
-int lookup_new_patches(struct lookup_patches *out, struct integ_repo *repo, const char *tree,
+int lookup_new_patches(struct lookup_patches *out, struct repo *repo, const char *tree,
 		       const char *tip, const char *upto, size_t max);
 
 /*
@@ -43,7 +43,7 @@ int lookup_new_patches(struct lookup_patches *out, struct integ_repo *repo, cons
 long lookup_patch_find(const struct lookup_patches *pool, const char *id);
 
 /* Reads one commit (40-hex) as a patch of `tree` into `out` (release it after). */
-int lookup_commit(struct lookup_patch *out, struct integ_repo *repo, const char *tree,
+int lookup_commit(struct lookup_patch *out, struct repo *repo, const char *tree,
 		  const char *hex);
 
 void lookup_patch_release(struct lookup_patch *p);

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "merge/mergememo.h"
+#include "merge/mergememo_int.h"
 #include "util/oid.h"
 #include "util/error.h"
 #include "util/fileutil.h"

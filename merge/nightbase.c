@@ -2,9 +2,9 @@
 #include <string.h>
 
 #include "merge/git_int.h"
-#include "merge/nightbase.h"
+#include "merge/nightbase_int.h"
 #include "merge/merge_global.h"
-#include "merge/oidset.h"
+#include "merge/oidset_int.h"
 #include "util/error.h"
 #include "util/xalloc.h"
 #include "util/banned.h"

@@ -1,7 +1,7 @@
 /* A set of object ids: open addressing, linear probing, the id's own bytes as hash. */
 #include <string.h>
 
-#include "merge/oidset.h"
+#include "merge/oidset_int.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
 

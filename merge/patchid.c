@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "merge/git_int.h"
-#include "merge/patchid.h"
+#include "merge/patchid_int.h"
 #include "util/error.h"
 #include "util/banned.h"
 

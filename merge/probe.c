@@ -8,9 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "merge/probe.h"
+#include "merge/probe_int.h"
 #include "util/oid.h"
-#include "merge/verdict.h"
+#include "merge/verdict_int.h"
 #include "util/error.h"
 #include "util/fileutil.h"
 #include "util/log.h"

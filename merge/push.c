@@ -2,12 +2,14 @@
 #include <string.h>
 #include <git2.h>
 
+#include "merge/fetch_int.h"
+#include "merge/repo_int.h"
 #include "merge/git_int.h"
 #include "merge/fetch.h"
 #include "merge/merge_global.h"
 #include "merge/push.h"
 #include "merge/repo.h"
-#include "merge/watch.h"
+#include "merge/watch_int.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/strbuf.h"
@@ -41,17 +43,17 @@ static int update_ref(const char *refname, const char *status, void *payload)
 }
 
 /* An anonymous remote for `url` in the work repository, without insteadOf or refspecs. */
-static int remote_new(git_remote **out, struct integ_repo *repo, const char *url)
+static int remote_new(git_remote **out, struct repo *repo, const char *url)
 {
 	git_remote_create_options ro;
 
 	git_remote_create_options_init(&ro, GIT_REMOTE_CREATE_OPTIONS_VERSION);
-	ro.repository = integ_repo_git(repo);
+	ro.repository = repo_git(repo);
 	ro.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF | GIT_REMOTE_CREATE_SKIP_DEFAULT_FETCHSPEC;
 	return git_remote_create_with_opts(out, url, &ro);
 }
 
-/* Data moved: the watcher (merge/watch.h) is told the remote is alive. */
+/* Data moved: the watcher (merge/watch_int.h) is told the remote is alive. */
 static int on_transfer(unsigned int current, unsigned int total, size_t bytes,
 			 void *payload)
 {
@@ -109,7 +111,7 @@ static int push(git_remote *remote, const char *url, char **specs, size_t n,
 }
 
 struct publish_args {
-	struct integ_repo *repo;
+	struct repo *repo;
 	const char *url, *branch, *tag;
 	const struct fetch_creds *creds;
 };
@@ -117,7 +119,7 @@ struct publish_args {
 static int publish_here(void *arg)
 {
 	struct publish_args *a = arg;
-	struct integ_repo *repo = a->repo;
+	struct repo *repo = a->repo;
 	const char *url = a->url, *branch = a->branch, *tag = a->tag;
 	const struct fetch_creds *creds = a->creds;
 	struct push_state ps = { { creds, 0 }, STRBUF_INIT };
@@ -126,7 +128,7 @@ static int publish_here(void *arg)
 	struct nb_oid hex;
 	int err = 0;
 
-	if ((err = integ_ref_get(repo, "refs/heads/next", &hex)) < 0)
+	if ((err = repo_ref_get(repo, "refs/heads/next", &hex)) < 0)
 		return nb_error_set(NB_ENOTFOUND, "publish: there is no next to push yet");
 	specs[0] = xstrfmt("+refs/heads/next:refs/heads/%s", branch ? branch : "master");
 	if (tag)
@@ -143,7 +145,7 @@ static int publish_here(void *arg)
 	return err;
 }
 
-int push_publish(struct integ_repo *repo, const char *url, const char *branch, const char *tag,
+int push_publish(struct repo *repo, const char *url, const char *branch, const char *tag,
 		 const struct fetch_creds *creds)
 {
 	struct publish_args a = { repo, url, branch, tag, creds };
@@ -175,7 +177,7 @@ static int check_lease(git_remote *remote, const char *url, const char *ref,
 }
 
 struct ref_args {
-	struct integ_repo *repo;
+	struct repo *repo;
 	const char *url, *src_hex, *dst_ref;
 	int force;
 	const char *expect_hex;
@@ -185,7 +187,7 @@ struct ref_args {
 static int push_ref_here(void *arg)
 {
 	struct ref_args *a = arg;
-	struct integ_repo *repo = a->repo;
+	struct repo *repo = a->repo;
 	const char *url = a->url, *src_hex = a->src_hex, *dst_ref = a->dst_ref;
 	const char *expect_hex = a->expect_hex;
 	int force = a->force;
@@ -197,7 +199,7 @@ static int push_ref_here(void *arg)
 	int err;
 
 	if ((err = nb_oid_parse(&src, src_hex)) < 0 ||
-	    (err = integ_ref_set(repo, PUSH_SRC_REF, &src)) < 0)
+	    (err = repo_ref_set(repo, PUSH_SRC_REF, &src)) < 0)
 		goto done;
 	callbacks(&cb, &ps);
 	if (remote_new(&remote, repo, url) < 0 ||
@@ -212,13 +214,13 @@ static int push_ref_here(void *arg)
 	err = push(remote, url, &spec, 1, &ps);
 done:
 	git_remote_free(remote);
-	integ_ref_set(repo, PUSH_SRC_REF, NULL);
+	repo_ref_set(repo, PUSH_SRC_REF, NULL);
 	free(spec);
 	strbuf_release(&ps.rejected);
 	return err;
 }
 
-int push_ref(struct integ_repo *repo, const char *url, const char *src_hex, const char *dst_ref,
+int push_ref(struct repo *repo, const char *url, const char *src_hex, const char *dst_ref,
 	     int force, const char *expect_hex, const struct fetch_creds *creds)
 {
 	struct ref_args a = { repo, url, src_hex, dst_ref, force, expect_hex, creds };

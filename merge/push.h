@@ -4,12 +4,12 @@
  * is), to publish.url with the credentials fetch uses (`git:` token or ssh key);
  * and any one ref, with a check that the remote did not move (`drop --push`).
  * Both push from a child process that is given up when the remote sends nothing
- * for creds->idle_timeout seconds (merge/watch.h): NB_ETIMEOUT, nothing lost.
+ * for creds->idle_timeout seconds (merge/watch_int.h): NB_ETIMEOUT, nothing lost.
  */
 #ifndef MERGE_PUSH_H
 #define MERGE_PUSH_H
 
-struct integ_repo;
+struct repo;
 struct fetch_creds;
 
 /*
@@ -20,7 +20,7 @@ struct fetch_creds;
  * repository is only read: a failed push loses nothing and the same call can be
  * made again later (the next flush).  Secrets are never logged or recorded.
  */
-int push_publish(struct integ_repo *repo, const char *url, const char *branch, const char *tag,
+int push_publish(struct repo *repo, const char *url, const char *branch, const char *tag,
 		 const struct fetch_creds *creds);
 
 /*
@@ -34,7 +34,7 @@ int push_publish(struct integ_repo *repo, const char *url, const char *branch, c
  * moved, nothing pushed; NB_ERROR (recorded) otherwise.  The work repository
  * gains no ref (a temporary refs/nextbot/push-src is removed again).
  */
-int push_ref(struct integ_repo *repo, const char *url, const char *src_hex, const char *dst_ref,
+int push_ref(struct repo *repo, const char *url, const char *src_hex, const char *dst_ref,
 	     int force, const char *expect_hex, const struct fetch_creds *creds);
 
 #endif

@@ -2,11 +2,11 @@
 #include <string.h>
 
 #include "merge/git_int.h"
-#include "merge/replay.h"
+#include "merge/replay_int.h"
 #include "merge/merge_global.h"
-#include "merge/patchid.h"
-#include "merge/trailer.h"
-#include "merge/treemerge.h"
+#include "merge/patchid_int.h"
+#include "merge/trailer_int.h"
+#include "merge/treemerge_int.h"
 #include "util/error.h"
 #include "util/xalloc.h"
 #include "util/banned.h"

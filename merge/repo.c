@@ -6,6 +6,7 @@
 #include <git2.h>
 #include <git2/sys/midx.h>
 
+#include "merge/repo_int.h"
 #include "merge/git_int.h"
 #include "merge/repo.h"
 #include "merge/merge_global.h"
@@ -17,7 +18,7 @@
 #include "util/xalloc.h"
 #include "util/banned.h"
 
-struct integ_repo {
+struct repo {
 	git_repository *git;
 	char *path;
 };
@@ -108,7 +109,7 @@ static int pack_indexes(struct strvec *names, const char *pack_dir)
 	return stale;
 }
 
-int integ_repo_index_packs(struct integ_repo *repo)
+int repo_index_packs(struct repo *repo)
 {
 	struct strvec names = STRVEC_INIT;
 	char *pack_dir = xstrfmt("%s/objects/pack", repo->path);
@@ -139,9 +140,9 @@ done:
 	return 0;
 }
 
-int integ_repo_open(struct integ_repo **out, const char *path)
+int repo_open(struct repo **out, const char *path)
 {
-	struct integ_repo *r;
+	struct repo *r;
 	git_repository *git = NULL;
 	int err;
 
@@ -167,7 +168,7 @@ int integ_repo_open(struct integ_repo **out, const char *path)
 	return 0;
 }
 
-void integ_repo_free(struct integ_repo *repo)
+void repo_free(struct repo *repo)
 {
 	if (!repo)
 		return;
@@ -176,17 +177,17 @@ void integ_repo_free(struct integ_repo *repo)
 	free(repo);
 }
 
-const char *integ_repo_path(const struct integ_repo *repo)
+const char *repo_gitdir(const struct repo *repo)
 {
 	return repo->path;
 }
 
-struct git_repository *integ_repo_git(struct integ_repo *repo)
+struct git_repository *repo_git(struct repo *repo)
 {
 	return repo->git;
 }
 
-int integ_ref_get(struct integ_repo *repo, const char *refname, struct nb_oid *out)
+int repo_ref_get(struct repo *repo, const char *refname, struct nb_oid *out)
 {
 	git_object *obj = NULL;
 	git_object *commit = NULL;
@@ -207,7 +208,7 @@ int integ_ref_get(struct integ_repo *repo, const char *refname, struct nb_oid *o
 	return 0;
 }
 
-int integ_ref_set(struct integ_repo *repo, const char *refname, const struct nb_oid *hex)
+int repo_ref_set(struct repo *repo, const char *refname, const struct nb_oid *hex)
 {
 	git_reference *ref = NULL;
 	git_oid id;
@@ -227,25 +228,25 @@ int integ_ref_set(struct integ_repo *repo, const char *refname, const struct nb_
 	return 0;
 }
 
-int integ_good_get(struct integ_repo *repo, const char *tree, struct nb_oid *out)
+int repo_good_get(struct repo *repo, const char *tree, struct nb_oid *out)
 {
 	char *name = xstrfmt("refs/nextbot/good/%s", tree);
-	int err = integ_ref_get(repo, name, out);
+	int err = repo_ref_get(repo, name, out);
 
 	free(name);
 	return err;
 }
 
-int integ_good_set(struct integ_repo *repo, const char *tree, const struct nb_oid *hex)
+int repo_good_set(struct repo *repo, const char *tree, const struct nb_oid *hex)
 {
 	char *name = xstrfmt("refs/nextbot/good/%s", tree);
-	int err = integ_ref_set(repo, name, hex);
+	int err = repo_ref_set(repo, name, hex);
 
 	free(name);
 	return err;
 }
 
-char *integ_commit_subject(struct integ_repo *repo, const char *hex)
+char *repo_commit_subject(struct repo *repo, const char *hex)
 {
 	git_commit *c = NULL;
 	const char *msg;

@@ -1,25 +1,25 @@
 /*
  * The bare work repository (SPEC.md "Work directory"): refs/feeds/<tree> fetched
  * tips, refs/heads/next, refs/tags/next-YYYYMMDD, refs/nextbot/good/<tree>.
- * Commits are passed as 40-hex strings; no libgit2 type leaks out of merge/.
+ * Commits are typed ids (struct nb_oid); no libgit2 type leaks out of merge/: the
+ * libgit2 handle is in merge/repo_int.h.
  */
 #ifndef MERGE_REPO_H
 #define MERGE_REPO_H
 
 #include "util/oid.h"
 
-struct integ_repo;
-struct git_repository;
+struct repo;
 
 /*
  * Opens the bare repository at `path`, creating it (and its parents) if missing.
  * Removes stale lock files left by a killed run (index.lock, HEAD.lock,
  * packed-refs.lock, config.lock, *.lock under refs/): the caller must hold the run lock.
- * Returns 0 with *out set (free with integ_repo_free()), or NB_ERROR (recorded:
+ * Returns 0 with *out set (free with repo_free()), or NB_ERROR (recorded:
  * damaged repository, repository owned by another user, disk).
  */
-int integ_repo_open(struct integ_repo **out, const char *path);
-void integ_repo_free(struct integ_repo *repo);
+int repo_open(struct repo **out, const char *path);
+void repo_free(struct repo *repo);
 
 /*
  * Every fetch leaves a pack per tree: at linux-next's scale 400 a night, and every
@@ -30,27 +30,25 @@ void integ_repo_free(struct integ_repo *repo);
  * the open repository use it.  A failure costs only speed: logged, 0 returned.
  */
 #define REPO_PACKS_FOR_MIDX 16
-int integ_repo_index_packs(struct integ_repo *repo);
+int repo_index_packs(struct repo *repo);
 
-/* The repository's path as given; borrowed, valid until integ_repo_free(). */
-const char *integ_repo_path(const struct integ_repo *repo);
+/* The repository's path as given; borrowed, valid until repo_free(). */
+const char *repo_gitdir(const struct repo *repo);
 
-/* For merge/ code only: the libgit2 handle, borrowed.  Not thread-safe to share. */
-struct git_repository *integ_repo_git(struct integ_repo *repo);
 
 /*
  * Resolves a ref name ("refs/feeds/mm-next") or any revision to a commit id in
  * `out` (40 hex + NUL).  NB_ENOTFOUND (recorded) if it does not exist.
  */
-int integ_ref_get(struct integ_repo *repo, const char *refname, struct nb_oid *out);
+int repo_ref_get(struct repo *repo, const char *refname, struct nb_oid *out);
 /* Points `refname` at commit `hex` (created or forced); `hex` NULL deletes it. */
-int integ_ref_set(struct integ_repo *repo, const char *refname, const struct nb_oid *hex);
+int repo_ref_set(struct repo *repo, const char *refname, const struct nb_oid *hex);
 
 /* refs/nextbot/good/<tree>: the tree's last good tip.  NB_ENOTFOUND when none. */
-int integ_good_get(struct integ_repo *repo, const char *tree, struct nb_oid *out);
-int integ_good_set(struct integ_repo *repo, const char *tree, const struct nb_oid *hex);
+int repo_good_get(struct repo *repo, const char *tree, struct nb_oid *out);
+int repo_good_set(struct repo *repo, const char *tree, const struct nb_oid *hex);
 
 /* The subject (first line) of a commit, malloc'd (caller frees); "" if unknown. */
-char *integ_commit_subject(struct integ_repo *repo, const char *hex);
+char *repo_commit_subject(struct repo *repo, const char *hex);
 
 #endif

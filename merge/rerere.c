@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "merge/rerere.h"
-#include "merge/sha1.h"
+#include "merge/sha1_int.h"
 #include "util/error.h"
 #include "util/fileutil.h"
 #include "util/strbuf.h"

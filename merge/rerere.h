@@ -1,6 +1,6 @@
 /*
  * Conflict memory, as git rerere keeps it (SPEC.md `resolve TREE`, issue 11).  Text
- * and files only: no libgit2 type here (merge/rerere_git.h does the repository side).
+ * and files only: no libgit2 type here (merge/rerere_git_int.h does the repository side).
  *
  * Under the work directory:
  *   resolve/<tree>/<path>       tonight's conflicted files of <tree>, with markers, for
@@ -22,7 +22,7 @@
 #define MERGE_RERERE_H
 
 #include <stddef.h>
-#include "merge/sha1.h"
+#include "merge/sha1_int.h"
 #include "util/strbuf.h"
 
 /* One conflict block of a file with markers: byte offsets into the text. */

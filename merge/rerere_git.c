@@ -5,7 +5,7 @@
 
 #include "merge/merge_global.h"
 #include "merge/rerere.h"
-#include "merge/rerere_git.h"
+#include "merge/rerere_git_int.h"
 #include "util/error.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"

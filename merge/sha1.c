@@ -1,7 +1,7 @@
 /* SHA-1 written from FIPS 180-4: fingerprints and cache keys need git-compatible digests. */
 #include <string.h>
 
-#include "merge/sha1.h"
+#include "merge/sha1_int.h"
 #include "util/banned.h"
 
 static uint32_t rol(uint32_t x, int n)

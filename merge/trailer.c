@@ -4,7 +4,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "merge/trailer.h"
+#include "merge/trailer_int.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 #include "util/banned.h"

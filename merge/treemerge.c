@@ -4,7 +4,7 @@
 #include "util/strbuf.h"
 
 #include "merge/git_int.h"
-#include "merge/treemerge.h"
+#include "merge/treemerge_int.h"
 #include "merge/merge_global.h"
 #include "util/error.h"
 #include "util/xalloc.h"

@@ -2,8 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "merge/sha1.h"
-#include "merge/verdict.h"
+#include "merge/sha1_int.h"
+#include "merge/verdict_int.h"
 #include "util/fileutil.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"

@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
-#include "merge/watch.h"
+#include "merge/watch_int.h"
 #include "util/error.h"
 #include "util/xalloc.h"
 #include "util/banned.h"

@@ -5,7 +5,7 @@
 #include <git2/sys/repository.h>
 
 #include "merge/git_int.h"
-#include "merge/worker.h"
+#include "merge/worker_int.h"
 #include "util/error.h"
 #include "util/fileutil.h"
 #include "util/strbuf.h"

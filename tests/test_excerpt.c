@@ -7,7 +7,7 @@
 #include <cmocka.h>
 
 #include "merge/excerpt.h"
-#include "merge/sha1.h"
+#include "merge/sha1_int.h"
 #include "util/banned.h"
 
 static void sha1_known_answers(void **state)

@@ -141,7 +141,7 @@ struct night_out {
 };
 
 /* Fetch, merge t1 and t2, apply t2's fixes, finish. */
-static void night(struct integ_repo *repo, const char *date, struct night_out *o)
+static void night(struct repo *repo, const char *date, struct night_out *o)
 {
 	struct fetch_result res[3];
 	struct integ_outcome out = INTEG_OUTCOME_INIT;
@@ -210,14 +210,14 @@ static int builds(const char *commit)
 
 static void test_nights(void **state)
 {
-	struct integ_repo *repo = NULL;
+	struct repo *repo = NULL;
 	struct night_out o = { .report = FIXES_REPORT_INIT, .log = STRBUF_INIT };
 	struct strbuf out = STRBUF_INIT;
 	char *path;
 
 	world();
 	path = xstrfmt("%s/state/repo.git", dir);
-	assert_int_equal(integ_repo_open(&repo, path), 0);
+	assert_int_equal(repo_open(&repo, path), 0);
 	free(path);
 
 	/* night 1: both fixes apply as they stand; 0003 cannot (blobs unknown) */
@@ -286,13 +286,13 @@ static void test_nights(void **state)
 	fixes_report_release(&o.report);
 	strbuf_release(&o.log);
 	strbuf_release(&out);
-	integ_repo_free(repo);
+	repo_free(repo);
 }
 
 /* A series file orders the fixes; a missing directory is one failed item. */
 static void test_series_and_missing(void **state)
 {
-	struct integ_repo *repo = NULL;
+	struct repo *repo = NULL;
 	struct night_out o = { .report = FIXES_REPORT_INIT, .log = STRBUF_INIT };
 	struct strbuf out = STRBUF_INIT;
 	char *path;
@@ -306,7 +306,7 @@ static void test_series_and_missing(void **state)
 			    "mv ../p/0002-* ../fixes/t2/a.patch; "
 			    "printf '# order\\nz.patch\\n\\na.patch\\n' > ../fixes/t2/series"), 0);
 	path = xstrfmt("%s/state/repo.git", dir);
-	assert_int_equal(integ_repo_open(&repo, path), 0);
+	assert_int_equal(repo_open(&repo, path), 0);
 	free(path);
 	night(repo, "2026-04-01", &o);
 	assert_int_equal(o.report.nr, 2);
@@ -325,7 +325,7 @@ static void test_series_and_missing(void **state)
 	fixes_report_release(&o.report);
 	strbuf_release(&o.log);
 	strbuf_release(&out);
-	integ_repo_free(repo);
+	repo_free(repo);
 }
 
 static int setup_all(void **state)

@@ -75,17 +75,17 @@ static void trees_init(void)
 
 static const char *const never[] = { "mm-unstable", NULL };
 
-static struct integ_repo *open_repo(void)
+static struct repo *open_repo(void)
 {
-	struct integ_repo *repo = NULL;
+	struct repo *repo = NULL;
 	char *path = xstrfmt("%s/state/repo.git", dir);
 
-	assert_int_equal(integ_repo_open(&repo, path), 0);
+	assert_int_equal(repo_open(&repo, path), 0);
 	free(path);
 	return repo;
 }
 
-static void fetch_all(struct integ_repo *repo, struct fetch_result *res)
+static void fetch_all(struct repo *repo, struct fetch_result *res)
 {
 	size_t i;
 
@@ -129,7 +129,7 @@ static void check_steps_against_git(struct integ_night *night)
 }
 
 /* A whole night: t1, mm-stable, (mm-unstable refused), t2 conflicting with t1. */
-static void run_night(struct integ_repo *repo, struct nb_oid *head, const char *t2_good)
+static void run_night(struct repo *repo, struct nb_oid *head, const char *t2_good)
 {
 	struct fetch_result res[5];
 	struct integ_night *night = NULL;
@@ -145,7 +145,7 @@ static void run_night(struct integ_repo *repo, struct nb_oid *head, const char *
 		char *ref = xstrfmt("refs/feeds/%s", itrees[i == 3 ? 2 : i].name);
 		int rc;
 
-		if (integ_ref_get(repo, ref, &tip) < 0) {
+		if (repo_ref_get(repo, ref, &tip) < 0) {
 			integ_night_left_out(night, itrees[i].name, "fetch-failed");
 			free(ref);
 			continue;
@@ -179,7 +179,7 @@ static void run_night(struct integ_repo *repo, struct nb_oid *head, const char *
 
 static void test_night_slow(void **state)
 {
-	struct integ_repo *repo;
+	struct repo *repo;
 	struct strbuf out = STRBUF_INIT, want = STRBUF_INIT;
 	struct nb_oid head = NB_OID_INIT, good = NB_OID_INIT, tag = NB_OID_INIT;
 
@@ -191,9 +191,9 @@ static void test_night_slow(void **state)
 	strbuf_trim(&out);
 	memcpy(good.hex, out.buf, 41);
 	run_night(repo, &head, good.hex);
-	assert_int_equal(integ_ref_get(repo, "refs/tags/next-20261205", &tag), 0);
+	assert_int_equal(repo_ref_get(repo, "refs/tags/next-20261205", &tag), 0);
 	assert_string_equal(tag.hex, head.hex);
-	assert_int_equal(integ_ref_get(repo, "refs/heads/next", &tag), 0);
+	assert_int_equal(repo_ref_get(repo, "refs/heads/next", &tag), 0);
 	assert_string_equal(tag.hex, head.hex);
 
 	/* nothing only in mm-unstable is in next */
@@ -228,7 +228,7 @@ static void test_night_slow(void **state)
 	assert_non_null(strstr(out.buf, "Merge made by the 'ort' strategy.\n"));
 	assert_non_null(strstr(out.buf, "# mm-unstable: left out: refused: never_merge"));
 	assert_non_null(strstr(out.buf, "CONFLICT (content): Merge conflict in f\n"));
-	integ_repo_free(repo);
+	repo_free(repo);
 	strbuf_release(&out);
 	strbuf_release(&want);
 }
@@ -236,7 +236,7 @@ static void test_night_slow(void **state)
 /* The same date twice with unchanged feeds: the same next, the tag replaced. */
 static void test_same_date_twice_slow(void **state)
 {
-	struct integ_repo *repo;
+	struct repo *repo;
 	struct nb_oid h1 = NB_OID_INIT, h2 = NB_OID_INIT;
 
 	world();
@@ -245,11 +245,11 @@ static void test_same_date_twice_slow(void **state)
 	run_night(repo, &h1, NULL);
 	run_night(repo, &h2, NULL);
 	assert_string_equal(h1.hex, h2.hex);
-	integ_repo_free(repo);
+	repo_free(repo);
 }
 
 /* t1 and mm-stable merged with the memo in `memo`; the night's log into `log`. */
-static void memo_night(struct integ_repo *repo, const char *memo, struct strbuf *log,
+static void memo_night(struct repo *repo, const char *memo, struct strbuf *log,
 		       struct nb_oid *head)
 {
 	struct fetch_result res[5];
@@ -268,7 +268,7 @@ static void memo_night(struct integ_repo *repo, const char *memo, struct strbuf 
 		struct integ_outcome o = INTEG_OUTCOME_INIT;
 		char *ref = xstrfmt("refs/feeds/%s", itrees[i].name);
 
-		assert_int_equal(integ_ref_get(repo, ref, &tip), 0);
+		assert_int_equal(repo_ref_get(repo, ref, &tip), 0);
 		assert_int_equal(integ_night_merge_tree(night, &o, &itrees[i], tip.hex, NULL, NULL),
 				 0);
 		assert_int_equal(o.state, INTEG_MERGED);
@@ -289,7 +289,7 @@ static void memo_night(struct integ_repo *repo, const char *memo, struct strbuf 
  */
 static void test_merge_memo_slow(void **state)
 {
-	struct integ_repo *repo;
+	struct repo *repo;
 	struct strbuf log1 = STRBUF_INIT, log2 = STRBUF_INIT, out = STRBUF_INIT;
 	struct nb_oid h1 = NB_OID_INIT, h2 = NB_OID_INIT;
 
@@ -329,7 +329,7 @@ static void test_merge_memo_slow(void **state)
 	assert_string_equal(h1.hex, h2.hex);
 	assert_string_equal(log1.buf, log2.buf);
 	assert_int_equal(fixture_sh("test \"$(head -1 memo)\" = 'nextbot merge memo 1'"), 0);
-	integ_repo_free(repo);
+	repo_free(repo);
 	strbuf_release(&log1);
 	strbuf_release(&log2);
 	strbuf_release(&out);
@@ -344,7 +344,7 @@ static void test_multi_pack_index_slow(void **state)
 {
 	struct fetch_tree ft[REPO_PACKS_FOR_MIDX + 1];
 	struct fetch_result res[REPO_PACKS_FOR_MIDX + 1];
-	struct integ_repo *repo;
+	struct repo *repo;
 	struct gc_result gr;
 	struct strbuf out = STRBUF_INIT, before = STRBUF_INIT;
 	char *names[REPO_PACKS_FOR_MIDX + 1], *urls[REPO_PACKS_FOR_MIDX + 1], *path;
@@ -368,21 +368,21 @@ static void test_multi_pack_index_slow(void **state)
 	assert_int_equal(fetch_trees(res, repo, ft, n, NULL, NULL), 0);
 	assert_int_equal(fixture_sh("test $(ls state/repo.git/objects/pack/*.pack | wc -l) -ge %d",
 			    REPO_PACKS_FOR_MIDX), 0);
-	assert_int_equal(integ_repo_index_packs(repo), 0);
+	assert_int_equal(repo_index_packs(repo), 0);
 	assert_int_equal(fixture_sh("test -s state/repo.git/objects/pack/multi-pack-index && "
 			    "git --git-dir=state/repo.git multi-pack-index verify"), 0);
 	for (i = 0; i < n; i++) {
 		path = xstrfmt("refs/feeds/%s", names[i]);
-		assert_int_equal(integ_ref_get(repo, path, &hex), 0);
+		assert_int_equal(repo_ref_get(repo, path, &hex), 0);
 		assert_string_equal(hex.hex, res[i].tip.hex);
 		free(path);
-		free(integ_commit_subject(repo, hex.hex));
+		free(repo_commit_subject(repo, hex.hex));
 	}
 	fixture_sh_out(&before, 0, "stat -c %%Y.%%y state/repo.git/objects/pack/multi-pack-index");
-	assert_int_equal(integ_repo_index_packs(repo), 0);
+	assert_int_equal(repo_index_packs(repo), 0);
 	fixture_sh_out(&out, 0, "stat -c %%Y.%%y state/repo.git/objects/pack/multi-pack-index");
 	assert_string_equal(out.buf, before.buf);
-	integ_repo_free(repo);
+	repo_free(repo);
 	path = xstrfmt("%s/state/repo.git", dir);
 	assert_int_equal(gc_repack(&gr, path, 1), 0);
 	assert_int_equal(fixture_sh("test ! -e state/repo.git/objects/pack/multi-pack-index && "
@@ -400,7 +400,7 @@ static void test_multi_pack_index_slow(void **state)
 
 static void test_fetch_force_push_and_failures_slow(void **state)
 {
-	struct integ_repo *repo;
+	struct repo *repo;
 	struct fetch_result res[5];
 	struct strbuf out = STRBUF_INIT;
 	struct nb_oid old = NB_OID_INIT;
@@ -435,7 +435,7 @@ static void test_fetch_force_push_and_failures_slow(void **state)
 	assert_int_equal(res[4].state, FETCH_STALE);    /* unreachable: last tip kept */
 	for (i = 0; i < 5; i++)
 		fetch_result_release(&res[i]);
-	integ_repo_free(repo);
+	repo_free(repo);
 
 	/* a fresh repository never fetched t2: fetch-failed */
 	assert_int_equal(fixture_sh("rm -rf state"), 0);
@@ -446,14 +446,14 @@ static void test_fetch_force_push_and_failures_slow(void **state)
 	assert_string_equal(fetch_state_name(res[4].state), "fetch-failed");
 	for (i = 0; i < 5; i++)
 		fetch_result_release(&res[i]);
-	integ_repo_free(repo);
+	repo_free(repo);
 	strbuf_release(&out);
 }
 
 /* Drops by Message-ID and patch-id; a later patch needing a dropped one goes too. */
 static void test_drops_and_revert(void **state)
 {
-	struct integ_repo *repo;
+	struct repo *repo;
 	struct integ_night *night = NULL;
 	struct integ_outcome o = INTEG_OUTCOME_INIT;
 	struct strbuf out = STRBUF_INIT, p2 = STRBUF_INIT;
@@ -477,7 +477,7 @@ static void test_drops_and_revert(void **state)
 	}
 	assert_int_equal(integ_night_new(&night, repo, "2026-12-05", &itrees[0],
 					 "nextbot <nb@example.org>", never), 0);
-	assert_int_equal(integ_ref_get(repo, "refs/feeds/t1", &tip), 0);
+	assert_int_equal(repo_ref_get(repo, "refs/feeds/t1", &tip), 0);
 	assert_int_equal(integ_night_merge_tree(night, &o, &itrees[1], tip.hex, NULL, &drops), 0);
 	assert_int_equal(o.state, INTEG_MERGED);
 	assert_int_equal(o.left_out_patches.nr, 2);
@@ -514,10 +514,10 @@ static void test_drops_and_revert(void **state)
 	/* truncate back to the base */
 	assert_int_equal(integ_night_truncate(night, 0), 0);
 	assert_int_equal(integ_night_steps_nr(night), 0);
-	assert_int_equal(integ_ref_get(repo, "refs/feeds/origin", &tip), 0);
+	assert_int_equal(repo_ref_get(repo, "refs/feeds/origin", &tip), 0);
 	assert_string_equal(integ_night_head(night), tip.hex);
 	integ_night_free(night);
-	integ_repo_free(repo);
+	repo_free(repo);
 	strbuf_release(&out);
 	strbuf_release(&p2);
 }
@@ -525,7 +525,7 @@ static void test_drops_and_revert(void **state)
 /* Already merged trees, unrelated history, good-tip refs. */
 static void test_already_unrelated_good_slow(void **state)
 {
-	struct integ_repo *repo;
+	struct repo *repo;
 	struct integ_night *night = NULL;
 	struct integ_outcome o = INTEG_OUTCOME_INIT;
 	struct integ_tree lonely;
@@ -544,7 +544,7 @@ static void test_already_unrelated_good_slow(void **state)
 	}
 	assert_int_equal(integ_night_new(&night, repo, "2026-12-05", &itrees[0],
 					 "nextbot <nb@example.org>", NULL), 0);
-	assert_int_equal(integ_ref_get(repo, "refs/feeds/origin", &tip), 0);
+	assert_int_equal(repo_ref_get(repo, "refs/feeds/origin", &tip), 0);
 	assert_int_equal(integ_night_merge_tree(night, &o, &itrees[0], tip.hex, NULL, NULL), 0);
 	assert_int_equal(o.state, INTEG_ALREADY);
 	assert_string_equal(o.head.hex, tip.hex);
@@ -570,28 +570,28 @@ static void test_already_unrelated_good_slow(void **state)
 	integ_outcome_release(&o);
 	integ_night_free(night);
 
-	assert_int_equal(integ_good_get(repo, "t1", &got), NB_ENOTFOUND);
-	assert_int_equal(integ_good_set(repo, "t1", &tip), 0);
-	assert_int_equal(integ_good_get(repo, "t1", &got), 0);
+	assert_int_equal(repo_good_get(repo, "t1", &got), NB_ENOTFOUND);
+	assert_int_equal(repo_good_set(repo, "t1", &tip), 0);
+	assert_int_equal(repo_good_get(repo, "t1", &got), 0);
 	assert_string_equal(got.hex, tip.hex);
-	integ_repo_free(repo);
+	repo_free(repo);
 	free(url);
 }
 
 static void test_stale_locks(void **state)
 {
-	struct integ_repo *repo;
+	struct repo *repo;
 
 	world();
 	repo = open_repo();
-	integ_repo_free(repo);
+	repo_free(repo);
 	assert_int_equal(fixture_sh("mkdir -p state/repo.git/refs/heads && touch "
 			"state/repo.git/index.lock "
 			    "state/repo.git/refs/heads/next.lock"), 0);
 	repo = open_repo();
 	assert_int_equal(fixture_sh("test ! -e state/repo.git/index.lock && "
 			    "test ! -e state/repo.git/refs/heads/next.lock"), 0);
-	integ_repo_free(repo);
+	repo_free(repo);
 }
 
 static int setup_all(void **state)

@@ -15,8 +15,8 @@
 #include <git2.h>
 
 #include "merge/merge_global.h"
-#include "merge/nightbase.h"
-#include "merge/oidset.h"
+#include "merge/nightbase_int.h"
+#include "merge/oidset_int.h"
 #include "util/oid.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"

@@ -8,9 +8,9 @@
 #include <cmocka.h>
 #include <git2.h>
 
-#include "merge/commitinfo.h"
-#include "merge/patchid.h"
-#include "merge/trailer.h"
+#include "merge/commitinfo_int.h"
+#include "merge/patchid_int.h"
+#include "merge/trailer_int.h"
 #include "util/error.h"
 #include "util/fileutil.h"
 #include "util/strbuf.h"

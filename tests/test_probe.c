@@ -11,9 +11,9 @@
 #include <cmocka.h>
 
 #include "merge/culprit.h"
-#include "merge/probe.h"
-#include "merge/verdict.h"
-#include "merge/worker.h"
+#include "merge/probe_int.h"
+#include "merge/verdict_int.h"
+#include "merge/worker_int.h"
 #include "util/fileutil.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"

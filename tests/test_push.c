@@ -11,6 +11,7 @@
 #include <git2.h>
 #include <git2/sys/credential.h>
 
+#include "merge/fetch_int.h"
 #include "merge/fetch.h"
 #include "merge/merge_global.h"
 #include "merge/push.h"
@@ -26,7 +27,7 @@
 static char top[] = "/tmp/nb-push.XXXXXX";
 
 /* The work repository's refs/heads/next and tag next-20260501 at `rev` of w/. */
-static void set_next(struct integ_repo *repo, const char *rev)
+static void set_next(struct repo *repo, const char *rev)
 {
 	struct strbuf out = STRBUF_INIT;
 	struct nb_oid id;
@@ -37,19 +38,19 @@ static void set_next(struct integ_repo *repo, const char *rev)
 					rev, rev),
 			 0);
 	assert_int_equal(nb_oid_parse(&id, out.buf), 0);
-	assert_int_equal(integ_ref_set(repo, "refs/heads/next", &id), 0);
-	assert_int_equal(integ_ref_set(repo, "refs/tags/next-20260501", &id), 0);
+	assert_int_equal(repo_ref_set(repo, "refs/heads/next", &id), 0);
+	assert_int_equal(repo_ref_set(repo, "refs/tags/next-20260501", &id), 0);
 	strbuf_release(&out);
 }
 
 static void test_publish(void **state)
 {
-	struct integ_repo *repo = NULL;
+	struct repo *repo = NULL;
 	struct strbuf out = STRBUF_INIT, want = STRBUF_INIT;
 	char *path = xstrfmt("%s/state/repo.git", top), *url = xstrfmt("file://%s/pub.git", top);
 	struct nb_oid before = NB_OID_INIT;
 
-	assert_int_equal(integ_repo_open(&repo, path), 0);
+	assert_int_equal(repo_open(&repo, path), 0);
 	assert_int_equal(push_publish(repo, url, "master", "next-20260501", NULL), NB_ENOTFOUND);
 	assert_int_equal(fixture_sh_out(&out, 1,
 					"git init -q -b master w; cd w; echo 1 > f; c one; "
@@ -77,7 +78,7 @@ static void test_publish(void **state)
 	assert_string_equal(out.buf, want.buf);
 
 	/* unreachable: reported, nothing in the work repository changes */
-	assert_int_equal(integ_ref_get(repo, "refs/heads/next", &before), 0);
+	assert_int_equal(repo_ref_get(repo, "refs/heads/next", &before), 0);
 	free(url);
 	url = xstrfmt("file://%s/nowhere/pub.git", top);
 	assert_int_equal(push_publish(repo, url, "master", "next-20260501", NULL), NB_ERROR);
@@ -87,12 +88,12 @@ static void test_publish(void **state)
 	assert_non_null(strstr(nb_error_last(), "push to http://127.0.0.1:9/next.git failed"));
 	assert_int_equal(push_publish(repo, "no-such-scheme://x/y", "master", NULL, NULL),
 			 NB_ERROR);
-	assert_int_equal(integ_ref_get(repo, "refs/heads/next", &before), 0);
+	assert_int_equal(repo_ref_get(repo, "refs/heads/next", &before), 0);
 	fixture_sh_out(&out, 1,
 		       "git --git-dir=state/repo.git rev-parse next next-20260501 | sort -u");
 	assert_string_equal(out.buf, want.buf);
 
-	integ_repo_free(repo);
+	repo_free(repo);
 	free(path);
 	free(url);
 	strbuf_release(&out);

@@ -173,7 +173,7 @@ static void world(void)
 }
 
 /* One night: fetch, merge the trees in `order`, finish.  Outcomes into o[1..2]. */
-static void night(struct integ_repo *repo, const char *date, const int order[2],
+static void night(struct repo *repo, const char *date, const int order[2],
 		  struct integ_outcome o[3], struct strbuf *log)
 {
 	struct fetch_result res[3];
@@ -218,7 +218,7 @@ static void check_f(const char *sed, const char *extra)
 static void test_nights_remember(void **state)
 {
 	static const int t1_t2[2] = { 1, 2 }, t2_t1[2] = { 2, 1 };
-	struct integ_repo *repo = NULL;
+	struct repo *repo = NULL;
 	struct integ_outcome o[3];
 	struct strbuf log = STRBUF_INIT, report = STRBUF_INIT, out = STRBUF_INIT;
 	struct rerere_entry *ents;
@@ -228,7 +228,7 @@ static void test_nights_remember(void **state)
 	world();
 	workdir = xstrfmt("%s/state", dir);
 	path = xstrfmt("%s/repo.git", workdir);
-	assert_int_equal(integ_repo_open(&repo, path), 0);
+	assert_int_equal(repo_open(&repo, path), 0);
 	free(path);
 
 	/* night 1: t2 conflicts with t1 and is left out; its files wait in resolve/ */
@@ -337,7 +337,7 @@ static void test_nights_remember(void **state)
 	integ_outcome_release(&o[1]);
 	integ_outcome_release(&o[2]);
 
-	integ_repo_free(repo);
+	repo_free(repo);
 	free(workdir);
 	strbuf_release(&log);
 	strbuf_release(&report);

@@ -15,9 +15,9 @@
 
 #include <git2.h>
 
-#include "merge/bisect.h"
-#include "merge/probe.h"
-#include "merge/worker.h"
+#include "merge/bisect_int.h"
+#include "merge/probe_int.h"
+#include "merge/worker_int.h"
 #include "util/slurm.h"
 #include "util/error.h"
 #include "util/fileutil.h"

@@ -10,7 +10,7 @@
 #include <git2.h>
 
 #include "merge/merge_global.h"
-#include "merge/treemerge.h"
+#include "merge/treemerge_int.h"
 #include "util/error.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <git2.h>
 
-#include "merge/mergememo.h"
+#include "merge/mergememo_int.h"
 #include "tests/fuzz/fuzz.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"

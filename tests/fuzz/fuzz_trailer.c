@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "merge/trailer.h"
+#include "merge/trailer_int.h"
 #include "tests/fuzz/fuzz.h"
 #include "util/strbuf.h"
 #include "util/banned.h"

@@ -3,8 +3,8 @@
  * so that moving it from one commit to another rewrites only the files that
  * differ and a build in it stays incremental.  One worker per thread.
  */
-#ifndef MERGE_WORKER_H
-#define MERGE_WORKER_H
+#ifndef MERGE_WORKER_INT_H
+#define MERGE_WORKER_INT_H
 
 #include <git2.h>
 

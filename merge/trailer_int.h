@@ -5,8 +5,8 @@
  * line ends, a 1000-character subject, no trailers, no body, garbage bytes), gives
  * a well-formed result.  The input is a NUL-terminated string; embedded NULs end it.
  */
-#ifndef MERGE_TRAILER_H
-#define MERGE_TRAILER_H
+#ifndef MERGE_TRAILER_INT_H
+#define MERGE_TRAILER_INT_H
 
 #include <stddef.h>
 

@@ -3,8 +3,8 @@
  * UTF-8 text, one-line fields without control characters, trailers parsed, the
  * patch-id computed.
  */
-#ifndef MERGE_COMMITINFO_H
-#define MERGE_COMMITINFO_H
+#ifndef MERGE_COMMITINFO_INT_H
+#define MERGE_COMMITINFO_INT_H
 
 #include "util/oid.h"
 #include <git2.h>

@@ -5,8 +5,8 @@
  * fetch (merge/fetch.c) sends messages of its own in the same format.  For
  * merge/ code only.
  */
-#ifndef MERGE_WATCH_H
-#define MERGE_WATCH_H
+#ifndef MERGE_WATCH_INT_H
+#define MERGE_WATCH_INT_H
 
 #include <stddef.h>
 #include <stdint.h>

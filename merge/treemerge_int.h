@@ -8,8 +8,8 @@
  * CONTRACT shared by the integration (merge/integrate*) and bisection
  * (merge/bisect*, merge/probe*) code: written by the integration side.
  */
-#ifndef MERGE_TREEMERGE_H
-#define MERGE_TREEMERGE_H
+#ifndef MERGE_TREEMERGE_INT_H
+#define MERGE_TREEMERGE_INT_H
 
 #include <git2.h>
 #include <stddef.h>
@@ -41,7 +41,7 @@ int treemerge_commits(git_oid *out_tree, int *already_merged,
 
 /*
  * treemerge_commits() with the merge bases of ours and theirs already known (as
- * git_merge_bases() finds them; nr 0: unrelated), e.g. from merge/nightbase.h.
+ * git_merge_bases() finds them; nr 0: unrelated), e.g. from merge/nightbase_int.h.
  */
 int treemerge_commits_bases(git_oid *out_tree, int *already_merged,
 			    struct treemerge_conflicts *conflicts, git_repository *repo,

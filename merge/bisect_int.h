@@ -3,8 +3,8 @@
  * what the answers say.  The engine works on a graph of candidate commits; the
  * caller tests the commits (one, or k at once for multisection) through a callback.
  */
-#ifndef MERGE_BISECT_H
-#define MERGE_BISECT_H
+#ifndef MERGE_BISECT_INT_H
+#define MERGE_BISECT_INT_H
 
 #include "util/oid.h"
 #include <git2.h>

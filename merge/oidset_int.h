@@ -2,8 +2,8 @@
  * A set of object ids (open addressing), for walks that must remember tens of
  * thousands of commits cheaply.  For merge/ code only.
  */
-#ifndef MERGE_OIDSET_H
-#define MERGE_OIDSET_H
+#ifndef MERGE_OIDSET_INT_H
+#define MERGE_OIDSET_INT_H
 
 #include <stddef.h>
 #include <git2.h>

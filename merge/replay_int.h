@@ -4,8 +4,8 @@
  * in order onto that merge base, minus the dropped ones; a later commit that no
  * longer applies is left out too.  For merge/ code only.
  */
-#ifndef MERGE_REPLAY_H
-#define MERGE_REPLAY_H
+#ifndef MERGE_REPLAY_INT_H
+#define MERGE_REPLAY_INT_H
 
 #include <git2.h>
 #include "merge/integrate.h"

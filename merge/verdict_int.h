@@ -3,10 +3,10 @@
  * so that a tree already judged is never built again, tonight or later.  One
  * small file per key under the cache directory, replaced atomically.
  */
-#ifndef MERGE_VERDICT_H
-#define MERGE_VERDICT_H
+#ifndef MERGE_VERDICT_INT_H
+#define MERGE_VERDICT_INT_H
 
-#include "merge/sha1.h"
+#include "merge/sha1_int.h"
 
 enum verdict_kind {
 	VERDICT_NONE = 0,   /* not cached */

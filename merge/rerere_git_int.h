@@ -4,8 +4,8 @@
  * merge's tree resolved from recorded resolutions (merge/rerere.h).  For merge/
  * code only.
  */
-#ifndef MERGE_RERERE_GIT_H
-#define MERGE_RERERE_GIT_H
+#ifndef MERGE_RERERE_GIT_INT_H
+#define MERGE_RERERE_GIT_INT_H
 
 #include <git2.h>
 #include <stddef.h>
@@ -31,7 +31,7 @@ void rerere_git_conflict_release(struct rerere_git_conflict *c);
  * Merges commit `theirs` into `ours` with libgit2's whole merge (renames found as
  * git does) and fills `out` with every conflict; markers are labelled `ours_label`
  * and `theirs_label`.  `base` is their one merge base when the caller knows it
- * (merge/nightbase.h: no walk of next), else NULL (libgit2 finds the merge bases).
+ * (merge/nightbase_int.h: no walk of next), else NULL (libgit2 finds the merge bases).
  * Returns 0 (out->nr may be 0 when libgit2 finds no conflict) or NB_ERROR.
  */
 int rerere_git_conflict(struct rerere_git_conflict *out, git_repository *repo,

@@ -4,8 +4,8 @@
  * Shared by the integration (drops match by patch-id), the commit checks
  * (duplicate patches), notices and the feed simulator (truth.json).
  */
-#ifndef MERGE_PATCHID_H
-#define MERGE_PATCHID_H
+#ifndef MERGE_PATCHID_INT_H
+#define MERGE_PATCHID_INT_H
 
 #include "util/oid.h"
 #include <git2.h>

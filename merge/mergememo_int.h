@@ -8,8 +8,8 @@
  * missing, foreign or damaged file is an empty memo (a damaged tail is dropped).
  * For merge/ code only.
  */
-#ifndef MERGE_MERGEMEMO_H
-#define MERGE_MERGEMEMO_H
+#ifndef MERGE_MERGEMEMO_INT_H
+#define MERGE_MERGEMEMO_INT_H
 
 #include <stddef.h>
 #include <git2.h>

@@ -7,8 +7,8 @@
  * that are in U; their maximal elements are the same set git_merge_bases() finds,
  * after a walk of T's own new commits only.  For merge/ code only.
  */
-#ifndef MERGE_NIGHTBASE_H
-#define MERGE_NIGHTBASE_H
+#ifndef MERGE_NIGHTBASE_INT_H
+#define MERGE_NIGHTBASE_INT_H
 
 #include <stddef.h>
 #include <git2.h>

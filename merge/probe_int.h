@@ -3,12 +3,12 @@
  * it, with the verdict cache, a pristine retry before a failure counts, and the
  * classification of SPEC.md ("verdicts", "bounds before blame").
  */
-#ifndef MERGE_PROBE_H
-#define MERGE_PROBE_H
+#ifndef MERGE_PROBE_INT_H
+#define MERGE_PROBE_INT_H
 
 #include <git2.h>
 #include <stddef.h>
-#include "merge/worker.h"
+#include "merge/worker_int.h"
 #include "util/strbuf.h"
 
 struct slurm_opts;

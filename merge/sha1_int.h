@@ -1,6 +1,6 @@
 /* SHA-1 (FIPS 180-4) for breakage fingerprints and verdict-cache keys; not for security. */
-#ifndef MERGE_SHA1_H
-#define MERGE_SHA1_H
+#ifndef MERGE_SHA1_INT_H
+#define MERGE_SHA1_INT_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,0 +1,11 @@
+/* Internal to merge/: the work repository's libgit2 handle (see merge/repo.h). */
+#ifndef MERGE_REPO_INT_H
+#define MERGE_REPO_INT_H
+
+#include <git2.h>
+#include "merge/repo.h"
+
+/* For merge/ code only: the libgit2 handle, borrowed.  Not thread-safe to share. */
+git_repository *repo_git(struct repo *repo);
+
+#endif
