@@ -59,8 +59,8 @@ done:
 void run_lock_release(struct run_lock *lock)
 {
 	if (lock->fd >= 0) {
-		if (ftruncate(lock->fd, 0) < 0)
-			lock->fd = lock->fd; /* the content is informational only */
+		/* the holder's line is informational: a lock left with it is still free */
+		(void)!ftruncate(lock->fd, 0);
 		close(lock->fd);
 	}
 	lock->fd = -1;

@@ -308,10 +308,11 @@ static int budget_spent(struct night *n)
 /*
  * Builds next after tree ti's merge; on a failure finds the culprit and acts.
  * Returns the tree from which merging must go on (ti + 1 normally; earlier when
- * a culprit in an earlier tree was acted on), or negative.
+ * a culprit in an earlier tree was acted on) in *next; 0, or negative on a failure.
  */
-static long check_after(struct night *n, size_t ti)
+static int check_after(size_t *next, struct night *n, size_t ti)
 {
+	*next = ti + 1;
 	while (!night_past_deadline(n)) {
 		struct night_failure f = { 0 };
 		size_t acted;
@@ -321,7 +322,7 @@ static long check_after(struct night *n, size_t ti)
 			night_failure_release(&f);
 			if (error == 0)
 				n->trees[ti].checked_clean = 1;
-			return error < 0 ? error : (long)ti + 1;
+			return error < 0 ? error : 0;
 		}
 		error = budget_spent(n) ? 1 : night_handle_breakage(n, &f, &acted);
 		night_failure_release(&f);
@@ -329,10 +330,12 @@ static long check_after(struct night *n, size_t ti)
 			return error;
 		if (error == 1)
 			break;
-		if (acted != ti)
-			return (long)acted + 1;
+		if (acted != ti) {
+			*next = acted + 1;
+			return 0;
+		}
 	}
-	return (long)ti + 1;
+	return 0;
 }
 
 /* Merges trees from..end, checking after each merge when so configured. */
@@ -343,7 +346,7 @@ static int merge_from(struct night *n, size_t from)
 
 	while (ti < n->trees_nr) {
 		struct night_tree *t = &n->trees[ti];
-		long next;
+		size_t next;
 
 		t->reverts = 0;
 		if (t->fetch.state == FETCH_FAILED || t->fetch.state == FETCH_REFUSED) {
@@ -361,9 +364,9 @@ static int merge_from(struct night *n, size_t from)
 			ti++;
 			continue;
 		}
-		if ((next = check_after(n, ti)) < 0)
-			return (int)next;
-		ti = (size_t)next;
+		if ((error = check_after(&next, n, ti)) < 0)
+			return error;
+		ti = next;
 	}
 	return 0;
 }
@@ -467,13 +470,14 @@ static enum run_result result(const struct night *n)
 	return RUN_CLEAN;
 }
 
-/* Checks the base alone; 1 when it is broken (reported, the night stops). */
-static int base_check(struct night *n)
+/* Checks the base alone; *broken when it is broken (reported: the night stops). */
+static int base_check(int *broken, struct night *n)
 {
 	struct night_failure f = { 0 };
 	struct notice_base_broken bb = { 0 };
 	int error;
 
+	*broken = 0;
 	if (!n->cfg->build_nr && !n->cfg->test_nr)
 		return 0;
 	log_progress("checking the base %s", n->cfg->base.name);
@@ -504,7 +508,8 @@ static int base_check(struct night *n)
 	if (!n->opts->no_notify && notice_queue_base_broken(&n->notices.settings, &bb) < 0)
 		log_warn("cannot queue the base-broken notice: %s", nb_error_last());
 	night_failure_release(&f);
-	return 1;
+	*broken = 1;
+	return 0;
 }
 
 static void paths(struct night *n)
@@ -566,23 +571,23 @@ static void begin(struct night *n, const struct config *cfg, const struct night_
 	n->deadline = config_deadline_at(cfg, time(NULL));
 }
 
+/* Merges and checks next; a broken base ends it early with RUN_BASE_BROKEN recorded. */
 static int merge_night(struct night *n)
 {
 	struct integ_tree base = { n->cfg->base.name, n->cfg->base.url, n->cfg->base.branch };
 	char *memo;
-	int error;
+	int error, broken;
 
 	if ((error = integ_night_new(&n->integ, n->repo, n->opts->date, &base,
 				     n->cfg->merge_identity,
 				     (const char *const *)n->cfg->never_merge.v)) < 0)
 		return error;
 	integ_night_set_rerere(n->integ, n->cfg->workdir);
-	if ((error = base_check(n)) != 0) {
-		if (error == 1) {
-			n->run->result = RUN_BASE_BROKEN;
-			return 1;
-		}
+	if ((error = base_check(&broken, n)) < 0)
 		return error;
+	if (broken) {
+		n->run->result = RUN_BASE_BROKEN;
+		return 0;
 	}
 	memo = xstrfmt("%s/merge-memo", n->cfg->workdir);
 	integ_night_set_memo(n->integ, memo);
@@ -647,12 +652,11 @@ static int night(struct night *n)
 
 	if ((error = repo_open(&n->repo, n->repo_path)) < 0 || (error = fetch(n)) < 0)
 		return error;
-	error = merge_night(n);
-	if (error < 0)
+	if ((error = merge_night(n)) < 0)
 		return error;
-	if (error == 1)
-		stamp_finished(n);    /* base-broken: nothing merged, but the run ended */
-	if (error == 0 && (error = finish(n)) < 0)
+	if (n->run->result == RUN_BASE_BROKEN)
+		stamp_finished(n);    /* nothing merged, but the run ended */
+	else if ((error = finish(n)) < 0)
 		return error;
 	record_trees(n);
 	night_flags_after(n);

@@ -94,9 +94,13 @@ struct bisect_result {
 void bisect_result_release(struct bisect_result *r);
 
 /*
- * Bisects graph `g`.  With jobs == 1 each step tests the commit `git bisect`
- * would (same midpoint, same deterministic pseudo-random move away from skipped
- * commits), so the first bad commit and the number of steps are git's.  With
+ * Bisects graph `g`.  With jobs == 1 each step tests a commit at git bisect's
+ * distance (git's weights and midpoint rule, its deterministic pseudo-random move
+ * away from skipped commits), so the first bad commit is git's and the steps are
+ * never more than git's.  Not always the very commit git tests: among commits of
+ * equal committer time the walk orders parents before children, where
+ * `git rev-list --bisect` breaks the tie by its own order, so a step may test
+ * another commit of the same distance.  With
  * jobs = k > 1 each round tests up to k commits splitting the candidates into
  * k + 1 parts of about equal size (multisection).  Returns 0
  * with the outcome in `out` (release with bisect_result_release()), or the
@@ -106,10 +110,10 @@ int bisect_run(struct bisect_result *out, const struct bisect_graph *g, unsigned
 	       bisect_test_fn test, void *data);
 
 /*
- * The commit git bisect would test next, given the verdicts so far (indexed by
- * node; the bad end counts as BAD whatever it says).  Returns its index, the bad
- * end's index when the first bad commit is found, or (size_t)-1 when only skipped
- * commits are left.  Exposed for tests.
+ * The commit to test next, at git bisect's distance, given the verdicts so far
+ * (indexed by node; the bad end counts as BAD whatever it says).  Returns its
+ * index, the bad end's index when the first bad commit is found, or (size_t)-1
+ * when only skipped commits are left.  Exposed for tests.
  */
 size_t bisect_next(const struct bisect_graph *g, const enum bisect_verdict *v, size_t bad);
 

@@ -107,7 +107,7 @@ void integ_night_set_rerere(struct integ_night *night, const char *workdir);
  * Turns on the merge memo (merge/mergememo_int.h) kept in the file `path`: a clean
  * merge of the same three trees as a night before is not done again, its tree
  * and diffstat are taken from the memo.  Call before the first merge; NULL turns
- * it off.  integ_night_memo_save() writes the memo back (0 or NB_EIO; a night
+ * it off.  integ_night_memo_save() writes the memo back (0 or NB_ERROR; a night
  * that cannot save it loses only speed).
  */
 void integ_night_set_memo(struct integ_night *night, const char *path);

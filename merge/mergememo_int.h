@@ -30,7 +30,7 @@ int mergememo_find(git_oid *out_tree, const char **out_stat, struct mergememo *m
 void mergememo_add(struct mergememo *memo, const git_oid *base, const git_oid *ours,
 		   const git_oid *theirs, const git_oid *result, const char *stat);
 
-/* Replaces the file with the entries used or added since the load.  0 or NB_EIO. */
+/* Replaces the file with the entries used or added since the load.  0 or NB_ERROR. */
 int mergememo_save(struct mergememo *memo);
 
 #endif

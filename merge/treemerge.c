@@ -42,15 +42,22 @@ static void conflict_add(struct treemerge_conflicts *c, const char *path, const 
 	c->nr++;
 }
 
-/* The conflicts of a libgit2 merge index, each named by the first path it has. */
-static void index_conflicts(struct treemerge_conflicts *c, git_index *index)
+/*
+ * The conflicts of a libgit2 merge index (into `c`, which may be NULL), each named
+ * by the first path it has:
+ * NB_ECONFLICT with at least one, or NB_ERROR when libgit2 cannot list them (a
+ * conflict with no path to show would leave its callers nothing to report).
+ */
+static int index_conflicts(struct treemerge_conflicts *c, git_index *index)
 {
 	git_index_conflict_iterator *it = NULL;
 	const git_index_entry *anc, *our, *their;
+	size_t found = 0;
+	int err;
 
 	if (git_index_conflict_iterator_new(&it, index) < 0)
-		return;
-	while (git_index_conflict_next(&anc, &our, &their, it) == 0) {
+		return merge_git_fail("merge: listing the conflicts");
+	while ((err = git_index_conflict_next(&anc, &our, &their, it)) == 0) {
 		const char *path = our ? our->path : their ? their->path : anc->path;
 		const char *kind;
 
@@ -64,8 +71,14 @@ static void index_conflicts(struct treemerge_conflicts *c, git_index *index)
 		else
 			kind = "modify/delete";
 		conflict_add(c, path, kind);
+		found++;
 	}
 	git_index_conflict_iterator_free(it);
+	if (err != GIT_ITEROVER)
+		return merge_git_fail("merge: listing the conflicts");
+	if (!found)
+		return nb_error_set(NB_ERROR, "merge: libgit2 reported a conflict but listed none");
+	return nb_error_set(NB_ECONFLICT, "merge conflict");
 }
 
 /* The whole-index merge of libgit2: slow on big trees, but handles renames. */
@@ -90,8 +103,7 @@ static int merge_full(git_oid *out_tree, struct treemerge_conflicts *conflicts,
 		goto done;
 	}
 	if (git_index_has_conflicts(index)) {
-		index_conflicts(conflicts, index);
-		err = nb_error_set(NB_ECONFLICT, "merge conflict");
+		err = index_conflicts(conflicts, index);
 		goto done;
 	}
 	err = git_index_write_tree_to(out_tree, index, repo) < 0 ? merge_git_fail("write tree") : 0;
@@ -399,8 +411,7 @@ static int merge_full_trees(git_oid *out_tree, struct treemerge_conflicts *confl
 		goto done;
 	}
 	if (git_index_has_conflicts(index)) {
-		index_conflicts(conflicts, index);
-		err = nb_error_set(NB_ECONFLICT, "merge conflict");
+		err = index_conflicts(conflicts, index);
 		goto done;
 	}
 	err = git_index_write_tree_to(out_tree, index, repo) < 0 ? merge_git_fail("write tree") : 0;

@@ -238,13 +238,29 @@ static void test_same_date_twice_slow(void **state)
 {
 	struct repo *repo;
 	struct nb_oid h1 = NB_OID_INIT, h2 = NB_OID_INIT;
+	struct nb_oid tag = NB_OID_INIT, base = NB_OID_INIT;
+	struct strbuf out = STRBUF_INIT;
 
 	world();
 	trees_init();
 	repo = open_repo();
 	run_night(repo, &h1, NULL);
+	/* the tag moved away in between: the second night must replace it, not keep it */
+	assert_int_equal(repo_ref_get(repo, "refs/feeds/origin", &base), 0);
+	assert_string_not_equal(base.hex, h1.hex);
+	assert_int_equal(repo_ref_set(repo, "refs/tags/next-20261205", &base), 0);
 	run_night(repo, &h2, NULL);
 	assert_string_equal(h1.hex, h2.hex);
+	assert_int_equal(repo_ref_get(repo, "refs/tags/next-20261205", &tag), 0);
+	assert_string_equal(tag.hex, h2.hex);
+	assert_int_equal(repo_ref_get(repo, "refs/heads/next", &tag), 0);
+	assert_string_equal(tag.hex, h2.hex);
+	/* one tag of that night, no second one beside it */
+	assert_int_equal(fixture_sh_out(&out, 0, "git -C state/repo.git tag -l 'next-*' "
+					"| wc -l"), 0);
+	strbuf_trim(&out);
+	assert_string_equal(out.buf, "1");
+	strbuf_release(&out);
 	repo_free(repo);
 }
 

@@ -92,11 +92,19 @@ static int processes_in(const char *dir)
 	return n;
 }
 
-/* A limit hit, or a plain failure: never a success. */
-static void assert_stopped(const struct runcmd_result *res)
+/*
+ * Stopped by the limit as expected: with `exit_code` < 0 a classified limit hit,
+ * else exactly that exit status of the program's own (what it does when the
+ * kernel refuses it).  Never a success, an exec failure or a timeout.
+ */
+static void assert_stopped(const struct runcmd_result *res, int exit_code)
 {
-	assert_true(res->limit_hit || res->exit_code != 0);
 	assert_false(res->exec_failed);
+	assert_false(res->timed_out);
+	if (exit_code < 0)
+		assert_true(res->limit_hit);
+	else
+		assert_int_equal(res->exit_code, exit_code);
 }
 
 /*
@@ -112,8 +120,7 @@ static void test_fork_bomb_bounded(void **state)
 	run_limited(&res, "forks",
 		    "i=0; while [ $i -lt 400 ]; do sleep 60 & i=$((i+1)); done; wait",
 		    16, 0, 0, 60);
-	assert_stopped(&res);
-	assert_false(res.timed_out);
+	assert_stopped(&res, 2);                             /* dash, when fork fails */
 	assert_non_null(strcasestr(res.output.buf, "fork")); /* dash: "Cannot fork" */
 	assert_int_equal(processes_in(dir), 0);
 	free(dir);
@@ -130,7 +137,12 @@ static void test_fork_bomb_recursive(void **state)
 	struct runcmd_result res = RUNCMD_RESULT_INIT;
 	char *dir = xstrfmt("%s/bomb", tmpdir);
 
-	run_limited(&res, "bomb", "b() { b & b & wait; }; b; sleep 30 & wait", 24, 0, 0, 3);
+	run_limited(&res, "bomb", "echo started; b() { b & b & wait; }; b; sleep 30 & wait", 24,
+		    0, 0, 3);
+	assert_false(res.exec_failed);
+	assert_non_null(strstr(res.output.buf, "started"));  /* it did run */
+	assert_true(res.timed_out || res.exit_code != 0);    /* and did not end well */
+	assert_non_null(strcasestr(res.output.buf, "fork")); /* its forks were refused */
 	assert_int_equal(processes_in(dir), 0);
 	free(dir);
 	runcmd_result_release(&res);
@@ -143,8 +155,7 @@ static void test_memory_hog(void **state)
 
 	run_limited(&res, "mem", "exec perl -e '$x = \"x\" x (1 << 20); $y .= $x while 1'", 0,
 		    96LL << 20, 0, 60);
-	assert_stopped(&res);
-	assert_false(res.timed_out);
+	assert_stopped(&res, 1); /* perl: "Out of memory!" and exit 1 */
 	/*
 	 * RLIMIT_AS makes malloc fail, so the program reports it (perl: exit 1) and
 	 * runcmd cannot tell it from any failure; only a cgroup's OOM kill is a

@@ -504,14 +504,61 @@ static void test_stop_flag_cancels_jobs(void **state)
 	assert_no_status_files();
 }
 
+/* A thread's slurm_run() of a long command, for test_cancel_all. */
+struct long_job {
+	pthread_t tid;
+	struct slurm_opts s;
+	struct runcmd_result r;
+};
+
+static void *run_long_job(void *arg)
+{
+	struct long_job *j = arg;
+
+	run_slurm(&j->r, "echo started; sleep 40; echo never", 600, &j->s);
+	return NULL;
+}
+
+/*
+ * slurm_cancel_all() with two jobs running: both are cancelled at once, their
+ * slurm_run() calls return as runner failures (no verdict), squeue lists neither,
+ * and neither command ran to its end.  With nothing in flight it is a no-op.
+ */
 static void test_cancel_all(void **state)
 {
-	struct slurm_opts s = SLURM_OPTS_INIT;
+	struct long_job jobs[2];
+	char *q = NULL;
+	int i, n;
 
-	/* nothing in flight: a no-op, never an error */
-	slurm_cancel_all();
-	(void)s;
+	slurm_cancel_all();      /* nothing in flight: a no-op, never an error */
 	assert_queue_drains();
+	for (i = 0; i < 2; i++) {
+		jobs[i].s = (struct slurm_opts)SLURM_OPTS_INIT;
+		jobs[i].s.job_name = i ? "cancel-b" : "cancel-a";
+		jobs[i].r = (struct runcmd_result)RUNCMD_RESULT_INIT;
+		assert_int_equal(pthread_create(&jobs[i].tid, NULL, run_long_job, &jobs[i]), 0);
+	}
+	/* both running (squeue lists them as R) before the cancel */
+	for (n = 0; n < 300; n++) {
+		free(q);
+		q = sh_output("squeue -h -t R -o %j");
+		if (strstr(q, "cancel-a/") && strstr(q, "cancel-b/"))
+			break;
+		usleep(100000);
+	}
+	assert_non_null(strstr(q, "cancel-a/"));
+	assert_non_null(strstr(q, "cancel-b/"));
+	free(q);
+	slurm_cancel_all();
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(pthread_join(jobs[i].tid, NULL), 0);
+		assert_int_equal(jobs[i].r.runner_failed, 1);
+		assert_int_equal(jobs[i].r.timed_out, 0);
+		assert_null(strstr(jobs[i].r.output.buf, "never"));
+		runcmd_result_release(&jobs[i].r);
+	}
+	assert_queue_empty();
+	assert_no_status_files();
 }
 
 /* ---- bisection over 1,000 commits, 3 probes at a time as 3 Slurm jobs ---- */

@@ -49,6 +49,7 @@ static pthread_cond_t slot_freed = PTHREAD_COND_INITIALIZER;
 static unsigned long seq;
 static int active;
 static struct strvec running = STRVEC_INIT;  /* names of the jobs in flight */
+static struct strvec cancelled = STRVEC_INIT; /* of those, what slurm_cancel_all() cancelled */
 static volatile sig_atomic_t *stop_flag;      /* slurm_stop_on(): nonzero cancels all */
 
 /* One srun in flight, watched by its own thread. */
@@ -196,6 +197,25 @@ static void *watchdog(void *arg)
 	return NULL;
 }
 
+/* Was the job cancelled by slurm_cancel_all()?  Forgets it: names are unique. */
+static int take_cancelled(const char *name)
+{
+	size_t i;
+	int found = 0;
+
+	pthread_mutex_lock(&lock);
+	for (i = 0; i < cancelled.nr && strcmp(cancelled.v[i], name); i++)
+		;
+	if (i < cancelled.nr) {
+		free(cancelled.v[i]);
+		memmove(&cancelled.v[i], &cancelled.v[i + 1], (cancelled.nr - i) * sizeof(char *));
+		cancelled.nr--;
+		found = 1;
+	}
+	pthread_mutex_unlock(&lock);
+	return found;
+}
+
 static void slot_take(int max_jobs)
 {
 	pthread_mutex_lock(&lock);
@@ -234,8 +254,11 @@ void slurm_cancel_all(void)
 	size_t i;
 
 	pthread_mutex_lock(&lock);
-	for (i = 0; i < running.nr; i++)
+	for (i = 0; i < running.nr; i++) {
 		strvec_push(&names, running.v[i]);
+		if (!strvec_contains(&cancelled, running.v[i]))
+			strvec_push(&cancelled, running.v[i]);
+	}
 	pthread_mutex_unlock(&lock);
 	if (conf)
 		strvec_pushf(&env, "SLURM_CONF=%s", conf);
@@ -453,6 +476,7 @@ int slurm_run(struct runcmd_result *out, const struct runcmd_opts *opts,
 		if (out->exit_code != 0 || out->timed_out || w.timed_out || w.never_started ||
 		    w.stopped)
 			cancel_and_wait(name, ro.env);
+		w.stopped |= take_cancelled(name);
 		classify(out, &w, prefix, name);
 	}
 	register_job(name, 0);
