@@ -2,7 +2,7 @@
 #ifndef BOT_CLI_H
 #define BOT_CLI_H
 
-/* Exit codes of SPEC.md. */
+/* Exit codes: 0 done, 1 the bot failed, 2 usage or config error, 3 `bisect` found only skips. */
 enum cli_exit {
 	EXIT_DONE = 0,     /* the command did its job */
 	EXIT_FAILED = 1,   /* the bot itself failed */

@@ -1,4 +1,4 @@
-/* The commands of SPEC.md, one function each, called by cli.c. */
+/* The commands of the command line (`nextbot help`), one function each, called by cli.c. */
 #ifndef BOT_COMMANDS_H
 #define BOT_COMMANDS_H
 

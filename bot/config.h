@@ -1,4 +1,4 @@
-/* The config file (SPEC.md "Config (YAML)"): strict loading into plain structs. */
+/* The config file (man 5 nextbot.yaml): strict loading into plain structs. */
 #ifndef BOT_CONFIG_H
 #define BOT_CONFIG_H
 

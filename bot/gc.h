@@ -1,5 +1,5 @@
 /*
- * Housekeeping (`nextbot gc`, issue 11; the daemon runs it weekly): keeps the runs
+ * Housekeeping (`nextbot gc`; the daemon runs it weekly): keeps the runs
  * of the keep_days most recent nights by run date, drops older runs (their
  * runs/<date>/ folders, state.json records and next-YYYYMMDD tags), idle worker
  * directories and sent notices, and repacks the work repository.  Flags and drops

@@ -1,5 +1,5 @@
 /*
- * One nightly run (SPEC.md "The nightly run"): fetch, merge in order, build and
+ * One nightly run: fetch, merge in order, build and
  * test, find and confirm culprits, act on them, tag, record, notify.  Split over
  * night.c (the flow), night_check.c (building and bisecting), night_flags.c
  * (flags and their notices) and night_summary.c (the daily summary).

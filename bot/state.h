@@ -203,7 +203,7 @@ void state_inbox_add(struct state *s, const char *key, const char *from, const c
 void state_flag_mail_add(struct flag *f, const char *command, const char *by,
 			 const char *message_id, const char *when, const char *text);
 
-/* JSON shapes of SPEC.md, for --json listings: `flagged` and `status`. */
+/* The --json listings of `flagged` ({"flags":[…]}) and `status` ({"runs":[…]}). */
 void state_flags_json(struct strbuf *out, const struct state *s);
 void state_runs_json(struct strbuf *out, const struct state *s, size_t last_n);
 /* One run as runs/<date>/run.json holds it. */

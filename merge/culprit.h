@@ -1,6 +1,6 @@
 /*
  * Finding the patch that broke a build or test, for bot/: the nightly two-level
- * search of SPEC.md step 5 (which merge, then which patch, semantic partners,
+ * search after a failing check (which merge, then which patch, semantic partners,
  * bounds, confirmation) and the standalone `nextbot bisect`.  No libgit2 types
  * here: commits are 40-hex strings.
  */
@@ -53,7 +53,7 @@ void culprit_bisect_result_release(struct culprit_bisect_result *r);
  */
 int culprit_bisect_repo(struct culprit_bisect_result *out, const struct culprit_bisect_opts *o);
 
-/* ---- the nightly search (SPEC.md "The nightly run" step 5) ---- */
+/* ---- the nightly search ---- */
 
 /*
  * One step of the night, in order: next's first-parent chain from the base.  A merge
@@ -138,7 +138,7 @@ struct culprit_result {
 	int timed_out;
 	char *excerpt;                /* the lines that matter of the culprit's failure */
 	char *first_error;            /* the first error line, as printed */
-	char *fingerprint;            /* SPEC.md fingerprint text */
+	char *fingerprint;            /* patch-id, command, normalised first error line */
 	char flag_id[13];
 	unsigned flaky_fails, flaky_runs;
 	int incremental_unsafe;       /* some probe failed incrementally but passed pristine */

@@ -1,5 +1,5 @@
 /*
- * `nextbot drop ID --push` (SPEC.md commands, issue 7): the tree's branch on its
+ * `nextbot drop ID --push`: the tree's branch on its
  * remote is rewritten without the dropped patch.  Its commits since the merge base
  * with the base are replayed (merge/replay_int.h) minus the dropped ones, and minus
  * any later one that no longer applies; the result is pushed, forced, after a

@@ -28,7 +28,7 @@ void excerpt_extract(struct strbuf *out, struct strbuf *first_error, const char 
 		     size_t len, const char *strip_prefix);
 
 /*
- * Appends to `out` `line` normalised for the fingerprint (SPEC.md): paths kept;
+ * Appends to `out` `line` normalised for the fingerprint: paths kept;
  * ":LINE:COL" numbers, "line N", 0x addresses, hex ids (7+ hex digits with a
  * digit among them), dates and times, and "[ 12.345678]" stamps removed;
  * whitespace runs folded to one space and trimmed.

@@ -1,6 +1,6 @@
 /*
- * Fetching the base and the trees into the work repository (SPEC.md "The nightly
- * run", step 2): refs/feeds/<name> with forced refspecs, so rebased trees are
+ * Fetching the base and the trees into the work repository, the night's first
+ * step: refs/feeds/<name> with forced refspecs, so rebased trees are
  * followed (libgit2 1.5.1 silently keeps the old tip without the '+').
  */
 #ifndef MERGE_FETCH_H

@@ -1,5 +1,5 @@
 /*
- * Carried merge fixes (SPEC.md `trees[].fixes`, "The nightly run" step 4, issue 11):
+ * Carried merge fixes (`trees[].fixes` in the config):
  * patch files as `git format-patch` writes them, applied on top of next right after
  * their tree's merge, as `git am -3` applies them: the diff as it stands, else a
  * three-way merge against the blobs its "index" lines name (when the repository has

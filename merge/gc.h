@@ -1,5 +1,5 @@
 /*
- * Repacking the work repository (`nextbot gc`, issue 11): in-memory merges and
+ * Repacking the work repository (`nextbot gc`): in-memory merges and
  * probes write loose objects every night.  With git installed this runs
  * `git gc --prune=now --quiet` (through util/runcmd.h); without it, libgit2's pack
  * builder packs every object reachable from any ref into one new pack, then removes

@@ -1,6 +1,6 @@
 /*
- * The night's merge sequence (SPEC.md "The nightly run" steps 4 and 6, "The night's
- * output"): from the base tip, merge each tree in order into next, step by step so
+ * The night's merge sequence and its output (next, its tag, Next/ files): from the base
+ * tip, merge each tree in order into next, step by step so
  * the bot can build after each merge; conflicts fall back to the good tip or leave
  * the tree out; dropped patches are replayed away; reverts; the Next/ files, the
  * tag and refs/heads/next.  Everything in memory: no index, no work tree.
@@ -94,7 +94,7 @@ int integ_night_new(struct integ_night **out, struct repo *repo, const char *dat
 void integ_night_free(struct integ_night *night);
 
 /*
- * Turns on conflict memory (issue 11) for the night, under `workdir` (copied):
+ * Turns on conflict memory (as git rerere) for the night, under `workdir` (copied):
  * a conflict all of whose hunks match resolutions recorded in workdir/rerere is
  * resolved from them (merge.log: "Resolved '<file>' using previous resolution.")
  * and merged; otherwise tonight's tip's conflicted files are left, with markers, in

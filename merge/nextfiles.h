@@ -1,5 +1,5 @@
 /*
- * The text of linux-next's own files (SPEC.md "The night's output"): Next/Trees,
+ * The text of linux-next's own files: Next/Trees,
  * Next/SHA1s and localversion-next.  Pure text, no git.  Next/merge.log is the
  * transcript kept by merge/integrate.c.
  */

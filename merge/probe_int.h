@@ -1,7 +1,8 @@
 /*
  * One probe: check a commit out into a worker and run the configured commands on
  * it, with the verdict cache, a pristine retry before a failure counts, and the
- * classification of SPEC.md ("verdicts", "bounds before blame").
+ * classification into good, bad, skip (exit 125) and infrastructure (could not be
+ * judged: nobody is blamed).
  */
 #ifndef MERGE_PROBE_INT_H
 #define MERGE_PROBE_INT_H

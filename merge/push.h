@@ -1,5 +1,5 @@
 /*
- * Publishing next (SPEC.md `publish`, "The nightly run" step 6): refs/heads/next and
+ * Publishing next (`publish` in the config), after the night's tag: refs/heads/next and
  * the night's tag are pushed, forced (next is rebuilt every night, as linux-next
  * is), to publish.url with the credentials fetch uses (`git:` token or ssh key);
  * and any one ref, with a check that the remote did not move (`drop --push`).

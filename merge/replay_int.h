@@ -1,6 +1,6 @@
 /*
- * Replaying a tree without the patches a maintainer dropped (SPEC.md "The nightly
- * run", step 4): its commits since the merge base with the base are cherry-picked
+ * Replaying a tree without the patches a maintainer dropped, before its merge: its
+ * commits since the merge base with the base are cherry-picked
  * in order onto that merge base, minus the dropped ones; a later commit that no
  * longer applies is left out too.  For merge/ code only.
  */

@@ -1,5 +1,5 @@
 /*
- * The bare work repository (SPEC.md "Work directory"): refs/feeds/<tree> fetched
+ * The bare work repository (workdir/repo.git): refs/feeds/<tree> fetched
  * tips, refs/heads/next, refs/tags/next-YYYYMMDD, refs/nextbot/good/<tree>.
  * Commits are typed ids (struct nb_oid); no libgit2 type leaks out of merge/: the
  * libgit2 handle is in merge/repo_int.h.

@@ -1,5 +1,5 @@
 /*
- * Conflict memory, as git rerere keeps it (SPEC.md `resolve TREE`, issue 11).  Text
+ * Conflict memory, as git rerere keeps it (`nextbot resolve TREE` records).  Text
  * and files only: no libgit2 type here (merge/rerere_git_int.h does the repository side).
  *
  * Under the work directory:

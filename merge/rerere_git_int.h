@@ -1,5 +1,5 @@
 /*
- * Conflict memory over the repository (issue 11), for merge/integrate.c: the
+ * Conflict memory over the repository, for merge/integrate.c: the
  * conflicted files of a merge with markers (as `git merge` leaves them), and the
  * merge's tree resolved from recorded resolutions (merge/rerere.h).  For merge/
  * code only.

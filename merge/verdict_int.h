@@ -1,5 +1,5 @@
 /*
- * The verdict cache (SPEC.md "Verdict cache"): what a command said about a tree,
+ * The verdict cache: what a command said about a tree,
  * so that a tree already judged is never built again, tonight or later.  One
  * small file per key under the cache directory, replaced atomically.
  */

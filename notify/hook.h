@@ -1,4 +1,4 @@
-/* Webhook bodies and signatures (SPEC.md "Notices"); internal to notify/. */
+/* Webhook bodies and signatures (HMAC-SHA256 of the body); internal to notify/. */
 #ifndef NOTIFY_HOOK_H
 #define NOTIFY_HOOK_H
 

@@ -1,5 +1,5 @@
 /*
- * Notices (SPEC.md "Notices"): what the bot hands to notify/ to be mailed and posted,
+ * Notices: what the bot hands to notify/ to be mailed and posted,
  * the on-disk outbox, and its delivery.  Plain structs only: no libcurl, libcrypto or
  * json-c types leak out of notify/.
  */
@@ -215,7 +215,7 @@ struct notice_flush_stats {
 int notice_outbox_flush(const struct notice_settings *s, int all, struct notice_flush_stats *out);
 
 /*
- * Appends the outbox listing to `out`: with `json` the SPEC.md document
+ * Appends the outbox listing to `out`: with `json` the document
  * {"notices":[{id, kind, to, subject, state, attempts, last_error, next_try}]},
  * else one line per notice.  A missing outbox lists nothing.  Never blocks.
  */

@@ -1,4 +1,4 @@
-/* Pruning the outbox spool (`nextbot gc`, issue 11): sent notices are removed. */
+/* Pruning the outbox spool (`nextbot gc`): sent notices are removed. */
 #ifndef NOTIFY_PRUNE_H
 #define NOTIFY_PRUNE_H
 

@@ -1,4 +1,4 @@
-/* Notices into the outbox: recipients, the mail texts of SPEC.md, webhook events. */
+/* Notices into the outbox: recipients, the mail texts, webhook events. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 #!/bin/sh
-# A private single-node Slurm cluster for the tests (issue 9): its own munged (own key,
+# A private single-node Slurm cluster for the tests: its own munged (own key,
 # socket, pid, log and seed files), slurmctld and slurmd, everything under one directory.
 #
 #   sh tests/slurm-cluster.sh start DIR   starts it; prints "SLURM_CONF=DIR/slurm.conf"

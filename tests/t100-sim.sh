@@ -1,6 +1,6 @@
 #!/bin/sh
 # nextbot sim: a 10-day world with seed 1, checked with git and make as oracles
-# (issue 3, "Must show").
+# (the defects it injects are where truth.json says, with the patch-ids git computes).
 . tests/lib.sh
 
 W=$TMP/w

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 4's night on a simulated world (seed 1, 5 days) with no build or test: next
+# A night on a simulated world (seed 1, 5 days) with no build or test: next
 # is made and tagged, never holds mm-unstable, merges the trees in config order (or
 # says why not), carries linux-next's files in their formats, and a second run of
 # the same night gives the same tree.
@@ -39,7 +39,7 @@ git -C "$R" show next:Next/Trees >"$TMP/Trees"
 git -C "$R" show next:Next/SHA1s >"$TMP/SHA1s"
 git -C "$R" show next:Next/merge.log >"$TMP/merge.log"
 NB --json status >"$TMP/status.json"
-check "Next/Trees, Next/SHA1s and merge.log are as SPEC.md writes them" $PYTHON - "$W" "$TMP" <<'EOF'
+check "Next/Trees, Next/SHA1s and merge.log are in linux-next's formats" $PYTHON - "$W" "$TMP" <<'EOF'
 import json, re, subprocess, sys
 w, tmp = sys.argv[1:3]
 trees = open(tmp + "/Trees").read().split("\n")

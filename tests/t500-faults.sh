@@ -1,5 +1,5 @@
 #!/bin/sh
-# Fault injection (issue 10, RELIABILITY 18-19): every open, write, fsync and rename
+# Fault injection (a full disk, a failed fsync or rename anywhere): every open, write, fsync and rename
 # that util/fileutil makes while a command saves state.json fails in turn
 # (NEXTBOT_FAULT=op:N), or kills the process there (op:N:kill), until a run passes
 # the last such call.  After each fault: the command failed (no pretending), and

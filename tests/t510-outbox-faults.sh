@@ -1,5 +1,5 @@
 #!/bin/sh
-# Fault injection along an outbox delivery (issue 10, RELIABILITY 18): every open,
+# Fault injection along an outbox delivery (a full disk or failed rename mid-way): every open,
 # write, fsync and rename util/fileutil makes during `nextbot outbox flush` fails in
 # turn (NEXTBOT_FAULT=op:N) or kills the process there (op:N:kill), against a real
 # SMTP server (tests/smtpd.py) and webhook receiver (tests/httpd.py).  After each

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 9 on a real private single-node Slurm cluster (tests/slurm-cluster.sh):
+# The Slurm runner on a real private single-node Slurm cluster (tests/slurm-cluster.sh):
 #  - the same simulated world (seed 5 unless $SEED) plays $NIGHTS nights (3) with the
 #    local runner and with `runner: {kind: slurm, max_jobs: 4}`: the same flags (ids,
 #    trees, commits, kinds, states, errors, excerpts), next trees and notice ids; the

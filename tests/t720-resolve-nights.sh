@@ -1,5 +1,5 @@
 #!/bin/sh
-# Conflict memory across nights (issue 11, "Must show" 1), real binary, real git
+# Conflict memory across nights, real binary, real git
 # remotes: trees a and b change the same line of f, so b conflicts with next on
 # night 1 and its conflicted file is left in resolve/b/. The maintainer edits it and
 # runs `nextbot resolve b`; the next three nights (both trees moving on) merge both

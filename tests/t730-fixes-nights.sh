@@ -1,5 +1,5 @@
 #!/bin/sh
-# Carried merge fixes across nights (issue 11, "Must show" 2), real binary, real git
+# Carried merge fixes across nights, real binary, real git
 # remotes, real make: tree api renames add() to sum(), tree user adds a caller of
 # add(). Each builds with mainline; merged together they do not (plain git and make
 # are the oracle). A `git format-patch` fix in user's `fixes:` directory is applied

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Publishing (issue 11, "Must show" 3), real binary, real git: with `publish` a local
+# Publishing, real binary, real git: with `publish` a local
 # bare repository receives next (as publish.branch) and each night's tag, forced, as
 # next is rebuilt every night and a night run again is re-tagged. A push to an
 # unreachable url (a missing repository, a refused port) is reported in the night's

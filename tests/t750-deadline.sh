@@ -1,5 +1,5 @@
 #!/bin/sh
-# The deadline (issue 11, "Must show" 4), real binary, real make: with
+# The deadline, real binary, real make: with
 # `deadline: "5s"` and a slow build (`sleep 3; make`) on a world where net carries a
 # build break, the base check and the check after net's merge take over 6 s, so the
 # night stops looking for the culprit and ends `unfinished` with everything recorded:

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Housekeeping after 30 simulated nights (issue 11, "Must show" 5), real binary: a sim
+# Housekeeping after 30 simulated nights, real binary: a sim
 # world (seed 2) with keep_days 7. Night 1 builds and tests (a real flag comes out of
 # it); nights 2-30 run with build: [] and test: [] to be fast. The flag's patch is
 # dropped by flag id after night 2, a never-flagged patch by a commit id prefix after

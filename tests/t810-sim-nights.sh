@@ -1,6 +1,6 @@
 #!/bin/sh
 # Ten simulated nights (seed 1, or $SEEDS) checked against the simulator's ground
-# truth (issue 7, "Measured on the simulated world"):
+# truth (what is measured on the simulated world):
 #  - every build, test and semantic defect that sits in a merged tree is flagged
 #    with the recorded patch (and partner for semantic ones);
 #  - nothing that is only in mm-unstable is flagged, merged or mailed;

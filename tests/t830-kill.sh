@@ -1,5 +1,5 @@
 #!/bin/sh
-# kill -9 at any moment of `nextbot run` (issue 7): on a small world with one build
+# kill -9 at any moment of `nextbot run`: on a small world with one build
 # breakage (t800's, with a quick stand-in for cc), a run is killed after a delay (0.1 s,
 # 0.3 s, … until a run completes first) and at every rename file_write_atomic makes
 # (NEXTBOT_FAULT=rename:N:kill: every verdict, state, outbox and runs/ write), then the

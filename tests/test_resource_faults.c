@@ -1,5 +1,6 @@
 /*
- * Resource faults (RELIABILITY 16, issue 10): a fork bomb, a memory hog and a disk
+ * Resource faults (a build may exhaust processes, memory or disk): a fork bomb, a memory
+ * hog and a disk
  * filler run through util/runcmd as an unprivileged user under small limits
  * (RLIMIT_NPROC, RLIMIT_AS, RLIMIT_FSIZE) are stopped and reported as a limit hit
  * or a failure, and runcmd returns.  Only as root (the limits bind after the drop

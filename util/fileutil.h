@@ -20,7 +20,7 @@ int file_is_dir(const char *path);
 int file_fsync_dir(const char *dir);
 
 /*
- * Fault injection for tests (issue 10): when NEXTBOT_FAULT="op:N" is set (op one
+ * Fault injection for tests: when NEXTBOT_FAULT="op:N" is set (op one
  * of open, write, fsync, rename) the N-th such call made through this module
  * fails with EIO, or with "op:N:kill" the process SIGKILLs itself there.
  */

@@ -1,4 +1,4 @@
-# libFuzzer targets (issue 10): `make fuzz` builds every tests/fuzz/fuzz_*.c against
+# libFuzzer targets: `make fuzz` builds every tests/fuzz/fuzz_*.c against
 # the library sources under clang -fsanitize=fuzzer,address,undefined in build-fuzz/
 # and runs each for FUZZ_TIME seconds (default 60).  FUZZ=name runs only the targets
 # whose name contains it.  New inputs go to build-fuzz/corpus/<target>/; crashes and
