@@ -25,7 +25,7 @@ struct hook_event {
 	int steps;
 	const char *const *log;
 	size_t log_nr;
-	/* Extras for events the SPEC object does not cover (null elsewhere). */
+	/* Extras for events the common event keys do not cover (null elsewhere). */
 	const char *reason;	/* dropped, resolved */
 	const char *other_tree; /* merge-conflict */
 	const char *const *paths;

@@ -108,7 +108,7 @@ expect_exit 0 "hung command: killed, bisection goes on" \
 	sh -c 'test $(cat n) -lt 14 || sleep 600'
 cp "$TMP/out" hang.json
 check "hang: first bad is c14" test "$(json hang.json first_bad)" = "$(c small 14 20)"
-expect_exit 0 "a crash by signal is bad (SPEC: not git's abort)" \
+expect_exit 0 "a crash by signal is bad (git bisect run would abort instead)" \
 	"$NEXTBOT" --json bisect --repo small --good "$SROOT" --bad master -- \
 	sh -c 'test $(cat n) -lt 7 || kill -SEGV $$'
 cp "$TMP/out" segv.json
