@@ -7,7 +7,7 @@
 
 #include "bot/cli.h"
 #include "bot/commands.h"
-#include "merge/culprit.h"
+#include "merge/bisect_repo.h"
 #include "merge/merge_global.h"
 #include "util/error.h"
 #include "util/fileutil.h"
@@ -31,7 +31,7 @@ __attribute__((format(printf, 1, 2))) static int usage(const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
-static int value(struct culprit_bisect_opts *o, struct strvec *goods, const char *opt,
+static int value(struct bisect_repo_opts *o, struct strvec *goods, const char *opt,
 		   const char *v)
 {
 	long n;
@@ -56,7 +56,7 @@ static int value(struct culprit_bisect_opts *o, struct strvec *goods, const char
 	return 0;
 }
 
-static int parse(struct culprit_bisect_opts *o, struct strvec *goods, int argc, char **argv)
+static int parse(struct bisect_repo_opts *o, struct strvec *goods, int argc, char **argv)
 {
 	int i, rc;
 
@@ -94,7 +94,7 @@ static void json_strings(json_object *o, const char *key, const struct strvec *s
 	json_object_object_add(o, key, arr);
 }
 
-static void print_json(const struct culprit_bisect_result *r)
+static void print_json(const struct bisect_repo_result *r)
 {
 	json_object *o = json_object_new_object();
 
@@ -112,7 +112,7 @@ static void print_json(const struct culprit_bisect_result *r)
 	json_object_put(o);
 }
 
-static void print_text(const struct culprit_bisect_result *r)
+static void print_text(const struct bisect_repo_result *r)
 {
 	size_t i;
 
@@ -130,9 +130,9 @@ static void print_text(const struct culprit_bisect_result *r)
 		printf("%s\n", r->log.v[i]);
 }
 
-static int bisect(const struct cli_ctx *ctx, struct culprit_bisect_opts *o)
+static int bisect(const struct cli_ctx *ctx, struct bisect_repo_opts *o)
 {
-	struct culprit_bisect_result r = CULPRIT_BISECT_RESULT_INIT;
+	struct bisect_repo_result r = BISECT_REPO_RESULT_INIT;
 	const char *tmp = getenv("TMPDIR");
 	char *scratch;
 	int err;
@@ -145,7 +145,7 @@ static int bisect(const struct cli_ctx *ctx, struct culprit_bisect_opts *o)
 		return EXIT_FAILED;
 	}
 	o->scratch = scratch;
-	err = culprit_bisect_repo(&r, o);
+	err = bisect_repo_run(&r, o);
 	log_progress_done();
 	file_remove_tree(scratch);
 	free(scratch);
@@ -158,13 +158,13 @@ static int bisect(const struct cli_ctx *ctx, struct culprit_bisect_opts *o)
 	else
 		print_text(&r);
 	err = r.only_skipped ? EXIT_SKIPPED : EXIT_DONE;
-	culprit_bisect_result_release(&r);
+	bisect_repo_result_release(&r);
 	return err;
 }
 
 int cmd_bisect(const struct cli_ctx *ctx, int argc, char **argv)
 {
-	struct culprit_bisect_opts o = { .repo = ".", .jobs = 1 };
+	struct bisect_repo_opts o = { .repo = ".", .jobs = 1 };
 	struct strvec goods = STRVEC_INIT;
 	int rc;
 

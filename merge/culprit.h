@@ -1,8 +1,8 @@
 /*
  * Finding the patch that broke a build or test, for bot/: the nightly two-level
  * search after a failing check (which merge, then which patch, semantic partners,
- * bounds, confirmation) and the standalone `nextbot bisect`.  No libgit2 types
- * here: commits are 40-hex strings.
+ * bounds, confirmation).  The standalone `nextbot bisect` is merge/bisect_repo.h.
+ * No libgit2 types here.
  */
 #ifndef MERGE_CULPRIT_H
 #define MERGE_CULPRIT_H
@@ -13,45 +13,6 @@
 #include "util/strvec.h"
 
 struct slurm_opts;
-
-/* ---- standalone bisection (`nextbot bisect`) ---- */
-
-struct culprit_bisect_opts {
-	const char *repo;              /* a repository or a directory inside one */
-	const char *bad;               /* revision */
-	const char *const *goods;      /* revisions */
-	size_t goods_nr;
-	int first_parent;
-	unsigned jobs;                 /* >= 1 */
-	double timeout;                /* per command run, seconds; 0: none */
-	const char *const *argv;       /* the command, NULL-terminated */
-	const char *scratch;           /* directory for the worker checkouts (must exist) */
-};
-
-struct culprit_bisect_result {
-	int only_skipped;              /* 1: first bad is one of candidates[] */
-	struct nb_oid first_bad;            /* when !only_skipped */
-	char *subject;                 /* its subject; owned */
-	struct strvec candidates;      /* only_skipped: skipped candidates, then the bad end */
-	struct strvec skipped;         /* every commit the command skipped (exit 125) */
-	unsigned steps, rounds;
-	struct strvec log;             /* for `git bisect replay` */
-};
-#define CULPRIT_BISECT_RESULT_INIT                                                \
-	{                                                                         \
-		0, NB_OID_INIT, NULL, STRVEC_INIT, STRVEC_INIT, 0, 0, STRVEC_INIT \
-	}
-void culprit_bisect_result_release(struct culprit_bisect_result *r);
-
-/*
- * Bisects with `git bisect run` semantics (0 good, 125 skip, anything else bad,
- * a signal and a timeout included), running the command in scratch checkouts so
- * the repository's HEAD and work tree are untouched; `jobs` commits at a time.
- * Returns 0 with the outcome; NB_EINVALID or NB_ENOTFOUND (recorded) for bad
- * arguments (no repository, unknown revision, bad reachable from good);
- * NB_ERROR when the command could not be run at all.
- */
-int culprit_bisect_repo(struct culprit_bisect_result *out, const struct culprit_bisect_opts *o);
 
 /* ---- the nightly search ---- */
 
