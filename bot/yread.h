@@ -63,7 +63,7 @@ int yread_bool(struct yread *r, const struct ynode *map, const char *key, int *o
 /* `names` NULL-terminated; *out gets the index of the one matched. */
 int yread_enum(struct yread *r, const struct ynode *map, const char *key,
 	       const char *const *names, int *out);
-/* A list of strings; *nodes_out (may be NULL) gets their nodes, malloc'd. */
+/* A list of strings; *nodes_out (may be NULL) gets their nodes, borrowed from the tree. */
 int yread_strlist(struct yread *r, const struct ynode *map, const char *key,
 		  struct strvec *out, const struct ynode ***nodes_out);
 
