@@ -317,12 +317,9 @@ static int follow(long *current, int fd, pid_t pid, struct fetch_result *out, ch
 		    size_t n, long idle_ms)
 {
 	struct watch_msg m;
+	int rc;
 
-	for (;;) {
-		if (!watch_wait(fd, pid, watch_now_ms() + idle_ms))
-			return 0;
-		if (watch_msg_recv(fd, &m) <= 0)
-			return -1;
+	while ((rc = watch_next(&m, fd, pid, idle_ms)) == 1) {
 		if (m.type == MSG_START)
 			*current = m.code >= 0 && (size_t)m.code < n ? (long)m.code : -1;
 		else if (m.type == MSG_RESULT && take(out, done, n, &m) < 0)
@@ -330,6 +327,7 @@ static int follow(long *current, int fd, pid_t pid, struct fetch_result *out, ch
 		else if (m.type == WATCH_MSG_END)
 			return 1;
 	}
+	return rc;
 }
 
 /* The trees of the url the child was on (or all left, if none) fail with `why`. */

@@ -156,16 +156,20 @@ static void child(int fd, void *arg)
 	watch_msg_send(fd, WATCH_MSG_END, code, code < 0 ? nb_error_last() : NULL);
 }
 
+int watch_next(struct watch_msg *m, int fd, int pid, long idle_ms)
+{
+	if (!watch_wait(fd, pid, watch_now_ms() + idle_ms))
+		return 0;
+	return watch_msg_recv(fd, m) <= 0 ? -1 : 1;
+}
+
 /* 1: the child ended (*code, message recorded); 0: silent, killed; -1: it died. */
 static int follow(int *code, int fd, pid_t pid, long idle_ms)
 {
 	struct watch_msg m;
+	int rc;
 
-	for (;;) {
-		if (!watch_wait(fd, pid, watch_now_ms() + idle_ms))
-			return 0;
-		if (watch_msg_recv(fd, &m) <= 0)
-			return -1;
+	while ((rc = watch_next(&m, fd, pid, idle_ms)) == 1) {
 		if (m.type != WATCH_MSG_END)
 			continue;
 		*code = m.code;
@@ -173,6 +177,7 @@ static int follow(int *code, int fd, pid_t pid, long idle_ms)
 			nb_error_set(m.code, "%s", m.text);
 		return 1;
 	}
+	return rc;
 }
 
 int watch_run(int (*fn)(void *arg), void *arg, long idle, const char *what)

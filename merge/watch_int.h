@@ -57,5 +57,8 @@ struct watch_msg {
 void watch_msg_send(int fd, int32_t type, int32_t code, const char *text);
 /* In the watcher: reads one message; 1, 0 at a clean end of the pipe, -1 broken. */
 int watch_msg_recv(int fd, struct watch_msg *m);
+/* The next message within `idle_ms`: 1; 0 when the child was silent (killed); -1
+ * when it died or broke the format. */
+int watch_next(struct watch_msg *m, int fd, int pid, long idle_ms);
 
 #endif
