@@ -60,7 +60,9 @@ static void print_notify(FILE *out, const struct config *cfg)
 		cfg->notify.from, cfg->notify.list ? cfg->notify.list : "(none)",
 		cfg->notify.report_url ? cfg->notify.report_url : "(none)",
 		cfg->notify.remind_days, cfg->notify.remind_days ? "" : " (never remind)");
-	fprintf(out, "  operator: %s\n", cfg->notify.operator ? cfg->notify.operator : "(none)");
+	fprintf(out, "  operator: %s\n",
+		cfg->notify.operator ? cfg->notify.operator
+				     : "(none: operator instructions only in `nextbot status`)");
 	if (cfg->notify.smtp.url) {
 		fprintf(out, "  smtp: %s (tls %s", cfg->notify.smtp.url,
 			config_tls_name(cfg->notify.smtp.tls));
@@ -78,7 +80,7 @@ static void print_notify(FILE *out, const struct config *cfg)
 	for (i = 0; i < cfg->notify.webhooks_nr; i++) {
 		const struct config_webhook *w = &cfg->notify.webhooks[i];
 
-		fprintf(out, "  webhook: %s", w->url);
+		fprintf(out, "  webhook: %s (%s)", w->url, config_hook_format_name(w->format));
 		if (w->secret_env)
 			fprintf(out, " (signed with $%s, %s)", w->secret_env,
 				secret_state(w->secret_env));
@@ -274,6 +276,8 @@ static json_object *jnotify(const struct config *cfg)
 
 		json_object_object_add(w, "url", jstr(cfg->notify.webhooks[i].url));
 		json_object_object_add(w, "secret_env", jstr(cfg->notify.webhooks[i].secret_env));
+		json_object_object_add(
+			w, "format", jstr(config_hook_format_name(cfg->notify.webhooks[i].format)));
 		json_object_array_add(hooks, w);
 	}
 	json_object_object_add(o, "webhooks", hooks);

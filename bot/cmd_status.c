@@ -9,6 +9,8 @@
 #include "bot/state.h"
 #include "merge/rerere.h"
 #include "util/error.h"
+#include "util/fileutil.h"
+#include "util/xalloc.h"
 #include "util/strbuf.h"
 #include "util/banned.h"
 
@@ -74,6 +76,35 @@ static void print_mail(const struct state *st, size_t last)
 			       s(st->drops[i].subject), st->drops[i].by, s(st->drops[i].mail));
 }
 
+/*
+ * Operator instructions (never mailed to a list): the last night's conflicts whose
+ * files wait in workdir/resolve/ for `nextbot resolve`.
+ */
+static void print_pending(const struct config *cfg, const struct state *st)
+{
+	const struct run_record *last = st->runs_nr ? &st->runs[st->runs_nr - 1] : NULL;
+	char *dir = rerere_resolve_dir(cfg->workdir);
+	struct strvec done = STRVEC_INIT;
+	size_t i;
+
+	for (i = 0; last && i < last->conflicts.nr; i++) {
+		const char *key = last->conflicts.v[i];
+		size_t len = strcspn(key, "/:");
+		char *tree = xstrndup(key, len), *meta = xstrfmt("%s/%s.meta", dir, tree);
+
+		if (!strvec_contains(&done, tree) && file_exists(meta)) {
+			printf("conflict of %s (%s) waiting for a resolution: edit the files in "
+			       "%s/%s/\n  and run `nextbot resolve %s`\n",
+			       tree, key + len + (key[len] == '/'), dir, tree, tree);
+			strvec_push(&done, tree);
+		}
+		free(tree);
+		free(meta);
+	}
+	strvec_clear(&done);
+	free(dir);
+}
+
 static int load_state(struct state *st, const struct cli_ctx *ctx, struct config **cfg)
 {
 	int code = bot_config_open(cfg, ctx);
@@ -123,6 +154,7 @@ int cmd_status(const struct cli_ctx *ctx, int argc, char **argv)
 			open += st.flags[i].state == FLAG_OPEN;
 		printf("open flags: %zu of %zu\n", open, st.flags_nr);
 		print_mail(&st, (size_t)last);
+		print_pending(cfg, &st);
 		print_resolutions(cfg);
 	}
 	state_release(&st);

@@ -502,7 +502,8 @@ done:
 
 static int load_webhooks(struct loader *ld, const struct ynode *v)
 {
-	static const char *const keys[] = { "url", "secret_env", NULL };
+	static const char *const keys[] = { "url", "secret_env", "format", NULL };
+	static const char *const formats[] = { "json", "slack", NULL };
 	struct config *cfg = ld->cfg;
 	size_t i, old;
 	int ret = 0;
@@ -516,6 +517,7 @@ static int load_webhooks(struct loader *ld, const struct ynode *v)
 	for (i = 0; i < v->nr && !ret; i++) {
 		struct config_webhook *w = &cfg->notify.webhooks[i];
 		const struct ynode *n = v->kids[i];
+		int format = CONFIG_HOOK_JSON;
 
 		old = yread_kp_push(&ld->r, "webhooks");
 		strbuf_addf(&ld->r.kp, "[%zu]", i);
@@ -523,9 +525,11 @@ static int load_webhooks(struct loader *ld, const struct ynode *v)
 		if (!(ret = yread_map_check(&ld->r, n, NULL, keys)) &&
 		    !(ret = yread_str(&ld->r, n, "url", &w->url, STR_REQUIRED)) &&
 		    !(ret = get_env_name(ld, n, "secret_env", &w->secret_env)) &&
+		    !(ret = yread_enum(&ld->r, n, "format", formats, &format)) &&
 		    !str_starts_with(w->url, "http://") && !str_starts_with(w->url, "https://"))
 			ret = yread_err(&ld->r, ynode_get(n, "url"), "url",
 				    "must start with http:// or https://");
+		w->format = (enum config_hook_format)format;
 		yread_kp_pop(&ld->r, old);
 	}
 	return ret;
@@ -960,6 +964,11 @@ const char *config_on_breakage_name(enum config_on_breakage v)
 const char *config_runner_kind_name(enum config_runner_kind v)
 {
 	return v == CONFIG_RUNNER_SLURM ? "slurm" : "local";
+}
+
+const char *config_hook_format_name(enum config_hook_format v)
+{
+	return v == CONFIG_HOOK_SLACK ? "slack" : "json";
 }
 
 const char *config_tls_name(enum config_tls v)

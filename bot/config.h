@@ -30,6 +30,11 @@ enum config_tls {
 	CONFIG_TLS_IMPLICIT, /* smtps:// */
 };
 
+enum config_hook_format {
+	CONFIG_HOOK_JSON = 0, /* SPEC.md's event object (default) */
+	CONFIG_HOOK_SLACK,    /* incoming-webhook {"text": …}: Slack, Mattermost, Rocket.Chat */
+};
+
 enum config_deadline_kind {
 	CONFIG_DEADLINE_NONE = 0,
 	CONFIG_DEADLINE_CLOCK,    /* "HH:MM[:SS]" UTC: seconds = seconds after midnight */
@@ -58,6 +63,7 @@ struct config_command {
 struct config_webhook {
 	char *url;
 	char *secret_env;    /* NAME of the env var holding the HMAC secret; NULL: unsigned */
+	enum config_hook_format format;
 };
 
 struct config {
@@ -111,7 +117,8 @@ struct config {
 		char *from;             /* default "nextbot <nextbot@localhost>" */
 		char *list;             /* NULL: no list */
 		char *operator;         /* the operator's address ("Name <a@b>" or "a@b"): may
-					   act on any flag by mail; NULL: none */
+					   act on any flag by mail, and alone gets the
+					   host's instructions (local paths, commands); NULL */
 		char *report_url;       /* may hold "{id}" */
 		int remind_days;        /* default 0: never */
 		struct {
@@ -180,6 +187,7 @@ time_t config_deadline_at(const struct config *cfg, time_t start);
 const char *config_on_breakage_name(enum config_on_breakage v);
 const char *config_runner_kind_name(enum config_runner_kind v);
 const char *config_tls_name(enum config_tls v);
+const char *config_hook_format_name(enum config_hook_format v);
 
 /*
  * Parses a timeout or duration: a plain number of seconds or "90s", "15m", "2h",

@@ -7,7 +7,9 @@
 #include "bot/botutil.h"
 #include "bot/cli.h"
 #include "bot/night.h"
+#include "bot/repro.h"
 #include "merge/fixes.h"
+#include "merge/lookup.h"
 #include "merge/nextfiles.h"
 #include "merge/push.h"
 #include "util/error.h"
@@ -78,92 +80,299 @@ static void collect_drops(struct night *n, struct integ_drops *d, struct strvec 
 	d->message_ids_nr = mids->nr;
 }
 
-static void push_commit(struct night *n, struct strvec *sv, const char *path, const char *id)
+/*
+ * The earlier tree whose merge tonight brought `commit` into next (before tree ti's
+ * merge): its index, 0 for the base, (size_t)-1 when it cannot be told.
+ */
+static size_t brought_by(struct night *n, const char *hex)
 {
-	char *subject = repo_commit_subject(n->repo, id);
+	size_t i, steps = integ_night_steps_nr(n->integ);
+	struct nb_oid commit;
 
-	strvec_pushf(sv, "%s: %.12s (\"%s\")", path, id, subject);
-	free(subject);
+	if (nb_oid_parse(&commit, hex) < 0)
+		return (size_t)-1;
+	for (i = 0; i < steps; i++) {
+		const struct integ_step *s = integ_night_step(n->integ, i);
+		size_t k;
+
+		if (s->kind != INTEG_STEP_MERGE || nb_oid_is_null(&s->merged) ||
+		    lookup_contains(n->repo, &s->after, &commit) != 1 ||
+		    lookup_contains(n->repo, &s->before, &commit) != 0)
+			continue;
+		for (k = 1; k < n->trees_nr; k++)
+			if (!strcmp(n->trees[k].cfg->name, s->tree))
+				return k;
+	}
+	return lookup_contains(n->repo, &n->trees[0].fetch.tip, &commit) == 1 ? 0 : (size_t)-1;
+}
+
+/* The key of a conflict in run records: "tree/other: path path …". */
+static char *conflict_key(const char *tree, const char *other, const struct strvec *paths)
+{
+	struct strbuf key = STRBUF_INIT;
+	size_t i;
+
+	strbuf_addf(&key, "%s/%s:", tree, other);
+	for (i = 0; i < paths->nr; i++)
+		strbuf_addf(&key, " %s", paths->v[i]);
+	return strbuf_detach(&key, NULL);
+}
+
+/* The run before tonight's, or NULL. */
+static const struct run_record *previous_run(const struct night *n, const char *date)
+{
+	const struct run_record *prev = NULL;
+	size_t i;
+
+	for (i = 0; i < n->st->runs_nr; i++)
+		if (&n->st->runs[i] != n->run && n->st->runs[i].date &&
+		    strcmp(n->st->runs[i].date, date) < 0)
+			prev = &n->st->runs[i];
+	return prev;
+}
+
+/* The first night of the unbroken run of nights that had conflict `key`, up to `date`. */
+static const char *conflict_first_night(const struct night *n, const char *key, const char *date)
+{
+	const struct run_record *r;
+	const char *first = date;
+
+	while ((r = previous_run(n, first)) && strvec_contains(&r->conflicts, key))
+		first = r->date;
+	return first;
+}
+
+/* The last night before tonight that merged `commit` as tree `name`; NULL: none. */
+static const char *night_merged(const struct night *n, const char *name, const char *commit)
+{
+	const char *found = NULL;
+	size_t i, j;
+
+	for (i = 0; i < n->st->runs_nr; i++) {
+		const struct run_record *r = &n->st->runs[i];
+
+		if (r == n->run || !r->tag)
+			continue;
+		for (j = 0; j < r->trees_nr; j++)
+			if (r->trees[j].name && r->trees[j].sha1 &&
+			    !strcmp(r->trees[j].name, name) && !strcmp(r->trees[j].sha1, commit))
+				found = r->tag;
+	}
+	return found;
+}
+
+/* One side's commits as notice_commits; the lookups stay in `keep` until released. */
+static void side(struct night *n, struct notice_commit **out, size_t *nr,
+		 struct lookup_patches *keep, const char *tree, const struct strvec *ids)
+{
+	size_t i, j;
+
+	for (i = 0; i < ids->nr; i++) {
+		for (j = 0; j < *nr; j++)
+			if (!strcmp((*out)[j].commit, ids->v[i]))
+				break;
+		if (j < *nr)
+			continue;
+		ALLOC_GROW(keep->items, keep->nr + 1, keep->alloc);
+		if (lookup_commit(&keep->items[keep->nr], n->repo, tree, ids->v[i]) < 0)
+			continue;
+		keep->nr++;
+		*out = xrealloc(*out, (*nr + 1) * sizeof(**out));
+		(*out)[*nr].tree = tree;
+		(*out)[*nr].commit = ids->v[i];
+		(*out)[*nr].subject = keep->items[keep->nr - 1].subject;
+		(*out)[*nr].author.name = keep->items[keep->nr - 1].author_name;
+		(*out)[*nr].author.email = keep->items[keep->nr - 1].author_email;
+		(*nr)++;
+	}
+}
+
+/* What was done instead, for the mail: the version used and the night it is from. */
+static char *conflict_outcome(struct night *n, size_t ti, const struct integ_outcome *o)
+{
+	const char *name = n->trees[ti].cfg->name, *tag;
+
+	if (o->state != INTEG_PREVIOUS || nb_oid_is_null(&o->merged))
+		return xstrfmt("I have left the %s tree out of today's next.", name);
+	tag = night_merged(n, name, o->merged.hex);
+	if (tag)
+		return xstrfmt("I have used the %s tree from %s (its commit %.12s) for today.",
+			       name, tag, o->merged.hex);
+	return xstrfmt("I have used the %s tree at its last good commit %.12s for today.", name,
+		       o->merged.hex);
 }
 
 /*
- * Records tonight's conflict; 1 when the night before had the same one (same tree,
- * same paths), whose maintainers were told already: one mail, not one a night.
+ * Tonight's conflict of tree ti, as linux-next reports it: one mail per earlier tree
+ * whose commits conflict ("manual merge of the vfs tree with the net-next tree"),
+ * to both trees' maintainers, Cc the authors on each side and the list.  A conflict
+ * the night before had too was mailed then: it is only recorded.
  */
-static int conflict_known(struct night *n, const char *tree, const struct strvec *paths)
-{
-	struct strbuf key = STRBUF_INIT;
-	const struct run_record *prev = NULL;
-	size_t i;
-	int known;
-
-	strbuf_addf(&key, "%s:", tree);
-	for (i = 0; i < paths->nr; i++)
-		strbuf_addf(&key, " %s", paths->v[i]);
-	for (i = 0; i < n->st->runs_nr; i++)
-		if (&n->st->runs[i] != n->run && n->st->runs[i].date &&
-		    strcmp(n->st->runs[i].date, n->opts->date) < 0)
-			prev = &n->st->runs[i];
-	known = prev && strvec_contains(&prev->conflicts, key.buf);
-	if (!strvec_contains(&n->run->conflicts, key.buf))
-		strvec_push(&n->run->conflicts, key.buf);
-	strbuf_release(&key);
-	return known;
-}
-
 static void conflict_notice(struct night *n, size_t ti, const struct integ_outcome *o)
 {
-	struct notice_conflict c = { 0 };
-	struct strvec paths = STRVEC_INIT, ours = STRVEC_INIT, theirs = STRVEC_INIT;
 	const struct config_tree *t = n->trees[ti].cfg;
-	char *outcome = NULL;
-	size_t i, j;
+	struct strvec others = STRVEC_INIT;
+	char *outcome = conflict_outcome(n, ti, o), *note = NULL;
+	size_t *by = NULL, i, j, k, nby = 0;
 
-	for (i = 0; i < o->conflicts_nr; i++) {
+	if (o->resolve_dir)
+		note = xstrfmt("The conflicted files of the %s tree (with conflict markers) are in "
+			       "%s. Resolve them there and run `nextbot resolve %s`: the same "
+			       "conflict is then resolved that way on later nights.",
+			       t->name, o->resolve_dir, t->name);
+	/* which earlier tree brought each commit of next's side */
+	for (i = 0; i < o->conflicts_nr; i++)
+		nby += o->conflicts[i].next_commits.nr;
+	by = xcalloc(nby + 1, sizeof(*by));
+	for (i = 0, k = 0; i < o->conflicts_nr; i++) {
 		const struct integ_conflict *ic = &o->conflicts[i];
 
-		strvec_pushf(&paths, "%s (%s)", ic->path, ic->kind);
-		for (j = 0; j < ic->next_commits.nr; j++)
-			push_commit(n, &ours, ic->path, ic->next_commits.v[j]);
-		for (j = 0; j < ic->tree_commits.nr; j++)
-			push_commit(n, &theirs, ic->path, ic->tree_commits.v[j]);
-	}
-	if (o->state == INTEG_PREVIOUS)
-		outcome = xstrfmt("I have used the %s tree from its last good version for today.",
-				  t->name);
-	else
-		outcome = xstrfmt("I have left the %s tree out of today's next.", t->name);
-	if (o->resolve_dir) {
-		char *more = xstrfmt("%s\n\nThe conflicted files are in %s: resolve them there "
-				     "and run 'nextbot resolve %s', and the same conflict will be "
-				     "resolved that way on later nights.", outcome, o->resolve_dir,
-				     t->name);
+		for (j = 0; j < ic->next_commits.nr; j++, k++) {
+			size_t b = brought_by(n, ic->next_commits.v[j]);
+			const char *name = b == (size_t)-1 ? n->trees[0].cfg->name
+							   : n->trees[b].cfg->name;
 
-		free(outcome);
-		outcome = more;
+			by[k] = b == (size_t)-1 ? 0 : b;
+			if (!strvec_contains(&others, name))
+				strvec_push(&others, name);
+		}
+		if (!ic->next_commits.nr && !strvec_contains(&others, n->trees[0].cfg->name))
+			strvec_push(&others, n->trees[0].cfg->name);
 	}
-	c.date = n->opts->date;
-	c.next_tag = n->tag;
-	c.tree = t->name;
-	c.other = "next";
-	c.contacts = (const char *const *)t->contacts.v;
-	c.contacts_nr = t->contacts.nr;
-	c.paths = (const char *const *)paths.v;
-	c.paths_nr = paths.nr;
-	c.ours = (const char *const *)ours.v;
-	c.ours_nr = ours.nr;
-	c.theirs = (const char *const *)theirs.v;
-	c.theirs_nr = theirs.nr;
-	c.outcome = outcome;
-	if (conflict_known(n, t->name, &paths))
-		goto done;
-	if (!n->opts->no_notify && notices_conflict(&n->notices, &c) < 0)
-		log_warn("cannot queue the conflict notice of %s: %s", t->name, nb_error_last());
-done:
+	for (i = 0; i < others.nr; i++) {
+		struct notice_conflict c = { 0 };
+		struct strvec paths = STRVEC_INIT, mine = STRVEC_INIT, theirs = STRVEC_INIT;
+		struct lookup_patches keep = LOOKUP_PATCHES_INIT;
+		struct notice_commit *ours_v = NULL, *theirs_v = NULL;
+		size_t ours_nr = 0, theirs_nr = 0, oi = 0;
+		const struct config_tree *ot = notices_tree(n->cfg, others.v[i]);
+		char *key;
+
+		if (!ot)
+			ot = &n->cfg->base;
+		for (j = 0, k = 0; j < o->conflicts_nr; j++) {
+			const struct integ_conflict *ic = &o->conflicts[j];
+			int hit = !ic->next_commits.nr && ot == &n->cfg->base;
+
+			for (oi = 0; oi < ic->next_commits.nr; oi++, k++)
+				if (!strcmp(n->trees[by[k]].cfg->name, ot->name)) {
+					hit = 1;
+					strvec_push(&mine, ic->next_commits.v[oi]);
+				}
+			if (!hit)
+				continue;
+			if (strcmp(ic->kind, "content"))
+				strvec_pushf(&paths, "%s (%s)", ic->path, ic->kind);
+			else
+				strvec_push(&paths, ic->path);
+			for (oi = 0; oi < ic->tree_commits.nr; oi++)
+				strvec_push(&theirs, ic->tree_commits.v[oi]);
+		}
+		side(n, &ours_v, &ours_nr, &keep, ot->name, &mine);
+		side(n, &theirs_v, &theirs_nr, &keep, t->name, &theirs);
+		key = conflict_key(t->name, ot->name, &paths);
+		c.date = n->opts->date;
+		c.next_tag = n->tag;
+		c.first_date = conflict_first_night(n, key, n->opts->date);
+		c.tree = t->name;
+		c.other = ot->name;
+		c.contacts = (const char *const *)t->contacts.v;
+		c.contacts_nr = t->contacts.nr;
+		c.other_contacts = (const char *const *)ot->contacts.v;
+		c.other_contacts_nr = ot->contacts.nr;
+		c.paths = (const char *const *)paths.v;
+		c.paths_nr = paths.nr;
+		c.ours = ours_v;
+		c.ours_nr = ours_nr;
+		c.theirs = theirs_v;
+		c.theirs_nr = theirs_nr;
+		c.outcome = outcome;
+		c.operator_note = note;
+		if (!strvec_contains(&n->run->conflicts, key))
+			strvec_push(&n->run->conflicts, key);
+		if (!n->opts->no_notify && notices_conflict(&n->notices, &c) < 0)
+			log_warn("cannot queue the conflict notice of %s: %s", t->name,
+				 nb_error_last());
+		free(key);
+		free(ours_v);
+		free(theirs_v);
+		lookup_patches_release(&keep);
+		strvec_clear(&paths);
+		strvec_clear(&mine);
+		strvec_clear(&theirs);
+	}
+	free(by);
 	free(outcome);
-	strvec_clear(&paths);
-	strvec_clear(&ours);
-	strvec_clear(&theirs);
+	free(note);
+	strvec_clear(&others);
+}
+
+/*
+ * Conflicts of the night before that are gone tonight, their tree merged in
+ * tonight's version: a short follow-up in each first mail's thread.
+ */
+static void conflicts_gone(struct night *n)
+{
+	const struct run_record *prev = previous_run(n, n->opts->date);
+	size_t i, j;
+
+	if (!prev || n->opts->no_notify)
+		return;
+	for (i = 0; i < prev->conflicts.nr; i++) {
+		const char *key = prev->conflicts.v[i], *colon = strchr(key, ':');
+		const char *slash = strchr(key, '/');
+		struct notice_conflict c = { 0 };
+		struct strvec paths = STRVEC_INIT;
+		const struct night_tree *t = NULL;
+		char *tree, *other, *pair;
+		const char *p;
+		int still = 0;
+
+		if (!colon || !slash || slash > colon)
+			continue; /* a record of an older version */
+		pair = xstrndup(key, (size_t)(colon - key) + 1);
+		for (j = 0; j < n->run->conflicts.nr && !still; j++)
+			still = str_starts_with(n->run->conflicts.v[j], pair);
+		tree = xstrndup(key, (size_t)(slash - key));
+		other = xstrndup(slash + 1, (size_t)(colon - slash - 1));
+		for (j = 1; j < n->trees_nr; j++)
+			if (!strcmp(n->trees[j].cfg->name, tree))
+				t = &n->trees[j];
+		if (!still && t && (t->state == TREE_MERGED || t->state == TREE_REVERTED)) {
+			for (p = colon + 1; *(p += strspn(p, " "));) {
+				size_t len = strcspn(p, " ");
+
+				strvec_push_nodup(&paths, xstrndup(p, len));
+				p += len;
+			}
+			c.date = n->opts->date;
+			c.next_tag = n->tag;
+			c.first_date = conflict_first_night(n, key, prev->date);
+			c.gone = 1;
+			c.tree = t->cfg->name;
+			c.other = other;
+			c.contacts = (const char *const *)t->cfg->contacts.v;
+			c.contacts_nr = t->cfg->contacts.nr;
+			if (notices_tree(n->cfg, other)) {
+				c.other_contacts = (const char *const *)notices_tree(n->cfg, other)
+							   ->contacts.v;
+				c.other_contacts_nr = notices_tree(n->cfg, other)->contacts.nr;
+			}
+			c.paths = (const char *const *)paths.v;
+			c.paths_nr = paths.nr;
+			c.outcome = xstrfmt("Tonight the %s tree merged in its current version.",
+					    t->cfg->name);
+			if (notices_conflict(&n->notices, &c) < 0)
+				log_warn("cannot queue the follow-up of the conflict of %s: %s",
+					 tree, nb_error_last());
+			strvec_push(&n->gone_conflicts, pair);
+			free((char *)c.outcome);
+		}
+		strvec_clear(&paths);
+		free(pair);
+		free(tree);
+		free(other);
+	}
 }
 
 /* Carried merge fixes right after the tree's merge; trouble goes to the summary. */
@@ -182,6 +391,7 @@ static void apply_fixes(struct night *n, struct night_tree *t)
 	for (i = 0; i < fr.nr; i++) {
 		const struct fix_result *f = &fr.items[i];
 
+		t->fixes_applied += f->state == FIX_APPLIED || f->state == FIX_APPLIED_3WAY;
 		if (f->state == FIX_FAILED)
 			strvec_pushf(&n->run->notes, "%s: fix %s (\"%s\") no longer applies: %s",
 				     t->cfg->name, f->file, f->subject, f->reason ? f->reason : "");
@@ -203,6 +413,7 @@ static int merge_one(struct night *n, size_t ti, const char *tip, int previous)
 	struct integ_drops drops;
 	struct nb_oid good;
 	int error, have_good;
+	size_t i;
 
 	have_good = !previous && repo_good_get(n->repo, t->cfg->name, &good) == 0 &&
 		    strcmp(good.hex, tip);
@@ -239,9 +450,14 @@ static int merge_one(struct night *n, size_t ti, const char *tip, int previous)
 		else
 			free(why);
 	}
+	strvec_clear(&t->left_out);
+	for (i = 0; !nb_oid_is_null(&o.merged) && i < o.left_out_patches.nr; i++)
+		strvec_push(&t->left_out, o.left_out_patches.v[i]);
+	t->rerere = o.rerere_resolved > 0;
 	if (o.rerere_resolved && !t->reason)
 		t->reason = xstrfmt("conflict resolved as recorded (%zu file(s))",
 				      (size_t)o.rerere_resolved);
+	t->fixes_applied = 0;
 	if (o.merged.hex[0]) {
 		t->merged = o.merged;
 		apply_fixes(n, t);
@@ -527,7 +743,10 @@ static void release(struct night *n)
 	for (i = 0; i < n->trees_nr; i++) {
 		fetch_result_release(&n->trees[i].fetch);
 		free(n->trees[i].reason);
+		strvec_clear(&n->trees[i].left_out);
 	}
+	strvec_clear(&n->gone_conflicts);
+	strvec_clear(&n->compilers);
 	free(n->trees);
 	integ_night_free(n->integ);
 	repo_free(n->repo);
@@ -551,7 +770,8 @@ static void begin(struct night *n, const struct config *cfg, const struct night_
 	n->cfg = cfg;
 	n->opts = opts;
 	n->st = st;
-	n->new_flags = n->seen_flags = n->resolved = (struct strvec)STRVEC_INIT;
+	n->new_flags = n->seen_flags = n->resolved = n->gone_conflicts =
+		n->compilers = (struct strvec)STRVEC_INIT;
 	nextfiles_compact_date(compact, opts->date);
 	snprintf(n->tag, sizeof(n->tag), "next-%s", compact);
 	paths(n);
@@ -565,6 +785,7 @@ static void begin(struct night *n, const struct config *cfg, const struct night_
 	for (i = 0; i < n->trees_nr; i++)
 		n->trees[i].step = (size_t)-1;
 	n->run = state_run_begin(st, opts->date);
+	n->notices.settings.queued_ids = &n->run->notices;
 	bot_rfc3339(stamp, sizeof(stamp), time(NULL));
 	n->run->started = xstrdup(stamp);
 	n->run->result = RUN_FAILED;
@@ -614,7 +835,9 @@ static void publish(struct night *n)
 		log_warn("publish: %s", nb_error_last());
 		strvec_pushf(&n->run->notes, "publishing to %s failed: %s", n->cfg->publish.url,
 			     nb_error_last());
+		return;
 	}
+	repro_mark_published(n);
 }
 
 static void stamp_finished(struct night *n)
@@ -652,6 +875,7 @@ static int night(struct night *n)
 
 	if ((error = repo_open(&n->repo, n->repo_path)) < 0 || (error = fetch(n)) < 0)
 		return error;
+	n->notices.repo = n->repo;
 	if ((error = merge_night(n)) < 0)
 		return error;
 	if (n->run->result == RUN_BASE_BROKEN)
@@ -659,6 +883,8 @@ static int night(struct night *n)
 	else if ((error = finish(n)) < 0)
 		return error;
 	record_trees(n);
+	if (n->run->result != RUN_BASE_BROKEN)
+		conflicts_gone(n);
 	night_flags_after(n);
 	if ((error = night_flags_notify(n)) < 0 || (error = night_summary_queue(n)) < 0)
 		return error;

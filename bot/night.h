@@ -32,6 +32,10 @@ struct night_tree {
 	size_t step;             /* integ step index of its merge; (size_t)-1 if none */
 	int reverts;             /* culprits reverted in it tonight */
 	int checked_clean;       /* next built clean right after its merge */
+	/* what of its merge exists only on this host (for reproduce steps) */
+	struct strvec left_out;  /* dropped patches replayed away (40 hex) */
+	int fixes_applied;       /* carried fixes applied after its merge */
+	int rerere;              /* its conflict was resolved from recorded resolutions */
 };
 
 /* What a failing check says; strings owned. */
@@ -64,6 +68,8 @@ struct night {
 	struct strvec new_flags;    /* flag ids first found tonight */
 	struct strvec seen_flags;   /* flag ids blamed (or re-found) tonight */
 	struct strvec resolved;     /* flag ids resolved tonight */
+	struct strvec gone_conflicts; /* "tree/other" conflicts of last night gone tonight */
+	struct strvec compilers;    /* command name, its compiler's --version line ("": none) */
 };
 
 /* The whole night; returns a cli exit code (0 done, 1 the bot failed). */

@@ -13,6 +13,8 @@
 #include "merge/culprit.h"
 #include "merge/excerpt.h"
 #include "merge/lookup.h"
+#include "bot/repro.h"
+#include "util/runcmd.h"
 #include "util/slurm.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -203,12 +205,20 @@ static void flag_patch(struct night *n, struct flag *f, const struct culprit_res
 	struct lookup_patch p;
 
 	if (lookup_commit(&p, n->repo, r->tree, r->commit.hex) == 0) {
+		char date[40];
+		time_t t = (time_t)p.author_time;
+		struct tm tm;
+
 		set(&f->commit, p.commit.hex);
 		set(&f->patch_id, p.patch_id.hex);
 		set(&f->message_id, p.message_id);
 		set(&f->subject, p.subject);
 		set(&f->author.name, p.author_name);
 		set(&f->author.email, p.author_email);
+		set(&f->patch_link, p.link);
+		gmtime_r(&t, &tm);
+		strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S +0000", &tm);
+		set(&f->commit_date, date);
 		lookup_patch_release(&p);
 	} else {
 		set(&f->commit, r->commit.hex);
@@ -224,6 +234,52 @@ static void flag_patch(struct night *n, struct flag *f, const struct culprit_res
 		set(&f->partner_author.email, p.author_email);
 		lookup_patch_release(&p);
 	}
+}
+
+/*
+ * The first line of the compiler's --version (CC from the command's environment,
+ * else cc), when the command builds with one; NULL otherwise.  Once per command a
+ * night: the answer is kept in n->compilers.
+ */
+static const char *compiler(struct night *n, const char *name)
+{
+	const struct config_command *c = notices_command(n->cfg, name);
+	struct runcmd_opts o = RUNCMD_OPTS_INIT;
+	struct runcmd_result res = RUNCMD_RESULT_INIT;
+	const char *cc = "cc";
+	size_t i, len;
+	int builds;
+
+	if (!c)
+		return NULL;
+	for (i = 0; i + 1 < n->compilers.nr; i += 2)
+		if (!strcmp(n->compilers.v[i], name))
+			return *n->compilers.v[i + 1] ? n->compilers.v[i + 1] : NULL;
+	for (i = 0; i < c->env.nr; i++)
+		if (!strncmp(c->env.v[i], "CC=", 3) && c->env.v[i][3])
+			cc = c->env.v[i] + 3;
+	builds = strstr(c->command, "make") || strstr(c->command, "cc") ||
+		 strstr(c->command, "clang") || strstr(c->command, "ninja") || strcmp(cc, "cc");
+	strvec_push(&n->compilers, name);
+	if (builds) {
+		const char *argv[] = { "/bin/sh", "-c", "exec $NB_CC --version", NULL };
+		char *env[2] = { xstrfmt("NB_CC=%s", cc), NULL };
+
+		o.argv = argv;
+		o.env = (const char *const *)env;
+		o.timeout = 10;
+		o.output_cap = 4096;
+		o.merge_stderr = 0;
+		if (runcmd_run(&res, &o) == 0 && res.exit_code == 0) {
+			len = strcspn(res.output.buf, "\n");
+			strvec_push_nodup(&n->compilers, xstrndup(res.output.buf, len));
+		}
+		runcmd_result_release(&res);
+		free(env[0]);
+	}
+	if (n->compilers.nr % 2)
+		strvec_push(&n->compilers, "");
+	return *n->compilers.v[n->compilers.nr - 1] ? n->compilers.v[n->compilers.nr - 1] : NULL;
 }
 
 static void flag_evidence(struct night *n, struct flag *f, const struct culprit_result *r,
@@ -255,6 +311,11 @@ static void flag_evidence(struct night *n, struct flag *f, const struct culprit_
 		s = integ_night_step(n->integ, r->step);
 		set(&f->repro_base, s->before.hex);
 	}
+	i = tree_index(n, r->tree);
+	set(&f->tree_head, i != (size_t)-1 ? n->trees[i].fetch.tip.hex : NULL);
+	set(&f->compiler, compiler(n, f->command));
+	if (r->outcome != CULPRIT_FLAKY)
+		repro_record(n, f, r);
 }
 
 /*

@@ -36,13 +36,18 @@ static const struct night_tree *tree(const struct night *n, const char *name)
 	return NULL;
 }
 
-/* Is the flag's patch still among the tree's new patches tonight? -1: cannot tell. */
-static int patch_present(struct night *n, const struct night_tree *t, const struct flag *f)
+/*
+ * Is the patch (by patch-id, Message-ID or commit) among the tree's new patches
+ * tonight?  -1: cannot tell; 0: no; 1: yes, with *now its commit tonight.
+ */
+static int patch_present(struct night *n, const struct night_tree *t, const char *patch_id,
+			 const char *message_id, const char *commit, struct nb_oid *now)
 {
 	struct lookup_patches pool = LOOKUP_PATCHES_INIT;
 	int present = -1;
 	size_t i;
 
+	nb_oid_clear(now);
 	if (!t->fetch.tip.hex[0] ||
 	    lookup_new_patches(&pool, n->repo, t->cfg->name, t->fetch.tip.hex,
 			       n->trees[0].fetch.tip.hex, 0) < 0)
@@ -51,14 +56,43 @@ static int patch_present(struct night *n, const struct night_tree *t, const stru
 	for (i = 0; i < pool.nr && !present; i++) {
 		const struct lookup_patch *p = &pool.items[i];
 
-		present = (f->patch_id && *f->patch_id && !strcmp(p->patch_id.hex, f->patch_id)) ||
-			  (f->message_id && p->message_id &&
-			   !strcmp(p->message_id, f->message_id)) ||
-			  (f->commit && !strcmp(p->commit.hex, f->commit));
+		present = (patch_id && *patch_id && !strcmp(p->patch_id.hex, patch_id)) ||
+			  (message_id && p->message_id && !strcmp(p->message_id, message_id)) ||
+			  (commit && !strcmp(p->commit.hex, commit));
+		if (present)
+			*now = p->commit;
 	}
 done:
 	lookup_patches_release(&pool);
 	return present;
+}
+
+/*
+ * Why a flag is gone, as the resolved mail says it: fixed, dropped from its tree,
+ * merged upstream, rebased to another commit, no longer failing.  NULL: it is not
+ * gone, or it cannot be told tonight.
+ */
+static char *why_gone(struct night *n, const struct night_tree *t, const struct flag *f)
+{
+	struct nb_oid now, commit;
+	int present = patch_present(n, t, f->patch_id, f->message_id, f->commit, &now);
+
+	if (present < 0)
+		return NULL;
+	if (!present) {
+		if (f->commit && nb_oid_parse(&commit, f->commit) == 0 &&
+		    lookup_contains(n->repo, &n->trees[0].fetch.tip, &commit) == 1)
+			return xstrfmt("the commit is in %s now, and %s builds and tests clean "
+				       "with it.", n->cfg->base.name, n->tag);
+		return xstrfmt("the patch is no longer in the %s tree (dropped or replaced "
+			       "there); %s no longer has it.", t->cfg->name, n->tag);
+	}
+	if (f->commit && strcmp(now.hex, f->commit))
+		return xstrfmt("the %s tree was rebased and the patch is now commit %.12s, "
+			       "which no longer fails: %s builds and tests clean with it.",
+			       t->cfg->name, now.hex, n->tag);
+	return xstrfmt("no longer failing: %s builds and tests clean with the same commit "
+		       "(fixed by a later change).", n->tag);
 }
 
 /*
@@ -69,9 +103,7 @@ done:
 static void resolve(struct night *n, struct flag *f)
 {
 	const struct night_tree *t = tree(n, f->tree);
-	int present;
-
-	const char *why;
+	char *why;
 
 	if (!t || t->state != TREE_MERGED || n->unfinished)
 		return;
@@ -79,18 +111,15 @@ static void resolve(struct night *n, struct flag *f)
 		/* a flaky failure that stayed away for a few nights has gone */
 		if (days_between(f->last_seen, n->opts->date) < FLAKY_QUIET_DAYS)
 			return;
-		why = "not seen again";
+		why = xstrfmt("not seen again for %d nights (last seen on %s).", FLAKY_QUIET_DAYS,
+			      f->last_seen ? f->last_seen : "?");
 	} else {
-		if (n->broken)
+		if (n->broken || !(why = why_gone(n, t, f)))
 			return;
-		present = patch_present(n, t, f);
-		if (present < 0)
-			return;
-		why = present ? "no longer reproduces" : "removed from its tree";
 	}
 	f->state = FLAG_RESOLVED;
 	free(f->reason);
-	f->reason = xstrdup(why);
+	f->reason = why;
 	strvec_push(&n->resolved, f->id);
 }
 

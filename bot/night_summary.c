@@ -1,4 +1,5 @@
 /* The daily summary to notify.list: per-tree outcome, flags, commit checks. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,11 +21,46 @@ static void flag_lines(struct night *n, struct strvec *out, const struct strvec 
 	for (i = 0; i < ids->nr; i++) {
 		const struct flag *f = state_flag_find(n->st, ids->v[i], &ambiguous);
 
-		if (f)
-			strvec_pushf(out, "%s %s %s %.12s (\"%s\")", f->id,
+		if (f && f->partner_tree)
+			strvec_pushf(out, "%s %s in %s, with %s:\n  %.12s (\"%s\")", f->id,
+				     f->kind ? flag_kind_name(f->kind) : "", f->tree ? f->tree : "",
+				     f->partner_tree, f->commit ? f->commit : "",
+				     f->subject ? f->subject : "");
+		else if (f)
+			strvec_pushf(out, "%s %s in %s:\n  %.12s (\"%s\")", f->id,
 				     f->kind ? flag_kind_name(f->kind) : "", f->tree ? f->tree : "",
 				     f->commit ? f->commit : "", f->subject ? f->subject : "");
 	}
+}
+
+/*
+ * Duplicates as linux-next reports them: the same patch (patch-id) in two trees as
+ * two different commits.  One commit that two trees both contain (mm-stable's
+ * commits inside mm-next, a tree built on another) is one patch, not two.  Each
+ * pair of trees is named once per patch: "<subject>" then the two commits.
+ */
+static void duplicates(struct strvec *dups, const struct lookup_patches *pool)
+{
+	struct strvec seen = STRVEC_INIT;
+	size_t i, j;
+
+	for (i = 0; i < pool->nr; i++) {
+		for (j = i + 1; j < pool->nr; j++) {
+			const struct lookup_patch *a = &pool->items[i], *b = &pool->items[j];
+			char key[128];
+
+			if (nb_oid_is_null(&a->patch_id) || !nb_oid_equal(&a->patch_id, &b->patch_id) ||
+			    !strcmp(a->tree, b->tree) || nb_oid_equal(&a->commit, &b->commit))
+				continue;
+			snprintf(key, sizeof(key), "%s %s", a->commit.hex, b->commit.hex);
+			if (strvec_contains(&seen, key))
+				continue;
+			strvec_push(&seen, key);
+			strvec_pushf(dups, "%s\n  %s %.12s, %s %.12s", a->subject, a->tree,
+				     a->commit.hex, b->tree, b->commit.hex);
+		}
+	}
+	strvec_clear(&seen);
 }
 
 /* Duplicate patch-ids across trees and commits missing their author's sign-off. */
@@ -50,17 +86,7 @@ static void commit_checks(struct night *n, struct strvec *dups, struct strvec *n
 					     pool.items[j].commit.hex, pool.items[j].subject,
 					     pool.items[j].author_name, pool.items[j].author_email);
 	}
-	for (i = 0; i < pool.nr; i++) {
-		for (j = i + 1; j < pool.nr; j++) {
-			const struct lookup_patch *a = &pool.items[i], *b = &pool.items[j];
-
-			if (!a->patch_id.hex[0] || strcmp(a->patch_id.hex, b->patch_id.hex) ||
-			    !strcmp(a->tree, b->tree))
-				continue;
-			strvec_pushf(dups, "\"%s\": %s %.12s and %s %.12s", a->subject, a->tree,
-				     a->commit.hex, b->tree, b->commit.hex);
-		}
-	}
+	duplicates(dups, &pool);
 	lookup_patches_release(&pool);
 }
 
@@ -68,6 +94,7 @@ int night_summary_queue(struct night *n)
 {
 	struct notice_summary sum = { 0 };
 	struct notice_summary_tree *trees;
+	struct notice_summary_flag *open_flags;
 	struct strvec news = STRVEC_INIT, gone = STRVEC_INIT, dups = STRVEC_INIT,
 		      nosob = STRVEC_INIT;
 	size_t i;
@@ -101,9 +128,24 @@ int night_summary_queue(struct night *n)
 	sum.missing_signoff_nr = nosob.nr;
 	sum.notes = (const char *const *)n->run->notes.v;
 	sum.notes_nr = n->run->notes.nr;
+	open_flags = xcalloc(n->st->flags_nr + 1, sizeof(*open_flags));
+	for (i = 0; i < n->st->flags_nr; i++) {
+		const struct flag *f = &n->st->flags[i];
+
+		if (f->state != FLAG_OPEN)
+			continue;
+		open_flags[sum.open_flags_nr].id = f->id;
+		open_flags[sum.open_flags_nr].kind = flag_kind_name(f->kind);
+		open_flags[sum.open_flags_nr].tree = f->tree;
+		open_flags[sum.open_flags_nr].commit = f->commit;
+		open_flags[sum.open_flags_nr].subject = f->subject;
+		open_flags[sum.open_flags_nr++].partner_tree = f->partner_tree;
+	}
+	sum.open_flags = open_flags;
 	if (notice_queue_summary(&n->notices.settings, &sum) < 0)
 		error = -1;
 	free(trees);
+	free(open_flags);
 	strvec_clear(&news);
 	strvec_clear(&gone);
 	strvec_clear(&dups);

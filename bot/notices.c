@@ -3,6 +3,9 @@
 #include <string.h>
 
 #include "bot/notices.h"
+#include "bot/repro.h"
+#include "merge/lookup.h"
+#include "merge/repo.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
 
@@ -16,6 +19,8 @@ void notices_init(struct notices *n, const struct config *cfg)
 	n->outbox_dir = xstrfmt("%s/outbox", cfg->workdir);
 	s->from = cfg->notify.from;
 	s->list = cfg->notify.list;
+	s->operator = cfg->notify.operator;
+	s->private_dir = cfg->workdir;
 	s->report_url = cfg->notify.report_url;
 	s->outbox_dir = n->outbox_dir;
 	s->smtp.url = cfg->notify.smtp.url;
@@ -29,6 +34,9 @@ void notices_init(struct notices *n, const struct config *cfg)
 	for (i = 0; i < cfg->notify.webhooks_nr; i++) {
 		n->hooks[i].url = cfg->notify.webhooks[i].url;
 		n->hooks[i].secret = config_secret(cfg->notify.webhooks[i].secret_env);
+		n->hooks[i].format = cfg->notify.webhooks[i].format == CONFIG_HOOK_SLACK
+					     ? NOTICE_HOOK_SLACK
+					     : NOTICE_HOOK_JSON;
 	}
 	s->webhooks = n->hooks;
 	s->webhooks_nr = cfg->notify.webhooks_nr;
@@ -38,6 +46,7 @@ void notices_init(struct notices *n, const struct config *cfg)
 
 void notices_release(struct notices *n)
 {
+	notices_scratch_clear(n);
 	free(n->hooks);
 	free(n->outbox_dir);
 	strvec_clear(&n->sent);
@@ -83,13 +92,56 @@ static enum notice_action action(enum flag_action a)
 	return NOTICE_ACTION_NONE;
 }
 
-/* Fills `b` from `f`; the strings stay borrowed from f, cfg and `tag`. */
-static void breakage(struct notice_breakage *b, const struct notices *n, const struct flag *f,
+void notices_scratch_clear(struct notices *n)
+{
+	strvec_clear(&n->repro);
+	free(n->now_commit);
+	n->now_commit = NULL;
+}
+
+/*
+ * Is the culprit still on its tree's branch?  When not, b->now says so and names
+ * the tree's current commit of the same patch (patch-id), if it has one.
+ */
+static void rebased(struct notice_breakage *b, struct notices *n, const struct flag *f)
+{
+	struct lookup_patches pool = LOOKUP_PATCHES_INIT;
+	struct nb_oid tip, base, commit;
+	char *ref;
+	size_t i;
+
+	if (!n->repo || !f->tree || !f->commit || nb_oid_parse(&commit, f->commit) < 0)
+		return;
+	ref = xstrfmt("refs/feeds/%s", f->tree);
+	if (repo_ref_get(n->repo, ref, &tip) < 0 ||
+	    lookup_contains(n->repo, &tip, &commit) != 0)
+		goto done;
+	b->now.rebased = 1;
+	free(ref);
+	ref = xstrfmt("refs/feeds/%s", n->cfg->base.name);
+	if (!f->patch_id || !*f->patch_id || repo_ref_get(n->repo, ref, &base) < 0 ||
+	    lookup_new_patches(&pool, n->repo, f->tree, tip.hex, base.hex, 0) < 0)
+		goto done;
+	for (i = 0; i < pool.nr; i++)
+		if (!strcmp(pool.items[i].patch_id.hex, f->patch_id)) {
+			n->now_commit = xstrdup(pool.items[i].commit.hex);
+			b->now.commit = n->now_commit;
+			break;
+		}
+done:
+	lookup_patches_release(&pool);
+	free(ref);
+}
+
+/* Fills `b` from `f`; the strings stay borrowed from f, cfg, n and `tag`. */
+static void breakage(struct notice_breakage *b, struct notices *n, const struct flag *f,
 		       const char *date, char *tag, int reminder)
 {
 	const struct config_tree *t = notices_tree(n->cfg, f->tree);
+	const struct config_tree *pt = notices_tree(n->cfg, f->partner_tree);
 	const struct config_command *c = notices_command(n->cfg, f->command);
 
+	notices_scratch_clear(n);
 	memset(b, 0, sizeof(*b));
 	b->kind = flag_kind_name(f->kind);
 	b->flag_id = f->id;
@@ -103,30 +155,43 @@ static void breakage(struct notice_breakage *b, const struct notices *n, const s
 		b->tree_url = t->url;
 		b->tree_branch = t->branch;
 	}
+	b->tree_head = f->tree_head;
 	b->commit = f->commit;
+	b->commit_date = f->commit_date;
 	b->subject = f->subject;
 	b->author.name = f->author.name;
 	b->author.email = f->author.email;
 	b->patch_id = f->patch_id;
 	b->message_id = f->message_id;
+	b->patch_link = f->patch_link;
 	b->partner.tree = f->partner_tree;
 	b->partner.commit = f->partner_commit;
 	b->partner.subject = f->partner_subject;
 	b->partner.author.name = f->partner_author.name;
 	b->partner.author.email = f->partner_author.email;
+	if (pt) {
+		b->partner.contacts = (const char *const *)pt->contacts.v;
+		b->partner.contacts_nr = pt->contacts.nr;
+	}
 	b->command_name = f->command;
 	b->command_line = c ? c->command : NULL;
+	b->compiler = f->compiler;
 	b->exit_code = f->exit_code;
 	b->timed_out = f->timed_out;
 	b->excerpt = f->excerpt;
 	b->bisect_steps = f->steps;
+	b->culprit_fails = f->culprit_fails;
+	b->parent_passes = f->parent_passes;
+	b->revert_passes = f->revert_passes;
 	b->bisect_log = (const char *const *)f->log.v;
 	b->bisect_log_nr = f->log.nr;
-	b->repro_base = f->repro_base;
-	b->repro_url = n->cfg->publish.url;
+	repro_render(&n->repro, n->cfg, f);
+	b->reproduce = (const char *const *)n->repro.v;
+	b->reproduce_nr = n->repro.nr;
 	b->action = action(f->action);
 	b->failing = f->failing;
 	b->total = f->total;
+	rebased(b, n, f);
 	if (f->fix_subject && !f->fix_commit) {
 		b->fix_subject = f->fix_subject;
 		b->fix_by = f->fix_by;

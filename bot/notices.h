@@ -6,6 +6,8 @@
 #include "bot/state.h"
 #include "notify/notice.h"
 
+struct repo;
+
 /* Settings for notify/ from the config; secrets read from the environment now. */
 struct notices {
 	struct notice_settings settings;
@@ -16,10 +18,17 @@ struct notices {
 	   is recorded in it (state_sent_add), so replies can be told what they answer. */
 	struct state *st;
 	struct strvec sent;       /* Message-IDs the last queue call reported */
+	/* the work repository, when the caller has it open: a culprit's tree is checked
+	   for a rebase that took it away (borrowed; NULL: not checked) */
+	struct repo *repo;
+	/* scratch for one notice: its Reproduce: lines, the rebased culprit's commit */
+	struct strvec repro;
+	char *now_commit;
 };
 
 void notices_init(struct notices *n, const struct config *cfg);
 void notices_release(struct notices *n);
+void notices_scratch_clear(struct notices *n);
 
 /*
  * Queues the notices of a flag: the first report and maintainer mail

@@ -214,6 +214,11 @@ static int flag_read(struct flag *f, struct json_object *o)
 	f->failing = get_int(o, "failing");
 	f->total = get_int(o, "total");
 	f->repro_base = get_str(o, "repro_base");
+	get_strvec(&f->repro, o, "repro");
+	f->tree_head = get_str(o, "tree_head");
+	f->commit_date = get_str(o, "commit_date");
+	f->patch_link = get_str(o, "patch_link");
+	f->compiler = get_str(o, "compiler");
 	GET_ENUM(o, "action", flag_action_names, f->action);
 	f->notified = get_str(o, "notified");
 	f->reminded = get_str(o, "reminded");
@@ -252,6 +257,7 @@ static int run_read(struct run_record *r, struct json_object *o)
 	get_strvec(&r->flags, o, "flags");
 	get_strvec(&r->notes, o, "notes");
 	get_strvec(&r->conflicts, o, "conflicts");
+	get_strvec(&r->notices, o, "notices");
 	if (!json_object_object_get_ex(o, "trees", &trees) ||
 	    !json_object_is_type(trees, json_type_array))
 		return error;
@@ -482,9 +488,14 @@ static struct json_object *flag_json(const struct flag *f, int full)
 	put_int(o, "total", f->total);
 	put_str(o, "excerpt", f->excerpt);
 	flag_mail_json(o, f);
+	put_str(o, "patch_link", f->patch_link);
 	if (full) {
 		put_str(o, "fingerprint", f->fingerprint);
 		put_str(o, "repro_base", f->repro_base);
+		json_object_object_add(o, "repro", strvec_json(&f->repro));
+		put_str(o, "tree_head", f->tree_head);
+		put_str(o, "commit_date", f->commit_date);
+		put_str(o, "compiler", f->compiler);
 		put_str(o, "action", flag_action_name(f->action));
 		put_str(o, "notified", f->notified);
 		put_str(o, "reminded", f->reminded);
@@ -566,6 +577,7 @@ static struct json_object *run_json(const struct run_record *r, int full)
 		put_str(o, "finished", r->finished);
 		json_object_object_add(o, "notes", strvec_json(&r->notes));
 		json_object_object_add(o, "conflicts", strvec_json(&r->conflicts));
+		json_object_object_add(o, "notices", strvec_json(&r->notices));
 	}
 	return o;
 }
@@ -690,6 +702,7 @@ static void run_init(struct run_record *r, const char *date)
 	r->flags = (struct strvec)STRVEC_INIT;
 	r->notes = (struct strvec)STRVEC_INIT;
 	r->conflicts = (struct strvec)STRVEC_INIT;
+	r->notices = (struct strvec)STRVEC_INIT;
 	r->date = xstrdup(date);
 }
 
@@ -752,6 +765,11 @@ void flag_release(struct flag *f)
 	free(f->reason);
 	strvec_clear(&f->log);
 	free(f->repro_base);
+	strvec_clear(&f->repro);
+	free(f->tree_head);
+	free(f->commit_date);
+	free(f->patch_link);
+	free(f->compiler);
 	free(f->notified);
 	free(f->reminded);
 	free(f->fix_subject);
@@ -802,6 +820,7 @@ void run_record_release(struct run_record *r)
 	strvec_clear(&r->flags);
 	strvec_clear(&r->notes);
 	strvec_clear(&r->conflicts);
+	strvec_clear(&r->notices);
 }
 
 static void inbox_record_release(struct inbox_record *r);

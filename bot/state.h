@@ -103,6 +103,15 @@ struct flag {
 	int failing, total;  /* flaky: failing runs of total */
 	struct strvec log;   /* bisect log lines */
 	char *repro_base;    /* next as it stood before the tree's merge (reproduce from) */
+	/*
+	 * How to rebuild that night's next-before-the-merge and the probe from the
+	 * trees' URLs (bot/repro.c writes and reads it), and the report's facts.
+	 */
+	struct strvec repro;
+	char *tree_head;     /* the tree's tip that night (40 hex) */
+	char *commit_date;   /* the culprit's author date, "YYYY-MM-DD HH:MM:SS +0000" */
+	char *patch_link;    /* the patch on the list archive (its Link: trailer) */
+	char *compiler;      /* first line of the compiler's --version */
 	enum flag_action action;
 	char *notified;      /* date the first notices were queued; NULL: not yet */
 	char *reminded;      /* date of the last reminder */
@@ -139,7 +148,8 @@ struct run_record {
 	size_t trees_nr, trees_alloc;
 	struct strvec flags; /* flag ids seen that night */
 	struct strvec notes; /* what the summary should say besides trees and flags */
-	struct strvec conflicts; /* "tree: path path …" of each conflict that night */
+	struct strvec conflicts; /* "tree/other: path path …" of each conflict that night */
+	struct strvec notices;   /* ids of the notices (outbox) the night queued */
 };
 
 /* A mail nextbot queued: what a reply to its Message-ID is about. */

@@ -2,15 +2,51 @@
 #include <git2.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "merge/repo_int.h"
 #include "merge/commitinfo_int.h"
+#include "merge/git_int.h"
 #include "merge/lookup.h"
 #include "merge/merge_global.h"
 #include "merge/repo.h"
+#include "merge/trailer_int.h"
 #include "util/error.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
+
+/* The URL of the Link: trailer that names the patch's Message-ID, or NULL. */
+static char *patch_link(const struct commit_info *ci)
+{
+	const char *p = ci->body;
+	char *found = NULL;
+
+	while (ci->message_id && p && *p) {
+		size_t n = strcspn(p, "\n");
+
+		if (n > 5 && !strncasecmp(p, "Link:", 5)) {
+			char *value = xstrndup(p + 5, n - 5), *v = value, *id;
+			size_t len;
+
+			while (*v == ' ' || *v == '\t')
+				v++;
+			len = strlen(v);
+			while (len && (v[len - 1] == ' ' || v[len - 1] == '\t'))
+				v[--len] = '\0';
+			id = trailer_msgid_from_value(v);
+			if (id && !strcmp(id, ci->message_id) &&
+			    (!strncmp(v, "https://", 8) || !strncmp(v, "http://", 7)) &&
+			    !strpbrk(v, " \t<>\"")) {
+				free(found);
+				found = xstrdup(v);
+			}
+			free(id);
+			free(value);
+		}
+		p += n + (p[n] == '\n');
+	}
+	return found;
+}
 
 static void fill(struct lookup_patch *p, const struct commit_info *ci, const char *tree)
 {
@@ -23,6 +59,8 @@ static void fill(struct lookup_patch *p, const struct commit_info *ci, const cha
 	p->author_name = xstrdup(ci->author_name ? ci->author_name : "");
 	p->author_email = xstrdup(ci->author_email ? ci->author_email : "");
 	p->has_author_signoff = ci->has_author_signoff;
+	p->author_time = ci->author_time;
+	p->link = patch_link(ci);
 }
 
 static int push_patch(struct lookup_patches *out, git_repository *git, const char *tree,
@@ -143,6 +181,23 @@ void lookup_patch_release(struct lookup_patch *p)
 	free(p->subject);
 	free(p->author_name);
 	free(p->author_email);
+	free(p->link);
+}
+
+int lookup_contains(struct repo *repo, const struct nb_oid *commit,
+		    const struct nb_oid *ancestor)
+{
+	git_oid c, a;
+	int r;
+
+	if (merge_oid_to_git(&c, commit) < 0 || merge_oid_to_git(&a, ancestor) < 0)
+		return NB_EINVALID;
+	if (git_oid_equal(&c, &a))
+		return 1;
+	r = git_graph_descendant_of(repo_git(repo), &c, &a);
+	if (r < 0)
+		return merge_git_fail("is %.12s in %.12s", ancestor->hex, commit->hex);
+	return r;
 }
 
 void lookup_patches_release(struct lookup_patches *list)

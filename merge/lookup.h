@@ -20,6 +20,8 @@ struct lookup_patch {
 	char *subject;
 	char *author_name, *author_email;
 	int has_author_signoff;
+	long long author_time;  /* seconds since the epoch */
+	char *link;             /* URL of the Link: trailer naming message_id; NULL */
 };
 
 struct lookup_patches {
@@ -45,6 +47,13 @@ long lookup_patch_find(const struct lookup_patches *pool, const char *id);
 /* Reads one commit (40-hex) as a patch of `tree` into `out` (release it after). */
 int lookup_commit(struct lookup_patch *out, struct repo *repo, const char *tree,
 		  const char *hex);
+
+/*
+ * 1 when `ancestor` is `commit` or reachable from it, 0 when not, negative (recorded)
+ * when either is no commit of the repository.
+ */
+int lookup_contains(struct repo *repo, const struct nb_oid *commit,
+		    const struct nb_oid *ancestor);
 
 void lookup_patch_release(struct lookup_patch *p);
 void lookup_patches_release(struct lookup_patches *list);

@@ -168,6 +168,24 @@ int repo_open(struct repo **out, const char *path)
 	return 0;
 }
 
+int repo_open_readonly(struct repo **out, const char *path)
+{
+	struct repo *r;
+	git_repository *git = NULL;
+
+	*out = NULL;
+	if (!file_is_dir(path))
+		return nb_error_set(NB_ENOTFOUND, "no repository %s", path);
+	if (git_repository_open_bare(&git, path) < 0)
+		return nb_error_set(NB_ERROR, "cannot open repository %s: %s", path,
+				    merge_git_error());
+	r = xcalloc(1, sizeof(*r));
+	r->git = git;
+	r->path = xstrdup(path);
+	*out = r;
+	return 0;
+}
+
 void repo_free(struct repo *repo)
 {
 	if (!repo)
@@ -259,4 +277,37 @@ char *repo_commit_subject(struct repo *repo, const char *hex)
 	s = xstrndup(msg, strcspn(msg, "\n"));
 	git_commit_free(c);
 	return s;
+}
+
+int repo_read_path(struct strbuf *out, struct repo *repo, const char *refname,
+		    const char *path, size_t max)
+{
+	git_object *obj = NULL;
+	git_commit *c = NULL;
+	git_tree *tree = NULL;
+	git_tree_entry *e = NULL;
+	git_blob *blob = NULL;
+	int err = 0;
+	size_t len;
+
+	if (git_revparse_single(&obj, repo->git, refname) < 0 ||
+	    git_object_peel((git_object **)&c, obj, GIT_OBJECT_COMMIT) < 0) {
+		err = nb_error_set(NB_ENOTFOUND, "%s: no such commit", refname);
+		goto done;
+	}
+	if (git_commit_tree(&tree, c) < 0 || git_tree_entry_bypath(&e, tree, path) < 0 ||
+	    git_tree_entry_type(e) != GIT_OBJECT_BLOB ||
+	    git_blob_lookup(&blob, repo->git, git_tree_entry_id(e)) < 0) {
+		err = nb_error_set(NB_ENOTFOUND, "%s:%s: no such file", refname, path);
+		goto done;
+	}
+	len = (size_t)git_blob_rawsize(blob);
+	strbuf_add(out, git_blob_rawcontent(blob), len < max ? len : max);
+done:
+	git_blob_free(blob);
+	git_tree_entry_free(e);
+	git_tree_free(tree);
+	git_commit_free(c);
+	git_object_free(obj);
+	return err;
 }

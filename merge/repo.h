@@ -8,6 +8,8 @@
 #define MERGE_REPO_H
 
 #include "util/oid.h"
+#include <stddef.h>
+#include "util/strbuf.h"
 
 struct repo;
 
@@ -20,6 +22,12 @@ struct repo;
  */
 int repo_open(struct repo **out, const char *path);
 void repo_free(struct repo *repo);
+/*
+ * For readers that do not hold the run lock (`report`): opens an existing
+ * repository, creating nothing and removing no lock.  NB_ENOTFOUND when it is not
+ * there.
+ */
+int repo_open_readonly(struct repo **out, const char *path);
 
 /*
  * Every fetch leaves a pack per tree: at linux-next's scale 400 a night, and every
@@ -50,5 +58,13 @@ int repo_good_set(struct repo *repo, const char *tree, const struct nb_oid *hex)
 
 /* The subject (first line) of a commit, malloc'd (caller frees); "" if unknown. */
 char *repo_commit_subject(struct repo *repo, const char *hex);
+
+/*
+ * Appends at most `max` bytes of the file `path` of the commit `refname` names (a
+ * ref or a hex id; a tag is peeled) to `out`.  NB_ENOTFOUND (recorded) when there is
+ * no such commit or file.
+ */
+int repo_read_path(struct strbuf *out, struct repo *repo, const char *refname,
+		    const char *path, size_t max);
 
 #endif

@@ -55,15 +55,33 @@ static void set_words(struct strbuf *out, const char *data, size_t len)
 	strbuf_release(&raw);
 }
 
+/*
+ * The mail is read after the server's EHLO answer: the 8bit version goes to a
+ * server that offered 8BITMIME, the 7-bit one (quoted-printable) to any other.
+ * libcurl (7.88) cannot add BODY=8BITMIME to MAIL FROM; the 8bit text is sent
+ * as git send-email sends it through Net::SMTP, without the parameter.
+ */
 struct reader {
 	const char *p;
 	size_t left;
+	const char *body8; /* NULL: no 8bit version */
+	const int *eightbit; /* the server said 8BITMIME */
+	int started;
 };
 
 static size_t read_cb(char *buf, size_t size, size_t nmemb, void *data)
 {
 	struct reader *r = data;
-	size_t n = size * nmemb < r->left ? size * nmemb : r->left;
+	size_t n;
+
+	if (!r->started) {
+		r->started = 1;
+		if (r->body8 && *r->eightbit) {
+			r->p = r->body8;
+			r->left = strlen(r->body8);
+		}
+	}
+	n = size * nmemb < r->left ? size * nmemb : r->left;
 
 	memcpy(buf, r->p, n);
 	r->p += n;
@@ -75,15 +93,24 @@ static size_t read_cb(char *buf, size_t size, size_t nmemb, void *data)
  * Every line the SMTP server sends arrives here.  The last 4xx/5xx line is the
  * reason a transaction failed (the 221 of QUIT comes after it); else the last line.
  */
+struct smtp_talk {
+	struct strbuf *words;
+	int eightbit; /* the EHLO answer listed 8BITMIME */
+};
+
 static int smtp_debug_cb(CURL *h, curl_infotype type, char *data, size_t size, void *p)
 {
-	struct strbuf *words = p;
+	struct smtp_talk *talk = p;
+	struct strbuf *words = talk->words;
 	int err = size && (data[0] == '4' || data[0] == '5');
 
 	if (type != CURLINFO_HEADER_IN)
 		return 0;
 	while (size && (data[size - 1] == '\n' || data[size - 1] == '\r'))
 		size--;
+	if (size == 12 && !strncmp(data, "250", 3) && (data[3] == '-' || data[3] == ' ') &&
+	    !strncasecmp(data + 4, "8BITMIME", 8))
+		talk->eightbit = 1;
 	if (err || !words->len || (words->buf[0] != '4' && words->buf[0] != '5'))
 		set_words(words, data, size);
 	return 0;
@@ -152,11 +179,12 @@ static void smtp_classify(struct attempt_result *res, CURL *h, CURLcode rc, cons
 
 /* One SMTP transaction: MAIL FROM, one RCPT, DATA. */
 static void smtp_send(struct attempt_result *res, const struct notice_settings *s,
-			const char *from, const char *rcpt, const char *mail)
+			const char *from, const char *rcpt, const char *mail, const char *mail8)
 {
 	char errbuf[CURL_ERROR_SIZE] = "", *mfrom = xstrfmt("<%s>", from);
 	struct curl_slist *rcpts = NULL;
-	struct reader r = {mail, strlen(mail)};
+	struct smtp_talk talk = {&res->why, 0};
+	struct reader r = {mail, strlen(mail), mail8, &talk.eightbit, 0};
 	CURL *h = curl_easy_init();
 	CURLcode rc;
 
@@ -170,6 +198,7 @@ static void smtp_send(struct attempt_result *res, const struct notice_settings *
 	curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
 	curl_easy_setopt(h, CURLOPT_READFUNCTION, read_cb);
 	curl_easy_setopt(h, CURLOPT_READDATA, &r);
+	/* SIZE= is an upper bound: the 8bit version is never longer */
 	curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, (curl_off_t)r.left);
 	curl_easy_setopt(h, CURLOPT_USE_SSL,
 			 s->smtp.tls == NOTICE_TLS_NONE ? (long)CURLUSESSL_NONE
@@ -182,7 +211,7 @@ static void smtp_send(struct attempt_result *res, const struct notice_settings *
 	}
 	curl_easy_setopt(h, CURLOPT_VERBOSE, 1L);
 	curl_easy_setopt(h, CURLOPT_DEBUGFUNCTION, smtp_debug_cb);
-	curl_easy_setopt(h, CURLOPT_DEBUGDATA, &res->why);
+	curl_easy_setopt(h, CURLOPT_DEBUGDATA, &talk);
 	rc = curl_easy_perform(h);
 	smtp_classify(res, h, rc, errbuf);
 	curl_easy_cleanup(h);
@@ -396,7 +425,7 @@ static int flush_mail(struct outbox_notice *n, const struct notice_settings *s, 
 		if (r->state != OUTBOX_QUEUED)
 			continue;
 		strbuf_reset(&res.why);
-		smtp_send(&res, s, n->from, r->to, n->body);
+		smtp_send(&res, s, n->from, r->to, n->body, n->body8);
 		if (res.what == ATTEMPT_RETRY) {
 			retry = 1;
 			*down = res.unreachable;

@@ -21,7 +21,7 @@ static struct json_object *line(const char *s)
 	return o;
 }
 
-static struct json_object *text(const char *s)
+static struct json_object *text_obj(const char *s)
 {
 	struct strbuf sb = STRBUF_INIT;
 	struct json_object *o;
@@ -82,6 +82,48 @@ static struct json_object *bisect(const struct hook_event *ev)
 	return o;
 }
 
+static struct json_object *summary_trees(const struct hook_event *ev)
+{
+	struct json_object *a;
+	size_t i;
+
+	if (!ev->trees_nr)
+		return NULL;
+	a = json_object_new_array();
+	for (i = 0; i < ev->trees_nr; i++) {
+		struct json_object *t = json_object_new_object();
+
+		json_object_object_add(t, "name", line(ev->trees[i].name));
+		json_object_object_add(t, "state", line(ev->trees[i].state));
+		json_object_object_add(t, "reason", line(ev->trees[i].reason));
+		json_object_array_add(a, t);
+	}
+	return a;
+}
+
+static struct json_object *summary_flags(const struct hook_event *ev)
+{
+	struct json_object *a;
+	size_t i;
+
+	if (!ev->result)
+		return NULL;
+	a = json_object_new_array();
+	for (i = 0; i < ev->flags_nr; i++) {
+		const struct notice_summary_flag *f = &ev->flags[i];
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "id", line(f->id));
+		json_object_object_add(o, "kind", line(f->kind));
+		json_object_object_add(o, "tree", line(f->tree));
+		json_object_object_add(o, "commit", line(f->commit));
+		json_object_object_add(o, "subject", line(f->subject));
+		json_object_object_add(o, "partner_tree", line(f->partner_tree));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
 void hook_body(struct strbuf *out, const struct hook_event *ev)
 {
 	struct json_object *o = json_object_new_object();
@@ -101,16 +143,84 @@ void hook_body(struct strbuf *out, const struct hook_event *ev)
 			       ev->has_exit ? json_object_new_int(ev->exit_code) : NULL);
 	json_object_object_add(o, "timed_out",
 			       ev->has_exit ? json_object_new_boolean(ev->timed_out) : NULL);
-	json_object_object_add(o, "log_excerpt", text(ev->log_excerpt));
+	json_object_object_add(o, "log_excerpt", text_obj(ev->log_excerpt));
 	json_object_object_add(o, "bisect", bisect(ev));
 	json_object_object_add(o, "next_tag", line(ev->next_tag));
 	json_object_object_add(o, "reason", line(ev->reason));
 	json_object_object_add(o, "other_tree", line(ev->other_tree));
 	json_object_object_add(o, "paths", ev->paths_nr ? lines(ev->paths, ev->paths_nr) : NULL);
 	json_object_object_add(o, "result", line(ev->result));
+	json_object_object_add(o, "trees", summary_trees(ev));
+	json_object_object_add(o, "flags", summary_flags(ev));
+	json_object_object_add(o, "url", line(ev->flag_url));
 	json_object_object_add(o, "failing",
 			       ev->has_counts ? json_object_new_int(ev->failing) : NULL);
 	json_object_object_add(o, "total", ev->has_counts ? json_object_new_int(ev->total) : NULL);
+	strbuf_addstr(out, json_object_to_json_string_ext(
+				   o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+}
+
+void hook_slack_text(struct strbuf *out, const char *text)
+{
+	struct strbuf sb = STRBUF_INIT;
+	size_t i;
+
+	mime_clean_line(&sb, text ? text : "");
+	for (i = 0; i < sb.len; i++) {
+		switch (sb.buf[i]) {
+		case '&': strbuf_addstr(out, "&amp;"); break;
+		case '<': strbuf_addstr(out, "&lt;"); break;
+		case '>': strbuf_addstr(out, "&gt;"); break;
+		/* U+FF20 FULLWIDTH COMMERCIAL AT: no @channel or @all from a subject */
+		case '@': strbuf_addstr(out, "\xef\xbc\xa0"); break;
+		default: strbuf_addch(out, sb.buf[i]);
+		}
+	}
+	strbuf_release(&sb);
+}
+
+void hook_slack_link(struct strbuf *out, const char *url, const char *label)
+{
+	struct strbuf u = STRBUF_INIT;
+	size_t i;
+	int ok;
+
+	mime_clean_line(&u, url ? url : "");
+	ok = (!strncmp(u.buf, "https://", 8) || !strncmp(u.buf, "http://", 7)) &&
+	     !strpbrk(u.buf, "<>| \"");
+	if (!ok) {
+		hook_slack_text(out, label);
+		strbuf_release(&u);
+		return;
+	}
+	strbuf_addch(out, '<');
+	for (i = 0; i < u.len; i++) {
+		if (u.buf[i] == '&')
+			strbuf_addstr(out, "&amp;");
+		else
+			strbuf_addch(out, u.buf[i]);
+	}
+	strbuf_addch(out, '|');
+	{
+		struct strbuf l = STRBUF_INIT;
+		size_t j;
+
+		hook_slack_text(&l, label);
+		for (j = 0; j < l.len; j++)
+			if (l.buf[j] != '|')
+				strbuf_addch(out, l.buf[j]);
+		strbuf_release(&l);
+	}
+	strbuf_addch(out, '>');
+	strbuf_release(&u);
+}
+
+void hook_slack_body(struct strbuf *out, const char *text)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "text", text_obj(text));
 	strbuf_addstr(out, json_object_to_json_string_ext(
 				   o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);

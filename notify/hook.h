@@ -31,12 +31,29 @@ struct hook_event {
 	const char *const *paths;
 	size_t paths_nr;
 	const char *result; /* summary: "success" | "regression" */
+	const struct notice_summary_tree *trees; /* summary: every tree's outcome */
+	size_t trees_nr;
+	const struct notice_summary_flag *flags; /* summary: the open flags */
+	size_t flags_nr;
+	const char *flag_url; /* the flag's report_url, when configured */
 	int has_counts;
 	int failing, total; /* flaky */
 };
 
 /* Appends the exact JSON body (one line, no trailing newline). */
 void hook_body(struct strbuf *out, const struct hook_event *ev);
+
+/*
+ * Chat messages (`format: slack`): the incoming-webhook JSON {"text": …} that Slack,
+ * Mattermost and Rocket.Chat accept.  hook_slack_text() appends text from anyone
+ * as one clean line with &, < and > as entities (Slack's control characters) and
+ * '@' as U+FF20 FULLWIDTH COMMERCIAL AT (no @channel or @all mentions from a subject);
+ * hook_slack_link() appends <url|label> for an http(s) url, else the label alone;
+ * hook_slack_body() wraps the composed text (lines separated by LF) as the JSON body.
+ */
+void hook_slack_text(struct strbuf *out, const char *text);
+void hook_slack_link(struct strbuf *out, const char *url, const char *label);
+void hook_slack_body(struct strbuf *out, const char *text);
 
 /* Appends "sha256=<hex HMAC-SHA256 of body under secret>". */
 void hook_signature(struct strbuf *out, const char *secret, const char *body, size_t len);

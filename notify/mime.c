@@ -417,12 +417,38 @@ static void qp_line(struct strbuf *out, const char *s, size_t len)
 	strbuf_addstr(out, "\r\n");
 }
 
+/* 1 when the text needs more than 8bit: a bare CR or a line over 998 octets. */
+static int needs_qp_even_8bit(const char *text)
+{
+	size_t line = 0;
+	const char *p;
+
+	for (p = text; *p; p++) {
+		if (*p == '\r')
+			return 1;
+		line = *p == '\n' ? 0 : line + 1;
+		if (line > 998)
+			return 1;
+	}
+	return 0;
+}
+
 void mime_body(struct strbuf *out, const char *text, const char **cte)
+{
+	mime_body_ext(out, text, 0, cte);
+}
+
+void mime_body_ext(struct strbuf *out, const char *text, int eightbit, const char **cte)
 {
 	int qp = needs_qp(text);
 	const char *p = text;
 
-	*cte = qp ? "quoted-printable" : "7bit";
+	if (qp && eightbit && !needs_qp_even_8bit(text)) {
+		*cte = "8bit";
+		qp = 0;
+	} else {
+		*cte = qp ? "quoted-printable" : "7bit";
+	}
 	while (*p) {
 		const char *nl = strchr(p, '\n');
 		size_t len = nl ? (size_t)(nl - p) : strlen(p);
@@ -434,5 +460,58 @@ void mime_body(struct strbuf *out, const char *text, const char **cte)
 			strbuf_addstr(out, "\r\n");
 		}
 		p += len + (nl ? 1 : 0);
+	}
+}
+
+/* Display columns of a UTF-8 string: code points, continuation bytes not counted. */
+static size_t columns(const char *s, size_t len)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < len; i++)
+		n += ((unsigned char)s[i] & 0xc0) != 0x80;
+	return n;
+}
+
+size_t mime_columns(const char *s)
+{
+	return columns(s, strlen(s));
+}
+
+void mime_wrap(struct strbuf *out, const char *text, size_t width)
+{
+	const char *p = text;
+
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		const char *end = nl ? nl : p + strlen(p);
+		size_t col = 0;
+
+		/* one input line: words separated by single spaces */
+		while (p < end) {
+			const char *w = p;
+			size_t n, wcols;
+
+			while (w < end && *w == ' ')
+				w++;
+			n = strcspn(w, " \n");
+			if (w + n > end)
+				n = (size_t)(end - w);
+			if (!n)
+				break;
+			wcols = columns(w, n);
+			if (col && col + 1 + wcols > width) {
+				strbuf_addch(out, '\n');
+				col = 0;
+			} else if (col) {
+				strbuf_addch(out, ' ');
+				col++;
+			}
+			strbuf_add(out, w, n);
+			col += wcols;
+			p = w + n;
+		}
+		strbuf_addch(out, '\n');
+		p = nl ? nl + 1 : end;
 	}
 }

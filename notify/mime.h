@@ -1,6 +1,7 @@
 /*
  * Mail building blocks: strict addresses, RFC 2047 header encoding and folding,
- * quoted-printable bodies.  Everything written is CRLF-terminated 7-bit text.
+ * quoted-printable bodies, prose wrapping.  Everything written is CRLF-terminated; 7-bit
+ * unless 8bit is asked for.
  */
 #ifndef NOTIFY_MIME_H
 #define NOTIFY_MIME_H
@@ -66,5 +67,19 @@ int mime_msgid_normalize(struct strbuf *out, const char *in);
  * than 998 octets, or holds a bare CR).
  */
 void mime_body(struct strbuf *out, const char *text, const char **cte);
+/*
+ * Likewise; with `eightbit` (the server offers 8BITMIME) text whose only reason for
+ * quoted-printable is non-ASCII is written as it is, *cte "8bit".
+ */
+void mime_body_ext(struct strbuf *out, const char *text, int eightbit, const char **cte);
+
+/*
+ * Appends `text` (clean, LF line ends) word-wrapped at `width` display columns:
+ * each input line is refilled on its own; a word longer than the width (a URL)
+ * stands alone on its line.  Every line ends with LF.
+ */
+void mime_wrap(struct strbuf *out, const char *text, size_t width);
+/* Display columns of clean UTF-8 text (code points). */
+size_t mime_columns(const char *s);
 
 #endif

@@ -24,15 +24,28 @@ enum notice_tls {
 	NOTICE_TLS_IMPLICIT, /* smtps:// */
 };
 
+/* What a webhook's body looks like. */
+enum notice_hook_format {
+	NOTICE_HOOK_JSON = 0, /* SPEC.md's event object */
+	NOTICE_HOOK_SLACK,    /* incoming-webhook JSON {"text": …} that Slack, Mattermost
+				 and Rocket.Chat accept: one short message with links */
+};
+
 struct notice_webhook {
 	const char *url;
 	const char *secret; /* the HMAC secret itself (read from env by the caller); NULL */
+	enum notice_hook_format format;
 };
 
 struct notice_settings {
 	const char *from;	/* "nextbot <nextbot@example.org>": From, envelope sender,
 				   Reported-by, Message-ID domain */
 	const char *list;	/* maintainer mails' Cc and the summary's To; NULL: none */
+	const char *operator;	/* operator-only instructions (local paths, `nextbot resolve`);
+				   NULL: they are only in `nextbot status` */
+	const char *private_dir; /* the workdir: written as "$WORKDIR" in every mail and
+				    webhook but the operator's (it says nothing to others,
+				    and the host's layout is nobody else's business) */
 	const char *report_url; /* Closes: url; "{id}" is replaced by the flag id */
 	const char *outbox_dir; /* workdir/outbox; created on demand */
 	struct {
@@ -53,6 +66,11 @@ struct notice_settings {
 	/* When set, each queue call appends the Message-ID ("<x@y>") of every mail it
 	   queued or found already queued: bot/ keeps them to know what a reply answers */
 	struct strvec *sent_ids;
+	/*
+	 * When set, the id of every notice a queue call made or found already queued
+	 * is appended (once), so the bot can tell which notices a night sent.
+	 */
+	struct strvec *queued_ids;
 };
 
 struct notice_person {
@@ -77,28 +95,48 @@ struct notice_breakage {
 	const char *tree;
 	const char *const *contacts; /* the tree's contacts, "Name <email>" or "email" */
 	size_t contacts_nr;
-	const char *commit; /* the tree's own id of the culprit (12 or 40 hex) */
+	const char *tree_url, *tree_branch;
+	const char *tree_head; /* the tree's tip that night (40 hex); NULL */
+	const char *commit;    /* the tree's own id of the culprit (40 hex, or 12) */
+	const char *commit_date; /* its author date, "YYYY-MM-DD HH:MM:SS +0000"; NULL */
 	const char *subject;
 	struct notice_person author;
 	const char *patch_id;
 	const char *message_id; /* the patch's Message-ID (with or without <>): threading */
+	const char *patch_link; /* the patch on the list archive (its Link: trailer); NULL */
+	/* A rebased-away culprit: the tree's current commit of the same patch. */
+	struct {
+		int rebased;	    /* 1: `commit` is no longer on the tree's branch */
+		const char *commit; /* the same patch (patch-id) there now; NULL: gone */
+	} now;
 	struct {
 		const char *tree; /* NULL: no partner */
 		const char *commit, *subject;
 		struct notice_person author;
+		const char *const *contacts; /* the partner tree's contacts */
+		size_t contacts_nr;
 	} partner;
 	const char *command_name; /* "x86_64" */
 	const char *command_line; /* "make -j$(nproc)" as configured */
+	const char *compiler;	  /* first line of the compiler's --version; NULL */
 	int exit_code;
 	int timed_out;
-	const char *excerpt; /* the lines that matter, several lines */
+	const char *excerpt; /* the first error with its context, several lines */
 	int bisect_steps;
+	int culprit_fails, parent_passes, revert_passes; /* confirmation */
+	/*
+	 * The bisect logs with "# <level>" section comments ("# which merge: …", "# which
+	 * patch in <tree>", …): summarised in the mail, each level attached to the
+	 * report as a file that `git bisect replay` reads.
+	 */
 	const char *const *bisect_log;
 	size_t bisect_log_nr;
-	/* How to reproduce: next as it stood before the tree's merge, then the culprit. */
-	const char *repro_base; /* commit to start from (next before the tree's merge) */
-	const char *repro_url;	/* where repro_base can be fetched (publish url); NULL */
-	const char *tree_url, *tree_branch;
+	/*
+	 * The Reproduce: block, one shell line each ("# …" comments), runnable in an
+	 * empty folder where only the trees' URLs are reachable; NULL: none.
+	 */
+	const char *const *reproduce;
+	size_t reproduce_nr;
 	enum notice_action action;
 	const char *previous_tag; /* previous-version: the next-YYYYMMDD its good tip is from */
 	int failing, total;	  /* flaky: failing runs of total */
@@ -106,19 +144,40 @@ struct notice_breakage {
 	const char *fix_subject, *fix_by, *fix_date; /* NULL: none */
 };
 
-/* Tonight's conflict of `tree` with the earlier `other` tree. */
+/* One commit as a notice names it. */
+struct notice_commit {
+	const char *tree; /* the tree it came from (the base's name for mainline) */
+	const char *commit, *subject;
+	struct notice_person author;
+};
+
+/*
+ * Tonight's conflict of `tree` with the earlier `other` tree (linux-next's "manual
+ * merge of the X tree with the Y tree"), or, with `gone`, the follow-up that says
+ * the conflict is no longer there, in the first mail's thread.
+ */
 struct notice_conflict {
 	const char *date, *next_tag;
+	const char *first_date; /* the night the conflict was first reported (== date
+				   for a new one); the thread and notice ids use it */
+	int gone;		/* 1: the follow-up */
 	const char *tree, *other;
 	const char *const *contacts; /* of `tree` */
 	size_t contacts_nr;
+	const char *const *other_contacts; /* of `other` */
+	size_t other_contacts_nr;
 	const char *const *paths;
 	size_t paths_nr;
-	const char *const *ours; /* "12hex subject" lines: commits of next touching the paths */
+	const struct notice_commit *ours; /* commits of `other` touching the paths */
 	size_t ours_nr;
-	const char *const *theirs; /* likewise, commits of `tree` */
+	const struct notice_commit *theirs; /* commits of `tree` touching them */
 	size_t theirs_nr;
-	const char *outcome; /* "I have used the … tree from next-… for today." or NULL */
+	const char *outcome; /* what was done tonight, one or more sentences; NULL */
+	/*
+	 * To notify.operator only (never a list): where the conflicted files are and
+	 * the command that records a resolution.  NULL: no operator mail.
+	 */
+	const char *operator_note;
 };
 
 struct notice_base_broken {
@@ -135,12 +194,20 @@ struct notice_summary_tree {
 	const char *reason; /* NULL when none */
 };
 
+/* A flag as the summary lists it. */
+struct notice_summary_flag {
+	const char *id, *kind, *tree, *commit, *subject;
+	const char *partner_tree; /* NULL: none */
+};
+
 struct notice_summary {
 	const char *date, *next_tag;
 	const char *next_commit; /* 12 or 40 hex */
 	int regression;		 /* BUILD REGRESSION instead of BUILD SUCCESS */
 	const struct notice_summary_tree *trees;
 	size_t trees_nr;
+	const struct notice_summary_flag *open_flags; /* every open flag, for the webhook */
+	size_t open_flags_nr;
 	const char *const *new_flags; /* one line each: "id tree commit subject" */
 	size_t new_flags_nr;
 	const char *const *resolved_flags;
@@ -160,12 +227,19 @@ struct notice_summary {
  * about (kind, flag id or date/tree, role, reminder, webhook url), so queueing the
  * same notice again is a no-op: the bot may retry a whole night safely.
  *
- * notice_queue_breakage: for build/test failures a submitter report (To: the author,
- * and the partner's author; Cc: contacts) and a maintainer mail (To: contacts; Cc:
- * list); for flaky only a mail to the contacts (Cc: list).  Plus webhooks.
+ * Every mail about a flag carries its id in the body and in `X-Nextbot-Flag:`, and a
+ * Message-ID that follows from the notice id alone (answers thread under it).
+ *
+ * notice_queue_breakage: for build/test failures a submitter report (To: the author
+ * and, for a semantic conflict, the partner's author; Cc: the contacts of both
+ * trees), with the bisect logs attached, and a maintainer mail (To: the contacts of
+ * both trees; Cc: the list and the authors); for flaky only a mail to the contacts
+ * (Cc: list).  Plus webhooks.
  * notice_queue_dropped: `dropped` to the author, in the report's thread.
  * notice_queue_resolved: `resolved` to the report's recipients, in its thread;
- * `why` says what happened ("fixed upstream", "no longer reproduces").
+ * `why` says what happened and how the night (b->next_tag) showed it.
+ * notice_queue_conflict: To the maintainers of both trees, Cc the authors of the
+ * commits on each side and the list; `operator_note` goes to notify.operator alone.
  */
 int notice_queue_breakage(const struct notice_settings *s, const struct notice_breakage *b);
 int notice_queue_dropped(const struct notice_settings *s, const struct notice_breakage *b,
@@ -220,6 +294,20 @@ int notice_outbox_flush(const struct notice_settings *s, int all, struct notice_
  * else one line per notice.  A missing outbox lists nothing.  Never blocks.
  */
 int notice_outbox_list(struct strbuf *out, const char *outbox_dir, int json);
+
+/*
+ * One notice of the outbox as a reader sees it (`report --html`): a mail's headers
+ * decoded, its text and attachments; a webhook's POST line and body.  Every string
+ * owned; release with notice_shown_release().  NB_ENOTFOUND when the notice is no
+ * longer there (delivered and pruned by `gc`).
+ */
+struct notice_shown {
+	char *kind, *channel, *subject, *state;
+	char *to; /* the recipients' addresses (a webhook's url), one a line */
+	char *text;
+};
+int notice_outbox_show(struct notice_shown *out, const char *outbox_dir, const char *id);
+void notice_shown_release(struct notice_shown *s);
 
 /* Start/stop libcurl; bot/ calls these once per process around any delivery. */
 int notify_global_init(void);

@@ -87,6 +87,8 @@ void outbox_notice_release(struct outbox_notice *n)
 	free(n->from);
 	free(n->url);
 	free(n->body);
+	free(n->body8);
+	free(n->text);
 	free(n->last_error);
 	for (i = 0; i < n->rcpts_nr; i++) {
 		free(n->rcpts[i].to);
@@ -165,6 +167,10 @@ static struct json_object *to_json(const struct outbox_notice *n)
 	json_object_object_add(o, "next_try", time_json(n->next_try));
 	json_object_object_add(o, "sent", time_json(n->sent));
 	json_object_object_add(o, "body", str(n->body));
+	if (n->body8)
+		json_object_object_add(o, "body8", str(n->body8));
+	if (n->text)
+		json_object_object_add(o, "text", str(n->text));
 	return o;
 }
 
@@ -226,6 +232,8 @@ static int from_json(struct outbox_notice *n, struct json_object *o)
 	n->from = get_str(o, "from");
 	n->url = get_str(o, "url");
 	n->body = get_str(o, "body");
+	n->body8 = get_str(o, "body8");
+	n->text = get_str(o, "text");
 	n->last_error = get_str(o, "last_error");
 	n->attempts = get_int(o, "attempts");
 	n->created = get_time(o, "created");
@@ -378,4 +386,54 @@ done:
 	strbuf_release(&text);
 	json_object_put(doc);
 	return ret;
+}
+
+int notice_outbox_show(struct notice_shown *out, const char *outbox_dir, const char *id)
+{
+	struct outbox_notice n;
+	char *path;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	if (!id || strspn(id, "0123456789abcdef") != strlen(id) || strlen(id) != 32)
+		return nb_error_set(NB_EINVALID, "'%s' is not a notice id", id ? id : "");
+	path = outbox_notice_path(outbox_dir, id);
+	if (!file_exists(path)) {
+		ret = nb_error_set(NB_ENOTFOUND, "no notice %s in the outbox", id);
+		goto done;
+	}
+	if ((ret = outbox_notice_load(&n, path)) < 0)
+		goto done;
+	out->kind = xstrdup(n.kind);
+	out->channel = xstrdup(n.channel);
+	out->subject = xstrdup(n.subject ? n.subject : "");
+	out->state = xstrdup(state_names[n.state]);
+	{
+		struct strbuf to = STRBUF_INIT;
+		size_t i;
+
+		for (i = 0; i < n.rcpts_nr; i++)
+			strbuf_addf(&to, "%s\n", n.rcpts[i].to ? n.rcpts[i].to : "");
+		out->to = strbuf_detach(&to, NULL);
+	}
+	if (!strcmp(n.channel, "webhook"))
+		out->text = xstrfmt("POST %s\nX-Nextbot-Event: %s\nX-Nextbot-Delivery: %s\n\n%s\n",
+				    n.url ? n.url : "", n.kind, n.id, n.body);
+	else
+		out->text = xstrdup(n.text ? n.text : n.body);
+	outbox_notice_release(&n);
+done:
+	free(path);
+	return ret;
+}
+
+void notice_shown_release(struct notice_shown *s)
+{
+	free(s->kind);
+	free(s->channel);
+	free(s->subject);
+	free(s->state);
+	free(s->to);
+	free(s->text);
+	memset(s, 0, sizeof(*s));
 }

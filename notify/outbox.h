@@ -11,7 +11,12 @@
  *                    "error": null|"…"}],
  *    "state": "queued"|"sent"|"failed", "attempts": N, "last_error": null|"…",
  *    "created": "<RFC 3339>", "next_try": "<RFC 3339>", "sent": null|"<RFC 3339>",
- *    "body": "<the whole RFC 5322 mail with CRLF, or the exact webhook JSON body>"}
+ *    "body": "<the whole RFC 5322 mail with CRLF, or the exact webhook JSON body>",
+ *    "body8": "<the same mail with 8bit text parts>" (only when it differs),
+ *    "text": "<the mail as a reader sees it: From, To, Cc, Subject, Date, the text,
+ *             each attachment after a '--- <name> ---' line>" (mail)}
+ * "body" is 7-bit clean (quoted-printable where needed); "body8" is sent instead to a
+ * server that offers 8BITMIME.
  * A webhook's headers follow from the file: X-Nextbot-Event is "kind",
  * X-Nextbot-Delivery is "id", and the signature is computed at send time with the
  * secret configured for "url" (secrets never touch the disk).
@@ -34,6 +39,8 @@ struct outbox_rcpt {
 /* Every char * is owned; outbox_notice_release() frees them. */
 struct outbox_notice {
 	char *id, *kind, *channel, *subject, *from, *url, *body;
+	char *body8; /* mail: the 8bit version for servers that offer 8BITMIME; NULL: same */
+	char *text;  /* mail: as a reader sees it (headers decoded, the text, attachments) */
 	enum outbox_state state;
 	int attempts;
 	char *last_error;

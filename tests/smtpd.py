@@ -15,6 +15,9 @@ Behaviour is read from DIR/mode at every command (missing file: accept):
     hang-mail         never answer MAIL FROM
     hang-data         never answer the end of DATA
 
+SMTPD_NO8BITMIME=1 leaves 8BITMIME out of the EHLO answer (it is offered by default);
+each message records "body_param" (the BODY= of its MAIL FROM, or null).
+
 TLS and AUTH from the environment (all optional):
     SMTPD_TLS=starttls|implicit   with SMTPD_CERT and SMTPD_KEY (PEM files)
     SMTPD_AUTH=user:password      AUTH PLAIN/LOGIN required (over TLS only)
@@ -56,8 +59,16 @@ def describe(data):
     msg = email.message_from_bytes(data, policy=email.policy.default)
     headers = [[k, str(v)] for k, v in msg.items()]
     head = data.split(b"\r\n\r\n", 1)[0]
+    attachments = []
     try:
-        body = msg.get_content()
+        if msg.is_multipart():
+            body = msg.get_body(preferencelist=("plain",)).get_content()
+            for part in msg.iter_attachments():
+                attachments.append({"name": part.get_filename(),
+                                    "type": part.get_content_type(),
+                                    "content": part.get_content().replace("\r\n", "\n")})
+        else:
+            body = msg.get_content()
     except Exception as e:  # the test fails on it, with the reason
         body = "UNDECODABLE: %r" % e
     return {
@@ -71,6 +82,7 @@ def describe(data):
         "bare_cr": data.replace(b"\r\n", b"").count(b"\r"),
         "non_ascii": any(b > 127 for b in data),
         "body": body.replace("\r\n", "\n"),
+        "attachments": attachments,
     }
 
 
@@ -79,6 +91,7 @@ class Handler:
         if mode()[0] == "hang-mail":
             await asyncio.sleep(3600)
         envelope.mail_from = address
+        envelope.mail_options = options
         return "250 OK"
 
     async def handle_RCPT(self, server, session, envelope, address, options):
@@ -104,6 +117,8 @@ class Handler:
             "tls": server.transport.get_extra_info("ssl_object") is not None,
             "auth_user": session.auth_data.login.decode() if session.auth_data else None,
             "mail_from": envelope.mail_from,
+            "body_param": next((o.split("=", 1)[1] for o in envelope.mail_options
+                                if o.upper().startswith("BODY=")), None),
             "rcpt_tos": envelope.rcpt_tos,
             "data": envelope.content.decode("latin-1"),
         }
@@ -119,6 +134,15 @@ def authenticator(server, session, envelope, mechanism, auth_data):
     return AuthResult(success=ok, handled=False, auth_data=auth_data)
 
 
+class NoEightBitSMTP(SMTP):
+    """An SMTP server whose EHLO answer does not offer 8BITMIME."""
+
+    async def push(self, status):
+        if status.upper() in ("250-8BITMIME", "250 8BITMIME"):
+            return
+        await super().push(status)
+
+
 def protocol_factory():
     tls = os.environ.get("SMTPD_TLS", "none")
     kw = {}
@@ -131,7 +155,8 @@ def protocol_factory():
         # implicit TLS is TLS from the first byte, which aiosmtpd's own check misses
         kw.update(authenticator=authenticator, auth_required=True,
                   auth_require_tls=tls == "starttls")
-    return SMTP(Handler(), hostname="smtpd.test", decode_data=False, **kw)
+    cls = NoEightBitSMTP if os.environ.get("SMTPD_NO8BITMIME") else SMTP
+    return cls(Handler(), hostname="smtpd.test", decode_data=False, **kw)
 
 
 def server_ssl():

@@ -6,8 +6,13 @@
 #  - nothing that is only in mm-unstable is flagged, merged or mailed;
 #  - no flag blames a patch the truth does not list (flaky ones included);
 #  - each defect gets one report to its submitter, threaded to its Message-ID;
-#  - a dropped patch never returns to next.
+#  - a dropped patch never returns to next;
+#  - every mail's prose lines fit 78 columns, no mail holds the workdir path, and
+#    every report's Reproduce: block, run at the end (after mm-next and
+#    mm-unstable were rebased) in an empty folder where only the remotes are
+#    reachable, fails with the flag's first error line.
 . "$(dirname "$0")/lib.sh"
+MAILS=$(cd "$(dirname "$0")" && pwd)/mails.py
 NIGHTS=${NIGHTS:-10}
 
 for seed in ${SEEDS:-1}; do
@@ -118,6 +123,14 @@ for b in bad:
     print("#", b)
 sys.exit(1 if bad else 0)
 EOF
+	# reports a submitter can act on from their own desk (issue 16)
+	check "seed $seed: every prose line of every mail is at most 78 columns" \
+		$PYTHON "$MAILS" width "$W/state/outbox"
+	check "seed $seed: no mail holds the workdir path" $PYTHON "$MAILS" private "$W/state/outbox" \
+		"$W/state"
+	check "seed $seed: every report's Reproduce: block fails as its night did, after the rebases" \
+		$PYTHON "$MAILS" repro "$W/state/outbox" "$TMP/flags-$seed.json" \
+		--expose "$W/remotes" --expose "$W/sim"
 	check "seed $seed: nothing from mm-unstable in next" sh -c "
 		git -C '$W/state/repo.git' show next:Next/Trees | grep -qv mm-unstable &&
 		! git -C '$W/state/repo.git' show next:Next/Trees | grep -q mm-unstable"
@@ -135,7 +148,7 @@ import email, email.policy, glob, json, sys
 bad = []
 allowed = {"from", "to", "cc", "subject", "date", "message-id", "in-reply-to", "references",
            "mime-version", "content-type", "content-transfer-encoding", "auto-submitted",
-           "x-nextbot-event"}
+           "x-nextbot-event", "x-nextbot-flag"}
 for path in glob.glob(sys.argv[1] + "/*.json"):
     n = json.load(open(path))
     if n["channel"] != "mail":
@@ -156,7 +169,10 @@ for path in glob.glob(sys.argv[1] + "/*.json"):
         bad.append("%s: unexpected headers %s" % (path, names - allowed))
     if m["Auto-Submitted"] != "auto-generated" or not m["Message-ID"]:
         bad.append("%s: Auto-Submitted or Message-ID missing" % path)
-    m.get_content()
+    if n["kind"] in ("build-failure", "test-failure", "flaky", "resolved", "dropped") and \
+            not m["X-Nextbot-Flag"]:
+        bad.append("%s: a notice about a flag without X-Nextbot-Flag" % path)
+    (m.get_body(("plain",)) if m.is_multipart() else m).get_content()
 for b in bad:
     print("#", b)
 sys.exit(1 if bad else 0)

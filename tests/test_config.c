@@ -144,13 +144,14 @@ static void test_full(void **state)
 			"notify:\n"
 			"  from: 'nextbot <bot@example.org>'\n"
 			"  list: list@example.org\n"
+			"  operator: 'Op <op@example.org>'\n"
 			"  report_url: 'https://example.org/{id}'\n"
 			"  remind_days: 7\n"
 			"  smtp: {url: 'smtps://mail.example.org', user: bot,\n"
 			"         password_env: NB_PW}\n"
 			"  webhooks:\n"
 			"    - {url: 'http://127.0.0.1:8080/hook', secret_env: NB_HOOK}\n"
-			"    - {url: 'https://example.org/hook2'}\n"
+			"    - {url: 'https://example.org/hook2', format: slack}\n"
 			"schedule: '30 1 * * mon-fri'\n"
 			"keep_days: 7\n");
 	assert_int_equal(cfg->trees_nr, 2);
@@ -196,6 +197,9 @@ static void test_full(void **state)
 	assert_int_equal(cfg->notify.webhooks_nr, 2);
 	assert_string_equal(cfg->notify.webhooks[0].secret_env, "NB_HOOK");
 	assert_null(cfg->notify.webhooks[1].secret_env);
+	assert_int_equal(cfg->notify.webhooks[0].format, CONFIG_HOOK_JSON);
+	assert_int_equal(cfg->notify.webhooks[1].format, CONFIG_HOOK_SLACK);
+	assert_string_equal(cfg->notify.operator, "Op <op@example.org>");
 	assert_int_equal(cfg->notify.remind_days, 7);
 	assert_string_equal(cfg->schedule, "30 1 * * mon-fri");
 	assert_int_equal(cfg->keep_days, 7);
@@ -335,6 +339,8 @@ static void test_errors(void **state)
 		 "notify.smtp.password_env", NULL);
 	load_bad(BASE "notify: {webhooks: [{url: 'ftp://x'}]}\n", 2, "notify.webhooks[0].url",
 		 NULL);
+	load_bad(BASE "notify: {webhooks: [{url: 'http://x', format: teams}]}\n", 2,
+		 "notify.webhooks[0].format", "json | slack");
 	load_bad(BASE "trees:\n  - {name: 'a b', url: x, branch: b}\n", 3, "trees[0].name", NULL);
 	load_bad(BASE "trees:\n  - {name: a, url: x, branch: 'b..c'}\n", 3, "trees[0].branch",
 		 NULL);

@@ -216,7 +216,8 @@ static void assert_sound_mail(struct json_object *msg, int threaded)
 				     "Content-Type",
 				     "Content-Transfer-Encoding",
 				     "Auto-Submitted",
-				     "X-Nextbot-Event"};
+				     "X-Nextbot-Event",
+				     "X-Nextbot-Flag"};
 	struct json_object *names, *defects;
 	size_t i, j;
 
@@ -227,7 +228,9 @@ static void assert_sound_mail(struct json_object *msg, int threaded)
 	assert_true(jint(msg, "max_line") <= 998);
 	assert_int_equal(jint(msg, "bare_lf"), 0);
 	assert_int_equal(jint(msg, "bare_cr"), 0);
-	assert_false(json_object_get_boolean(json_object_object_get(msg, "non_ascii")));
+	/* 8-bit text only to a server that offered 8BITMIME, and declared as such */
+	if (json_object_get_boolean(json_object_object_get(msg, "non_ascii")))
+		assert_non_null(strstr(jstr(msg, "data"), "Content-Transfer-Encoding: 8bit\r\n"));
 	for (i = 0; i < json_object_array_length(names); i++) {
 		const char *n = json_object_get_string(json_object_array_get_idx(names, i));
 		int known = 0;
@@ -280,9 +283,14 @@ static void load_notice(struct outbox_notice *out, struct fx *f, const char *kin
 }
 
 static const char *contacts[] = {"Net Maint <maint@example.org>", "netdev@example.org"};
-static const char *blog[] = {"git bisect start 'next' 'base'",
+static const char *blog[] = {"# which patch in net-next",
+			     "git bisect start 'next' 'base'",
 			     "# bad: [0123456789abcdef0123456789abcdef01234567] net: frob",
 			     "git bisect bad 0123456789abcdef0123456789abcdef01234567"};
+
+static const char *repro[] = {"git init -q next-20261203 && cd next-20261203",
+			      "# net-next (main)",
+			      "make -j$(nproc)"};
 
 static void breakage_init(struct notice_breakage *b)
 {
@@ -307,8 +315,9 @@ static void breakage_init(struct notice_breakage *b)
 		     "make: *** [Makefile:3: all] Error 1\n";
 	b->bisect_steps = 3;
 	b->bisect_log = blog;
-	b->bisect_log_nr = 3;
-	b->repro_base = "aaaaaaaaaaaabbbbbbbbbbbbccccccccccccdddd";
+	b->bisect_log_nr = 4;
+	b->reproduce = repro;
+	b->reproduce_nr = 3;
 	b->tree_url = "https://git.example.org/net-next.git";
 	b->tree_branch = "main";
 	b->action = NOTICE_ACTION_REVERTED;
@@ -546,7 +555,7 @@ static void test_smtp_report_and_maintainer_mail(void **state)
 	assert_int_equal(st.sent, 2);
 	assert_int_equal(st.deferred + st.failed, 0);
 	n = records(m, 16, f, "msg-");
-	assert_int_equal(n, 6); /* one transaction per recipient */
+	assert_int_equal(n, 7); /* one transaction per recipient */
 	for (i = 0; i < n; i++) {
 		const char *subj = header(m[i], "Subject"), *body = jstr(m[i], "body");
 
@@ -575,40 +584,73 @@ static void test_smtp_report_and_maintainer_mail(void **state)
 			assert_non_null(strstr(body, "Hi J\xc3\xb6rg D\xc5\x93,\n"));
 			assert_non_null(
 				strstr(body, "  0123456789ab (\"net: frob the widgets\")\n"));
-			assert_non_null(strstr(body, "failed with exit status 2"));
-			assert_non_null(strstr(body, "\n.\nmake: *** [Makefile:3: all] Error 1\n"));
-			assert_non_null(strstr(body, "  git bisect bad 0123456789abcdef"));
-			assert_non_null(strstr(body, "  git merge --no-edit 0123456789abcdef"));
-			assert_non_null(strstr(body, "  make -j$(nproc)\n"));
+			assert_non_null(strstr(body, "The build command exited with status 2."));
 			assert_non_null(
-				strstr(body, "Reported-by: nextbot <nextbot@example.org>\n"));
+				strstr(body, "\n   .\n   make: *** [Makefile:3: all] Error 1\n"));
+			/* 0-day's header block */
+			assert_non_null(strstr(body, "\ntree:     https://git.example.org/"
+						     "net-next.git main\n"));
+			assert_non_null(strstr(body, "\ncommit:   0123456789abcdef0123456789abcdef"
+						     "01234567\n"));
+			assert_non_null(strstr(body, "\nnext:     next-20261203\n"));
+			assert_non_null(strstr(body, "\ncommand:  x86_64: make -j$(nproc)\n"));
+			assert_non_null(strstr(body, "\nflag:     0123456789ab\n"));
+			assert_string_equal(header(m[i], "X-Nextbot-Flag"), "0123456789ab");
+			/* a short summary; the log itself is attached, one file per level */
+			assert_non_null(
+				strstr(body, "Bisection: 3 steps (which patch in net-next)."));
+			assert_null(strstr(body, "git bisect bad"));
+			assert_non_null(strstr(jstr(m[i], "data"), "multipart/mixed"));
+			{
+				struct json_object *att =
+					json_object_object_get(m[i], "attachments");
+
+				assert_int_equal(json_object_array_length(att), 1);
+				assert_string_equal(jstr(json_object_array_get_idx(att, 0), "name"),
+						    "bisect-1-which-patch-in-net-next.log");
+				assert_non_null(strstr(
+					jstr(json_object_array_get_idx(att, 0), "content"),
+					"\ngit bisect bad "
+					"0123456789abcdef0123456789abcdef01234567\n"));
+			}
+			assert_non_null(strstr(body, "\nReproduce: "));
+			assert_non_null(
+				strstr(body, "\n  # net-next (main)\n  make -j$(nproc)\n\n"));
+			assert_non_null(
+				strstr(body, "\n| Reported-by: nextbot <nextbot@example.org>\n"));
 			assert_non_null(strstr(
-				body, "Closes: https://nextbot.example.org/r/0123456789ab\n"));
+				body, "\n| Closes: https://nextbot.example.org/r/0123456789ab\n"));
+			/* the sign-off before the signature separator */
+			assert_non_null(strstr(body, "\nThanks,\nnextbot\n\n-- \n"));
 		} else {
 			assert_string_equal(subj, "next-20261203: build failure after merge of the "
 						  "net-next tree");
 			maint++;
 			assert_sound_mail(m[i], 0);
 			assert_non_null(strstr(body,
-					       "After merging the net-next tree, today's build "
-					       "(x86_64) failed like this:\n\nnet/core/frob.c"));
+					       "After merging the net-next tree, today's build of "
+					       "next (x86_64) failed\nlike this:\n\n   "
+					       "net/core/frob.c"));
 			assert_non_null(strstr(body,
 					       "Caused by commit\n\n  0123456789ab (\"net: frob "
 					       "the widgets\")\n"));
-			assert_non_null(strstr(body, "I have reverted that commit for today.\n"));
+			assert_non_null(
+				strstr(body, "I have reverted that commit in today's next.\n"));
 			assert_string_equal(header(m[i], "Cc"),
-					    "Linux Next <linux-next@example.org>");
+					    "Linux Next <linux-next@example.org>, "
+					    "J\xc3\xb6rg D\xc5\x93 <jorg@example.org>");
+			assert_string_equal(header(m[i], "X-Nextbot-Flag"), "0123456789ab");
 		}
 		assert_string_equal(header(m[i], "X-Nextbot-Event"), "build-failure");
 	}
 	assert_int_equal(reports, 3);
-	assert_int_equal(maint, 3);
+	assert_int_equal(maint, 4);
 	/* Flushing again sends nothing. */
 	assert_int_equal(notice_outbox_flush(&f->s, 1, &st), 0);
 	assert_int_equal(st.sent + st.deferred + st.failed, 0);
 	records_free(m, n);
-	assert_int_equal(records(m, 16, f, "msg-"), 6);
-	records_free(m, 6);
+	assert_int_equal(records(m, 16, f, "msg-"), 7);
+	records_free(m, 7);
 }
 
 static void test_smtp_hostile_metadata(void **state)
@@ -637,7 +679,7 @@ static void test_smtp_hostile_metadata(void **state)
 	assert_int_equal(notice_outbox_flush(&f->s, 0, &st), 0);
 	assert_int_equal(st.sent, 2);
 	n = records(m, 16, f, "msg-");
-	assert_int_equal(n, 4); /* report: mallory, ok; maintainer: ok, list */
+	assert_int_equal(n, 5); /* report: mallory, ok; maintainer: ok, list, mallory */
 	mime_clean_line(&clean, subj.buf);
 	strbuf_addf(&want, "[net-next] build failure: %s", clean.buf);
 	for (i = 0; i < n; i++) {
@@ -653,7 +695,8 @@ static void test_smtp_hostile_metadata(void **state)
 			assert_non_null(
 				strstr(header(m[i], "To"), "Mallory  Bcc: victim@example.org"));
 			assert_null(strchr(header(m[i], "To"), '\n'));
-			assert_non_null(strstr(jstr(m[i], "body"), "line\n.\n [1merror [0m\n"));
+			assert_non_null(
+				strstr(jstr(m[i], "body"), "   line\n   .\n    [1merror [0m\n"));
 		} else {
 			assert_sound_mail(m[i], 0);
 		}
@@ -692,7 +735,7 @@ static void test_smtp_rcpt_refused_alone(void **state)
 	assert_int_equal(notice_outbox_flush(&f->s, 0, &st), 0);
 	assert_int_equal(st.sent, 2);
 	n = records(m, 16, f, "msg-");
-	assert_int_equal(n, 4);
+	assert_int_equal(n, 5);
 	for (i = 0; i < n; i++)
 		assert_string_not_equal(rcpt(m[i]), "maint@example.org");
 	records_free(m, n);
@@ -790,8 +833,11 @@ static void test_smtp_4xx_and_5xx(void **state)
 {
 	struct fx *f = *state;
 	struct notice_conflict c = {0};
-	static const char *paths[] = {"mm/slab.c"}, *ours[] = {"111111111111 mm: a"},
-			  *theirs[] = {"222222222222 net: b"};
+	static const char *paths[] = {"mm/slab.c"};
+	static const struct notice_commit ours[] = {
+		{"mm-stable", "1111111111111111111111111111111111111111", "mm: a", {NULL, NULL}}},
+		theirs[] = {{"net-next", "2222222222222222222222222222222222222222", "net: b",
+			     {NULL, NULL}}};
 	struct notice_flush_stats st;
 	struct outbox_notice on;
 	struct json_object *m[4];
@@ -901,9 +947,10 @@ static void test_killed_between_write_and_send(void **state)
 	assert_int_equal(notice_outbox_flush(&f->s, 0, &st), 0);
 	assert_int_equal(st.sent, 2);
 	n = records(m, 16, f, "msg-");
-	assert_int_equal(n, 7); /* the first recipient twice, at least once for all */
+	assert_int_equal(n, 8); /* the first recipient twice, at least once for all */
 	for (i = 0; i < n; i++) {
-		if (strcmp(rcpt(m[i]), "jorg@example.org"))
+		if (strcmp(rcpt(m[i]), "jorg@example.org") ||
+		    !str_starts_with(header(m[i], "Subject"), "Re: "))
 			continue;
 		to_jorg++;
 		if (first_id)
@@ -941,7 +988,10 @@ static void test_dropped_and_resolved_thread(void **state)
 		report.id);
 	assert_non_null(strstr(dropped.body, want.buf));
 	assert_non_null(strstr(dropped.body, "This patch was dropped from the net-next tree "
-					     "because it breaks the build."));
+					     "because it breaks the\r\nbuild."));
+	assert_non_null(strstr(dropped.body, "X-Nextbot-Flag: 0123456789ab\r\n"));
+	assert_non_null(strstr(resolved.body, "X-Nextbot-Flag: 0123456789ab\r\n"));
+	assert_non_null(strstr(resolved.body, "\r\nWhy: fixed upstream\r\n"));
 	assert_int_equal(dropped.rcpts_nr, 1);
 	assert_int_equal(resolved.rcpts_nr, 3);
 	outbox_notice_release(&report);
@@ -1072,6 +1122,261 @@ static void test_webhook_statuses(void **state)
 	}
 }
 
+/* ---- issue 16: 8BITMIME, conflicts, semantic conflicts, chat, private paths ---- */
+
+static void test_smtp_8bitmime(void **state)
+{
+	struct fx *f = *state;
+	struct notice_summary sum = {0};
+	struct notice_flush_stats st;
+	struct json_object *m[4];
+	static const char *notes[] = {"Zo\xc3\xab's tree is stale"};
+
+	/* a server that offers 8BITMIME gets the text as it is */
+	smtpd_start(f, 0);
+	sum.date = "2026-12-03";
+	sum.next_tag = "next-20261203";
+	sum.next_commit = "0123456789ab";
+	sum.notes = notes;
+	sum.notes_nr = 1;
+	assert_int_equal(notice_queue_summary(&f->s, &sum), 1);
+	assert_int_equal(notice_outbox_flush(&f->s, 1, &st), 0);
+	assert_int_equal(st.sent, 1);
+	assert_int_equal(records(m, 4, f, "msg-"), 1);
+	assert_true(json_object_get_boolean(json_object_object_get(m[0], "non_ascii")));
+	assert_non_null(strstr(jstr(m[0], "data"), "Content-Transfer-Encoding: 8bit\r\n"));
+	assert_non_null(strstr(jstr(m[0], "body"), "Zo\xc3\xab's tree is stale"));
+	assert_sound_mail(m[0], 0);
+	records_free(m, 1);
+	/* one that does not gets quoted-printable, 7-bit clean */
+	server_stop(f);
+	file_remove_tree(f->srv);
+	assert_int_equal(file_mkdir_p(f->srv, 0755), 0);
+	file_remove_tree(f->outbox);
+	setenv("SMTPD_NO8BITMIME", "1", 1);
+	smtpd_start(f, 0);
+	unsetenv("SMTPD_NO8BITMIME");
+	assert_int_equal(notice_queue_summary(&f->s, &sum), 1);
+	assert_int_equal(notice_outbox_flush(&f->s, 1, &st), 0);
+	assert_int_equal(st.sent, 1);
+	assert_int_equal(records(m, 4, f, "msg-"), 1);
+	assert_false(json_object_get_boolean(json_object_object_get(m[0], "non_ascii")));
+	assert_non_null(strstr(jstr(m[0], "data"), "quoted-printable"));
+	assert_non_null(strstr(jstr(m[0], "body"), "Zo\xc3\xab's tree is stale"));
+	assert_sound_mail(m[0], 0);
+	records_free(m, 1);
+}
+
+static const char *other_contacts[] = {"Vfs Maint <vfs@example.org>"};
+
+static void test_conflict_mail(void **state)
+{
+	struct fx *f = *state;
+	struct notice_conflict c = {0};
+	struct outbox_notice mail, op, gone;
+	struct strbuf want = STRBUF_INIT;
+	static const char *paths[] = {"include/shared.h"};
+	static const struct notice_commit ours[] = {
+		{"net-next", "1111111111111111111111111111111111111111", "net: mark it",
+		 {"Nils Nord", "nils@example.org"}}},
+		theirs[] = {{"vfs", "2222222222222222222222222222222222222222", "fs: mark it",
+			     {"Vera Voss", "vera@example.org"}}};
+	size_t i;
+	int list = 0;
+
+	f->s.operator = "Op <op@example.org>";
+	f->s.private_dir = "/srv/nextbot/state";
+	c.date = c.first_date = "2026-12-03";
+	c.next_tag = "next-20261203";
+	c.tree = "vfs";
+	c.other = "net-next";
+	c.contacts = other_contacts;
+	c.contacts_nr = 1;
+	c.other_contacts = contacts;
+	c.other_contacts_nr = 2;
+	c.paths = paths;
+	c.paths_nr = 1;
+	c.ours = ours;
+	c.ours_nr = 1;
+	c.theirs = theirs;
+	c.theirs_nr = 1;
+	c.outcome = "I have used the vfs tree from next-20261202 (its commit 333333333333) for "
+		    "today.";
+	c.operator_note = "The files are in /srv/nextbot/state/resolve/vfs: run `nextbot resolve "
+			  "vfs`.";
+	assert_int_equal(notice_queue_conflict(&f->s, &c), 2);
+	load_notice(&mail, f, "merge-conflict", "mail", "next-20261203: manual merge");
+	load_notice(&op, f, "merge-conflict", "mail", "[nextbot operator]");
+	assert_string_equal(mail.subject,
+			    "next-20261203: manual merge of the vfs tree with the net-next tree");
+	/* To both trees' maintainers, Cc both authors and the list */
+	assert_non_null(strstr(mail.body, "To: Net Maint <maint@example.org>,\r\n netdev@example."
+					  "org,\r\n Vfs Maint <vfs@example.org>\r\n"));
+	assert_non_null(strstr(mail.body, "Cc: Nils Nord <nils@example.org>,\r\n Vera Voss "
+					  "<vera@example.org>,\r\n Linux Next"));
+	assert_non_null(strstr(mail.body, "  111111111111 (\"net: mark it\")\r\n\r\nfrom the "
+					  "net-next tree and commit:\r\n\r\n  222222222222 (\"fs: "
+					  "mark it\")\r\n\r\nfrom the vfs tree."));
+	assert_non_null(strstr(mail.body, "from next-20261202 (its commit 333333333333)"));
+	assert_null(strstr(mail.body, "nextbot resolve"));
+	assert_null(strstr(mail.body, "/srv/nextbot/state"));
+	for (i = 0; i < mail.rcpts_nr; i++)
+		list += !strcmp(mail.rcpts[i].to, "linux-next@example.org");
+	assert_int_equal(list, 1);
+	/* the operator alone gets the paths and the command */
+	assert_int_equal(op.rcpts_nr, 1);
+	assert_string_equal(op.rcpts[0].to, "op@example.org");
+	assert_non_null(strstr(op.body, "/srv/nextbot/state/resolve/vfs"));
+	/* the follow-up answers the first mail */
+	c.gone = 1;
+	c.date = "2026-12-05";
+	c.next_tag = "next-20261205";
+	c.operator_note = NULL;
+	c.outcome = "Tonight the vfs tree merged in its current version.";
+	assert_int_equal(notice_queue_conflict(&f->s, &c), 1);
+	assert_int_equal(notice_queue_conflict(&f->s, &c), 0);
+	load_notice(&gone, f, "merge-conflict", "mail", "Re: ");
+	assert_string_equal(gone.subject,
+			    "Re: next-20261203: manual merge of the vfs tree with the net-next tree");
+	strbuf_addf(&want, "In-Reply-To: <nextbot.%s@example.org>\r\n", mail.id);
+	assert_non_null(strstr(gone.body, want.buf));
+	assert_non_null(strstr(gone.body, "is gone as of next-20261205"));
+	outbox_notice_release(&mail);
+	outbox_notice_release(&op);
+	outbox_notice_release(&gone);
+	strbuf_release(&want);
+}
+
+static void test_semantic_recipients(void **state)
+{
+	struct fx *f = *state;
+	struct notice_breakage b;
+	struct outbox_notice report, maint, resolved;
+	const struct outbox_notice *all[3] = {&report, &maint, &resolved};
+	static const char *want[] = {"jorg@example.org", "paula@example.org", "maint@example.org",
+				     "netdev@example.org", "api@example.org"};
+	size_t i, j, k;
+
+	breakage_init(&b);
+	b.partner.tree = "api";
+	b.partner.commit = "4444444444444444444444444444444444444444";
+	b.partner.subject = "api: rename it";
+	b.partner.author.name = "Paula Pohl";
+	b.partner.author.email = "paula@example.org";
+	b.partner.contacts = (const char *[]){"Api Maint <api@example.org>"};
+	b.partner.contacts_nr = 1;
+	assert_int_equal(notice_queue_breakage(&f->s, &b), 2);
+	assert_int_equal(notice_queue_resolved(&f->s, &b, "the patch was rebased"), 1);
+	load_notice(&report, f, "build-failure", "mail", "Re: ");
+	load_notice(&maint, f, "build-failure", "mail", "next-20261203");
+	load_notice(&resolved, f, "resolved", "mail", NULL);
+	for (k = 0; k < 3; k++)
+		for (i = 0; i < sizeof(want) / sizeof(*want); i++) {
+			int found = 0;
+
+			for (j = 0; j < all[k]->rcpts_nr; j++)
+				found |= !strcmp(all[k]->rcpts[j].to, want[i]);
+			if (!found)
+				fail_msg("%s: %s is not a recipient", all[k]->subject, want[i]);
+		}
+	assert_non_null(strstr(report.body, "To: =?UTF-8?"));
+	assert_non_null(strstr(report.body, "Paula Pohl <paula@example.org>\r\nCc:"));
+	assert_non_null(strstr(maint.body, "To: Net Maint <maint@example.org>,\r\n "
+					   "netdev@example.org,\r\n Api Maint <api@example.org>\r\n"));
+	outbox_notice_release(&report);
+	outbox_notice_release(&maint);
+	outbox_notice_release(&resolved);
+}
+
+static void test_private_dir_scrubbed(void **state)
+{
+	struct fx *f = *state;
+	struct notice_breakage b;
+	struct outbox_notice on;
+
+	f->s.private_dir = "/srv/nextbot/state";
+	breakage_init(&b);
+	b.excerpt = "/srv/nextbot/state/workers/w0/net/core/frob.c:12:3: error: oops\n";
+	assert_int_equal(notice_queue_breakage(&f->s, &b), 2);
+	load_notice(&on, f, "build-failure", "mail", "Re: ");
+	assert_null(strstr(on.body, "/srv/nextbot/state"));
+	assert_non_null(strstr(on.body, "$WORKDIR/workers/w0/net/core/frob.c:12:3: error"));
+	assert_null(strstr(on.text, "/srv/nextbot/state"));
+	outbox_notice_release(&on);
+}
+
+static void test_webhook_slack_and_summary(void **state)
+{
+	struct fx *f = *state;
+	struct notice_breakage b;
+	struct notice_summary sum = {0};
+	struct notice_flush_stats st;
+	struct json_object *r[4], *body, *v;
+	static const struct notice_summary_tree trees[] = {
+		{"origin", "merged", NULL}, {"net-next", "reverted", "reverted 0123456789ab"}};
+	static const struct notice_summary_flag flags[] = {
+		{"0123456789ab", "build-failure", "net-next", "0123456789abcdef", "net: frob",
+		 NULL}};
+	const char *text;
+	size_t i, n;
+	char chat[160];
+
+	httpd_start(f, NULL);
+	snprintf(chat, sizeof(chat), "http://127.0.0.1:%d/chat", f->port);
+	f->hooks[1].url = chat;
+	f->hooks[1].format = NOTICE_HOOK_SLACK;
+	f->s.webhooks_nr = 2;
+	f->s.smtp.url = NULL;
+	breakage_init(&b);
+	b.subject = "net: frob <widgets> & @channel";
+	b.patch_link = "https://lore.kernel.org/r/20261201.1234@example.org";
+	assert_int_equal(notice_queue_breakage(&f->s, &b), 4);
+	sum.date = "2026-12-03";
+	sum.next_tag = "next-20261203";
+	sum.next_commit = "0123456789ab";
+	sum.regression = 1;
+	sum.trees = trees;
+	sum.trees_nr = 2;
+	sum.open_flags = flags;
+	sum.open_flags_nr = 1;
+	assert_int_equal(notice_queue_summary(&f->s, &sum), 3);
+	assert_int_equal(notice_outbox_flush(&f->s, 1, &st), 0);
+	assert_int_equal(st.sent, 4);
+	n = records(r, 4, f, "req-");
+	assert_int_equal(n, 4);
+	for (i = 0; i < n; i++) {
+		body = json_tokener_parse(jstr(r[i], "body"));
+		assert_non_null(body);
+		if (json_object_object_length(body) == 1) {
+			/* Slack, Mattermost, Rocket.Chat: {"text": …} */
+			text = jstr(body, "text");
+			if (strstr(text, "BUILD REGRESSION")) {
+				assert_non_null(strstr(text, "net-next reverted"));
+				assert_non_null(strstr(text, "<https://nextbot.example.org/r/"
+							     "0123456789ab|0123456789ab>"));
+			} else {
+				assert_non_null(strstr(text, "build failure after the merge of the "
+							     "net-next tree"));
+				assert_non_null(strstr(text, "frob &lt;widgets&gt; &amp; "
+							     "\xef\xbc\xa0" "channel"));
+				assert_null(strstr(text, "@channel"));
+				assert_non_null(strstr(text, "<https://lore.kernel.org/r/"
+							     "20261201.1234@example.org|"));
+			}
+		} else if (!strcmp(jstr(body, "event"), "summary")) {
+			assert_true(json_object_object_get_ex(body, "trees", &v));
+			assert_int_equal(json_object_array_length(v), 2);
+			assert_string_equal(jstr(json_object_array_get_idx(v, 1), "state"),
+					    "reverted");
+			assert_true(json_object_object_get_ex(body, "flags", &v));
+			assert_string_equal(jstr(json_object_array_get_idx(v, 0), "id"),
+					    "0123456789ab");
+		}
+		json_object_put(body);
+	}
+	records_free(r, n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1098,6 +1403,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_webhook_signed_and_retried, fx_setup,
 						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_webhook_statuses, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_smtp_8bitmime, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_conflict_mail, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_semantic_recipients, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_private_dir_scrubbed, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_webhook_slack_and_summary, fx_setup,
+						fx_teardown),
 	};
 	int ret;
 

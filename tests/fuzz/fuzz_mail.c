@@ -86,8 +86,14 @@ static void mail_breakage(struct notice_breakage *b, const struct fuzz_fields *f
 	b->bisect_log = log;
 	b->bisect_log_nr = 2;
 	b->bisect_steps = 7;
-	b->repro_base = commit;
-	b->repro_url = mail_opt(f, MF_URL);
+	b->reproduce = log;
+	b->reproduce_nr = 2;
+	b->patch_link = mail_opt(f, MF_URL);
+	b->compiler = f->v[MF_WHY];
+	b->tree_head = commit;
+	b->culprit_fails = 3;
+	b->parent_passes = 3;
+	b->revert_passes = 1;
 	b->tree_url = mail_opt(f, MF_URL);
 	b->tree_branch = f->v[MF_TREE];
 	b->action = (enum notice_action)((sel >> 3) & 3);
@@ -101,6 +107,7 @@ static int mail_queue(const struct notice_settings *s, const struct fuzz_fields 
 			uint8_t sel, uint8_t fn)
 {
 	const char *contacts[2], *log[2], *lines[2] = { f->v[MF_SUBJECT], f->v[MF_BISECT] };
+	struct notice_commit sides[2];
 	struct notice_breakage b;
 	struct notice_conflict c;
 	struct notice_base_broken bb;
@@ -129,9 +136,25 @@ static int mail_queue(const struct notice_settings *s, const struct fuzz_fields 
 		c.contacts_nr = 2;
 		c.paths = lines;
 		c.paths_nr = 2;
-		c.ours = lines;
+		memset(sides, 0, sizeof(sides));
+		sides[0].tree = c.other;
+		sides[0].commit = commit;
+		sides[0].subject = f->v[MF_BISECT];
+		sides[0].author = b.partner.author;
+		sides[1].tree = c.tree;
+		sides[1].commit = commit;
+		sides[1].subject = f->v[MF_SUBJECT];
+		sides[1].author = b.author;
+		c.ours = &sides[0];
 		c.ours_nr = 1;
+		c.theirs = &sides[1];
+		c.theirs_nr = 1;
+		c.other_contacts = contacts + 1;
+		c.other_contacts_nr = 1;
+		c.first_date = (sel & 2) ? "2026-12-01" : b.date;
+		c.gone = (sel >> 4) & 1;
 		c.outcome = mail_opt(f, MF_WHY);
+		c.operator_note = mail_opt(f, MF_CMDLINE);
 		return notice_queue_conflict(s, &c);
 	case 4:
 		memset(&bb, 0, sizeof(bb));
@@ -183,6 +206,10 @@ static void mail_check_notice(const struct outbox_notice *n)
 		fuzz_mail_check(&m, n->body, strlen(n->body));
 		FUZZ_CHECK(mime_addr_check(n->from) == 0, "envelope sender '%s'", n->from);
 		fuzz_mail_release(&m);
+		if (n->body8) {
+			fuzz_mail_check_ext(&m, n->body8, strlen(n->body8), 1);
+			fuzz_mail_release(&m);
+		}
 	} else {
 		struct json_object *o;
 
@@ -213,7 +240,10 @@ static void mail_check_outbox(const char *dir)
 
 int fuzz_mail_one(const uint8_t *data, size_t size)
 {
-	static const struct notice_webhook hooks[1] = { { "http://127.0.0.1:9/hook", NULL } };
+	static const struct notice_webhook hooks[2] = {
+		{ "http://127.0.0.1:9/hook", NULL, NOTICE_HOOK_JSON },
+		{ "http://127.0.0.1:9/chat", NULL, NOTICE_HOOK_SLACK },
+	};
 	struct notice_settings s;
 	struct fuzz_fields f;
 	char *dir;
@@ -230,7 +260,8 @@ int fuzz_mail_one(const uint8_t *data, size_t size)
 				     : mail_opt(&f, MF_URL);
 	s.outbox_dir = dir;
 	s.webhooks = hooks;
-	s.webhooks_nr = 1;
+	s.webhooks_nr = 2;
+	s.operator = (data[0] & 2) ? "Operator <root@example.org>" : NULL;
 	s.now = 1796263201; /* 2026-12-03 02:00:01 */
 	ret = mail_queue(&s, &f, data[0], data[1]);
 	FUZZ_CHECK(ret >= -1000, "queue returned %d", ret);

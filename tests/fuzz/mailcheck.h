@@ -3,7 +3,10 @@
  * RFC 5322 message nextbot could have written?  CRLF only, header lines within 998
  * octets of printable ASCII, only the header names nextbot writes and each once,
  * well-formed encoded words, msg-id headers made of msg-ids, a 7bit or
- * quoted-printable body that respects its own limits.  Aborts on any violation.
+ * quoted-printable body that respects its own limits (or, for the version sent to
+ * servers that offer 8BITMIME, 8bit: valid UTF-8 in lines of at most 998 octets);
+ * multipart/mixed with text/plain parts, each checked the same way.  Aborts on any
+ * violation.
  */
 #ifndef TESTS_FUZZ_MAILCHECK_H
 #define TESTS_FUZZ_MAILCHECK_H
@@ -17,7 +20,11 @@
 static const char *const fuzz_mail_headers[] = {
 	"From", "To", "Cc", "Subject", "Date", "Message-ID", "In-Reply-To", "References",
 	"MIME-Version", "Content-Type", "Content-Transfer-Encoding", "Auto-Submitted",
-	"X-Nextbot-Event",
+	"X-Nextbot-Event", "X-Nextbot-Flag",
+};
+/* The headers a part of a multipart/mixed mail may have. */
+static const char *const fuzz_part_headers[] = {
+	"Content-Type", "Content-Transfer-Encoding", "Content-Disposition",
 };
 #define FUZZ_MAIL_NHEADERS (sizeof(fuzz_mail_headers) / sizeof(*fuzz_mail_headers))
 
@@ -196,19 +203,22 @@ static inline void fuzz_mail_check_qp(const char *line, size_t n)
 			   "quoted-printable line ends in white space");
 }
 
-static inline void fuzz_mail_check_body(const char *body, size_t len, int qp)
+/* cte: 0 7bit, 1 quoted-printable, 2 8bit. */
+static inline void fuzz_mail_check_body(const char *body, size_t len, int cte)
 {
 	size_t pos = 0, i;
 
+	if (cte == 2)
+		FUZZ_CHECK(fuzz_utf8_valid(body, len), "8bit body that is not UTF-8");
 	while (pos < len) {
 		const char *line = body + pos, *eol = memmem(line, len - pos, "\r\n", 2);
 		size_t n = (size_t)(eol - line);
 
-		if (qp) {
+		if (cte == 1) {
 			fuzz_mail_check_qp(line, n);
 		} else {
-			FUZZ_CHECK(n <= 998, "7bit body line of %zu octets", n);
-			for (i = 0; i < n; i++)
+			FUZZ_CHECK(n <= 998, "body line of %zu octets", n);
+			for (i = 0; cte == 0 && i < n; i++)
 				FUZZ_CHECK((unsigned char)line[i] < 0x80,
 					   "8-bit byte in a 7bit body");
 		}
@@ -216,11 +226,101 @@ static inline void fuzz_mail_check_body(const char *body, size_t len, int qp)
 	}
 }
 
+static inline int fuzz_mail_cte(const char *cte, int eightbit_ok)
+{
+	if (!strcmp(cte, "7bit"))
+		return 0;
+	if (!strcmp(cte, "quoted-printable"))
+		return 1;
+	FUZZ_CHECK(eightbit_ok && !strcmp(cte, "8bit"), "CTE %s", cte);
+	return 2;
+}
+
+/* The parts of a multipart/mixed body: each has only part headers and a text body. */
+static inline void fuzz_mail_check_parts(const char *body, size_t len, const char *boundary,
+					 int eightbit_ok, int outer)
+{
+	char delim[128], close[128];
+	const char *p = body, *end = body + len;
+	int parts = 0;
+
+	FUZZ_CHECK(strlen(boundary) > 0 && strlen(boundary) <= 70, "boundary '%s'", boundary);
+	snprintf(delim, sizeof(delim), "--%s\r\n", boundary);
+	snprintf(close, sizeof(close), "\r\n--%s--\r\n", boundary);
+	FUZZ_CHECK(len >= strlen(delim) && !memcmp(body, delim, strlen(delim)),
+		   "multipart body does not start with its boundary");
+	FUZZ_CHECK(len >= strlen(close) && !memcmp(end - strlen(close), close, strlen(close)),
+		   "multipart body does not end with its closing boundary");
+	end -= strlen(close) - 2;
+	while (p < end) {
+		const char *start = p + strlen(delim), *next, *q;
+		char sep[132];
+		int cte = 0, has_ct = 0, hdr_seen[3] = { 0 };
+		size_t plen;
+
+		snprintf(sep, sizeof(sep), "\r\n--%s\r\n", boundary);
+		next = memmem(start, (size_t)(end - start), sep, strlen(sep));
+		if (!next)
+			next = end - 2;
+		plen = (size_t)(next - start) + 2;
+		/* the part's headers */
+		for (q = start;;) {
+			const char *eol = memmem(q, (size_t)(start + plen - q), "\r\n", 2);
+			size_t n, colon, i, which = 3;
+
+			FUZZ_CHECK(eol, "part header without CRLF");
+			n = (size_t)(eol - q);
+			if (!n) {
+				q += 2;
+				break;
+			}
+			FUZZ_CHECK(n <= 998, "part header line of %zu octets", n);
+			for (i = 0; i < n; i++)
+				FUZZ_CHECK(q[i] >= 0x20 && q[i] <= 0x7e, "part header byte 0x%02x",
+					   (unsigned char)q[i]);
+			if (q[0] != ' ') {
+				colon = strcspn(q, ":");
+				for (i = 0; i < 3; i++)
+					if (strlen(fuzz_part_headers[i]) == colon &&
+					    !strncmp(q, fuzz_part_headers[i], colon))
+						which = i;
+				FUZZ_CHECK(which < 3, "part header nextbot does not write: '%.*s'",
+					   (int)n, q);
+				FUZZ_CHECK(!hdr_seen[which]++, "part header %s twice",
+					   fuzz_part_headers[which]);
+				if (which == 0) {
+					FUZZ_CHECK(!strncmp(q, "Content-Type: text/plain; "
+							       "charset=UTF-8", 39),
+						   "part type '%.*s'", (int)n, q);
+					has_ct = 1;
+				} else if (which == 1) {
+					char v[32];
+
+					snprintf(v, sizeof(v), "%.*s", (int)(n - colon - 2),
+						 q + colon + 2);
+					cte = fuzz_mail_cte(v, eightbit_ok);
+					FUZZ_CHECK(cte <= outer || outer == 2 || cte != 2,
+						   "8bit part in a 7bit multipart");
+				}
+			}
+			q = eol + 2;
+		}
+		FUZZ_CHECK(has_ct, "part without Content-Type");
+		FUZZ_CHECK(hdr_seen[1], "part without Content-Transfer-Encoding");
+		if (start + plen > q)
+			fuzz_mail_check_body(q, (size_t)(start + plen - q), cte);
+		parts++;
+		p = next + 2;
+	}
+	FUZZ_CHECK(parts >= 1, "multipart without parts");
+}
+
 /*
  * Checks a whole mail as nextbot writes it.  Fills *m (release with
  * fuzz_mail_release()) so the caller can look at header values.
  */
-static inline void fuzz_mail_check(struct fuzz_mail *m, const char *mail, size_t len)
+static inline void fuzz_mail_check_ext(struct fuzz_mail *m, const char *mail, size_t len,
+				       int eightbit_ok)
 {
 	static const size_t required[] = { 0, 3, 4, 5, 8, 9, 10, 11, 12 };
 	const char *cte;
@@ -241,9 +341,30 @@ static inline void fuzz_mail_check(struct fuzz_mail *m, const char *mail, size_t
 	if (m->value[7])
 		fuzz_mail_check_msgids("References", m->value[7]);
 	cte = m->value[10];
-	FUZZ_CHECK(!strcmp(cte, "7bit") || !strcmp(cte, "quoted-printable"), "CTE %s", cte);
 	m->body = mail + hlen;
-	fuzz_mail_check_body(m->body, len - hlen, !strcmp(cte, "quoted-printable"));
+	if (!strncmp(m->value[9], "multipart/mixed; boundary=\"", 27)) {
+		const char *b = m->value[9] + 27;
+		size_t blen = strcspn(b, "\"");
+		char boundary[80];
+		int outer = fuzz_mail_cte(cte, eightbit_ok);
+
+		FUZZ_CHECK(outer != 1, "quoted-printable multipart");
+		FUZZ_CHECK(blen < sizeof(boundary) && b[blen] == '"' && !b[blen + 1],
+			   "Content-Type: %s", m->value[9]);
+		memcpy(boundary, b, blen);
+		boundary[blen] = '\0';
+		fuzz_mail_check_parts(m->body, len - hlen, boundary, eightbit_ok, outer);
+		return;
+	}
+	FUZZ_CHECK(!strcmp(m->value[9], "text/plain; charset=UTF-8"), "Content-Type: %s",
+		   m->value[9]);
+	fuzz_mail_check_body(m->body, len - hlen, fuzz_mail_cte(cte, eightbit_ok));
+}
+
+/* The mail as the outbox's "body" holds it: 7-bit clean. */
+static inline void fuzz_mail_check(struct fuzz_mail *m, const char *mail, size_t len)
+{
+	fuzz_mail_check_ext(m, mail, len, 0);
 }
 
 #endif

@@ -1,0 +1,676 @@
+/*
+ * The mails and webhook events about a flag: the submitter report (0-day's layout),
+ * the maintainer mail (linux-next's), reminders, `resolved` and `dropped`.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "notify/draft.h"
+#include "notify/mime.h"
+#include "notify/outbox.h"
+#include "util/error.h"
+#include "util/xalloc.h"
+#include "util/banned.h"
+
+static int is_flaky(const struct notice_breakage *b)
+{
+	return b->kind && !strcmp(b->kind, "flaky");
+}
+
+static const char *what(const struct notice_breakage *b)
+{
+	return b->kind && !strcmp(b->kind, "build-failure") ? "build" : "test";
+}
+
+static const char *command(const struct notice_breakage *b)
+{
+	return b->command_name ? b->command_name : b->command_line ? b->command_line : "?";
+}
+
+static const char *person(struct draft *d, const struct notice_person *p)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	if (p->name && *p->name && p->email && *p->email)
+		strbuf_addf(&sb, "%s <%s>", draft_cl(d, p->name), draft_cl(d, p->email));
+	else
+		strbuf_addstr(&sb, draft_cl(d, p->name && *p->name ? p->name : p->email));
+	strvec_push_nodup(&d->pool, strbuf_detach(&sb, NULL));
+	return d->pool.v[d->pool.nr - 1];
+}
+
+/* ---- the bisect logs: one level per "# <title>" section ---- */
+
+static int is_bisect_comment(const char *line)
+{
+	static const char *const words[] = {"# bad:",	      "# good:",
+					    "# skip:",	      "# first bad commit",
+					    "# only skipped", "# possible first bad commit"};
+	size_t i;
+
+	for (i = 0; i < sizeof(words) / sizeof(*words); i++)
+		if (!strncmp(line, words[i], strlen(words[i])))
+			return 1;
+	return 0;
+}
+
+/* A title line of a level ("# which patch in sched"); confirmation notes are not levels. */
+static int is_level_title(const char *line)
+{
+	return !strncmp(line, "# ", 2) && !is_bisect_comment(line) &&
+	       strncmp(line, "# confirmation:", 15) && strncmp(line, "# revert:", 9);
+}
+
+/* "which-patch-in-sched" from "# which patch in sched": a file name's part. */
+static void slug(struct strbuf *out, const char *title)
+{
+	const char *p = title + 2;
+	size_t start = out->len;
+	int dash = 0;
+
+	for (; *p && *p != ':' && out->len - start < 40; p++) {
+		int ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+			 (*p >= '0' && *p <= '9') || *p == '.' || *p == '_';
+
+		if (ok) {
+			if (dash && out->len > start)
+				strbuf_addch(out, '-');
+			strbuf_addch(out, *p);
+			dash = 0;
+		} else {
+			dash = 1;
+		}
+	}
+	if (out->len == start)
+		strbuf_addstr(out, "level");
+}
+
+/* Attaches one replay file per level; `titles` gets each level's title (no "# "). */
+static void attach_levels(struct draft *d, const struct notice_breakage *b, struct strvec *titles)
+{
+	struct strbuf file = STRBUF_INIT, name = STRBUF_INIT;
+	size_t i;
+
+	for (i = 0; i <= b->bisect_log_nr; i++) {
+		const char *line = i < b->bisect_log_nr ? b->bisect_log[i] : NULL;
+
+		if (!line || is_level_title(line)) {
+			if (file.len && name.len)
+				draft_attach(d, name.buf, file.buf);
+			strbuf_reset(&file);
+			strbuf_reset(&name);
+			if (!line)
+				break;
+			strvec_push(titles, line + 2);
+			strbuf_addf(&name, "bisect-%zu-", titles->nr);
+			slug(&name, line);
+			strbuf_addstr(&name, ".log");
+			strbuf_addf(
+				&file,
+				"%s\n# nextbot flag %s, %s: replay with `git bisect replay %s`\n"
+				"# in a repository that has these commits (the tree's own, and\n"
+				"# next's from its published tag or the Reproduce steps).\n",
+				line, b->flag_id ? b->flag_id : "", b->next_tag ? b->next_tag : "",
+				name.buf);
+			continue;
+		}
+		if (!name.len) /* lines before the first title */
+			continue;
+		strbuf_addf(&file, "%s\n", line);
+	}
+	strbuf_release(&file);
+	strbuf_release(&name);
+}
+
+static void bisect_summary(struct draft *d, const struct notice_breakage *b, int attached)
+{
+	struct strvec titles = STRVEC_INIT;
+	struct strbuf sb = STRBUF_INIT;
+	size_t i;
+
+	if (!b->bisect_log_nr && !b->bisect_steps)
+		return;
+	if (attached) {
+		attach_levels(d, b, &titles);
+	} else {
+		for (i = 0; i < b->bisect_log_nr; i++)
+			if (is_level_title(b->bisect_log[i]))
+				strvec_push(&titles, b->bisect_log[i] + 2);
+	}
+	strbuf_addf(&sb, "Bisection: %d step%s", b->bisect_steps, b->bisect_steps == 1 ? "" : "s");
+	for (i = 0; i < titles.nr; i++) {
+		const char *t = draft_cl(d, titles.v[i]);
+		/* "which merge: next's first-parent chain": the part before the colon says it */
+		size_t n = str_starts_with(t, "which merge:") ? 11 : strlen(t);
+
+		strbuf_addf(&sb, "%s%.*s", i ? ", then " : " (", (int)n, t);
+	}
+	strbuf_addstr(&sb, titles.nr ? ")." : ".");
+	if (b->culprit_fails)
+		strbuf_addf(&sb,
+			    " Confirmed: the commit failed %d of %d runs, its parent passed %d "
+			    "of %d, and next with the commit reverted %s.",
+			    b->culprit_fails, b->culprit_fails, b->parent_passes, b->parent_passes,
+			    b->revert_passes ? "passed" : "was not tried");
+	if (attached && d->att_names.nr)
+		strbuf_addf(&sb,
+			    " The full log%s, one `git bisect replay` file per level, %s "
+			    "attached.",
+			    d->att_names.nr == 1 ? "" : "s", d->att_names.nr == 1 ? "is" : "are");
+	draft_para(d, "%s", sb.buf);
+	strbuf_release(&sb);
+	strvec_clear(&titles);
+}
+
+/* ---- the parts of a report ---- */
+
+static void exit_status(struct strbuf *sb, const struct notice_breakage *b)
+{
+	if (b->timed_out)
+		strbuf_addstr(sb, "was killed at its timeout");
+	else
+		strbuf_addf(sb, "exited with status %d", b->exit_code);
+}
+
+static void action(struct draft *d, const struct notice_breakage *b)
+{
+	switch (b->action) {
+	case NOTICE_ACTION_REVERTED:
+		draft_para(d, "I have reverted that commit in today's next.");
+		break;
+	case NOTICE_ACTION_PREVIOUS_VERSION:
+		if (b->previous_tag)
+			draft_para(d, "I have used the %s tree from %s for today.",
+				   draft_cl(d, b->tree), draft_cl(d, b->previous_tag));
+		else
+			draft_para(d,
+				   "I have used the last good version of the %s tree for "
+				   "today.",
+				   draft_cl(d, b->tree));
+		break;
+	case NOTICE_ACTION_DROPPED_TREE:
+		draft_para(d, "I have dropped the %s tree for today.", draft_cl(d, b->tree));
+		break;
+	case NOTICE_ACTION_NONE:
+		break;
+	}
+}
+
+static void field(struct draft *d, const char *key, const char *value)
+{
+	if (value && *value)
+		strbuf_addf(&d->body, "%-10s%s\n", key, draft_cl(d, value));
+}
+
+/* 0-day's block: tree, head, commit, date, the night, the command, the compiler. */
+static void header_block(struct draft *d, const struct notice_breakage *b)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	if (b->tree_url) {
+		strbuf_addf(&sb, "%s %s", b->tree_url, b->tree_branch ? b->tree_branch : "");
+		field(d, "tree:", sb.buf);
+	} else {
+		field(d, "tree:", b->tree);
+	}
+	field(d, "head:", b->tree_head);
+	field(d, "commit:", b->commit);
+	field(d, "date:", b->commit_date);
+	field(d, "patch:", b->patch_link);
+	if (b->partner.tree) {
+		strbuf_reset(&sb);
+		strbuf_addf(&sb, "%s (%s)", b->partner.commit ? b->partner.commit : "?",
+			    b->partner.tree);
+		field(d, "partner:", sb.buf);
+	}
+	field(d, "next:", b->next_tag);
+	strbuf_reset(&sb);
+	strbuf_addf(&sb, "%s", command(b));
+	if (b->command_line && b->command_name)
+		strbuf_addf(&sb, ": %s", b->command_line);
+	field(d, "command:", sb.buf);
+	field(d, "compiler:", b->compiler);
+	field(d, "flag:", b->flag_id);
+	strbuf_addch(&d->body, '\n');
+	strbuf_release(&sb);
+}
+
+static void rebased(struct draft *d, const struct notice_breakage *b)
+{
+	if (!b->now.rebased)
+		return;
+	if (b->now.commit)
+		draft_para(d,
+			   "The %s tree has been rebased since: the same patch (patch-id "
+			   "%.12s) is now commit %.12s there.",
+			   draft_cl(d, b->tree), draft_cl(d, b->patch_id),
+			   draft_cl(d, b->now.commit));
+	else
+		draft_para(d,
+			   "The %s tree has been rebased since, and the patch (patch-id "
+			   "%.12s) is no longer in it.",
+			   draft_cl(d, b->tree), draft_cl(d, b->patch_id));
+}
+
+static void partner(struct draft *d, const struct notice_breakage *b, const char *lead)
+{
+	if (!b->partner.tree)
+		return;
+	draft_para(d, "%s this commit of the %s tree, by %s:", lead, draft_cl(d, b->partner.tree),
+		   person(d, &b->partner.author));
+	draft_commit_line(d, b->partner.commit, b->partner.subject);
+	strbuf_addch(&d->body, '\n');
+}
+
+static void reproduce(struct draft *d, const struct notice_breakage *b)
+{
+	size_t i;
+
+	if (!b->reproduce_nr)
+		return;
+	strbuf_addstr(&d->body, "Reproduce: in an empty folder, with git and the build's tools\n");
+	for (i = 0; i < b->reproduce_nr; i++)
+		strbuf_addf(&d->body, "  %s\n", draft_cl(d, b->reproduce[i]));
+	strbuf_addch(&d->body, '\n');
+}
+
+static void tags(struct draft *d, const struct notice_settings *s, const char *flag_id)
+{
+	struct strbuf url = STRBUF_INIT;
+
+	draft_para(d, "If you fix the issue in a separate patch (not just a new version of "
+		      "the same patch), kindly add these tags:");
+	strbuf_addf(&d->body, "| Reported-by: %s\n", draft_cl(d, s->from));
+	if (!draft_report_url(&url, s, flag_id))
+		strbuf_addf(&d->body, "| Closes: %s\n", draft_cl(d, url.buf));
+	strbuf_addch(&d->body, '\n');
+	strbuf_release(&url);
+}
+
+static void signature(struct draft *d, const char *greeting, const char *flag_id)
+{
+	strbuf_addf(&d->body, "%s,\nnextbot\n\n-- \n", greeting);
+	if (flag_id)
+		strbuf_addf(&d->body, "nextbot, nightly integration and bisection (flag %s)\n",
+			    flag_id);
+	else
+		strbuf_addstr(&d->body, "nextbot, nightly integration and bisection\n");
+}
+
+static void reminder_para(struct draft *d, const struct notice_breakage *b)
+{
+	if (!b->reminder)
+		return;
+	draft_para(d, "This is a reminder: the breakage below is still open as of %s.",
+		   draft_cl(d, b->next_tag));
+	/* a fix announced by mail (`#nextbot fix:`) that has not arrived */
+	if (!b->fix_subject)
+		return;
+	draft_para(d, "A fix was announced%s%s%s%s:", b->fix_by ? " by " : "",
+		   b->fix_by ? draft_cl(d, b->fix_by) : "", b->fix_date ? " on " : "",
+		   b->fix_date ? draft_cl(d, b->fix_date) : "");
+	strbuf_addf(&d->body, "  \"%s\"\n\n", draft_cl(d, b->fix_subject));
+	draft_para(d, "but no commit with that subject has reached the %s tree yet.",
+		   draft_cl(d, b->tree));
+}
+
+/* The patch's Message-ID, "<x@y>", into `out`; 0 when it has a usable one. */
+static int patch_msgid(struct strbuf *out, const struct notice_breakage *b)
+{
+	return b->message_id ? mime_msgid_normalize(out, b->message_id) : -1;
+}
+
+static void report_subject(struct draft *d, const struct notice_breakage *b)
+{
+	struct strbuf msgid = STRBUF_INIT;
+
+	if (!patch_msgid(&msgid, b)) {
+		strbuf_addf(&d->subject, "Re: %s", draft_cl(d, b->subject));
+		strbuf_addbuf(&d->in_reply_to, &msgid);
+		strbuf_addbuf(&d->references, &msgid);
+	} else {
+		strbuf_addf(&d->subject, "[%s] %s failure: %s", draft_cl(d, b->tree), what(b),
+			    draft_cl(d, b->subject));
+	}
+	strbuf_release(&msgid);
+}
+
+/* Both trees' maintainers and both authors, on every notice of a semantic conflict. */
+static void people(struct draft *d, const struct notice_breakage *b, int authors_cc,
+		   int contacts_cc)
+{
+	draft_add_person(d, &b->author, authors_cc);
+	if (b->partner.tree)
+		draft_add_person(d, &b->partner.author, authors_cc);
+	draft_add_specs(d, b->contacts, b->contacts_nr, contacts_cc);
+	if (b->partner.tree)
+		draft_add_specs(d, b->partner.contacts, b->partner.contacts_nr, contacts_cc);
+}
+
+static int queue_report(const struct notice_settings *s, const struct notice_breakage *b,
+			const char *reminder)
+{
+	struct draft d = DRAFT_INIT;
+	struct strbuf sb = STRBUF_INIT;
+	int ret;
+
+	d.kind = b->kind;
+	d.flag_id = b->flag_id;
+	d.parts[0] = b->kind;
+	d.parts[1] = b->flag_id;
+	d.parts[2] = "report";
+	d.parts[3] = reminder;
+	people(&d, b, 0, 1);
+	report_subject(&d, b);
+	strbuf_addf(&d.body, "Hi %s,\n\n", b->author.name ? draft_cl(&d, b->author.name) : "");
+	reminder_para(&d, b);
+	draft_para(&d,
+		   "nextbot's %s of %s fails after the merge of the %s tree, and the "
+		   "bisection points to your commit%s:",
+		   what(b), draft_cl(&d, b->next_tag), draft_cl(&d, b->tree),
+		   b->partner.tree ? " together with a commit of another tree" : "");
+	draft_commit_line(&d, b->commit, b->subject);
+	strbuf_addch(&d.body, '\n');
+	partner(&d, b, "It breaks only together with");
+	rebased(&d, b);
+	header_block(&d, b);
+	strbuf_addf(&sb, "The %s command ", what(b));
+	exit_status(&sb, b);
+	strbuf_addstr(&sb, ". The first error, with its context:");
+	draft_para(&d, "%s", sb.buf);
+	draft_quote(&d, b->excerpt);
+	bisect_summary(&d, b, 1);
+	reproduce(&d, b);
+	action(&d, b);
+	tags(&d, s, b->flag_id);
+	signature(&d, "Thanks", b->flag_id);
+	ret = draft_queue(s, &d);
+	draft_release(&d);
+	strbuf_release(&sb);
+	return ret;
+}
+
+static int queue_maintainer(const struct notice_settings *s, const struct notice_breakage *b,
+			    const char *reminder)
+{
+	struct draft d = DRAFT_INIT;
+	int ret, flaky = is_flaky(b);
+
+	d.kind = b->kind;
+	d.flag_id = b->flag_id;
+	d.parts[0] = b->kind;
+	d.parts[1] = b->flag_id;
+	d.parts[2] = "maintainer";
+	d.parts[3] = reminder;
+	draft_add_specs(&d, b->contacts, b->contacts_nr, 0);
+	if (!flaky && b->partner.tree)
+		draft_add_specs(&d, b->partner.contacts, b->partner.contacts_nr, 0);
+	if (s->list)
+		draft_add_spec(&d, s->list, 1);
+	if (!flaky) {
+		draft_add_person(&d, &b->author, 1);
+		if (b->partner.tree)
+			draft_add_person(&d, &b->partner.author, 1);
+	}
+	if (flaky)
+		strbuf_addf(&d.subject, "%s: flaky failure after merge of the %s tree",
+			    draft_cl(&d, b->next_tag), draft_cl(&d, b->tree));
+	else
+		strbuf_addf(&d.subject, "%s: %s failure after merge of the %s tree",
+			    draft_cl(&d, b->next_tag), what(b), draft_cl(&d, b->tree));
+	strbuf_addstr(&d.body, "Hi all,\n\n");
+	reminder_para(&d, b);
+	if (flaky) {
+		draft_para(&d,
+			   "After merging the %s tree, today's run of %s failed %d of %d "
+			   "times, so no patch is blamed:",
+			   draft_cl(&d, b->tree), draft_cl(&d, command(b)), b->failing, b->total);
+		draft_quote(&d, b->excerpt);
+		if (b->commit) {
+			draft_para(&d, "The failure does not reproduce reliably. Bisection "
+				       "pointed at commit");
+			draft_commit_line(&d, b->commit, b->subject);
+			strbuf_addch(&d.body, '\n');
+			draft_para(&d, "whose author has not been told.");
+		}
+		draft_para(&d, "Flag: %s", draft_cl(&d, b->flag_id));
+	} else {
+		draft_para(&d,
+			   "After merging the %s tree, today's %s of next (%s) failed like "
+			   "this:",
+			   draft_cl(&d, b->tree), what(b), draft_cl(&d, command(b)));
+		draft_quote(&d, b->excerpt);
+		strbuf_addstr(&d.body, "Caused by commit\n\n");
+		draft_commit_line(&d, b->commit, b->subject);
+		strbuf_addch(&d.body, '\n');
+		if (b->partner.tree) {
+			strbuf_addstr(&d.body, "interacting with commit\n\n");
+			draft_commit_line(&d, b->partner.commit, b->partner.subject);
+			strbuf_addch(&d.body, '\n');
+			draft_para(&d, "from the %s tree.", draft_cl(&d, b->partner.tree));
+		}
+		rebased(&d, b);
+		action(&d, b);
+		header_block(&d, b);
+		bisect_summary(&d, b, 0);
+		reproduce(&d, b);
+		draft_para(&d,
+			   "The author%s been sent a report with the details and the "
+			   "bisect logs.",
+			   b->partner.tree ? "s have" : " has");
+	}
+	signature(&d, "Cheers", b->flag_id);
+	ret = draft_queue(s, &d);
+	draft_release(&d);
+	return ret;
+}
+
+/* A short chat line for the event, with links (the flag's page, the patch). */
+static void slack_breakage(struct strbuf *out, const struct notice_settings *s,
+			   const struct notice_breakage *b, const char *lead)
+{
+	struct strbuf url = STRBUF_INIT, ref = STRBUF_INIT;
+
+	hook_slack_text(out, lead);
+	strbuf_addstr(out, ": ");
+	if (b->commit) {
+		strbuf_addf(&ref, "%.12s (\"%s\")", b->commit, b->subject ? b->subject : "");
+		if (b->patch_link)
+			hook_slack_link(out, b->patch_link, ref.buf);
+		else
+			hook_slack_text(out, ref.buf);
+		if (b->author.name || b->author.email) {
+			strbuf_addstr(out, " by ");
+			hook_slack_text(out, b->author.name ? b->author.name : b->author.email);
+		}
+	}
+	if (b->partner.tree) {
+		strbuf_addstr(out, ", with ");
+		strbuf_reset(&ref);
+		strbuf_addf(&ref, "%.12s (\"%s\") of %s",
+			    b->partner.commit ? b->partner.commit : "",
+			    b->partner.subject ? b->partner.subject : "", b->partner.tree);
+		hook_slack_text(out, ref.buf);
+	}
+	strbuf_addstr(out, " (");
+	if (!draft_report_url(&url, s, b->flag_id))
+		hook_slack_link(out, url.buf, b->flag_id ? b->flag_id : "flag");
+	else
+		hook_slack_text(out, b->flag_id ? b->flag_id : "");
+	strbuf_addstr(out, ")");
+	strbuf_release(&url);
+	strbuf_release(&ref);
+}
+
+static void event_from_breakage(struct hook_event *ev, const struct notice_settings *s,
+				const struct notice_breakage *b, struct strbuf *url)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->event = b->kind;
+	ev->id = b->flag_id;
+	ev->date = b->date;
+	ev->next_tag = b->next_tag;
+	ev->tree = b->tree;
+	ev->commit = b->commit;
+	ev->subject = b->subject;
+	ev->author = b->author;
+	ev->patch_id = b->patch_id;
+	ev->message_id = b->message_id;
+	ev->partner_tree = b->partner.tree;
+	ev->partner_commit = b->partner.commit;
+	ev->partner_subject = b->partner.subject;
+	ev->partner_author = b->partner.author;
+	ev->command = b->command_name;
+	ev->has_exit = 1;
+	ev->exit_code = b->exit_code;
+	ev->timed_out = b->timed_out;
+	ev->log_excerpt = b->excerpt;
+	ev->has_bisect = 1;
+	ev->steps = b->bisect_steps;
+	ev->log = b->bisect_log;
+	ev->log_nr = b->bisect_log_nr;
+	if (is_flaky(b)) {
+		ev->has_counts = 1;
+		ev->failing = b->failing;
+		ev->total = b->total;
+	}
+	if (!draft_report_url(url, s, b->flag_id))
+		ev->flag_url = url->buf;
+}
+
+int notice_queue_breakage(const struct notice_settings *s, const struct notice_breakage *b)
+{
+	const char *parts[3];
+	struct strbuf slack = STRBUF_INIT, lead = STRBUF_INIT, url = STRBUF_INIT;
+	struct hook_event ev;
+	char rem[16];
+	int ret, total = 0;
+
+	if ((ret = draft_check_settings(s)) < 0)
+		return ret;
+	if (!b->kind || !b->flag_id || !b->tree)
+		return nb_error_set(NB_EINVALID, "notify: breakage without kind, flag id or tree");
+	snprintf(rem, sizeof(rem), "%d", b->reminder);
+	if (!is_flaky(b) && (ret = queue_report(s, b, rem)) < 0)
+		goto done;
+	total += is_flaky(b) ? 0 : ret;
+	if ((ret = queue_maintainer(s, b, rem)) < 0)
+		goto done;
+	total += ret;
+	event_from_breakage(&ev, s, b, &url);
+	parts[0] = b->flag_id;
+	parts[1] = rem;
+	parts[2] = NULL;
+	strbuf_addf(&lead, "%s%s: %s failure after the merge of the %s tree",
+		    b->reminder ? "still open in " : "", b->next_tag ? b->next_tag : "",
+		    is_flaky(b) ? "flaky" : what(b), b->tree);
+	slack_breakage(&slack, s, b, lead.buf);
+	if ((ret = draft_queue_hooks(s, &ev, parts, b->subject, slack.buf)) < 0)
+		goto done;
+	ret = total + ret;
+done:
+	strbuf_release(&slack);
+	strbuf_release(&lead);
+	strbuf_release(&url);
+	return ret;
+}
+
+/* In-Reply-To the first report (or, for flaky, the maintainer mail) of the flag. */
+static void thread_under_report(struct draft *d, const struct notice_settings *s,
+				const struct notice_breakage *b)
+{
+	const char *p[5] = {b->kind, b->flag_id, is_flaky(b) ? "maintainer" : "report", "0", NULL};
+
+	if (patch_msgid(&d->references, b) == 0)
+		strbuf_addch(&d->references, ' ');
+	if (!b->flag_id || draft_msgid_of(&d->in_reply_to, s, p) < 0) {
+		strbuf_reset(&d->in_reply_to);
+		strbuf_rtrim(&d->references);
+		patch_msgid(&d->in_reply_to, b);
+		return;
+	}
+	strbuf_addbuf(&d->references, &d->in_reply_to);
+}
+
+static int queue_followup(const struct notice_settings *s, const struct notice_breakage *b,
+			  const char *kind, const char *why)
+{
+	struct draft d = DRAFT_INIT;
+	struct hook_event ev;
+	struct strbuf slack = STRBUF_INIT, lead = STRBUF_INIT, url = STRBUF_INIT;
+	const char *key = b->flag_id ? b->flag_id : b->patch_id ? b->patch_id : b->commit;
+	const char *parts[3] = {key, "0", NULL};
+	int ret, dropped = !strcmp(kind, "dropped");
+
+	if ((ret = draft_check_settings(s)) < 0)
+		return ret;
+	d.kind = kind;
+	d.flag_id = b->flag_id;
+	d.parts[0] = kind;
+	d.parts[1] = key;
+	d.parts[2] = "mail";
+	if (is_flaky(b))
+		draft_add_specs(&d, b->contacts, b->contacts_nr, 0);
+	else if (dropped)
+		draft_add_person(&d, &b->author, 0);
+	else
+		people(&d, b, 0, 1);
+	if (b->kind)
+		thread_under_report(&d, s, b);
+	strbuf_addf(&d.subject, "[%s] %s", kind, draft_cl(&d, b->subject));
+	if (dropped) {
+		draft_para(&d, "This patch was dropped from the %s tree because %s",
+			   draft_cl(&d, b->tree),
+			   draft_cl(&d, why ? why : "of a maintainer's decision."));
+		draft_commit_line(&d, b->commit, b->subject);
+		strbuf_addch(&d.body, '\n');
+	} else {
+		draft_para(&d,
+			   "The %s failure caused by this commit in the %s tree is gone as "
+			   "of %s:",
+			   b->kind && !strcmp(b->kind, "build-failure") ? "build"
+			   : is_flaky(b)				? "flaky"
+									: "test",
+			   draft_cl(&d, b->tree), draft_cl(&d, b->next_tag));
+		draft_commit_line(&d, b->commit, b->subject);
+		strbuf_addch(&d.body, '\n');
+		if (b->partner.tree) {
+			draft_para(&d, "(together with this commit of the %s tree:)",
+				   draft_cl(&d, b->partner.tree));
+			draft_commit_line(&d, b->partner.commit, b->partner.subject);
+			strbuf_addch(&d.body, '\n');
+		}
+		if (why)
+			draft_para(&d, "Why: %s", draft_cl(&d, why));
+	}
+	if (b->flag_id)
+		draft_para(&d, "Flag: %s", draft_cl(&d, b->flag_id));
+	signature(&d, "Thanks", b->flag_id);
+	event_from_breakage(&ev, s, b, &url);
+	ev.event = kind;
+	ev.reason = why;
+	strbuf_addf(&lead, "%s: %s", b->next_tag ? b->next_tag : "", kind);
+	slack_breakage(&slack, s, b, lead.buf);
+	if (why) {
+		strbuf_addstr(&slack, ": ");
+		hook_slack_text(&slack, why);
+	}
+	ret = draft_queue_all(s, &d, &ev, parts, b->subject, slack.buf);
+	strbuf_release(&slack);
+	strbuf_release(&lead);
+	strbuf_release(&url);
+	return ret;
+}
+
+int notice_queue_dropped(const struct notice_settings *s, const struct notice_breakage *b,
+			 const char *reason)
+{
+	return queue_followup(s, b, "dropped", reason);
+}
+
+int notice_queue_resolved(const struct notice_settings *s, const struct notice_breakage *b,
+			  const char *why)
+{
+	return queue_followup(s, b, "resolved", why);
+}

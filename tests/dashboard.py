@@ -1,0 +1,223 @@
+#!/usr/bin/python3
+"""Checks a `nextbot report --html` site the way a maintainer sees it.
+
+    dashboard.py SITE FLAGS_JSON STATUS_JSON [--screenshot PNG] [--links-only]
+
+Serves SITE over HTTP (python's http.server, a free port on 127.0.0.1, stopped at
+the end), then:
+  - follows every link and src of every page from index.html: each answers 200;
+  - opens the pages in headless Chromium (/usr/bin/chromium) through a probe page
+    on the same server that loads each in an iframe and reports what was rendered:
+    every night's verdict class is applied (the class is there and its background
+    is coloured), every flag's culprit subject is visible text on the index (not a
+    tooltip), the pages have a viewport, markup in commit subjects stays text, and
+    at 375 px wide (a phone) the page itself does not scroll sideways.
+Prints "# ..." lines; exits 1 on the first failed check.
+"""
+import html.parser
+import http.server
+import json
+import os
+import shutil
+import socketserver
+import subprocess
+import sys
+import tempfile
+import threading
+import urllib.error
+import urllib.parse
+import urllib.request
+
+CHROMIUM = "/usr/bin/chromium"
+
+PROBE = r"""<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>probe</title></head><body>
+<pre id="out">pending</pre>
+<script>
+const pages = %(pages)s;
+const results = {};
+function visit(i) {
+  if (i >= pages.length) {
+    document.getElementById("out").textContent = "RESULT " + JSON.stringify(results);
+    return;
+  }
+  const p = pages[i];
+  const f = document.createElement("iframe");
+  f.style.width = p.width + "px";
+  f.style.height = "800px";
+  f.onload = function () {
+    const d = f.contentDocument, w = f.contentWindow;
+    const r = {classes: [], text: d.body.innerText, viewport: null, injected: 0,
+               scrollWidth: d.documentElement.scrollWidth, width: w.innerWidth};
+    const vp = d.querySelector('meta[name="viewport"]');
+    r.viewport = vp ? vp.getAttribute("content") : null;
+    for (const el of d.querySelectorAll("[class]")) {
+      for (const c of el.classList)
+        r.classes.push([el.tagName.toLowerCase(), c, w.getComputedStyle(el).backgroundColor,
+                        el.getClientRects().length > 0]);
+    }
+    r.injected = d.querySelectorAll("script, .injected, img[onerror]").length;
+    results[p.name] = r;
+    f.remove();
+    visit(i + 1);
+  };
+  f.src = p.url;
+  document.body.appendChild(f);
+}
+visit(0);
+</script></body></html>
+"""
+
+
+class Links(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.links = []
+
+    def handle_starttag(self, tag, attrs):
+        for k, v in attrs:
+            if k in ("href", "src") and v:
+                self.links.append(v)
+
+
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *a):
+        pass
+
+
+def fail(msg):
+    print("# FAILED:", msg)
+    sys.exit(1)
+
+
+def crawl(base):
+    seen, todo, pages = set(), ["index.html"], []
+    while todo:
+        rel = todo.pop()
+        if rel in seen:
+            continue
+        seen.add(rel)
+        url = urllib.parse.urljoin(base, rel)
+        try:
+            with urllib.request.urlopen(url, timeout=30) as r:
+                status, body, ctype = r.status, r.read(), r.headers.get("Content-Type", "")
+        except urllib.error.HTTPError as e:
+            fail("%s answered %d" % (rel, e.code))
+        if status != 200:
+            fail("%s answered %d" % (rel, status))
+        if not ctype.startswith("text/html"):
+            continue
+        pages.append(rel)
+        p = Links()
+        p.feed(body.decode("utf-8"))
+        for link in p.links:
+            full = urllib.parse.urljoin(url, link)
+            if not full.startswith(base):
+                continue  # lore links and the like are not ours to check
+            todo.append(full[len(base):].split("#")[0])
+    return seen, pages
+
+
+def main(argv):
+    site, flags_path, status_path = argv[1:4]
+    shot = argv[argv.index("--screenshot") + 1] if "--screenshot" in argv else None
+    flags = json.load(open(flags_path))["flags"]
+    runs = json.load(open(status_path))["runs"]
+    root = tempfile.mkdtemp(prefix="nb-dash.")
+    try:
+        shutil.copytree(site, os.path.join(root, "site"))
+        handler = lambda *a, **kw: Quiet(*a, directory=root, **kw)
+        server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), handler)
+        server.daemon_threads = True
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        base = "http://127.0.0.1:%d/site/" % server.server_address[1]
+        seen, pages = crawl(base)
+        print("# %d links answered 200 (%d pages)" % (len(seen), len(pages)))
+        nights = [p for p in pages if p.startswith("nights/")]
+        if len(nights) != len(runs):
+            fail("%d night pages for %d nights" % (len(nights), len(runs)))
+        if "--links-only" in argv:
+            return 0
+        probe = [{"name": p, "url": "site/" + p, "width": 1100} for p in sorted(pages)]
+        probe.append({"name": "phone", "url": "site/index.html", "width": 375})
+        with open(os.path.join(root, "probe.html"), "w") as f:
+            f.write(PROBE % {"pages": json.dumps(probe)})
+        flags_ = ["--headless", "--no-sandbox", "--disable-gpu",
+                  "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync", "--no-first-run", "--disable-quic",
+                  "--disable-dev-shm-usage", "--hide-scrollbars",
+                  "--user-data-dir=" + os.path.join(root, "profile")]
+        out = subprocess.run([CHROMIUM] + flags_ + ["--virtual-time-budget=60000", "--dump-dom",
+                              base.replace("site/", "probe.html")],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=300)
+        dom = out.stdout.decode("utf-8", "replace")
+        if "RESULT " not in dom:
+            fail("the probe page did not finish: %s" % dom[-2000:])
+        res = json.loads(html.unescape(dom.split("RESULT ", 1)[1].split("</pre>", 1)[0]))
+        check(res, flags, runs)
+        if shot:
+            subprocess.run([CHROMIUM] + flags_ + ["--window-size=1000,1100",
+                            "--screenshot=" + shot, base + "index.html"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
+            print("# screenshot", shot)
+        server.shutdown()
+        server.server_close()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+def coloured(bg):
+    return bg not in ("rgba(0, 0, 0, 0)", "transparent", "rgb(255, 255, 255)")
+
+
+def check(res, flags, runs):
+    idx = res["index.html"]
+    for name, r in res.items():
+        if name.endswith(".txt"):
+            continue
+        if not r["viewport"] or "width=device-width" not in r["viewport"]:
+            fail("%s: no viewport" % name)
+        if r["injected"]:
+            fail("%s: %d script or injected elements" % (name, r["injected"]))
+    verdicts = {"clean", "regression", "base-broken", "unfinished", "failed", "merged",
+                "reverted", "previous-version", "stale", "left-out", "fetch-failed"}
+    applied = {(t, c) for t, c, bg, shown in idx["classes"] if c in verdicts and coloured(bg)}
+    for run in runs:
+        if ("th", run["result"]) not in applied:
+            fail("night %s: its verdict '%s' is not a coloured <th>" % (run["date"], run["result"]))
+        for t in run["trees"]:
+            if ("td", t["state"]) not in applied:
+                fail("night %s: tree %s '%s' is not a coloured <td>" % (run["date"], t["name"],
+                                                                      t["state"]))
+    print("# verdict classes applied and coloured on %d nights" % len(runs))
+    n = 0
+    for f in flags:
+        if f["kind"] == "flaky" or not f["subject"]:
+            continue
+        if f["subject"] not in idx["text"]:
+            fail("flag %s: its culprit's subject %r is not visible on the index" %
+                 (f["id"], f["subject"]))
+        if f["partner"] and f["partner"]["subject"] not in idx["text"]:
+            fail("flag %s: its partner %r is not visible" % (f["id"], f["partner"]["subject"]))
+        page = "flags/%s.html" % f["id"]
+        if page not in res or f["subject"] not in res[page]["text"]:
+            fail("flag %s: no page of its own showing the subject" % f["id"])
+        n += 1
+    print("# every culprit's subject (%d) is visible text, and each flag has its page" % n)
+    phone = res["phone"]
+    if phone["scrollWidth"] > phone["width"] + 2:
+        fail("at %d px the index scrolls sideways (%d px wide)" % (phone["width"],
+                                                                   phone["scrollWidth"]))
+    print("# at %d px (a phone) the index fits its width" % phone["width"])
+    nights = [p for p in res if p.startswith("nights/") and p.endswith(".html")]
+    if len(nights) != len(runs):
+        fail("%d night pages for %d nights" % (len(nights), len(runs)))
+    for p in nights:
+        if "merge.log" not in res[p]["text"] or "Notices sent" not in res[p]["text"]:
+            fail("%s: no merge.log or notices" % p)
+    print("# a page per night, with merge.log and the notices sent")
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
