@@ -338,7 +338,9 @@ static void conflicts_gone(struct night *n)
 		for (j = 1; j < n->trees_nr; j++)
 			if (!strcmp(n->trees[j].cfg->name, tree))
 				t = &n->trees[j];
-		if (!still && t && (t->state == TREE_MERGED || t->state == TREE_REVERTED)) {
+		/* merged with a recorded resolution: still there, handled */
+		if (!still && t && !t->rerere &&
+		    (t->state == TREE_MERGED || t->state == TREE_REVERTED)) {
 			for (p = colon + 1; *(p += strspn(p, " "));) {
 				size_t len = strcspn(p, " ");
 

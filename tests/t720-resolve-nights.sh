@@ -43,7 +43,7 @@ trees:
   - {name: b, url: "file://$W/b.git", branch: master, contacts: ["B Maintainer <b@example.org>"]}
 build: []
 test: []
-notify: {from: "nextbot <nextbot@example.org>", list: "list@example.org"}
+notify: {from: "nextbot <nextbot@example.org>", list: "list@example.org", operator: "op@example.org"}
 EOF
 NB() { "$NEXTBOT" -q -c "$W/nextbot.yaml" "$@"; }
 REPO=$W/state/repo.git
@@ -57,9 +57,10 @@ run = [r for r in json.load(sys.stdin)["runs"] if r["date"] == sys.argv[1]][-1]
 print(" ".join("%s=%s" % (t["name"], t["state"]) for t in run["trees"] if t["name"] != "origin"))
 ' "$1"
 }
-# conflict_notices: how many merge-conflict notices the outbox holds for tree b
+# conflict_notices: how many merge-conflict mails to the trees the outbox holds
 conflict_notices() {
-	grep -l '"kind": *"merge-conflict"' "$S"/outbox/*.json 2>/dev/null | wc -l
+	grep -l '"kind": *"merge-conflict"' "$S"/outbox/*.json 2>/dev/null |
+		xargs grep -l '"subject": *"next-' 2>/dev/null | wc -l
 }
 
 # --- night 1: b conflicts with a in f ---------------------------------------------------
@@ -68,9 +69,12 @@ check "night 1: a merged, b left out" test "$(tree_states 2026-12-01)" = "a=merg
 check "the merge.log shows the conflict" \
 	grep -q "CONFLICT (content): Merge conflict in f" "$S/runs/2026-12-01/merge.log"
 check "one merge-conflict notice" test "$(conflict_notices)" = 1
-check "the notice says where the files are and how to resolve" sh -c \
-	"grep -l '\"kind\": *\"merge-conflict\"' '$S'/outbox/*.json | xargs cat | tr -d '\n' |
+check "the operator's mail says where the files are and how to resolve" sh -c \
+	"grep -l '\"subject\": *\"\[nextbot operator\]' '$S'/outbox/*.json | xargs cat | tr -d '\n' |
 	 grep -q \"nextbot resolve b\""
+check "so does nextbot status" sh -c "'$NEXTBOT' -c '$W/nextbot.yaml' status | grep -q 'nextbot resolve b'"
+check "the mail to the trees does not" sh -c \
+	"! grep -l '\"subject\": *\"next-' '$S'/outbox/*.json | xargs grep -l 'nextbot resolve'"
 check "the conflicted file is left with markers" grep -q '^<<<<<<< ' "$S/resolve/b/f"
 check "it holds both sides" sh -c "grep -qx five-a '$S/resolve/b/f' && grep -qx five-b '$S/resolve/b/f'"
 check "resolve/b.meta names the file" grep -qx "path f" "$S/resolve/b.meta"
@@ -122,12 +126,13 @@ check "night 5: merge.log reports the conflict in f" \
 check "night 5: merge.log says only part of it was known" \
 	grep -q "f: 1 of 2 conflict hunks have a recorded resolution" "$S/runs/2026-12-05/merge.log"
 check "night 5: a second merge-conflict notice" test "$(conflict_notices)" = 2
-newest=$(ls -t "$S"/outbox/*.json | xargs grep -l '"kind": *"merge-conflict"' | head -1)
+newest=$(ls -t "$S"/outbox/*.json | xargs grep -l '"kind": *"merge-conflict"' |
+	xargs grep -l '"subject": *"next-' | head -1)
 check "night 5: the new notice is tonight's, about b and f" $PYTHON - "$newest" <<'EOF2'
 import json, sys
 n = json.load(open(sys.argv[1]))
-assert n["subject"] == "next-20261205: manual merge of the b tree with the next tree", n["subject"]
-assert "  f (content)" in n["body"] and "b: twenty" in n["body"] and "a: twenty" in n["body"], n["body"]
+assert n["subject"] == "next-20261205: manual merge of the b tree with the a tree", n["subject"]
+assert "\r\n  f\r\n" in n["body"] and "b: twenty" in n["body"] and "a: twenty" in n["body"], n["body"]
 EOF2
 if [ "$st5" = "a=merged b=previous-version" ]; then
 	check "night 5: b's previous version is merged with the recorded resolution" sh -c \

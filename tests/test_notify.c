@@ -1236,8 +1236,8 @@ static void test_conflict_mail(void **state)
 	assert_int_equal(notice_queue_conflict(&f->s, &c), 1);
 	assert_int_equal(notice_queue_conflict(&f->s, &c), 0);
 	load_notice(&gone, f, "merge-conflict", "mail", "Re: ");
-	assert_string_equal(gone.subject,
-			    "Re: next-20261203: manual merge of the vfs tree with the net-next tree");
+	assert_string_equal(gone.subject, "Re: next-20261203: manual merge of the vfs tree "
+					  "with the net-next tree");
 	strbuf_addf(&want, "In-Reply-To: <nextbot.%s@example.org>\r\n", mail.id);
 	assert_non_null(strstr(gone.body, want.buf));
 	assert_non_null(strstr(gone.body, "is gone as of next-20261205"));
@@ -1282,7 +1282,8 @@ static void test_semantic_recipients(void **state)
 	assert_non_null(strstr(report.body, "To: =?UTF-8?"));
 	assert_non_null(strstr(report.body, "Paula Pohl <paula@example.org>\r\nCc:"));
 	assert_non_null(strstr(maint.body, "To: Net Maint <maint@example.org>,\r\n "
-					   "netdev@example.org,\r\n Api Maint <api@example.org>\r\n"));
+					   "netdev@example.org,\r\n Api Maint "
+					   "<api@example.org>\r\n"));
 	outbox_notice_release(&report);
 	outbox_notice_release(&maint);
 	outbox_notice_release(&resolved);
