@@ -15,7 +15,7 @@ static const char *const css =
 	"table{border-collapse:collapse;margin:.3em 0}"
 	"td,th{border:1px solid #bbb;padding:3px 6px;font-size:90%;vertical-align:top;"
 	"text-align:left}"
-	"th{background:#eee}"
+	"th{background:#eee}.grid th{white-space:nowrap}"
 	".merged,.clean{background:#b7e4b0}.reverted,.regression{background:#f7d27a}"
 	".previous-version{background:#f3e6a0}.stale,.unfinished{background:#d8d8d8}"
 	".left-out{background:#f4a6a6}.fetch-failed,.base-broken,.failed{background:#e58080}"

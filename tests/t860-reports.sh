@@ -9,8 +9,10 @@
 #  - a semantic conflict reaches both trees' maintainers and both authors on every
 #    notice, and its resolved mail says why and which night showed it;
 #  - no mail to anyone but the operator holds the workdir path; every prose line is
-#    at most 78 columns; the report's Reproduce: block, run in an empty folder with
-#    only the remotes reachable, fails with the flag's first error line.
+#    at most 78 columns; the report's Reproduce: block (next published: from
+#    publish.url and the night's tag), run in an empty folder with only the
+#    remotes reachable, fails with the flag's first error line;
+#  - the dashboard, served over HTTP and opened in headless Chromium.
 . "$(dirname "$0")/lib.sh"
 MAILS=$(cd "$(dirname "$0")" && pwd)/mails.py
 DASH=$(cd "$(dirname "$0")" && pwd)/dashboard.py
@@ -83,6 +85,7 @@ commit "Dirk Dahl" dirk@example.org 'drv: probe through <b class="injected">api_
 cd ..
 
 for r in mainline mm net vfs api drv; do git clone -q --bare $r "$W/$r.git"; done
+git init -q --bare "$W/pub.git"
 git -C mm push -q "$W/mm.git" mm-stable mm-next
 
 cat >"$W/nextbot.yaml" <<EOF
@@ -101,6 +104,7 @@ test:
   - {name: unit, command: make test, timeout: 60}
 bisect: {confirm: 1}
 keep_days: 1
+publish: {url: "file://$W/pub.git", branch: master}
 notify:
   from: "nextbot <nextbot@example.org>"
   list: "list@example.org"
@@ -197,9 +201,12 @@ maint = [m for m in ms if not m["subject"].startswith("Re: ")][0]
 assert "drv@example.org" in maint["to"] and "api@example.org" in maint["to"], maint["to"]
 assert "api: rename api_old to api_new" in report["body"], report["body"]
 EOF
+# next is published: the steps start from publish.url and the night's tag (t810 covers
+# the steps that rebuild next from the trees' URLs)
+check "the semantic report's Reproduce: block starts from the published tag" \
+	grep -q "git fetch -q --no-tags file://$W/pub.git tag next-20261205" "$OUTBOX"/*.json
 check "the semantic report's Reproduce: block fails as the night did, away from the workdir" \
-	$PYTHON "$MAILS" repro "$OUTBOX" "$TMP/flags1.json" --expose "$W/mainline.git" \
-	--expose "$W/mm.git" --expose "$W/net.git" --expose "$W/vfs.git" --expose "$W/api.git" \
+	$PYTHON "$MAILS" repro "$OUTBOX" "$TMP/flags1.json" --expose "$W/pub.git" \
 	--expose "$W/drv.git"
 
 # --- night 2: vfs drops its change, drv is fixed -----------------------------------------------
