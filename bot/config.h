@@ -31,7 +31,7 @@ enum config_tls {
 };
 
 enum config_hook_format {
-	CONFIG_HOOK_JSON = 0, /* SPEC.md's event object (default) */
+	CONFIG_HOOK_JSON = 0, /* the event object of nextbot(1) (default) */
 	CONFIG_HOOK_SLACK,    /* incoming-webhook {"text": …}: Slack, Mattermost, Rocket.Chat */
 };
 

@@ -78,7 +78,7 @@ int draft_msgid_of(struct strbuf *out, const struct notice_settings *s, const ch
  */
 int draft_queue(const struct notice_settings *s, struct draft *d);
 /*
- * One POST per configured webhook, each in its format: SPEC.md's event object, or
+ * One POST per configured webhook, each in its format: the event object, or
  * for `format: slack` {"text": slack} (one short message; NULL: the title).
  * Returns how many were new, or < 0.
  */

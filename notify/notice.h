@@ -26,7 +26,7 @@ enum notice_tls {
 
 /* What a webhook's body looks like. */
 enum notice_hook_format {
-	NOTICE_HOOK_JSON = 0, /* SPEC.md's event object */
+	NOTICE_HOOK_JSON = 0, /* the event object (hook.h) */
 	NOTICE_HOOK_SLACK,    /* incoming-webhook JSON {"text": …} that Slack, Mattermost
 				 and Rocket.Chat accept: one short message with links */
 };

@@ -123,7 +123,7 @@ for b in bad:
     print("#", b)
 sys.exit(1 if bad else 0)
 EOF
-	# reports a submitter can act on from their own desk (issue 16)
+	# reports a submitter can act on from their own desk
 	check "seed $seed: every prose line of every mail is at most 78 columns" \
 		$PYTHON "$MAILS" width "$W/state/outbox"
 	check "seed $seed: no mail holds the workdir path" $PYTHON "$MAILS" private "$W/state/outbox" \

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Reports a maintainer can act on from their own desk (issue 16), on a small
+# Reports a maintainer can act on from their own desk, on a small
 # hand-made world of real git remotes, two nights (about 20 s):
 #  - duplicates as linux-next reports them: mm-stable inside mm-next is none, the
 #    same patch cherry-picked into another tree is one;
