@@ -78,3 +78,30 @@ void bot_catch_stop(void)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 }
+
+void bot_wrap(struct strbuf *out, const char *text, const char *indent)
+{
+	const char *p = text;
+	size_t col = 0;
+
+	while (*p) {
+		size_t n = strcspn(p, " ");
+
+		if (col && col + 1 + n > BOT_WRAP) {
+			strbuf_addch(out, '\n');
+			col = 0;
+		}
+		if (!col) {
+			strbuf_addstr(out, indent);
+			col = strlen(indent);
+		} else {
+			strbuf_addch(out, ' ');
+			col++;
+		}
+		strbuf_add(out, p, n);
+		col += n;
+		p += n;
+		p += strspn(p, " ");
+	}
+	strbuf_addstr(out, "\n\n");
+}

@@ -6,6 +6,7 @@
 #include <time.h>
 #include "bot/commands.h"
 #include "bot/config.h"
+#include "util/strbuf.h"
 
 /*
  * Loads ctx->config_path into *out.  Returns 0, or the exit code to return
@@ -20,6 +21,14 @@ void bot_rfc3339(char *buf, size_t n, time_t t);
 void bot_today(char *buf, size_t n);
 /* 1 if `s` is a valid YYYY-MM-DD date. */
 int bot_date_valid(const char *s);
+
+/* Prose in mails nextbot writes itself is wrapped at this column. */
+#define BOT_WRAP 72
+/*
+ * Appends `text` (one paragraph) wrapped at BOT_WRAP columns on blanks, each line
+ * starting with `indent`, then a blank line.  A word longer than a line stays whole.
+ */
+void bot_wrap(struct strbuf *out, const char *text, const char *indent);
 
 /* Set by SIGTERM/SIGINT (daemon and run): finish the current step, then stop. */
 extern volatile sig_atomic_t bot_stop_requested;

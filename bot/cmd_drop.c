@@ -164,7 +164,8 @@ int maint_drop_push(struct maint *m, const struct drop *d)
 	const struct config *cfg = m->cfg;
 	const struct config_tree *ct = NULL;
 	struct droppush_result r = DROPPUSH_RESULT_INIT;
-	struct fetch_creds cr = { cfg->git.token_env, cfg->git.ssh_key, cfg->git.fetch_timeout };
+	struct fetch_creds cr = { .token_env = cfg->git.token_env, .ssh_key = cfg->git.ssh_key,
+				  .idle_timeout = cfg->git.fetch_timeout };
 	const char *pids[1] = { d->patch_id }, *mids[1] = { d->message_id };
 	struct integ_drops drops = { pids, d->patch_id ? 1 : 0, mids, d->message_id ? 1 : 0 };
 	struct repo *repo = NULL;

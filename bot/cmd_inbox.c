@@ -10,6 +10,7 @@
 #include "bot/commands.h"
 #include "bot/lock.h"
 #include "bot/mailcmd.h"
+#include "bot/mailtest.h"
 #include "bot/maint.h"
 #include "merge/merge_global.h"
 #include "notify/inbox.h"
@@ -154,6 +155,8 @@ int bot_inbox_poll(const struct config *cfg)
 		log_warn("inbox: %s (the mails wait for the next poll)", nb_error_last());
 	else if (line.len)
 		log_info("%s", line.buf);
+	if (mailtest_run_queued(&m) < 0)
+		log_warn("inbox: tests: %s", nb_error_last());
 	bot_outbox_deliver(cfg, 0);
 	libs_stop();
 done:
@@ -167,7 +170,7 @@ int cmd_inbox(const struct cli_ctx *ctx, int argc, char **argv)
 {
 	struct strbuf line = STRBUF_INIT;
 	struct maint m;
-	int code;
+	int code, tests;
 
 	if (argc != 1) {
 		fputs("usage: nextbot inbox\n", stderr);
@@ -175,24 +178,27 @@ int cmd_inbox(const struct cli_ctx *ctx, int argc, char **argv)
 	}
 	if ((code = maint_open(&m, ctx)))
 		return code;
-	if (!m.cfg->inbox.url) {
-		fprintf(stderr, "nextbot: %s: inbox.url is not set: there is no mailbox to poll "
-				"(mail comes through `nextbot mail-in`)\n",
-			m.cfg->path);
-		maint_close(&m);
-		return EXIT_USAGE;
-	}
 	if (libs_start() < 0) {
 		bot_error("inbox");
 		maint_close(&m);
 		return EXIT_FAILED;
 	}
 	code = EXIT_DONE;
-	if (poll_once(&m, &line) < 0) {
+	if (!m.cfg->inbox.url)
+		strbuf_addstr(&line, "inbox: no inbox.url to poll (mail comes through mail-in)");
+	else if (poll_once(&m, &line) < 0) {
 		bot_error("inbox: the mails wait for the next poll");
+		strbuf_reset(&line);
 		code = EXIT_FAILED;
 	}
-	else if (ctx->verbosity > 0)
+	/* the tests queued by mail (this poll's, or mail-in's) */
+	if ((tests = mailtest_run_queued(&m)) < 0) {
+		bot_error("inbox: tests");
+		code = EXIT_FAILED;
+	} else if (tests) {
+		strbuf_addf(&line, "%stests run: %d", line.len ? "; " : "", tests);
+	}
+	if (ctx->verbosity > 0 && line.len)
 		printf("%s\n", line.buf);
 	if (bot_outbox_deliver(m.cfg, 0) < 0)
 		code = EXIT_FAILED;

@@ -129,7 +129,8 @@ static int owes_push(const struct run_record *r, size_t *at)
 /* Pushes next and each owed tag, oldest night first; 1 when state changed. */
 static int push_owed(const struct config *cfg, struct state *st, struct repo *repo)
 {
-	struct fetch_creds cr = { cfg->git.token_env, cfg->git.ssh_key, cfg->git.fetch_timeout };
+	struct fetch_creds cr = { .token_env = cfg->git.token_env, .ssh_key = cfg->git.ssh_key,
+				  .idle_timeout = cfg->git.fetch_timeout };
 	int changed = 0;
 	size_t i, at;
 

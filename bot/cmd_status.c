@@ -67,8 +67,16 @@ static void print_mail(const struct state *st, size_t last)
 	for (i = st->inbox_nr > last ? st->inbox_nr - last : 0; i < st->inbox_nr; i++) {
 		const struct inbox_record *r = &st->inbox[i];
 
-		printf("  %s  %-9s %s %s: %s\n", s(r->when), s(r->outcome), s(r->from), r->key,
+		printf("  %s  %-9s %s %s: %s\n", s(r->when), s(mail_outcome_name(r->outcome)),
+		       s(r->from), r->key,
 		       s(r->summary));
+	}
+	for (i = st->tests_nr > last ? st->tests_nr - last : 0; i < st->tests_nr; i++) {
+		const struct test_request *t = &st->tests[i];
+		int why = t->result && t->state != TEST_PASSED;
+
+		printf("  test of %s from %s by %s: %s%s%s\n", s(t->branch), s(t->url), s(t->by),
+		       s(test_state_name(t->state)), why ? ": " : "", why ? t->result : "");
 	}
 	for (i = 0; i < st->drops_nr; i++)
 		if (st->drops[i].active && st->drops[i].by)

@@ -9,6 +9,7 @@
 #include "bot/botutil.h"
 #include "bot/cli.h"
 #include "bot/mailcmd.h"
+#include "bot/mailtest.h"
 #include "bot/notices.h"
 #include "notify/inbox.h"
 #include "util/error.h"
@@ -47,6 +48,7 @@ struct job {
 	struct strbuf ack, refusal, summary;
 	const char *ack_flag;            /* the flag the acknowledgement is about */
 	const char *line;                /* the command line being carried out */
+	int silent;                      /* an answer to an answer: act, never reply */
 	int acted, refused;
 	char when[32];
 	char today[16];
@@ -62,36 +64,6 @@ const char *mailcmd_outcome_name(enum mailcmd_outcome o)
 
 /* ---- text ---- */
 
-#define WRAP 72
-
-/* Appends `text` wrapped at WRAP columns on blanks, each line indented, then a blank line. */
-static void wrap(struct strbuf *out, const char *text, const char *indent)
-{
-	const char *p = text;
-	size_t col = 0;
-
-	while (*p) {
-		size_t n = strcspn(p, " ");
-
-		if (col && col + 1 + n > WRAP) {
-			strbuf_addch(out, '\n');
-			col = 0;
-		}
-		if (!col) {
-			strbuf_addstr(out, indent);
-			col = strlen(indent);
-		} else {
-			strbuf_addch(out, ' ');
-			col++;
-		}
-		strbuf_add(out, p, n);
-		col += n;
-		p += n;
-		p += strspn(p, " ");
-	}
-	strbuf_addstr(out, "\n\n");
-}
-
 /* A paragraph of the acknowledgement. */
 __attribute__((format(printf, 2, 3))) static void para(struct strbuf *out, const char *fmt, ...)
 {
@@ -101,7 +73,7 @@ __attribute__((format(printf, 2, 3))) static void para(struct strbuf *out, const
 	va_start(ap, fmt);
 	strbuf_vaddf(&sb, fmt, ap);
 	va_end(ap);
-	wrap(out, sb.buf, "");
+	bot_wrap(out, sb.buf, "");
 	strbuf_release(&sb);
 }
 
@@ -266,7 +238,7 @@ __attribute__((format(printf, 3, 4))) static void refuse(struct job *j, const ch
 	strbuf_vaddf(&sb, fmt, ap);
 	va_end(ap);
 	strbuf_addf(&j->refusal, "> #nextbot %s\n\n", j->line ? j->line : cmd);
-	wrap(&j->refusal, sb.buf, "");
+	bot_wrap(&j->refusal, sb.buf, "");
 	strbuf_release(&sb);
 	strbuf_addf(&j->summary, "%s%.*s: refused", j->summary.len ? "; " : "",
 		    (int)strcspn(cmd, " \t:"), cmd);
@@ -471,9 +443,108 @@ done:
 	strbuf_release(&s);
 }
 
+/* The other recipients of the mail (not nextbot, not the sender), at most CC_MAX. */
+static void others(struct strvec *out, const struct job *j)
+{
+	const struct inbox_mail *mail = j->mail;
+	size_t i;
+
+	for (i = 0; i < mail->recipients.nr && out->nr < CC_MAX; i++) {
+		const char *a = mail->recipients.v[i];
+
+		if (!is_own(j->m->cfg, a) && strcasecmp(a, mail->from_addr))
+			strvec_push(out, a);
+	}
+}
+
 static void test_cmd(struct job *j, struct flag *f, const char *args)
 {
-	refuse(j, "test:", "Testing a branch by mail is not enabled on this nextbot.");
+	const struct config *cfg = j->m->cfg;
+	const char *from = j->mail->from_addr;
+	struct strbuf why = STRBUF_INIT;
+	struct test_request *t;
+	char *url = NULL, *branch = NULL;
+	size_t n = strcspn(args, " \t"), i, today = 0;
+
+	if (cfg->inbox.max_tests <= 0) {
+		refuse(j, "test:", "Testing a branch by mail is not enabled here "
+				   "(inbox.max_tests is 0).");
+		goto done;
+	}
+	url = xstrndup(args, n);
+	args += n;
+	args += strspn(args, " \t");
+	branch = xstrndup(args, strcspn(args, " \t"));
+	if (!*url || !*branch || args[strlen(branch)]) {
+		refuse(j, "test:", "Name the branch to test: `#nextbot test: <git url> <branch>`.");
+		goto done;
+	}
+	if (!is_maintainer(j, f) && !(f->author.email && !strcasecmp(f->author.email, from)) &&
+	    !(f->partner_author.email && !strcasecmp(f->partner_author.email, from))) {
+		not_allowed(j, "test:", f, "the patch's author, the tree's maintainers and the "
+					   "operator");
+		goto done;
+	}
+	if (f->kind == FLAG_FLAKY || !f->repro_base || !f->command) {
+		refuse(j, "test:", "Flag %s names no culprit and no night to test a fix against.",
+		       f->id);
+		goto done;
+	}
+	if (!mailtest_branch_ok(branch)) {
+		refuse(j, "test:", "\"%s\" is not a branch name.", branch);
+		goto done;
+	}
+	if (mailtest_url_check(cfg, url, &why) < 0) {
+		refuse(j, "test:", "Refused: %s.", why.buf);
+		goto done;
+	}
+	for (i = 0; i < j->m->st.tests_nr; i++) {
+		const struct test_request *q = &j->m->st.tests[i];
+
+		if (q->state == TEST_QUEUED && q->flag_id && !strcmp(q->flag_id, f->id) &&
+		    q->by && !strcasecmp(q->by, from)) {
+			refuse(j, "test:", "Your test of %s %s for flag %s is still queued: one at "
+					   "a time.",
+			       q->url, q->branch, f->id);
+			goto done;
+		}
+		today += q->when && !strncmp(q->when, j->today, 10);
+	}
+	if (today >= (size_t)cfg->inbox.max_tests) {
+		refuse(j, "test:", "nextbot has taken its %d tests for today (inbox.max_tests); "
+				   "ask again tomorrow.",
+		       cfg->inbox.max_tests);
+		goto done;
+	}
+	t = state_test_add(&j->m->st);
+	t->key = xstrdup(j->mail->key);
+	t->flag_id = xstrdup(f->id);
+	t->by = xstrdup(from);
+	t->url = xstrdup(url);
+	t->branch = xstrdup(branch);
+	t->when = xstrdup(j->when);
+	t->state = TEST_QUEUED;
+	if (!j->silent) { /* the answer goes where the mail came from, like any reply */
+		t->reply_name = j->mail->from_name ? xstrdup(j->mail->from_name) : NULL;
+		t->reply_subject = xstrdup(j->mail->subject);
+		t->reply_message_id = j->mail->message_id ? xstrdup(j->mail->message_id) : NULL;
+		others(&t->reply_cc, j);
+		for (i = 0; i < j->mail->references.nr; i++)
+			strvec_push(&t->reply_references, j->mail->references.v[i]);
+	}
+	state_flag_mail_add(f, "test", from, j->mail->key, j->when, NULL);
+	free(f->mail[f->mail_nr - 1].text);
+	f->mail[f->mail_nr - 1].text = xstrfmt("%s %s", url, branch);
+	para(&j->ack,
+	     "Queued a test of %s from %s for flag %s (\"%s\"): nextbot merges it in place of "
+	     "the %s tree into next as it stood before that tree's merge, runs %s, and answers "
+	     "in this thread.",
+	     branch, url, f->id, subj(f), f->tree, f->command);
+	acted(j, f, "test");
+done:
+	free(url);
+	free(branch);
+	strbuf_release(&why);
 }
 
 struct verb {
@@ -525,22 +596,17 @@ static int reply(struct job *j, const char *role, const struct strbuf *text, int
 	const struct inbox_mail *mail = j->mail;
 	struct notice_reply r = { 0 };
 	struct notices n;
-	const char **cc = xcalloc(CC_MAX + 1, sizeof(*cc));
-	size_t i, nr = 0;
+	struct strvec cc = STRVEC_INIT;
 	int ret;
 
-	for (i = 0; to_all && i < mail->recipients.nr && nr < CC_MAX; i++) {
-		const char *a = mail->recipients.v[i];
-
-		if (!is_own(j->m->cfg, a) && strcasecmp(a, mail->from_addr))
-			cc[nr++] = a;
-	}
+	if (to_all)
+		others(&cc, j);
 	r.key = mail->key;
 	r.role = role;
 	r.to.name = mail->from_name;
 	r.to.email = mail->from_addr;
-	r.cc = cc;
-	r.cc_nr = nr;
+	r.cc = (const char *const *)cc.v;
+	r.cc_nr = cc.nr;
 	r.subject = mail->subject;
 	r.message_id = mail->message_id;
 	r.references = (const char *const *)mail->references.v;
@@ -550,7 +616,7 @@ static int reply(struct job *j, const char *role, const struct strbuf *text, int
 	n.st = &j->m->st;
 	ret = notices_reply(&n, &r, j->ack_flag);
 	notices_release(&n);
-	free(cc);
+	strvec_clear(&cc);
 	return ret;
 }
 
@@ -561,7 +627,9 @@ static void record(struct job *j, enum mailcmd_outcome o, const char *why)
 		strbuf_addstr(&j->summary, why);
 	}
 	state_inbox_add(&j->m->st, j->mail->key, j->mail->from_addr, j->when,
-			mailcmd_outcome_name(o), j->summary.buf);
+			o == MAILCMD_ACTED ? MAIL_ACTED : o == MAILCMD_REFUSED ? MAIL_REFUSED
+									 : MAIL_IGNORED,
+			j->summary.buf);
 }
 
 int mailcmd_handle(enum mailcmd_outcome *out, struct maint *m, const char *raw, size_t len,
@@ -571,7 +639,7 @@ int mailcmd_handle(enum mailcmd_outcome *out, struct maint *m, const char *raw, 
 	struct strvec cmds = STRVEC_INIT;
 	struct strbuf why = STRBUF_INIT;
 	struct job j = { m, &mail, NULL, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT, NULL, NULL, 0, 0,
-			 "", "" };
+			 0, "", "" };
 	const char *reason;
 	size_t n, i;
 	int ret = 0, silent;
@@ -609,7 +677,7 @@ int mailcmd_handle(enum mailcmd_outcome *out, struct maint *m, const char *raw, 
 		goto done;
 	}
 	j.thread = answered(&m->st, &mail);
-	silent = answers_a_reply(&m->st, &mail);
+	silent = j.silent = answers_a_reply(&m->st, &mail);
 	for (i = 0; i < cmds.nr; i++)
 		run(&j, cmds.v[i]);
 	j.line = NULL;

@@ -29,8 +29,9 @@ static int fetch(struct night *n)
 {
 	struct fetch_tree *ft = xcalloc(n->trees_nr, sizeof(*ft));
 	struct fetch_result *res = xcalloc(n->trees_nr, sizeof(*res));
-	struct fetch_creds creds = { n->cfg->git.token_env, n->cfg->git.ssh_key,
-				     n->cfg->git.fetch_timeout };
+	struct fetch_creds creds = { .token_env = n->cfg->git.token_env,
+				     .ssh_key = n->cfg->git.ssh_key,
+				     .idle_timeout = n->cfg->git.fetch_timeout };
 	size_t i;
 	int error;
 
@@ -827,8 +828,9 @@ static int merge_night(struct night *n)
 /* Pushes next and the tag; a failed push is reported and loses nothing. */
 static void publish(struct night *n)
 {
-	struct fetch_creds cr = { n->cfg->git.token_env, n->cfg->git.ssh_key,
-				  n->cfg->git.fetch_timeout };
+	struct fetch_creds cr = { .token_env = n->cfg->git.token_env,
+				  .ssh_key = n->cfg->git.ssh_key,
+				  .idle_timeout = n->cfg->git.fetch_timeout };
 
 	if (!n->cfg->publish.url)
 		return;

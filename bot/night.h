@@ -12,6 +12,7 @@
 #include "bot/config.h"
 #include "bot/notices.h"
 #include "bot/state.h"
+#include "merge/check.h"
 #include "merge/fetch.h"
 #include "merge/integrate.h"
 #include "merge/repo.h"
@@ -80,6 +81,17 @@ int night_run(const struct config *cfg, const struct night_opts *opts);
  * when clean, 1 with `out` filled when not, negative when nextbot itself fails.
  */
 int night_check_head(struct night *n, int with_build, int with_test, struct night_failure *out);
+/*
+ * `#nextbot test:`: runs what a failure of the configured command `command` needs
+ * (every build up to it, and the test itself when it is a test) on `commit`, exactly
+ * as a night's check would (worker 0, the runner, its limits and sandbox; logs in
+ * `runs_dir`) but without the verdict cache.  0 with the verdict in *out (release it
+ * with check_result_release()); NB_ENOTFOUND for an unknown command; negative when
+ * nextbot itself fails.  The caller holds the lock.
+ */
+int night_check_trial(struct check_result *out, const struct config *cfg, const char *date,
+		      const char *runs_dir, const struct nb_oid *commit, const char *command,
+		      const char *tree);
 /*
  * Tonight's next fails as `fail` says: find the culprit over the night's steps,
  * confirm it, flag it and act on it in its tree (index in *acted), with next

@@ -101,6 +101,53 @@ static void opts(struct night *n, struct culprit_opts *o, struct culprit_command
 	}
 }
 
+int night_check_trial(struct check_result *out, const struct config *cfg, const char *date,
+		      const char *runs_dir, const struct nb_oid *commit, const char *command,
+		      const char *tree)
+{
+	struct night_opts no = { date, 1 };
+	struct culprit_command *builds = NULL, *tests = NULL;
+	struct culprit_opts o;
+	struct night n;
+	size_t i;
+	int with_tests = 0, error;
+
+	/* a night of its own, so that the runner, its limits and its box are the night's */
+	memset(&n, 0, sizeof(n));
+	n.cfg = cfg;
+	n.opts = &no;
+	n.runs_dir = xstrdup(runs_dir);
+	n.repo_path = xstrfmt("%s/repo.git", cfg->workdir);
+	n.workers_dir = xstrfmt("%s/workers", cfg->workdir);
+	opts(&n, &o, &builds, &tests);
+	o.cache_dir = NULL; /* someone's branch: nothing read from or added to the cache */
+	for (i = 0; i < cfg->build_nr && strcmp(cfg->build[i].name, command); i++)
+		;
+	if (i < cfg->build_nr) {
+		o.builds_nr = i + 1; /* the builds up to the failing one */
+	} else {
+		for (i = 0; i < cfg->test_nr && strcmp(cfg->test[i].name, command); i++)
+			;
+		if (i == cfg->test_nr) {
+			error = nb_error_set(NB_ENOTFOUND, "no build or test command '%s' in the "
+							   "config",
+					     command);
+			goto done;
+		}
+		o.tests = &tests[i];
+		o.tests_nr = 1;
+		with_tests = 1;
+	}
+	error = check_commit(out, &o, commit, 1, with_tests, tree);
+done:
+	free(builds);
+	free(tests);
+	free(n.runs_dir);
+	free(n.repo_path);
+	free(n.workers_dir);
+	return error;
+}
+
 /* A build step needs room: below this much free space it is not started. */
 #define NIGHT_MIN_FREE_BYTES (256ULL << 20)
 

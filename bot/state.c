@@ -23,6 +23,8 @@ static const char *const tree_state_names[] = { NULL,	     "merged", "reverted",
 						"fetch-failed" };
 static const char *const run_result_names[] = { NULL,	     "clean",	 "regression",
 						"base-broken", "unfinished", "failed" };
+static const char *const mail_outcome_names[] = { NULL, "acted", "refused", "ignored" };
+static const char *const test_state_names[] = { NULL, "queued", "passed", "failed", "error" };
 
 static const char *name_of(const char *const *names, size_t nr, unsigned v)
 {
@@ -60,6 +62,8 @@ STATE_NAMES(flag_state, flag_state_names)
 STATE_NAMES(flag_action, flag_action_names)
 STATE_NAMES(tree_state, tree_state_names)
 STATE_NAMES(run_result, run_result_names)
+STATE_NAMES(mail_outcome, mail_outcome_names)
+STATE_NAMES(test_state, test_state_names)
 
 /* ---- reading ---- */
 
@@ -278,9 +282,32 @@ static int run_read(struct run_record *r, struct json_object *o)
 static void run_init(struct run_record *r, const char *date);
 static struct json_object *get_array(struct json_object *o, const char *key, size_t *n);
 
-/* The sent Message-IDs and the handled mails. */
-static void mail_read(struct state *s, struct json_object *root)
+static int test_read(struct test_request *t, struct json_object *o)
 {
+	int error = 0;
+
+	t->key = get_str(o, "key");
+	t->flag_id = get_str(o, "flag");
+	t->by = get_str(o, "by");
+	t->url = get_str(o, "url");
+	t->branch = get_str(o, "branch");
+	t->when = get_str(o, "when");
+	GET_ENUM(o, "state", test_state_names, t->state);
+	t->commit = get_str(o, "commit");
+	t->result = get_str(o, "result");
+	t->reply_name = get_str(o, "reply_name");
+	t->reply_subject = get_str(o, "reply_subject");
+	t->reply_message_id = get_str(o, "reply_message_id");
+	get_strvec(&t->reply_cc, o, "reply_cc");
+	get_strvec(&t->reply_references, o, "reply_references");
+	return error;
+}
+
+/* The sent Message-IDs, the handled mails and the test requests. */
+static int mail_read(struct state *s, struct json_object *root)
+{
+	int error = 0;
+
 	struct json_object *arr;
 	size_t i, n;
 
@@ -307,18 +334,23 @@ static void mail_read(struct state *s, struct json_object *root)
 		for (i = 0; i < n; i++) {
 			struct json_object *e = json_object_array_get_idx(arr, i);
 			char *key = get_str(e, "key"), *from = get_str(e, "from");
-			char *when = get_str(e, "when"), *outcome = get_str(e, "outcome");
-			char *summary = get_str(e, "summary");
+			char *when = get_str(e, "when"), *summary = get_str(e, "summary");
+			enum mail_outcome outcome;
 
+			GET_ENUM(e, "outcome", mail_outcome_names, outcome);
 			if (key)
 				state_inbox_add(s, key, from, when, outcome, summary);
 			free(key);
 			free(from);
 			free(when);
-			free(outcome);
 			free(summary);
 		}
 	}
+	if ((arr = get_array(root, "tests", &n)))
+		for (i = 0; i < n; i++)
+			if (test_read(state_test_add(s), json_object_array_get_idx(arr, i)) < 0)
+				error = -1;
+	return error;
 }
 
 static struct run_record *run_append(struct state *s)
@@ -376,7 +408,7 @@ int state_load(struct state *out, const char *workdir)
 	if ((arr = get_array(root, "drops", &n)))
 		for (i = 0; i < n; i++)
 			drop_read(state_drop_add(out), json_object_array_get_idx(arr, i));
-	mail_read(out, root);
+	error = mail_read(out, root);
 done:
 	if (tok)
 		json_tokener_free(tok);
@@ -522,6 +554,34 @@ static struct json_object *drop_json(const struct drop *d)
 	return o;
 }
 
+static struct json_object *tests_json(const struct state *s)
+{
+	struct json_object *arr = json_object_new_array();
+	size_t i;
+
+	for (i = 0; i < s->tests_nr; i++) {
+		const struct test_request *t = &s->tests[i];
+		struct json_object *e = json_object_new_object();
+
+		put_str(e, "key", t->key);
+		put_str(e, "flag", t->flag_id);
+		put_str(e, "by", t->by);
+		put_str(e, "url", t->url);
+		put_str(e, "branch", t->branch);
+		put_str(e, "when", t->when);
+		put_str(e, "state", test_state_name(t->state));
+		put_str(e, "commit", t->commit);
+		put_str(e, "result", t->result);
+		put_str(e, "reply_name", t->reply_name);
+		put_str(e, "reply_subject", t->reply_subject);
+		put_str(e, "reply_message_id", t->reply_message_id);
+		json_object_object_add(e, "reply_cc", strvec_json(&t->reply_cc));
+		json_object_object_add(e, "reply_references", strvec_json(&t->reply_references));
+		json_object_array_add(arr, e);
+	}
+	return arr;
+}
+
 static void mail_json(struct json_object *root, const struct state *s)
 {
 	struct json_object *sent = json_object_new_array(), *inbox = json_object_new_array();
@@ -542,12 +602,13 @@ static void mail_json(struct json_object *root, const struct state *s)
 		put_str(e, "key", s->inbox[i].key);
 		put_str(e, "from", s->inbox[i].from);
 		put_str(e, "when", s->inbox[i].when);
-		put_str(e, "outcome", s->inbox[i].outcome);
+		put_str(e, "outcome", mail_outcome_name(s->inbox[i].outcome));
 		put_str(e, "summary", s->inbox[i].summary);
 		json_object_array_add(inbox, e);
 	}
 	json_object_object_add(root, "sent", sent);
 	json_object_object_add(root, "inbox", inbox);
+	json_object_object_add(root, "tests", tests_json(s));
 }
 
 static struct json_object *run_json(const struct run_record *r, int full)
@@ -824,6 +885,7 @@ void run_record_release(struct run_record *r)
 }
 
 static void inbox_record_release(struct inbox_record *r);
+static void test_request_release(struct test_request *t);
 
 void state_release(struct state *s)
 {
@@ -843,6 +905,9 @@ void state_release(struct state *s)
 	}
 	for (i = 0; i < s->inbox_nr; i++)
 		inbox_record_release(&s->inbox[i]);
+	for (i = 0; i < s->tests_nr; i++)
+		test_request_release(&s->tests[i]);
+	free(s->tests);
 	free(s->runs);
 	free(s->flags);
 	free(s->drops);
@@ -863,8 +928,41 @@ static void inbox_record_release(struct inbox_record *r)
 	free(r->key);
 	free(r->from);
 	free(r->when);
-	free(r->outcome);
 	free(r->summary);
+}
+
+static void test_request_release(struct test_request *t)
+{
+	free(t->key);
+	free(t->flag_id);
+	free(t->by);
+	free(t->url);
+	free(t->branch);
+	free(t->when);
+	free(t->commit);
+	free(t->result);
+	free(t->reply_name);
+	free(t->reply_subject);
+	free(t->reply_message_id);
+	strvec_clear(&t->reply_cc);
+	strvec_clear(&t->reply_references);
+}
+
+struct test_request *state_test_add(struct state *s)
+{
+	struct test_request *t;
+
+	if (s->tests_nr >= STATE_TESTS_KEPT) {
+		test_request_release(&s->tests[0]);
+		memmove(&s->tests[0], &s->tests[1], (s->tests_nr - 1) * sizeof(*s->tests));
+		s->tests_nr--;
+	}
+	ALLOC_GROW(s->tests, s->tests_nr + 1, s->tests_alloc);
+	t = &s->tests[s->tests_nr++];
+	memset(t, 0, sizeof(*t));
+	t->reply_cc = (struct strvec)STRVEC_INIT;
+	t->reply_references = (struct strvec)STRVEC_INIT;
+	return t;
 }
 
 const struct sent_mail *state_sent_find(const struct state *s, const char *message_id)
@@ -903,7 +1001,7 @@ const struct inbox_record *state_inbox_find(const struct state *s, const char *k
 }
 
 void state_inbox_add(struct state *s, const char *key, const char *from, const char *when,
-		     const char *outcome, const char *summary)
+		     enum mail_outcome outcome, const char *summary)
 {
 	struct inbox_record *r;
 
@@ -917,7 +1015,7 @@ void state_inbox_add(struct state *s, const char *key, const char *from, const c
 	r->key = xstrdup(key);
 	r->from = dup_or_null(from);
 	r->when = dup_or_null(when);
-	r->outcome = dup_or_null(outcome);
+	r->outcome = outcome;
 	r->summary = dup_or_null(summary);
 }
 

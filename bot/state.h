@@ -56,6 +56,22 @@ enum run_result {
 	RUN_FAILED,
 };
 
+/* What became of a mail handled by `inbox` or `mail-in`. */
+enum mail_outcome {
+	MAIL_OUTCOME_UNSET = 0,
+	MAIL_ACTED,
+	MAIL_REFUSED,
+	MAIL_IGNORED,
+};
+/* A `#nextbot test:` request. */
+enum test_state {
+	TEST_STATE_UNSET = 0,
+	TEST_QUEUED,
+	TEST_PASSED,  /* the failing command passed with the branch */
+	TEST_FAILED,  /* it failed */
+	TEST_ERROR,   /* it could not be tested: fetch, merge, the runner */
+};
+
 const char *flag_kind_name(enum flag_kind k);
 int flag_kind_parse(enum flag_kind *out, const char *s);
 const char *flag_state_name(enum flag_state s);
@@ -66,6 +82,10 @@ const char *tree_state_name(enum tree_state s);
 int tree_state_parse(enum tree_state *out, const char *s);
 const char *run_result_name(enum run_result r);
 int run_result_parse(enum run_result *out, const char *s);
+const char *mail_outcome_name(enum mail_outcome o);
+int mail_outcome_parse(enum mail_outcome *out, const char *s);
+const char *test_state_name(enum test_state t);
+int test_state_parse(enum test_state *out, const char *s);
 
 /* All char * fields below are owned by their struct and may be NULL (JSON null). */
 struct person {
@@ -165,8 +185,25 @@ struct inbox_record {
 	char *key;           /* its Message-ID, else "sha256:<hex>" of its bytes */
 	char *from;          /* the From: address; NULL when it had none */
 	char *when;          /* RFC 3339, when it was handled */
-	char *outcome;       /* acted | refused | ignored */
+	enum mail_outcome outcome;
 	char *summary;       /* one line: what was done, or why not */
+};
+
+/*
+ * `#nextbot test: <url> <branch>`: the branch merged in place of the flag's tree
+ * into next as it stood before that tree's merge, the failing command run on it.
+ */
+struct test_request {
+	char *key;           /* the command mail's key: the request's identity */
+	char *flag_id, *by;  /* the flag, the sender's address */
+	char *url, *branch;
+	char *when;          /* RFC 3339, queued */
+	enum test_state state;
+	char *commit;        /* the branch's tip as fetched; NULL before */
+	char *result;        /* one line: the first error, or why it could not be tested */
+	/* the answer goes in the command mail's thread, to its sender and recipients */
+	char *reply_name, *reply_subject, *reply_message_id;
+	struct strvec reply_cc, reply_references;
 };
 
 struct state {
@@ -180,7 +217,10 @@ struct state {
 	size_t sent_nr, sent_alloc;
 	struct inbox_record *inbox; /* oldest first; the last STATE_INBOX_KEPT */
 	size_t inbox_nr, inbox_alloc;
+	struct test_request *tests; /* oldest first; the last STATE_TESTS_KEPT */
+	size_t tests_nr, tests_alloc;
 };
+#define STATE_TESTS_KEPT 1000
 #define STATE_INBOX_KEPT 5000
 #define STATE_INIT { 0 }
 
@@ -208,7 +248,9 @@ void state_sent_add(struct state *s, const char *message_id, const char *kind,
 const struct inbox_record *state_inbox_find(const struct state *s, const char *key);
 /* Records a handled mail (dropping the oldest past STATE_INBOX_KEPT); strings copied. */
 void state_inbox_add(struct state *s, const char *key, const char *from, const char *when,
-		     const char *outcome, const char *summary);
+		     enum mail_outcome outcome, const char *summary);
+/* A new test request (zeroed but for its lists; the oldest dropped past STATE_TESTS_KEPT). */
+struct test_request *state_test_add(struct state *s);
 /* Appends a mail command to a flag's history; strings copied, any may be NULL. */
 void state_flag_mail_add(struct flag *f, const char *command, const char *by,
 			 const char *message_id, const char *when, const char *text);

@@ -77,11 +77,17 @@ int fetch_credentials(git_credential **out, const char *url, const char *user_fr
 	return GIT_PASSTHROUGH;
 }
 
+/* Where tree t's tip goes; caller frees. */
+static char *ref_of(const struct fetch_tree *t)
+{
+	return t->ref ? xstrdup(t->ref) : xstrfmt("refs/feeds/%s", t->name);
+}
+
 /* Marks tree i failed: stale at its last fetched tip if it has one. */
 static void fail(struct fetch_result *r, struct repo *repo, const struct fetch_tree *t,
 		   const char *why)
 {
-	char *ref = xstrfmt("refs/feeds/%s", t->name);
+	char *ref = ref_of(t);
 
 	free(r->reason);
 	if (repo_ref_get(repo, ref, &r->tip) == 0) {
@@ -152,8 +158,14 @@ static void beat(struct payload *p)
 
 static int on_transfer(const git_indexer_progress *stats, void *payload)
 {
-	(void)stats;
-	beat(payload);
+	struct payload *p = payload;
+	const struct fetch_creds *c = p->cs.creds;
+
+	beat(p);
+	if (c && c->max_bytes && stats->received_bytes > c->max_bytes) {
+		git_error_set_str(GIT_ERROR_NET, "the remote sent more than the cap");
+		return -1;
+	}
 	return 0;
 }
 
@@ -210,8 +222,12 @@ static void fetch_url(struct fetch_result *out, char *done, struct repo *repo,
 			done[i] = 1;
 			continue;
 		}
-		specs.v[specs.nr++] = xstrfmt("+refs/heads/%s:refs/feeds/%s", trees[i].branch,
-					      trees[i].name);
+		{
+			char *ref = ref_of(&trees[i]);
+
+			specs.v[specs.nr++] = xstrfmt("+refs/heads/%s:%s", trees[i].branch, ref);
+			free(ref);
+		}
 	}
 	if (!specs.nr)
 		goto done;
@@ -235,7 +251,7 @@ done:
 			fail(&out[i], repo, &trees[i], why);
 			continue;
 		}
-		ref = xstrfmt("refs/feeds/%s", trees[i].name);
+		ref = ref_of(&trees[i]);
 		if (repo_ref_get(repo, ref, &out[i].tip) == 0)
 			out[i].state = FETCH_FETCHED;
 		else

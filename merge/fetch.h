@@ -16,6 +16,7 @@ struct fetch_tree {
 	const char *name;
 	const char *url;
 	const char *branch;
+	const char *ref;        /* where its tip goes; NULL: refs/feeds/<name> */
 };
 
 /* Credentials as the config's `git:` key gives them; NULL fields: none. */
@@ -24,6 +25,7 @@ struct fetch_creds {
 	const char *ssh_key;    /* private key path; NULL: ssh-agent */
 	long idle_timeout;      /* fetch_trees(): seconds a remote may send nothing before it
 				   is given up (0: FETCH_IDLE_TIMEOUT) */
+	unsigned long long max_bytes; /* a remote that sends more is given up; 0: no cap */
 };
 #define FETCH_IDLE_TIMEOUT 600
 

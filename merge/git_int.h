@@ -26,4 +26,11 @@ int merge_oid_to_git(git_oid *out, const struct nb_oid *id);
 /* The same from hex text (a state file's, a command line's): checked, never assumed. */
 int merge_oid_parse_git(git_oid *out, const char *hex);
 
+/*
+ * The author and committer of nextbot's commits: "Name <email>" dated 00:00:00 UTC
+ * of "YYYY-MM-DD".  NB_EINVALID (recorded) for a bad identity or date.  Free *out
+ * with git_signature_free().
+ */
+int merge_signature(git_signature **out, const char *ident, const char *date);
+
 #endif

@@ -83,34 +83,6 @@ void integ_outcome_release(struct integ_outcome *o)
 	o->reason = NULL;
 }
 
-/* "Name <email>" at 00:00:00 UTC of "YYYY-MM-DD". */
-static int signature(git_signature **out, const char *ident, const char *date)
-{
-	struct tm tm = { 0 };
-	const char *lt = strchr(ident, '<'), *gt = lt ? strchr(lt, '>') : NULL;
-	char *name, *email;
-	int y, m, d, n = 0, err;
-
-	if (sscanf(date, "%4d-%2d-%2d%n", &y, &m, &d, &n) != 3 || date[n] || m < 1 || m > 12 ||
-	    d < 1 || d > 31)
-		return nb_error_set(NB_EINVALID, "bad date '%s' (want YYYY-MM-DD)", date);
-	tm.tm_year = y - 1900;
-	tm.tm_mon = m - 1;
-	tm.tm_mday = d;
-	if (!lt || !gt || gt == lt + 1)
-		return nb_error_set(NB_EINVALID, "bad merge identity '%s' (want Name <email>)",
-				    ident);
-	name = xstrndup(ident, (size_t)(lt - ident));
-	email = xstrndup(lt + 1, (size_t)(gt - lt - 1));
-	while (*name && name[strlen(name) - 1] == ' ')
-		name[strlen(name) - 1] = '\0';
-	err = git_signature_new(out, *name ? name : email, email, (git_time_t)timegm(&tm), 0);
-	free(name);
-	free(email);
-	return err < 0 ? nb_error_set(NB_EINVALID, "bad merge identity '%s': %s", ident,
-				      merge_git_error()) : 0;
-}
-
 int integ_night_new(struct integ_night **out, struct repo *repo, const char *date,
 		    const struct integ_tree *base, const char *merge_identity,
 		    const char *const *never_merge)
@@ -132,7 +104,7 @@ int integ_night_new(struct integ_night **out, struct repo *repo, const char *dat
 	strbuf_init(&n->log, 0);
 	for (i = 0; never_merge && never_merge[i]; i++)
 		strvec_push(&n->never_merge, never_merge[i]);
-	if ((err = signature(&n->sig, merge_identity, date)) < 0 ||
+	if ((err = merge_signature(&n->sig, merge_identity, date)) < 0 ||
 	    (err = repo_ref_get(repo, ref, &n->base_tip)) < 0) {
 		if (err == NB_ENOTFOUND)
 			nb_error_set(NB_ENOTFOUND, "base %s was never fetched", base->name);

@@ -2,11 +2,16 @@
 #include <git2.h>
 
 #include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 #include "merge/git_int.h"
 #include "merge/merge_global.h"
 #include "util/strbuf.h"
 #include "util/error.h"
+#include "util/xalloc.h"
 #include "util/banned.h"
 
 int merge_global_init(void)
@@ -77,4 +82,31 @@ void merge_commit_subject(struct strbuf *sb, const git_commit *c)
 	for (i = from; i < sb->len; i++)
 		if ((unsigned char)sb->buf[i] < 0x20 || sb->buf[i] == 0x7f)
 			sb->buf[i] = ' ';
+}
+
+int merge_signature(git_signature **out, const char *ident, const char *date)
+{
+	struct tm tm = { 0 };
+	const char *lt = strchr(ident, '<'), *gt = lt ? strchr(lt, '>') : NULL;
+	char *name, *email;
+	int y, m, d, n = 0, err;
+
+	if (sscanf(date, "%4d-%2d-%2d%n", &y, &m, &d, &n) != 3 || date[n] || m < 1 || m > 12 ||
+	    d < 1 || d > 31)
+		return nb_error_set(NB_EINVALID, "bad date '%s' (want YYYY-MM-DD)", date);
+	tm.tm_year = y - 1900;
+	tm.tm_mon = m - 1;
+	tm.tm_mday = d;
+	if (!lt || !gt || gt == lt + 1)
+		return nb_error_set(NB_EINVALID, "bad merge identity '%s' (want Name <email>)",
+				    ident);
+	name = xstrndup(ident, (size_t)(lt - ident));
+	email = xstrndup(lt + 1, (size_t)(gt - lt - 1));
+	while (*name && name[strlen(name) - 1] == ' ')
+		name[strlen(name) - 1] = '\0';
+	err = git_signature_new(out, *name ? name : email, email, (git_time_t)timegm(&tm), 0);
+	free(name);
+	free(email);
+	return err < 0 ? nb_error_set(NB_EINVALID, "bad merge identity '%s': %s", ident,
+				      merge_git_error()) : 0;
 }

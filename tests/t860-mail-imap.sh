@@ -6,13 +6,18 @@
 #   drop A (the maintainer) -> the next night A is out of next, the drop names the mail,
 #     one acknowledgement threads under the report;
 #   undrop A -> the next night A is back (reverted again);
+#   test: (the author) of a branch with the fix -> PASS; of the unfixed branch -> FAIL
+#     with the flag's first error; both fetched over git:// from `git daemon` (allowed
+#     by inbox.test_urls), merged in place of net-next, built as the night builds;
+#     refused: a second test while one is queued, a stranger, file://, a host on a
+#     private network, the day's limit;
 #   fix: A (the author) -> the next reminder mentions it; the fix lands two nights
 #     later and the flag resolves, the resolved mail naming the fix;
 #   invalid B (mm-next's maintainer) -> the next night B is not blamed (merged, noted,
 #     no new report).
 # Each mail also goes through `nextbot mail-in` into a twin of the work directory: the
 # same outcomes, drops and flags.  One poll over imaps:// with a self-signed CA.
-# The daemon polls between nights.  About 60 s (six nights).
+# The daemon polls between nights.  About 70 s (six nights, two test builds).
 . "$(dirname "$0")/lib.sh"
 TESTS=$(cd "$(dirname "$0")" && pwd)
 
@@ -28,6 +33,14 @@ at_exit stop_servers
 sh "$TESTS/dovecot.sh" start "$TMP/imap" || exit 1
 i=0; while [ ! -e "$TMP/smtp/port" ] && [ $i -lt 500 ]; do sleep 0.02; i=$((i + 1)); done
 export NB_IMAP_PW=imap-secret
+# git daemon serves the branches to test: $TMP/net is Zoë's clone
+GITD_PORT=$($PYTHON -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+git daemon --reuseaddr --listen=127.0.0.1 --port="$GITD_PORT" --base-path="$TMP" --export-all \
+	"$TMP/net" 2>"$TMP/gitd.log" &
+GITD=$!
+stop_gitd() { kill "$GITD" 2>/dev/null; }
+at_exit stop_gitd
+GITURL=git://127.0.0.1:$GITD_PORT/net
 
 # --- the world ------------------------------------------------------------------------
 W=$TMP/world
@@ -42,7 +55,8 @@ inbox:
   user: bot
   password_env: NB_IMAP_PW
   authserv_id: mx.example.org
-  max_tests: 0
+  max_tests: 2
+  test_urls: ["git://127.0.0.1:$GITD_PORT/", "git://localhost:$GITD_PORT/"]
 EOF
 NB() { "$NEXTBOT" -q -c "$W/nextbot.yaml" "$@"; }
 S=$W/state
@@ -126,6 +140,8 @@ poll() {
 			echo "mail-in $name: exit $?" >>"$TMP/twin.err"
 	done <"$TMP/mail/pending"
 	: >"$TMP/mail/pending"
+	# without inbox.url, `inbox` runs what mail-in queued (the tests)
+	"$NEXTBOT" -q -c "$TMP/twin.yaml" inbox || echo "twin inbox: exit $?" >>"$TMP/twin.err"
 }
 # same_as_twin [FLAG STATE]: the twin handled the same mails with the same outcomes,
 # drops and flag histories (and FLAG is in STATE there); the nights are the world's only
@@ -139,7 +155,9 @@ def view(s):
     return ([(r["key"], r["outcome"], r["summary"]) for r in s["inbox"]],
             [(d["patch_id"], d["active"], d["by"], d["mail"], d["reason"]) for d in s["drops"]],
             [(f["id"], fix(f), [(m["command"], m["by"], m["message_id"], m["text"])
-                                for m in f["mail"]]) for f in s["flags"]])
+                                for m in f["mail"] if m["command"] != "tested"])
+             for f in s["flags"]],
+            [(t["key"], t["flag"], t["by"], t["url"], t["branch"]) for t in s["tests"]])
 va, vb = view(a), view(b)
 assert va == vb, (va, vb)
 if len(sys.argv) > 3:
@@ -218,6 +236,74 @@ check "mail-in did the same to the twin" same_as_twin "$A" open
 expect_exit 0 "night 3 runs" NB run --date 2026-12-04
 check "A is back, reverted again" test "$(tree_state net-next)" = reverted
 
+# --- test: A's fix on a branch of the author's, then the branch without it -------------
+ORIG=$(git -C "$TMP/net" rev-parse --abbrev-ref HEAD)
+cd "$TMP/net" && git branch unfixed && git checkout -q -b fixed &&
+	sed -i 's/r += sk->sk_rcvbuf & 50$/&;/' net/route.c &&
+	git -c user.name="Zoë Ångström" -c user.email=zoe@example.org commit -qam \
+	"net/route: add the missing semicolon" && git checkout -q "$ORIG" && cd "$TMP" || exit 1
+echo "#nextbot test: $GITURL fixed" | mail test1 "$ZOE" "<zoe-test1@example.org>" "$RA"
+echo "#nextbot test: $GITURL unfixed" | mail test2 "$ZOE" "<zoe-test2@example.org>" "$RA"
+echo "#nextbot test: $GITURL fixed" | mail test3 "Eve <eve@example.com>" "<eve-test@example.com>" "$RA"
+printf '#nextbot test: file://%s/net fixed\n#nextbot test: git://localhost:%s/net fixed\n' \
+	"$TMP" "$GITD_PORT" | mail test4 "$JAKOB" "<jakob-test4@netdev.example.org>" "$RA"
+poll "the inbox is polled: test requests"
+check "the fixed branch passes" sh -c "'$PYTHON' - '$TMP/smtp' <<'EOF'
+import glob, json
+b = [json.load(open(f)) for f in glob.glob('$TMP/smtp/msg-*.json')]
+b = [' '.join(m['body'].split()) for m in b
+     if dict(m['headers']).get('In-Reply-To') == '<zoe-test1@example.org>' and 'PASS' in m['body']]
+assert b and 'PASS: build succeeded.' in b[0] and 'fixed' in b[0], b
+EOF"
+check "the second test while one was queued is refused" sh -c "'$PYTHON' - '$TMP/smtp' <<'EOF'
+import glob, json
+b = [json.load(open(f)) for f in glob.glob('$TMP/smtp/msg-*.json')]
+b = [' '.join(m['body'].split()) for m in b
+     if dict(m['headers']).get('In-Reply-To') == '<zoe-test2@example.org>']
+assert b and 'is still queued: one at a time' in b[0], b
+EOF"
+check "a stranger's test is refused" sh -c "test \"\$($PYTHON - '$TMP/smtp' <<'EOF'
+import glob, json
+b = [json.load(open(f)) for f in glob.glob('$TMP/smtp/msg-*.json')]
+print(len([m for m in b if dict(m['headers']).get('In-Reply-To') == '<eve-test@example.com>'
+           and 'Refused: only the patch' in ' '.join(m['body'].split())]))
+EOF
+)\" = 1"
+check "file:// and a host on loopback by name are refused" sh -c "'$PYTHON' - '$TMP/smtp' <<'EOF'
+import glob, json
+b = [json.load(open(f)) for f in glob.glob('$TMP/smtp/msg-*.json')]
+b = [' '.join(m['body'].split()) for m in b
+     if dict(m['headers']).get('In-Reply-To') == '<jakob-test4@netdev.example.org>']
+assert b and 'only https:// and git:// URLs are fetched' in b[0], b
+assert 'localhost is on a local or private network (127.0.0.1)' in b[0], b
+EOF"
+echo "#nextbot test: $GITURL unfixed" | mail test5 "$ZOE" "<zoe-test5@example.org>" "$RA"
+echo "#nextbot test: $GITURL fixed" | mail test6 "$JAKOB" "<jakob-test6@netdev.example.org>" "$RA"
+poll "the inbox is polled: the unfixed branch"
+check "the unfixed branch fails with the flag's first error" sh -c "'$PYTHON' - '$TMP/smtp' '$A' <<'EOF'
+import glob, json, subprocess, sys
+flags = json.loads(subprocess.run(['$NEXTBOT', '-c', '$W/nextbot.yaml', '--json', 'flagged'],
+                                  capture_output=True).stdout)['flags']
+err = [f['error'] for f in flags if f['id'] == sys.argv[2]][0]
+b = [json.load(open(f)) for f in glob.glob('$TMP/smtp/msg-*.json')]
+b = [' '.join(m['body'].split()) for m in b
+     if dict(m['headers']).get('In-Reply-To') == '<zoe-test5@example.org>']
+assert b and 'FAIL: build failed.' in b[0], b
+assert 'The first error: ' + ' '.join(err.split()) in b[0], (err, b[0])
+assert 'That is the error flag %s was raised for.' % sys.argv[2] in b[0], b[0]
+EOF"
+check "the day's third test is refused (max_tests: 2)" sh -c "'$PYTHON' - '$TMP/smtp' <<'EOF'
+import glob, json
+b = [json.load(open(f)) for f in glob.glob('$TMP/smtp/msg-*.json')]
+b = [' '.join(m['body'].split()) for m in b
+     if dict(m['headers']).get('In-Reply-To') == '<jakob-test6@netdev.example.org>']
+assert b and 'nextbot has taken its 2 tests for today' in b[0], b
+EOF"
+check "status lists the tests" sh -c "'$NEXTBOT' -c '$W/nextbot.yaml' status >'$TMP/st' &&
+	grep -q 'test of fixed from $GITURL by zoe@example.org: passed' '$TMP/st' &&
+	grep -q 'test of unfixed from $GITURL by zoe@example.org: failed' '$TMP/st'"
+check "mail-in did the same to the twin" same_as_twin "$A" open
+
 # --- fix: A, by its author; the reminder mentions it; it lands two nights later ---------
 printf 'Fix coming:\n#nextbot fix: net/route: add the missing semicolon\n' |
 	mail fix "$ZOE" "<zoe-fix@example.org>" "$RA"
@@ -258,7 +344,7 @@ echo "#nextbot invalid mm_extra is generated; the build of it is optional" |
 poll "the inbox is polled: the invalid"
 check "B is dismissed" test "$(flag_state "$B")" = dismissed
 check "mail-in did the same to the twin" same_as_twin "$B" dismissed
-check "the twin's mail-in runs all exited 0" test ! -e "$TMP/twin.err"
+check "the twin's mail-in and inbox runs all exited 0" test ! -e "$TMP/twin.err"
 N=$(ls "$TMP/smtp" | grep -c '^msg-')
 expect_exit 0 "night 6 runs" NB run --date 2026-12-07
 check "B is not blamed: mm-next merged as it is" test "$(tree_state mm-next)" = merged
@@ -273,7 +359,7 @@ assert "build-failure" not in ev, ev
 EOF
 check "every mail in dovecot is marked handled" sh -c "
 	sh '$TESTS/dovecot.sh' flags '$TMP/imap' >'$TMP/flags' &&
-	test \$(wc -l <'$TMP/flags') = 4 && ! grep -v 'Nextbot' '$TMP/flags'"
+	test \$(wc -l <'$TMP/flags') = 10 && ! grep -v 'Nextbot' '$TMP/flags'"
 
 # --- imaps:// with the server's own CA --------------------------------------------------
 sed -e "s|url: \"imap://127.0.0.1:[0-9]*/INBOX\"|url: \"imaps://127.0.0.1:$(cat "$TMP/imap/tls-port")/INBOX\"|" \

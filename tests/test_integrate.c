@@ -64,11 +64,11 @@ static void trees_init(void)
 	urls[1] = xstrfmt("file://%s/remotes/t1.git", dir);
 	urls[2] = xstrfmt("file://%s/remotes/mm.git", dir);
 	urls[3] = xstrfmt("file://%s/remotes/t2.git", dir);
-	ftrees[0] = (struct fetch_tree){ "origin", urls[0], "master" };
-	ftrees[1] = (struct fetch_tree){ "t1", urls[1], "for-next" };
-	ftrees[2] = (struct fetch_tree){ "mm-stable", urls[2], "mm-stable" };
-	ftrees[3] = (struct fetch_tree){ "mm-unstable", urls[2], "mm-unstable" };
-	ftrees[4] = (struct fetch_tree){ "t2", urls[3], "next" };
+	ftrees[0] = (struct fetch_tree){ "origin", urls[0], "master", NULL };
+	ftrees[1] = (struct fetch_tree){ "t1", urls[1], "for-next", NULL };
+	ftrees[2] = (struct fetch_tree){ "mm-stable", urls[2], "mm-stable", NULL };
+	ftrees[3] = (struct fetch_tree){ "mm-unstable", urls[2], "mm-unstable", NULL };
+	ftrees[4] = (struct fetch_tree){ "t2", urls[3], "next", NULL };
 	for (i = 0; i < 5; i++)
 		itrees[i] = (struct integ_tree){ ftrees[i].name, ftrees[i].url, ftrees[i].branch };
 }
@@ -377,7 +377,7 @@ static void test_multi_pack_index_slow(void **state)
 	for (i = 0; i < n; i++) {
 		names[i] = xstrfmt("r%zu", i);
 		urls[i] = xstrfmt("file://%s/remotes/r%zu.git", dir, i);
-		ft[i] = (struct fetch_tree){ names[i], urls[i], xstrfmt("b%zu", i) };
+		ft[i] = (struct fetch_tree){ names[i], urls[i], xstrfmt("b%zu", i), NULL };
 	}
 	repo = open_repo();
 	memset(res, 0, sizeof(res));
@@ -570,7 +570,7 @@ static void test_already_unrelated_good_slow(void **state)
 	url = xstrfmt("file://%s/remotes/t2.git", dir);
 	lonely = (struct integ_tree){ "lonely", url, "lonely" };
 	{
-		struct fetch_tree ft = { "lonely", url, "lonely" };
+		struct fetch_tree ft = { .name = "lonely", .url = url, .branch = "lonely" };
 		struct fetch_result r;
 
 		memset(&r, 0, sizeof(r));

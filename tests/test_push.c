@@ -103,7 +103,7 @@ static void test_publish(void **state)
 /* The credentials callback push shares with fetch. */
 static void test_credentials(void **state)
 {
-	struct fetch_creds creds = { "NB_TEST_TOKEN", NULL, 0 };
+	struct fetch_creds creds = { .token_env = "NB_TEST_TOKEN" };
 	struct fetch_cred_state cs = { &creds, 0 };
 	git_credential *cred = NULL;
 

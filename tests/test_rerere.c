@@ -165,9 +165,9 @@ static void world(void)
 	urls[0] = xstrfmt("file://%s/remotes/upstream.git", dir);
 	urls[1] = xstrfmt("file://%s/remotes/t1.git", dir);
 	urls[2] = xstrfmt("file://%s/remotes/t2.git", dir);
-	ftrees[0] = (struct fetch_tree){ "origin", urls[0], "master" };
-	ftrees[1] = (struct fetch_tree){ "t1", urls[1], "for-next" };
-	ftrees[2] = (struct fetch_tree){ "t2", urls[2], "next" };
+	ftrees[0] = (struct fetch_tree){ "origin", urls[0], "master", NULL };
+	ftrees[1] = (struct fetch_tree){ "t1", urls[1], "for-next", NULL };
+	ftrees[2] = (struct fetch_tree){ "t2", urls[2], "next", NULL };
 	for (i = 0; i < 3; i++)
 		itrees[i] = (struct integ_tree){ ftrees[i].name, ftrees[i].url, ftrees[i].branch };
 }
