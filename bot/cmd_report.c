@@ -626,7 +626,14 @@ static void flag_actions(struct strbuf *out, const struct site *s, const struct 
 			   "positive with <code>nextbot dismiss ");
 	html_line(out, f->id);
 	strbuf_addstr(out, " --reason &quot;…&quot;</code>: this fingerprint is never blamed "
-			   "again.</li></ul>\n");
+			   "again.</li>");
+	if (s->cfg->inbox.configured)
+		strbuf_addstr(out, "<li><b>By mail</b>: answer the report with a line "
+				   "<code>#nextbot drop [reason]</code>, <code>#nextbot invalid "
+				   "reason</code>, <code>#nextbot fix: subject</code> or "
+				   "<code>#nextbot test: url branch</code>; the answer comes in "
+				   "the thread.</li>");
+	strbuf_addstr(out, "</ul>\n");
 	repro_render(&repro, s->cfg, f);
 	if (repro.nr) {
 		strbuf_addstr(out, "<h2>Reproduce</h2>\n<p>In an empty folder, with git and the "
@@ -638,6 +645,43 @@ static void flag_actions(struct strbuf *out, const struct site *s, const struct 
 		strbuf_addstr(out, "</pre>\n");
 	}
 	strvec_clear(&repro);
+}
+
+/* What people did to the flag by mail (#nextbot commands), and the fix awaited. */
+static void mail_actions(struct strbuf *out, const struct flag *f)
+{
+	size_t i;
+
+	if (!f->mail_nr && !f->fix_subject)
+		return;
+	strbuf_addstr(out, "<h2>By mail</h2>\n<ul class=\"items\">");
+	for (i = 0; i < f->mail_nr; i++) {
+		const struct flag_mail *m = &f->mail[i];
+
+		strbuf_addstr(out, "<li>");
+		html_line(out, s_or(m->when, ""));
+		strbuf_addstr(out, " <b>");
+		html_line(out, s_or(m->command, ""));
+		strbuf_addstr(out, "</b> by ");
+		html_line(out, s_or(m->by, "?"));
+		if (m->text) {
+			strbuf_addstr(out, ": ");
+			html_line(out, m->text);
+		}
+		strbuf_addstr(out, " <small>");
+		html_line(out, s_or(m->message_id, ""));
+		strbuf_addstr(out, "</small></li>");
+	}
+	if (f->fix_subject) {
+		strbuf_addstr(out, "<li>fix: &ldquo;");
+		html_line(out, f->fix_subject);
+		strbuf_addstr(out, f->fix_commit ? "&rdquo; arrived as <code>"
+						 : "&rdquo; has not arrived yet");
+		if (f->fix_commit)
+			html_line_n(out, f->fix_commit, strnlen(f->fix_commit, 12));
+		strbuf_addstr(out, f->fix_commit ? "</code></li>" : "</li>");
+	}
+	strbuf_addstr(out, "</ul>\n");
 }
 
 static int flag_page(struct site *s, const struct flag *f)
@@ -687,6 +731,7 @@ static int flag_page(struct site *s, const struct flag *f)
 		strbuf_addstr(&page, "</a></td></tr>\n");
 	}
 	strbuf_addstr(&page, "</table></div>\n");
+	mail_actions(&page, f);
 	if (f->state == FLAG_OPEN)
 		flag_actions(&page, s, f);
 	if (f->excerpt)

@@ -19,6 +19,8 @@
 
 #define COMMANDS_MAX 10 /* command lines read from one mail */
 #define CC_MAX 20       /* other recipients an acknowledgement goes to */
+#define REFUSALS_MAX 5  /* refusals answered to one sender a day: a forged From: (without
+			   inbox.authserv_id) cannot make nextbot mail someone over and over */
 
 static const char help_text[] =
 	"nextbot understands these commands in an answer to one of its mails,\n"
@@ -620,6 +622,25 @@ static int reply(struct job *j, const char *role, const struct strbuf *text, int
 	return ret;
 }
 
+/* Has `from` been sent REFUSALS_MAX refusals in the last day? */
+static int refused_enough(const struct state *st, const char *from)
+{
+	char cutoff[32];
+	size_t i;
+	int n = 0;
+
+	bot_rfc3339(cutoff, sizeof(cutoff), time(NULL) - 86400);
+	for (i = st->inbox_nr; i > 0 && n < REFUSALS_MAX; i--) {
+		const struct inbox_record *r = &st->inbox[i - 1];
+
+		if (r->when && strcmp(r->when, cutoff) < 0)
+			break;
+		n += r->outcome == MAIL_REFUSED && r->from && !strcasecmp(r->from, from) &&
+		     !(r->summary && strstr(r->summary, "not vouched for"));
+	}
+	return n >= REFUSALS_MAX;
+}
+
 static void record(struct job *j, enum mailcmd_outcome o, const char *why)
 {
 	if (why) {
@@ -689,7 +710,10 @@ int mailcmd_handle(enum mailcmd_outcome *out, struct maint *m, const char *raw, 
 	}
 	if (!silent && j.ack.len && (ret = reply(&j, "ack", &j.ack, 1)) < 0)
 		goto done;
-	if (!silent && j.refusal.len) {
+	if (!silent && j.refusal.len && refused_enough(&m->st, mail.from_addr)) {
+		strbuf_addf(&j.summary, " (not answered: %d refusals to this sender today)",
+			    REFUSALS_MAX);
+	} else if (!silent && j.refusal.len) {
 		strbuf_addstr(&j.refusal, help_text);
 		if ((ret = reply(&j, "refusal", &j.refusal, 0)) < 0)
 			goto done;

@@ -497,6 +497,11 @@ static int run_one(struct maint *m, struct test_request *t)
 			       (long)time(NULL));
 	}
 	err = night_check_trial(&cr, cfg, f->last_seen, runs, &merged, f->command, f->tree);
+	if (bot_stop_requested) { /* stopped half way: it stays queued for the next time */
+		log_info("test: %s %s: stopped; it stays queued", t->url, t->branch);
+		err = 0;
+		goto out;
+	}
 	if (err < 0)
 		finish(t, TEST_ERROR, nb_error_last());
 	else if (cr.verdict == CHECK_GOOD)
@@ -516,6 +521,7 @@ reply:
 	}
 	outcome_text(&text, f ? f : &(struct flag){ .id = t->flag_id }, t, &cr, subject);
 	err = answer(m, t, &text);
+out:
 	check_result_release(&cr);
 	strbuf_release(&why);
 	strbuf_release(&text);

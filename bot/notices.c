@@ -211,10 +211,19 @@ static int record(struct notices *n, int ret, const char *kind, const char *flag
 	return ret;
 }
 
+/* Forgets what earlier queue calls reported (those nobody records: the summary, …). */
+static void begin(struct notices *n)
+{
+	strvec_clear(&n->sent);
+}
+
 int notices_conflict(struct notices *n, const struct notice_conflict *c)
 {
 	char *what = xstrfmt("%s %s %s", c->date, c->tree, c->other);
-	int ret = record(n, notice_queue_conflict(&n->settings, c), "merge-conflict", NULL, what);
+	int ret;
+
+	begin(n);
+	ret = record(n, notice_queue_conflict(&n->settings, c), "merge-conflict", NULL, what);
 
 	free(what);
 	return ret;
@@ -222,6 +231,7 @@ int notices_conflict(struct notices *n, const struct notice_conflict *c)
 
 int notices_reply(struct notices *n, const struct notice_reply *r, const char *flag_id)
 {
+	begin(n);
 	return record(n, notice_queue_reply(&n->settings, r), "reply", flag_id, NULL);
 }
 
@@ -240,6 +250,7 @@ int notices_flag_report(struct notices *n, const struct flag *f, const char *dat
 	int ret;
 
 	breakage(&b, n, f, date, tag, reminder);
+	begin(n);
 	ret = record(n, notice_queue_breakage(&n->settings, &b), reminder ? "reminder" : "report",
 		     f->id, NULL);
 	free(tag);
@@ -254,6 +265,7 @@ int notices_flag_resolved(struct notices *n, const struct flag *f, const char *d
 	int ret;
 
 	breakage(&b, n, f, date, tag, 0);
+	begin(n);
 	ret = record(n, notice_queue_resolved(&n->settings, &b, why), "resolved", f->id, NULL);
 	free(tag);
 	return ret;
@@ -269,6 +281,7 @@ int notices_flag_dropped(struct notices *n, const struct flag *f, const char *da
 	breakage(&b, n, f, date, tag, 0);
 	if (!b.kind)
 		b.kind = "dropped"; /* a drop that answered no flag */
+	begin(n);
 	ret = record(n, notice_queue_dropped(&n->settings, &b, reason), "dropped", f->id, NULL);
 	free(tag);
 	return ret;

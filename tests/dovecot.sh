@@ -9,6 +9,7 @@
 #                                   reason when it does not come up
 #   sh tests/dovecot.sh deliver DIR FILE...   puts each FILE into bot's Maildir (new/)
 #   sh tests/dovecot.sh flags DIR   prints "uid flags" of every mail of bot's INBOX
+#   sh tests/dovecot.sh unmark DIR UID   takes \Seen and $Nextbot off that mail again
 #   sh tests/dovecot.sh stop DIR    stops exactly this instance (its master's pid)
 #   sh tests/dovecot.sh resume DIR  starts it again as it was (same ports, same mail)
 #
@@ -126,6 +127,9 @@ deliver)
 flags)
 	doveadm -c "$dir/dovecot.conf" -f flow fetch -u bot 'uid flags' mailbox INBOX all |
 		sed 's/^uid=\([0-9]*\) flags=/\1 /'
+	;;
+unmark)
+	doveadm -c "$dir/dovecot.conf" flags remove -u bot '\Seen $Nextbot' mailbox INBOX uid "$1"
 	;;
 stop)
 	pid=$(head -n 1 "$dir/run/master.pid" 2>/dev/null | tr -cd 0-9)

@@ -213,8 +213,19 @@ check "dovecot holds the mail as seen and handled" sh -c \
 	"sh '$TESTS/dovecot.sh' flags '$TMP/imap' | grep -q '^1 .*\\\\Seen' &&
 	 sh '$TESTS/dovecot.sh' flags '$TMP/imap' | grep -q '^1 .*\\\$Nextbot'"
 poll "a second poll finds nothing new"
-check "... and acts on nothing twice" test "$(acks '<jakob-drop@netdev.example.org>')" = \
+# the same mail delivered again, and the first copy found unmarked (as after a kill -9
+# between handling it and marking it)
+sh "$TESTS/dovecot.sh" deliver "$TMP/imap" "$TMP/mail/drop.eml"
+echo drop >>"$TMP/mail/pending"
+sh "$TESTS/dovecot.sh" unmark "$TMP/imap" 1
+poll "the inbox is polled: the same mail twice, and once more"
+check "... and acts once: one acknowledgement" test "$(acks '<jakob-drop@netdev.example.org>')" = \
 	"1|jakob@netdev.example.org linux-net@lists.example.org zoe@example.org"
+check "... one drop" test "$($PYTHON -c 'import json, sys
+print(len(json.load(open(sys.argv[1]))["drops"]))' "$S/state.json")" = 1
+check "... and both copies are marked" sh -c "
+	sh '$TESTS/dovecot.sh' flags '$TMP/imap' >'$TMP/flags' && test \$(wc -l <'$TMP/flags') = 2 &&
+	! grep -v 'Nextbot' '$TMP/flags'"
 expect_exit 0 "night 2 runs" NB run --date 2026-12-03
 check "A is out of next" sh -c "! git -C '$S/repo.git' log --format=%s next | grep -q tighten"
 check "the drop names the command mail" sh -c "'$NEXTBOT' -c '$W/nextbot.yaml' status |
@@ -359,7 +370,7 @@ assert "build-failure" not in ev, ev
 EOF
 check "every mail in dovecot is marked handled" sh -c "
 	sh '$TESTS/dovecot.sh' flags '$TMP/imap' >'$TMP/flags' &&
-	test \$(wc -l <'$TMP/flags') = 10 && ! grep -v 'Nextbot' '$TMP/flags'"
+	test \$(wc -l <'$TMP/flags') = 11 && ! grep -v 'Nextbot' '$TMP/flags'"
 
 # --- imaps:// with the server's own CA --------------------------------------------------
 sed -e "s|url: \"imap://127.0.0.1:[0-9]*/INBOX\"|url: \"imaps://127.0.0.1:$(cat "$TMP/imap/tls-port")/INBOX\"|" \
