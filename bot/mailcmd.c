@@ -614,6 +614,7 @@ static int reply(struct job *j, const char *role, const struct strbuf *text, int
 	r.references = (const char *const *)mail->references.v;
 	r.references_nr = mail->references.nr;
 	r.text = text->buf;
+	r.flag_id = j->ack_flag;
 	notices_init(&n, j->m->cfg);
 	n.st = &j->m->st;
 	ret = notices_reply(&n, &r, j->ack_flag);

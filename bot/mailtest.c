@@ -425,6 +425,7 @@ static int answer(struct maint *m, const struct test_request *t, const struct st
 	r.references = (const char *const *)t->reply_references.v;
 	r.references_nr = t->reply_references.nr;
 	r.text = text->buf;
+	r.flag_id = t->flag_id;
 	notices_init(&n, m->cfg);
 	n.st = &m->st;
 	ret = notices_reply(&n, &r, t->flag_id);

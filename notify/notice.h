@@ -267,6 +267,7 @@ struct notice_reply {
 	const char *const *references; /* its References, "<x@y>" each */
 	size_t references_nr;
 	const char *text;	   /* the body, LF line ends; the signature is added */
+	const char *flag_id;	   /* the flag it is about (X-Nextbot-Flag); NULL: none */
 };
 int notice_queue_reply(const struct notice_settings *s, const struct notice_reply *r);
 

@@ -619,6 +619,7 @@ int notice_queue_reply(const struct notice_settings *s, const struct notice_repl
 	if (!r->key || !r->role)
 		return nb_error_set(NB_EINVALID, "notify: a reply without key or role");
 	d.kind = "reply";
+	d.flag_id = r->flag_id;
 	d.parts[0] = d.kind;
 	d.parts[1] = r->key;
 	d.parts[2] = r->role;

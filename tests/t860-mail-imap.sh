@@ -195,7 +195,7 @@ check "A is dropped" test "$(flag_state "$A")" = dropped
 check "mail-in did the same to the twin" same_as_twin "$A" dropped
 check "one acknowledgement, to Jakob, Zoë and the list" test "$(acks '<jakob-drop@netdev.example.org>')" = \
 	"1|jakob@netdev.example.org linux-net@lists.example.org zoe@example.org"
-check "it threads under the report" $PYTHON - "$TMP/smtp" "$RA" <<'EOF'
+check "it threads under the report" $PYTHON - "$TMP/smtp" "$RA" "$A" <<'EOF'
 import glob, json, sys
 for f in sorted(glob.glob(sys.argv[1] + "/msg-*.json")):
     m = json.load(open(f))
@@ -205,6 +205,7 @@ for f in sorted(glob.glob(sys.argv[1] + "/msg-*.json")):
         assert refs == [sys.argv[2], "<jakob-drop@netdev.example.org>"], refs
         assert h["Subject"] == "Re: a report", h["Subject"]
         assert h["Auto-Submitted"] == "auto-generated"
+        assert h.get("X-Nextbot-Flag") == sys.argv[3], h
         b = " ".join(m["body"].split())
         assert "Dropped" in b and "until `#nextbot undrop`" in b, b
         assert max(len(l) for l in m["body"].split("\n")) <= 78, m["body"]
@@ -298,7 +299,8 @@ flags = json.loads(subprocess.run(['$NEXTBOT', '-c', '$W/nextbot.yaml', '--json'
 err = [f['error'] for f in flags if f['id'] == sys.argv[2]][0]
 b = [json.load(open(f)) for f in glob.glob('$TMP/smtp/msg-*.json')]
 b = [' '.join(m['body'].split()) for m in b
-     if dict(m['headers']).get('In-Reply-To') == '<zoe-test5@example.org>']
+     if dict(m['headers']).get('In-Reply-To') == '<zoe-test5@example.org>'
+     and 'FAIL' in m['body']]
 assert b and 'FAIL: build failed.' in b[0], b
 assert 'The first error: ' + ' '.join(err.split()) in b[0], (err, b[0])
 assert 'That is the error flag %s was raised for.' % sys.argv[2] in b[0], b[0]
