@@ -1289,6 +1289,25 @@ static void test_semantic_recipients(void **state)
 	outbox_notice_release(&resolved);
 }
 
+static void test_rebased_culprit_named(void **state)
+{
+	struct fx *f = *state;
+	struct notice_breakage b;
+	struct outbox_notice on;
+
+	breakage_init(&b);
+	b.reminder = 1;
+	b.now.rebased = 1;
+	b.now.commit = "5555555555555555555555555555555555555555";
+	assert_int_equal(notice_queue_breakage(&f->s, &b), 2);
+	load_notice(&on, f, "build-failure", "mail", "Re: ");
+	assert_non_null(strstr(on.text, "  0123456789ab (\"net: frob the widgets\")\n"));
+	assert_non_null(strstr(on.text, "rebased since: the same patch (patch-id\nfedcba987654) "
+					"is now commit 555555555555 there."));
+	assert_non_null(strstr(on.text, "This is a reminder"));
+	outbox_notice_release(&on);
+}
+
 static void test_private_dir_scrubbed(void **state)
 {
 	struct fx *f = *state;
@@ -1408,6 +1427,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_conflict_mail, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_semantic_recipients, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_private_dir_scrubbed, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_rebased_culprit_named, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_webhook_slack_and_summary, fx_setup,
 						fx_teardown),
 	};
