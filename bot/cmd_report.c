@@ -264,7 +264,7 @@ static void night_items(struct strbuf *out, const struct site *s, const struct r
 		strbuf_addstr(out, "</li>");
 	}
 	if (out->len == start)
-		strbuf_addstr(out, "<li>Nothing to report: every tree merged as it is.</li>");
+		strbuf_addstr(out, "<li>Every tree merged as it is; no breakage.</li>");
 	strbuf_addstr(out, "</ul>\n");
 }
 

@@ -69,7 +69,7 @@ static void slug(struct strbuf *out, const char *title)
 	size_t start = out->len;
 	int dash = 0;
 
-	for (; *p && *p != ':' && out->len - start < 40; p++) {
+	for (; *p && out->len - start < 48; p++) {
 		int ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
 			 (*p >= '0' && *p <= '9') || *p == '.' || *p == '_';
 
