@@ -621,12 +621,6 @@ static void flag_actions(struct strbuf *out, const struct site *s, const struct 
 		html_line(out, f->id);
 		strbuf_addstr(out, " --reason &quot;…&quot;</code>. It stays out by patch-id and "
 				   "Message-ID, also after a rebase.</li>");
-		if (s->cfg->inbox.configured)
-			strbuf_addstr(out, "<li><b>By mail</b>: answer the report or the "
-				      "maintainer mail with a line <code>#nextbot drop</code> (the "
-				      "tree's maintainers), <code>#nextbot fix: &lt;subject of the "
-				      "fix&gt;</code> (anyone) or <code>#nextbot invalid "
-				      "&lt;reason&gt;</code>.</li>");
 	}
 	strbuf_addstr(out, "<li><b>Not this patch's fault?</b> The operator marks a false "
 			   "positive with <code>nextbot dismiss ");
