@@ -12,6 +12,7 @@
 #include "merge/patchid_int.h"
 #include "merge/trailer_int.h"
 #include "util/error.h"
+#include "tests/gitfixture.h"
 #include "util/fileutil.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
@@ -23,34 +24,21 @@ static char repo_dir[256];
 static void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void sh(const char *fmt, ...)
 {
-	struct strbuf cmd = STRBUF_INIT;
 	va_list ap;
+	int rc;
 
-	strbuf_addf(&cmd, "cd '%s' && { ", repo_dir);
 	va_start(ap, fmt);
-	strbuf_vaddf(&cmd, fmt, ap);
+	rc = fixture_vsh(repo_dir, NULL, fmt, ap);
 	va_end(ap);
-	strbuf_addstr(&cmd, "; } >/dev/null 2>&1");
-	if (system(cmd.buf) != 0)
-		fail_msg("command failed: %s", cmd.buf);
-	strbuf_release(&cmd);
+	if (rc != 0)
+		fail_msg("command failed in %s: %s", repo_dir, fmt);
 }
 
-/* Output of a shell snippet run in the repository, first line, trimmed. */
+/* Output of a shell snippet run in the repository, trimmed. */
 static void sh_out(struct strbuf *out, const char *cmd)
 {
-	struct strbuf full = STRBUF_INIT;
-	char line[512];
-	FILE *f;
-
-	strbuf_reset(out);
-	strbuf_addf(&full, "cd '%s' && %s", repo_dir, cmd);
-	f = popen(full.buf, "r");
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f))
-		strbuf_addstr(out, line);
-	pclose(f);
-	strbuf_release(&full);
+	fixture_dir = repo_dir;
+	assert_int_equal(fixture_sh_out(out, 0, "%s", cmd), 0);
 	strbuf_trim(out);
 }
 
