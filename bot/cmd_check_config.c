@@ -1,5 +1,6 @@
 /* `nextbot check-config`: validate the config and print the plan it resolves to. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <json-c/json.h>
 
@@ -38,6 +39,45 @@ static void print_commands(FILE *out, const char *what, const struct config_comm
 		fprintf(out, "  %s (timeout %lds): %s\n", c[i].name, c[i].timeout, c[i].command);
 		for (j = 0; j < c[i].env.nr; j++)
 			fprintf(out, "      env %s\n", c[i].env.v[j]);
+		for (j = 0; j < c[i].matrix_nr; j++) {
+			size_t k;
+
+			fprintf(out, "      matrix %s:", c[i].matrix[j].key);
+			for (k = 0; k < c[i].matrix[j].values.nr; k++)
+				fprintf(out, " %s", c[i].matrix[j].values.v[k]);
+			fputs("\n", out);
+		}
+	}
+}
+
+/* The cells and what runs in each, in order: with a matrix, the night's real plan. */
+static void print_cells(FILE *out, const struct config *cfg)
+{
+	size_t i, j;
+
+	if (cfg->cells_nr == 1 && !*cfg->cells[0].name)
+		return;
+	fprintf(out, "cells: %zu, each in its own worker, up to %d at once (runner.max_jobs)\n",
+		cfg->cells_nr, cfg->runner.max_jobs);
+	for (i = 0; i < cfg->cells_nr; i++) {
+		const struct config_cell *cell = &cfg->cells[i];
+
+		fprintf(out, "  %s:", cell->name);
+		for (j = 0; j < cfg->build_nr; j++)
+			if (config_cell_has(cell, &cfg->build[j])) {
+				char *name = config_cell_command_name(cell, &cfg->build[j]);
+
+				fprintf(out, " %s", name);
+				free(name);
+			}
+		for (j = 0; j < cfg->test_nr; j++)
+			if (config_cell_has(cell, &cfg->test[j])) {
+				char *name = config_cell_command_name(cell, &cfg->test[j]);
+
+				fprintf(out, " %s", name);
+				free(name);
+			}
+		fputs("\n", out);
 	}
 }
 
@@ -148,6 +188,7 @@ static void print_plan(FILE *out, const struct config *cfg)
 							    : "build (once, after all merges)",
 			 cfg->build, cfg->build_nr);
 	print_commands(out, "test", cfg->test, cfg->test_nr);
+	print_cells(out, cfg);
 	fprintf(out, "on_breakage: %s\n", config_on_breakage_name(cfg->on_breakage));
 	fprintf(out, "bisect: confirm %d, jobs %d\n", cfg->bisect.confirm, cfg->bisect.jobs);
 	fprintf(out, "runner: %s, user %s, max_jobs %d", config_runner_kind_name(cfg->runner.kind),
@@ -206,26 +247,76 @@ static json_object *jtree(const struct config_tree *t, int with_extras)
 	return o;
 }
 
+/* "KEY=VALUE" strings as a JSON object. */
+static json_object *jenv(const struct strvec *sv)
+{
+	json_object *env = json_object_new_object();
+	size_t j;
+
+	for (j = 0; j < sv->nr; j++) {
+		const char *kv = sv->v[j], *eq = strchr(kv, '=');
+		struct strbuf k = STRBUF_INIT;
+
+		strbuf_add(&k, kv, (size_t)(eq - kv));
+		json_object_object_add(env, k.buf, json_object_new_string(eq + 1));
+		strbuf_release(&k);
+	}
+	return env;
+}
+
 static json_object *jcommands(const struct config_command *c, size_t nr)
 {
 	json_object *a = json_object_new_array();
 	size_t i, j;
 
 	for (i = 0; i < nr; i++) {
-		json_object *o = json_object_new_object(), *env = json_object_new_object();
+		json_object *o = json_object_new_object(), *m = NULL;
 
-		for (j = 0; j < c[i].env.nr; j++) {
-			const char *kv = c[i].env.v[j], *eq = strchr(kv, '=');
-			struct strbuf k = STRBUF_INIT;
-
-			strbuf_add(&k, kv, (size_t)(eq - kv));
-			json_object_object_add(env, k.buf, json_object_new_string(eq + 1));
-			strbuf_release(&k);
-		}
+		if (c[i].matrix_nr)
+			m = json_object_new_object();
+		for (j = 0; j < c[i].matrix_nr; j++)
+			json_object_object_add(m, c[i].matrix[j].key,
+					       jstrvec(&c[i].matrix[j].values));
 		json_object_object_add(o, "name", jstr(c[i].name));
 		json_object_object_add(o, "command", jstr(c[i].command));
 		json_object_object_add(o, "timeout", json_object_new_int64(c[i].timeout));
-		json_object_object_add(o, "env", env);
+		json_object_object_add(o, "env", jenv(&c[i].env));
+		json_object_object_add(o, "matrix", m);
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+/* A JSON string of `s`, which it frees. */
+static json_object *jtake(char *s)
+{
+	json_object *o = json_object_new_string(s);
+
+	free(s);
+	return o;
+}
+
+/* Every cell with its name, env and the commands it runs, in order. */
+static json_object *jcells(const struct config *cfg)
+{
+	json_object *a = json_object_new_array();
+	size_t i, j;
+
+	for (i = 0; i < cfg->cells_nr; i++) {
+		const struct config_cell *cell = &cfg->cells[i];
+		json_object *o = json_object_new_object(), *cmds = json_object_new_array();
+
+		for (j = 0; j < cfg->build_nr; j++)
+			if (config_cell_has(cell, &cfg->build[j]))
+				json_object_array_add(cmds, jtake(
+					config_cell_command_name(cell, &cfg->build[j])));
+		for (j = 0; j < cfg->test_nr; j++)
+			if (config_cell_has(cell, &cfg->test[j]))
+				json_object_array_add(cmds, jtake(
+					config_cell_command_name(cell, &cfg->test[j])));
+		json_object_object_add(o, "name", jstr(cell->name));
+		json_object_object_add(o, "env", jenv(&cell->env));
+		json_object_object_add(o, "commands", cmds);
 		json_object_array_add(a, o);
 	}
 	return a;
@@ -298,6 +389,7 @@ static json_object *jplan(const struct config *cfg)
 	json_object_object_add(o, "never_merge", jstrvec(&cfg->never_merge));
 	json_object_object_add(o, "build", jcommands(cfg->build, cfg->build_nr));
 	json_object_object_add(o, "test", jcommands(cfg->test, cfg->test_nr));
+	json_object_object_add(o, "cells", jcells(cfg));
 	json_object_object_add(o, "build_after_each_merge",
 			       json_object_new_boolean(cfg->build_after_each_merge));
 	json_object_object_add(o, "on_breakage", jstr(config_on_breakage_name(cfg->on_breakage)));

@@ -224,10 +224,115 @@ static int load_trees(struct loader *ld, const struct ynode *root)
 	return ret;
 }
 
+/* Matrix values name cells and worker folders: "x86_64", "gcc-12", "5.10", "lto+". */
+static int matrix_value_ok(const char *s)
+{
+	if (!*s || *s == '.' || *s == '-')
+		return 0;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && !strchr("._+-", *s))
+			return 0;
+	return 1;
+}
+
+static int env_sets(const struct strvec *env, const char *key)
+{
+	size_t i, n = strlen(key);
+
+	for (i = 0; i < env->nr; i++)
+		if (!strncmp(env->v[i], key, n) && env->v[i][n] == '=')
+			return 1;
+	return 0;
+}
+
+/* One axis: `key: [v1, v2, …]`. */
+static int load_axis(struct loader *ld, const struct ynode *key, const struct ynode *v,
+		       struct config_command *c, struct config_axis *a)
+{
+	size_t i, j, old;
+	int ret = 0;
+
+	a->key = xstrdup(key->value);
+	a->values = (struct strvec)STRVEC_INIT;
+	a->line = key->line;
+	a->col = key->col;
+	if (!env_name_ok(key->value))
+		return yread_err(&ld->r, key, key->value, "not a valid environment variable name");
+	if (!strncmp(key->value, "NEXTBOT_", 8))
+		return yread_err(&ld->r, key, key->value,
+				 "NEXTBOT_* variables are set by nextbot itself");
+	if (env_sets(&c->env, key->value))
+		return yread_err(&ld->r, key, key->value, "also set in this entry's env: a matrix "
+				 "key varies from cell to cell, env does not");
+	if (v->kind != YN_SEQ)
+		return yread_err(&ld->r, v, key->value, "expected a list of values, got %s",
+				 ynode_kind_name(v));
+	if (!v->nr)
+		return yread_err(&ld->r, v, key->value, "an empty axis: list at least one value");
+	old = yread_kp_push(&ld->r, key->value);
+	for (i = 0; i < v->nr && !ret; i++) {
+		const struct ynode *item = v->kids[i];
+		size_t o2 = yread_kp_push_index(&ld->r, i);
+
+		if (item->kind != YN_SCALAR || ynode_is_null(item)) {
+			ret = yread_err(&ld->r, item, NULL, "expected a string, got %s",
+					ynode_kind_name(item));
+			goto next;
+		}
+		if (!matrix_value_ok(item->value)) {
+			ret = yread_err(&ld->r, item, NULL,
+					"'%s' is not a valid matrix value (letters, digits, '.', "
+					"'_', '+', '-'): it names cells and their worker folders",
+					item->value);
+			goto next;
+		}
+		for (j = 0; j < i; j++)
+			if (!strcmp(v->kids[j]->value, item->value)) {
+				ret = yread_err(&ld->r, item, NULL,
+						"duplicate value '%s' (first at line %d)",
+						item->value, v->kids[j]->line);
+				goto next;
+			}
+		strvec_push(&a->values, item->value);
+next:
+		yread_kp_pop(&ld->r, o2);
+	}
+	yread_kp_pop(&ld->r, old);
+	return ret;
+}
+
+/* An entry's `matrix: {KEY: [values], …}`; at most CONFIG_MAX_CELLS cells. */
+static int load_matrix(struct loader *ld, const struct ynode *n, struct config_command *c)
+{
+	const struct ynode *m = ynode_get(n, "matrix");
+	size_t i, old, cells = 1;
+	int ret;
+
+	if (!m || ynode_is_null(m))
+		return 0;
+	if ((ret = yread_map_check(&ld->r, m, "matrix", NULL)) < 0)
+		return ret;
+	if (!m->nr)
+		return yread_err(&ld->r, m, "matrix", "an empty matrix: give each key its list "
+				 "of values, or leave the matrix out");
+	c->matrix = xcalloc(m->nr / 2, sizeof(*c->matrix));
+	old = yread_kp_push(&ld->r, "matrix");
+	for (i = 0; i + 1 < m->nr && !ret; i += 2) {
+		ret = load_axis(ld, m->kids[i], m->kids[i + 1], c, &c->matrix[c->matrix_nr++]);
+		cells *= ret ? 1 : c->matrix[c->matrix_nr - 1].values.nr;
+		if (!ret && cells > CONFIG_MAX_CELLS)
+			ret = yread_err(&ld->r, m->kids[i], m->kids[i]->value,
+				    "the matrix has more than %d cells: each cell is a build of "
+				    "its own every night", CONFIG_MAX_CELLS);
+	}
+	yread_kp_pop(&ld->r, old);
+	return ret;
+}
+
 static int load_commands(struct loader *ld, const struct ynode *root, const char *key,
 			   struct config_command **out, size_t *nr_out)
 {
-	static const char *const keys[] = { "name", "command", "timeout", "env", NULL };
+	static const char *const keys[] = { "name", "command", "timeout", "env", "matrix", NULL };
 	const struct ynode *v = ynode_get(root, key);
 	size_t i, j, old;
 	int ret = 0;
@@ -297,9 +402,155 @@ static int load_commands(struct loader *ld, const struct ynode *root, const char
 			}
 			yread_kp_pop(&ld->r, o2);
 		}
+		if (!ret)
+			ret = load_matrix(ld, n, c);
 next:
 		yread_kp_pop(&ld->r, old);
 	}
+	return ret;
+}
+
+/* ---- the night's cells: the product of the matrix keys' values ----------- */
+
+/* The first entry with a matrix (its keys order every cell name), or NULL. */
+static const struct config_command *first_matrix(const struct config *cfg)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->build_nr; i++)
+		if (cfg->build[i].matrix_nr)
+			return &cfg->build[i];
+	for (i = 0; i < cfg->test_nr; i++)
+		if (cfg->test[i].matrix_nr)
+			return &cfg->test[i];
+	return NULL;
+}
+
+static const struct config_axis *axis_find(const struct config_command *c, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < c->matrix_nr; i++)
+		if (!strcmp(c->matrix[i].key, key))
+			return &c->matrix[i];
+	return NULL;
+}
+
+/* Every matrix has the first one's keys; `union_values` gets each key's values. */
+static int same_keys(struct loader *ld, const char *list, struct config_command *c, size_t nr,
+		       const struct config_command *first, struct strvec *union_values)
+{
+	size_t i, k, v;
+
+	for (i = 0; i < nr; i++) {
+		const struct config_axis *odd = NULL;
+
+		if (!c[i].matrix_nr)
+			continue;
+		for (k = 0; k < c[i].matrix_nr && !odd; k++)
+			if (!axis_find(first, c[i].matrix[k].key))
+				odd = &c[i].matrix[k];
+		for (k = 0; k < first->matrix_nr && !odd; k++)
+			if (!axis_find(&c[i], first->matrix[k].key))
+				odd = &c[i].matrix[0];
+		if (odd) {
+			struct ynode at = { .line = odd->line, .col = odd->col };
+
+			strbuf_reset(&ld->r.kp);
+			strbuf_addf(&ld->r.kp, ".%s[%zu]", list, i);
+			return yread_err(&ld->r, &at, "matrix",
+					 "its keys differ from those of the first matrix (line "
+					 "%d): every matrix of a config has the same keys",
+					 first->line);
+		}
+		for (k = 0; k < first->matrix_nr; k++) {
+			const struct config_axis *a = axis_find(&c[i], first->matrix[k].key);
+
+			for (v = 0; v < a->values.nr; v++)
+				if (!strvec_contains(&union_values[k], a->values.v[v]))
+					strvec_push(&union_values[k], a->values.v[v]);
+		}
+	}
+	return 0;
+}
+
+/* 1 when some entry with a matrix lists the cell's values. */
+static int cell_used(const struct config *cfg, const struct config_cell *cell)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->build_nr; i++)
+		if (cfg->build[i].matrix_nr && config_cell_has(cell, &cfg->build[i]))
+			return 1;
+	for (i = 0; i < cfg->test_nr; i++)
+		if (cfg->test[i].matrix_nr && config_cell_has(cell, &cfg->test[i]))
+			return 1;
+	return 0;
+}
+
+static int load_cells(struct loader *ld)
+{
+	struct config *cfg = ld->cfg;
+	const struct config_command *first = first_matrix(cfg);
+	struct strvec *values;
+	size_t *at, k, total = 1, i;
+	int ret;
+
+	if (!first) {
+		cfg->cells = xcalloc(1, sizeof(*cfg->cells));
+		cfg->cells[0].name = xstrdup("");
+		cfg->cells[0].env = (struct strvec)STRVEC_INIT;
+		cfg->cells_nr = 1;
+		return 0;
+	}
+	values = xcalloc(first->matrix_nr, sizeof(*values));
+	at = xcalloc(first->matrix_nr, sizeof(*at));
+	for (k = 0; k < first->matrix_nr; k++)
+		values[k] = (struct strvec)STRVEC_INIT;
+	if ((ret = same_keys(ld, "build", cfg->build, cfg->build_nr, first, values)) < 0 ||
+	    (ret = same_keys(ld, "test", cfg->test, cfg->test_nr, first, values)) < 0)
+		goto done;
+	for (k = 0; k < first->matrix_nr; k++)
+		total *= values[k].nr;
+	if (total > CONFIG_MAX_CELLS) {
+		struct ynode pos = { .line = first->matrix[0].line, .col = first->matrix[0].col };
+
+		strbuf_reset(&ld->r.kp);
+		ret = yread_err(&ld->r, &pos, NULL,
+				"the matrices make %zu cells, more than %d: each cell is a "
+				"build of its own every night", total, CONFIG_MAX_CELLS);
+		goto done;
+	}
+	cfg->cells = xcalloc(total, sizeof(*cfg->cells));
+	for (i = 0; i < total; i++) {
+		struct config_cell *cell = &cfg->cells[cfg->cells_nr];
+		struct strbuf name = STRBUF_INIT;
+
+		cell->env = (struct strvec)STRVEC_INIT;
+		for (k = 0; k < first->matrix_nr; k++) {
+			strbuf_addf(&name, "%s%s=%s", k ? "," : "", first->matrix[k].key,
+				    values[k].v[at[k]]);
+			strvec_pushf(&cell->env, "%s=%s", first->matrix[k].key, values[k].v[at[k]]);
+		}
+		cell->name = strbuf_detach(&name, NULL);
+		if (cell_used(cfg, cell)) {
+			cfg->cells_nr++;
+		} else {
+			free(cell->name);
+			strvec_clear(&cell->env);
+		}
+		/* the next combination, the last key fastest */
+		for (k = first->matrix_nr; k-- > 0;) {
+			if (++at[k] < values[k].nr)
+				break;
+			at[k] = 0;
+		}
+	}
+done:
+	for (k = 0; k < first->matrix_nr; k++)
+		strvec_clear(&values[k]);
+	free(values);
+	free(at);
 	return ret;
 }
 
@@ -398,6 +649,16 @@ static int load_runner(struct loader *ld, const struct ynode *root)
 done:
 	yread_kp_pop(&ld->r, old);
 	return ret;
+}
+
+/*
+ * max_jobs when not given: 1 locally (a build there is `make -j$(nproc)` already;
+ * two at once only fight over the same cores), 4 on a cluster.
+ */
+static void runner_defaults(struct config *cfg)
+{
+	if (!cfg->runner.max_jobs)
+		cfg->runner.max_jobs = cfg->runner.kind == CONFIG_RUNNER_SLURM ? 4 : 1;
 }
 
 /* An optional duration ("90s", "10m", or seconds); *out is left alone when absent. */
@@ -747,7 +1008,7 @@ static struct config *config_new(const char *path)
 	cfg->bisect.confirm = 2;
 	cfg->bisect.jobs = 1;
 	cfg->runner.user = xstrdup("nobody");
-	cfg->runner.max_jobs = 4;
+	cfg->runner.max_jobs = 0;  /* unset: see load_runner() */
 	cfg->publish.branch = xstrdup("master");
 	cfg->notify.from = xstrdup("nextbot <nextbot@localhost>");
 	cfg->schedule = xstrdup("0 2 * * *");
@@ -796,10 +1057,12 @@ static int load_root(struct loader *ld, const struct ynode *root)
 	    (ret = check_never_merge(ld, root)) < 0 ||
 	    (ret = load_commands(ld, root, "build", &cfg->build, &cfg->build_nr)) < 0 ||
 	    (ret = load_commands(ld, root, "test", &cfg->test, &cfg->test_nr)) < 0 ||
+	    (ret = load_cells(ld)) < 0 ||
 	    (ret = load_misc(ld, root)) < 0 || (ret = load_deadline(ld, root)) < 0 ||
 	    (ret = load_runner(ld, root)) < 0 || (ret = load_git_publish(ld, root)) < 0 ||
 	    (ret = load_notify(ld, root)) < 0 || (ret = load_inbox(ld, root)) < 0)
 		return ret;
+	runner_defaults(cfg);
 	if (!cfg->merge_identity)
 		cfg->merge_identity = identity_ok(cfg->notify.from)
 					      ? xstrdup(cfg->notify.from)
@@ -861,12 +1124,17 @@ static void tree_release(struct config_tree *t)
 
 static void commands_free(struct config_command *c, size_t nr)
 {
-	size_t i;
+	size_t i, j;
 
 	for (i = 0; i < nr; i++) {
 		free(c[i].name);
 		free(c[i].command);
 		strvec_clear(&c[i].env);
+		for (j = 0; j < c[i].matrix_nr; j++) {
+			free(c[i].matrix[j].key);
+			strvec_clear(&c[i].matrix[j].values);
+		}
+		free(c[i].matrix);
 	}
 	free(c);
 }
@@ -887,6 +1155,11 @@ void config_free(struct config *cfg)
 	strvec_clear(&cfg->never_merge);
 	commands_free(cfg->build, cfg->build_nr);
 	commands_free(cfg->test, cfg->test_nr);
+	for (i = 0; i < cfg->cells_nr; i++) {
+		free(cfg->cells[i].name);
+		strvec_clear(&cfg->cells[i].env);
+	}
+	free(cfg->cells);
 	free(cfg->deadline.text);
 	free(cfg->merge_identity);
 	free(cfg->runner.user);
@@ -926,6 +1199,28 @@ const char *config_never_merge_match(const struct config *cfg, const char *name,
 {
 	/* the one rule, merge/'s: the config refuses at load what the night refuses */
 	return fetch_never_merge_match((const char *const *)cfg->never_merge.v, name, branch);
+}
+
+int config_cell_has(const struct config_cell *cell, const struct config_command *c)
+{
+	size_t i, j;
+
+	for (i = 0; i < c->matrix_nr; i++) {
+		const struct config_axis *a = &c->matrix[i];
+		size_t n = strlen(a->key);
+
+		for (j = 0; j < cell->env.nr; j++)
+			if (!strncmp(cell->env.v[j], a->key, n) && cell->env.v[j][n] == '=')
+				break;
+		if (j == cell->env.nr || !strvec_contains(&a->values, cell->env.v[j] + n + 1))
+			return 0;
+	}
+	return 1;
+}
+
+char *config_cell_command_name(const struct config_cell *cell, const struct config_command *c)
+{
+	return *cell->name ? xstrfmt("%s[%s]", c->name, cell->name) : xstrdup(c->name);
 }
 
 const char *config_secret(const char *env_name)

@@ -51,13 +51,37 @@ struct config_tree {
 	int line;
 };
 
+/* One axis of a build or test entry's `matrix`: an env variable and its values. */
+struct config_axis {
+	char *key;             /* a valid env name, not NEXTBOT_*, not in the entry's env */
+	struct strvec values;  /* in file order, unique, [A-Za-z0-9._+-], at least one */
+	int line, col;
+};
+
 /* build[] and test[]. */
 struct config_command {
 	char *name;
 	char *command;       /* run by /bin/sh -c exactly as written */
 	long timeout;        /* seconds, > 0; default 3600 */
 	struct strvec env;   /* "KEY=VALUE" in file order: ready for runcmd_opts.env */
+	struct config_axis *matrix; /* the entry's matrix, NULL: none (runs in every cell) */
+	size_t matrix_nr;
 	int line;
+};
+
+/*
+ * A cell of the night's matrix (a configuration): one value for each matrix key.
+ * Every entry with a matrix has the same keys; a cell exists when at least one
+ * entry lists its values, and an entry without a matrix runs in every cell.  Each
+ * cell is built in its own worker checkout, concurrently up to runner.max_jobs.
+ * Without any matrix there is exactly one cell, named "" with an empty env, and
+ * everything runs as it always did.
+ */
+#define CONFIG_MAX_CELLS 64
+struct config_cell {
+	char *name;          /* "ARCH=arm64" ("K=v,K2=v2", keys in the first matrix's
+				order); safe in file names; "" without a matrix */
+	struct strvec env;   /* "ARCH=arm64", …: added to the env of every command of the cell */
 };
 
 struct config_webhook {
@@ -79,6 +103,8 @@ struct config {
 
 	struct config_command *build, *test;
 	size_t build_nr, test_nr;
+	struct config_cell *cells;           /* at least one (see struct config_cell) */
+	size_t cells_nr;
 	int build_after_each_merge;          /* default 1 */
 	enum config_on_breakage on_breakage; /* default revert-culprit */
 	struct {
@@ -99,7 +125,8 @@ struct config {
 		char *user;             /* default "nobody" */
 		char *partition;        /* NULL: Slurm's default */
 		struct strvec srun_args;
-		int max_jobs;           /* default 4 */
+		int max_jobs;           /* jobs at once (cells, speculative builds, Slurm
+					   jobs); default 1 locally, 4 on Slurm */
 	} runner;
 
 	struct {
@@ -173,6 +200,14 @@ void config_free(struct config *cfg);
  */
 const char *config_never_merge_match(const struct config *cfg, const char *name,
 				     const char *branch);
+
+/* 1 when entry `c` runs in `cell` (an entry without a matrix runs in every cell). */
+int config_cell_has(const struct config_cell *cell, const struct config_command *c);
+/*
+ * The name of entry `c` in `cell`: "build[ARCH=arm64]", or "build" when the config
+ * has no matrix.  Stable from night to night and safe in file names.  Caller frees.
+ */
+char *config_cell_command_name(const struct config_cell *cell, const struct config_command *c);
 
 /* A secret by its env var NAME, read at use time; NULL if unset or name is NULL. */
 const char *config_secret(const char *env_name);

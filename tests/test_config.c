@@ -91,7 +91,7 @@ static void test_defaults(void **state)
 	assert_string_equal(cfg->merge_identity, cfg->notify.from);
 	assert_int_equal(cfg->runner.kind, CONFIG_RUNNER_LOCAL);
 	assert_string_equal(cfg->runner.user, "nobody");
-	assert_int_equal(cfg->runner.max_jobs, 4);
+	assert_int_equal(cfg->runner.max_jobs, 1);
 	assert_null(cfg->publish.url);
 	assert_string_equal(cfg->publish.branch, "master");
 	assert_null(cfg->notify.smtp.url);
@@ -449,6 +449,110 @@ static void test_secret(void **state)
 	assert_null(config_secret(NULL));
 }
 
+/* The cells' names as one string: "ARCH=x86_64 ARCH=arm64". */
+static void cell_names(struct strbuf *out, const struct config *cfg)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->cells_nr; i++)
+		strbuf_addf(out, "%s%s", i ? " " : "", cfg->cells[i].name);
+}
+
+static void test_matrix(void **state)
+{
+	struct config *cfg = load_ok(
+		BASE "build:\n"
+		     "  - {name: build, command: 'make ARCH=$ARCH', env: {V: '1'},\n"
+		     "     matrix: {ARCH: [x86_64, arm64, riscv], CC: [gcc, clang]}}\n"
+		     "test:\n"
+		     "  - {name: kunit, command: 'make test',\n"
+		     "     matrix: {CC: [gcc], ARCH: [arm64, s390]}}\n"
+		     "  - {name: smoke, command: 'true'}\n"
+		     "runner: {kind: slurm}\n");
+	struct strbuf names = STRBUF_INIT;
+	char *name;
+
+	assert_int_equal(cfg->build[0].matrix_nr, 2);
+	assert_string_equal(cfg->build[0].matrix[0].key, "ARCH");
+	assert_int_equal(cfg->build[0].matrix[0].values.nr, 3);
+	/* the first matrix orders keys; values in first-seen order; unused cells dropped */
+	cell_names(&names, cfg);
+	assert_string_equal(names.buf, "ARCH=x86_64,CC=gcc ARCH=x86_64,CC=clang ARCH=arm64,CC=gcc "
+				       "ARCH=arm64,CC=clang ARCH=riscv,CC=gcc ARCH=riscv,CC=clang "
+				       "ARCH=s390,CC=gcc");
+	assert_int_equal(cfg->cells[6].env.nr, 2);
+	assert_string_equal(cfg->cells[6].env.v[0], "ARCH=s390");
+	assert_string_equal(cfg->cells[6].env.v[1], "CC=gcc");
+	/* build has no s390; kunit runs with gcc only; smoke everywhere */
+	assert_false(config_cell_has(&cfg->cells[6], &cfg->build[0]));
+	assert_true(config_cell_has(&cfg->cells[6], &cfg->test[0]));
+	assert_false(config_cell_has(&cfg->cells[3], &cfg->test[0]));
+	assert_true(config_cell_has(&cfg->cells[2], &cfg->test[0]));
+	assert_true(config_cell_has(&cfg->cells[3], &cfg->test[1]));
+	name = config_cell_command_name(&cfg->cells[1], &cfg->build[0]);
+	assert_string_equal(name, "build[ARCH=x86_64,CC=clang]");
+	free(name);
+	name = config_cell_command_name(&cfg->cells[6], &cfg->test[1]);
+	assert_string_equal(name, "smoke[ARCH=s390,CC=gcc]");
+	free(name);
+	/* the entry's own env is unchanged: cells add theirs when they run */
+	assert_int_equal(cfg->build[0].env.nr, 1);
+	assert_int_equal(cfg->runner.max_jobs, 4);
+	strbuf_release(&names);
+	config_free(cfg);
+
+	/* no matrix: one unnamed cell, every entry in it, names as they are */
+	cfg = load_ok(BASE "build:\n  - {name: b, command: make}\n");
+	assert_int_equal(cfg->cells_nr, 1);
+	assert_string_equal(cfg->cells[0].name, "");
+	assert_int_equal(cfg->cells[0].env.nr, 0);
+	assert_true(config_cell_has(&cfg->cells[0], &cfg->build[0]));
+	name = config_cell_command_name(&cfg->cells[0], &cfg->build[0]);
+	assert_string_equal(name, "b");
+	free(name);
+	assert_int_equal(cfg->runner.max_jobs, 1);  /* the local default */
+	config_free(cfg);
+	cfg = load_ok(BASE "runner: {max_jobs: 8}\n");
+	assert_int_equal(cfg->runner.max_jobs, 8);
+	config_free(cfg);
+}
+
+static void test_matrix_errors(void **state)
+{
+#define B BASE "build:\n  - name: b\n    command: make\n"
+	load_bad(B "    matrix: {ARCH: []}\n", 5, "build[0].matrix.ARCH", "empty axis");
+	load_bad(B "    matrix: {ARCH: [a, b, a]}\n", 5, "build[0].matrix.ARCH[2]",
+		 "duplicate value 'a'");
+	load_bad(B "    matrix: {1ARCH: [a]}\n", 5, "build[0].matrix.1ARCH",
+		 "environment variable");
+	load_bad(B "    matrix: {NEXTBOT_TREE: [a]}\n", 5, "build[0].matrix.NEXTBOT_TREE",
+		 "nextbot");
+	load_bad(B "    matrix: {}\n", 5, "build[0].matrix", "empty matrix");
+	load_bad(B "    matrix: [a]\n", 5, "build[0].matrix", "mapping");
+	load_bad(B "    matrix: {ARCH: arm64}\n", 5, "build[0].matrix.ARCH", "list of values");
+	load_bad(B "    matrix: {ARCH: ['a/b']}\n", 5, "build[0].matrix.ARCH[0]", "matrix value");
+	load_bad(B "    matrix: {ARCH: [[a]]}\n", 5, "build[0].matrix.ARCH[0]", "string");
+	load_bad(B "    matrix: {ARCH: [a], ARCH: [b]}\n", 5, "ARCH", "duplicate key");
+	load_bad(B "    env: {ARCH: x}\n    matrix: {ARCH: [a]}\n", 6, "build[0].matrix.ARCH",
+		 "env");
+	load_bad(B "    matrix: {A: [a, b, c, d, e, f, g, h, i], B: [a, b, c, d, e, f, g, h]}\n",
+		 5, "build[0].matrix.B", "more than 64 cells");
+	/* 8 x 9 values over two matrices: 72 cells, though each matrix alone is small */
+	load_bad(B "    matrix: {A: [a, b, c, d, e, f, g, h], B: [x]}\n"
+		   "test:\n  - {name: t, command: x,\n"
+		   "     matrix: {A: [a], B: [i, j, k, l, m, n, o, p]}}\n",
+		 5, "72 cells, more than 64", NULL);
+	load_bad(B "    matrix: {A: [a]}\ntest:\n  - {name: t, command: x, matrix: {B: [a]}}\n",
+		 7, "test[0].matrix", "same keys");
+	load_bad(B "    matrix: {A: [a], B: [c]}\n"
+		   "test:\n  - {name: t, command: x, matrix: {A: [a]}}\n",
+		 7, "test[0].matrix", "same keys");
+	load_bad(B "    matrix: {A: [a]}\n  - {name: c, command: x, matrix: {A: [a], C: [d]}}\n",
+		 6, "build[1].matrix", "same keys");
+	load_bad(BASE "runner: {max_jobs: 0}\n", 2, "runner.max_jobs", "out of range");
+#undef B
+}
+
 static void test_missing_file(void **state)
 {
 	struct config *cfg;
@@ -473,6 +577,8 @@ int main(void)
 		cmocka_unit_test(test_durations),
 		cmocka_unit_test(test_deadline_at),
 		cmocka_unit_test(test_secret),
+		cmocka_unit_test(test_matrix),
+		cmocka_unit_test(test_matrix_errors),
 		cmocka_unit_test(test_missing_file),
 	};
 
