@@ -268,6 +268,29 @@ static void night_items(struct strbuf *out, const struct site *s, const struct r
 	strbuf_addstr(out, "</ul>\n");
 }
 
+/* A matrix flag's cells: where it fails, since when, and how. */
+static void cells(struct strbuf *out, const struct flag *f)
+{
+	size_t i, shown = 0;
+
+	for (i = 0; i < f->cells_nr; i++) {
+		const struct flag_cell *c = &f->cells[i];
+
+		if (!c->env.nr)
+			continue;
+		strbuf_addstr(out, shown++ ? "<li>" : "<ul class=\"cells\"><li>");
+		strbuf_addstr(out, "<code>");
+		html_line(out, c->name);
+		strbuf_addstr(out, "</code> since ");
+		html_line(out, c->first_seen);
+		strbuf_addstr(out, ": <code>");
+		html_line(out, c->first_error);
+		strbuf_addstr(out, "</code></li>");
+	}
+	if (shown)
+		strbuf_addstr(out, "</ul>");
+}
+
 static void open_flags(struct strbuf *out, const struct site *s)
 {
 	size_t i, n = 0;
@@ -290,7 +313,9 @@ static void open_flags(struct strbuf *out, const struct site *s)
 		culprit(out, f);
 		strbuf_addstr(out, "</td><td><code>");
 		html_line(out, f->error);
-		strbuf_addstr(out, "</code></td><td>");
+		strbuf_addstr(out, "</code>");
+		cells(out, f);
+		strbuf_addstr(out, "</td><td>");
 		html_line(out, f->first_seen);
 		strbuf_addstr(out, " to ");
 		html_line(out, f->last_seen);
@@ -731,6 +756,10 @@ static int flag_page(struct site *s, const struct flag *f)
 		strbuf_addstr(&page, "</a></td></tr>\n");
 	}
 	strbuf_addstr(&page, "</table></div>\n");
+	if (f->cells_nr) {
+		strbuf_addstr(&page, "<h2>Configurations it breaks</h2>\n");
+		cells(&page, f);
+	}
 	mail_actions(&page, f);
 	if (f->state == FLAG_OPEN)
 		flag_actions(&page, s, f);

@@ -127,6 +127,37 @@ static int load_state(struct state *st, const struct cli_ctx *ctx, struct config
 	return 0;
 }
 
+/* A flag's matrix cells, one line each (nothing without a matrix: the command says it). */
+static void print_cells(const struct flag *f, const char *indent)
+{
+	size_t i;
+
+	for (i = 0; i < f->cells_nr; i++) {
+		const struct flag_cell *c = &f->cells[i];
+
+		if (!c->env.nr)
+			continue;
+		printf("%scell %s (since %s): %s\n", indent, s(c->name), s(c->first_seen),
+		       s(c->first_error));
+	}
+}
+
+/* The open flags, with the cells each breaks. */
+static void print_open_flags(const struct state *st)
+{
+	size_t i;
+
+	for (i = 0; i < st->flags_nr; i++) {
+		const struct flag *f = &st->flags[i];
+
+		if (f->state != FLAG_OPEN)
+			continue;
+		printf("  %s  %-13s %s %.12s (\"%s\")\n", s(f->id), s(flag_kind_name(f->kind)),
+		       s(f->tree), s(f->commit), s(f->subject));
+		print_cells(f, "      ");
+	}
+}
+
 int cmd_status(const struct cli_ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = { { "last", required_argument, NULL, 'n' },
@@ -162,6 +193,7 @@ int cmd_status(const struct cli_ctx *ctx, int argc, char **argv)
 			open += st.flags[i].state == FLAG_OPEN;
 		printf("open flags: %zu of %zu\n", open, st.flags_nr);
 		print_mail(&st, (size_t)last);
+		print_open_flags(&st);
 		print_pending(cfg, &st);
 		print_resolutions(cfg);
 	}
@@ -185,6 +217,7 @@ static void print_flag(const struct flag *f, int verbose)
 	       f->timed_out ? " (timed out)" : "", s(f->first_seen), s(f->last_seen));
 	if (f->error)
 		printf("    error:   %s\n", f->error);
+	print_cells(f, "    ");
 	if (f->total)
 		printf("    flaky:   failed %d of %d runs\n", f->failing, f->total);
 	else

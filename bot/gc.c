@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "bot/botutil.h"
 #include "bot/gc.h"
@@ -101,24 +102,50 @@ static time_t last_use(const char *dir)
 	return last;
 }
 
-static int drop_workers(struct bot_gc_report *r, const char *workers_dir, time_t before)
+/* A worker holds its index or its tree; anything else in workers/ is a cell's folder. */
+static int is_worker(const char *dir)
+{
+	char *index = xstrfmt("%s/index", dir), *tree = xstrfmt("%s/tree", dir);
+	int yes = file_exists(index) || file_is_dir(tree);
+
+	free(index);
+	free(tree);
+	return yes;
+}
+
+/* Idle workers of `workers_dir` (`prefix` names it in the report), and of each cell's
+ * folder (workers/<cell>/w<i>, a matrix's), which goes once it is empty. */
+static int drop_workers(struct bot_gc_report *r, const char *workers_dir, const char *prefix,
+			time_t before)
 {
 	DIR *d = opendir(workers_dir);
 	struct dirent *de;
 	int err = 0;
 
 	while (d && (de = readdir(d))) {
-		char *path;
+		char *path, *name;
 
 		if (de->d_name[0] == '.')
 			continue;
 		path = xstrfmt("%s/%s", workers_dir, de->d_name);
-		if (file_is_dir(path) && last_use(path) < before) {
+		name = xstrfmt("%s%s", prefix, de->d_name);
+		if (!file_is_dir(path)) {
+			/* not ours to judge */
+		} else if (!*prefix && !is_worker(path)) {
+			char *sub = xstrfmt("%s/", de->d_name);
+
+			if (drop_workers(r, path, sub, before) < 0)
+				err = NB_ERROR;
+			free(sub);
+			if (rmdir(path) == 0)
+				strvec_push(&r->workers_removed, name);
+		} else if (last_use(path) < before) {
 			if (file_remove_tree(path) < 0)
 				err = NB_ERROR;
 			else
-				strvec_push(&r->workers_removed, de->d_name);
+				strvec_push(&r->workers_removed, name);
 		}
+		free(name);
 		free(path);
 	}
 	if (d)
@@ -161,7 +188,7 @@ int bot_gc(struct bot_gc_report *r, const struct config *cfg, struct state *st, 
 	int err, e;
 
 	err = runs(r, cfg, st, repo_path);
-	e = drop_workers(r, workers, now - (time_t)cfg->keep_days * 86400);
+	e = drop_workers(r, workers, "", now - (time_t)cfg->keep_days * 86400);
 	err = err ? err : e;
 	e = notice_outbox_prune(outbox, now, &r->notices_removed);
 	err = err ? err : e;

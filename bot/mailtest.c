@@ -497,7 +497,10 @@ static int run_one(struct maint *m, struct test_request *t)
 		runs = xstrfmt("%s/runs/%s/test-%s-%ld", cfg->workdir, today, f->id,
 			       (long)time(NULL));
 	}
-	err = night_check_trial(&cr, cfg, f->last_seen, runs, &merged, f->command, f->tree);
+	/* with a matrix, in the first cell the flag fails in, with that cell's env */
+	err = night_check_trial(&cr, cfg, f->last_seen, runs, &merged,
+				f->cells_nr && f->cells[0].env.nr ? f->cells[0].name : f->command,
+				f->tree);
 	if (bot_stop_requested) { /* stopped half way: it stays queued for the next time */
 		log_info("test: %s %s: stopped; it stays queued", t->url, t->branch);
 		err = 0;

@@ -717,7 +717,7 @@ static int base_check(int *broken, struct night *n)
 	bb.next_tag = n->tag;
 	bb.base_name = n->cfg->base.name;
 	bb.base_commit = n->trees[0].fetch.tip.hex;
-	bb.command_name = f.cmd ? f.cmd->name : "?";
+	bb.command_name = f.name ? f.name : "?";
 	bb.command_line = f.cmd ? f.cmd->command : "?";
 	bb.exit_code = f.exit_code;
 	bb.timed_out = f.timed_out;
@@ -751,6 +751,7 @@ static void release(struct night *n)
 	strvec_clear(&n->gone_conflicts);
 	strvec_clear(&n->compilers);
 	free(n->trees);
+	night_cells_release(n);
 	integ_night_free(n->integ);
 	repo_free(n->repo);
 	notices_release(&n->notices);
@@ -778,6 +779,7 @@ static void begin(struct night *n, const struct config *cfg, const struct night_
 	nextfiles_compact_date(compact, opts->date);
 	snprintf(n->tag, sizeof(n->tag), "next-%s", compact);
 	paths(n);
+	night_cells_init(n);
 	notices_init(&n->notices, cfg);
 	n->notices.st = st;
 	n->trees_nr = cfg->trees_nr + 1;

@@ -39,13 +39,42 @@ struct night_tree {
 	int rerere;              /* its conflict was resolved from recorded resolutions */
 };
 
+/*
+ * A cell of the config's matrix (config.h), ready to run: the entries that run in
+ * it, each under its cell name ("build[ARCH=arm64]") with the entry's env and then
+ * the cell's.  Without a matrix there is one cell: the commands as configured.
+ */
+struct night_cell {
+	const struct config_cell *cfg;
+	char *workers_dir;          /* workers/ (no matrix) or workers/<cell name> */
+	struct culprit_command *builds, *tests;
+	size_t builds_nr, tests_nr;
+	const struct config_command **build_src, **test_src; /* the entry of each */
+	struct strvec names;        /* owns the names, builds then tests */
+	struct strvec *envs;        /* owns each command's env, builds then tests */
+};
+
+/* One cell of a failing check; strings owned. */
+struct night_cell_failure {
+	size_t cell;                       /* index into night.cells */
+	const struct config_command *cmd;  /* the entry that failed */
+	const char *name;                  /* its name in the cell; borrowed from the cell */
+	int is_test;
+	int bad;                           /* a verdict (else: infra or skip) */
+	char *first_error;
+};
+
 /* What a failing check says; strings owned. */
 struct night_failure {
-	const struct config_command *cmd; /* the command that failed */
+	const struct config_command *cmd; /* the command that failed (in the first failing cell) */
+	const char *name;        /* its name in that cell; borrowed from the night's cells */
+	size_t cell;             /* that cell: a bad one if any, else the first failing */
 	int is_test;
 	int exit_code, timed_out;
 	char *excerpt, *first_error;
 	char *infra;             /* set: could not be judged, and why */
+	struct night_cell_failure *cells; /* every failing cell, in cell order */
+	size_t cells_nr;
 };
 
 struct night {
@@ -66,6 +95,8 @@ struct night {
 	int rounds;                 /* failures handled tonight (bounded) */
 	int checks_off;             /* the base could not be judged: build nothing more */
 	struct slurm_opts slurm;    /* runner kind slurm: how to submit */
+	struct night_cell *cells;   /* cfg->cells_nr, in the config's order */
+	size_t cells_nr;
 	struct strvec new_flags;    /* flag ids first found tonight */
 	struct strvec seen_flags;   /* flag ids blamed (or re-found) tonight */
 	struct strvec resolved;     /* flag ids resolved tonight */
@@ -84,7 +115,9 @@ int night_check_head(struct night *n, int with_build, int with_test, struct nigh
 /*
  * `#nextbot test:`: runs what a failure of the configured command `command` needs
  * (every build up to it, and the test itself when it is a test) on `commit`, exactly
- * as a night's check would (worker 0, the runner, its limits and sandbox; logs in
+ * as a night's check would.  `command` is a matrix cell's ("build[ARCH=arm64]": that
+ * cell's env and builds) or an entry's name (its first cell).  Worker 0 of the cell,
+ * the runner, its limits and sandbox; logs in
  * `runs_dir`) but without the verdict cache.  0 with the verdict in *out (release it
  * with check_result_release()); NB_ENOTFOUND for an unknown command; negative when
  * nextbot itself fails.  The caller holds the lock.
@@ -102,6 +135,9 @@ int night_check_trial(struct check_result *out, const struct config *cfg, const 
  */
 int night_handle_breakage(struct night *n, struct night_failure *fail, size_t *acted);
 void night_failure_release(struct night_failure *f);
+/* night_check.c: the cells of the config, ready to run; released by night_cells_release(). */
+void night_cells_init(struct night *n);
+void night_cells_release(struct night *n);
 /*
  * Uses tree ti's previous version (or leaves it out, as on_breakage says or when
  * it has none) instead of tonight's; next is rewound to before its merge and the

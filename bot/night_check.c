@@ -46,9 +46,14 @@ const char *night_stop_event(void)
 
 void night_failure_release(struct night_failure *f)
 {
+	size_t i;
+
 	free(f->excerpt);
 	free(f->first_error);
 	free(f->infra);
+	for (i = 0; i < f->cells_nr; i++)
+		free(f->cells[i].first_error);
+	free(f->cells);
 	memset(f, 0, sizeof(*f));
 }
 
@@ -57,35 +62,100 @@ static int stop(void *data)
 	return night_past_deadline(data);
 }
 
-static void commands(struct culprit_command **out, const struct config_command *c, size_t nr)
+/* 1 when the config has a matrix: flags then list cells and are one per culprit. */
+static int has_matrix(const struct night *n)
 {
+	return n->cells_nr > 1 || *n->cells[0].cfg->name;
+}
+
+/* Command k of a cell: the entry `c` under its cell name, with its env and the cell's. */
+static void cell_command(struct night_cell *nc, size_t k, struct culprit_command *out,
+			 const struct config_command *c)
+{
+	struct strvec *env = &nc->envs[k];
 	size_t i;
 
-	*out = xcalloc(nr + 1, sizeof(**out));
-	for (i = 0; i < nr; i++) {
-		(*out)[i].name = c[i].name;
-		(*out)[i].command = c[i].command;
-		(*out)[i].env = (const char *const *)c[i].env.v;
-		(*out)[i].timeout = (double)c[i].timeout;
+	strvec_push_nodup(&nc->names, config_cell_command_name(nc->cfg, c));
+	for (i = 0; i < c->env.nr; i++)
+		strvec_push(env, c->env.v[i]);
+	for (i = 0; i < nc->cfg->env.nr; i++)
+		strvec_push(env, nc->cfg->env.v[i]);
+	out->name = nc->names.v[nc->names.nr - 1];
+	out->command = c->command;
+	out->env = (const char *const *)env->v;
+	out->timeout = (double)c->timeout;
+}
+
+void night_cells_init(struct night *n)
+{
+	const struct config *cfg = n->cfg;
+	size_t i, j, k;
+
+	n->cells_nr = cfg->cells_nr;
+	n->cells = xcalloc(n->cells_nr, sizeof(*n->cells));
+	for (i = 0; i < n->cells_nr; i++) {
+		struct night_cell *nc = &n->cells[i];
+
+		nc->cfg = &cfg->cells[i];
+		nc->workers_dir = *nc->cfg->name ? xstrfmt("%s/%s", n->workers_dir, nc->cfg->name)
+						 : xstrdup(n->workers_dir);
+		nc->names = (struct strvec)STRVEC_INIT;
+		nc->builds = xcalloc(cfg->build_nr + 1, sizeof(*nc->builds));
+		nc->tests = xcalloc(cfg->test_nr + 1, sizeof(*nc->tests));
+		nc->build_src = xcalloc(cfg->build_nr + 1, sizeof(*nc->build_src));
+		nc->test_src = xcalloc(cfg->test_nr + 1, sizeof(*nc->test_src));
+		nc->envs = xcalloc(cfg->build_nr + cfg->test_nr + 1, sizeof(*nc->envs));
+		for (k = 0; k < cfg->build_nr + cfg->test_nr + 1; k++)
+			nc->envs[k] = (struct strvec)STRVEC_INIT;
+		k = 0;
+		for (j = 0; j < cfg->build_nr; j++)
+			if (config_cell_has(nc->cfg, &cfg->build[j])) {
+				nc->build_src[nc->builds_nr] = &cfg->build[j];
+				cell_command(nc, k++, &nc->builds[nc->builds_nr++], &cfg->build[j]);
+			}
+		for (j = 0; j < cfg->test_nr; j++)
+			if (config_cell_has(nc->cfg, &cfg->test[j])) {
+				nc->test_src[nc->tests_nr] = &cfg->test[j];
+				cell_command(nc, k++, &nc->tests[nc->tests_nr++], &cfg->test[j]);
+			}
 	}
 }
 
-/* Options for merge/check and merge/culprit; `steps` filled by the caller. */
-static void opts(struct night *n, struct culprit_opts *o, struct culprit_command **builds,
-		   struct culprit_command **tests)
+void night_cells_release(struct night *n)
+{
+	size_t i, k;
+
+	for (i = 0; i < n->cells_nr; i++) {
+		struct night_cell *nc = &n->cells[i];
+
+		for (k = 0; k < n->cfg->build_nr + n->cfg->test_nr + 1; k++)
+			strvec_clear(&nc->envs[k]);
+		free(nc->envs);
+		strvec_clear(&nc->names);
+		free(nc->builds);
+		free(nc->tests);
+		free(nc->build_src);
+		free(nc->test_src);
+		free(nc->workers_dir);
+	}
+	free(n->cells);
+	n->cells = NULL;
+	n->cells_nr = 0;
+}
+
+/* Options for merge/check and merge/culprit in cell `c`; `steps` filled by the caller. */
+static void opts(struct night *n, struct culprit_opts *o, const struct night_cell *c)
 {
 	memset(o, 0, sizeof(*o));
-	commands(builds, n->cfg->build, n->cfg->build_nr);
-	commands(tests, n->cfg->test, n->cfg->test_nr);
 	o->repo_path = n->repo_path;
-	o->workers_dir = n->workers_dir;
+	o->workers_dir = c->workers_dir;
 	o->cache_dir = n->cache_dir;
 	o->runs_dir = n->runs_dir;
 	o->date = n->opts->date;
-	o->builds = *builds;
-	o->builds_nr = n->cfg->build_nr;
-	o->tests = *tests;
-	o->tests_nr = n->cfg->test_nr;
+	o->builds = c->builds;
+	o->builds_nr = c->builds_nr;
+	o->tests = c->tests;
+	o->tests_nr = c->tests_nr;
 	o->confirm = (unsigned)n->cfg->bisect.confirm;
 	o->jobs = (unsigned)n->cfg->bisect.jobs;
 	o->runner = config_runner_kind_name(n->cfg->runner.kind);
@@ -101,16 +171,41 @@ static void opts(struct night *n, struct culprit_opts *o, struct culprit_command
 	}
 }
 
+/*
+ * Finds `command` among cell c's builds, then its tests: by its name in the cell
+ * (by_entry 0) or its entry's name (by_entry 1).  1 with its index and whether it
+ * is a test.
+ */
+static int trial_find(const struct night_cell *c, const char *command, int by_entry,
+		      size_t *at, int *is_test)
+{
+	size_t i;
+
+	for (i = 0; i < c->builds_nr; i++)
+		if (!strcmp(by_entry ? c->build_src[i]->name : c->builds[i].name, command)) {
+			*at = i;
+			*is_test = 0;
+			return 1;
+		}
+	for (i = 0; i < c->tests_nr; i++)
+		if (!strcmp(by_entry ? c->test_src[i]->name : c->tests[i].name, command)) {
+			*at = i;
+			*is_test = 1;
+			return 1;
+		}
+	return 0;
+}
+
 int night_check_trial(struct check_result *out, const struct config *cfg, const char *date,
 		      const char *runs_dir, const struct nb_oid *commit, const char *command,
 		      const char *tree)
 {
 	struct night_opts no = { date, 1 };
-	struct culprit_command *builds = NULL, *tests = NULL;
+	const struct night_cell *cell = NULL;
 	struct culprit_opts o;
 	struct night n;
-	size_t i;
-	int with_tests = 0, error;
+	size_t c, i = 0;
+	int with_tests = 0, error, pass;
 
 	/* a night of its own, so that the runner, its limits and its box are the night's */
 	memset(&n, 0, sizeof(n));
@@ -119,29 +214,31 @@ int night_check_trial(struct check_result *out, const struct config *cfg, const 
 	n.runs_dir = xstrdup(runs_dir);
 	n.repo_path = xstrfmt("%s/repo.git", cfg->workdir);
 	n.workers_dir = xstrfmt("%s/workers", cfg->workdir);
-	opts(&n, &o, &builds, &tests);
+	night_cells_init(&n);
+	/*
+	 * `command` names a matrix cell's command ("build[ARCH=arm64]") or an entry
+	 * ("build": its first cell); without a matrix the two are the same
+	 */
+	for (pass = 0; pass < 2 && !cell; pass++)
+		for (c = 0; c < n.cells_nr && !cell; c++)
+			if (trial_find(&n.cells[c], command, pass, &i, &with_tests))
+				cell = &n.cells[c];
+	if (!cell) {
+		error = nb_error_set(NB_ENOTFOUND, "no build or test command '%s' in the config",
+				     command);
+		goto done;
+	}
+	opts(&n, &o, cell);
 	o.cache_dir = NULL; /* someone's branch: nothing read from or added to the cache */
-	for (i = 0; i < cfg->build_nr && strcmp(cfg->build[i].name, command); i++)
-		;
-	if (i < cfg->build_nr) {
+	if (!with_tests) {
 		o.builds_nr = i + 1; /* the builds up to the failing one */
 	} else {
-		for (i = 0; i < cfg->test_nr && strcmp(cfg->test[i].name, command); i++)
-			;
-		if (i == cfg->test_nr) {
-			error = nb_error_set(NB_ENOTFOUND, "no build or test command '%s' in the "
-							   "config",
-					     command);
-			goto done;
-		}
-		o.tests = &tests[i];
+		o.tests = &cell->tests[i];
 		o.tests_nr = 1;
-		with_tests = 1;
 	}
 	error = check_commit(out, &o, commit, 1, with_tests, tree);
 done:
-	free(builds);
-	free(tests);
+	night_cells_release(&n);
 	free(n.runs_dir);
 	free(n.repo_path);
 	free(n.workers_dir);
@@ -164,15 +261,95 @@ static int disk_full(struct night *n, struct night_failure *out)
 		return 0;
 	out->infra = xstrfmt("the disk of %s is full (%llu MiB, %lu inodes free)",
 			     n->cfg->workdir, avail >> 20, (unsigned long)sv.f_favail);
-	out->cmd = n->cfg->build_nr ? &n->cfg->build[0] : &n->cfg->test[0];
+	if (n->cells[0].builds_nr) {
+		out->cmd = n->cells[0].build_src[0];
+		out->name = n->cells[0].builds[0].name;
+	} else if (n->cells[0].tests_nr) {
+		out->cmd = n->cells[0].test_src[0];
+		out->name = n->cells[0].tests[0].name;
+	}
+	return 1;
+}
+
+static const char *s(const char *s)
+{
+	return s ? s : "?";
+}
+
+__attribute__((format(printf, 2, 3))) static void note(struct night *n, const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	strvec_push_nodup(&n->run->notes, strbuf_detach(&sb, NULL));
+}
+
+/*
+ * `out` from the cells' results (r[i] of cell i): every failing cell, and the
+ * first bad one (else the first failing) as the failure the night acts on.
+ * Returns 0 when every cell passed, 1 when not.
+ */
+static int failure_fill(struct night *n, struct night_failure *out, const struct check_result *r)
+{
+	size_t i, first = (size_t)-1;
+	const struct check_result *pr;
+	struct night_cell_failure *cf;
+
+	out->cells = xcalloc(n->cells_nr, sizeof(*out->cells));
+	for (i = 0; i < n->cells_nr; i++) {
+		const struct night_cell *c = &n->cells[i];
+		size_t k = r[i].failing;
+
+		if (r[i].verdict == CHECK_GOOD)
+			continue;
+		cf = &out->cells[out->cells_nr++];
+		cf->cell = i;
+		cf->is_test = r[i].failing_is_test;
+		cf->cmd = cf->is_test ? c->test_src[k] : c->build_src[k];
+		cf->name = cf->is_test ? c->tests[k].name : c->builds[k].name;
+		cf->bad = r[i].verdict == CHECK_BAD;
+		cf->first_error = r[i].first_error ? xstrdup(r[i].first_error) : NULL;
+		if (first == (size_t)-1 || (cf->bad && r[first].verdict != CHECK_BAD))
+			first = i;
+	}
+	if (first == (size_t)-1)
+		return 0;
+	for (i = 0; i < out->cells_nr; i++) {
+		cf = &out->cells[i];
+		if (cf->cell != first && !cf->bad)
+			note(n, "infrastructure problem, nobody blamed: %s (%s)",
+			     r[cf->cell].verdict == CHECK_SKIP ? "exited 125 (cannot be tested)"
+			     : s(r[cf->cell].infra_reason), cf->name);
+		if (cf->cell == first) {
+			out->cmd = cf->cmd;
+			out->name = cf->name;
+			out->is_test = cf->is_test;
+		}
+	}
+	pr = &r[first];
+	out->cell = first;
+	out->exit_code = pr->exit_code;
+	out->timed_out = pr->timed_out;
+	out->excerpt = pr->excerpt ? xstrdup(pr->excerpt) : NULL;
+	out->first_error = pr->first_error ? xstrdup(pr->first_error) : NULL;
+	if (pr->verdict == CHECK_INFRA)
+		out->infra = xstrdup(pr->infra_reason ? pr->infra_reason
+						       : "the command could not run");
+	else if (pr->verdict == CHECK_SKIP)
+		out->infra = xstrfmt("%s exited 125 (cannot be tested)", out->name);
 	return 1;
 }
 
 int night_check_head(struct night *n, int with_build, int with_test, struct night_failure *out)
 {
-	struct culprit_command *builds, *tests;
-	struct check_result r = CHECK_RESULT_INIT;
-	struct culprit_opts o;
+	struct culprit_opts *o;
+	struct check_job *jobs;
+	struct check_result *r;
+	const char *head;
+	size_t i;
 	int error;
 
 	memset(out, 0, sizeof(*out));
@@ -180,26 +357,27 @@ int night_check_head(struct night *n, int with_build, int with_test, struct nigh
 		return 0;
 	if (disk_full(n, out))
 		return 1;
-	opts(n, &o, &builds, &tests);
-	log_progress("building next %.12s", integ_night_head(n->integ)->hex);
-	error = check_commit(&r, &o, integ_night_head(n->integ), with_build, with_test, NULL);
-	if (error < 0 || r.verdict == CHECK_GOOD)
-		goto done;
-	out->is_test = r.failing_is_test;
-	out->cmd = r.failing_is_test ? &n->cfg->test[r.failing] : &n->cfg->build[r.failing];
-	out->exit_code = r.exit_code;
-	out->timed_out = r.timed_out;
-	out->excerpt = r.excerpt ? xstrdup(r.excerpt) : NULL;
-	out->first_error = r.first_error ? xstrdup(r.first_error) : NULL;
-	if (r.verdict == CHECK_INFRA)
-		out->infra = xstrdup(r.infra_reason ? r.infra_reason : "the command could not run");
-	else if (r.verdict == CHECK_SKIP)
-		out->infra = xstrfmt("%s exited 125 (cannot be tested)", out->cmd->name);
-	error = 1;
-done:
-	check_result_release(&r);
-	free(builds);
-	free(tests);
+	head = integ_night_head(n->integ)->hex;
+	o = xcalloc(n->cells_nr, sizeof(*o));
+	jobs = xcalloc(n->cells_nr, sizeof(*jobs));
+	r = xcalloc(n->cells_nr, sizeof(*r));
+	for (i = 0; i < n->cells_nr; i++) {
+		opts(n, &o[i], &n->cells[i]);
+		jobs[i] = (struct check_job){ &o[i], *integ_night_head(n->integ), with_build,
+					      with_test, NULL, 0 };
+	}
+	if (n->cells_nr > 1)
+		log_progress("building next %.12s in %zu cells", head, n->cells_nr);
+	else
+		log_progress("building next %.12s", head);
+	error = check_commits(r, jobs, n->cells_nr, (unsigned)n->cfg->runner.max_jobs);
+	if (error >= 0)
+		error = failure_fill(n, out, r);
+	for (i = 0; i < n->cells_nr; i++)
+		check_result_release(&r[i]);
+	free(r);
+	free(jobs);
+	free(o);
 	return error;
 }
 
@@ -338,7 +516,11 @@ static void flag_evidence(struct night *n, struct flag *f, const struct culprit_
 	f->kind = r->outcome == CULPRIT_FLAKY ? FLAG_FLAKY
 		  : fail->is_test	       ? FLAG_TEST_FAILURE
 					       : FLAG_BUILD_FAILURE;
-	set(&f->command, r->command ? r->command : fail->cmd ? fail->cmd->name : NULL);
+	/* with a matrix the cells say where it failed; the flag names the entry */
+	if (has_matrix(n) && fail->cmd)
+		set(&f->command, fail->cmd->name);
+	else
+		set(&f->command, r->command ? r->command : fail->name);
 	f->exit_code = r->exit_code;
 	f->timed_out = r->timed_out;
 	set(&f->error, r->first_error);
@@ -365,12 +547,104 @@ static void flag_evidence(struct night *n, struct flag *f, const struct culprit_
 		repro_record(n, f, r);
 }
 
+/* "<patch-id>" of the culprit, "+<patch-id>" of its partner: who a matrix flag blames. */
+static void culprits(struct strbuf *out, struct night *n, const struct culprit_result *r)
+{
+	struct lookup_patch p;
+	const char *nl = r->fingerprint ? strchr(r->fingerprint, '\n') : NULL;
+
+	if (nl)
+		strbuf_add(out, r->fingerprint, (size_t)(nl - r->fingerprint));
+	else
+		strbuf_addstr(out, r->commit.hex);
+	if (!r->partner_tree || nb_oid_is_null(&r->partner_commit))
+		return;
+	if (lookup_commit(&p, n->repo, r->partner_tree, r->partner_commit.hex) == 0) {
+		strbuf_addf(out, "+%s",
+			    nb_oid_is_null(&p.patch_id) ? p.commit.hex : p.patch_id.hex);
+		lookup_patch_release(&p);
+	} else {
+		strbuf_addf(out, "+%s", r->partner_commit.hex);
+	}
+}
+
 /*
- * The flag of this fingerprint: found again, or new.  NULL: it was dismissed.
- * A flaky failure names no patch (the bisection's guess is not evidence), so its
- * fingerprint is the tree's, the command's and the error's: one flag however
- * often it comes back.
+ * The fingerprint of a failure.  A flaky one names no patch (the bisection's guess
+ * is not evidence): the tree's, the command's and the error's, one flag however often
+ * it comes back.  With a matrix, one flag per culprit (and partner) and kind, whatever
+ * cells it breaks and how: the cells are listed in the flag, not part of its identity.
+ * Otherwise SPEC.md's: patch-id, command, first error line.
  */
+static void fingerprint(struct strbuf *fp, struct night *n, const struct culprit_result *r,
+			const struct night_failure *fail)
+{
+	struct strbuf who = STRBUF_INIT;
+
+	if (r->outcome == CULPRIT_FLAKY) {
+		strbuf_addf(&who, "flaky:%s", r->tree ? r->tree : "next");
+		excerpt_fingerprint(fp, who.buf, fail->cmd ? fail->cmd->name : "",
+				    r->first_error ? r->first_error : fail->first_error);
+	} else if (has_matrix(n)) {
+		culprits(&who, n, r);
+		excerpt_fingerprint(fp, who.buf, fail->is_test ? "test-failure" : "build-failure",
+				    NULL);
+	} else {
+		strbuf_addstr(fp, r->fingerprint);
+	}
+	strbuf_release(&who);
+}
+
+/*
+ * 1 when cell failure `c` failed as the failure the night acts on did: the same
+ * command and the same first error line, normalised.  A cell judged by the verdict
+ * cache has no output, so no error line: it goes with the same command's failure
+ * (`error` is the culprit's confirmed error line, for a primary judged from the cache).
+ */
+static int same_failure(const struct night_failure *fail, const char *error,
+			const struct night_cell_failure *c)
+{
+	struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+	int same;
+
+	if (!c->bad || c->cmd != fail->cmd || c->is_test != fail->is_test)
+		return 0;
+	excerpt_normalise(&a, error ? error : "");
+	excerpt_normalise(&b, c->first_error ? c->first_error : "");
+	same = !a.len || !b.len || !strcmp(a.buf, b.buf);
+	strbuf_release(&a);
+	strbuf_release(&b);
+	return same;
+}
+
+/*
+ * The cells of this failure join the flag: the one bisected and every other that
+ * failed the same way (same command, same first error), which share its bisection.
+ * Cells failing otherwise are left for their own search, after this culprit is
+ * acted on; if that finds the same culprit they join this flag then.
+ */
+static void flag_cells(struct night *n, struct flag *f, const struct night_failure *fail,
+		       const struct culprit_result *r)
+{
+	const char *error = fail->first_error && *fail->first_error ? fail->first_error
+								     : r->first_error;
+	size_t i;
+
+	for (i = 0; i < fail->cells_nr; i++) {
+		const struct night_cell_failure *c = &fail->cells[i];
+		const char *mine = c->first_error && *c->first_error ? c->first_error : NULL;
+
+		if (c->cell != fail->cell && !same_failure(fail, error, c))
+			continue;
+		if (c->cell == fail->cell && !mine)
+			mine = r->first_error;
+		if (state_flag_cell_set(f, c->name, &n->cells[c->cell].cfg->env, mine,
+					n->opts->date) &&
+		    !strvec_contains(&n->new_flags, f->id))
+			log_info("flag %s: cell %s joins it", f->id, c->name);
+	}
+}
+
+/* The flag of this failure: found again, or new.  NULL: it was dismissed. */
 static struct flag *flag(struct night *n, const struct culprit_result *r,
 			   const struct night_failure *fail)
 {
@@ -379,15 +653,7 @@ static struct flag *flag(struct night *n, const struct culprit_result *r,
 	char id[13];
 	struct flag *f;
 
-	if (flaky) {
-		char *who = xstrfmt("flaky:%s", r->tree ? r->tree : "next");
-
-		excerpt_fingerprint(&fp, who, fail->cmd ? fail->cmd->name : "",
-				    r->first_error ? r->first_error : fail->first_error);
-		free(who);
-	} else {
-		strbuf_addstr(&fp, r->fingerprint);
-	}
+	fingerprint(&fp, n, r, fail);
 	excerpt_flag_id(id, fp.buf);
 	f = state_flag_by_fingerprint(n->st, fp.buf);
 	if (f && f->state == FLAG_DISMISSED) {
@@ -413,6 +679,7 @@ static struct flag *flag(struct night *n, const struct culprit_result *r,
 	flag_evidence(n, f, r, fail);
 	if (flaky)
 		f->exit_code = fail->exit_code;
+	flag_cells(n, f, fail, r);
 	if (!strvec_contains(&n->seen_flags, f->id))
 		strvec_push(&n->seen_flags, f->id);
 	return f;
@@ -467,22 +734,6 @@ static int rewind_to_tree(struct night *n, size_t ti)
 	return integ_night_truncate(n->integ, end);
 }
 
-static const char *s(const char *s)
-{
-	return s ? s : "?";
-}
-
-__attribute__((format(printf, 2, 3))) static void note(struct night *n, const char *fmt, ...)
-{
-	struct strbuf sb = STRBUF_INIT;
-	va_list ap;
-
-	va_start(ap, fmt);
-	strbuf_vaddf(&sb, fmt, ap);
-	va_end(ap);
-	strvec_push_nodup(&n->run->notes, strbuf_detach(&sb, NULL));
-}
-
 static int outcome(struct night *n, struct culprit_result *r, struct night_failure *fail,
 		     size_t *acted)
 {
@@ -507,7 +758,7 @@ static int outcome(struct night *n, struct culprit_result *r, struct night_failu
 		if (ti != (size_t)-1)
 			flag(n, r, fail);
 		note(n, "%s: a failure that did not reproduce (%s): flaky", s(r->tree),
-		       fail->cmd ? fail->cmd->name : "?");
+		       s(fail->name));
 		return 1;
 	case CULPRIT_UNCONFIRMED:
 	case CULPRIT_SKIPPED:
@@ -519,21 +770,32 @@ static int outcome(struct night *n, struct culprit_result *r, struct night_failu
 	case CULPRIT_STOPPED:
 		n->unfinished = 1;
 		note(n, "%s stopped the search for the %s failure after the %s merge",
-		       night_stop_cause(), fail->cmd ? fail->cmd->name : "?", s(r->tree));
+		       night_stop_cause(), s(fail->name), s(r->tree));
 		return 1;
 	case CULPRIT_INFRA:
 		note(n, "infrastructure problem, nobody blamed: %s (%s)", s(r->infra_reason),
-		       fail->cmd ? fail->cmd->name : "?");
+		       s(fail->name));
 		return 1;
 	}
 	note(n, "next fails (%s) but no tree is to blame (%s)",
-	       fail->cmd ? fail->cmd->name : "?", culprit_outcome_name(r->outcome));
+	       s(fail->name), culprit_outcome_name(r->outcome));
 	return 1;
+}
+
+/* The failing command's index in its cell's list. */
+static size_t failing_index(const struct night *n, const struct night_failure *fail)
+{
+	const struct night_cell *c = &n->cells[fail->cell];
+	const struct culprit_command *list = fail->is_test ? c->tests : c->builds;
+	size_t i, nr = fail->is_test ? c->tests_nr : c->builds_nr;
+
+	for (i = 0; i < nr && list[i].name != fail->name; i++)
+		;
+	return i;
 }
 
 int night_handle_breakage(struct night *n, struct night_failure *fail, size_t *acted)
 {
-	struct culprit_command *builds, *tests;
 	struct culprit_result r = CULPRIT_RESULT_INIT;
 	struct culprit_opts o;
 	int error;
@@ -541,7 +803,7 @@ int night_handle_breakage(struct night *n, struct night_failure *fail, size_t *a
 	*acted = (size_t)-1;
 	if (fail->infra) {
 		note(n, "infrastructure problem, nobody blamed: %s (%s)", fail->infra,
-		       fail->cmd ? fail->cmd->name : "?");
+		       s(fail->name));
 		return 1;
 	}
 	if (night_past_deadline(n)) {
@@ -549,21 +811,19 @@ int night_handle_breakage(struct night *n, struct night_failure *fail, size_t *a
 		const struct integ_step *last = i ? integ_night_step(n->integ, i - 1) : NULL;
 
 		note(n, "left for later: %s fails after the %s merge; %s before its "
-			  "culprit was searched", fail->cmd ? fail->cmd->name : "?",
+			  "culprit was searched", s(fail->name),
 		       last ? last->tree : n->cfg->base.name, night_stop_event());
 		return 1;
 	}
-	opts(n, &o, &builds, &tests);
+	opts(n, &o, &n->cells[fail->cell]);
 	o.steps = steps(n, &o.steps_nr);
 	o.failing_is_test = fail->is_test;
-	o.failing = (size_t)(fail->cmd - (fail->is_test ? n->cfg->test : n->cfg->build));
-	log_progress("bisecting %s failure of next", fail->cmd->name);
+	o.failing = failing_index(n, fail);
+	log_progress("bisecting %s failure of next", fail->name);
 	error = culprit_find(&r, &o);
 	if (error == 0)
 		error = outcome(n, &r, fail, acted);
 	culprit_result_release(&r);
 	free((void *)o.steps);
-	free(builds);
-	free(tests);
 	return error;
 }

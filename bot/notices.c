@@ -133,9 +133,40 @@ done:
 	free(ref);
 }
 
-/* Fills `b` from `f`; the strings stay borrowed from f, cfg, n and `tag`. */
+/* A flag's matrix cells as notify/ takes them; `env` holds their env texts. */
+static struct notice_cell *cells(const struct flag *f, struct strvec *env, size_t *nr)
+{
+	struct notice_cell *v = xcalloc(f->cells_nr + 1, sizeof(*v));
+	size_t i, j;
+
+	*nr = 0;
+	for (i = 0; i < f->cells_nr; i++) {
+		struct strbuf sb = STRBUF_INIT;
+
+		if (!f->cells[i].env.nr)
+			continue;  /* no matrix: the command says it all */
+		for (j = 0; j < f->cells[i].env.nr; j++)
+			strbuf_addf(&sb, "%s%s", j ? " " : "", f->cells[i].env.v[j]);
+		strvec_push_nodup(env, strbuf_detach(&sb, NULL));
+		v[*nr].name = f->cells[i].name;
+		v[*nr].first_error = f->cells[i].first_error;
+		(*nr)++;
+	}
+	/* the env strings are in place now that the vector stops growing */
+	for (i = j = 0; i < f->cells_nr; i++)
+		if (f->cells[i].env.nr) {
+			v[j].env = env->v[j];
+			j++;
+		}
+	return v;
+}
+
+/*
+ * Fills `b` from `f`; the strings stay borrowed from f, cfg, n and `tag`, and b->cells
+ * from `env`: free((void *)b->cells) and clear `env` after use.
+ */
 static void breakage(struct notice_breakage *b, struct notices *n, const struct flag *f,
-		       const char *date, char *tag, int reminder)
+		     const char *date, char *tag, int reminder, struct strvec *env)
 {
 	const struct config_tree *t = notices_tree(n->cfg, f->tree);
 	const struct config_tree *pt = notices_tree(n->cfg, f->partner_tree);
@@ -192,6 +223,7 @@ static void breakage(struct notice_breakage *b, struct notices *n, const struct 
 	b->failing = f->failing;
 	b->total = f->total;
 	rebased(b, n, f);
+	b->cells = cells(f, env, &b->cells_nr);
 	if (f->fix_subject && !f->fix_commit) {
 		b->fix_subject = f->fix_subject;
 		b->fix_by = f->fix_by;
@@ -246,13 +278,16 @@ static char *next_tag(const char *date)
 int notices_flag_report(struct notices *n, const struct flag *f, const char *date, int reminder)
 {
 	struct notice_breakage b;
+	struct strvec env = STRVEC_INIT;
 	char *tag = next_tag(date);
 	int ret;
 
-	breakage(&b, n, f, date, tag, reminder);
+	breakage(&b, n, f, date, tag, reminder, &env);
 	begin(n);
 	ret = record(n, notice_queue_breakage(&n->settings, &b), reminder ? "reminder" : "report",
 		     f->id, NULL);
+	free((void *)b.cells);
+	strvec_clear(&env);
 	free(tag);
 	return ret;
 }
@@ -261,12 +296,15 @@ int notices_flag_resolved(struct notices *n, const struct flag *f, const char *d
 			  const char *why)
 {
 	struct notice_breakage b;
+	struct strvec env = STRVEC_INIT;
 	char *tag = next_tag(date);
 	int ret;
 
-	breakage(&b, n, f, date, tag, 0);
+	breakage(&b, n, f, date, tag, 0, &env);
 	begin(n);
 	ret = record(n, notice_queue_resolved(&n->settings, &b, why), "resolved", f->id, NULL);
+	free((void *)b.cells);
+	strvec_clear(&env);
 	free(tag);
 	return ret;
 }
@@ -275,14 +313,17 @@ int notices_flag_dropped(struct notices *n, const struct flag *f, const char *da
 			 const char *reason)
 {
 	struct notice_breakage b;
+	struct strvec env = STRVEC_INIT;
 	char *tag = next_tag(date);
 	int ret;
 
-	breakage(&b, n, f, date, tag, 0);
+	breakage(&b, n, f, date, tag, 0, &env);
 	if (!b.kind)
 		b.kind = "dropped"; /* a drop that answered no flag */
 	begin(n);
 	ret = record(n, notice_queue_dropped(&n->settings, &b, reason), "dropped", f->id, NULL);
+	free((void *)b.cells);
+	strvec_clear(&env);
 	free(tag);
 	return ret;
 }

@@ -178,6 +178,37 @@ static void flag_mail_read(struct flag *f, struct json_object *o)
 	}
 }
 
+static void cells_read(struct flag *f, struct json_object *o)
+{
+	struct json_object *v, *env;
+	size_t i, n;
+
+	if (!json_object_object_get_ex(o, "cells", &v) || !json_object_is_type(v, json_type_array))
+		return;
+	n = json_object_array_length(v);
+	for (i = 0; i < n; i++) {
+		struct json_object *e = json_object_array_get_idx(v, i);
+		struct flag_cell *c;
+		char *name = json_object_is_type(e, json_type_object) ? get_str(e, "name") : NULL;
+
+		if (!name)
+			continue;
+		ALLOC_GROW(f->cells, f->cells_nr + 1, f->cells_alloc);
+		c = &f->cells[f->cells_nr++];
+		c->name = name;
+		c->env = (struct strvec)STRVEC_INIT;
+		c->first_error = get_str(e, "first_error");
+		c->first_seen = get_str(e, "first_seen");
+		env = get_obj(e, "env");
+		if (env && json_object_is_type(env, json_type_object)) {
+			json_object_object_foreach(env, k, val)
+				if (json_object_is_type(val, json_type_string))
+					strvec_pushf(&c->env, "%s=%s", k,
+						     json_object_get_string(val));
+		}
+	}
+}
+
 static int flag_read(struct flag *f, struct json_object *o)
 {
 	int error = 0;
@@ -217,6 +248,7 @@ static int flag_read(struct flag *f, struct json_object *o)
 	get_strvec(&f->log, bisect, "log");
 	f->failing = get_int(o, "failing");
 	f->total = get_int(o, "total");
+	cells_read(f, o);
 	f->repro_base = get_str(o, "repro_base");
 	get_strvec(&f->repro, o, "repro");
 	f->tree_head = get_str(o, "tree_head");
@@ -477,6 +509,35 @@ static void flag_mail_json(struct json_object *o, const struct flag *f)
 	json_object_object_add(o, "mail", arr);
 }
 
+/* [{name, env: {KEY: VALUE}, first_error, first_seen}] */
+static struct json_object *cells_json(const struct flag *f)
+{
+	struct json_object *a = json_object_new_array();
+	size_t i, j;
+
+	for (i = 0; i < f->cells_nr; i++) {
+		const struct flag_cell *c = &f->cells[i];
+		struct json_object *o = json_object_new_object(), *env = json_object_new_object();
+
+		for (j = 0; j < c->env.nr; j++) {
+			const char *eq = strchr(c->env.v[j], '=');
+			char *k;
+
+			if (!eq)
+				continue;
+			k = xstrndup(c->env.v[j], (size_t)(eq - c->env.v[j]));
+			json_object_object_add(env, k, json_object_new_string(eq + 1));
+			free(k);
+		}
+		put_str(o, "name", c->name);
+		json_object_object_add(o, "env", env);
+		put_str(o, "first_error", c->first_error);
+		put_str(o, "first_seen", c->first_seen);
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
 static struct json_object *flag_json(const struct flag *f, int full)
 {
 	struct json_object *o = json_object_new_object();
@@ -521,6 +582,7 @@ static struct json_object *flag_json(const struct flag *f, int full)
 	put_str(o, "excerpt", f->excerpt);
 	flag_mail_json(o, f);
 	put_str(o, "patch_link", f->patch_link);
+	json_object_object_add(o, "cells", cells_json(f));
 	if (full) {
 		put_str(o, "fingerprint", f->fingerprint);
 		put_str(o, "repro_base", f->repro_base);
@@ -698,9 +760,28 @@ void state_runs_json(struct strbuf *out, const struct state *s, size_t last_n)
 	struct json_object *runs = json_object_new_array();
 	size_t i = s->runs_nr > last_n && last_n ? s->runs_nr - last_n : 0;
 
+	struct json_object *open = json_object_new_array();
+
 	for (; i < s->runs_nr; i++)
 		json_object_array_add(runs, run_json(&s->runs[i], 0));
 	json_object_object_add(root, "runs", runs);
+	/* what is broken now, and where: each open flag with its cells */
+	for (i = 0; i < s->flags_nr; i++) {
+		const struct flag *f = &s->flags[i];
+		struct json_object *o;
+
+		if (f->state != FLAG_OPEN)
+			continue;
+		o = json_object_new_object();
+		put_str(o, "id", f->id);
+		put_str(o, "kind", flag_kind_name(f->kind));
+		put_str(o, "tree", f->tree);
+		put_str(o, "commit", f->commit);
+		put_str(o, "subject", f->subject);
+		json_object_object_add(o, "cells", cells_json(f));
+		json_object_array_add(open, o);
+	}
+	json_object_object_add(root, "open_flags", open);
 	emit(out, root);
 }
 
@@ -748,6 +829,31 @@ struct flag *state_flag_add(struct state *s)
 	memset(&s->flags[s->flags_nr], 0, sizeof(struct flag));
 	s->flags[s->flags_nr].log = (struct strvec)STRVEC_INIT;
 	return &s->flags[s->flags_nr++];
+}
+
+int state_flag_cell_set(struct flag *f, const char *name, const struct strvec *env,
+			const char *first_error, const char *date)
+{
+	struct flag_cell *c;
+	size_t i;
+
+	for (i = 0; i < f->cells_nr; i++)
+		if (f->cells[i].name && !strcmp(f->cells[i].name, name)) {
+			if (first_error && *first_error) {
+				free(f->cells[i].first_error);
+				f->cells[i].first_error = xstrdup(first_error);
+			}
+			return 0;
+		}
+	ALLOC_GROW(f->cells, f->cells_nr + 1, f->cells_alloc);
+	c = &f->cells[f->cells_nr++];
+	c->name = xstrdup(name);
+	c->env = (struct strvec)STRVEC_INIT;
+	for (i = 0; env && i < env->nr; i++)
+		strvec_push(&c->env, env->v[i]);
+	c->first_error = first_error ? xstrdup(first_error) : NULL;
+	c->first_seen = date ? xstrdup(date) : NULL;
+	return 1;
 }
 
 struct drop *state_drop_add(struct state *s)
@@ -825,6 +931,13 @@ void flag_release(struct flag *f)
 	free(f->last_seen);
 	free(f->reason);
 	strvec_clear(&f->log);
+	for (i = 0; i < f->cells_nr; i++) {
+		free(f->cells[i].name);
+		strvec_clear(&f->cells[i].env);
+		free(f->cells[i].first_error);
+		free(f->cells[i].first_seen);
+	}
+	free(f->cells);
 	free(f->repro_base);
 	strvec_clear(&f->repro);
 	free(f->tree_head);

@@ -102,6 +102,14 @@ struct flag_mail {
 	char *text;          /* the reason, the fix's subject, the test's url and branch */
 };
 
+/* A matrix cell a flag's culprit breaks (every failing command, without a matrix). */
+struct flag_cell {
+	char *name;          /* "build[ARCH=arm64]"; without a matrix the command's name */
+	struct strvec env;   /* the cell's "KEY=VALUE" (empty without a matrix) */
+	char *first_error;   /* its first error line */
+	char *first_seen;    /* YYYY-MM-DD it joined the flag */
+};
+
 struct flag {
 	char *id;            /* 12 hex: SHA-1 of the fingerprint */
 	char *fingerprint;
@@ -122,6 +130,8 @@ struct flag {
 	int steps, confirm_runs;
 	int failing, total;  /* flaky: failing runs of total */
 	struct strvec log;   /* bisect log lines */
+	struct flag_cell *cells;  /* the failing cells, in the order they joined */
+	size_t cells_nr, cells_alloc;
 	char *repro_base;    /* next as it stood before the tree's merge (reproduce from) */
 	/*
 	 * How to rebuild that night's next-before-the-merge and the probe from the
@@ -235,6 +245,13 @@ struct flag *state_flag_find(struct state *s, const char *id_or_prefix, int *amb
 struct flag *state_flag_by_fingerprint(struct state *s, const char *fingerprint);
 struct flag *state_flag_add(struct state *s);
 struct drop *state_drop_add(struct state *s);
+/*
+ * The cell `name` of flag f, added (with `env` and `date` as its first_seen) if
+ * it is not there yet; `first_error`, when not NULL or empty, replaces the cell's.
+ * Returns 1 when added.
+ */
+int state_flag_cell_set(struct flag *f, const char *name, const struct strvec *env,
+			const char *first_error, const char *date);
 /* The run of `date`, replaced if it exists (a second run of a night replaces it). */
 struct run_record *state_run_begin(struct state *s, const char *date);
 struct run_tree *state_run_tree_add(struct run_record *run);

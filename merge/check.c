@@ -1,5 +1,6 @@
 /* One commit, every configured command: the verdict the nightly flow acts on. */
 #include <git2.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,15 +69,15 @@ static void fill(struct check_result *out, const struct probe_result *pr,
 	out->first_error = strbuf_detach(&first, NULL);
 }
 
-int check_commit(struct check_result *out, const struct culprit_opts *o,
-		 const struct nb_oid *commit,
-		 int with_builds, int with_tests, const char *tree)
+static int check_one(struct check_result *out, const struct culprit_opts *o,
+		     const struct nb_oid *commit, int with_builds, int with_tests,
+		     const char *tree, unsigned worker)
 {
 	struct probe_command *cmds = xcalloc(o->builds_nr + o->tests_nr + 1, sizeof(*cmds));
 	struct probe_spec spec = { 0 };
 	struct probe_result pr = PROBE_RESULT_INIT;
 	struct worker *w = NULL;
-	char *dir = xstrfmt("%s/w0", o->workers_dir);
+	char *dir = xstrfmt("%s/w%u", o->workers_dir, worker);
 	git_oid id;
 	int error;
 
@@ -104,4 +105,73 @@ done:
 	free(dir);
 	free(cmds);
 	return error;
+}
+
+int check_commit(struct check_result *out, const struct culprit_opts *o,
+		 const struct nb_oid *commit,
+		 int with_builds, int with_tests, const char *tree)
+{
+	return check_one(out, o, commit, with_builds, with_tests, tree, 0);
+}
+
+/* The jobs of one check_commits() call, taken in order by its threads. */
+struct pool {
+	pthread_mutex_t mu;
+	const struct check_job *jobs;
+	struct check_result *out;
+	size_t n, next;
+	int err;
+	char *errmsg;
+};
+
+static void *pool_work(void *arg)
+{
+	struct pool *p = arg;
+
+	for (;;) {
+		const struct check_job *j;
+		size_t i;
+		int err;
+
+		pthread_mutex_lock(&p->mu);
+		i = p->next < p->n ? p->next++ : p->n;
+		pthread_mutex_unlock(&p->mu);
+		if (i == p->n)
+			return NULL;
+		j = &p->jobs[i];
+		err = check_one(&p->out[i], j->o, &j->commit, j->with_builds, j->with_tests,
+				j->tree, j->worker);
+		if (err < 0) {
+			pthread_mutex_lock(&p->mu);
+			if (!p->err) {
+				p->err = err;
+				p->errmsg = xstrdup(nb_error_last());
+			}
+			pthread_mutex_unlock(&p->mu);
+		}
+	}
+}
+
+int check_commits(struct check_result *out, const struct check_job *jobs, size_t n,
+		  unsigned max_jobs)
+{
+	struct pool p = { .jobs = jobs, .out = out, .n = n };
+	size_t threads = max_jobs > 1 ? (max_jobs < n ? max_jobs : n) : 1, i, started = 0;
+	pthread_t *tids = xcalloc(threads, sizeof(*tids));
+	int err = 0;
+
+	pthread_mutex_init(&p.mu, NULL);
+	/* threads - 1 helpers; the calling thread works too (and alone when none start) */
+	for (i = 0; i + 1 < threads; i++)
+		if (!pthread_create(&tids[started], NULL, pool_work, &p))
+			started++;
+	pool_work(&p);
+	for (i = 0; i < started; i++)
+		pthread_join(tids[i], NULL);
+	if (p.err)
+		err = nb_error_set(p.err, "%s", p.errmsg);
+	free(p.errmsg);
+	free(tids);
+	pthread_mutex_destroy(&p.mu);
+	return err;
 }

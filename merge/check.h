@@ -40,4 +40,22 @@ int check_commit(struct check_result *out, const struct culprit_opts *o,
 		 const struct nb_oid *commit,
 		 int with_builds, int with_tests, const char *tree);
 
+/* One check of check_commits(). */
+struct check_job {
+	const struct culprit_opts *o;  /* its commands, workers_dir, cache, runner */
+	struct nb_oid commit;
+	int with_builds, with_tests;
+	const char *tree;              /* NEXTBOT_TREE; may be NULL */
+	unsigned worker;               /* runs in worker w<worker> of o->workers_dir */
+};
+
+/*
+ * Runs check_commit() for every job, at most `max_jobs` at once (0 and 1: one
+ * after another in the calling thread), starting them in array order; out[i] is
+ * jobs[i]'s result.  Jobs that run at once must not share a worker directory.
+ * Returns 0, or the first negative result after every job has finished.
+ */
+int check_commits(struct check_result *out, const struct check_job *jobs, size_t n,
+		  unsigned max_jobs);
+
 #endif

@@ -124,6 +124,39 @@ static struct json_object *summary_flags(const struct hook_event *ev)
 	return a;
 }
 
+/* [{name, env: {K: v}, first_error}]; absent without a matrix (bodies stay as they were). */
+static struct json_object *cells(const struct hook_event *ev)
+{
+	struct json_object *a = json_object_new_array();
+	size_t i;
+
+	for (i = 0; i < ev->cells_nr; i++) {
+		const struct notice_cell *c = &ev->cells[i];
+		struct json_object *o = json_object_new_object(), *env = json_object_new_object();
+		const char *p = c->env ? c->env : "";
+
+		while (*p) {
+			size_t len = strcspn(p, " "), k = strcspn(p, "=");
+			struct strbuf key = STRBUF_INIT, val = STRBUF_INIT;
+
+			if (k < len) {
+				strbuf_add(&key, p, k);
+				strbuf_add(&val, p + k + 1, len - k - 1);
+				json_object_object_add(env, key.buf, line(val.buf));
+			}
+			strbuf_release(&key);
+			strbuf_release(&val);
+			p += len;
+			p += *p == ' ';
+		}
+		json_object_object_add(o, "name", line(c->name));
+		json_object_object_add(o, "env", env);
+		json_object_object_add(o, "first_error", line(c->first_error));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
 void hook_body(struct strbuf *out, const struct hook_event *ev)
 {
 	struct json_object *o = json_object_new_object();
@@ -145,6 +178,8 @@ void hook_body(struct strbuf *out, const struct hook_event *ev)
 			       ev->has_exit ? json_object_new_boolean(ev->timed_out) : NULL);
 	json_object_object_add(o, "log_excerpt", text_obj(ev->log_excerpt));
 	json_object_object_add(o, "bisect", bisect(ev));
+	if (ev->cells_nr)
+		json_object_object_add(o, "cells", cells(ev));
 	json_object_object_add(o, "next_tag", line(ev->next_tag));
 	json_object_object_add(o, "reason", line(ev->reason));
 	json_object_object_add(o, "other_tree", line(ev->other_tree));

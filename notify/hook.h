@@ -38,6 +38,8 @@ struct hook_event {
 	const char *flag_url; /* the flag's report_url, when configured */
 	int has_counts;
 	int failing, total; /* flaky */
+	const struct notice_cell *cells; /* build matrix: "cells" [{name, env, first_error}] */
+	size_t cells_nr;
 };
 
 /* Appends the exact JSON body (one line, no trailing newline). */

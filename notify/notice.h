@@ -85,6 +85,13 @@ enum notice_action {
 	NOTICE_ACTION_DROPPED_TREE,	/* "I have dropped the <tree> tree for today." */
 };
 
+/* A cell of a build matrix that a breakage fails in. */
+struct notice_cell {
+	const char *name;        /* "build[ARCH=arm64]" */
+	const char *env;         /* "ARCH=arm64" ("K=v K2=v2"): a shell prefix as it is */
+	const char *first_error;
+};
+
 /* A breakage (a flag): build-failure, test-failure or flaky. */
 struct notice_breakage {
 	const char *kind;     /* "build-failure" | "test-failure" | "flaky" */
@@ -142,6 +149,8 @@ struct notice_breakage {
 	int failing, total;	  /* flaky: failing runs of total */
 	/* `#nextbot fix:` announced and not arrived yet: a reminder says so */
 	const char *fix_subject, *fix_by, *fix_date; /* NULL: none */
+	const struct notice_cell *cells; /* with a build matrix, every cell it fails in */
+	size_t cells_nr;
 };
 
 /* One commit as a notice names it. */

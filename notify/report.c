@@ -263,6 +263,24 @@ static void partner(struct draft *d, const struct notice_breakage *b, const char
 	strbuf_addch(&d->body, '\n');
 }
 
+/* With a build matrix, every cell the culprit breaks, 0-day's way. */
+static void cells(struct draft *d, const struct notice_breakage *b)
+{
+	size_t i, w = 0;
+
+	if (!b->cells_nr)
+		return;
+	for (i = 0; i < b->cells_nr; i++)
+		if (b->cells[i].name && strlen(b->cells[i].name) > w)
+			w = strlen(b->cells[i].name);
+	strbuf_addf(&d->body, "It fails in %zu cell%s of the build matrix:\n\n", b->cells_nr,
+		    b->cells_nr == 1 ? "" : "s");
+	for (i = 0; i < b->cells_nr; i++)
+		strbuf_addf(&d->body, "  %-*s  %s\n", (int)w, draft_cl(d, b->cells[i].name),
+			    draft_cl(d, b->cells[i].first_error ? b->cells[i].first_error : "?"));
+	strbuf_addstr(&d->body, "\n");
+}
+
 static void reproduce(struct draft *d, const struct notice_breakage *b)
 {
 	size_t i;
@@ -380,6 +398,7 @@ static int queue_report(const struct notice_settings *s, const struct notice_bre
 	strbuf_addstr(&sb, ". The first error, with its context:");
 	draft_para(&d, "%s", sb.buf);
 	draft_quote(&d, b->excerpt);
+	cells(&d, b);
 	bisect_summary(&d, b, 1);
 	reproduce(&d, b);
 	action(&d, b);
@@ -441,6 +460,7 @@ static int queue_maintainer(const struct notice_settings *s, const struct notice
 			   "this:",
 			   draft_cl(&d, b->tree), what(b), draft_cl(&d, command(b)));
 		draft_quote(&d, b->excerpt);
+		cells(&d, b);
 		strbuf_addstr(&d.body, "Caused by commit\n\n");
 		draft_commit_line(&d, b->commit, b->subject);
 		strbuf_addch(&d.body, '\n');
@@ -530,6 +550,8 @@ static void event_from_breakage(struct hook_event *ev, const struct notice_setti
 	ev->steps = b->bisect_steps;
 	ev->log = b->bisect_log;
 	ev->log_nr = b->bisect_log_nr;
+	ev->cells = b->cells;
+	ev->cells_nr = b->cells_nr;
 	if (is_flaky(b)) {
 		ev->has_counts = 1;
 		ev->failing = b->failing;

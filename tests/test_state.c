@@ -135,12 +135,59 @@ static void test_load_refuses_unknown_state(void **unused)
 	cleanup(dir);
 }
 
+/* A flag's cells: added once each, keep their first day, survive a save and a load. */
+static void test_flag_cells(void **unused)
+{
+	struct state st = STATE_INIT, back = STATE_INIT;
+	struct strvec env = STRVEC_INIT;
+	struct strbuf json = STRBUF_INIT;
+	char *dir = tmpdir();
+	struct flag *f;
+
+	f = state_flag_add(&st);
+	f->id = xstrdup("0123456789ab");
+	f->state = FLAG_OPEN;
+	strvec_push(&env, "ARCH=arm64");
+	assert_int_equal(state_flag_cell_set(f, "build[ARCH=arm64]", &env, "a.c:1: error: x",
+					     "2026-12-05"), 1);
+	/* again: no second cell; an unknown error (a cached verdict) keeps the known one */
+	assert_int_equal(state_flag_cell_set(f, "build[ARCH=arm64]", &env, "", "2026-12-06"), 0);
+	strvec_clear(&env);
+	strvec_push(&env, "ARCH=riscv");
+	assert_int_equal(state_flag_cell_set(f, "build[ARCH=riscv]", &env, "a.c:2: error: y",
+					     "2026-12-06"), 1);
+	assert_int_equal(f->cells_nr, 2);
+	assert_string_equal(f->cells[0].first_error, "a.c:1: error: x");
+	assert_string_equal(f->cells[0].first_seen, "2026-12-05");
+	assert_int_equal(state_save(&st, dir), 0);
+	assert_int_equal(state_load(&back, dir), 0);
+	assert_int_equal(back.flags[0].cells_nr, 2);
+	assert_string_equal(back.flags[0].cells[1].name, "build[ARCH=riscv]");
+	assert_int_equal(back.flags[0].cells[1].env.nr, 1);
+	assert_string_equal(back.flags[0].cells[1].env.v[0], "ARCH=riscv");
+	assert_string_equal(back.flags[0].cells[1].first_error, "a.c:2: error: y");
+	assert_string_equal(back.flags[0].cells[1].first_seen, "2026-12-06");
+	state_flags_json(&json, &back);
+	assert_non_null(strstr(json.buf, "\"name\":\"build[ARCH=riscv]\""));
+	assert_non_null(strstr(json.buf, "\"ARCH\":\"riscv\""));
+	strbuf_reset(&json);
+	state_runs_json(&json, &back, 5);
+	assert_non_null(strstr(json.buf, "\"open_flags\""));
+	assert_non_null(strstr(json.buf, "build[ARCH=arm64]"));
+	strbuf_release(&json);
+	strvec_clear(&env);
+	state_release(&st);
+	state_release(&back);
+	cleanup(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names_round_trip),
 		cmocka_unit_test(test_save_load_keeps_states),
 		cmocka_unit_test(test_load_refuses_unknown_state),
+		cmocka_unit_test(test_flag_cells),
 	};
 
 	return cmocka_run_group_tests_name("state", tests, NULL, NULL);
