@@ -23,7 +23,7 @@ struct cli_command {
 
 static const struct cli_command commands[] = {
 	{ "sim", cmd_sim,
-	  "sim init DIR [--seed N] [--trees N] [--files N]\n"
+	  "sim init DIR [--seed N] [--trees N] [--files N] [--matrix]\n"
 	  "sim advance DIR [--days N]",
 	  "create or advance a simulated world of branch feeds",
 	  "  init DIR      create bare repos in DIR/remotes/, a ready DIR/nextbot.yaml and\n"
@@ -31,6 +31,8 @@ static const struct cli_command commands[] = {
 	  "  --seed N      random seed (same seed, same world)\n"
 	  "  --trees N     trees besides the mm branches\n"
 	  "  --files N     size of the simulated project\n"
+	  "  --matrix      configurations: make ARCH=x86_64|arm64|riscv, a build matrix in\n"
+	  "                the config, defects that break only some cells\n"
 	  "  advance DIR   play the feeds forward\n"
 	  "  --days N      how many days (default 1)\n" },
 	{ "run", cmd_run, "run [--date YYYY-MM-DD] [--no-notify]",

@@ -12,7 +12,8 @@
 #include "util/strbuf.h"
 #include "util/banned.h"
 
-static const char usage[] = "usage: nextbot sim init DIR [--seed N] [--trees N] [--files N]\n"
+static const char usage[] = "usage: nextbot sim init DIR [--seed N] [--trees N] [--files N] "
+			    "[--matrix]\n"
 			    "       nextbot sim advance DIR [--days N]\n";
 
 /* "--name N" or "--name=N" at argv[*i]; 1 if it matched (and *i moved), -1 if bad. */
@@ -33,12 +34,14 @@ static int opt_long(const char *name, long *out, int argc, char **argv, int *i)
 }
 
 static int parse(int argc, char **argv, const char **dir, long *seed, long *trees,
-		   long *files, long *days, int init)
+		   long *files, long *days, int *matrix, int init)
 {
 	int i, r;
 
 	for (i = 2; i < argc; i++) {
-		if (init && ((r = opt_long("--seed", seed, argc, argv, &i)) ||
+		if (init && !strcmp(argv[i], "--matrix")) {
+			*matrix = 1;
+		} else if (init && ((r = opt_long("--seed", seed, argc, argv, &i)) ||
 			     (r = opt_long("--trees", trees, argc, argv, &i)) ||
 			     (r = opt_long("--files", files, argc, argv, &i)))) {
 			if (r < 0)
@@ -59,14 +62,14 @@ int cmd_sim(const struct cli_ctx *ctx, int argc, char **argv)
 {
 	const char *dir = NULL;
 	long seed = 1, trees = 3, files = 0, days = 1;
-	int init, error;
+	int init, error, matrix = 0;
 
 	if (argc < 2 || (strcmp(argv[1], "init") && strcmp(argv[1], "advance"))) {
 		fputs(usage, stderr);
 		return EXIT_USAGE;
 	}
 	init = !strcmp(argv[1], "init");
-	if (parse(argc, argv, &dir, &seed, &trees, &files, &days, init) < 0 ||
+	if (parse(argc, argv, &dir, &seed, &trees, &files, &days, &matrix, init) < 0 ||
 	    trees > 1000 || days < 1 || days > 100000) {
 		fputs(usage, stderr);
 		return EXIT_USAGE;
@@ -81,6 +84,7 @@ int cmd_sim(const struct cli_ctx *ctx, int argc, char **argv)
 		opts.seed = (uint64_t)seed;
 		opts.trees = (int)trees;
 		opts.files = (int)files;
+		opts.matrix = matrix;
 		error = feeds_world_init(dir, &opts);
 	} else {
 		error = feeds_world_advance(dir, (int)days);

@@ -48,6 +48,7 @@ struct sim_patch {
 	int state;      /* enum sim_patch_state */
 	int defect;     /* index into world->defects, or -1 */
 	int fate;       /* enum sim_fate, for mm-unstable defects */
+	int archs;      /* a build defect being made in a matrix world: what it breaks */
 	char *subject, *body, *msgid;
 	struct sim_op *ops;
 	size_t ops_nr, ops_alloc;
@@ -87,6 +88,15 @@ struct sim_sub {
 	int api_rename; /* the API change is a rename (else an added parameter) */
 };
 
+/*
+ * A matrix world (`sim init --matrix`) builds every configuration of SIM_ARCHS
+ * (`make ARCH=…` defines NB_ARCH_<ARCH>); a defect breaks a set of them, as a
+ * bit mask over SIM_ARCHS (1 << i: sim_arch[i]).
+ */
+#define SIM_ARCHS 3
+extern const char *const sim_arch[SIM_ARCHS];
+#define SIM_ALL_ARCHS ((1 << SIM_ARCHS) - 1)
+
 struct sim_defect {
 	int id;
 	int day;
@@ -96,6 +106,7 @@ struct sim_defect {
 	struct nb_oid patch_id;
 	struct nb_oid partner_patch_id;
 	char *trees;  /* "a,b" culprit's tree then partner's, as they were last seen */
+	int archs;    /* matrix worlds: the configurations it breaks (mask); 0 none */
 };
 
 struct sim_person {
@@ -108,6 +119,7 @@ struct sim_world {
 	uint64_t seed;
 	uint64_t rng;
 	int ntrees, nfiles;
+	int matrix;     /* configurations: `make ARCH=…` over sim_arch[] */
 	int day;
 	int seq; /* last patch id */
 	int covered[SIM_KINDS]; /* kinds already injected into merged trees */

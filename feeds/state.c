@@ -220,6 +220,8 @@ static json_object *state_json(struct sim_world *w)
 	set_str(o, "rng", rng);
 	set_int(o, "trees", w->ntrees);
 	set_int(o, "files", w->nfiles);
+	if (w->matrix)  /* absent otherwise: worlds without a matrix stay as they were */
+		set_int(o, "matrix", 1);
 	set_int(o, "day", w->day);
 	set_int(o, "seq", w->seq);
 	set_str(o, "mainline", w->mainline.hex);
@@ -258,6 +260,8 @@ static json_object *state_json(struct sim_world *w)
 		set_str(x, "patch_id", d->patch_id.hex);
 		set_str(x, "partner_patch_id", d->partner_patch_id.hex);
 		set_str(x, "trees", d->trees);
+		if (w->matrix)
+			set_int(x, "archs", d->archs);
 		json_object_array_add(a, x);
 	}
 	json_object_object_add(o, "defects", a);
@@ -306,6 +310,27 @@ static void branches(json_object *a, struct sim_world *w, const struct sim_patch
 		json_object_array_add(a, json_object_new_string(w->trees[t].branch));
 }
 
+/*
+ * The cells a defect breaks, as nextbot names them: "build[ARCH=arm64]" for a build
+ * or semantic defect, "test[ARCH=…]" for a test or flaky one (the test runs in every
+ * cell); none for a conflict.
+ */
+static json_object *cells_json(const struct sim_defect *d)
+{
+	json_object *a = json_object_new_array();
+	const char *cmd = d->kind == SIM_TEST || d->kind == SIM_FLAKY ? "test" : "build";
+	int i;
+
+	for (i = 0; i < SIM_ARCHS; i++)
+		if (d->archs & (1 << i)) {
+			char *name = xstrfmt("%s[ARCH=%s]", cmd, sim_arch[i]);
+
+			json_object_array_add(a, json_object_new_string(name));
+			free(name);
+		}
+	return a;
+}
+
 static json_object *defect_json(struct sim_world *w, const struct sim_defect *d)
 {
 	struct sim_patch *c = sim_patch_by_id(w, d->culprit);
@@ -341,6 +366,8 @@ static json_object *defect_json(struct sim_world *w, const struct sim_defect *d)
 		json_object_object_add(o, "partner", NULL);
 	}
 	json_object_object_add(o, "dropped", json_object_new_boolean(c->state == SIM_DROPPED));
+	if (w->matrix)
+		json_object_object_add(o, "cells", cells_json(d));
 	free(author);
 	return o;
 }
@@ -353,6 +380,15 @@ int sim_truth_save(struct sim_world *w)
 
 	json_object_object_add(o, "seed", json_object_new_uint64(w->seed));
 	set_int(o, "days", w->day);
+	if (w->matrix) {
+		json_object *m = json_object_new_object(), *v = json_object_new_array();
+		int k;
+
+		for (k = 0; k < SIM_ARCHS; k++)
+			json_object_array_add(v, json_object_new_string(sim_arch[k]));
+		json_object_object_add(m, "ARCH", v);
+		json_object_object_add(o, "matrix", m);
+	}
 	for (i = 0; i < w->defects_nr; i++)
 		json_object_array_add(a, defect_json(w, &w->defects[i]));
 	json_object_object_add(o, "defects", a);
@@ -411,10 +447,18 @@ int sim_config_save(struct sim_world *w)
 	for (i = 1; i < w->trees_nr; i++)
 		if (w->trees[i].kind != SIM_MM_UNSTABLE)
 			yaml_tree(&sb, w, &w->trees[i]);
-	strbuf_addstr(&sb, "never_merge: [mm-unstable]\n"
-			   "build:\n  - {name: build, command: make, timeout: 120}\n"
-			   "test:\n  - {name: test, command: make test, timeout: 120}\n"
-			   "# the simulated flaky tests fail about one run in four: three\n"
+	strbuf_addstr(&sb, "never_merge: [mm-unstable]\n");
+	if (w->matrix)
+		strbuf_addstr(&sb, "# every cell builds and tests its own configuration\n"
+				   "build:\n"
+				   "  - {name: build, command: 'make ARCH=$ARCH', timeout: 120,\n"
+				   "     matrix: {ARCH: [x86_64, arm64, riscv]}}\n"
+				   "test:\n  - {name: test, command: 'make test ARCH=$ARCH', "
+				   "timeout: 120}\n");
+	else
+		strbuf_addstr(&sb, "build:\n  - {name: build, command: make, timeout: 120}\n"
+				   "test:\n  - {name: test, command: make test, timeout: 120}\n");
+	strbuf_addstr(&sb, "# the simulated flaky tests fail about one run in four: three\n"
 			   "# confirmations make blaming one as a culprit a 1-in-300 event\n"
 			   "bisect: {confirm: 3}\n"
 			   "notify:\n  from: \"nextbot <nextbot@example.org>\"\n"
@@ -544,6 +588,7 @@ static int world_load(struct sim_world *w, json_object *o)
 	w->rng = strtoull(json_object_get_string(get(o, "rng")), NULL, 16);
 	w->ntrees = get_int(o, "trees");
 	w->nfiles = get_int(o, "files");
+	w->matrix = get_int(o, "matrix");
 	w->day = get_int(o, "day");
 	w->seq = get_int(o, "seq");
 	hex(w->mainline.hex, o, "mainline");
@@ -590,6 +635,7 @@ static int world_load(struct sim_world *w, json_object *o)
 		hex(d->patch_id.hex, x, "patch_id");
 		hex(d->partner_patch_id.hex, x, "partner_patch_id");
 		d->trees = dup(x, "trees");
+		d->archs = get_int(x, "archs");
 		if (!sim_patch_by_id(w, d->culprit))
 			return -1;
 	}

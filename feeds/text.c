@@ -544,6 +544,27 @@ static const char makefile_text[] =
 	"\n"
 	".PHONY: all test clean\n";
 
+const char *const sim_arch[SIM_ARCHS] = { "x86_64", "arm64", "riscv" };
+
+/* The Makefile; a matrix world's takes ARCH and defines NB_ARCH_<ARCH> for it. */
+static void makefile(struct strbuf *out, const struct sim_world *w)
+{
+	const char *kcflags = "KCFLAGS := -std=gnu11 -Wall -Werror=implicit-function-declaration "
+			      "-Iinclude\n";
+	const char *at = strstr(makefile_text, kcflags);
+
+	if (!w->matrix || !at) {
+		strbuf_addstr(out, makefile_text);
+		return;
+	}
+	strbuf_add(out, makefile_text, (size_t)(at - makefile_text));
+	strbuf_addstr(out, "# ARCH picks the configuration: x86_64 (default), arm64 or riscv.\n"
+			   "ARCH ?= x86_64\n");
+	strbuf_addstr(out, "KCFLAGS := -std=gnu11 -Wall -Werror=implicit-function-declaration "
+			   "-Iinclude \\\n\t-DNB_ARCH_$(shell echo $(ARCH) | tr a-z A-Z)\n");
+	strbuf_addstr(out, at + strlen(kcflags));
+}
+
 static const char kunit_text[] =
 	"/* SPDX-License-Identifier: GPL-2.0 */\n"
 	"/* A tiny KUnit look-alike: expectations print file:line and count failures. */\n"
@@ -681,7 +702,7 @@ int sim_project_files(struct sim_world *w,
 	if (!error)
 		error = emit_file(emit, ctx, "README", &readme);
 	if (!error) {
-		strbuf_addstr(&text, makefile_text);
+		makefile(&text, w);
 		error = emit_file(emit, ctx, "Makefile", &text);
 	}
 	if (!error) {

@@ -371,11 +371,39 @@ static struct sim_defect *defect_new(struct sim_world *w, int kind, struct sim_p
 	d->kind = kind;
 	d->culprit = culprit->id;
 	d->partner = partner ? partner->id : -1;
+	/* every configuration builds the same code, but for an #ifdef path of a build defect */
+	if (w->matrix && kind != SIM_CONFLICT)
+		d->archs = kind == SIM_BUILD && culprit->archs ? culprit->archs : SIM_ALL_ARCHS;
 	culprit->defect = (int)w->defects_nr;
 	if (partner)
 		partner->defect = (int)w->defects_nr;
 	w->defects_nr++;
 	return d;
+}
+
+/*
+ * A matrix world's build defect sits on an #ifdef path most of the time, as the
+ * breakages 0-day finds in one architecture do: every configuration but x86_64
+ * (two of three cells), riscv only, or all of them.
+ */
+static void arch_only(struct sim_world *w, struct sim_patch *p, struct strbuf *body)
+{
+	struct strbuf guarded = STRBUF_INIT;
+	int pick = RNG(w, 10);
+
+	if (pick < 6) {
+		strbuf_addf(&guarded, "#ifndef NB_ARCH_X86_64\n%s\n#endif", body->buf);
+		p->archs = SIM_ALL_ARCHS & ~1;
+	} else if (pick < 8) {
+		strbuf_addf(&guarded, "#ifdef NB_ARCH_RISCV\n%s\n#endif", body->buf);
+		p->archs = 1 << 2;
+	} else {
+		strbuf_addbuf(&guarded, body);
+		p->archs = SIM_ALL_ARCHS;
+	}
+	strbuf_reset(body);
+	strbuf_addbuf(body, &guarded);
+	strbuf_release(&guarded);
 }
 
 static int build_defect(struct sim_world *w, struct sim_patch *p)
@@ -400,6 +428,8 @@ static int build_defect(struct sim_world *w, struct sim_patch *p)
 		strbuf_addf(&why, "Bound the estimate by the per-subsystem scan limit so a\n"
 			    "large backlog does not stall reclaim of other objects.");
 	}
+	if (w->matrix)
+		arch_only(w, p, &body);
 	error = slot_edit(w, p, 1, body.buf, subj.buf, why.buf);
 	strbuf_release(&body);
 	strbuf_release(&subj);
@@ -1255,6 +1285,7 @@ int feeds_world_init(const char *dir, const struct feeds_world_opts *opts)
 	w.seed = w.rng = opts->seed;
 	w.ntrees = opts->trees;
 	w.nfiles = opts->files;
+	w.matrix = opts->matrix;
 	sim_subs_build(&w);
 	sim_trees_build(&w);
 	if ((error = create_repos(&w)) < 0 || (error = sim_git_store_setup(&w)) < 0 ||

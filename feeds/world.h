@@ -7,7 +7,8 @@
  *   DIR/remotes/mainline.git   branch master
  *   DIR/remotes/mm.git         branches mm-stable, mm-next, mm-unstable
  *   DIR/remotes/<tree>.git     branch <tree> (net-next, vfs, sched, …)
- *   DIR/nextbot.yaml           a ready config (file:// urls, make / make test)
+ *   DIR/nextbot.yaml           a ready config (file:// urls, make / make test; with
+ *                              --matrix, make ARCH=$ARCH over three cells)
  *   DIR/truth.json             the ground truth of injected defects
  *   DIR/sim-state.json         the simulator's own state (day, PRNG, queues)
  */
@@ -20,8 +21,12 @@ struct feeds_world_opts {
 	uint64_t seed;  /* default 1 */
 	int trees;      /* trees besides mm and mainline; default 3 */
 	int files;      /* approximate number of source files; default 0 = small */
+	/* configurations: the Makefile takes ARCH (x86_64, arm64, riscv; NB_ARCH_<ARCH>
+	   is defined), the config builds a matrix over them, build defects may break
+	   only some (an #ifdef path), and truth.json lists the cells each breaks */
+	int matrix;
 };
-#define FEEDS_WORLD_OPTS_INIT { 1, 3, 0 }
+#define FEEDS_WORLD_OPTS_INIT { 1, 3, 0, 0 }
 
 /*
  * Creates the world in `dir` (created if missing; must not already hold one).
