@@ -71,7 +71,7 @@ static void fill(struct check_result *out, const struct probe_result *pr,
 
 static int check_one(struct check_result *out, const struct culprit_opts *o,
 		     const struct nb_oid *commit, int with_builds, int with_tests,
-		     const char *tree, unsigned worker)
+		     const char *tree, unsigned worker, const volatile int *cancel)
 {
 	struct probe_command *cmds = xcalloc(o->builds_nr + o->tests_nr + 1, sizeof(*cmds));
 	struct probe_spec spec = { 0 };
@@ -92,6 +92,7 @@ static int check_one(struct check_result *out, const struct culprit_opts *o,
 	spec.user = o->user;
 	spec.slurm = o->slurm;
 	spec.pristine_retry = 1;
+	spec.cancel = cancel;
 	if ((error = merge_oid_to_git(&id, commit)) < 0)
 		goto done;
 	if ((error = worker_open(&w, o->repo_path, dir)) < 0)
@@ -111,7 +112,7 @@ int check_commit(struct check_result *out, const struct culprit_opts *o,
 		 const struct nb_oid *commit,
 		 int with_builds, int with_tests, const char *tree)
 {
-	return check_one(out, o, commit, with_builds, with_tests, tree, 0);
+	return check_one(out, o, commit, with_builds, with_tests, tree, 0, NULL);
 }
 
 /* The jobs of one check_commits() call, taken in order by its threads. */
@@ -119,10 +120,21 @@ struct pool {
 	pthread_mutex_t mu;
 	const struct check_job *jobs;
 	struct check_result *out;
-	size_t n, next;
+	volatile int *cancel;   /* one flag per job: its result is no longer wanted */
+	size_t n, next, cut;
+	check_cutoff_fn cutoff;
+	void *data;
 	int err;
 	char *errmsg;
 };
+
+static void cancelled(struct check_result *r)
+{
+	check_result_release(r);
+	r->verdict = CHECK_INFRA;
+	r->cancelled = 1;
+	r->infra_reason = xstrdup("cancelled: its result was no longer wanted");
+}
 
 static void *pool_work(void *arg)
 {
@@ -130,36 +142,48 @@ static void *pool_work(void *arg)
 
 	for (;;) {
 		const struct check_job *j;
-		size_t i;
+		size_t i, cut, k;
 		int err;
 
 		pthread_mutex_lock(&p->mu);
+		/* jobs past the cut-off are never started */
+		while (p->next < p->n && p->next >= p->cut)
+			cancelled(&p->out[p->next++]);
 		i = p->next < p->n ? p->next++ : p->n;
 		pthread_mutex_unlock(&p->mu);
 		if (i == p->n)
 			return NULL;
 		j = &p->jobs[i];
 		err = check_one(&p->out[i], j->o, &j->commit, j->with_builds, j->with_tests,
-				j->tree, j->worker);
-		if (err < 0) {
-			pthread_mutex_lock(&p->mu);
-			if (!p->err) {
-				p->err = err;
-				p->errmsg = xstrdup(nb_error_last());
-			}
-			pthread_mutex_unlock(&p->mu);
+				j->tree, j->worker, &p->cancel[i]);
+		pthread_mutex_lock(&p->mu);
+		if (err < 0 && !p->err) {
+			p->err = err;
+			p->errmsg = xstrdup(nb_error_last());
 		}
+		if (p->cancel[i])
+			cancelled(&p->out[i]);
+		else if (err >= 0 && p->cutoff) {
+			cut = p->cutoff(p->data, i, &p->out[i]);
+			for (k = cut; k < p->cut && k < p->n; k++)
+				p->cancel[k] = 1;  /* running ones: killed */
+			if (cut < p->cut)
+				p->cut = cut;
+		}
+		pthread_mutex_unlock(&p->mu);
 	}
 }
 
 int check_commits(struct check_result *out, const struct check_job *jobs, size_t n,
-		  unsigned max_jobs)
+		  unsigned max_jobs, check_cutoff_fn cutoff, void *data)
 {
-	struct pool p = { .jobs = jobs, .out = out, .n = n };
+	struct pool p = { .jobs = jobs, .out = out, .n = n, .cut = n, .cutoff = cutoff,
+			  .data = data };
 	size_t threads = max_jobs > 1 ? (max_jobs < n ? max_jobs : n) : 1, i, started = 0;
 	pthread_t *tids = xcalloc(threads, sizeof(*tids));
 	int err = 0;
 
+	p.cancel = xcalloc(n + 1, sizeof(*p.cancel));
 	pthread_mutex_init(&p.mu, NULL);
 	/* threads - 1 helpers; the calling thread works too (and alone when none start) */
 	for (i = 0; i + 1 < threads; i++)
@@ -171,6 +195,7 @@ int check_commits(struct check_result *out, const struct check_job *jobs, size_t
 	if (p.err)
 		err = nb_error_set(p.err, "%s", p.errmsg);
 	free(p.errmsg);
+	free((void *)p.cancel);
 	free(tids);
 	pthread_mutex_destroy(&p.mu);
 	return err;

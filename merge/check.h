@@ -26,6 +26,7 @@ struct check_result {
 	char *first_error;     /* owned */
 	char *infra_reason;    /* owned; CHECK_INFRA */
 	unsigned runs;         /* commands run (0: all from the cache) */
+	int cancelled;         /* check_commits() cut it off: no verdict (CHECK_INFRA) */
 };
 #define CHECK_RESULT_INIT { 0 }
 void check_result_release(struct check_result *r);
@@ -50,12 +51,20 @@ struct check_job {
 };
 
 /*
+ * Which jobs still matter: called (serialised) as each job ends, with its result;
+ * returns the index from which on no job's result is wanted any more (n: all are).
+ */
+typedef size_t (*check_cutoff_fn)(void *data, size_t job, const struct check_result *r);
+
+/*
  * Runs check_commit() for every job, at most `max_jobs` at once (0 and 1: one
  * after another in the calling thread), starting them in array order; out[i] is
  * jobs[i]'s result.  Jobs that run at once must not share a worker directory.
- * Returns 0, or the first negative result after every job has finished.
+ * With `cutoff` (may be NULL), jobs past the cut-off it returns are not started,
+ * and running ones are killed at once (on Slurm: scancel): their results say
+ * `cancelled`.  Returns 0, or the first negative result after every job has ended.
  */
 int check_commits(struct check_result *out, const struct check_job *jobs, size_t n,
-		  unsigned max_jobs);
+		  unsigned max_jobs, check_cutoff_fn cutoff, void *data);
 
 #endif

@@ -203,6 +203,7 @@ static int run_all(struct probe_result *out, struct worker *w, const char *commi
 		opts.log_path = log;
 		opts.user = spec->user;
 		opts.inherit_env = spec->inherit_env;
+		opts.cancel = spec->cancel;
 		err = slurm_or_local_run(&r, &opts, spec->slurm);
 		strvec_clear(&env);
 		if (err < 0) {

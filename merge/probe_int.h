@@ -50,6 +50,9 @@ struct probe_spec {
 	/* runner kind slurm: each command runs as a Slurm job step (util/slurm.h);
 	   NULL: locally.  Set `runner` to "slurm" too, for the cache key */
 	const struct slurm_opts *slurm;
+	/* set by another thread when the result is no longer wanted: the running
+	   command is killed and the probe ends PROBE_INFRA (runcmd_opts.cancel) */
+	const volatile int *cancel;
 };
 
 struct probe_result {

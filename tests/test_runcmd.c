@@ -119,6 +119,53 @@ static void test_timeout(void **state)
 	runcmd_result_release(&res);
 }
 
+static pid_t read_pid(const char *name);
+static volatile int cancel_flag;
+
+static void *cancel_soon(void *unused)
+{
+	struct timespec ts = { 0, 300000000L };
+
+	nanosleep(&ts, NULL);
+	cancel_flag = 1;
+	return NULL;
+}
+
+/* A result no longer wanted: the command (and what it started) dies within 0.1 s. */
+static void test_cancel(void **state)
+{
+	struct runcmd_result res = RUNCMD_RESULT_INIT;
+	struct runcmd_opts o = RUNCMD_OPTS_INIT;
+	char *ran = xstrfmt("%s/ran.txt", tmpdir);
+	pthread_t tid;
+	pid_t gc;
+
+	o.shell = "sh -c 'echo $$ > gc.pid; exec sleep 1000' & wait";
+	o.cwd = tmpdir;
+	o.timeout = 60;
+	o.cancel = &cancel_flag;
+	cancel_flag = 0;
+	assert_int_equal(pthread_create(&tid, NULL, cancel_soon, NULL), 0);
+	assert_int_equal(runcmd_run(&res, &o), 0);
+	pthread_join(tid, NULL);
+	assert_true(res.runner_failed);
+	assert_false(res.timed_out);
+	assert_false(res.limit_hit);
+	assert_true(res.seconds < 30);
+	gc = read_pid("gc.pid");
+	assert_true(gc > 1);
+	assert_int_equal(kill(gc, 0), -1);
+	runcmd_result_release(&res);
+	/* cancelled before it starts: nothing runs */
+	res = (struct runcmd_result)RUNCMD_RESULT_INIT;
+	o.shell = "echo ran > ran.txt";
+	assert_int_equal(runcmd_run(&res, &o), 0);
+	assert_true(res.runner_failed);
+	assert_false(file_exists(ran));
+	runcmd_result_release(&res);
+	free(ran);
+}
+
 static pid_t read_pid(const char *name)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -495,6 +542,7 @@ int main(void)
 		T(test_signal),
 		T(test_output_merged),
 		T(test_timeout),
+		T(test_cancel),
 		T(test_setsid_grandchild_killed_on_exit),
 		T(test_setsid_grandchild_killed_on_timeout),
 		T(test_100mb_output),

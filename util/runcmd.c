@@ -726,9 +726,13 @@ static void drain(int fd, struct capture *c)
 	}
 }
 
-/* Collects output until the supervisor's report arrives; returns 0 or -1 (no report). */
+/*
+ * Collects output until the supervisor's report arrives; returns 0 or -1 (no report).
+ * Once *cancel is set, the supervisor is told to stop (SIGTERM: it kills the tree and
+ * reports) and *cancelled says so.
+ */
 static int collect(int out_r, int err_r, int report_r, struct capture *oc, struct capture *ec,
-		     struct report *r)
+		     struct report *r, pid_t sup, const volatile int *cancel, int *cancelled)
 {
 	size_t got = 0;
 
@@ -736,12 +740,16 @@ static int collect(int out_r, int err_r, int report_r, struct capture *oc, struc
 		struct pollfd pfd[3];
 		int n = 0, i;
 
+		if (cancel && *cancel && !*cancelled) {
+			*cancelled = 1;
+			kill(sup, SIGTERM);
+		}
 		pfd[n++] = (struct pollfd){ .fd = report_r, .events = POLLIN };
 		if (out_r >= 0)
 			pfd[n++] = (struct pollfd){ .fd = out_r, .events = POLLIN };
 		if (err_r >= 0)
 			pfd[n++] = (struct pollfd){ .fd = err_r, .events = POLLIN };
-		if (poll(pfd, (nfds_t)n, -1) < 0) {
+		if (poll(pfd, (nfds_t)n, cancel && !*cancelled ? 100 : -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			return -1;
@@ -852,7 +860,7 @@ static int spawn(struct runcmd_result *out, struct prepared *p, struct strbuf *e
 	struct report r;
 	sigset_t all, old;
 	pid_t sup;
-	int error = 0;
+	int error = 0, cancelled = 0;
 
 	if (pipe2(out_pipe, O_CLOEXEC) < 0 || pipe2(rep_pipe, O_CLOEXEC) < 0 ||
 	    (!o->merge_stderr && pipe2(err_pipe, O_CLOEXEC) < 0)) {
@@ -882,7 +890,8 @@ static int spawn(struct runcmd_result *out, struct prepared *p, struct strbuf *e
 	capture_init(&oc, o->output_cap ? o->output_cap : DEFAULT_CAP);
 	capture_init(&ec, STDERR_CAP);
 	memset(&r, 0, sizeof(r));
-	if (collect(out_pipe[0], err_pipe[0], rep_pipe[0], &oc, &ec, &r) < 0) {
+	if (collect(out_pipe[0], err_pipe[0], rep_pipe[0], &oc, &ec, &r, sup, o->cancel,
+		    &cancelled) < 0) {
 		kill(sup, SIGKILL);
 		error = nb_error_set(NB_ERROR, "the command's supervisor died without a report");
 	}
@@ -904,6 +913,11 @@ static int spawn(struct runcmd_result *out, struct prepared *p, struct strbuf *e
 		error = nb_error_errno(NB_ERROR, "%s", stage_name(r.failure.stage));
 	} else {
 		fill_result(out, &r, !o->argv);
+		if (cancelled) {
+			/* stopped because nobody wants its result: not a verdict */
+			out->runner_failed = 1;
+			out->limit_hit = out->timed_out = 0;
+		}
 	}
 done:
 	close_fd(&out_pipe[0]);
@@ -927,6 +941,10 @@ static int run(struct runcmd_result *out, const struct runcmd_opts *o, struct st
 	int error;
 
 	result_reset(out);
+	if (o->cancel && *o->cancel) {
+		out->runner_failed = 1;  /* not wanted any more: not started */
+		return 0;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	error = prepare(&p, o, &pw, &pwbuf);
 	if (error)

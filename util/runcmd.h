@@ -37,6 +37,12 @@ struct runcmd_opts {
 	const char *user;         /* as root: run as this user (chowns cwd's tree to it) */
 	struct runcmd_limits limits;
 	int merge_stderr;         /* 1 (default via INIT): stderr into the same output */
+	/*
+	 * When set, looked at every 0.1 s: once *cancel is nonzero the command is
+	 * killed (its whole tree) and the result says runner_failed (no verdict: its
+	 * result is no longer wanted).  Another thread sets it.
+	 */
+	const volatile int *cancel;
 };
 #define RUNCMD_OPTS_INIT { .merge_stderr = 1 }
 
@@ -50,8 +56,8 @@ struct runcmd_result {
 	size_t output_total;/* bytes the command printed, of which `output` keeps some */
 	struct strbuf output; /* head, a "[... N bytes omitted ...]" line, tail */
 	/* the runner failed on its own (Slurm: allocation refused, node down, no
-	   resources within the queue time); exit_code is the runner's, not a verdict.
-	   Never set by runcmd_run(); see util/slurm.h */
+	   resources within the queue time; cancelled through opts.cancel): exit_code
+	   is the runner's, not a verdict.  See util/slurm.h */
 	int runner_failed;
 };
 #define RUNCMD_RESULT_INIT { .exit_code = -1, .output = STRBUF_INIT }

@@ -63,7 +63,9 @@ struct watch {
 	double timeout, queue_timeout;
 	int timed_out;            /* cancelled at our timeout, the step had begun */
 	int never_started;        /* cancelled after queue_timeout without a step */
-	int stopped;              /* cancelled because nextbot is stopping */
+	int stopped;              /* cancelled because nextbot is stopping … */
+	int unwanted;             /* … or because its result is no longer wanted */
+	const volatile int *cancel; /* runcmd_opts.cancel */
 };
 
 static double monotonic_now(void)
@@ -184,6 +186,8 @@ static void *watchdog(void *arg)
 			started = now;
 		if (stopping()) {
 			w->stopped = 1;
+		} else if (w->cancel && *w->cancel) {
+			w->stopped = w->unwanted = 1;
 		} else if (started && w->timeout > 0 && now - started >= w->timeout) {
 			w->timed_out = 1;
 		} else if (!started && w->queue_timeout > 0 && now - begin >= w->queue_timeout) {
@@ -379,7 +383,8 @@ static void classify(struct runcmd_result *out, const struct watch *w, const cha
 		out->runner_failed = out->exec_failed = 1;
 		out->timed_out = out->limit_hit = 0;
 		log_warn("slurm: job '%s' failed in Slurm (srun exit %d%s): no verdict", name,
-			 srun_code, w->stopped ? ", cancelled: nextbot is stopping" :
+			 srun_code, w->unwanted ? ", cancelled: its result is no longer wanted" :
+			 w->stopped ? ", cancelled: nextbot is stopping" :
 			 w->never_started ? ", no resources within the queue timeout" :
 			 out->timed_out ? ", srun outlived every limit" : "");
 	}
@@ -456,12 +461,12 @@ int slurm_run(struct runcmd_result *out, const struct runcmd_opts *opts,
 	ro.env = (const char *const *)env.v;
 	ro.timeout = opts->timeout > 0 ? queue + opts->timeout + GRACE_SECONDS : 0;
 	w = (struct watch){ .name = name, .env = ro.env, .timeout = opts->timeout,
-			    .queue_timeout = queue };
+			    .queue_timeout = queue, .cancel = opts->cancel };
 	w.start_path = xstrfmt("%s.start", prefix);
 
 	slot_take(s->max_jobs);
 	register_job(name, 1);
-	if (stopping()) {
+	if (stopping() || (opts->cancel && *opts->cancel)) {
 		/* nextbot is stopping: nothing new goes to the cluster */
 		strbuf_reset(&out->output);
 		out->exit_code = -1;
@@ -469,7 +474,8 @@ int slurm_run(struct runcmd_result *out, const struct runcmd_opts *opts,
 		out->output_total = 0;
 		out->seconds = 0;
 		out->runner_failed = out->exec_failed = 1;
-		log_warn("slurm: job '%s' not submitted: nextbot is stopping", name);
+		if (stopping())
+			log_warn("slurm: job '%s' not submitted: nextbot is stopping", name);
 		err = 0;
 	} else if (!(err = run_watched(out, &ro, &w))) {
 		out->runner_failed = 0;

@@ -53,7 +53,9 @@ struct slurm_opts {
  *     the result is timed_out, exit_code 128+SIGKILL, signal SIGKILL, as locally.
  *   - <prefix>.exit present: exit_code is the command's status, whatever srun says.
  *   - otherwise (srun refused, failed, the job got no resources within
- *     queue_timeout, which cancels it, or nextbot is stopping, see slurm_stop_on(),
+ *     queue_timeout, which cancels it, opts->cancel was set (its result is no
+ *     longer wanted: cancelled within a poll interval, or never submitted), or
+ *     nextbot is stopping, see slurm_stop_on(),
  *     even if the dying step wrote a status): runner_failed = 1, and exec_failed = 1 too,
  *     so that a caller that only knows exec_failed reports infrastructure and caches
  *     nothing; exit_code is srun's.
