@@ -378,8 +378,8 @@ static void conflicts_gone(struct night *n)
 	}
 }
 
-/* Carried merge fixes right after the tree's merge; trouble goes to the summary. */
-static void apply_fixes(struct night *n, struct night_tree *t)
+/* Carried merge fixes right after the tree's merge; trouble goes to `notes` (the summary's). */
+static void apply_fixes(struct night *n, struct night_tree *t, struct strvec *notes)
 {
 	struct fixes_report fr = FIXES_REPORT_INIT;
 	size_t i;
@@ -387,7 +387,7 @@ static void apply_fixes(struct night *n, struct night_tree *t)
 	if (!t->cfg->fixes)
 		return;
 	if (integ_night_apply_fixes(n->integ, t->cfg->name, t->cfg->fixes, &fr) < 0) {
-		strvec_pushf(&n->run->notes, "%s: carried fixes not applied: %s", t->cfg->name,
+		strvec_pushf(notes, "%s: carried fixes not applied: %s", t->cfg->name,
 			     nb_error_last());
 		goto done;
 	}
@@ -396,18 +396,23 @@ static void apply_fixes(struct night *n, struct night_tree *t)
 
 		t->fixes_applied += f->state == FIX_APPLIED || f->state == FIX_APPLIED_3WAY;
 		if (f->state == FIX_FAILED)
-			strvec_pushf(&n->run->notes, "%s: fix %s (\"%s\") no longer applies: %s",
+			strvec_pushf(notes, "%s: fix %s (\"%s\") no longer applies: %s",
 				     t->cfg->name, f->file, f->subject, f->reason ? f->reason : "");
 		else if (f->state == FIX_NOT_NEEDED)
-			strvec_pushf(&n->run->notes, "%s: fix %s (\"%s\") is no longer needed",
+			strvec_pushf(notes, "%s: fix %s (\"%s\") is no longer needed",
 				     t->cfg->name, f->file, f->subject);
 	}
 done:
 	fixes_report_release(&fr);
 }
 
-/* Merges tree ti at `tip` (tonight's or its good tip); records its state. */
-static int merge_one(struct night *n, size_t ti, const char *tip, int previous)
+/*
+ * Merges tree ti at `tip` (tonight's or its good tip); records its state.  With
+ * `defer` (a merge ahead of its turn), what it has to say (a conflict notice, its
+ * fixes' notes) waits in the tree for accept(): a speculative merge the night does
+ * not take says nothing.
+ */
+static int merge_one(struct night *n, size_t ti, const char *tip, int previous, int defer)
 {
 	struct night_tree *t = &n->trees[ti];
 	struct integ_tree it = { t->cfg->name, t->cfg->url, t->cfg->branch };
@@ -429,7 +434,7 @@ static int merge_one(struct night *n, size_t ti, const char *tip, int previous)
 	if (error < 0 && error != NB_EREFUSED)
 		goto done;
 	error = 0;
-	if (o.conflicts_nr)
+	if (o.conflicts_nr && !defer)
 		conflict_notice(n, ti, &o);
 	switch (o.state) {
 	case INTEG_MERGED:
@@ -463,8 +468,14 @@ static int merge_one(struct night *n, size_t ti, const char *tip, int previous)
 	t->fixes_applied = 0;
 	if (o.merged.hex[0]) {
 		t->merged = o.merged;
-		apply_fixes(n, t);
+		apply_fixes(n, t, defer ? &t->pending_notes : &n->run->notes);
 		t->step = integ_night_steps_nr(n->integ) - 1;
+	}
+	if (o.conflicts_nr && defer) {
+		integ_outcome_release(&t->pending);
+		t->pending = o;
+		t->has_pending = 1;
+		o = (struct integ_outcome)INTEG_OUTCOME_INIT;
 	}
 done:
 	integ_outcome_release(&o);
@@ -502,7 +513,7 @@ int night_fallback(struct night *n, size_t ti, const char *why)
 	if (n->cfg->on_breakage != CONFIG_BREAK_DROP_TREE &&
 	    repo_good_get(n->repo, t->cfg->name, &good) == 0 &&
 	    !nb_oid_equal(&good, &t->fetch.tip)) {
-		if ((error = merge_one(n, ti, good.hex, 1)) < 0)
+		if ((error = merge_one(n, ti, good.hex, 1, 0)) < 0)
 			return error;
 		if (t->state == TREE_PREVIOUS_VERSION) {
 			set_state(t, TREE_PREVIOUS_VERSION, why);
@@ -525,6 +536,30 @@ static int budget_spent(struct night *n)
 }
 
 /*
+ * One failure of the build after tree ti's merge (`f`, released here): find the
+ * culprit and act.  *next: the tree from which merging must go on; *recheck: the
+ * culprit was acted on in tree ti itself, so next changed and is built again
+ * (then *next is ti + 1).  Returns 0, or negative on a failure.
+ */
+static int after_failure(size_t *next, int *recheck, struct night *n, size_t ti,
+			 struct night_failure *f)
+{
+	size_t acted;
+	int error;
+
+	error = budget_spent(n) ? 1 : night_handle_breakage(n, f, &acted);
+	night_failure_release(f);
+	*next = ti + 1;
+	*recheck = 0;
+	if (error < 0)
+		return error;
+	if (error == 0 && acted != ti)
+		*next = acted + 1;
+	*recheck = error == 0 && acted == ti;
+	return 0;
+}
+
+/*
  * Builds next after tree ti's merge; on a failure finds the culprit and acts.
  * Returns the tree from which merging must go on (ti + 1 normally; earlier when
  * a culprit in an earlier tree was acted on) in *next; 0, or negative on a failure.
@@ -534,8 +569,7 @@ static int check_after(size_t *next, struct night *n, size_t ti)
 	*next = ti + 1;
 	while (!night_past_deadline(n)) {
 		struct night_failure f = { 0 };
-		size_t acted;
-		int error;
+		int error, recheck;
 
 		if ((error = night_check_head(n, 1, 0, &f)) <= 0) {
 			night_failure_release(&f);
@@ -543,47 +577,204 @@ static int check_after(size_t *next, struct night *n, size_t ti)
 				n->trees[ti].checked_clean = 1;
 			return error < 0 ? error : 0;
 		}
-		error = budget_spent(n) ? 1 : night_handle_breakage(n, &f, &acted);
-		night_failure_release(&f);
-		if (error < 0)
+		if ((error = after_failure(next, &recheck, n, ti, &f)) < 0 || !recheck)
 			return error;
-		if (error == 1)
-			break;
-		if (acted != ti) {
-			*next = acted + 1;
-			return 0;
-		}
 	}
 	return 0;
 }
 
-/* Merges trees from..end, checking after each merge when so configured. */
+/* A fetch that failed or was refused: the tree is left out tonight. */
+static int left_out(struct night *n, size_t ti)
+{
+	struct night_tree *t = &n->trees[ti];
+	enum tree_state ts;
+
+	if (t->fetch.state != FETCH_FAILED && t->fetch.state != FETCH_REFUSED)
+		return 0;
+	ts = t->fetch.state == FETCH_FAILED ? TREE_FETCH_FAILED : TREE_LEFT_OUT;
+	integ_night_left_out(n->integ, t->cfg->name, t->fetch.reason);
+	set_state(t, ts, t->fetch.reason);
+	return 1;
+}
+
+/* Merges tree ti and builds next after it as configured; *next: the tree to go on from. */
+static int merge_step(size_t *next, struct night *n, size_t ti)
+{
+	struct night_tree *t = &n->trees[ti];
+	int error;
+
+	t->reverts = 0;
+	*next = ti + 1;
+	if (left_out(n, ti))
+		return 0;
+	if ((error = merge_one(n, ti, t->fetch.tip.hex, 0, 0)) < 0)
+		return error;
+	if (nb_oid_is_null(&t->merged) || !n->cfg->build_after_each_merge || !n->cfg->build_nr)
+		return 0;
+	return check_after(next, n, ti);
+}
+
+/* ---- speculative builds ---- */
+
+/*
+ * How many prefixes of the merge order are built at once: every cell of each is
+ * a job, and runner.max_jobs jobs run at once.  1: one after another, as always.
+ */
+static size_t window(const struct night *n)
+{
+	size_t w = (size_t)n->cfg->runner.max_jobs / n->cells_nr;
+
+	if (!n->cfg->build_after_each_merge || !n->cfg->build_nr || n->checks_off)
+		return 1;
+	return w ? w : 1;
+}
+
+/* A merge made ahead of its turn now has it: what it had to say is said. */
+static void accept(struct night *n, size_t ti)
+{
+	struct night_tree *t = &n->trees[ti];
+	size_t i;
+
+	if (t->has_pending)
+		conflict_notice(n, ti, &t->pending);
+	integ_outcome_release(&t->pending);
+	t->has_pending = 0;
+	for (i = 0; i < t->pending_notes.nr; i++)
+		strvec_push(&n->run->notes, t->pending_notes.v[i]);
+	strvec_clear(&t->pending_notes);
+}
+
+/* A merge made ahead of its turn that the night did not take: as if never made. */
+static void discard(struct night *n, size_t ti)
+{
+	struct night_tree *t = &n->trees[ti];
+
+	integ_outcome_release(&t->pending);
+	t->has_pending = 0;
+	strvec_clear(&t->pending_notes);
+	set_state(t, TREE_STATE_UNSET, NULL);
+	nb_oid_clear(&t->merged);
+	t->step = (size_t)-1;
+	t->checked_clean = 0;
+}
+
+/* One tree of a window: merged ahead, built or not, and where next stood after it. */
+struct ahead {
+	size_t ti;
+	int check;               /* next after it is built (as a prefix) */
+	struct integ_mark after;
+};
+
+/*
+ * Speculative builds (build_after_each_merge with runner.max_jobs > the cells):
+ * merges are cheap and builds are not, so the trees from `ti` on are merged ahead
+ * of their turn until window(n) of them need a build, and next after each of them
+ * is built at once (on Slurm each cell of each prefix is its own job).  The
+ * results are then taken in merge order, exactly as a sequential night takes
+ * them: a clean prefix goes on to the next; at the first failing one, next goes
+ * back to just after that tree (the later merges leave no trace), the culprit is
+ * searched and acted on as always, and the later trees are merged and built again
+ * from there (mostly from the verdict cache).  The jobs of prefixes after a
+ * failing one are cancelled at once.  So the night's flags, next and notices are
+ * the sequential night's; only its wall time changes.  `*recheck`: tree ti - 1 was
+ * acted on and next after it is built first (it is merged already).  *next: the
+ * next tree to merge (with *recheck set again as needed).  Returns 0, or negative.
+ */
+static int merge_window(size_t *next, int *recheck, struct night *n, size_t ti)
+{
+	size_t w = window(n), nr = 0, checks = 0, i, j, k = ti;
+	struct ahead *ah = xcalloc(n->trees_nr + 1, sizeof(*ah));
+	struct nb_oid *heads = xcalloc(w + 1, sizeof(*heads));
+	struct night_failure *fail = xcalloc(w + 1, sizeof(*fail));
+	int *state = xcalloc(w + 1, sizeof(*state));
+	int error = 0;
+
+	*next = ti;
+
+	if (*recheck) {
+		ah[nr].ti = ti - 1;
+		ah[nr].check = 1;
+		integ_night_mark(n->integ, &ah[nr++].after);
+		heads[checks++] = *integ_night_head(n->integ);
+	}
+	for (; k < n->trees_nr && checks < w; k++) {
+		struct night_tree *t = &n->trees[k];
+
+		t->reverts = 0;
+		ah[nr].ti = k;
+		if (!left_out(n, k)) {
+			if ((error = merge_one(n, k, t->fetch.tip.hex, 0, 1)) < 0)
+				goto done;
+			ah[nr].check = !nb_oid_is_null(&t->merged);
+		}
+		integ_night_mark(n->integ, &ah[nr].after);
+		if (ah[nr++].check)
+			heads[checks++] = *integ_night_head(n->integ);
+	}
+	*recheck = 0;
+	*next = k;
+	if (checks && (error = night_check_heads(n, heads, checks, 1, 0, fail, state)) < 0)
+		goto done;
+	for (i = j = 0; i < nr; i++) {
+		size_t at = ah[i].ti;
+
+		if (i || at >= ti)
+			accept(n, at);
+		if (!ah[i].check)
+			continue;
+		j++;
+		if (night_past_deadline(n) || state[j - 1] == 0) {
+			/* past the deadline a sequential night builds nothing more */
+			n->trees[at].checked_clean |= !night_past_deadline(n) && !state[j - 1];
+			continue;
+		}
+		/* the first failing prefix: the night stands where a sequential one would */
+		integ_night_restore(n->integ, &ah[i].after);
+		for (k = i + 1; k < nr; k++)
+			discard(n, ah[k].ti);
+		if (state[j - 1] < 0)
+			/* never known (cut off): build it again, alone */
+			error = check_after(next, n, at);
+		else
+			error = after_failure(next, recheck, n, at, &fail[j - 1]);
+		goto done;
+	}
+done:
+	for (i = 0; i < checks; i++)
+		night_failure_release(&fail[i]);
+	free(state);
+	free(fail);
+	free(heads);
+	free(ah);
+	return error;
+}
+
+/*
+ * Merges trees from..end, checking after each merge when so configured: one
+ * after another, or with speculative builds (merge_window()) when several jobs
+ * may run at once.
+ */
 static int merge_from(struct night *n, size_t from)
 {
 	size_t ti = from;
-	int error;
+	int recheck = 0;
 
-	while (ti < n->trees_nr) {
-		struct night_tree *t = &n->trees[ti];
+	while (ti < n->trees_nr || recheck) {
+		struct night_failure f = { 0 };
 		size_t next;
+		int error;
 
-		t->reverts = 0;
-		if (t->fetch.state == FETCH_FAILED || t->fetch.state == FETCH_REFUSED) {
-			enum tree_state ts = t->fetch.state == FETCH_FAILED ? TREE_FETCH_FAILED
-									  : TREE_LEFT_OUT;
-
-			integ_night_left_out(n->integ, t->cfg->name, t->fetch.reason);
-			set_state(t, ts, t->fetch.reason);
-			ti++;
-			continue;
+		if (window(n) > 1 && !night_past_deadline(n) && !night_disk_full(n, &f)) {
+			error = merge_window(&next, &recheck, n, ti);
+		} else if (recheck) {
+			/* tree ti - 1 was acted on: build it again before going on */
+			recheck = 0;
+			error = check_after(&next, n, ti - 1);
+		} else {
+			error = merge_step(&next, n, ti);
 		}
-		if ((error = merge_one(n, ti, t->fetch.tip.hex, 0)) < 0)
-			return error;
-		if (!t->merged.hex[0] || !n->cfg->build_after_each_merge || !n->cfg->build_nr) {
-			ti++;
-			continue;
-		}
-		if ((error = check_after(&next, n, ti)) < 0)
+		night_failure_release(&f);
+		if (error < 0)
 			return error;
 		ti = next;
 	}
@@ -747,6 +938,8 @@ static void release(struct night *n)
 		fetch_result_release(&n->trees[i].fetch);
 		free(n->trees[i].reason);
 		strvec_clear(&n->trees[i].left_out);
+		integ_outcome_release(&n->trees[i].pending);
+		strvec_clear(&n->trees[i].pending_notes);
 	}
 	strvec_clear(&n->gone_conflicts);
 	strvec_clear(&n->compilers);
@@ -787,8 +980,11 @@ static void begin(struct night *n, const struct config *cfg, const struct night_
 	n->trees[0].cfg = &cfg->base;
 	for (i = 0; i < cfg->trees_nr; i++)
 		n->trees[i + 1].cfg = &cfg->trees[i];
-	for (i = 0; i < n->trees_nr; i++)
+	for (i = 0; i < n->trees_nr; i++) {
 		n->trees[i].step = (size_t)-1;
+		n->trees[i].pending = (struct integ_outcome)INTEG_OUTCOME_INIT;
+		n->trees[i].pending_notes = (struct strvec)STRVEC_INIT;
+	}
 	n->run = state_run_begin(st, opts->date);
 	n->notices.settings.queued_ids = &n->run->notices;
 	bot_rfc3339(stamp, sizeof(stamp), time(NULL));
@@ -924,9 +1120,9 @@ int night_run(const struct config *cfg, const struct night_opts *opts)
 		code = EXIT_FAILED;
 	}
 	if (code == EXIT_DONE)
-		log_info("night %s: %s, next %s, %zu new flag(s)", opts->date,
+		log_info("night %s: %s, next %s, %zu new flag(s), %d build round(s)", opts->date,
 			 run_result_name(n.run->result), n.run->next ? n.run->next : "-",
-			 n.new_flags.nr);
+			 n.new_flags.nr, n.build_rounds);
 	release(&n);
 	state_release(&st);
 	return code;

@@ -37,6 +37,11 @@ struct night_tree {
 	struct strvec left_out;  /* dropped patches replayed away (40 hex) */
 	int fixes_applied;       /* carried fixes applied after its merge */
 	int rerere;              /* its conflict was resolved from recorded resolutions */
+	/* a merge made ahead of its turn (speculative builds) keeps what it has to
+	   say until its turn comes: its conflict (has_pending) and its fixes' notes */
+	struct integ_outcome pending;
+	int has_pending;
+	struct strvec pending_notes;
 };
 
 /*
@@ -62,6 +67,7 @@ struct night_cell_failure {
 	int is_test;
 	int bad;                           /* a verdict (else: infra or skip) */
 	char *first_error;
+	char *infra;                       /* !bad: why it could not be judged */
 };
 
 /* What a failing check says; strings owned. */
@@ -93,6 +99,7 @@ struct night {
 	int unfinished;             /* the deadline stopped the work */
 	int broken;                 /* next still fails at the end */
 	int rounds;                 /* failures handled tonight (bounded) */
+	int build_rounds;           /* checks of next (a round of speculative ones counts once) */
 	int checks_off;             /* the base could not be judged: build nothing more */
 	struct slurm_opts slurm;    /* runner kind slurm: how to submit */
 	struct night_cell *cells;   /* cfg->cells_nr, in the config's order */
@@ -115,16 +122,26 @@ int night_check_head(struct night *n, int with_build, int with_test, struct nigh
 /*
  * `#nextbot test:`: runs what a failure of the configured command `command` needs
  * (every build up to it, and the test itself when it is a test) on `commit`, exactly
- * as a night's check would.  `command` is a matrix cell's ("build[ARCH=arm64]": that
- * cell's env and builds) or an entry's name (its first cell).  Worker 0 of the cell,
- * the runner, its limits and sandbox; logs in
- * `runs_dir`) but without the verdict cache.  0 with the verdict in *out (release it
- * with check_result_release()); NB_ENOTFOUND for an unknown command; negative when
- * nextbot itself fails.  The caller holds the lock.
+ * as a night's check would (worker 0 of the cell, the runner, its limits and sandbox;
+ * logs in `runs_dir`) but without the verdict cache.  `command` is a matrix cell's
+ * ("build[ARCH=arm64]": that cell's env and builds) or an entry's name (its first
+ * cell).  0 with the verdict in *out (release it with check_result_release());
+ * NB_ENOTFOUND for an unknown command; negative when nextbot itself fails.  The
+ * caller holds the lock.
  */
 int night_check_trial(struct check_result *out, const struct config *cfg, const char *date,
 		      const char *runs_dir, const struct nb_oid *commit, const char *command,
 		      const char *tree);
+/*
+ * Speculative builds: checks `nr` heads of next at once (next after each of the
+ * next trees, in merge order), each in every cell (head j in worker w<j> of the
+ * cell), up to runner.max_jobs jobs at once; once a job fails, the jobs of later
+ * heads are cancelled (their results can no longer matter).  state[j]: 0 clean,
+ * 1 failing (out[j] filled, release it), -1 unknown (cancelled).  No disk or
+ * checks_off test: the caller's.  Returns 0, negative when nextbot itself fails.
+ */
+int night_check_heads(struct night *n, const struct nb_oid *heads, size_t nr, int with_build,
+		      int with_test, struct night_failure *out, int *state);
 /*
  * Tonight's next fails as `fail` says: find the culprit over the night's steps,
  * confirm it, flag it and act on it in its tree (index in *acted), with next
@@ -145,6 +162,8 @@ void night_cells_release(struct night *n);
  */
 int night_fallback(struct night *n, size_t ti, const char *why);
 int night_past_deadline(struct night *n);
+/* night_check.c: 1 with out->infra filled when the work directory's disk is full. */
+int night_disk_full(struct night *n, struct night_failure *out);
 /*
  * What stops a night early, for notes: night_stop_cause() "the deadline" or "a stop
  * request (SIGTERM)"; night_stop_event() "the deadline passed" or "a stop request

@@ -51,8 +51,10 @@ void night_failure_release(struct night_failure *f)
 	free(f->excerpt);
 	free(f->first_error);
 	free(f->infra);
-	for (i = 0; i < f->cells_nr; i++)
+	for (i = 0; i < f->cells_nr; i++) {
 		free(f->cells[i].first_error);
+		free(f->cells[i].infra);
+	}
 	free(f->cells);
 	memset(f, 0, sizeof(*f));
 }
@@ -248,8 +250,7 @@ done:
 /* A build step needs room: below this much free space it is not started. */
 #define NIGHT_MIN_FREE_BYTES (256ULL << 20)
 
-/* 1 with a reason when the work directory's file system is (nearly) full. */
-static int disk_full(struct night *n, struct night_failure *out)
+int night_disk_full(struct night *n, struct night_failure *out)
 {
 	struct statvfs sv;
 	unsigned long long avail;
@@ -319,10 +320,10 @@ static int failure_fill(struct night *n, struct night_failure *out, const struct
 		return 0;
 	for (i = 0; i < out->cells_nr; i++) {
 		cf = &out->cells[i];
-		if (cf->cell != first && !cf->bad)
-			note(n, "infrastructure problem, nobody blamed: %s (%s)",
-			     r[cf->cell].verdict == CHECK_SKIP ? "exited 125 (cannot be tested)"
-			     : s(r[cf->cell].infra_reason), cf->name);
+		if (!cf->bad)
+			cf->infra = r[cf->cell].verdict == CHECK_SKIP
+					    ? xstrdup("exited 125 (cannot be tested)")
+					    : xstrdup(s(r[cf->cell].infra_reason));
 		if (cf->cell == first) {
 			out->cmd = cf->cmd;
 			out->name = cf->name;
@@ -343,42 +344,68 @@ static int failure_fill(struct night *n, struct night_failure *out, const struct
 	return 1;
 }
 
-int night_check_head(struct night *n, int with_build, int with_test, struct night_failure *out)
+/* Job `job` of night_check_heads() failed: later heads' jobs no longer matter. */
+static size_t cut_after_bad(void *data, size_t job, const struct check_result *r)
 {
-	struct culprit_opts *o;
-	struct check_job *jobs;
-	struct check_result *r;
-	const char *head;
-	size_t i;
+	size_t cells = *(const size_t *)data;
+
+	return r->verdict == CHECK_BAD ? (job / cells + 1) * cells : (size_t)-1;
+}
+
+int night_check_heads(struct night *n, const struct nb_oid *heads, size_t nr, int with_build,
+		      int with_test, struct night_failure *out, int *state)
+{
+	struct culprit_opts *o = xcalloc(n->cells_nr, sizeof(*o));
+	struct check_job *jobs = xcalloc(nr * n->cells_nr, sizeof(*jobs));
+	struct check_result *r = xcalloc(nr * n->cells_nr, sizeof(*r));
+	size_t i, j, cells = n->cells_nr;
 	int error;
 
-	memset(out, 0, sizeof(*out));
-	if (n->checks_off)
-		return 0;
-	if (disk_full(n, out))
-		return 1;
-	head = integ_night_head(n->integ)->hex;
-	o = xcalloc(n->cells_nr, sizeof(*o));
-	jobs = xcalloc(n->cells_nr, sizeof(*jobs));
-	r = xcalloc(n->cells_nr, sizeof(*r));
-	for (i = 0; i < n->cells_nr; i++) {
+	memset(out, 0, nr * sizeof(*out));
+	for (i = 0; i < cells; i++)
 		opts(n, &o[i], &n->cells[i]);
-		jobs[i] = (struct check_job){ &o[i], *integ_night_head(n->integ), with_build,
-					      with_test, NULL, 0 };
-	}
-	if (n->cells_nr > 1)
-		log_progress("building next %.12s in %zu cells", head, n->cells_nr);
+	for (j = 0; j < nr; j++)
+		for (i = 0; i < cells; i++)
+			jobs[j * cells + i] = (struct check_job){ &o[i], heads[j], with_build,
+								  with_test, NULL, (unsigned)j };
+	if (nr > 1)
+		log_progress("building next %.12s .. %.12s (%zu prefixes%s%s)", heads[0].hex,
+			     heads[nr - 1].hex, nr, cells > 1 ? ", each in every cell" : "", "");
+	else if (cells > 1)
+		log_progress("building next %.12s in %zu cells", heads[0].hex, cells);
 	else
-		log_progress("building next %.12s", head);
-	error = check_commits(r, jobs, n->cells_nr, (unsigned)n->cfg->runner.max_jobs);
-	if (error >= 0)
-		error = failure_fill(n, out, r);
-	for (i = 0; i < n->cells_nr; i++)
+		log_progress("building next %.12s", heads[0].hex);
+	n->build_rounds++;
+	error = check_commits(r, jobs, nr * cells, (unsigned)n->cfg->runner.max_jobs,
+			      nr > 1 ? cut_after_bad : NULL, &cells);
+	for (j = 0; j < nr && error >= 0; j++) {
+		state[j] = 0;
+		for (i = 0; i < cells; i++)
+			if (r[j * cells + i].cancelled)
+				state[j] = -1;
+		if (!state[j])
+			state[j] = failure_fill(n, &out[j], &r[j * cells]);
+	}
+	for (i = 0; i < nr * cells; i++)
 		check_result_release(&r[i]);
 	free(r);
 	free(jobs);
 	free(o);
 	return error;
+}
+
+int night_check_head(struct night *n, int with_build, int with_test, struct night_failure *out)
+{
+	int state = 0, error;
+
+	memset(out, 0, sizeof(*out));
+	if (n->checks_off)
+		return 0;
+	if (night_disk_full(n, out))
+		return 1;
+	error = night_check_heads(n, integ_night_head(n->integ), 1, with_build, with_test, out,
+				  &state);
+	return error < 0 ? error : state;
 }
 
 static size_t tree_index(const struct night *n, const char *name)
@@ -798,17 +825,22 @@ int night_handle_breakage(struct night *n, struct night_failure *fail, size_t *a
 {
 	struct culprit_result r = CULPRIT_RESULT_INIT;
 	struct culprit_opts o;
+	size_t i;
 	int error;
 
 	*acted = (size_t)-1;
+	for (i = 0; i < fail->cells_nr; i++)
+		if (fail->cells[i].infra && fail->cells[i].cell != fail->cell)
+			note(n, "infrastructure problem, nobody blamed: %s (%s)",
+			     fail->cells[i].infra, fail->cells[i].name);
 	if (fail->infra) {
 		note(n, "infrastructure problem, nobody blamed: %s (%s)", fail->infra,
 		       s(fail->name));
 		return 1;
 	}
 	if (night_past_deadline(n)) {
-		size_t i = integ_night_steps_nr(n->integ);
-		const struct integ_step *last = i ? integ_night_step(n->integ, i - 1) : NULL;
+		size_t nr = integ_night_steps_nr(n->integ);
+		const struct integ_step *last = nr ? integ_night_step(n->integ, nr - 1) : NULL;
 
 		note(n, "left for later: %s fails after the %s merge; %s before its "
 			  "culprit was searched", s(fail->name),

@@ -804,6 +804,22 @@ int integ_night_truncate(struct integ_night *n, size_t nsteps)
 	return 0;
 }
 
+void integ_night_mark(const struct integ_night *n, struct integ_mark *out)
+{
+	out->steps = n->nr;
+	out->log_len = n->log.len;
+	out->head = n->head;
+}
+
+void integ_night_restore(struct integ_night *n, const struct integ_mark *mark)
+{
+	while (n->nr > mark->steps)
+		step_release(&n->steps[--n->nr]);
+	if (mark->log_len <= n->log.len)
+		strbuf_setlen(&n->log, mark->log_len);
+	n->head = mark->head;
+}
+
 /* The base and every tree merged tonight, in order, for Next/Trees and Next/SHA1s. */
 static size_t merged_trees(struct nextfiles_tree **out, const struct integ_night *n)
 {

@@ -171,6 +171,20 @@ const struct integ_step *integ_night_step(const struct integ_night *night, size_
  */
 int integ_night_truncate(struct integ_night *night, size_t nsteps);
 
+/* A point of the night to come back to with integ_night_restore(). */
+struct integ_mark {
+	size_t steps;        /* steps done */
+	size_t log_len;      /* bytes of merge.log written */
+	struct nb_oid head;
+};
+void integ_night_mark(const struct integ_night *night, struct integ_mark *out);
+/*
+ * Back to `mark` as if nothing after it had happened: later steps are dropped and
+ * so is what they wrote to the log (no "git reset" line), for merges made ahead of
+ * their turn (speculative builds) that the night then did not take.
+ */
+void integ_night_restore(struct integ_night *night, const struct integ_mark *mark);
+
 /* The merge.log transcript so far; borrowed until the next call on the night. */
 const char *integ_night_log(const struct integ_night *night);
 
