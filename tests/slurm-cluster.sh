@@ -10,8 +10,9 @@
 #                                         cancelling the jobs; then any step daemon
 #                                         (slurmstepd) of this cluster and its tasks
 #
-# The node is named after `hostname -s` and declares CPUs=8, more than the machine has
-# (SlurmdParameters=config_overrides), so that several 1-CPU jobs run at once.  Ports are
+# The node is named after `hostname -s` and declares CPUs=8 ($SLURM_TEST_CPUS if set), more
+# than the machine has (SlurmdParameters=config_overrides), so that several 1-CPU jobs
+# run at once.  Ports are
 # picked free at start, so that two clusters (two test runs) can run side by side.
 # Jobs' completion records go to DIR/jobcomp.txt (jobcomp/filetxt; no slurmdbd).
 set -u
@@ -83,7 +84,7 @@ KillWait=2
 MinJobAge=2
 MessageTimeout=10
 SchedulerParameters=sched_interval=1
-NodeName=$node NodeAddr=127.0.0.1 CPUs=8 RealMemory=1000 State=UNKNOWN
+NodeName=$node NodeAddr=127.0.0.1 CPUs=${SLURM_TEST_CPUS:-8} RealMemory=1000 State=UNKNOWN
 PartitionName=test Nodes=$node Default=YES MaxTime=INFINITE State=UP
 EOF
 }
