@@ -214,15 +214,23 @@ static const struct config_command *command_named(const struct config_command *v
 	return NULL;
 }
 
-/* export/unset lines so that exactly `c`'s environment is set, then its command. */
-static void run_command(struct strvec *out, struct strvec *exported, const struct config_command *c)
+/*
+ * export/unset lines so that exactly `c`'s environment is set (its own, then the
+ * matrix cell's, as the night ran it), then its command.
+ */
+static void run_command(struct strvec *out, struct strvec *exported, const struct config_command *c,
+			const struct strvec *cell_env)
 {
-	struct strvec now = STRVEC_INIT;
+	struct strvec env = STRVEC_INIT, now = STRVEC_INIT;
 	size_t i;
 
-	for (i = 0; i < c->env.nr; i++) {
-		const char *eq = strchr(c->env.v[i], '=');
-		char *key = eq ? xstrndup(c->env.v[i], (size_t)(eq - c->env.v[i])) : NULL;
+	for (i = 0; i < c->env.nr; i++)
+		strvec_push(&env, c->env.v[i]);
+	for (i = 0; cell_env && i < cell_env->nr; i++)
+		strvec_push(&env, cell_env->v[i]);
+	for (i = 0; i < env.nr; i++) {
+		const char *eq = strchr(env.v[i], '=');
+		char *key = eq ? xstrndup(env.v[i], (size_t)(eq - env.v[i])) : NULL;
 
 		if (key)
 			strvec_push(&now, key);
@@ -232,19 +240,42 @@ static void run_command(struct strvec *out, struct strvec *exported, const struc
 		if (!strvec_contains(&now, exported->v[i]))
 			strvec_pushf(out, "unset %s", exported->v[i]);
 	strvec_clear(exported);
-	for (i = 0; i < c->env.nr; i++) {
-		const char *eq = strchr(c->env.v[i], '=');
+	for (i = 0; i < env.nr; i++) {
+		const char *eq = strchr(env.v[i], '=');
 		struct strbuf sb = STRBUF_INIT;
 
 		if (!eq)
 			continue;
-		strbuf_addf(&sb, "export %.*s=", (int)(eq - c->env.v[i]), c->env.v[i]);
+		strbuf_addf(&sb, "export %.*s=", (int)(eq - env.v[i]), env.v[i]);
 		shq(&sb, eq + 1);
 		strvec_push_nodup(out, strbuf_detach(&sb, NULL));
-		strvec_push_nodup(exported, xstrndup(c->env.v[i], (size_t)(eq - c->env.v[i])));
+		strvec_push_nodup(exported, xstrndup(env.v[i], (size_t)(eq - env.v[i])));
 	}
 	strvec_push(out, c->command);
+	strvec_clear(&env);
 	strvec_clear(&now);
+}
+
+/* The config's matrix cell of the flag's first failing cell; NULL without a matrix. */
+static const struct config_cell *flag_cell(const struct config *cfg, const struct flag *f)
+{
+	const struct strvec *env;
+	size_t i, j;
+
+	if (!f->cells_nr || !f->cells[0].env.nr)
+		return NULL;
+	env = &f->cells[0].env;
+	for (i = 0; i < cfg->cells_nr; i++) {
+		const struct config_cell *c = &cfg->cells[i];
+
+		if (c->env.nr != env->nr)
+			continue;
+		for (j = 0; j < env->nr && !strcmp(c->env.v[j], env->v[j]); j++)
+			;
+		if (j == env->nr)
+			return c;
+	}
+	return NULL;
 }
 
 /* The commands the failing one needs: the builds before it (all, for a test), then it. */
@@ -254,6 +285,10 @@ static void commands(struct strvec *out, const struct config *cfg, const struct 
 	const struct config_command *c =
 		test ? command_named(cfg->test, cfg->test_nr, f->command)
 		     : command_named(cfg->build, cfg->build_nr, f->command);
+	/* with a matrix, the first cell it fails in: its env and the builds it runs */
+	const struct config_cell *cell = flag_cell(cfg, f);
+	const struct strvec *cell_env = f->cells_nr && f->cells[0].env.nr ? &f->cells[0].env
+									   : NULL;
 	struct strvec exported = STRVEC_INIT;
 	size_t i;
 
@@ -262,9 +297,11 @@ static void commands(struct strvec *out, const struct config *cfg, const struct 
 	for (i = 0; i < cfg->build_nr; i++) {
 		if (!test && &cfg->build[i] == c)
 			break;
-		run_command(out, &exported, &cfg->build[i]);
+		if (cell && !config_cell_has(cell, &cfg->build[i]))
+			continue;
+		run_command(out, &exported, &cfg->build[i], cell_env);
 	}
-	run_command(out, &exported, c);
+	run_command(out, &exported, c, cell_env);
 	strvec_clear(&exported);
 }
 

@@ -5,6 +5,7 @@
 # starts failing later for the same culprit joins the flag without a new report.
 # About a minute (two workdirs, two nights each).
 . "$(dirname "$0")/lib.sh"
+MAILS=$(cd "$(dirname "$0")" && pwd)/mails.py
 
 W=$TMP/world
 mkdir -p "$W/src"
@@ -108,17 +109,17 @@ check "each cell built in its own worker" sh -c "
 # mails J: counts the submitter's build-failure reports in the outbox; bodies to $TMP/report.N
 mails() {
 	$PYTHON - "$W/state-$1/outbox" "$TMP/report" <<'EOF'
-import email, json, os, sys
+import email, email.policy, json, os, sys
 n = 0
 for name in sorted(os.listdir(sys.argv[1])):
     m = json.load(open(os.path.join(sys.argv[1], name)))
-    body = (m.get("body") or "").replace("\r\n", "\n")
-    head = body.split("\n\n", 1)[0]
-    to = [l for l in head.split("\n") if l.startswith("To: ")]
-    if m["kind"] == "build-failure" and to and "zoe@example.org" in to[0]:
+    if m.get("channel") != "mail":
+        continue
+    msg = email.message_from_string(m.get("body") or "", policy=email.policy.default)
+    if m["kind"] == "build-failure" and "zoe@example.org" in str(msg["To"] or ""):
         n += 1
-        text = email.message_from_string(body).get_payload(decode=True).decode()
-        open("%s.%d" % (sys.argv[2], n), "w").write(text)
+        part = msg.get_body(preferencelist=("plain",)) if msg.is_multipart() else msg
+        open("%s.%d" % (sys.argv[2], n), "w").write(part.get_content().replace("\r\n", "\n"))
 print(n)
 EOF
 }
@@ -128,7 +129,10 @@ check "the report lists both cells and reproduces in one" sh -c "
 	grep -q 'It fails in 2 cells of the build matrix' '$R' &&
 	grep -q '^  build\[ARCH=arm64\]  .*net/b.c' '$R' &&
 	grep -q '^  build\[ARCH=riscv\]  .*net/b.c' '$R' &&
-	grep -qF '  ARCH=arm64 make ARCH=\$ARCH' '$R'"
+	grep -q '^  export ARCH=.arm64.\$' '$R' &&
+	grep -qF '  make ARCH=\$ARCH' '$R'"
+check "the report's Reproduce: block fails with the flag's first error, from an empty folder" \
+	$PYTHON "$MAILS" repro "$W/state-j3/outbox" "$TMP/flags.json" --expose "$W"
 
 # outcome J: what must not depend on max_jobs (flags, next, notices)
 outcome() {
