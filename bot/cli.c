@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "bot/cli.h"
 #include "bot/commands.h"
@@ -182,6 +183,8 @@ int cli_main(int argc, char **argv)
 	const char *env;
 	int i;
 
+	/* nextbot's files are its own: what needs to be shared says so with its mode */
+	umask(077);
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		const char *a = argv[i];
 

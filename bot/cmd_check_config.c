@@ -7,8 +7,11 @@
 #include "bot/cli.h"
 #include "bot/commands.h"
 #include "bot/config.h"
+#include "bot/workdir.h"
 #include "util/error.h"
+#include "util/size.h"
 #include "util/strbuf.h"
+#include "util/timespec.h"
 #include "util/banned.h"
 
 /* Secrets are shown by the NAME of their variable and whether it is set, never the value. */
@@ -79,6 +82,68 @@ static void print_cells(FILE *out, const struct config *cfg)
 			}
 		fputs("\n", out);
 	}
+}
+
+static void print_sandbox(FILE *out, const struct config *cfg)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	fprintf(out, "\nsandbox: %s%s%s, network %s\n", config_sandbox_name(cfg->runner.sandbox),
+		cfg->runner.bwrap ? " " : "", cfg->runner.bwrap ? cfg->runner.bwrap : "",
+		cfg->runner.network ? "allowed" : "none (loopback only)");
+	size_format(&sb, cfg->runner.limits.memory);
+	fprintf(out, "limits: memory %s, processes %ld", sb.buf, cfg->runner.limits.processes);
+	strbuf_reset(&sb);
+	if (cfg->runner.limits.cpu) {
+		timespec_format_duration(&sb, cfg->runner.limits.cpu);
+		fprintf(out, ", cpu %s", sb.buf);
+		strbuf_reset(&sb);
+	}
+	size_format(&sb, cfg->runner.limits.file_size);
+	fprintf(out, ", file_size %s\n", sb.buf);
+	strbuf_release(&sb);
+}
+
+static void jsandbox(json_object *x, const struct config *cfg)
+{
+	json_object *l = json_object_new_object();
+
+	json_object_object_add(x, "sandbox", json_object_new_string(
+						  config_sandbox_name(cfg->runner.sandbox)));
+	json_object_object_add(x, "bwrap", cfg->runner.bwrap ? json_object_new_string(
+								     cfg->runner.bwrap) : NULL);
+	json_object_object_add(x, "network", json_object_new_boolean(cfg->runner.network));
+	json_object_object_add(l, "memory", json_object_new_int64(cfg->runner.limits.memory));
+	json_object_object_add(l, "processes",
+			       json_object_new_int64(cfg->runner.limits.processes));
+	json_object_object_add(l, "cpu", json_object_new_int64(cfg->runner.limits.cpu));
+	json_object_object_add(l, "file_size",
+			       json_object_new_int64(cfg->runner.limits.file_size));
+	json_object_object_add(x, "limits", l);
+}
+
+/*
+ * What the config cannot say wrong but the host can: no sandbox, a workdir the
+ * runner user cannot reach.  Warnings go to stderr; returns 1 if the nights would fail.
+ */
+static int check_host(const struct config *cfg)
+{
+	if (cfg->runner.sandbox == CONFIG_SANDBOX_NONE)
+		fprintf(stderr, "nextbot: warning: %s\n",
+			cfg->runner.sandbox_defaulted
+				? "bwrap is not installed: build and test commands run without a "
+				  "sandbox (they can read what the runner user can and reach the "
+				  "network); install bubblewrap, or say runner.sandbox: none"
+				: "runner.sandbox is none: build and test commands run without a "
+				  "sandbox (they can read what the runner user can and reach the "
+				  "network)");
+	if (workdir_check_reach(cfg->workdir, cfg->runner.user) < 0 ||
+	    (cfg->runner.sandbox == CONFIG_SANDBOX_BWRAP &&
+	     workdir_check_sandbox(cfg->runner.bwrap, cfg->runner.user, cfg->workdir) < 0)) {
+		fprintf(stderr, "nextbot: %s\n", nb_error_last());
+		return 1;
+	}
+	return 0;
 }
 
 static void print_tree(FILE *out, size_t n, const struct config_tree *t)
@@ -197,7 +262,8 @@ static void print_plan(FILE *out, const struct config *cfg)
 		fprintf(out, ", partition %s", cfg->runner.partition);
 	for (i = 0; i < cfg->runner.srun_args.nr; i++)
 		fprintf(out, "%s%s", i ? " " : ", srun ", cfg->runner.srun_args.v[i]);
-	fprintf(out, "\nschedule: %s (UTC)\n", cfg->schedule);
+	print_sandbox(out, cfg);
+	fprintf(out, "schedule: %s (UTC)\n", cfg->schedule);
 	fprintf(out, "deadline: %s%s%s%s\n", cfg->deadline.text ? cfg->deadline.text : "none",
 		cfg->deadline.text ? " (" : "", cfg->deadline.text ? deadline_kind(cfg) : "",
 		cfg->deadline.text ? ")" : "");
@@ -405,6 +471,7 @@ static json_object *jplan(const struct config *cfg)
 	json_object_object_add(x, "partition", jstr(cfg->runner.partition));
 	json_object_object_add(x, "srun_args", jstrvec(&cfg->runner.srun_args));
 	json_object_object_add(x, "max_jobs", json_object_new_int(cfg->runner.max_jobs));
+	jsandbox(x, cfg);
 	json_object_object_add(o, "runner", x);
 	x = json_object_new_object();
 	json_object_object_add(x, "token_env", jstr(cfg->git.token_env));
@@ -429,6 +496,7 @@ int cmd_check_config(const struct cli_ctx *ctx, int argc, char **argv)
 {
 	struct config *cfg = NULL;
 	json_object *plan;
+	int code;
 
 	if (argc > 1) {
 		fprintf(stderr, "nextbot: check-config takes no arguments ('%s')\n"
@@ -450,6 +518,7 @@ int cmd_check_config(const struct cli_ctx *ctx, int argc, char **argv)
 		print_plan(stdout, cfg);
 	}
 	print_warnings(cfg);
+	code = check_host(cfg) ? EXIT_FAILED : EXIT_DONE;
 	config_free(cfg);
-	return EXIT_DONE;
+	return code;
 }

@@ -78,7 +78,7 @@ static int write_page(struct site *s, const char *rel, struct strbuf *page)
 	err = file_mkdir_p(path, 0755);
 	*slash = '/';
 	if (!err)
-		err = file_write_atomic(path, page->buf, page->len);
+		err = file_write_public(path, page->buf, page->len);
 	free(path);
 	return err;
 }

@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "merge/fetch.h"
 #include "util/cron.h"
 #include "util/error.h"
+#include "util/size.h"
 #include "util/strbuf.h"
 #include "util/timespec.h"
 #include "util/xalloc.h"
@@ -57,6 +59,43 @@ static int name_ok(const char *s)
 		if (!isalnum((unsigned char)*s) && !strchr("._-", *s))
 			return 0;
 	return 1;
+}
+
+/* A tree name is a ref component (refs/feeds/<name>): git check-ref-format's rules too. */
+static int tree_name_ok(const char *s)
+{
+	size_t len = strlen(s);
+
+	return name_ok(s) && !strstr(s, "..") && s[len - 1] != '.' && !str_ends_with(s, ".lock");
+}
+
+/*
+ * "scheme://user:password@host/…": a password in a URL is written wherever the URL
+ * is (state, run files, merge.log, the log).  scp-like "git@host:path" has none.
+ */
+static int url_has_password(const char *url)
+{
+	const char *p = strstr(url, "://"), *end, *at;
+
+	if (!p)
+		return 0;
+	p += 3;
+	end = p + strcspn(p, "/?#");
+	at = memchr(p, '@', (size_t)(end - p));
+	while (at && memchr(at + 1, '@', (size_t)(end - at - 1)))
+		at = memchr(at + 1, '@', (size_t)(end - at - 1));
+	return at && memchr(p, ':', (size_t)(at - p)) != NULL;
+}
+
+static int check_url(struct loader *ld, const struct ynode *map, const char *key,
+		       const char *url, const char *instead)
+{
+	if (!url || !url_has_password(url))
+		return 0;
+	return yread_err(&ld->r, ynode_get(map, key), key,
+		     "holds a password: it would be written to the state, the run's files, "
+		     "merge.log and the log; put it in an environment variable and name it "
+		     "with %s", instead);
 }
 
 /* Roughly git check-ref-format for a branch name. */
@@ -164,11 +203,15 @@ static int load_tree(struct loader *ld, const struct ynode *n, const char *key,
 	    (ret = yread_str(&ld->r, n, "fixes", &t->fixes, 0)) < 0 ||
 	    (ret = yread_strlist(&ld->r, n, "contacts", &t->contacts, &contacts)) < 0)
 		goto done;
-	if (!name_ok(t->name)) {
+	if (!tree_name_ok(t->name)) {
 		ret = yread_err(&ld->r, ynode_get(n, "name"), "name",
-			    "'%s' is not a valid name (letters, digits, '.', '_', '-')", t->name);
+			    "'%s' is not a valid tree name (letters, digits, '.', '_', '-'; it "
+			    "names a ref, so no \"..\", and no '.' or \".lock\" at the end)",
+			    t->name);
 		goto done;
 	}
+	if ((ret = check_url(ld, n, "url", t->url, "git.token_env")) < 0)
+		goto done;
 	if (!branch_ok(t->branch)) {
 		ret = yread_err(&ld->r, ynode_get(n, "branch"), "branch", "'%s' is not a valid "
 				"branch name",
@@ -624,28 +667,134 @@ static int check_never_merge(struct loader *ld, const struct ynode *root)
 	return ret;
 }
 
+/* An optional size ("8G", "512MiB", bytes); *out is left alone when absent. */
+static int get_size(struct loader *ld, const struct ynode *map, const char *key,
+		      long long *out)
+{
+	const struct ynode *t = ynode_get(map, key);
+
+	if (!t || ynode_is_null(t))
+		return 0;
+	if (t->kind != YN_SCALAR || size_parse(out, t->value) < 0)
+		return yread_err(&ld->r, t, key, "expected a size such as \"512M\", \"8G\" or a number "
+			     "of bytes");
+	return 0;
+}
+
+static int get_duration(struct loader *ld, const struct ynode *map, const char *key,
+			  long *out);
+
+static int load_limits(struct loader *ld, const struct ynode *n)
+{
+	static const char *const keys[] = { "memory", "processes", "cpu", "file_size", NULL };
+	struct config *cfg = ld->cfg;
+	size_t old;
+	int ret;
+
+	if (ynode_is_null(n))
+		return 0;
+	if ((ret = yread_map_check(&ld->r, n, "limits", keys)) < 0)
+		return ret;
+	old = yread_kp_push(&ld->r, "limits");
+	if (!(ret = get_size(ld, n, "memory", &cfg->runner.limits.memory)) &&
+	    !(ret = yread_long(&ld->r, n, "processes", &cfg->runner.limits.processes, 16, 1 << 22)) &&
+	    !(ret = get_duration(ld, n, "cpu", &cfg->runner.limits.cpu)))
+		ret = get_size(ld, n, "file_size", &cfg->runner.limits.file_size);
+	if (!ret && cfg->runner.limits.memory < (16LL << 20))
+		ret = yread_err(&ld->r, ynode_get(n, "memory"), "memory", "must be at least 16M");
+	yread_kp_pop(&ld->r, old);
+	return ret;
+}
+
+/* The runner user: it must exist here and must not be root (it runs strangers' code). */
+static int check_runner_user(struct loader *ld, const struct ynode *n)
+{
+	const char *user = ld->cfg->runner.user;
+	const struct ynode *at = n ? ynode_get(n, "user") : NULL;
+	struct passwd pw, *res = NULL;
+	char buf[16384];
+
+	if (getpwnam_r(user, &pw, buf, sizeof(buf), &res) || !res)
+		return yread_err(&ld->r, at ? at : n, "user",
+			     "no user '%s' on this host: commands run as this user (create it, "
+			     "or name another unprivileged one)", user);
+	if (!res->pw_uid)
+		return yread_err(&ld->r, at ? at : n, "user",
+			     "'%s' is root: build and test commands run code nobody has reviewed; "
+			     "name an unprivileged user (default nobody)", user);
+	return 0;
+}
+
+/* bwrap on PATH (or /usr/bin): its absolute path, or NULL. */
+static char *find_bwrap(void)
+{
+	const char *path = getenv("PATH");
+	struct strbuf dir = STRBUF_INIT;
+	char *found = NULL;
+
+	if (!path || !*path)
+		path = "/usr/bin:/bin";
+	while (!found && *path) {
+		size_t len = strcspn(path, ":");
+
+		strbuf_reset(&dir);
+		strbuf_add(&dir, path, len);
+		strbuf_addstr(&dir, "/bwrap");
+		if (dir.buf[0] == '/' && !access(dir.buf, X_OK))
+			found = xstrdup(dir.buf);
+		path += len + (path[len] == ':');
+	}
+	strbuf_release(&dir);
+	if (!found && !access("/usr/bin/bwrap", X_OK))
+		found = xstrdup("/usr/bin/bwrap");
+	return found;
+}
+
 static int load_runner(struct loader *ld, const struct ynode *root)
 {
-	static const char *const keys[] = { "kind", "user", "partition", "srun_args", "max_jobs",
+	static const char *const keys[] = { "kind",    "user",    "partition", "srun_args",
+					    "max_jobs", "sandbox", "network",  "limits",
 					    NULL };
 	static const char *const kinds[] = { "local", "slurm", NULL };
-	const struct ynode *n = ynode_get(root, "runner");
+	static const char *const sandboxes[] = { "bwrap", "none", NULL };
+	const struct ynode *n = ynode_get(root, "runner"), *v;
 	struct config *cfg = ld->cfg;
-	int kind = 0, ret;
+	int kind = 0, sandbox = -1, ret = 0;
 	size_t old;
 
-	if (!n || ynode_is_null(n))
-		return 0;
-	if ((ret = yread_map_check(&ld->r, n, "runner", keys)) < 0)
+	cfg->runner.bwrap = find_bwrap();
+	if (n && ynode_is_null(n))
+		n = NULL;
+	if (n && (ret = yread_map_check(&ld->r, n, "runner", keys)) < 0)
 		return ret;
 	old = yread_kp_push(&ld->r, "runner");
-	if ((ret = yread_enum(&ld->r, n, "kind", kinds, &kind)) < 0 ||
-	    (ret = yread_str(&ld->r, n, "user", &cfg->runner.user, 0)) < 0 ||
-	    (ret = yread_str(&ld->r, n, "partition", &cfg->runner.partition, 0)) < 0 ||
-	    (ret = yread_strlist(&ld->r, n, "srun_args", &cfg->runner.srun_args, NULL)) < 0 ||
-	    (ret = yread_int(&ld->r, n, "max_jobs", &cfg->runner.max_jobs, 1, 1024)) < 0)
+	if (n && ((ret = yread_enum(&ld->r, n, "kind", kinds, &kind)) < 0 ||
+		  (ret = yread_str(&ld->r, n, "user", &cfg->runner.user, 0)) < 0 ||
+		  (ret = yread_str(&ld->r, n, "partition", &cfg->runner.partition, 0)) < 0 ||
+		  (ret = yread_strlist(&ld->r, n, "srun_args", &cfg->runner.srun_args, NULL)) < 0 ||
+		  (ret = yread_int(&ld->r, n, "max_jobs", &cfg->runner.max_jobs, 1, 1024)) < 0 ||
+		  (ret = yread_enum(&ld->r, n, "sandbox", sandboxes, &sandbox)) < 0 ||
+		  (ret = yread_bool(&ld->r, n, "network", &cfg->runner.network)) < 0 ||
+		  ((v = ynode_get(n, "limits")) && (ret = load_limits(ld, v)) < 0)))
 		goto done;
 	cfg->runner.kind = (enum config_runner_kind)kind;
+	if ((ret = check_runner_user(ld, n ? n : root)) < 0)
+		goto done;
+	if (sandbox < 0) {
+		cfg->runner.sandbox_defaulted = 1;
+		sandbox = cfg->runner.bwrap ? CONFIG_SANDBOX_BWRAP : CONFIG_SANDBOX_NONE;
+	}
+	cfg->runner.sandbox = (enum config_sandbox)sandbox;
+	if (cfg->runner.sandbox == CONFIG_SANDBOX_BWRAP && !cfg->runner.bwrap) {
+		ret = yread_err(&ld->r, ynode_get(n, "sandbox"), "sandbox",
+			    "bwrap is not installed (Debian: apt-get install bubblewrap); "
+			    "'none' runs commands without a sandbox");
+		goto done;
+	}
+	if (cfg->runner.sandbox == CONFIG_SANDBOX_NONE) {
+		free(cfg->runner.bwrap);
+		cfg->runner.bwrap = NULL;
+	}
 done:
 	yread_kp_pop(&ld->r, old);
 	return ret;
@@ -713,6 +862,7 @@ static int load_git_publish(struct loader *ld, const struct ynode *root)
 			return ret;
 		old = yread_kp_push(&ld->r, "publish");
 		if (!(ret = yread_str(&ld->r, p, "url", &cfg->publish.url, STR_REQUIRED)) &&
+		    !(ret = check_url(ld, p, "url", cfg->publish.url, "git.token_env")) &&
 		    !(ret = yread_str(&ld->r, p, "branch", &cfg->publish.branch, 0)) &&
 		    !branch_ok(cfg->publish.branch))
 			ret = yread_err(&ld->r, ynode_get(p, "branch"), "branch",
@@ -740,6 +890,9 @@ static int load_smtp(struct loader *ld, const struct ynode *n)
 	    (ret = get_env_name(ld, n, "password_env", &cfg->notify.smtp.password_env)) < 0 ||
 	    (ret = yread_str(&ld->r, n, "ca_file", &cfg->notify.smtp.ca_file, 0)) < 0 ||
 	    (ret = abs_path(ld, n, "ca_file", &cfg->notify.smtp.ca_file)) < 0)
+		goto done;
+	if ((ret = check_url(ld, n, "url", cfg->notify.smtp.url, "smtp.user and "
+			     "smtp.password_env")) < 0)
 		goto done;
 	smtps = str_starts_with(cfg->notify.smtp.url, "smtps://");
 	if (!smtps && !str_starts_with(cfg->notify.smtp.url, "smtp://")) {
@@ -791,6 +944,8 @@ static int load_webhooks(struct loader *ld, const struct ynode *v)
 			ret = yread_err(&ld->r, ynode_get(n, "url"), "url",
 				    "must start with http:// or https://");
 		w->format = (enum config_hook_format)format;
+		if (!ret)
+			ret = check_url(ld, n, "url", w->url, "secret_env (an HMAC secret)");
 		yread_kp_pop(&ld->r, old);
 	}
 	return ret;
@@ -996,6 +1151,16 @@ static int load_deadline(struct loader *ld, const struct ynode *root)
 
 /* ---- the whole file ------------------------------------------------------ */
 
+/* Three quarters of the host's RAM (a build may use most of it, not all); 8 GiB if unknown. */
+static long long default_memory(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+
+	if (pages <= 0 || size <= 0)
+		return 8LL << 30;
+	return (long long)pages * size / 4 * 3;
+}
+
 static struct config *config_new(const char *path)
 {
 	struct config *cfg = xcalloc(1, sizeof(*cfg));
@@ -1009,6 +1174,9 @@ static struct config *config_new(const char *path)
 	cfg->bisect.jobs = 1;
 	cfg->runner.user = xstrdup("nobody");
 	cfg->runner.max_jobs = 0;  /* unset: see load_runner() */
+	cfg->runner.limits.processes = 2048;
+	cfg->runner.limits.file_size = 8LL << 30;
+	cfg->runner.limits.memory = default_memory();
 	cfg->publish.branch = xstrdup("master");
 	cfg->notify.from = xstrdup("nextbot <nextbot@localhost>");
 	cfg->schedule = xstrdup("0 2 * * *");
@@ -1164,6 +1332,7 @@ void config_free(struct config *cfg)
 	free(cfg->merge_identity);
 	free(cfg->runner.user);
 	free(cfg->runner.partition);
+	free(cfg->runner.bwrap);
 	strvec_clear(&cfg->runner.srun_args);
 	free(cfg->git.token_env);
 	free(cfg->git.ssh_key);
@@ -1264,6 +1433,11 @@ const char *config_runner_kind_name(enum config_runner_kind v)
 const char *config_hook_format_name(enum config_hook_format v)
 {
 	return v == CONFIG_HOOK_SLACK ? "slack" : "json";
+}
+
+const char *config_sandbox_name(enum config_sandbox v)
+{
+	return v == CONFIG_SANDBOX_NONE ? "none" : "bwrap";
 }
 
 const char *config_tls_name(enum config_tls v)

@@ -24,6 +24,12 @@ enum config_runner_kind {
 	CONFIG_RUNNER_SLURM,
 };
 
+/* runner.sandbox: what a build or test command runs inside. */
+enum config_sandbox {
+	CONFIG_SANDBOX_BWRAP = 0, /* default when bwrap is installed */
+	CONFIG_SANDBOX_NONE,      /* an explicit choice; check-config warns about it */
+};
+
 enum config_tls {
 	CONFIG_TLS_NONE = 0,
 	CONFIG_TLS_STARTTLS, /* required: no plain fallback */
@@ -43,7 +49,8 @@ enum config_deadline_kind {
 
 /* base and trees[]. */
 struct config_tree {
-	char *name;          /* a ref-safe name: [A-Za-z0-9._-], not starting with '.' or '-' */
+	char *name;          /* a ref-safe name: [A-Za-z0-9._-], not starting with '.' or
+				'-', not ending with '.' or ".lock", no ".." */
 	char *url;
 	char *branch;
 	struct strvec contacts; /* "Name <email>" or "email", as written */
@@ -122,11 +129,22 @@ struct config {
 
 	struct {
 		enum config_runner_kind kind;
-		char *user;             /* default "nobody" */
+		char *user;             /* default "nobody"; never root, must exist */
 		char *partition;        /* NULL: Slurm's default */
 		struct strvec srun_args;
 		int max_jobs;           /* jobs at once (cells, speculative builds, Slurm
 					   jobs); default 1 locally, 4 on Slurm */
+		enum config_sandbox sandbox; /* default bwrap when installed, else none */
+		int sandbox_defaulted;  /* the key is absent (none because bwrap is missing) */
+		char *bwrap;            /* absolute path of bwrap; NULL with sandbox none */
+		int network;            /* commands may reach the network; default 0 */
+		struct {
+			long long memory;   /* bytes for all of a command's processes;
+					       default 3/4 of the host's RAM */
+			long processes;     /* tasks at once; default 2048 */
+			long cpu;           /* CPU seconds per process; 0 (default): none */
+			long long file_size; /* largest file written; default 8 GiB */
+		} limits;
 	} runner;
 
 	struct {
@@ -188,7 +206,9 @@ struct config {
  * failure — unreadable or over 1 MiB, malformed YAML, an anchor or alias, nesting
  * deeper than 32, an unknown or duplicate key, a wrong type or value, a missing
  * name/url/branch, a duplicate tree name, a tree or branch that never_merge
- * matches — returns NB_EINVALID with *out NULL and the error recorded as
+ * matches, a tree name that is not valid in a ref, a runner.user that is root or
+ * does not exist, a NUL byte in any string, a URL with a password in it, sandbox
+ * bwrap without bwrap installed — returns NB_EINVALID with *out NULL and the error recorded as
  * "FILE:LINE:COLUMN: KEY.PATH: what is wrong" (the CLI exits 2 on it).
  */
 int config_load(struct config **out, const char *path);
@@ -221,6 +241,7 @@ time_t config_deadline_at(const struct config *cfg, time_t start);
 /* The keyword as written in the file ("revert-culprit", "slurm", "starttls"). */
 const char *config_on_breakage_name(enum config_on_breakage v);
 const char *config_runner_kind_name(enum config_runner_kind v);
+const char *config_sandbox_name(enum config_sandbox v);
 const char *config_tls_name(enum config_tls v);
 const char *config_hook_format_name(enum config_hook_format v);
 

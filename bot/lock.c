@@ -22,9 +22,9 @@ int run_lock_take(struct run_lock *lock, const char *workdir)
 	char pid[32];
 	int fd, error = 0, len;
 
-	if ((error = file_mkdir_p(workdir, 0755)) < 0)
+	if ((error = file_mkdir_p(workdir, 0711)) < 0)
 		goto done;
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		error = nb_error_errno(NB_ERROR, "cannot open lock '%s'", path);
 		goto done;

@@ -194,6 +194,10 @@ static int on_scalar(struct builder *b, const yaml_event_t *ev)
 			 ev->data.scalar.plain_implicit || ev->data.scalar.quoted_implicit);
 	if (ret)
 		return ret;
+	/* a "\0" escape would cut the string where C reads it: refuse, never truncate */
+	if (memchr(ev->data.scalar.value, 0, ev->data.scalar.length))
+		return build_err(b, ev->start_mark,
+				 "a NUL byte (\"\\0\") is not allowed in a string");
 	n = ynode_new(YN_SCALAR, ev->start_mark);
 	n->value = xstrndup((const char *)ev->data.scalar.value, ev->data.scalar.length);
 	n->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;

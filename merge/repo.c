@@ -148,7 +148,7 @@ int repo_open(struct repo **out, const char *path)
 
 	*out = NULL;
 	if (!file_is_dir(path)) {
-		if (file_mkdir_p(path, 0755) < 0)
+		if (file_mkdir_p(path, 0700) < 0)
 			return NB_ERROR;
 		if (git_repository_init(&git, path, 1) < 0)
 			return nb_error_set(NB_ERROR, "cannot create repository %s: %s", path,

@@ -324,7 +324,7 @@ static int store_record(const char *rerere_dir, const char *id, const struct str
 			     date ? date : "");
 	int err;
 
-	if ((err = file_mkdir_p(dir, 0755)) == 0 &&
+	if ((err = file_mkdir_p(dir, 0700)) == 0 &&
 	    (err = file_write_atomic(pp, pre->buf, pre->len)) == 0 &&
 	    (err = file_write_atomic(po, post, post_len)) == 0)
 		err = file_write_atomic(pm, meta, strlen(meta));
@@ -495,7 +495,7 @@ static int write_under(const char *dir, const char *path, const char *text, size
 	int err;
 
 	*slash = '\0';
-	err = file_mkdir_p(full, 0755);
+	err = file_mkdir_p(full, 0700);
 	*slash = '/';
 	if (!err)
 		err = file_write_atomic(full, text, len);
@@ -515,7 +515,7 @@ int rerere_leave_write(const struct rerere_leave *c, const char *workdir, char *
 	strbuf_addf(&meta, "tree %s\ndate %s\nnext %s\ntip %s\n", c->tree, c->date, c->next,
 		    c->tip);
 	if (file_remove_tree(tdir) < 0 || file_remove_tree(odir) < 0 ||
-	    file_remove_tree(mpath) < 0 || file_mkdir_p(tdir, 0755) < 0) {
+	    file_remove_tree(mpath) < 0 || file_mkdir_p(tdir, 0700) < 0) {
 		err = NB_ERROR;
 		goto done;
 	}

@@ -101,7 +101,7 @@ int verdict_put(const char *cache_dir, const char *key, enum verdict_kind kind, 
 		strbuf_addf(&sb, "%s\n", what);
 	dir = xstrfmt("%s/%.2s", cache_dir, key);
 	path = entry_path(cache_dir, key);
-	if ((err = file_mkdir_p(dir, 0755)) >= 0)
+	if ((err = file_mkdir_p(dir, 0700)) >= 0)
 		err = file_write_atomic(path, sb.buf, sb.len);
 	free(dir);
 	free(path);

@@ -40,7 +40,7 @@ int worker_open(struct worker **out, const char *repo_path, const char *dir)
 	w->dir = xstrdup(dir);
 	w->tree = xstrfmt("%s/tree", dir);
 	w->index_path = xstrfmt("%s/index", dir);
-	if ((err = file_mkdir_p(w->tree, 0755)) < 0)
+	if ((err = file_mkdir_p(w->tree, 0711)) < 0)
 		goto done;
 	if (git_repository_open(&w->repo, repo_path) < 0) {
 		err = merge_git_fail("worker %s: opening the repository", dir);
@@ -73,7 +73,7 @@ static int wipe(struct worker *w)
 
 	if ((err = file_remove_tree(w->tree)) < 0 || (err = file_remove_tree(w->index_path)) < 0)
 		return err;
-	if ((err = file_mkdir_p(w->tree, 0755)) < 0)
+	if ((err = file_mkdir_p(w->tree, 0711)) < 0)
 		return err;
 	return open_index(w);
 }

@@ -181,7 +181,7 @@ int outbox_notice_save(const struct outbox_notice *n, const char *dir)
 	char *path = NULL;
 	int ret;
 
-	if ((ret = file_mkdir_p(dir, 0755)) < 0)
+	if ((ret = file_mkdir_p(dir, 0700)) < 0)
 		goto done;
 	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
 							 JSON_C_TO_STRING_NOSLASHESCAPE);

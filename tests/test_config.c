@@ -553,6 +553,68 @@ static void test_matrix_errors(void **state)
 #undef B
 }
 
+/* Refused at load with file:line:column what would fail every night later. */
+static void test_refusals(void **state)
+{
+	load_bad(BASE "trees:\n  - {name: 'a..b', url: x, branch: b}\n", 3, "trees[0].name", "ref");
+	load_bad(BASE "trees:\n  - {name: a.lock, url: x, branch: b}\n", 3, "trees[0].name",
+		 ".lock");
+	load_bad(BASE "trees:\n  - {name: 'x.', url: x, branch: b}\n", 3, "trees[0].name", NULL);
+	load_bad("base: {name: 'o..x', url: x, branch: master}\n", 1, "base.name", "ref");
+	load_bad(BASE "runner: {user: root}\n", 2, "runner.user", "is root");
+	load_bad(BASE "runner:\n  user: no-such-user-here\n", 3, "runner.user", "no user");
+	load_bad(BASE "build:\n  - {name: a, command: make, env: {A: \"x\\0y\"}}\n", 3, "NUL",
+		 "build[0].env");
+	load_bad(BASE "trees:\n  - {name: a, url: 'https://me:hunter2@example.org/a.git', "
+		      "branch: b}\n", 3, "trees[0].url", "token_env");
+	load_bad("base: {name: o, url: 'https://u:p@h/x', branch: master}\n", 1, "base.url",
+		 "password");
+	load_bad(BASE "publish: {url: 'https://u:p@h/x'}\n", 2, "publish.url", "password");
+	load_bad(BASE "notify: {webhooks: [{url: 'https://u:p@h/hook'}]}\n", 2,
+		 "notify.webhooks[0].url", "password");
+	load_bad(BASE "notify: {smtp: {url: 'smtp://u:p@h:25'}}\n", 2, "notify.smtp.url",
+		 "password_env");
+	load_bad(BASE "runner: {sandbox: docker}\n", 2, "runner.sandbox", "bwrap | none");
+	load_bad(BASE "runner: {limits: {memory: lots}}\n", 2, "runner.limits.memory", "size");
+	load_bad(BASE "runner: {limits: {memory: 1M}}\n", 2, "runner.limits.memory", "16M");
+	load_bad(BASE "runner: {limits: {processes: 2}}\n", 2, "runner.limits.processes",
+		 "range");
+	load_bad(BASE "runner: {network: maybe}\n", 2, "runner.network", "true");
+}
+
+/* A user name, an ssh URL and a token-less https URL are fine; so are the sandbox keys. */
+static void test_runner_sandbox(void **state)
+{
+	struct config *cfg;
+
+	cfg = load_ok(BASE "trees:\n"
+		      "  - {name: a-1.b_c, url: 'git@example.org:a.git', branch: b}\n"
+		      "  - {name: b, url: 'https://me@example.org/b.git', branch: b}\n"
+		      "runner:\n  sandbox: none\n  network: true\n"
+		      "  limits: {memory: 512M, processes: 64, cpu: 2h, file_size: 1GiB}\n");
+
+	assert_int_equal(cfg->runner.sandbox, CONFIG_SANDBOX_NONE);
+	assert_int_equal(cfg->runner.sandbox_defaulted, 0);
+	assert_null(cfg->runner.bwrap);
+	assert_int_equal(cfg->runner.network, 1);
+	assert_true(cfg->runner.limits.memory == 512LL << 20);
+	assert_int_equal(cfg->runner.limits.processes, 64);
+	assert_int_equal(cfg->runner.limits.cpu, 7200);
+	assert_true(cfg->runner.limits.file_size == 1LL << 30);
+	config_free(cfg);
+
+	cfg = load_ok(BASE);
+	assert_int_equal(cfg->runner.sandbox_defaulted, 1);
+	assert_int_equal(cfg->runner.network, 0);
+	assert_int_equal(cfg->runner.limits.processes, 2048);
+	assert_true(cfg->runner.limits.memory >= 16LL << 20);
+	if (access("/usr/bin/bwrap", X_OK) == 0) {
+		assert_int_equal(cfg->runner.sandbox, CONFIG_SANDBOX_BWRAP);
+		assert_non_null(cfg->runner.bwrap);
+	}
+	config_free(cfg);
+}
+
 static void test_missing_file(void **state)
 {
 	struct config *cfg;
@@ -579,6 +641,8 @@ int main(void)
 		cmocka_unit_test(test_secret),
 		cmocka_unit_test(test_matrix),
 		cmocka_unit_test(test_matrix_errors),
+		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_runner_sandbox),
 		cmocka_unit_test(test_missing_file),
 	};
 

@@ -11,13 +11,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <sys/wait.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "util/error.h"
 #include "util/fileutil.h"
+#include "util/size.h"
 #include "util/strbuf.h"
+#include "util/timespec.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
@@ -385,6 +391,90 @@ static void test_file_remove_tree_keeps_symlink_targets(void **state)
 	free(dir), free(keep), free(keepfile), free(link);
 }
 
+/*
+ * RELIABILITY 32: a worker tree that a command filled with traps is removed without
+ * following, opening or blocking on any of them: symlinks to directories and files
+ * outside, a FIFO, a socket, a device node (as root), a hard link to an outside
+ * file, a chmod 000 folder, 300 levels of nesting.  Everything outside stays.
+ */
+static void test_file_remove_tree_hostile(void **state)
+{
+	char *dir = xstrfmt("%s/w", tmpdir), *out = xstrfmt("%s/outside", tmpdir);
+	char *outfile = xstrfmt("%s/outside/precious", tmpdir), *p;
+	struct strbuf deep = STRBUF_INIT, sb = STRBUF_INIT;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
+	int i, fd;
+
+	assert_int_equal(file_mkdir_p(dir, 0755), 0);
+	assert_int_equal(file_mkdir_p(out, 0755), 0);
+	assert_int_equal(file_write_atomic(outfile, "keep", 4), 0);
+	p = xstrfmt("%s/fs", dir), assert_int_equal(symlink(out, p), 0), free(p);
+	p = xstrfmt("%s/f.c", dir), assert_int_equal(symlink(outfile, p), 0), free(p);
+	p = xstrfmt("%s/fifo", dir), assert_int_equal(mkfifo(p, 0644), 0), free(p);
+	p = xstrfmt("%s/hard", dir), assert_int_equal(link(outfile, p), 0), free(p);
+	p = xstrfmt("%s/sock", dir);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", p);
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_true(fd >= 0);
+	if (strlen(p) < sizeof(sa.sun_path))
+		assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	close(fd), free(p);
+	if (!geteuid()) {
+		p = xstrfmt("%s/null", dir);
+		assert_int_equal(mknod(p, S_IFCHR | 0666, makedev(1, 3)), 0);
+		free(p);
+	}
+	p = xstrfmt("%s/locked/inner", dir), assert_int_equal(file_mkdir_p(p, 0755), 0), free(p);
+	p = xstrfmt("%s/locked/inner/x", dir), assert_int_equal(file_write_atomic(p, "x", 1), 0);
+	free(p);
+	p = xstrfmt("%s/locked", dir), assert_int_equal(chmod(p, 0), 0), free(p);
+	strbuf_addstr(&deep, dir);
+	for (i = 0; i < 300; i++) {
+		strbuf_addstr(&deep, "/d");
+		if (mkdir(deep.buf, 0755) < 0 && errno == ENAMETOOLONG)
+			break;
+	}
+	assert_true(i > 60);
+	assert_int_equal(file_remove_tree(dir), 0);
+	assert_false(file_exists(dir));
+	assert_int_equal(lstat(outfile, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(strbuf_read_file(&sb, outfile, 0), 0);
+	assert_string_equal(sb.buf, "keep");
+	strbuf_release(&sb), strbuf_release(&deep);
+	free(dir), free(out), free(outfile);
+}
+
+static void test_sizes_and_durations(void **state)
+{
+	struct strbuf sb = STRBUF_INIT;
+	long long n;
+
+	assert_int_equal(size_parse(&n, "512M"), 0), assert_true(n == 512LL << 20);
+	assert_int_equal(size_parse(&n, "8GiB"), 0), assert_true(n == 8LL << 30);
+	assert_int_equal(size_parse(&n, "2g"), 0), assert_true(n == 2LL << 30);
+	assert_int_equal(size_parse(&n, "4096"), 0), assert_true(n == 4096);
+	assert_int_equal(size_parse(&n, "1KB"), 0), assert_true(n == 1024);
+	assert_true(size_parse(&n, "0") < 0);
+	assert_true(size_parse(&n, "-1G") < 0);
+	assert_true(size_parse(&n, "8 G") < 0);
+	assert_true(size_parse(&n, "8X") < 0);
+	assert_true(size_parse(&n, "99999999999T") < 0);
+	size_format(&sb, 8LL << 30), assert_string_equal(sb.buf, "8 GiB"), strbuf_reset(&sb);
+	size_format(&sb, 256LL << 20), assert_string_equal(sb.buf, "256 MiB"), strbuf_reset(&sb);
+	size_format(&sb, 3LL << 29), assert_string_equal(sb.buf, "1.5 GiB"), strbuf_reset(&sb);
+	size_format(&sb, 100), assert_string_equal(sb.buf, "100 bytes"), strbuf_reset(&sb);
+	timespec_format_duration(&sb, 1800), assert_string_equal(sb.buf, "30m");
+	strbuf_reset(&sb);
+	timespec_format_duration(&sb, 5400), assert_string_equal(sb.buf, "1h30m");
+	strbuf_reset(&sb);
+	timespec_format_duration(&sb, 90), assert_string_equal(sb.buf, "1m30s");
+	strbuf_reset(&sb);
+	timespec_format_duration(&sb, 86400 + 7), assert_string_equal(sb.buf, "1d7s");
+	strbuf_release(&sb);
+}
+
 #define TT(f) cmocka_unit_test_setup_teardown(f, setup_tmp, teardown_tmp)
 
 int main(void)
@@ -402,6 +492,8 @@ int main(void)
 		TT(test_file_fault_injection),
 		TT(test_file_dirs),
 		TT(test_file_remove_tree_keeps_symlink_targets),
+		TT(test_file_remove_tree_hostile),
+		cmocka_unit_test(test_sizes_and_durations),
 	};
 
 	return cmocka_run_group_tests_name("util", tests, NULL, NULL);

@@ -89,6 +89,16 @@ static char *dirname(const char *path)
 
 int file_write_atomic(const char *path, const void *data, size_t len)
 {
+	return file_write_atomic_mode(path, data, len, 0600);
+}
+
+int file_write_public(const char *path, const void *data, size_t len)
+{
+	return file_write_atomic_mode(path, data, len, 0644);
+}
+
+int file_write_atomic_mode(const char *path, const void *data, size_t len, int mode)
+{
 	static unsigned counter;
 	/* unique per thread and call: two threads may replace the same file at once */
 	char *tmp = xstrfmt("%s.tmp.%ld.%u", path, (long)gettid(),
@@ -100,9 +110,15 @@ int file_write_atomic(const char *path, const void *data, size_t len)
 		nb_error_errno(NB_ERROR, "cannot create '%s'", tmp);
 		goto done;
 	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		  (mode_t)mode);
 	if (fd < 0) {
 		nb_error_errno(NB_ERROR, "cannot create '%s'", tmp);
+		goto done;
+	}
+	/* the umask may have taken bits away; a public file gets them back, no more */
+	if (fchmod(fd, (mode_t)mode) < 0) {
+		nb_error_errno(NB_ERROR, "cannot set the mode of '%s'", tmp);
 		goto done;
 	}
 	if (write_all(fd, data, len) < 0) {
@@ -145,8 +161,15 @@ int file_mkdir_p(const char *path, int mode)
 
 		strbuf_reset(&sb);
 		strbuf_add(&sb, path, slash ? (size_t)(slash - path) : strlen(path));
-		if (sb.len && mkdir(sb.buf, (mode_t)mode) < 0 && errno != EEXIST) {
-			error = nb_error_errno(NB_ERROR, "cannot create directory '%s'", sb.buf);
+		if (sb.len && mkdir(sb.buf, (mode_t)mode) < 0) {
+			if (errno != EEXIST) {
+				error = nb_error_errno(NB_ERROR, "cannot create directory '%s'",
+						       sb.buf);
+				break;
+			}
+		} else if (sb.len && chmod(sb.buf, (mode_t)mode) < 0) {
+			/* the mode asked for, whatever the umask took away */
+			error = nb_error_errno(NB_ERROR, "cannot set the mode of '%s'", sb.buf);
 			break;
 		}
 		if (!slash)
@@ -159,35 +182,174 @@ int file_mkdir_p(const char *path, int mode)
 	return error;
 }
 
-int file_remove_tree(const char *path)
+/*
+ * Removing a tree someone else filled (a worker that ran strangers' code): only
+ * directories are ever opened, each with O_NOFOLLOW|O_DIRECTORY|O_NONBLOCK relative
+ * to its parent's descriptor, so a symlink, FIFO, socket or device is unlinked
+ * and never followed or opened, and nothing is looked up by path below the top.
+ * A directory we cannot open (chmod 000) is given back its owner's rights first.
+ * A tree deeper than REMOVE_DEPTH open directories has its deep part moved up to
+ * the top and removed on a later pass, so neither the stack nor the descriptors
+ * grow with the depth; a bounded number of passes ends even a tree that a
+ * leftover process keeps filling.
+ */
+#define REMOVE_DEPTH 48
+#define REMOVE_PASSES 64
+
+struct rm_frame {
+	int fd;
+	DIR *d;
+	char *name;  /* its name in the frame below */
+};
+
+static int open_dir_at(int dirfd, const char *name)
+{
+	int flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+	int fd = openat(dirfd, name, flags);
+
+	if (fd < 0 && errno == EACCES &&
+	    fchmodat(dirfd, name, 0700, AT_SYMLINK_NOFOLLOW) == 0)
+		fd = openat(dirfd, name, flags);
+	return fd;
+}
+
+static int is_dir_at(int dirfd, const char *name, unsigned char type)
 {
 	struct stat st;
-	DIR *d;
+
+	if (type != DT_UNKNOWN)
+		return type == DT_DIR;
+	return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* One pass over the directory open at `top`: 0 when it is empty now, 1 to go again. */
+static int remove_pass(int top, const char *path, unsigned *moved)
+{
+	struct rm_frame stack[REMOVE_DEPTH];
+	int depth = 0, again = 0, fd;
 	struct dirent *de;
-	int error = 0;
 
-	if (lstat(path, &st) < 0)
-		return errno == ENOENT ? 0 : nb_error_errno(NB_ERROR, "cannot stat '%s'", path);
-	if (!S_ISDIR(st.st_mode)) {
-		if (unlink(path) < 0 && errno != ENOENT)
-			return nb_error_errno(NB_ERROR, "cannot remove '%s'", path);
-		return 0;
+	fd = dup(top);
+	if (fd < 0)
+		return nb_error_errno(NB_ERROR, "cannot remove '%s'", path);
+	lseek(fd, 0, SEEK_SET);
+	stack[0] = (struct rm_frame){ fd, fdopendir(fd), NULL };
+	if (!stack[0].d) {
+		close(fd);
+		return nb_error_errno(NB_ERROR, "cannot read directory '%s'", path);
 	}
-	d = opendir(path);
-	if (!d)
-		return nb_error_errno(NB_ERROR, "cannot open directory '%s'", path);
-	while (!error && (de = readdir(d))) {
-		char *sub;
+	rewinddir(stack[0].d);
+	depth = 1;
+	while (depth > 0) {
+		struct rm_frame *f = &stack[depth - 1];
 
+		errno = 0;
+		de = readdir(f->d);
+		if (!de) {
+			closedir(f->d);
+			depth--;
+			if (depth > 0 && unlinkat(stack[depth - 1].fd, f->name, AT_REMOVEDIR) < 0 &&
+			    errno != ENOENT)
+				again = 1;
+			free(f->name);
+			continue;
+		}
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		sub = xstrfmt("%s/%s", path, de->d_name);
-		error = file_remove_tree(sub);
-		free(sub);
+		if (!is_dir_at(f->fd, de->d_name, de->d_type)) {
+			if (unlinkat(f->fd, de->d_name, 0) < 0 && errno != ENOENT) {
+				if (errno != EISDIR)
+					goto fail;
+				again = 1; /* replaced by a directory meanwhile */
+			}
+			continue;
+		}
+		if (depth == REMOVE_DEPTH) {
+			char name[64];
+
+			snprintf(name, sizeof(name), ".nextbot-deep-%u", (*moved)++);
+			if (renameat(f->fd, de->d_name, top, name) < 0)
+				goto fail;
+			again = 1;
+			continue;
+		}
+		fd = open_dir_at(f->fd, de->d_name);
+		if (fd < 0) {
+			if (errno == ENOENT)
+				continue;
+			if (errno == ENOTDIR || errno == ELOOP) {
+				again = 1; /* replaced meanwhile: the next pass unlinks it */
+				continue;
+			}
+			goto fail;
+		}
+		stack[depth] = (struct rm_frame){ fd, fdopendir(fd), xstrdup(de->d_name) };
+		if (!stack[depth].d) {
+			close(fd);
+			free(stack[depth].name);
+			goto fail;
+		}
+		depth++;
 	}
-	closedir(d);
-	if (!error && rmdir(path) < 0 && errno != ENOENT)
+	return again;
+fail:
+	nb_error_errno(NB_ERROR, "cannot remove '%s/…/%s'", path, de ? de->d_name : "");
+	while (depth > 0) {
+		depth--;
+		closedir(stack[depth].d);
+		free(stack[depth].name);
+	}
+	return NB_ERROR;
+}
+
+int file_remove_tree(const char *path)
+{
+	char *parent = dirname(path);
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	struct stat st;
+	unsigned moved = 0;
+	int pfd, top = -1, error = 0, pass;
+
+	if (!*base || !strcmp(base, ".") || !strcmp(base, "..")) {
+		free(parent);
+		return nb_error_set(NB_EINVALID, "will not remove '%s'", path);
+	}
+	pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (pfd < 0) {
+		error = errno == ENOENT ? 0 : nb_error_errno(NB_ERROR, "cannot open '%s'", parent);
+		goto done;
+	}
+	if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		error = errno == ENOENT ? 0 : nb_error_errno(NB_ERROR, "cannot stat '%s'", path);
+		goto done;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		if (unlinkat(pfd, base, 0) < 0 && errno != ENOENT)
+			error = nb_error_errno(NB_ERROR, "cannot remove '%s'", path);
+		goto done;
+	}
+	top = open_dir_at(pfd, base);
+	if (top < 0) {
+		error = errno == ENOENT ? 0 : nb_error_errno(NB_ERROR, "cannot open '%s'", path);
+		goto done;
+	}
+	for (pass = 0; pass < REMOVE_PASSES; pass++) {
+		error = remove_pass(top, path, &moved);
+		if (error <= 0)
+			break;
+	}
+	if (error > 0) {
+		error = nb_error_set(NB_ERROR, "cannot remove '%s': it keeps changing", path);
+		goto done;
+	}
+	if (!error && unlinkat(pfd, base, AT_REMOVEDIR) < 0 && errno != ENOENT)
 		error = nb_error_errno(NB_ERROR, "cannot remove directory '%s'", path);
+done:
+	if (top >= 0)
+		close(top);
+	if (pfd >= 0)
+		close(pfd);
+	free(parent);
 	return error;
 }
 

@@ -148,3 +148,24 @@ int timespec_parse_deadline(time_t *out, const char *s, time_t start)
 	*out = start + secs;
 	return 0;
 }
+
+void timespec_format_duration(struct strbuf *sb, long seconds)
+{
+	static const char units[] = "dhms";
+	static const long scale[] = { 86400, 3600, 60, 1 };
+	int i, any = 0;
+
+	if (seconds <= 0) {
+		strbuf_addstr(sb, "0s");
+		return;
+	}
+	for (i = 0; i < 4; i++) {
+		if (seconds >= scale[i]) {
+			strbuf_addf(sb, "%ld%c", seconds / scale[i], units[i]);
+			seconds %= scale[i];
+			any = 1;
+		}
+	}
+	if (!any)
+		strbuf_addstr(sb, "0s");
+}

@@ -3,6 +3,7 @@
 #define UTIL_TIMESPEC_H
 
 #include <time.h>
+#include "util/strbuf.h"
 
 /*
  * Parses a duration: a plain number of seconds ("3600"), or numbers with units
@@ -21,5 +22,8 @@ int timespec_parse_clock(long *out, const char *s);
  * 0 with the absolute time in *out, or NB_EINVALID with a message.
  */
 int timespec_parse_deadline(time_t *out, const char *s, time_t start);
+
+/* Appends a duration as a config would write it: "30m", "1h30m", "90s" is "1m30s". */
+void timespec_format_duration(struct strbuf *sb, long seconds);
 
 #endif
