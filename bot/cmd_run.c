@@ -14,6 +14,7 @@
 #include "merge/push.h"
 #include "merge/repo.h"
 #include "bot/state.h"
+#include "bot/workdir.h"
 #include "util/xalloc.h"
 #include "util/strbuf.h"
 #include "util/error.h"
@@ -47,6 +48,14 @@ int bot_night(const struct config *cfg, const char *date, int no_notify)
 
 	if (run_lock_take(&lock, cfg->workdir) < 0) {
 		bot_error("cannot run");
+		return EXIT_FAILED;
+	}
+	if (workdir_make_private(cfg->workdir) < 0 ||
+	    workdir_check_reach(cfg->workdir, cfg->runner.user) < 0 ||
+	    (cfg->runner.sandbox == CONFIG_SANDBOX_BWRAP &&
+	     workdir_check_sandbox(cfg->runner.bwrap, cfg->runner.user, cfg->workdir) < 0)) {
+		bot_error("cannot run");
+		run_lock_release(&lock);
 		return EXIT_FAILED;
 	}
 	if (merge_global_init() < 0 || notify_global_init() < 0) {

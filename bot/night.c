@@ -854,7 +854,7 @@ static int write_run_files(struct night *n)
 	char *path;
 	int error;
 
-	if ((error = file_mkdir_p(n->runs_dir, 0755)) < 0)
+	if ((error = file_mkdir_p(n->runs_dir, 0700)) < 0)
 		return error;
 	path = xstrfmt("%s/merge.log", n->runs_dir);
 	strbuf_addstr(&sb, integ_night_log(n->integ));
@@ -924,10 +924,14 @@ static int base_check(int *broken, struct night *n)
 
 static void paths(struct night *n)
 {
+	const char *slash;
+
 	n->runs_dir = xstrfmt("%s/runs/%s", n->cfg->workdir, n->opts->date);
 	n->repo_path = xstrfmt("%s/repo.git", n->cfg->workdir);
 	n->cache_dir = xstrfmt("%s/verdicts", n->cfg->workdir);
 	n->workers_dir = xstrfmt("%s/workers", n->cfg->workdir);
+	slash = strrchr(n->cfg->path, '/');
+	n->config_abs = xstrfmt("%s/%s", n->cfg->dir, slash ? slash + 1 : n->cfg->path);
 }
 
 static void release(struct night *n)
@@ -955,6 +959,7 @@ static void release(struct night *n)
 	free(n->repo_path);
 	free(n->cache_dir);
 	free(n->workers_dir);
+	free(n->config_abs);
 }
 
 static void begin(struct night *n, const struct config *cfg, const struct night_opts *opts,

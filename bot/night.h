@@ -104,6 +104,10 @@ struct night {
 	struct slurm_opts slurm;    /* runner kind slurm: how to submit */
 	struct night_cell *cells;   /* cfg->cells_nr, in the config's order */
 	size_t cells_nr;
+	struct runcmd_box box;      /* runner.sandbox bwrap: what commands run in */
+	struct runcmd_limits limits; /* runner.limits */
+	const char *box_hide[3];    /* … hiding the workdir and the config file */
+	char *config_abs;           /* the config file's absolute path */
 	struct strvec new_flags;    /* flag ids first found tonight */
 	struct strvec seen_flags;   /* flag ids blamed (or re-found) tonight */
 	struct strvec resolved;     /* flag ids resolved tonight */

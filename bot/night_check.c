@@ -164,6 +164,20 @@ static void opts(struct night *n, struct culprit_opts *o, const struct night_cel
 	o->stop = stop;
 	o->stop_data = n;
 	o->user = n->cfg->runner.user;
+	n->limits = (struct runcmd_limits){ .nproc = n->cfg->runner.limits.processes,
+					    .as_bytes = n->cfg->runner.limits.memory,
+					    .fsize = n->cfg->runner.limits.file_size,
+					    .cpu = n->cfg->runner.limits.cpu };
+	o->limits = &n->limits;
+	if (n->cfg->runner.sandbox == CONFIG_SANDBOX_BWRAP) {
+		n->box = (struct runcmd_box){ .bwrap = n->cfg->runner.bwrap,
+					      .network = n->cfg->runner.network,
+					      .hide = n->box_hide };
+		n->box_hide[0] = n->cfg->workdir;
+		n->box_hide[1] = n->config_abs;
+		n->box_hide[2] = NULL;
+		o->box = &n->box;
+	}
 	if (n->cfg->runner.kind == CONFIG_RUNNER_SLURM) {
 		n->slurm = (struct slurm_opts)SLURM_OPTS_INIT;
 		n->slurm.partition = n->cfg->runner.partition;

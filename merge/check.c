@@ -91,6 +91,8 @@ static int check_one(struct check_result *out, const struct culprit_opts *o,
 	spec.runner = o->runner;
 	spec.user = o->user;
 	spec.slurm = o->slurm;
+	spec.box = o->box;
+	spec.limits = o->limits;
 	spec.pristine_retry = 1;
 	spec.cancel = cancel;
 	if ((error = merge_oid_to_git(&id, commit)) < 0)

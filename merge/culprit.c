@@ -865,7 +865,8 @@ static void commands(struct night *n)
 	n->spec = (struct probe_spec){ .cmds = n->cmds, .cmds_nr = nr, .date = o->date,
 				       .runs_dir = o->runs_dir, .cache_dir = o->cache_dir,
 				       .runner = o->runner, .user = o->user, .pristine_retry = 1,
-				       .slurm = o->slurm };
+				       .slurm = o->slurm, .box = o->box,
+				       .limits = o->limits };
 	n->confirm = n->spec;
 	n->confirm.no_cache = n->confirm.pristine = 1;
 }

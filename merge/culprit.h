@@ -13,6 +13,8 @@
 #include "util/strvec.h"
 
 struct slurm_opts;
+struct runcmd_box;
+struct runcmd_limits;
 
 /* ---- the nightly search ---- */
 
@@ -64,6 +66,9 @@ struct culprit_opts {
 	const char *runner;           /* "local", "slurm": part of the cache key */
 	const char *user;             /* as root, run commands as this user */
 	const struct slurm_opts *slurm; /* util/slurm.h: run as Slurm job steps; NULL: locally */
+	const struct runcmd_box *box; /* util/runcmd.h: the sandbox of every command (the
+					 worker's tree is bound writable in it); NULL: none */
+	const struct runcmd_limits *limits; /* util/runcmd.h; NULL: its defaults */
 	/* asked before every probe: non-zero stops the search (CULPRIT_STOPPED) */
 	int (*stop)(void *data);
 	void *stop_data;

@@ -139,6 +139,12 @@ static int classify(struct probe_result *out, struct runcmd_result *r, size_t i,
 	if (r->runner_failed) {
 		infra(out, "the runner failed on its own, no verdict (%s)",
 			c->name ? c->name : "");
+	} else if (r->box_failed) {
+		const char *why = strstr(r->output.buf, "bwrap: ");
+		int len = why ? (int)strcspn(why, "\n") : 0;
+
+		infra(out, "the sandbox could not start (%s)%s%.*s", c->name ? c->name : "",
+		      why ? ": " : "", len, why ? why : "");
 	} else if (r->exec_failed) {
 		infra(out, "the command could not be started (%s)", c->name ? c->name : "");
 	} else if (r->limit_hit) {
@@ -192,6 +198,8 @@ static int run_all(struct probe_result *out, struct worker *w, const char *commi
 		struct runcmd_result r = RUNCMD_RESULT_INIT;
 		struct strvec env = STRVEC_INIT;
 		char *log = log_path(spec, c, step, commit_hex, pristine);
+		const char *writable[2] = { worker_tree_path(w), NULL };
+		struct runcmd_box box;
 		int decided;
 
 		build_env(&env, spec, c, commit_hex, step);
@@ -204,6 +212,13 @@ static int run_all(struct probe_result *out, struct worker *w, const char *commi
 		opts.user = spec->user;
 		opts.inherit_env = spec->inherit_env;
 		opts.cancel = spec->cancel;
+		if (spec->limits)
+			opts.limits = *spec->limits;
+		if (spec->box) {
+			box = *spec->box;
+			box.writable = writable;
+			opts.box = &box;
+		}
 		err = slurm_or_local_run(&r, &opts, spec->slurm);
 		strvec_clear(&env);
 		if (err < 0) {
@@ -261,7 +276,7 @@ static int attempt(struct probe_result *out, struct worker *w, const git_oid *co
 		infra(out, "checkout failed: %s", nb_error_last());
 		goto done;
 	}
-	fd = open(busy, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	fd = open(busy, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd >= 0)
 		close(fd);
 	err = run_all(out, w, hex, tree_hex, step, spec, pristine);
@@ -286,7 +301,7 @@ int probe_run(struct probe_result *out, struct worker *w, const git_oid *commit,
 	}
 	if (from_cache(out, tree_hex, spec))
 		return 0;
-	if (spec->runs_dir && (err = file_mkdir_p(spec->runs_dir, 0755)) < 0)
+	if (spec->runs_dir && (err = file_mkdir_p(spec->runs_dir, 0700)) < 0)
 		return err;
 	if ((err = attempt(out, w, commit, tree_hex, step, spec, spec->pristine)) < 0)
 		return err;

@@ -13,6 +13,8 @@
 #include "util/strbuf.h"
 
 struct slurm_opts;
+struct runcmd_box;
+struct runcmd_limits;
 
 enum probe_verdict {
 	PROBE_GOOD = 0,  /* every command exited 0 */
@@ -53,6 +55,10 @@ struct probe_spec {
 	/* set by another thread when the result is no longer wanted: the running
 	   command is killed and the probe ends PROBE_INFRA (runcmd_opts.cancel) */
 	const volatile int *cancel;
+	/* the sandbox every command runs in (util/runcmd.h), with the worker's tree
+	   bound writable on top of it; NULL: none */
+	const struct runcmd_box *box;
+	const struct runcmd_limits *limits; /* NULL: runcmd's defaults */
 };
 
 struct probe_result {

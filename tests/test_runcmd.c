@@ -12,7 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -412,6 +415,11 @@ static void test_user_drop(void **state)
 	o.shell = "id -u; echo more >> old && touch new && echo ok";
 	o.cwd = work;
 	o.user = "nobody";
+	/* the working directory is entered as the user: a 0700 folder above stops it */
+	assert_true(runcmd_run(&res, &o) < 0);
+	assert_non_null(strstr(nb_error_last(), "working directory"));
+	assert_int_equal(chmod(priv, 0711), 0);
+	assert_int_equal(chmod(tmpdir, 0711), 0);
 	assert_int_equal(runcmd_run(&res, &o), 0);
 	assert_int_equal(res.exit_code, 0);
 	assert_string_equal(res.output.buf, "65534\nok\n");
@@ -533,6 +541,191 @@ static void test_bad_opts(void **state)
 	runcmd_result_release(&res);
 }
 
+/* ---- the sandbox (RELIABILITY 33) ---- */
+
+static const char *bwrap_path(void)
+{
+	return access("/usr/bin/bwrap", X_OK) == 0 ? "/usr/bin/bwrap" : NULL;
+}
+
+/* A loopback TCP server outside the box: a listening socket; its port in *port. */
+static int listen_loopback(int *port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(fd, 4), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	*port = ntohs(sa.sin_port);
+	return fd;
+}
+
+/*
+ * Inside the box: the worker writable, the rest of the system read-only, the hidden
+ * folder empty and the hidden file empty, /tmp private, no process of the host in
+ * /proc, no way to a TCP server on the host's loopback; as root, the runner user.
+ */
+static void test_box_sees_only_its_worker(void **state)
+{
+	struct runcmd_result res = RUNCMD_RESULT_INIT;
+	struct runcmd_opts o = RUNCMD_OPTS_INIT;
+	struct runcmd_box box = { .bwrap = bwrap_path() };
+	char *work = xstrfmt("%s/state/workers/w0", tmpdir);
+	char *statedir = xstrfmt("%s/state", tmpdir);
+	char *secret = xstrfmt("%s/state/state.json", tmpdir);
+	char *cfg = xstrfmt("%s/nextbot.yaml", tmpdir);
+	/* a folder anyone may write, outside the hidden places: the box must not */
+	char *outdir = xstrfmt("nb-box-outside-%ld", (long)getpid());
+	char *outside = NULL;
+	char *env[5] = { NULL }, *hosttmp = NULL;
+	const char *hide[3], *rw[2];
+	struct strbuf sb = STRBUF_INIT;
+	int port, srv;
+
+	if (!box.bwrap) {
+		free(work), free(statedir), free(secret), free(cfg), free(outside);
+		skip();
+	}
+	assert_int_equal(file_mkdir_p(work, 0711), 0);
+	assert_int_equal(chmod(tmpdir, 0711), 0);
+	assert_int_equal(file_mkdir_p(outdir, 0777), 0);
+	outside = realpath(outdir, NULL);
+	assert_non_null(outside);
+	free(outdir);
+	outdir = outside;
+	outside = xstrfmt("%s/written", outdir);
+	assert_int_equal(file_write_public(secret, "SECRET", 6), 0);
+	assert_int_equal(file_write_public(cfg, "CONFIG", 6), 0);
+	if (!geteuid())
+		assert_int_equal(chown(work, 65534, 65534), 0);
+	srv = listen_loopback(&port);
+	hide[0] = statedir, hide[1] = cfg, hide[2] = NULL;
+	rw[0] = work, rw[1] = NULL;
+	box.hide = hide;
+	box.writable = rw;
+	env[0] = xstrfmt("OUTSIDE=%s", outside);
+	env[1] = xstrfmt("PORT=%d", port);
+	env[2] = xstrfmt("CFG=%s", cfg);
+	hosttmp = xstrfmt("/tmp/nb-box-tmp-%ld", (long)getpid());
+	assert_int_equal(file_write_public(hosttmp, "x", 1), 0);
+	env[3] = xstrfmt("HOSTTMP=%s", hosttmp);
+	o.env = (const char *const *)env;
+	o.box = &box;
+	o.cwd = work;
+	o.user = "nobody";
+	o.timeout = 30;
+	o.shell = "echo built > out.o && echo W=ok;"
+		  "echo x > \"$OUTSIDE\" 2>/dev/null && echo OUTSIDE-WRITTEN;"
+		  "cat " "../../state.json 2>/dev/null; echo S=$(ls ../.. | wc -l);"
+		  "cat \"$CFG\" 2>/dev/null;"
+		  "test -e \"$HOSTTMP\" && echo HOST-TMP-SEEN; ls /tmp;"
+		  "echo P=$(ls /proc | grep -c '^[0-9]');"
+		  "echo N=$(cat /proc/net/dev | grep -vc 'lo:');"
+		  "(exec 3<>/dev/tcp/127.0.0.1/$PORT) 2>/dev/null && echo TCP-REACHED;"
+		  "echo U=$(id -u); echo TMPDIR=$TMPDIR";
+	o.argv = NULL;
+	{
+		/* /dev/tcp is bash's; run the script by bash when there is one */
+		const char *bash[] = { "/bin/bash", "-c", o.shell, NULL };
+
+		if (!access("/bin/bash", X_OK)) {
+			o.argv = bash;
+			o.shell = NULL;
+		}
+		assert_int_equal(runcmd_run(&res, &o), 0);
+	}
+	if (res.exit_code != 0 || res.box_failed)
+		fail_msg("boxed command failed (%d): %s", res.exit_code, res.output.buf);
+	assert_non_null(strstr(res.output.buf, "W=ok"));
+	assert_null(strstr(res.output.buf, "OUTSIDE-WRITTEN"));
+	assert_false(file_exists(outside));
+	assert_null(strstr(res.output.buf, "SECRET"));
+	assert_non_null(strstr(res.output.buf, "S=1\n"));   /* only workers/ */
+	assert_null(strstr(res.output.buf, "CONFIG"));     /* the config is hidden */
+	assert_null(strstr(res.output.buf, "HOST-TMP-SEEN")); /* a /tmp of its own … */
+	assert_null(strstr(res.output.buf, "nb-box-tmp-"));
+	assert_non_null(strstr(res.output.buf, "N=2\n"));   /* two header lines, then lo only */
+	assert_null(strstr(res.output.buf, "TCP-REACHED"));
+	assert_non_null(strstr(res.output.buf, "TMPDIR=/tmp\n"));
+	/* its own pid namespace: a handful of processes, none of the host's */
+	assert_null(strstr(res.output.buf, "P=0\n"));
+	strbuf_addf(&sb, "%s/out.o", work);
+	assert_true(file_exists(sb.buf));
+	if (!geteuid())
+		assert_non_null(strstr(res.output.buf, "U=65534\n"));
+
+	/* runner.network: true shares the host's network */
+	box.network = 1;
+	assert_int_equal(runcmd_run(&res, &o), 0);
+	if (!access("/bin/bash", X_OK))
+		assert_non_null(strstr(res.output.buf, "TCP-REACHED"));
+	close(srv);
+	strbuf_release(&sb);
+	free(env[0]), free(env[1]), free(env[2]), free(env[3]);
+	unlink(hosttmp), free(hosttmp);
+	file_remove_tree(outdir);
+	free(work), free(statedir), free(secret), free(cfg), free(outside), free(outdir);
+	runcmd_result_release(&res);
+}
+
+/* Exit codes and signals come through bwrap as through a shell; a broken box is no exit. */
+static void test_box_status(void **state)
+{
+	struct runcmd_result res = RUNCMD_RESULT_INIT;
+	struct runcmd_opts o = RUNCMD_OPTS_INIT;
+	struct runcmd_box box = { .bwrap = bwrap_path() };
+	char *missing = xstrfmt("%s/no-such-folder", tmpdir);
+	const char *rw[2] = { tmpdir, NULL }, *bad[2] = { missing, NULL };
+	const char *argv[] = { "no-such-program-here", NULL };
+
+	if (!box.bwrap) {
+		free(missing);
+		skip();
+	}
+	box.writable = rw;
+	o.box = &box;
+	o.cwd = tmpdir;
+	o.shell = "exit 3";
+	assert_int_equal(runcmd_run(&res, &o), 0);
+	assert_int_equal(res.exit_code, 3);
+	assert_false(res.box_failed);
+	o.shell = "kill -9 $$";
+	assert_int_equal(runcmd_run(&res, &o), 0);
+	assert_int_equal(res.exit_code, 128 + SIGKILL);
+	assert_false(res.box_failed);
+	o.shell = "kill -XFSZ $$";
+	assert_int_equal(runcmd_run(&res, &o), 0);
+	assert_true(res.limit_hit);
+
+	/* a sandbox that cannot be set up: infrastructure, not the command's exit 1 */
+	box.writable = bad;
+	o.shell = "exit 0";
+	assert_int_equal(runcmd_run(&res, &o), 0);
+	assert_true(res.box_failed);
+	assert_true(res.exec_failed);
+	assert_non_null(strstr(res.output.buf, "bwrap"));
+	box.writable = rw;
+	o.shell = NULL;
+	o.argv = argv;
+	assert_int_equal(runcmd_run(&res, &o), 0);
+	assert_true(res.exec_failed);
+
+	/* the timeout ends the box and everything in it, at once */
+	o.argv = NULL;
+	o.shell = "setsid sleep 1000 & sleep 1000";
+	o.timeout = 0.5;
+	assert_int_equal(runcmd_run(&res, &o), 0);
+	assert_true(res.timed_out);
+	assert_false(res.box_failed);
+	assert_true(res.seconds < 10);
+	free(missing);
+	runcmd_result_release(&res);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -557,6 +750,8 @@ int main(void)
 		T(test_threads),
 		T(test_parent_death),
 		T(test_bad_opts),
+		T(test_box_sees_only_its_worker),
+		T(test_box_status),
 	};
 
 	return cmocka_run_group_tests_name("runcmd", tests, NULL, NULL);

@@ -35,6 +35,8 @@ extern char **environ;
 #define STDERR_CAP 8192
 #define CAPTURE_MAX (256u * 1024 * 1024)
 #define KILL_GRACE 300
+#define BOX_STATUS_FD 3      /* bwrap's --json-status-fd in the command process */
+#define BOX_STATUS_MAX 4096
 
 /*
  * Where the command child failed before (or at) exec; sent to the supervisor over a
@@ -58,6 +60,7 @@ struct child_failure {
 struct report {
 	int started;     /* the command process was forked */
 	int wstatus;     /* its wait status */
+	int box_exit;    /* boxed: the command's exit status as bwrap reported it, -1 none */
 	int timed_out;
 	int interrupted; /* the supervisor was told to stop (nextbot died or was killed) */
 	struct child_failure failure;
@@ -71,6 +74,7 @@ struct prepared {
 	char *const *argv;
 	char **envp;
 	int use_path;           /* execvpe (argv) rather than execve (shell) */
+	int boxed;              /* argv is bwrap's, with the command after "--" */
 	int stdin_fd, out_w, err_w;
 	int report_w;
 	pid_t nextbot_pid;
@@ -246,10 +250,10 @@ static int set_limit(int resource, long long value)
 	return setrlimit(resource, &rl);
 }
 
-static void run_child(const struct prepared *p, int fail_fd)
+static void run_child(const struct prepared *p, int fail_fd, int status_w)
 {
 	const struct runcmd_opts *o = p->opts;
-	int keep[1] = { fail_fd };
+	int keep[2] = { fail_fd, BOX_STATUS_FD };
 	sigset_t none;
 	int sig;
 
@@ -262,15 +266,26 @@ static void run_child(const struct prepared *p, int fail_fd)
 	if (dup2(p->stdin_fd, 0) < 0 || dup2(p->out_w, 1) < 0 ||
 	    dup2(p->err_w >= 0 ? p->err_w : p->out_w, 2) < 0)
 		child_fail(fail_fd, STAGE_FDS, errno);
-	close_fds_except(keep, 1);
+	if (p->boxed) {
+		/* bwrap reports the command's status on fd 3: nothing else may sit there */
+		if (fail_fd <= BOX_STATUS_FD) {
+			int moved = fcntl(fail_fd, F_DUPFD_CLOEXEC, 10);
 
-	/* Before dropping privileges, so that a 0700 parent directory does not matter. */
-	if (o->cwd && chdir(o->cwd) < 0)
-		child_fail(fail_fd, STAGE_CHDIR, errno);
+			if (moved < 0)
+				child_fail(fail_fd, STAGE_FDS, errno);
+			fail_fd = keep[0] = moved;
+		}
+		if (status_w == BOX_STATUS_FD ? fcntl(status_w, F_SETFD, 0) < 0
+					      : dup2(status_w, BOX_STATUS_FD) < 0)
+			child_fail(fail_fd, STAGE_FDS, errno);
+	}
+	close_fds_except(keep, p->boxed ? 2 : 1);
+
 	if (p->set_limits &&
 	    (set_limit(RLIMIT_NPROC, p->limits.nproc) < 0 ||
 	     set_limit(RLIMIT_AS, p->limits.as_bytes) < 0 ||
-	     set_limit(RLIMIT_FSIZE, p->limits.fsize) < 0))
+	     set_limit(RLIMIT_FSIZE, p->limits.fsize) < 0 ||
+	     set_limit(RLIMIT_CPU, p->limits.cpu) < 0))
 		child_fail(fail_fd, STAGE_LIMITS, errno);
 	if (p->drop) {
 		if (setgroups(1, &p->gid) < 0 || setgid(p->gid) < 0 || setuid(p->uid) < 0)
@@ -278,6 +293,12 @@ static void run_child(const struct prepared *p, int fail_fd)
 		if (setuid(0) == 0)
 			child_fail(fail_fd, STAGE_USER, EPERM);
 	}
+	/*
+	 * As the user the command runs as: a working directory that user cannot reach
+	 * fails here, as it would on a Slurm node.  bwrap enters it itself (--chdir).
+	 */
+	if (p->boxed ? chdir("/") < 0 : o->cwd && chdir(o->cwd) < 0)
+		child_fail(fail_fd, STAGE_CHDIR, errno);
 	if (p->use_path)
 		execvpe(p->argv[0], p->argv, p->envp);
 	else
@@ -447,14 +468,45 @@ static int wait_main(const struct prepared *p, pid_t pid, int *status, struct re
 }
 
 /*
+ * bwrap's --json-status-fd: one JSON object when the sandbox is up ("child-pid"),
+ * another when the command ended ({ "exit-code": N }).  Every writer is gone when
+ * this is read, so the pipe holds all there is.  -1 when there is no exit code:
+ * the sandbox or the exec failed (or the command was killed with bwrap).
+ */
+static int box_exit_code(int fd)
+{
+	char buf[BOX_STATUS_MAX + 1];
+	size_t len = 0;
+	const char *at;
+	long code;
+	char *end;
+
+	while (len < BOX_STATUS_MAX) {
+		ssize_t n = read(fd, buf + len, BOX_STATUS_MAX - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = 0;
+	at = strstr(buf, "\"exit-code\"");
+	if (!at || !(at = strchr(at, ':')))
+		return -1;
+	code = strtol(at + 1, &end, 10);
+	return end == at + 1 || code < 0 || code > 255 ? -1 : (int)code;
+}
+
+/*
  * The supervisor: a child subreaper between nextbot and the command.  It starts
  * with every signal blocked (see spawn) and only ever waits for the ones it wants;
  * PR_SET_PDEATHSIG turns nextbot's death into a SIGTERM that makes it kill the tree.
  */
 static void supervise(const struct prepared *p)
 {
-	struct report r = { 0 };
-	int fail_pipe[2] = { -1, -1 };
+	struct report r = { .box_exit = -1 };
+	int fail_pipe[2] = { -1, -1 }, status_pipe[2] = { -1, -1 };
 	int keep[4] = { p->stdin_fd, p->out_w, p->err_w, p->report_w };
 	int status;
 	pid_t pid;
@@ -466,7 +518,8 @@ static void supervise(const struct prepared *p)
 	close_fds_except(keep, 4);
 	signal(SIGCHLD, SIG_DFL);
 
-	if (pipe2(fail_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
+	if (pipe2(fail_pipe, O_CLOEXEC | O_NONBLOCK) < 0 ||
+	    (p->boxed && pipe2(status_pipe, O_CLOEXEC | O_NONBLOCK) < 0)) {
 		r.fork_errno = errno;
 		goto report;
 	}
@@ -477,11 +530,15 @@ static void supervise(const struct prepared *p)
 	}
 	if (!pid) {
 		close(fail_pipe[0]);
-		run_child(p, fail_pipe[1]);
+		if (status_pipe[0] >= 0)
+			close(status_pipe[0]);
+		run_child(p, fail_pipe[1], status_pipe[1]);
 	}
 	r.started = 1;
 	setpgid(pid, pid);
 	close(fail_pipe[1]);
+	if (status_pipe[1] >= 0)
+		close(status_pipe[1]);
 	close(p->out_w);
 	if (p->err_w >= 0)
 		close(p->err_w);
@@ -498,6 +555,8 @@ static void supervise(const struct prepared *p)
 	}
 	if (read(fail_pipe[0], &r.failure, sizeof(r.failure)) != sizeof(r.failure))
 		memset(&r.failure, 0, sizeof(r.failure));
+	if (status_pipe[0] >= 0)
+		r.box_exit = box_exit_code(status_pipe[0]);
 report:
 	write_all(p->report_w, &r, sizeof(r));
 	_exit(0);
@@ -632,7 +691,8 @@ static double elapsed(const struct timespec *start)
 	       (double)(now.tv_nsec - start->tv_nsec) / 1e9;
 }
 
-static void fill_result(struct runcmd_result *out, const struct report *r, int is_shell)
+static void fill_result(struct runcmd_result *out, const struct report *r, int is_shell,
+			  int boxed)
 {
 	int st = r->wstatus;
 
@@ -650,13 +710,22 @@ static void fill_result(struct runcmd_result *out, const struct report *r, int i
 		out->exec_failed = 1;
 		out->exit_code = r->failure.err == ENOENT ? 127 : 126;
 	}
+	if (boxed && !r->lost && !r->interrupted && !out->exec_failed) {
+		if (r->box_exit >= 0) {
+			/* bwrap passes a signal on as 128+N, as a shell does */
+			out->exit_code = r->box_exit;
+		} else if (!out->signal) {
+			/* bwrap gave up before the command ran: its reason is in the output */
+			out->box_failed = out->exec_failed = 1;
+		}
+	}
 	/*
 	 * SIGXFSZ is RLIMIT_FSIZE; a SIGKILL we did not send is most likely the OOM
 	 * killer.  A shell reports its child's SIGXFSZ as exit 128+SIGXFSZ.
 	 */
 	if (out->signal == SIGXFSZ ||
 	    (out->signal == SIGKILL && !r->timed_out && !r->interrupted) ||
-	    (is_shell && out->exit_code == 128 + SIGXFSZ))
+	    ((is_shell || boxed) && out->exit_code == 128 + SIGXFSZ))
 		out->limit_hit = 1;
 }
 
@@ -678,7 +747,7 @@ static const char *stage_name(int stage)
 
 static void write_log(const char *path, const struct strbuf *out, const struct strbuf *err)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 
 	if (fd < 0) {
 		log_warn("cannot write log '%s': %s", path, strerror(errno));
@@ -816,7 +885,8 @@ static int prepare(struct prepared *p, const struct runcmd_opts *o, struct passw
 		if (!p->limits.fsize)
 			p->limits.fsize = DEFAULT_FSIZE;
 	}
-	p->set_limits = p->limits.nproc || p->limits.as_bytes || p->limits.fsize;
+	p->set_limits = p->limits.nproc || p->limits.as_bytes || p->limits.fsize ||
+			p->limits.cpu;
 	p->stdin_fd = open(o->stdin_path ? o->stdin_path : "/dev/null", O_RDONLY | O_CLOEXEC);
 	if (p->stdin_fd < 0)
 		return nb_error_errno(NB_ERROR, "cannot open '%s'",
@@ -845,7 +915,7 @@ static void set_deadline(struct prepared *p, const struct timespec *start, doubl
 static void result_reset(struct runcmd_result *out)
 {
 	out->exit_code = -1;
-	out->signal = out->timed_out = out->exec_failed = out->limit_hit = 0;
+	out->signal = out->timed_out = out->exec_failed = out->limit_hit = out->box_failed = 0;
 	out->seconds = 0;
 	out->output_total = 0;
 	strbuf_reset(&out->output);
@@ -912,7 +982,7 @@ static int spawn(struct runcmd_result *out, struct prepared *p, struct strbuf *e
 		errno = r.failure.err;
 		error = nb_error_errno(NB_ERROR, "%s", stage_name(r.failure.stage));
 	} else {
-		fill_result(out, &r, !o->argv);
+		fill_result(out, &r, !o->argv, p->boxed);
 		if (cancelled) {
 			/* stopped because nobody wants its result: not a verdict */
 			out->runner_failed = 1;
@@ -929,11 +999,54 @@ done:
 	return error;
 }
 
+/* Places of the host that hold other users' and services' things: never in a box. */
+static const char *const box_private[] = { "/tmp", "/var/tmp", "/run", "/home", "/root", NULL };
+
+/* Hides `path`: an empty folder over a folder, an empty file over anything else. */
+static void box_hide(struct strvec *av, const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0 || S_ISLNK(st.st_mode))
+		return;
+	if (S_ISDIR(st.st_mode))
+		strvec_pushl(av, "--tmpfs", path, NULL);
+	else
+		strvec_pushl(av, "--ro-bind", "/dev/null", path, NULL);
+}
+
+/* bwrap's argument vector for the box of `o`, then the command `cmd`. */
+static void box_argv(struct strvec *av, const struct runcmd_opts *o, char *const *cmd)
+{
+	const struct runcmd_box *b = o->box;
+	size_t i;
+
+	strvec_pushl(av, b->bwrap, "--die-with-parent", "--new-session", "--unshare-all", NULL);
+	if (b->network)
+		strvec_push(av, "--share-net");
+	strvec_pushl(av, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", NULL);
+	for (i = 0; box_private[i]; i++)
+		box_hide(av, box_private[i]);
+	for (i = 0; b->hide && b->hide[i]; i++)
+		box_hide(av, b->hide[i]);
+	for (i = 0; b->read_only && b->read_only[i]; i++)
+		strvec_pushl(av, "--ro-bind", b->read_only[i], b->read_only[i], NULL);
+	for (i = 0; b->writable && b->writable[i]; i++)
+		strvec_pushl(av, "--bind", b->writable[i], b->writable[i], NULL);
+	strvec_push(av, "--json-status-fd");
+	strvec_pushf(av, "%d", BOX_STATUS_FD);
+	if (o->cwd)
+		strvec_pushl(av, "--chdir", o->cwd, NULL);
+	strvec_push(av, "--");
+	for (i = 0; cmd[i]; i++)
+		strvec_push(av, cmd[i]);
+}
+
 static int run(struct runcmd_result *out, const struct runcmd_opts *o, struct strbuf *err_out)
 {
 	struct prepared p = { .opts = o, .stdin_fd = -1, .out_w = -1, .err_w = -1, .report_w = -1 };
 	const char *sh_argv[4] = { "/bin/sh", "-c", o->shell, NULL };
-	struct strvec env = STRVEC_INIT;
+	struct strvec env = STRVEC_INIT, box = STRVEC_INIT;
 	struct strbuf errbuf = STRBUF_INIT;
 	struct timespec start;
 	struct passwd pw;
@@ -953,6 +1066,15 @@ static int run(struct runcmd_result *out, const struct runcmd_opts *o, struct st
 	p.envp = env.v;
 	p.argv = o->argv ? (char *const *)o->argv : (char *const *)sh_argv;
 	p.use_path = !!o->argv;
+	if (o->box) {
+		/* the box has a /tmp of its own: the host's TMPDIR means nothing in it */
+		env_set(&env, "TMPDIR=/tmp");
+		p.envp = env.v;
+		box_argv(&box, o, p.argv);
+		p.argv = box.v;
+		p.use_path = 0;
+		p.boxed = 1;
+	}
 	set_deadline(&p, &start, o->timeout);
 	error = spawn(out, &p, &errbuf);
 	out->seconds = elapsed(&start);
@@ -963,6 +1085,7 @@ static int run(struct runcmd_result *out, const struct runcmd_opts *o, struct st
 done:
 	close_fd(&p.stdin_fd);
 	strvec_clear(&env);
+	strvec_clear(&box);
 	strbuf_release(&errbuf);
 	free(pwbuf);
 	return error;

@@ -15,6 +15,24 @@ struct runcmd_limits {
 	long nproc;          /* RLIMIT_NPROC; default as root 2048 */
 	long long as_bytes;  /* RLIMIT_AS; default as root 16 GiB */
 	long long fsize;     /* RLIMIT_FSIZE; default as root 8 GiB */
+	long cpu;            /* RLIMIT_CPU, seconds; default none */
+};
+
+/*
+ * The sandbox a command runs in (bubblewrap).  Inside it the command sees the
+ * system read-only, a private /tmp, /var/tmp, /run, /dev and /proc (its own pid
+ * namespace: no other process of the host), no /home and /root, no network but its
+ * own loopback unless `network`, each of `hide` replaced by an empty folder (or an
+ * empty file), then `read_only` and `writable` bound at their own paths: typically
+ * the workdir hidden and one worker tree bound writable.  It is started after the
+ * switch to opts.user, so nothing in it has more rights than that user.
+ */
+struct runcmd_box {
+	const char *bwrap;              /* absolute path of bwrap */
+	int network;                    /* share the host's network namespace */
+	const char *const *hide;        /* NULL-terminated lists, each may be NULL */
+	const char *const *read_only;
+	const char *const *writable;
 };
 
 struct runcmd_opts {
@@ -34,7 +52,9 @@ struct runcmd_opts {
 	size_t output_cap;        /* bytes of output kept (head + tail); 0: 1 MiB */
 	const char *log_path;     /* when set, the kept output is also written here */
 	const char *stdin_path;   /* NULL: /dev/null */
-	const char *user;         /* as root: run as this user (chowns cwd's tree to it) */
+	const char *user;         /* as root: run as this user (chowns cwd's tree to it); the
+				     working directory is entered as that user */
+	const struct runcmd_box *box; /* run inside this sandbox; NULL: none */
 	struct runcmd_limits limits;
 	int merge_stderr;         /* 1 (default via INIT): stderr into the same output */
 	/*
@@ -52,6 +72,8 @@ struct runcmd_result {
 	int timed_out;      /* killed at opts.timeout (the whole process tree) */
 	int exec_failed;    /* the program could not be started (exit_code 127 or 126) */
 	int limit_hit;      /* ended by a resource limit (SIGXFSZ, SIGKILL by OOM, …) if known */
+	int box_failed;     /* the sandbox could not be set up (or the program not found
+			       in it): nothing of the command ran; exec_failed is set too */
 	double seconds;     /* wall time */
 	size_t output_total;/* bytes the command printed, of which `output` keeps some */
 	struct strbuf output; /* head, a "[... N bytes omitted ...]" line, tail */

@@ -35,6 +35,17 @@ void strvec_pushf(struct strvec *sv, const char *fmt, ...)
 	strvec_push_nodup(sv, strbuf_detach(&sb, NULL));
 }
 
+void strvec_pushl(struct strvec *sv, ...)
+{
+	const char *s;
+	va_list ap;
+
+	va_start(ap, sv);
+	while ((s = va_arg(ap, const char *)))
+		strvec_push(sv, s);
+	va_end(ap);
+}
+
 int strvec_contains(const struct strvec *sv, const char *s)
 {
 	size_t i;
