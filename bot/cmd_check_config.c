@@ -87,10 +87,13 @@ static void print_cells(FILE *out, const struct config *cfg)
 static void print_sandbox(FILE *out, const struct config *cfg)
 {
 	struct strbuf sb = STRBUF_INIT;
+	size_t i;
 
 	fprintf(out, "\nsandbox: %s%s%s, network %s\n", config_sandbox_name(cfg->runner.sandbox),
 		cfg->runner.bwrap ? " " : "", cfg->runner.bwrap ? cfg->runner.bwrap : "",
 		cfg->runner.network ? "allowed" : "none (loopback only)");
+	for (i = 0; i < cfg->runner.read_only.nr; i++)
+		fprintf(out, "  shown read-only: %s\n", cfg->runner.read_only.v[i]);
 	size_format(&sb, cfg->runner.limits.memory);
 	fprintf(out, "limits: memory %s, processes %ld", sb.buf, cfg->runner.limits.processes);
 	strbuf_reset(&sb);
@@ -104,6 +107,8 @@ static void print_sandbox(FILE *out, const struct config *cfg)
 	strbuf_release(&sb);
 }
 
+static json_object *jstrvec(const struct strvec *sv);
+
 static void jsandbox(json_object *x, const struct config *cfg)
 {
 	json_object *l = json_object_new_object();
@@ -113,6 +118,7 @@ static void jsandbox(json_object *x, const struct config *cfg)
 	json_object_object_add(x, "bwrap", cfg->runner.bwrap ? json_object_new_string(
 								     cfg->runner.bwrap) : NULL);
 	json_object_object_add(x, "network", json_object_new_boolean(cfg->runner.network));
+	json_object_object_add(x, "read_only", jstrvec(&cfg->runner.read_only));
 	json_object_object_add(l, "memory", json_object_new_int64(cfg->runner.limits.memory));
 	json_object_object_add(l, "processes",
 			       json_object_new_int64(cfg->runner.limits.processes));

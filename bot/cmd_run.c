@@ -19,6 +19,7 @@
 #include "util/strbuf.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/runcmd.h"
 #include "util/slurm.h"
 #include "util/banned.h"
 
@@ -64,6 +65,8 @@ int bot_night(const struct config *cfg, const char *date, int no_notify)
 		return EXIT_FAILED;
 	}
 	bot_catch_stop();
+	/* SIGTERM ends a running command (or checkout) at once, whatever it does */
+	runcmd_stop_on(&bot_stop_requested);
 	/* SIGTERM cancels the running Slurm jobs at once, not after the commands end */
 	if (cfg->runner.kind == CONFIG_RUNNER_SLURM)
 		slurm_stop_on(&bot_stop_requested);

@@ -684,6 +684,28 @@ static int get_size(struct loader *ld, const struct ynode *map, const char *key,
 static int get_duration(struct loader *ld, const struct ynode *map, const char *key,
 			  long *out);
 
+/* A list of paths, made absolute as abs_path() does. */
+static int get_paths(struct loader *ld, const struct ynode *map, const char *key,
+		       struct strvec *out)
+{
+	const struct ynode **nodes = NULL;
+	size_t i;
+	int ret = yread_strlist(&ld->r, map, key, out, &nodes);
+
+	for (i = 0; !ret && i < out->nr; i++) {
+		struct ynode tmp = { .kind = YN_MAP };
+		const struct ynode *kids[2];
+
+		/* abs_path() works on a map's key: give it a map of one */
+		kids[0] = &(struct ynode){ .kind = YN_SCALAR, .value = (char *)key };
+		kids[1] = nodes[i];
+		tmp.kids = (struct ynode **)kids;
+		tmp.nr = 2;
+		ret = abs_path(ld, &tmp, key, &out->v[i]);
+	}
+	return ret;
+}
+
 static int load_limits(struct loader *ld, const struct ynode *n)
 {
 	static const char *const keys[] = { "memory", "processes", "cpu", "file_size", NULL };
@@ -754,7 +776,7 @@ static int load_runner(struct loader *ld, const struct ynode *root)
 {
 	static const char *const keys[] = { "kind",    "user",    "partition", "srun_args",
 					    "max_jobs", "sandbox", "network",  "limits",
-					    NULL };
+					    "read_only", NULL };
 	static const char *const kinds[] = { "local", "slurm", NULL };
 	static const char *const sandboxes[] = { "bwrap", "none", NULL };
 	const struct ynode *n = ynode_get(root, "runner"), *v;
@@ -775,6 +797,7 @@ static int load_runner(struct loader *ld, const struct ynode *root)
 		  (ret = yread_int(&ld->r, n, "max_jobs", &cfg->runner.max_jobs, 1, 1024)) < 0 ||
 		  (ret = yread_enum(&ld->r, n, "sandbox", sandboxes, &sandbox)) < 0 ||
 		  (ret = yread_bool(&ld->r, n, "network", &cfg->runner.network)) < 0 ||
+		  (ret = get_paths(ld, n, "read_only", &cfg->runner.read_only)) < 0 ||
 		  ((v = ynode_get(n, "limits")) && (ret = load_limits(ld, v)) < 0)))
 		goto done;
 	cfg->runner.kind = (enum config_runner_kind)kind;
@@ -1169,6 +1192,7 @@ static struct config *config_new(const char *path)
 	cfg->never_merge = (struct strvec)STRVEC_INIT;
 	cfg->base.contacts = (struct strvec)STRVEC_INIT;
 	cfg->runner.srun_args = (struct strvec)STRVEC_INIT;
+	cfg->runner.read_only = (struct strvec)STRVEC_INIT;
 	cfg->build_after_each_merge = 1;
 	cfg->bisect.confirm = 2;
 	cfg->bisect.jobs = 1;
@@ -1334,6 +1358,7 @@ void config_free(struct config *cfg)
 	free(cfg->runner.partition);
 	free(cfg->runner.bwrap);
 	strvec_clear(&cfg->runner.srun_args);
+	strvec_clear(&cfg->runner.read_only);
 	free(cfg->git.token_env);
 	free(cfg->git.ssh_key);
 	free(cfg->publish.url);

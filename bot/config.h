@@ -138,6 +138,7 @@ struct config {
 		int sandbox_defaulted;  /* the key is absent (none because bwrap is missing) */
 		char *bwrap;            /* absolute path of bwrap; NULL with sandbox none */
 		int network;            /* commands may reach the network; default 0 */
+		struct strvec read_only; /* absolute paths shown read-only in the sandbox */
 		struct {
 			long long memory;   /* bytes for all of a command's processes;
 					       default 3/4 of the host's RAM */

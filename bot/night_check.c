@@ -172,6 +172,8 @@ static void opts(struct night *n, struct culprit_opts *o, const struct night_cel
 	if (n->cfg->runner.sandbox == CONFIG_SANDBOX_BWRAP) {
 		n->box = (struct runcmd_box){ .bwrap = n->cfg->runner.bwrap,
 					      .network = n->cfg->runner.network,
+					      .shown = (const char *const *)
+						       n->cfg->runner.read_only.v,
 					      .hide = n->box_hide };
 		n->box_hide[0] = n->cfg->workdir;
 		n->box_hide[1] = n->config_abs;

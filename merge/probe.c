@@ -139,6 +139,8 @@ static int classify(struct probe_result *out, struct runcmd_result *r, size_t i,
 	if (r->runner_failed) {
 		infra(out, "the runner failed on its own, no verdict (%s)",
 			c->name ? c->name : "");
+	} else if (r->stopped) {
+		infra(out, "stopped: nextbot is stopping (%s)", c->name ? c->name : "");
 	} else if (r->box_failed) {
 		const char *why = strstr(r->output.buf, "bwrap: ");
 		int len = why ? (int)strcspn(why, "\n") : 0;
@@ -173,7 +175,7 @@ static void remember(const struct probe_spec *spec, const char *tree_hex, size_t
 	const struct probe_command *c = &spec->cmds[i];
 	char key[SHA1_HEXSZ + 1], *what;
 
-	if (!spec->cache_dir || r->timed_out || r->exec_failed || r->limit_hit)
+	if (!spec->cache_dir || r->timed_out || r->exec_failed || r->limit_hit || r->stopped)
 		return;
 	if (r->exit_code != 0 && (!pristine || r->exit_code == EXIT_SKIP))
 		return;
@@ -212,6 +214,7 @@ static int run_all(struct probe_result *out, struct worker *w, const char *commi
 		opts.user = spec->user;
 		opts.inherit_env = spec->inherit_env;
 		opts.cancel = spec->cancel;
+		opts.stoppable = 1;
 		if (spec->limits)
 			opts.limits = *spec->limits;
 		if (spec->box) {

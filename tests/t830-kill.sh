@@ -57,6 +57,7 @@ trees:
   - {name: vfs, url: "file://$W/vfs.git", branch: master, contacts: ["vfs@example.org"]}
 build:
   - {name: build, command: "sh $W/cc.sh", timeout: 60}
+runner: {read_only: ["$W/cc.sh"]}
 test:
   - {name: unit, command: "test -f main.c", timeout: 60}
 bisect: {confirm: 2, jobs: 1}

@@ -726,6 +726,54 @@ static void test_box_status(void **state)
 	runcmd_result_release(&res);
 }
 
+static int stop_after(void *data)
+{
+	return --*(int *)data <= 0;
+}
+
+/* A stop (the night's SIGTERM, a checkout's deadline) ends a command at once, tree and all. */
+static void test_stop(void **state)
+{
+	struct runcmd_result res = RUNCMD_RESULT_INIT;
+	struct runcmd_opts o = RUNCMD_OPTS_INIT;
+	static volatile sig_atomic_t flag;
+	int polls = 3;
+	pid_t gc;
+
+	o.shell = SETSID_GRANDCHILD "; sleep 1000";
+	o.cwd = tmpdir;
+	o.stop = stop_after;
+	o.stop_data = &polls;
+	assert_int_equal(runcmd_run(&res, &o), 0);
+	assert_true(res.stopped);
+	assert_false(res.timed_out);
+	assert_false(res.limit_hit);
+	assert_true(res.seconds < 30);
+	gc = read_pid("gc.pid");
+	assert_true(gc > 1);
+	assert_int_equal(kill(gc, 0), -1);
+
+	o.stop = NULL;
+	o.shell = "sleep 1000";
+	o.stoppable = 1;
+	flag = 1;
+	runcmd_stop_on(&flag);
+	assert_int_equal(runcmd_run(&res, &o), 0);
+	assert_true(res.stopped);
+	/* nextbot's own cleanup (scancel) is not stoppable: it runs to its end */
+	o.stoppable = 0;
+	o.shell = "sleep 0.3; exit 4";
+	assert_int_equal(runcmd_run(&res, &o), 0);
+	assert_false(res.stopped);
+	assert_int_equal(res.exit_code, 4);
+	runcmd_stop_on(NULL);
+	o.shell = "exit 0";
+	assert_int_equal(runcmd_run(&res, &o), 0);
+	assert_false(res.stopped);
+	assert_int_equal(res.exit_code, 0);
+	runcmd_result_release(&res);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -752,6 +800,7 @@ int main(void)
 		T(test_bad_opts),
 		T(test_box_sees_only_its_worker),
 		T(test_box_status),
+		T(test_stop),
 	};
 
 	return cmocka_run_group_tests_name("runcmd", tests, NULL, NULL);

@@ -37,6 +37,7 @@ extern char **environ;
 #define KILL_GRACE 300
 #define BOX_STATUS_FD 3      /* bwrap's --json-status-fd in the command process */
 #define BOX_STATUS_MAX 4096
+#define CANCEL_POLL_MS 100    /* how often a run asks whether it is to stop */
 
 /*
  * Where the command child failed before (or at) exec; sent to the supervisor over a
@@ -706,6 +707,7 @@ static void fill_result(struct runcmd_result *out, const struct report *r, int i
 		out->exit_code = 128 + out->signal;
 	}
 	out->timed_out = r->timed_out;
+	out->stopped = r->interrupted;
 	if (r->failure.stage == STAGE_EXEC) {
 		out->exec_failed = 1;
 		out->exit_code = r->failure.err == ENOENT ? 127 : 126;
@@ -797,28 +799,51 @@ static void drain(int fd, struct capture *c)
 
 /*
  * Collects output until the supervisor's report arrives; returns 0 or -1 (no report).
- * Once *cancel is set, the supervisor is told to stop (SIGTERM: it kills the tree and
- * reports) and *cancelled says so.
+ * The supervisor is told to stop (SIGTERM: it kills the tree and reports) once
+ * *o->cancel is set (then *cancelled says so), nextbot is stopping or o->stop says so.
  */
-static int collect(int out_r, int err_r, int report_r, struct capture *oc, struct capture *ec,
-		     struct report *r, pid_t sup, const volatile int *cancel, int *cancelled)
+static volatile sig_atomic_t *stop_flag;
+
+void runcmd_stop_on(volatile sig_atomic_t *flag)
+{
+	stop_flag = flag;
+}
+
+/* Whether this run is to end now: nextbot is stopping, or the caller says so. */
+static int told_to_stop(const struct runcmd_opts *o)
+{
+	return (o->stoppable && stop_flag && *stop_flag) || (o->stop && o->stop(o->stop_data));
+}
+
+static int collect(const struct runcmd_opts *o, pid_t sup, int out_r, int err_r, int report_r,
+		     struct capture *oc, struct capture *ec, struct report *r, int *cancelled)
 {
 	size_t got = 0;
+	int stopped = 0;
 
 	while (got < sizeof(*r)) {
 		struct pollfd pfd[3];
 		int n = 0, i;
 
-		if (cancel && *cancel && !*cancelled) {
+		/* the supervisor kills the whole tree and reports, as at a timeout */
+		if (!stopped && o->cancel && *o->cancel) {
 			*cancelled = 1;
 			kill(sup, SIGTERM);
+			stopped = 1;
+		}
+		if (!stopped && told_to_stop(o)) {
+			kill(sup, SIGTERM);
+			stopped = 1;
 		}
 		pfd[n++] = (struct pollfd){ .fd = report_r, .events = POLLIN };
 		if (out_r >= 0)
 			pfd[n++] = (struct pollfd){ .fd = out_r, .events = POLLIN };
 		if (err_r >= 0)
 			pfd[n++] = (struct pollfd){ .fd = err_r, .events = POLLIN };
-		if (poll(pfd, (nfds_t)n, cancel && !*cancelled ? 100 : -1) < 0) {
+		if (poll(pfd, (nfds_t)n,
+			 !stopped && (o->cancel || (o->stoppable && stop_flag) || o->stop)
+				 ? CANCEL_POLL_MS
+				 : -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			return -1;
@@ -916,6 +941,7 @@ static void result_reset(struct runcmd_result *out)
 {
 	out->exit_code = -1;
 	out->signal = out->timed_out = out->exec_failed = out->limit_hit = out->box_failed = 0;
+	out->stopped = 0;
 	out->seconds = 0;
 	out->output_total = 0;
 	strbuf_reset(&out->output);
@@ -960,8 +986,7 @@ static int spawn(struct runcmd_result *out, struct prepared *p, struct strbuf *e
 	capture_init(&oc, o->output_cap ? o->output_cap : DEFAULT_CAP);
 	capture_init(&ec, STDERR_CAP);
 	memset(&r, 0, sizeof(r));
-	if (collect(out_pipe[0], err_pipe[0], rep_pipe[0], &oc, &ec, &r, sup, o->cancel,
-		    &cancelled) < 0) {
+	if (collect(o, sup, out_pipe[0], err_pipe[0], rep_pipe[0], &oc, &ec, &r, &cancelled) < 0) {
 		kill(sup, SIGKILL);
 		error = nb_error_set(NB_ERROR, "the command's supervisor died without a report");
 	}
@@ -1027,6 +1052,8 @@ static void box_argv(struct strvec *av, const struct runcmd_opts *o, char *const
 	strvec_pushl(av, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", NULL);
 	for (i = 0; box_private[i]; i++)
 		box_hide(av, box_private[i]);
+	for (i = 0; b->shown && b->shown[i]; i++)
+		strvec_pushl(av, "--ro-bind-try", b->shown[i], b->shown[i], NULL);
 	for (i = 0; b->hide && b->hide[i]; i++)
 		box_hide(av, b->hide[i]);
 	for (i = 0; b->read_only && b->read_only[i]; i++)

@@ -2,6 +2,7 @@
 #ifndef UTIL_RUNCMD_H
 #define UTIL_RUNCMD_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <sys/types.h>
 #include "util/strbuf.h"
@@ -22,15 +23,18 @@ struct runcmd_limits {
  * The sandbox a command runs in (bubblewrap).  Inside it the command sees the
  * system read-only, a private /tmp, /var/tmp, /run, /dev and /proc (its own pid
  * namespace: no other process of the host), no /home and /root, no network but its
- * own loopback unless `network`, each of `hide` replaced by an empty folder (or an
- * empty file), then `read_only` and `writable` bound at their own paths: typically
- * the workdir hidden and one worker tree bound writable.  It is started after the
+ * own loopback unless `network`; then `shown` bound read-only (paths the configured
+ * commands need from the private places, such as a toolchain under /home), each of
+ * `hide` replaced by an empty folder (or an empty file), and `read_only` and
+ * `writable` bound at their own paths, in that order: typically the workdir hidden
+ * and one worker tree bound writable.  It is started after the
  * switch to opts.user, so nothing in it has more rights than that user.
  */
 struct runcmd_box {
 	const char *bwrap;              /* absolute path of bwrap */
 	int network;                    /* share the host's network namespace */
-	const char *const *hide;        /* NULL-terminated lists, each may be NULL */
+	const char *const *shown;       /* NULL-terminated lists, each may be NULL */
+	const char *const *hide;
 	const char *const *read_only;
 	const char *const *writable;
 };
@@ -63,6 +67,13 @@ struct runcmd_opts {
 	 * result is no longer wanted).  Another thread sets it.
 	 */
 	const volatile int *cancel;
+	/* a stopping nextbot (runcmd_stop_on()) kills it at once: for the commands
+	   nextbot runs for others, not for its own cleanup (scancel) */
+	int stoppable;
+	/* asked every 0.1 s while the command runs: nonzero kills it at once (the
+	   result is `stopped`); NULL: only the timeout (and runcmd_stop_on()) */
+	int (*stop)(void *data);
+	void *stop_data;
 };
 #define RUNCMD_OPTS_INIT { .merge_stderr = 1 }
 
@@ -74,6 +85,8 @@ struct runcmd_result {
 	int limit_hit;      /* ended by a resource limit (SIGXFSZ, SIGKILL by OOM, …) if known */
 	int box_failed;     /* the sandbox could not be set up (or the program not found
 			       in it): nothing of the command ran; exec_failed is set too */
+	int stopped;        /* killed because nextbot is stopping (runcmd_stop_on(),
+			       opts.stop): no verdict */
 	double seconds;     /* wall time */
 	size_t output_total;/* bytes the command printed, of which `output` keeps some */
 	struct strbuf output; /* head, a "[... N bytes omitted ...]" line, tail */
@@ -98,6 +111,14 @@ void runcmd_result_release(struct runcmd_result *r);
 
 /* Convenience: runs argv (inheriting the environment) and captures stdout only. */
 int runcmd_capture(struct strbuf *out, const char *cwd, const char *const *argv);
+
+/*
+ * From now on, once *flag is nonzero (the bot's SIGTERM flag), every running
+ * stoppable command is killed within 0.2 s with everything it started, and its
+ * result is `stopped`; so a stopping night ends within seconds, whatever runs.
+ * NULL: off.
+ */
+void runcmd_stop_on(volatile sig_atomic_t *flag);
 
 /* Makes the calling process a child subreaper (call once, early, from main). */
 int runcmd_become_subreaper(void);

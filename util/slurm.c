@@ -459,6 +459,7 @@ int slurm_run(struct runcmd_result *out, const struct runcmd_opts *opts,
 	ro.argv = (const char *const *)av.v;
 	ro.shell = NULL;
 	ro.box = NULL;  /* srun runs on this host; the step is not boxed yet */
+	ro.stoppable = 0; /* a stop cancels the job (slurm_stop_on()), srun then ends */
 	ro.env = (const char *const *)env.v;
 	ro.timeout = opts->timeout > 0 ? queue + opts->timeout + GRACE_SECONDS : 0;
 	w = (struct watch){ .name = name, .env = ro.env, .timeout = opts->timeout,
