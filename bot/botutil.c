@@ -1,8 +1,10 @@
 /* Small pieces shared by the bot's commands. */
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bot/botutil.h"
 #include "bot/cli.h"
@@ -104,4 +106,20 @@ void bot_wrap(struct strbuf *out, const char *text, const char *indent)
 		p += strspn(p, " ");
 	}
 	strbuf_addstr(out, "\n\n");
+}
+
+const char *bot_self_exe(void)
+{
+	static char path[PATH_MAX];
+	ssize_t n;
+
+	if (path[0])
+		return path;
+	n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+	if (n <= 0 || (size_t)n >= sizeof(path) - 1) {
+		snprintf(path, sizeof(path), "/proc/self/exe");
+		return path;
+	}
+	path[n] = 0;
+	return path;
 }

@@ -30,6 +30,12 @@ int bot_date_valid(const char *s);
  */
 void bot_wrap(struct strbuf *out, const char *text, const char *indent);
 
+/*
+ * nextbot's own binary, as an absolute path (it is run again as the worker
+ * checkout's child); "/proc/self/exe" when the kernel does not say.  Static storage.
+ */
+const char *bot_self_exe(void);
+
 /* Set by SIGTERM/SIGINT (daemon and run): finish the current step, then stop. */
 extern volatile sig_atomic_t bot_stop_requested;
 /* Installs the SIGTERM/SIGINT handler that sets bot_stop_requested. */

@@ -183,8 +183,12 @@ int cli_main(int argc, char **argv)
 	const char *env;
 	int i;
 
-	/* nextbot's files are its own: what needs to be shared says so with its mode */
-	umask(077);
+	/*
+	 * nextbot's files are its own: what needs to be shared says so with its mode.
+	 * The group keeps read: the work repository's is the runner user's (new files
+	 * there inherit it), and every other file is written 0600 or 0700 explicitly.
+	 */
+	umask(027);
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		const char *a = argv[i];
 
@@ -225,6 +229,8 @@ int cli_main(int argc, char **argv)
 		help_command(stdout, cmd);
 		return EXIT_DONE;
 	}
+	if (!strcmp(argv[i], "worker-checkout"))
+		return cmd_worker_checkout(&ctx, argc - i, argv + i);
 	if (!(cmd = find(argv[i])))
 		return usage_error("'%s' is not a nextbot command", argv[i]);
 	if (wants_help(argc - i, argv + i)) {

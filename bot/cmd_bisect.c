@@ -5,6 +5,7 @@
 #include <string.h>
 #include <json-c/json.h>
 
+#include "bot/botutil.h"
 #include "bot/cli.h"
 #include "bot/commands.h"
 #include "merge/bisect_repo.h"
@@ -145,6 +146,7 @@ static int bisect(const struct cli_ctx *ctx, struct bisect_repo_opts *o)
 		return EXIT_FAILED;
 	}
 	o->scratch = scratch;
+	o->exe = bot_self_exe();
 	err = bisect_repo_run(&r, o);
 	log_progress_done();
 	file_remove_tree(scratch);

@@ -84,10 +84,13 @@ static int drop_runs(struct bot_gc_report *r, struct state *st, const char *runs
 	return err;
 }
 
-/* The newest of the mtimes of `dir`, `dir`/index and `dir`/tree. */
+/*
+ * The newest of the mtimes of `dir`, `dir`/git (HEAD and index are replaced at
+ * each checkout) and `dir`/tree; never following a link the worker's commands made.
+ */
 static time_t last_use(const char *dir)
 {
-	const char *parts[] = { "", "/index", "/tree" };
+	const char *parts[] = { "", "/git", "/tree" };
 	time_t last = 0;
 	size_t i;
 
@@ -95,7 +98,7 @@ static time_t last_use(const char *dir)
 		char *p = xstrfmt("%s%s", dir, parts[i]);
 		struct stat sb;
 
-		if (stat(p, &sb) == 0 && sb.st_mtime > last)
+		if (lstat(p, &sb) == 0 && sb.st_mtime > last)
 			last = sb.st_mtime;
 		free(p);
 	}

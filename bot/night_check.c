@@ -164,6 +164,7 @@ static void opts(struct night *n, struct culprit_opts *o, const struct night_cel
 	o->stop = stop;
 	o->stop_data = n;
 	o->user = n->cfg->runner.user;
+	o->exe = bot_self_exe();
 	n->limits = (struct runcmd_limits){ .nproc = n->cfg->runner.limits.processes,
 					    .as_bytes = n->cfg->runner.limits.memory,
 					    .fsize = n->cfg->runner.limits.file_size,

@@ -81,12 +81,77 @@ static void tighten_workers(int dirfd)
 	closedir(d);
 }
 
-int workdir_make_private(const char *workdir)
+/* The work repository below dirfd, for the runner's group: folders 2750, files g+r. */
+static void share(int dirfd, gid_t gid, int depth)
+{
+	DIR *d = fdopendir(dirfd);
+	struct dirent *de;
+
+	if (!d) {
+		close(dirfd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		struct stat st;
+		int fd;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)))
+			continue;
+		if (st.st_gid != gid && fchownat(dirfd, de->d_name, (uid_t)-1, gid,
+						 AT_SYMLINK_NOFOLLOW) < 0)
+			log_warn("workdir: cannot give '%s' to the runner's group: %s", de->d_name,
+				 strerror(errno));
+		if (S_ISDIR(st.st_mode)) {
+			chmod_at(dirfd, de->d_name, &st, 02750);
+			if (depth < 32 && (fd = openat(dirfd, de->d_name, OPEN_DIR)) >= 0)
+				share(fd, gid, depth + 1);
+		} else {
+			chmod_at(dirfd, de->d_name, &st, (st.st_mode & 0700) | 0040);
+		}
+	}
+	closedir(d);
+}
+
+/*
+ * repo.git, readable by the runner user's group (as root): the worker checkouts
+ * are made by that user, and git in the sandbox reads objects and refs.  A folder
+ * already 2750 of that group is taken as done: new files inherit the group
+ * (setgid folders) and the umask (027) leaves them group-readable.
+ */
+static int share_repo(int top, const char *workdir, const char *user)
+{
+	struct passwd *pw = geteuid() == 0 && user ? getpwnam(user) : NULL;
+	struct stat st;
+	int fd;
+
+	if (!pw)
+		return 0;
+	if (fstatat(top, "repo.git", &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (mkdirat(top, "repo.git", 02750) < 0)
+			return 1;
+		if (fstatat(top, "repo.git", &st, AT_SYMLINK_NOFOLLOW) < 0)
+			return 1;
+	}
+	if (!S_ISDIR(st.st_mode) ||
+	    (st.st_gid == pw->pw_gid && (st.st_mode & 07777) == 02750))
+		return 1;
+	log_info("workdir: making '%s/repo.git' readable by the runner user's group", workdir);
+	if (fchownat(top, "repo.git", (uid_t)-1, pw->pw_gid, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    fchmodat(top, "repo.git", 02750, 0) < 0)
+		log_warn("workdir: cannot share '%s/repo.git': %s", workdir, strerror(errno));
+	if ((fd = openat(top, "repo.git", OPEN_DIR)) >= 0)
+		share(fd, pw->pw_gid, 0);
+	return 1;
+}
+
+int workdir_make_private(const char *workdir, const char *user)
 {
 	struct dirent *de;
 	struct stat st;
 	DIR *d;
-	int top, fd;
+	int top, fd, shared;
 
 	if (file_mkdir_p(workdir, 0711) < 0)
 		return NB_ERROR;
@@ -95,6 +160,7 @@ int workdir_make_private(const char *workdir)
 		return nb_error_errno(NB_ERROR, "cannot open the workdir '%s'", workdir);
 	if (fstat(top, &st) == 0 && (st.st_mode & 07777) != 0711 && fchmod(top, 0711) < 0)
 		log_warn("workdir: cannot make '%s' 0711: %s", workdir, strerror(errno));
+	shared = share_repo(top, workdir, user);
 	d = fdopendir(top);
 	if (!d) {
 		close(top);
@@ -109,6 +175,8 @@ int workdir_make_private(const char *workdir)
 				chmod_at(top, de->d_name, &st, st.st_mode & 0700);
 			continue;
 		}
+		if (shared && !strcmp(de->d_name, "repo.git"))
+			continue;
 		if (!strcmp(de->d_name, "workers")) {
 			chmod_at(top, de->d_name, &st, 0711);
 			if ((fd = openat(top, de->d_name, OPEN_DIR)) >= 0)

@@ -11,10 +11,13 @@
  * umask) left open: the workdir itself at most 0711 (traversable, not listable),
  * folders 0700 and files 0600 below it, `workers/` and each worker folder 0711 (so
  * the runner user can reach the tree inside that is its own; nothing in a tree is
- * touched).  Folders already 0700 are taken as done, so an unchanged workdir costs
- * a few stats.  Returns 0, or NB_ERROR (recorded) when the workdir cannot be made.
+ * touched).  As root, the work repository `repo.git` is made readable by `user`'s
+ * group (folders 2750, files 0640 or 0440, created first when missing): the
+ * worker checkouts are made, and git in the sandbox reads it, as that user.
+ * Folders already 0700 are taken as done: an unchanged workdir costs a few stats.
+ * Returns 0, or NB_ERROR (recorded) when the workdir cannot be made.
  */
-int workdir_make_private(const char *workdir);
+int workdir_make_private(const char *workdir, const char *user);
 
 /*
  * Whether `user` may reach `dir` (search permission on every component of the

@@ -99,6 +99,7 @@ int bisect_repo_run(struct bisect_repo_result *out, const struct bisect_repo_opt
 	struct bisect_graph g = BISECT_GRAPH_INIT;
 	struct bisect_result r = BISECT_RESULT_INIT;
 	struct session s = { { NULL }, 0, NULL, 0 };
+	struct worker_opts wo = { 0 };
 	git_repository *repo = NULL;
 	git_oid bad, *goods = xcalloc(o->goods_nr + 1, sizeof(*goods));
 	size_t i;
@@ -116,7 +117,9 @@ int bisect_repo_run(struct bisect_repo_result *out, const struct bisect_repo_opt
 			goto done;
 	if ((err = bisect_graph_load(&g, repo, &bad, goods, o->goods_nr, o->first_parent)) < 0)
 		goto done;
-	if ((err = session_open(&s, git_repository_path(repo), o->scratch, o->jobs, &spec)) < 0)
+	wo.exe = o->exe;
+	if ((err = session_open(&s, git_repository_path(repo), o->scratch, o->jobs, &spec, &wo)) <
+	    0)
 		goto done;
 	if ((err = bisect_run(&r, &g, s.jobs, test_commits, &s)) < 0)
 		goto done;

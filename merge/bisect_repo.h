@@ -16,6 +16,7 @@ struct bisect_repo_opts {
 	double timeout;                /* per command run, seconds; 0: none */
 	const char *const *argv;       /* the command, NULL-terminated */
 	const char *scratch;           /* directory for the worker checkouts (must exist) */
+	const char *exe;               /* nextbot's binary: it makes the checkouts */
 };
 
 struct bisect_repo_result {

@@ -77,6 +77,7 @@ static int check_one(struct check_result *out, const struct culprit_opts *o,
 	struct probe_spec spec = { 0 };
 	struct probe_result pr = PROBE_RESULT_INIT;
 	struct worker *w = NULL;
+	struct worker_opts wo = { 0 };
 	char *dir = xstrfmt("%s/w%u", o->workers_dir, worker);
 	git_oid id;
 	int error;
@@ -97,7 +98,12 @@ static int check_one(struct check_result *out, const struct culprit_opts *o,
 	spec.cancel = cancel;
 	if ((error = merge_oid_to_git(&id, commit)) < 0)
 		goto done;
-	if ((error = worker_open(&w, o->repo_path, dir)) < 0)
+	wo.exe = o->exe;
+	wo.user = o->user;
+	wo.box = o->box;
+	wo.stop = o->stop;
+	wo.stop_data = o->stop_data;
+	if ((error = worker_open(&w, o->repo_path, dir, &wo)) < 0)
 		goto done;
 	if ((error = probe_run(&pr, w, &id, 0, &spec)) < 0)
 		goto done;

@@ -59,6 +59,7 @@ struct night {
 	char tip[NB_OID_HEXSZ + 1], base[NB_OID_HEXSZ + 1];
 	git_oid tip_id, base_id;
 	struct step_ids *ids;       /* o->steps' ids as libgit2's, parsed once */
+	struct worker_opts wo;      /* how the workers' checkouts are made */
 	int infra;                  /* a probe could not be judged: out->infra_reason */
 	int stopped;                /* opts.stop said stop */
 };
@@ -916,7 +917,9 @@ static int night_open(struct night *n, const struct culprit_opts *o,
 	if (git_signature_new(&n->sig, "nextbot", "nextbot@localhost", 0, 0) < 0)
 		return merge_git_fail("bisect: signature");
 	commands(n);
-	return session_open(&n->s, o->repo_path, o->workers_dir, o->jobs, &n->spec);
+	n->wo = (struct worker_opts){ .exe = o->exe, .user = o->user, .box = o->box,
+				      .stop = o->stop, .stop_data = o->stop_data };
+	return session_open(&n->s, o->repo_path, o->workers_dir, o->jobs, &n->spec, &n->wo);
 }
 
 static void night_close(struct night *n)

@@ -69,6 +69,7 @@ struct culprit_opts {
 	const struct runcmd_box *box; /* util/runcmd.h: the sandbox of every command (the
 					 worker's tree is bound writable in it); NULL: none */
 	const struct runcmd_limits *limits; /* util/runcmd.h; NULL: its defaults */
+	const char *exe;              /* nextbot's binary: it makes the worker checkouts */
 	/* asked before every probe: non-zero stops the search (CULPRIT_STOPPED) */
 	int (*stop)(void *data);
 	void *stop_data;

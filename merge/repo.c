@@ -144,10 +144,15 @@ int repo_open(struct repo **out, const char *path)
 {
 	struct repo *r;
 	git_repository *git = NULL;
-	int err;
+	char *head;
+	int err, fresh;
 
 	*out = NULL;
-	if (!file_is_dir(path)) {
+	head = xstrfmt("%s/HEAD", path);
+	fresh = !file_exists(head);
+	free(head);
+	/* a folder made ready for it (bot/workdir.c gives it the runner's group) is fine */
+	if (fresh) {
 		if (file_mkdir_p(path, 0700) < 0)
 			return NB_ERROR;
 		if (git_repository_init(&git, path, 1) < 0)

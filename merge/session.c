@@ -13,7 +13,7 @@ enum bisect_verdict session_verdict(enum probe_verdict v)
 }
 
 int session_open(struct session *s, const char *gitdir, const char *scratch,
-		 unsigned jobs, const struct probe_spec *spec)
+		 unsigned jobs, const struct probe_spec *spec, const struct worker_opts *wo)
 {
 	unsigned i;
 	int err = 0;
@@ -23,7 +23,7 @@ int session_open(struct session *s, const char *gitdir, const char *scratch,
 	for (i = 0; i < s->jobs && err >= 0; i++) {
 		char *dir = xstrfmt("%s/w%u", scratch, i);
 
-		err = worker_open(&s->workers[i], gitdir, dir);
+		err = worker_open(&s->workers[i], gitdir, dir, wo);
 		free(dir);
 	}
 	return err;

@@ -20,9 +20,12 @@ struct session {
 	unsigned step;
 };
 
-/* Opens min(jobs, SESSION_MAX_JOBS) (at least one) workers of `gitdir` under `scratch`/wN. */
+/*
+ * Opens min(jobs, SESSION_MAX_JOBS) (at least one) workers of `gitdir` under
+ * `scratch`/wN, their checkouts made as `wo` says (merge/worker_int.h).
+ */
 int session_open(struct session *s, const char *gitdir, const char *scratch,
-		 unsigned jobs, const struct probe_spec *spec);
+		 unsigned jobs, const struct probe_spec *spec, const struct worker_opts *wo);
 void session_close(struct session *s);
 /* A probe's verdict as the bisection engine's (infrastructure counts as bad here). */
 enum bisect_verdict session_verdict(enum probe_verdict v);

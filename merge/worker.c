@@ -1,37 +1,55 @@
-/* Worker checkouts with their own index: incremental moves between commits. */
+/* Worker checkouts: made by a child as the runner user, in the sandbox; never by nextbot. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <git2/sys/repository.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "merge/git_int.h"
+#include "merge/merge_global.h"
+#include "merge/worker.h"
 #include "merge/worker_int.h"
 #include "util/error.h"
 #include "util/fileutil.h"
+#include "util/log.h"
+#include "util/runcmd.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
 
+#define WORKER_TIMEOUT (30 * 60.0)
+#define CHILD_OUTPUT_CAP (64 * 1024)
+#define TRAP_DEPTH 128
+#define OPEN_DIR (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+
+/* The child's exit status when the tree holds traps (or has no git dir yet). */
+#define EXIT_NEEDS_PRISTINE 3
+
 struct worker {
-	char *dir;
-	char *tree;
-	char *index_path;
+	char *dir, *tree, *git, *common, *exe;
+	struct worker_opts opts;
+	int chown_to;           /* as root: the tree and git dir are the runner's */
+	uid_t uid;
+	gid_t gid;
 	git_repository *repo;
-	git_index *index;
 };
 
-/* (Re)opens the worker's index file and makes it the handle's index. */
-static int open_index(struct worker *w)
+/* A path without its trailing slashes (libgit2's commondir ends with one). */
+static char *no_trailing_slash(const char *p)
 {
-	git_index_free(w->index);
-	w->index = NULL;
-	if (git_index_open(&w->index, w->index_path) < 0)
-		return merge_git_fail("worker %s: opening the index", w->dir);
-	git_repository_set_index(w->repo, w->index);
-	return 0;
+	size_t len = strlen(p);
+
+	while (len > 1 && p[len - 1] == '/')
+		len--;
+	return xstrndup(p, len);
 }
 
-int worker_open(struct worker **out, const char *repo_path, const char *dir)
+int worker_open(struct worker **out, const char *repo_path, const char *dir,
+		const struct worker_opts *opts)
 {
 	struct worker *w = xcalloc(1, sizeof(*w));
 	int err;
@@ -39,14 +57,36 @@ int worker_open(struct worker **out, const char *repo_path, const char *dir)
 	*out = NULL;
 	w->dir = xstrdup(dir);
 	w->tree = xstrfmt("%s/tree", dir);
-	w->index_path = xstrfmt("%s/index", dir);
-	if ((err = file_mkdir_p(w->tree, 0711)) < 0)
+	w->git = xstrfmt("%s/git", dir);
+	if (opts)
+		w->opts = *opts;
+	if (!w->opts.exe) {
+		err = nb_error_set(NB_EINVALID, "worker %s: no nextbot binary to make checkouts",
+				   dir);
+		goto done;
+	}
+	w->exe = xstrdup(w->opts.exe);
+	if ((err = file_mkdir_p(dir, 0711)) < 0)
 		goto done;
 	if (git_repository_open(&w->repo, repo_path) < 0) {
 		err = merge_git_fail("worker %s: opening the repository", dir);
 		goto done;
 	}
-	err = 0;        /* the index is read by the first checkout: a cached verdict needs none */
+	w->common = no_trailing_slash(git_repository_commondir(w->repo));
+	if (!geteuid() && w->opts.user) {
+		struct passwd pw, *res = NULL;
+		char buf[16384];
+
+		if (getpwnam_r(w->opts.user, &pw, buf, sizeof(buf), &res) || !res) {
+			err = nb_error_set(NB_ENOTFOUND, "runner user '%s' does not exist",
+					   w->opts.user);
+			goto done;
+		}
+		w->chown_to = 1;
+		w->uid = res->pw_uid;
+		w->gid = res->pw_gid;
+	}
+	err = 0;
 done:
 	if (err < 0)
 		worker_free(w);
@@ -59,61 +99,131 @@ void worker_free(struct worker *w)
 {
 	if (!w)
 		return;
-	git_index_free(w->index);
 	git_repository_free(w->repo);
 	free(w->dir);
 	free(w->tree);
-	free(w->index_path);
+	free(w->git);
+	free(w->common);
+	free(w->exe);
 	free(w);
 }
 
-static int wipe(struct worker *w)
+/*
+ * <dir>/tree and <dir>/git as empty folders of the runner user's (with `fresh`, or
+ * when they are not such folders: an older layout, a file in their place).  <dir>
+ * is nextbot's, so nothing can be swapped under these two names meanwhile.
+ */
+static int make_dirs(struct worker *w, int fresh)
 {
-	int err;
+	static const char *const names[] = { "tree", "git", "index" };
+	int dfd, i, error = 0;
 
-	if ((err = file_remove_tree(w->tree)) < 0 || (err = file_remove_tree(w->index_path)) < 0)
-		return err;
-	if ((err = file_mkdir_p(w->tree, 0711)) < 0)
-		return err;
-	return open_index(w);
+	dfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return nb_error_errno(NB_ERROR, "worker %s: cannot open it", w->dir);
+	/* an older nextbot kept the index beside the tree */
+	if (unlinkat(dfd, names[2], 0) < 0 && errno != ENOENT && errno != EISDIR)
+		log_warn("worker %s: cannot remove its old index: %s", w->dir, strerror(errno));
+	for (i = 0; i < 2 && !error; i++) {
+		char *path = xstrfmt("%s/%s", w->dir, names[i]);
+		struct stat st;
+		int ok = !fresh && fstatat(dfd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			 S_ISDIR(st.st_mode) && (!w->chown_to || st.st_uid == w->uid);
+
+		if (!ok && (error = file_remove_tree(path)) == 0) {
+			if (mkdirat(dfd, names[i], 0700) < 0 ||
+			    fchmodat(dfd, names[i], 0700, 0) < 0 ||
+			    (w->chown_to && fchownat(dfd, names[i], w->uid, w->gid,
+						     AT_SYMLINK_NOFOLLOW) < 0))
+				error = nb_error_errno(NB_ERROR, "worker %s: cannot create '%s'",
+						       w->dir, names[i]);
+		}
+		free(path);
+	}
+	close(dfd);
+	return error;
+}
+
+/* Runs `<exe> worker-checkout …` as the runner user, boxed; its exit status or < 0. */
+static int run_child(struct worker *w, const char *hex, int pristine, struct strbuf *out)
+{
+	const char *argv[] = { w->exe, "worker-checkout", "--common", w->common, "--worker",
+			       w->dir, "--commit", hex, pristine ? "--pristine" : NULL, NULL };
+	const char *ro[] = { w->common, w->exe, NULL }, *rw[] = { w->tree, w->git, NULL };
+	struct runcmd_opts o = RUNCMD_OPTS_INIT;
+	struct runcmd_result r = RUNCMD_RESULT_INIT;
+	struct runcmd_box box;
+	int code;
+
+	o.argv = argv;
+	o.user = w->opts.user;
+	o.timeout = w->opts.timeout > 0 ? w->opts.timeout : WORKER_TIMEOUT;
+	o.output_cap = CHILD_OUTPUT_CAP;
+	o.stoppable = 1;
+	o.stop = w->opts.stop;
+	o.stop_data = w->opts.stop_data;
+	if (w->opts.box) {
+		box = *w->opts.box;
+		box.network = 0;
+		box.read_only = ro;
+		box.writable = rw;
+		o.box = &box;
+	}
+	if (runcmd_run(&r, &o) < 0) {
+		nb_error_prefix("worker %s: the checkout could not run: ", w->dir);
+		runcmd_result_release(&r);
+		return NB_ERROR;
+	}
+	strbuf_addbuf(out, &r.output);
+	strbuf_trim(out);
+	if (r.stopped)
+		code = nb_error_set(NB_ERROR, "worker %s: checkout of %.12s stopped: nextbot is "
+				    "stopping", w->dir, hex);
+	else if (r.timed_out)
+		code = nb_error_set(NB_ERROR, "worker %s: checkout of %.12s timed out after %.0f s",
+				    w->dir, hex, o.timeout);
+	else if (r.exec_failed)
+		code = nb_error_set(NB_ERROR, "worker %s: the checkout could not start: %s",
+				    w->dir, out->len ? out->buf : "no reason given");
+	else
+		code = r.exit_code;
+	runcmd_result_release(&r);
+	return code;
 }
 
 int worker_checkout(struct worker *w, const git_oid *commit, int pristine)
 {
-	git_checkout_options opts;
-	git_commit *c = NULL;
-	git_tree *tree = NULL;
-	int err;
+	struct strbuf out = STRBUF_INIT;
+	char hex[GIT_OID_HEXSZ + 1];
+	int code;
 
-	if (pristine && (err = wipe(w)) < 0)
-		return err;
-	if (!w->index && (err = open_index(w)) < 0)
-		return err;
-	if (git_commit_lookup(&c, w->repo, commit) < 0 || git_commit_tree(&tree, c) < 0) {
-		err = nb_error_set(NB_ENOTFOUND, "worker %s: no commit %s", w->dir,
-				   git_oid_tostr_s(commit));
+	git_oid_tostr(hex, sizeof(hex), commit);
+	if ((code = make_dirs(w, pristine)) < 0)
 		goto done;
+	code = run_child(w, hex, pristine, &out);
+	if (code > 0 && !pristine) {
+		/* a trap, no git dir yet or a failed incremental checkout: start over */
+		if (code == EXIT_NEEDS_PRISTINE && !strcmp(out.buf, "no git dir yet"))
+			log_verbose("worker %s: a fresh checkout of %.12s", w->dir, hex);
+		else if (code == EXIT_NEEDS_PRISTINE)
+			log_warn("worker %s: %s: checking out %.12s pristine", w->dir,
+				 out.len ? out.buf : "no git dir", hex);
+		else
+			log_warn("worker %s: incremental checkout of %.12s failed (%s): checking "
+				 "out pristine",
+				 w->dir, hex, out.len ? out.buf : "no reason given");
+		strbuf_reset(&out);
+		if ((code = make_dirs(w, 1)) < 0)
+			goto done;
+		code = run_child(w, hex, 1, &out);
 	}
-	git_checkout_options_init(&opts, GIT_CHECKOUT_OPTIONS_VERSION);
-	/*
-	 * The baseline is what the worker's index says is on disk (not the
-	 * repository's HEAD): files equal in both are left alone, their mtimes too.
-	 */
-	opts.checkout_strategy = GIT_CHECKOUT_FORCE;
-	opts.target_directory = w->tree;
-	opts.baseline_index = w->index;
-	if (git_checkout_tree(w->repo, (git_object *)tree, &opts) < 0) {
-		err = merge_git_fail("worker %s: checkout", w->dir);
-		goto done;
-	}
-	if (git_index_write(w->index) < 0)
-		err = merge_git_fail("worker %s: writing the index", w->dir);
-	else
-		err = 0;
+	if (code > 0)
+		code = nb_error_set(code == 2 ? NB_ENOTFOUND : NB_ERROR,
+				    "worker %s: checkout of %.12s failed: %s", w->dir, hex,
+				    out.len ? out.buf : "no reason given");
 done:
-	git_tree_free(tree);
-	git_commit_free(c);
-	return err;
+	strbuf_release(&out);
+	return code < 0 ? code : 0;
 }
 
 const char *worker_tree_path(const struct worker *w)
@@ -121,7 +231,261 @@ const char *worker_tree_path(const struct worker *w)
 	return w->tree;
 }
 
+const char *worker_git_path(const struct worker *w)
+{
+	return w->git;
+}
+
+const char *worker_common_path(const struct worker *w)
+{
+	return w->common;
+}
+
 git_repository *worker_repo(struct worker *w)
 {
 	return w->repo;
+}
+
+/* ---- the child: `nextbot worker-checkout`, as the runner user ---- */
+
+struct scan {
+	git_index *index;
+	git_tree *target;
+	struct strbuf path;     /* of the entry looked at, relative to the tree */
+	struct strbuf *why;
+	uid_t uid;
+};
+
+__attribute__((format(printf, 2, 3)))
+static int trap(struct scan *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(s->why, fmt, ap);
+	va_end(ap);
+	strbuf_addf(s->why, " at '%s'", s->path.buf);
+	return 1;
+}
+
+/*
+ * A symlink git put there, or one in a place no tracked file is: fine.  One where
+ * the index or the commit has files (a folder or a file swapped for a link) could
+ * make the checkout write through it.
+ */
+static int symlink_ok(struct scan *s)
+{
+	const git_index_entry *e = git_index_get_bypath(s->index, s->path.buf, 0);
+	git_tree_entry *te = NULL;
+	size_t pos;
+	int ok;
+
+	if (e)
+		return S_ISLNK(e->mode);
+	strbuf_addch(&s->path, '/');
+	ok = git_index_find_prefix(&pos, s->index, s->path.buf) != 0;
+	strbuf_setlen(&s->path, s->path.len - 1);
+	if (ok && git_tree_entry_bypath(&te, s->target, s->path.buf) == 0) {
+		ok = 0;
+		git_tree_entry_free(te);
+	}
+	return ok;
+}
+
+static int scan_dir(struct scan *s, int fd, int depth);
+
+/* 1 when the entry `name` of the folder open at `fd` is a trap (s->why says which). */
+static int scan_entry(struct scan *s, int fd, const char *name, int depth)
+{
+	struct stat st;
+	int sub, found;
+
+	if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : trap(s, "an entry it cannot look at (%s)",
+						   strerror(errno));
+	if (S_ISLNK(st.st_mode))
+		return symlink_ok(s) ? 0 : trap(s, "a symlink where the commit has files");
+	if (st.st_uid != s->uid)
+		return trap(s, "an entry that is not the runner user's (uid %ld)",
+			    (long)st.st_uid);
+	if (S_ISREG(st.st_mode)) {
+		if (st.st_nlink > 1)
+			return trap(s, "a hard link");
+		if (st.st_mode & (S_ISUID | S_ISGID))
+			return trap(s, "a setuid or setgid file");
+		return 0;
+	}
+	if (!S_ISDIR(st.st_mode))
+		return trap(s, "%s", S_ISFIFO(st.st_mode)    ? "a FIFO"
+				    : S_ISSOCK(st.st_mode) ? "a socket"
+							    : "a device node");
+	if (depth >= TRAP_DEPTH)
+		return trap(s, "folders nested deeper than %d", TRAP_DEPTH);
+	sub = openat(fd, name, OPEN_DIR);
+	if (sub < 0)
+		return trap(s, "a folder it cannot enter (%s)", strerror(errno));
+	found = scan_dir(s, sub, depth + 1);
+	return found;
+}
+
+/* Walks the folder open at `fd` (and closes it); 1 at the first trap. */
+static int scan_dir(struct scan *s, int fd, int depth)
+{
+	DIR *d = fdopendir(fd);
+	struct dirent *de;
+	size_t len = s->path.len;
+	int found = 0;
+
+	if (!d) {
+		close(fd);
+		return trap(s, "a folder it cannot read");
+	}
+	while (!found && (de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		strbuf_setlen(&s->path, len);
+		if (len)
+			strbuf_addch(&s->path, '/');
+		strbuf_addstr(&s->path, de->d_name);
+		if (!depth && !strcmp(de->d_name, ".git")) {
+			struct stat st;
+
+			/* our gitfile; anything else there is the command's doing */
+			if (fstatat(fd, ".git", &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+			    !S_ISREG(st.st_mode) || st.st_nlink > 1)
+				found = trap(s, "a .git that is not nextbot's file");
+			continue;
+		}
+		found = scan_entry(s, fd, de->d_name, depth);
+	}
+	strbuf_setlen(&s->path, len);
+	closedir(d);
+	return found;
+}
+
+/* Writes `text` to <dirfd>/<name>, never through a link someone put there. */
+static int write_small(int dirfd, const char *name, const char *text, const char *where)
+{
+	size_t len = strlen(text);
+	int fd;
+
+	unlinkat(dirfd, name, 0);
+	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, text, len) != (ssize_t)len) {
+		int e = errno;
+
+		if (fd >= 0)
+			close(fd);
+		errno = e;
+		return nb_error_errno(NB_ERROR, "cannot write %s/%s", where, name);
+	}
+	return close(fd) < 0 ? nb_error_errno(NB_ERROR, "cannot write %s/%s", where, name) : 0;
+}
+
+/* "commondir" and HEAD say what this git dir is: 1 when they are as expected. */
+static int git_dir_ready(const char *git, const char *common_dir)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char *path = xstrfmt("%s/commondir", git);
+	int ok = strbuf_read_file(&sb, path, 4096) == 0;
+
+	strbuf_trim(&sb);
+	ok = ok && !strcmp(sb.buf, common_dir);
+	free(path);
+	path = xstrfmt("%s/HEAD", git);
+	ok = ok && file_exists(path);
+	free(path);
+	strbuf_release(&sb);
+	return ok;
+}
+
+int worker_checkout_here(struct strbuf *why, const char *common_dir, const char *dir,
+			 const char *commit_hex, int pristine)
+{
+	char *tree = xstrfmt("%s/tree", dir), *git = xstrfmt("%s/git", dir), *line = NULL;
+	char hex[GIT_OID_HEXSZ + 2];
+	git_oid id, *commit = &id;
+	git_repository *repo = NULL;
+	git_index *index = NULL;
+	git_commit *c = NULL;
+	git_tree *target = NULL;
+	git_checkout_options opts;
+	int gfd = -1, tfd = -1, err = 0;
+
+	if (git_oid_fromstr(&id, commit_hex) < 0) {
+		err = nb_error_set(NB_EINVALID, "'%s' is not a commit id", commit_hex);
+		goto done;
+	}
+	git_oid_tostr(hex, sizeof(hex), commit);
+	gfd = open(git, OPEN_DIR);
+	tfd = open(tree, OPEN_DIR);
+	if (gfd < 0 || tfd < 0) {
+		err = nb_error_errno(NB_ERROR, "cannot open %s", gfd < 0 ? git : tree);
+		goto done;
+	}
+	if (!pristine && !git_dir_ready(git, common_dir)) {
+		strbuf_addstr(why, "no git dir yet");
+		err = 1;
+		goto done;
+	}
+	if (pristine) {
+		line = xstrfmt("%s\n", common_dir);
+		if ((err = write_small(gfd, "commondir", line, git)) < 0)
+			goto done;
+		free(line);
+		line = xstrfmt("%s\n", hex);
+		if ((err = write_small(gfd, "HEAD", line, git)) < 0)
+			goto done;
+	}
+	if (git_repository_open_ext(&repo, git, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0 ||
+	    git_repository_set_workdir(repo, tree, 0) < 0 ||
+	    git_repository_index(&index, repo) < 0) {
+		err = nb_error_set(NB_ERROR, "cannot open %s: %s", git, merge_git_error());
+		goto done;
+	}
+	if (git_commit_lookup(&c, repo, commit) < 0 || git_commit_tree(&target, c) < 0) {
+		err = nb_error_set(NB_ENOTFOUND, "no commit %s: %s", hex, merge_git_error());
+		goto done;
+	}
+	if (!pristine) {
+		struct scan s = { index, target, STRBUF_INIT, why, geteuid() };
+		int t = dup(tfd);
+
+		err = t < 0 ? nb_error_errno(NB_ERROR, "cannot scan %s", tree) : scan_dir(&s, t, 0);
+		strbuf_release(&s.path);
+		if (err)
+			goto done;
+	}
+	git_checkout_options_init(&opts, GIT_CHECKOUT_OPTIONS_VERSION);
+	/*
+	 * The baseline is what the worker's index says is on disk: files equal in both
+	 * are left alone, their mtimes too, so a build stays incremental.
+	 */
+	opts.checkout_strategy = GIT_CHECKOUT_FORCE;
+	opts.baseline_index = index;
+	if (git_checkout_tree(repo, (git_object *)target, &opts) < 0 ||
+	    git_index_write(index) < 0) {
+		err = nb_error_set(NB_ERROR, "checkout: %s", merge_git_error());
+		goto done;
+	}
+	free(line);
+	line = xstrfmt("%s\n", hex);
+	if ((err = write_small(gfd, "HEAD", line, git)) < 0)
+		goto done;
+	free(line);
+	line = xstrfmt("gitdir: %s\n", git);
+	err = write_small(tfd, ".git", line, tree);
+done:
+	git_tree_free(target);
+	git_commit_free(c);
+	git_index_free(index);
+	git_repository_free(repo);
+	if (gfd >= 0)
+		close(gfd);
+	if (tfd >= 0)
+		close(tfd);
+	free(line);
+	free(tree);
+	free(git);
+	return err;
 }

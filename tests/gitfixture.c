@@ -80,3 +80,13 @@ int fixture_sys_free(char *cmd)
 	free(cmd);
 	return rc;
 }
+
+const char *fixture_nextbot(void)
+{
+	static char path[4096];
+	const char *env = getenv("NEXTBOT");
+
+	if (!path[0] && !(env && *env && realpath(env, path)) && !realpath("nextbot", path))
+		snprintf(path, sizeof(path), "nextbot");
+	return path;
+}

@@ -41,4 +41,10 @@ int fixture_sh_out(struct strbuf *out, int trim, const char *fmt, ...)
 /* Runs and frees a malloc'd command line: system()'s status. */
 int fixture_sys_free(char *cmd);
 
+/*
+ * The nextbot binary under test ($NEXTBOT, as `make check` sets it, else ./nextbot):
+ * worker checkouts are made by it (`nextbot worker-checkout`).  Static storage.
+ */
+const char *fixture_nextbot(void);
+
 #endif

@@ -73,6 +73,20 @@ git clone -q line replay
 (cd replay && git bisect replay ../text.out >../replay.out 2>&1; git bisect reset >/dev/null 2>&1)
 check "git bisect replay accepts the log" grep -q "^$ours is the first bad commit" replay.out
 
+# --- the command runs in a git working tree: HEAD is the commit under test -------------------
+# (a script that asks git, as the kernel's scripts/setlocalversion does; it failed quietly
+# in a folder that was not a repository, and the bad end was reported as the culprit)
+gitcmd='test "$(git rev-parse HEAD)" = "$NEXTBOT_COMMIT" || exit 255; test -z "$(git status --porcelain)" || exit 255; git log -1 --format=%s HEAD | grep -qx "c\(.\|..\|[0-5]..\|6[0-2].\|63[0-6]\)"'
+expect_exit 0 "a command asking git about HEAD" \
+	"$NEXTBOT" --json bisect --repo line --jobs 2 --good "$ROOT" --bad master -- sh -c "$gitcmd"
+cp "$TMP/out" git.json
+check "git in the command: first_bad is c637" test "$(json git.json first_bad)" = "$C637"
+expect_exit 0 "git rev-list and diff work in the command" \
+	"$NEXTBOT" --json bisect --repo line --good "$ROOT" --bad master -- \
+	sh -c 'git diff --quiet HEAD~1 HEAD -- n && exit 1; test $(git rev-list --count HEAD) -lt 637'
+cp "$TMP/out" git2.json
+check "git rev-list and diff in the command: first_bad is c637" test "$(json git2.json first_bad)" = "$C637"
+
 # --- DIR's HEAD and work tree untouched ---------------------------------------------------
 echo dirty >line/n
 echo new >line/untracked

@@ -2,7 +2,9 @@
 # RELIABILITY 33 (the private half): the workdir is nextbot's alone. A workdir left
 # open by an older nextbot (0755 folders, 0644 files) is tightened by the next
 # night: the workdir 0711, every folder 0700 and file 0600 but workers/ (0711, the
-# way to each worker); no file of the state is readable by another user. A workdir
+# way to each worker) and repo.git (readable by the runner user's group, nobody
+# else: the checkouts are made as that user); no file of the state is readable by
+# another user. The worker is the runner user's git working tree. A workdir
 # below a folder the runner user cannot search is named at once by check-config
 # (exit 1) and by the night (exit 1, before anything runs), instead of failing every
 # command. About 3 s.
@@ -40,10 +42,17 @@ check "an old run's file is 0600" [ "$(mode "$S/runs/2026-01-01/run.json")" = 60
 check "the outbox is 0700" [ "$(mode "$S/outbox")" = 700 ]
 check "tonight's run folder is 0700" [ "$(mode "$S/runs/2026-02-01")" = 700 ]
 check "workers/ is 0711" [ "$(mode "$S/workers")" = 711 ]
-open=$(find "$S" -path "$S/workers" -prune -o \( -perm /044 -print \) | grep -v "^$S/workers$")
-check "nothing outside workers/ is readable by group or others" [ -z "$open" ]
+open=$(find "$S" \( -path "$S/workers" -o -path "$S/repo.git" \) -prune -o \( -perm /044 -print \) |
+	grep -v "^$S/workers$\|^$S/repo.git$")
+check "nothing but workers/ and repo.git is readable by group or others" [ -z "$open" ]
 [ -z "$open" ] || echo "$open" | head -5 | sed 's/^/# /'
 if [ "$(id -u)" = 0 ]; then
+	check "repo.git is the runner user's group's, 2750" [ "$(stat -c %a:%G "$S/repo.git")" = 2750:nogroup ]
+	check "nothing in repo.git is readable by others" [ -z "$(find "$S/repo.git" -perm /004)" ]
+	check "the worker's tree and git dir are the runner user's, 0700" \
+		[ "$(stat -c %a:%U "$S/workers/w0/tree") $(stat -c %a:%U "$S/workers/w0/git")" = "700:nobody 700:nobody" ]
+	check "the worker is a clean git working tree of a commit of next" sh -c \
+		"cd '$S/workers/w0/tree' && su -s /bin/sh nobody -c 'git merge-base --is-ancestor HEAD next && test -z \"\$(git status --porcelain)\"'"
 	check "the runner user cannot read state.json" \
 		sh -c "! su -s /bin/sh nobody -c 'cat $S/state.json' >/dev/null 2>&1"
 	check "the runner user cannot list the workdir" \

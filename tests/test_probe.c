@@ -14,6 +14,7 @@
 #include "merge/probe_int.h"
 #include "merge/verdict_int.h"
 #include "merge/worker_int.h"
+#include "tests/gitfixture.h"
 #include "util/fileutil.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
@@ -21,6 +22,15 @@
 
 static char top[256];
 static git_oid c1, c2, c3;
+
+/* Checkouts are made by the nextbot binary under test, as they are in a night. */
+static const struct worker_opts *fixture_wo(void)
+{
+	static struct worker_opts wo;
+
+	wo.exe = fixture_nextbot();
+	return &wo;
+}
 
 static void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void sh(const char *fmt, ...)
@@ -99,7 +109,7 @@ static void incremental_checkout(void **state)
 	char *repo = path_in("bare.git"), *dir = path_in("workers/w0"), *p;
 	struct stat a1, a2, b1, b2;
 
-	assert_int_equal(worker_open(&w, repo, dir), 0);
+	assert_int_equal(worker_open(&w, repo, dir, fixture_wo()), 0);
 	assert_int_equal(worker_checkout(w, &c1, 0), 0);
 	p = xstrfmt("%s/a", worker_tree_path(w));
 	assert_int_equal(stat(p, &a1), 0);
@@ -140,8 +150,8 @@ static void own_index(void **state)
 	char *repo = path_in("src"), *d1 = path_in("workers/i1"), *d2 = path_in("workers/i2");
 
 	sh("cd %s/src && git status --porcelain >../status-before", top);
-	assert_int_equal(worker_open(&w1, repo, d1), 0);
-	assert_int_equal(worker_open(&w2, repo, d2), 0);
+	assert_int_equal(worker_open(&w1, repo, d1, fixture_wo()), 0);
+	assert_int_equal(worker_open(&w2, repo, d2, fixture_wo()), 0);
 	assert_int_equal(worker_checkout(w1, &c1, 0), 0);
 	assert_int_equal(worker_checkout(w2, &c2, 0), 0);
 	assert_int_equal(worker_checkout(w1, &c2, 0), 0);
@@ -168,7 +178,7 @@ static enum probe_verdict probe_shell(const char *shell, double timeout, int *ex
 	char *repo = path_in("bare.git"), *dir = path_in("workers/p");
 	enum probe_verdict v;
 
-	assert_int_equal(worker_open(&w, repo, dir), 0);
+	assert_int_equal(worker_open(&w, repo, dir, fixture_wo()), 0);
 	assert_int_equal(probe_run(&r, w, &c2, 7, &spec), 0);
 	v = r.verdict;
 	if (exit_code)
@@ -215,7 +225,7 @@ static void argv_exec_failure_is_infra(void **state)
 	struct worker *w;
 	char *repo = path_in("bare.git"), *dir = path_in("workers/x");
 
-	assert_int_equal(worker_open(&w, repo, dir), 0);
+	assert_int_equal(worker_open(&w, repo, dir, fixture_wo()), 0);
 	assert_int_equal(probe_run(&r, w, &c1, 1, &spec), 0);
 	assert_int_equal(r.verdict, PROBE_INFRA);
 	assert_non_null(r.infra_reason);
@@ -236,7 +246,7 @@ static void pristine_retry(void **state)
 	char *runs = path_in("runs");
 
 	spec.runs_dir = runs;
-	assert_int_equal(worker_open(&w, repo, dir), 0);
+	assert_int_equal(worker_open(&w, repo, dir, fixture_wo()), 0);
 	assert_int_equal(probe_run(&r, w, &c1, 1, &spec), 0);
 	assert_int_equal(r.verdict, PROBE_GOOD);
 	/* without the retry, the incremental run of the same good commit fails */
@@ -279,7 +289,7 @@ static void cache(void **state)
 	int code = 0;
 
 	spec.cache_dir = cdir;
-	assert_int_equal(worker_open(&w, repo, dir), 0);
+	assert_int_equal(worker_open(&w, repo, dir, fixture_wo()), 0);
 	assert_int_equal(probe_run(&r, w, &c1, 1, &spec), 0);
 	assert_int_equal(r.verdict, PROBE_GOOD);
 	assert_false(r.from_cache);
@@ -342,7 +352,7 @@ static void many_at_once(void **state)
 
 	for (i = 0; i < 3; i++) {
 		dir = path_in("workers/j%d", i);
-		assert_int_equal(worker_open(&w[i], repo, dir), 0);
+		assert_int_equal(worker_open(&w[i], repo, dir, fixture_wo()), 0);
 		free(dir);
 	}
 	assert_int_equal(probe_run_many(r, w, commits, 3, 10, &spec), 0);
@@ -460,6 +470,7 @@ static void night_find(struct culprit_result *r, const struct night_fixture *nf,
 	o.confirm = 2;
 	o.jobs = jobs;
 	o.runner = "local";
+	o.exe = fixture_nextbot();
 	assert_int_equal(culprit_find(r, &o), 0);
 	if (getenv("NB_DEBUG")) {
 		size_t i;

@@ -18,6 +18,7 @@
 #include "merge/bisect_int.h"
 #include "merge/probe_int.h"
 #include "merge/worker_int.h"
+#include "tests/gitfixture.h"
 #include "util/slurm.h"
 #include "util/error.h"
 #include "util/fileutil.h"
@@ -640,6 +641,7 @@ static void test_bisect_1000_commits_3_jobs(void **state)
 			      "grep -q good state", times);
 	struct probe_command cmd = { "check", shell, NULL, NULL, 60, 0 };
 	struct slurm_opts so = SLURM_OPTS_INIT;
+	struct worker_opts wo = { .exe = fixture_nextbot() };
 	struct bisect_ctx b = { .spec = { .cmds = &cmd, .cmds_nr = 1, .runner = "slurm",
 					  .slurm = &so, .tree_name = "line" } };
 	struct bisect_graph g = BISECT_GRAPH_INIT;
@@ -660,7 +662,7 @@ static void test_bisect_1000_commits_3_jobs(void **state)
 	for (i = 0; i < BISECT_JOBS; i++) {
 		char *dir = xstrfmt("%s/w%d", tmpdir, i);
 
-		assert_int_equal(worker_open(&b.workers[i], repo, dir), 0);
+		assert_int_equal(worker_open(&b.workers[i], repo, dir, &wo), 0);
 		free(dir);
 	}
 	assert_int_equal(bisect_run(&r, &g, BISECT_JOBS, test_nodes, &b), 0);

@@ -37,7 +37,7 @@ extern char **environ;
 #define KILL_GRACE 300
 #define BOX_STATUS_FD 3      /* bwrap's --json-status-fd in the command process */
 #define BOX_STATUS_MAX 4096
-#define CANCEL_POLL_MS 100    /* how often a run asks whether it is to stop */
+#define STOP_POLL_MS 100    /* how often a run asks whether it is to stop */
 
 /*
  * Where the command child failed before (or at) exec; sent to the supervisor over a
@@ -823,7 +823,7 @@ static int collect(const struct runcmd_opts *o, pid_t sup, int out_r, int err_r,
 
 	while (got < sizeof(*r)) {
 		struct pollfd pfd[3];
-		int n = 0, i;
+		int n = 0, i, wait_ms;
 
 		/* the supervisor kills the whole tree and reports, as at a timeout */
 		if (!stopped && o->cancel && *o->cancel) {
@@ -840,10 +840,10 @@ static int collect(const struct runcmd_opts *o, pid_t sup, int out_r, int err_r,
 			pfd[n++] = (struct pollfd){ .fd = out_r, .events = POLLIN };
 		if (err_r >= 0)
 			pfd[n++] = (struct pollfd){ .fd = err_r, .events = POLLIN };
-		if (poll(pfd, (nfds_t)n,
-			 !stopped && (o->cancel || (o->stoppable && stop_flag) || o->stop)
-				 ? CANCEL_POLL_MS
-				 : -1) < 0) {
+		wait_ms = !stopped && (o->cancel || (o->stoppable && stop_flag) || o->stop)
+				  ? STOP_POLL_MS
+				  : -1;
+		if (poll(pfd, (nfds_t)n, wait_ms) < 0) {
 			if (errno == EINTR)
 				continue;
 			return -1;

@@ -1,0 +1,23 @@
+/*
+ * The checkout child's entry (`nextbot worker-checkout`, run by nextbot itself as
+ * the runner user, in the sandbox): the one part of merge/worker.c that bot/
+ * calls.  The rest, the workers nextbot keeps, is merge/worker_int.h.
+ */
+#ifndef MERGE_WORKER_H
+#define MERGE_WORKER_H
+
+#include "util/strbuf.h"
+
+/*
+ * Checks `commit_hex` out into <dir>/tree with <dir>/git as its git dir over
+ * `common_dir` (the work repository: objects and refs shared, as `git worktree`
+ * does).  Without `pristine` it first looks for traps in the tree (never following
+ * or opening anything but folders); returns 1 with a message in `why` (caller's
+ * strbuf) when it finds one or the git dir is missing, so that the caller removes
+ * the tree and asks again pristine.  Returns 0 when done, NB_ENOTFOUND or NB_ERROR
+ * (recorded) when the checkout failed.
+ */
+int worker_checkout_here(struct strbuf *why, const char *common_dir, const char *dir,
+			 const char *commit_hex, int pristine);
+
+#endif
