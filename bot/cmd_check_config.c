@@ -8,6 +8,7 @@
 #include "bot/commands.h"
 #include "bot/config.h"
 #include "bot/workdir.h"
+#include "util/cgroup.h"
 #include "util/error.h"
 #include "util/size.h"
 #include "util/strbuf.h"
@@ -104,6 +105,9 @@ static void print_sandbox(FILE *out, const struct config *cfg)
 	}
 	size_format(&sb, cfg->runner.limits.file_size);
 	fprintf(out, ", file_size %s\n", sb.buf);
+	strbuf_reset(&sb);
+	fprintf(out, "cgroups: %s", cgroup_kind_name(cgroup_available(&sb)));
+	fprintf(out, " (%s)\n", sb.buf);
 	strbuf_release(&sb);
 }
 

@@ -19,6 +19,7 @@
 #include "util/strbuf.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/cgroup.h"
 #include "util/runcmd.h"
 #include "util/slurm.h"
 #include "util/banned.h"
@@ -45,6 +46,7 @@ int bot_night(const struct config *cfg, const char *date, int no_notify)
 {
 	struct night_opts opts = { date, no_notify };
 	struct run_lock lock = RUN_LOCK_INIT;
+	struct strbuf why = STRBUF_INIT;
 	int code;
 
 	if (run_lock_take(&lock, cfg->workdir) < 0) {
@@ -64,6 +66,12 @@ int bot_night(const struct config *cfg, const char *date, int no_notify)
 		run_lock_release(&lock);
 		return EXIT_FAILED;
 	}
+	if (cgroup_available(&why) == CGROUP_NONE)
+		log_warn("no cgroup for the commands' limits (%s): memory and processes are "
+			 "limited per process (RLIMIT_AS, RLIMIT_NPROC), and a command killed by "
+			 "them is not named",
+			 why.buf);
+	strbuf_release(&why);
 	bot_catch_stop();
 	/* SIGTERM ends a running command (or checkout) at once, whatever it does */
 	runcmd_stop_on(&bot_stop_requested);

@@ -895,10 +895,21 @@ static int base_check(int *broken, struct night *n)
 		night_failure_release(&f);
 		return error;
 	}
-	if (f.infra) {
-		/* nothing can be judged tonight: merge, but build and blame nothing */
-		strvec_pushf(&n->run->notes, "infrastructure problem, nothing built or blamed: %s",
-			     f.infra);
+	if (f.infra || (f.limit && !f.timed_out)) {
+		/*
+		 * Nothing can be judged tonight: merge, but build and blame nothing.  A
+		 * limit the base alone runs into is the limit's (the host's), never the
+		 * base's: no base-broken mail.
+		 */
+		if (f.infra)
+			strvec_pushf(&n->run->notes,
+				     "infrastructure problem, nothing built or blamed: %s",
+				     f.infra);
+		else
+			strvec_pushf(&n->run->notes,
+				     "infrastructure problem, nothing built or blamed: the base "
+				     "alone runs into a limit: %s %s", f.cmd ? f.cmd->name : "?",
+				     f.limit);
 		n->checks_off = 1;
 		n->broken = 1;
 		night_failure_release(&f);

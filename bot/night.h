@@ -81,6 +81,8 @@ struct night_failure {
 	char *infra;             /* set: could not be judged, and why */
 	struct night_cell_failure *cells; /* every failing cell, in cell order */
 	size_t cells_nr;
+	char *limit;             /* set: a limit ended the command ("killed: memory
+				    limit 8 GiB", "timed out after 30m") */
 };
 
 struct night {

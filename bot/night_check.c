@@ -56,6 +56,7 @@ void night_failure_release(struct night_failure *f)
 		free(f->cells[i].infra);
 	}
 	free(f->cells);
+	free(f->limit);
 	memset(f, 0, sizeof(*f));
 }
 
@@ -165,8 +166,8 @@ static void opts(struct night *n, struct culprit_opts *o, const struct night_cel
 	o->stop_data = n;
 	o->user = n->cfg->runner.user;
 	o->exe = bot_self_exe();
-	n->limits = (struct runcmd_limits){ .nproc = n->cfg->runner.limits.processes,
-					    .as_bytes = n->cfg->runner.limits.memory,
+	n->limits = (struct runcmd_limits){ .memory = n->cfg->runner.limits.memory,
+					    .processes = n->cfg->runner.limits.processes,
 					    .fsize = n->cfg->runner.limits.file_size,
 					    .cpu = n->cfg->runner.limits.cpu };
 	o->limits = &n->limits;
@@ -353,6 +354,7 @@ static int failure_fill(struct night *n, struct night_failure *out, const struct
 	out->timed_out = pr->timed_out;
 	out->excerpt = pr->excerpt ? xstrdup(pr->excerpt) : NULL;
 	out->first_error = pr->first_error ? xstrdup(pr->first_error) : NULL;
+	out->limit = pr->limit ? xstrdup(pr->limit) : NULL;
 	if (pr->verdict == CHECK_INFRA)
 		out->infra = xstrdup(pr->infra_reason ? pr->infra_reason
 						       : "the command could not run");

@@ -18,6 +18,7 @@ void check_result_release(struct check_result *r)
 	free(r->excerpt);
 	free(r->first_error);
 	free(r->infra_reason);
+	free(r->limit);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -65,6 +66,14 @@ static void fill(struct check_result *out, const struct probe_result *pr,
 	if (out->verdict == CHECK_GOOD)
 		return;
 	excerpt_extract(&ex, &first, pr->output.buf, pr->output.len, strip);
+	if (pr->limit) {
+		/* the limit is the error: the output before it varies from run to run */
+		out->limit = xstrdup(pr->limit);
+		strbuf_reset(&first);
+		strbuf_addf(&first, "nextbot: %s", pr->limit);
+		if (!strstr(ex.buf, first.buf))
+			strbuf_addf(&ex, "%s\n", first.buf);
+	}
 	out->excerpt = strbuf_detach(&ex, NULL);
 	out->first_error = strbuf_detach(&first, NULL);
 }

@@ -25,6 +25,8 @@ struct check_result {
 	char *excerpt;         /* owned; NULL when good */
 	char *first_error;     /* owned */
 	char *infra_reason;    /* owned; CHECK_INFRA */
+	char *limit;           /* owned; the limit that ended the failing command
+				  ("killed: memory limit 8 GiB"), NULL: none */
 	unsigned runs;         /* commands run (0: all from the cache) */
 	int cancelled;         /* check_commits() cut it off: no verdict (CHECK_INFRA) */
 };

@@ -430,9 +430,15 @@ static int bounds(struct night *n)
 	} else if (r.verdict != PROBE_GOOD) {
 		int missing = r.exit_code == 126 || r.exit_code == 127;
 
-		infra_outcome(n, "the good end (%.12s) fails too: %s exit %d%s", n->base,
-				r.cmd_index >= 0 ? n->cmds[r.cmd_index].name : "?", r.exit_code,
-				missing ? " (a missing tool?)" : "");
+		if (r.limit)
+			/* a limit hit at the good end is the limit's, never a patch's */
+			infra_outcome(n, "the good end (%.12s) fails too: %s %s", n->base,
+					r.cmd_index >= 0 ? n->cmds[r.cmd_index].name : "?",
+					r.limit);
+		else
+			infra_outcome(n, "the good end (%.12s) fails too: %s exit %d%s", n->base,
+					r.cmd_index >= 0 ? n->cmds[r.cmd_index].name : "?",
+					r.exit_code, missing ? " (a missing tool?)" : "");
 		go_on = 0;
 	}
 	probe_result_release(&r);
@@ -738,6 +744,20 @@ static int repeat(unsigned *count, struct night *n, const git_oid *commit, unsig
 	return 0;
 }
 
+/*
+ * A run a limit ended failed by that limit: it is the first error (the output
+ * before it varies from run to run), and the excerpt ends with it.
+ */
+static void name_limit(struct strbuf *ex, struct strbuf *first, const char *limit)
+{
+	if (!limit)
+		return;
+	strbuf_reset(first);
+	strbuf_addf(first, "nextbot: %s", limit);
+	if (!strstr(ex->buf, first->buf))
+		strbuf_addf(ex, "%s\n", first->buf);
+}
+
 /* The first error line of a failed run, normalised. */
 static void first_error(struct strbuf *out, struct night *n, const struct probe_result *r)
 {
@@ -745,6 +765,7 @@ static void first_error(struct strbuf *out, struct night *n, const struct probe_
 
 	excerpt_extract(&ex, &first, r->output.buf, r->output.len,
 			worker_tree_path(n->s.workers[0]));
+	name_limit(&ex, &first, r->limit);
 	excerpt_normalise(out, first.buf);
 	strbuf_release(&ex);
 	strbuf_release(&first);
@@ -838,6 +859,7 @@ static void describe(struct night *n, const struct found *f, const struct probe_
 	out->timed_out = fail->timed_out;
 	excerpt_extract(&ex, &first, fail->output.buf, fail->output.len,
 			worker_tree_path(n->s.workers[0]));
+	name_limit(&ex, &first, fail->limit);
 	if (merge_patch_id_oid(&patch_id, n->repo, &f->commit) < 0 || nb_oid_is_null(&patch_id))
 		patch_id = out->commit;
 	excerpt_fingerprint(&fp, patch_id.hex, out->command, first.buf);

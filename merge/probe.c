@@ -1,8 +1,8 @@
 /* Probing a commit: checkout into a worker, run the commands, classify, cache. */
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
-#include <fcntl.h>
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,13 +26,15 @@ void probe_result_release(struct probe_result *r)
 {
 	free(r->log_path);
 	free(r->infra_reason);
+	free(r->limit);
 	strbuf_release(&r->output);
-	r->log_path = r->infra_reason = NULL;
+	r->log_path = r->infra_reason = r->limit = NULL;
 }
 
 static void reset(struct probe_result *r)
 {
 	probe_result_release(r);
+	strbuf_init(&r->output, 0);
 	r->verdict = PROBE_GOOD;
 	r->cmd_index = -1;
 	r->exit_code = r->signal = r->timed_out = r->from_cache = 0;
@@ -149,9 +151,7 @@ static int classify(struct probe_result *out, struct runcmd_result *r, size_t i,
 		      why ? ": " : "", len, why ? why : "");
 	} else if (r->exec_failed) {
 		infra(out, "the command could not be started (%s)", c->name ? c->name : "");
-	} else if (r->limit_hit) {
-		infra(out, "a resource limit ended the command (%s)", c->name ? c->name : "");
-	} else if (r->exit_code == 0 && !r->timed_out) {
+	} else if (r->exit_code == 0 && !r->timed_out && !r->limit_hit) {
 		return 0;
 	} else if (r->exit_code == EXIT_SKIP && !r->signal && !r->timed_out) {
 		out->verdict = PROBE_SKIP;
@@ -162,6 +162,18 @@ static int classify(struct probe_result *out, struct runcmd_result *r, size_t i,
 	out->exit_code = r->exit_code;
 	out->signal = r->signal;
 	out->timed_out = r->timed_out;
+	free(out->limit);
+	out->limit = NULL;
+	if (r->limit != RUNCMD_LIMIT_NONE) {
+		struct strbuf sb = STRBUF_INIT;
+
+		/* the limit, with its value, is what failed: say so where people read */
+		runcmd_limit_describe(&sb, r);
+		if (r->output.len && r->output.buf[r->output.len - 1] != '\n')
+			strbuf_addch(&r->output, '\n');
+		strbuf_addf(&r->output, "nextbot: %s\n", sb.buf);
+		out->limit = strbuf_detach(&sb, NULL);
+	}
 	strbuf_release(&out->output);
 	out->output = r->output;
 	strbuf_init(&r->output, 0);
@@ -185,6 +197,20 @@ static void remember(const struct probe_spec *spec, const char *tree_hex, size_t
 			r->exit_code, what) < 0)
 		log_warn("verdict cache: %s", nb_error_last());
 	free(what);
+}
+
+/* The limit's line at the end of the run's log too. */
+static void log_append(const char *path, const char *limit)
+{
+	int fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	char *line = xstrfmt("nextbot: %s\n", limit);
+
+	if (fd >= 0) {
+		if (write(fd, line, strlen(line)) < 0)
+			log_warn("cannot append to %s: %s", path, strerror(errno));
+		close(fd);
+	}
+	free(line);
 }
 
 static int run_all(struct probe_result *out, struct worker *w, const char *commit_hex,
@@ -238,6 +264,8 @@ static int run_all(struct probe_result *out, struct worker *w, const char *commi
 		remember(spec, tree_hex, i, &r, pristine);
 		decided = classify(out, &r, i, c);
 		runcmd_result_release(&r);
+		if (decided && out->limit && log)
+			log_append(log, out->limit);
 		if (decided) {
 			free(out->log_path);
 			out->log_path = log;

@@ -18,10 +18,13 @@ struct runcmd_limits;
 
 enum probe_verdict {
 	PROBE_GOOD = 0,  /* every command exited 0 */
-	PROBE_BAD,       /* a command failed: exit 1..255 but 125, a signal, its timeout */
+	PROBE_BAD,       /* a command failed: exit 1..255 but 125, a signal, its timeout
+			    or another limit (named in `limit`: the caller decides
+			    whether a limit is a patch's doing, by the good end and
+			    the culprit's parent passing under the same limit) */
 	PROBE_SKIP,      /* exit 125, or a failure of a skip_on_fail command */
 	PROBE_INFRA,     /* could not be judged: checkout failed, the runner could not
-			    start the command, a resource limit ended it */
+			    start the command, the sandbox could not be set up */
 };
 
 struct probe_command {
@@ -74,8 +77,12 @@ struct probe_result {
 	char *log_path;            /* the deciding run's log, or NULL; owned */
 	char *infra_reason;        /* PROBE_INFRA: why; owned */
 	struct strbuf output;      /* the deciding command's output (head and tail) */
+	/* the limit that ended the deciding command, as runcmd_limit_describe() says it
+	   ("killed: memory limit 8 GiB", "timed out after 30m"); owned; NULL: none.
+	   It is also the output's last line, after "nextbot: " */
+	char *limit;
 };
-#define PROBE_RESULT_INIT { PROBE_GOOD, -1, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, STRBUF_INIT }
+#define PROBE_RESULT_INIT { PROBE_GOOD, -1, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, STRBUF_INIT, NULL }
 void probe_result_release(struct probe_result *r);
 
 /*

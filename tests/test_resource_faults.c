@@ -52,6 +52,8 @@ static void run_limited(struct runcmd_result *res, const char *sub, const char *
 		skip();
 	}
 	assert_int_equal(file_mkdir_p(cwd, 0755), 0);
+	/* the working tree is the user's, as a worker's is */
+	assert_int_equal(chown(cwd, 65534, 65534), 0);
 	o.shell = shell;
 	o.cwd = cwd;
 	o.user = "nobody";

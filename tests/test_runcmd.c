@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "util/runcmd.h"
+#include "util/cgroup.h"
 #include "util/error.h"
 #include "util/fileutil.h"
 #include "util/strbuf.h"
@@ -373,6 +374,16 @@ static void test_stdin_and_cwd(void **state)
 	runcmd_result_release(&res);
 }
 
+static void assert_limit_text(const struct runcmd_result *r, const char *want)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	runcmd_limit_describe(&sb, r);
+	if (strcmp(sb.buf, want))
+		fail_msg("limit named '%s', wanted '%s'", sb.buf, want);
+	strbuf_release(&sb);
+}
+
 static void test_fsize_limit(void **state)
 {
 	struct runcmd_result res = RUNCMD_RESULT_INIT;
@@ -392,6 +403,91 @@ static void test_fsize_limit(void **state)
 	o.shell = "dd if=/dev/zero of=big2 bs=65536 count=64 2>/dev/null; exit $?";
 	assert_int_equal(runcmd_run(&res, &o), 0);
 	assert_true(res.limit_hit);
+	assert_int_equal(res.limit, RUNCMD_LIMIT_FILE_SIZE);
+	assert_limit_text(&res, "killed: file size limit 256 KiB");
+	runcmd_result_release(&res);
+}
+
+/*
+ * RELIABILITY 16: a memory hog and a fork bomb are stopped by their limits and
+ * named.  The memory one needs a cgroup (this host's, v2 or v1); without one it is
+ * skipped, as the limit is then RLIMIT_AS and the allocation simply fails.  The fork
+ * bomb runs under a process limit of 64 only, and a timeout: CI shares the machine.
+ */
+static void test_memory_limit_named(void **state)
+{
+	struct runcmd_result res = RUNCMD_RESULT_INIT;
+	struct runcmd_opts o = RUNCMD_OPTS_INIT;
+	struct strbuf why = STRBUF_INIT;
+
+	if (cgroup_available(&why) == CGROUP_NONE) {
+		print_message("# no cgroup here (%s)\n", why.buf);
+		strbuf_release(&why);
+		skip();
+	}
+	strbuf_release(&why);
+	/* 20 GiB, touched page by page; the limit is 64 MiB */
+	o.argv = (const char *const[]){ "/usr/bin/python3", "-c",
+					"b = bytearray(20 << 30); print('ALLOCATED')", NULL };
+	o.cwd = tmpdir;
+	o.timeout = 120;
+	o.limits.memory = 64LL << 20;
+	o.limits.processes = 64;
+	assert_int_equal(runcmd_run(&res, &o), 0);
+	assert_null(strstr(res.output.buf, "ALLOCATED"));
+	assert_true(res.limit_hit);
+	assert_int_equal(res.limit, RUNCMD_LIMIT_MEMORY);
+	assert_limit_text(&res, "killed: memory limit 64 MiB");
+	runcmd_result_release(&res);
+}
+
+static void test_fork_bomb_named(void **state)
+{
+	struct runcmd_result res = RUNCMD_RESULT_INIT;
+	struct runcmd_opts o = RUNCMD_OPTS_INIT;
+
+	/* each process starts two more, forever, and fails when it cannot */
+	o.shell = "b() { b | b & }; b; sleep 3; exit 1";
+	o.cwd = tmpdir;
+	o.timeout = 60;
+	o.limits.processes = 64;
+	o.limits.memory = 256LL << 20;
+	if (!geteuid())
+		o.user = "nobody";
+	assert_int_equal(chmod(tmpdir, 0755), 0);
+	assert_int_equal(runcmd_run(&res, &o), 0);
+	assert_false(res.timed_out);
+	if (cgroup_available(NULL) == CGROUP_NONE) {
+		/* RLIMIT_NPROC stood in: the bomb stopped, but nothing tells why */
+		runcmd_result_release(&res);
+		return;
+	}
+	assert_true(res.limit_hit);
+	assert_int_equal(res.limit, RUNCMD_LIMIT_PROCESSES);
+	assert_limit_text(&res, "stopped: process limit 64 reached");
+	runcmd_result_release(&res);
+}
+
+static void test_cpu_and_time_named(void **state)
+{
+	struct runcmd_result res = RUNCMD_RESULT_INIT;
+	struct runcmd_opts o = RUNCMD_OPTS_INIT;
+
+	o.shell = "while :; do :; done";
+	o.cwd = tmpdir;
+	o.timeout = 60;
+	o.limits.cpu = 1;
+	assert_int_equal(runcmd_run(&res, &o), 0);
+	assert_true(res.limit_hit);
+	assert_int_equal(res.limit, RUNCMD_LIMIT_CPU);
+	assert_limit_text(&res, "killed: CPU time limit 1s");
+	o.limits.cpu = 0;
+	o.shell = "sleep 100";
+	o.timeout = 1;
+	assert_int_equal(runcmd_run(&res, &o), 0);
+	assert_true(res.timed_out);
+	assert_false(res.limit_hit);
+	assert_limit_text(&res, "timed out after 1s");
 	runcmd_result_release(&res);
 }
 
@@ -412,6 +508,9 @@ static void test_user_drop(void **state)
 	assert_int_equal(file_mkdir_p(work, 0700), 0);
 	assert_int_equal(chmod(priv, 0700), 0);
 	assert_int_equal(file_write_atomic(file, "x", 1), 0);
+	/* the working tree is the user's already: runcmd hands nothing over */
+	assert_int_equal(chown(work, 65534, 65534), 0);
+	assert_int_equal(chown(file, 65534, 65534), 0);
 	o.shell = "id -u; echo more >> old && touch new && echo ok";
 	o.cwd = work;
 	o.user = "nobody";
@@ -426,7 +525,7 @@ static void test_user_drop(void **state)
 	assert_int_equal(stat(made, &st), 0);
 	assert_int_equal(st.st_uid, 65534);
 	assert_int_equal(stat(priv, &st), 0);
-	assert_int_equal(st.st_uid, 0); /* only the working tree changes hands */
+	assert_int_equal(st.st_uid, 0);
 
 	o.user = "nextbot-no-such-user";
 	assert_true(runcmd_run(&res, &o) < 0);
@@ -801,6 +900,9 @@ int main(void)
 		T(test_box_sees_only_its_worker),
 		T(test_box_status),
 		T(test_stop),
+		T(test_memory_limit_named),
+		T(test_fork_bomb_named),
+		T(test_cpu_and_time_named),
 	};
 
 	return cmocka_run_group_tests_name("runcmd", tests, NULL, NULL);

@@ -20,7 +20,10 @@
 #include <unistd.h>
 
 #include "util/runcmd.h"
+#include "util/cgroup.h"
 #include "util/error.h"
+#include "util/size.h"
+#include "util/timespec.h"
 #include "util/log.h"
 #include "util/strvec.h"
 #include "util/xalloc.h"
@@ -84,6 +87,7 @@ struct prepared {
 	gid_t gid;
 	int set_limits;
 	struct runcmd_limits limits;
+	struct cgroup cg;       /* the command's, when limits.memory or .processes */
 	int has_deadline;
 	struct timespec deadline; /* CLOCK_MONOTONIC */
 };
@@ -240,6 +244,9 @@ static int set_limit(int resource, long long value)
 	if (value <= 0)
 		return 0;
 	rl.rlim_cur = rl.rlim_max = (rlim_t)value;
+	/* SIGXCPU at the limit (it says which limit); SIGKILL only if it is ignored */
+	if (resource == RLIMIT_CPU)
+		rl.rlim_max = (rlim_t)value + 5;
 	if (getuid() != 0) {
 		/* Unprivileged: the hard limit may only go down. */
 		struct rlimit old;
@@ -280,6 +287,9 @@ static void run_child(const struct prepared *p, int fail_fd, int status_w)
 					      : dup2(status_w, BOX_STATUS_FD) < 0)
 			child_fail(fail_fd, STAGE_FDS, errno);
 	}
+	/* as root, before the switch: the runner user cannot leave it then */
+	if (cgroup_join(&p->cg) < 0)
+		child_fail(fail_fd, STAGE_LIMITS, errno);
 	close_fds_except(keep, p->boxed ? 2 : 1);
 
 	if (p->set_limits &&
@@ -508,7 +518,8 @@ static void supervise(const struct prepared *p)
 {
 	struct report r = { .box_exit = -1 };
 	int fail_pipe[2] = { -1, -1 }, status_pipe[2] = { -1, -1 };
-	int keep[4] = { p->stdin_fd, p->out_w, p->err_w, p->report_w };
+	int keep[6] = { p->stdin_fd, p->out_w, p->err_w, p->report_w, p->cg.procs_fd[0],
+			p->cg.procs_fd[1] };
 	int status;
 	pid_t pid;
 
@@ -516,7 +527,7 @@ static void supervise(const struct prepared *p)
 	if (getppid() != p->nextbot_pid)
 		_exit(1);
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	close_fds_except(keep, 4);
+	close_fds_except(keep, 6);
 	signal(SIGCHLD, SIG_DFL);
 
 	if (pipe2(fail_pipe, O_CLOEXEC | O_NONBLOCK) < 0 ||
@@ -621,44 +632,6 @@ static void build_env(struct strvec *env, const struct runcmd_opts *o, const str
 	for (i = 0; o->env && o->env[i]; i++)
 		if (strchr(o->env[i], '='))
 			env_set(env, o->env[i]);
-}
-
-/* Gives the command's working tree to the user it runs as (entries not yet theirs). */
-static int chown_tree(int dirfd, const char *path, uid_t uid, gid_t gid)
-{
-	struct stat st;
-	struct dirent *de;
-	DIR *d;
-	int fd, error = 0;
-
-	fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return nb_error_errno(NB_ERROR, "cannot open '%s'", path);
-	if (fstat(fd, &st) == 0 && st.st_uid != uid && fchown(fd, uid, gid) < 0) {
-		close(fd);
-		return nb_error_errno(NB_ERROR, "cannot chown '%s'", path);
-	}
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return nb_error_errno(NB_ERROR, "cannot read directory '%s'", path);
-	}
-	while (!error && (de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			continue;
-		if (S_ISDIR(st.st_mode)) {
-			error = chown_tree(fd, de->d_name, uid, gid);
-			if (error)
-				nb_error_prefix("%s/", path);
-		} else if (st.st_uid != uid &&
-			   fchownat(fd, de->d_name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0) {
-			error = nb_error_errno(NB_ERROR, "cannot chown '%s/%s'", path, de->d_name);
-		}
-	}
-	closedir(d);
-	return error;
 }
 
 static int lookup_user(struct prepared *p, const char *user, struct passwd *pw,
@@ -896,16 +869,26 @@ static int prepare(struct prepared *p, const struct runcmd_opts *o, struct passw
 
 		if (error)
 			return error;
-		if (o->cwd && chown_tree(AT_FDCWD, o->cwd, p->uid, p->gid) < 0) {
-			nb_error_prefix("runner user '%s': ", o->user);
-			return NB_ERROR;
-		}
 	}
 	p->limits = o->limits;
+	if (p->limits.memory || p->limits.processes) {
+		if (cgroup_create(&p->cg, p->limits.memory, p->limits.processes) < 0)
+			return NB_ERROR;
+		/*
+		 * The cgroup limits the whole command, the rlimits each process: where
+		 * there is no cgroup, the rlimits stand in for it.
+		 */
+		if (p->cg.kind == CGROUP_NONE) {
+			if (!p->limits.as_bytes)
+				p->limits.as_bytes = p->limits.memory;
+			if (!p->limits.nproc)
+				p->limits.nproc = p->limits.processes;
+		}
+	}
 	if (is_root) {
-		if (!p->limits.nproc)
+		if (!p->limits.nproc && p->cg.kind == CGROUP_NONE)
 			p->limits.nproc = DEFAULT_NPROC;
-		if (!p->limits.as_bytes)
+		if (!p->limits.as_bytes && !p->limits.memory)
 			p->limits.as_bytes = DEFAULT_AS;
 		if (!p->limits.fsize)
 			p->limits.fsize = DEFAULT_FSIZE;
@@ -942,6 +925,8 @@ static void result_reset(struct runcmd_result *out)
 	out->exit_code = -1;
 	out->signal = out->timed_out = out->exec_failed = out->limit_hit = out->box_failed = 0;
 	out->stopped = 0;
+	out->limit = RUNCMD_LIMIT_NONE;
+	out->limit_value = 0;
 	out->seconds = 0;
 	out->output_total = 0;
 	strbuf_reset(&out->output);
@@ -1024,6 +1009,77 @@ done:
 	return error;
 }
 
+/*
+ * Which limit ended the command, from what the kernel says: the timeout, the
+ * cgroup's OOM kills and refused forks, SIGXCPU and SIGXFSZ (a shell or bwrap
+ * passes them on as 128+N).  A limit counts only for a command that failed.
+ */
+static void name_limit(struct runcmd_result *out, const struct runcmd_opts *o,
+			 const struct prepared *p)
+{
+	struct cgroup_events ev;
+	int sig = out->signal ? out->signal
+		  : out->exit_code > 128 && out->exit_code < 128 + 32 ? out->exit_code - 128 : 0;
+	int shell_like = !o->argv || p->boxed;
+
+	cgroup_events(&p->cg, &ev);
+	out->limit = RUNCMD_LIMIT_NONE;
+	out->limit_value = 0;
+	if (out->timed_out) {
+		out->limit = RUNCMD_LIMIT_TIME;
+		out->limit_value = (long long)(o->timeout + 0.5);
+	} else if (out->stopped || out->exec_failed || out->exit_code == 0) {
+		return;
+	} else if (ev.oom_kills) {
+		out->limit = RUNCMD_LIMIT_MEMORY;
+		out->limit_value = p->cg.memory;
+	} else if (ev.pids_max) {
+		out->limit = RUNCMD_LIMIT_PROCESSES;
+		out->limit_value = p->cg.processes;
+	} else if (sig == SIGXCPU && (out->signal || shell_like)) {
+		out->limit = RUNCMD_LIMIT_CPU;
+		out->limit_value = p->limits.cpu;
+	} else if (sig == SIGXFSZ && (out->signal || shell_like)) {
+		out->limit = RUNCMD_LIMIT_FILE_SIZE;
+		out->limit_value = p->limits.fsize;
+	} else if (out->signal == SIGKILL && p->cg.kind == CGROUP_NONE) {
+		/* a SIGKILL nobody here sent, and no cgroup to ask: most likely the OOM killer */
+		out->limit = RUNCMD_LIMIT_MEMORY;
+	}
+	out->limit_hit = out->limit != RUNCMD_LIMIT_NONE && out->limit != RUNCMD_LIMIT_TIME;
+}
+
+void runcmd_limit_describe(struct strbuf *sb, const struct runcmd_result *r)
+{
+	switch (r->limit) {
+	case RUNCMD_LIMIT_TIME:
+		strbuf_addstr(sb, "timed out after ");
+		timespec_format_duration(sb, (long)r->limit_value);
+		break;
+	case RUNCMD_LIMIT_MEMORY:
+		if (!r->limit_value) {
+			strbuf_addstr(sb, "killed by SIGKILL (most likely out of memory)");
+			break;
+		}
+		strbuf_addstr(sb, "killed: memory limit ");
+		size_format(sb, r->limit_value);
+		break;
+	case RUNCMD_LIMIT_PROCESSES:
+		strbuf_addf(sb, "stopped: process limit %lld reached", r->limit_value);
+		break;
+	case RUNCMD_LIMIT_CPU:
+		strbuf_addstr(sb, "killed: CPU time limit ");
+		timespec_format_duration(sb, (long)r->limit_value);
+		break;
+	case RUNCMD_LIMIT_FILE_SIZE:
+		strbuf_addstr(sb, "killed: file size limit ");
+		size_format(sb, r->limit_value);
+		break;
+	default:
+		break;
+	}
+}
+
 /* Places of the host that hold other users' and services' things: never in a box. */
 static const char *const box_private[] = { "/tmp", "/var/tmp", "/run", "/home", "/root", NULL };
 
@@ -1071,7 +1127,8 @@ static void box_argv(struct strvec *av, const struct runcmd_opts *o, char *const
 
 static int run(struct runcmd_result *out, const struct runcmd_opts *o, struct strbuf *err_out)
 {
-	struct prepared p = { .opts = o, .stdin_fd = -1, .out_w = -1, .err_w = -1, .report_w = -1 };
+	struct prepared p = { .opts = o, .stdin_fd = -1, .out_w = -1, .err_w = -1, .report_w = -1,
+			      .cg = CGROUP_INIT };
 	const char *sh_argv[4] = { "/bin/sh", "-c", o->shell, NULL };
 	struct strvec env = STRVEC_INIT, box = STRVEC_INIT;
 	struct strbuf errbuf = STRBUF_INIT;
@@ -1105,11 +1162,14 @@ static int run(struct runcmd_result *out, const struct runcmd_opts *o, struct st
 	set_deadline(&p, &start, o->timeout);
 	error = spawn(out, &p, &errbuf);
 	out->seconds = elapsed(&start);
+	if (!error)
+		name_limit(out, o, &p);
 	if (o->log_path)
 		write_log(o->log_path, &out->output, &errbuf);
 	if (err_out)
 		strbuf_addbuf(err_out, &errbuf);
 done:
+	cgroup_destroy(&p.cg);
 	close_fd(&p.stdin_fd);
 	strvec_clear(&env);
 	strvec_clear(&box);

@@ -13,10 +13,17 @@
  * unprivileged user and RLIMIT_NPROC is not enforced for uid 0.
  */
 struct runcmd_limits {
-	long nproc;          /* RLIMIT_NPROC; default as root 2048 */
-	long long as_bytes;  /* RLIMIT_AS; default as root 16 GiB */
+	long nproc;          /* RLIMIT_NPROC; default as root 2048 when no cgroup */
+	long long as_bytes;  /* RLIMIT_AS; default as root 16 GiB when no memory limit */
 	long long fsize;     /* RLIMIT_FSIZE; default as root 8 GiB */
 	long cpu;            /* RLIMIT_CPU, seconds; default none */
+	/*
+	 * The whole command's (util/cgroup.h): memory of all its processes, tasks at
+	 * once.  Where the host has no cgroup for them, RLIMIT_AS and RLIMIT_NPROC
+	 * stand in (per process, and per user), unless set above.
+	 */
+	long long memory;
+	long processes;
 };
 
 /*
@@ -56,8 +63,8 @@ struct runcmd_opts {
 	size_t output_cap;        /* bytes of output kept (head + tail); 0: 1 MiB */
 	const char *log_path;     /* when set, the kept output is also written here */
 	const char *stdin_path;   /* NULL: /dev/null */
-	const char *user;         /* as root: run as this user (chowns cwd's tree to it); the
-				     working directory is entered as that user */
+	const char *user;         /* as root: run as this user; the working directory is
+				     entered as that user (who must be able to) */
 	const struct runcmd_box *box; /* run inside this sandbox; NULL: none */
 	struct runcmd_limits limits;
 	int merge_stderr;         /* 1 (default via INIT): stderr into the same output */
@@ -77,6 +84,16 @@ struct runcmd_opts {
 };
 #define RUNCMD_OPTS_INIT { .merge_stderr = 1 }
 
+enum runcmd_limit {
+	RUNCMD_LIMIT_NONE = 0,
+	RUNCMD_LIMIT_TIME,       /* opts.timeout (timed_out) */
+	RUNCMD_LIMIT_MEMORY,     /* limits.memory: the cgroup's OOM killer (value 0: a
+				    SIGKILL nobody here sent, and no cgroup to ask) */
+	RUNCMD_LIMIT_PROCESSES,  /* limits.processes: the cgroup refused forks */
+	RUNCMD_LIMIT_CPU,        /* limits.cpu (SIGXCPU) */
+	RUNCMD_LIMIT_FILE_SIZE,  /* limits.fsize (SIGXFSZ) */
+};
+
 struct runcmd_result {
 	int exit_code;      /* exit status; 128+signal when killed; -1 if never started */
 	int signal;         /* the signal that ended it, 0 if it exited */
@@ -87,6 +104,8 @@ struct runcmd_result {
 			       in it): nothing of the command ran; exec_failed is set too */
 	int stopped;        /* killed because nextbot is stopping (runcmd_stop_on(),
 			       opts.stop): no verdict */
+	enum runcmd_limit limit; /* the limit that ended it (with limit_hit, or timed_out) */
+	long long limit_value;   /* its value: seconds, bytes or processes */
 	double seconds;     /* wall time */
 	size_t output_total;/* bytes the command printed, of which `output` keeps some */
 	struct strbuf output; /* head, a "[... N bytes omitted ...]" line, tail */
@@ -108,6 +127,13 @@ struct runcmd_result {
  */
 int runcmd_run(struct runcmd_result *out, const struct runcmd_opts *opts);
 void runcmd_result_release(struct runcmd_result *r);
+
+/*
+ * Appends what stopped the command, with the limit's value: "timed out after 30m",
+ * "killed: memory limit 8 GiB", "stopped: process limit 2048 reached", "killed: CPU
+ * time limit 2h", "killed: file size limit 8 GiB"; nothing when r->limit is NONE.
+ */
+void runcmd_limit_describe(struct strbuf *sb, const struct runcmd_result *r);
 
 /* Convenience: runs argv (inheriting the environment) and captures stdout only. */
 int runcmd_capture(struct strbuf *out, const char *cwd, const char *const *argv);

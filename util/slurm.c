@@ -460,6 +460,9 @@ int slurm_run(struct runcmd_result *out, const struct runcmd_opts *opts,
 	ro.shell = NULL;
 	ro.box = NULL;  /* srun runs on this host; the step is not boxed yet */
 	ro.stoppable = 0; /* a stop cancels the job (slurm_stop_on()), srun then ends */
+	/* the step's memory and processes are Slurm's to limit (srun_args), not srun's */
+	ro.limits.memory = 0;
+	ro.limits.processes = 0;
 	ro.env = (const char *const *)env.v;
 	ro.timeout = opts->timeout > 0 ? queue + opts->timeout + GRACE_SECONDS : 0;
 	w = (struct watch){ .name = name, .env = ro.env, .timeout = opts->timeout,
