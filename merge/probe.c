@@ -243,6 +243,7 @@ static int run_all(struct probe_result *out, struct worker *w, const char *commi
 		opts.inherit_env = spec->inherit_env;
 		opts.cancel = spec->cancel;
 		opts.stoppable = 1;
+		opts.runner_dir = worker_run_path(w);
 		if (spec->limits)
 			opts.limits = *spec->limits;
 		if (spec->box) {

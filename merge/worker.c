@@ -30,7 +30,7 @@
 #define EXIT_NEEDS_PRISTINE 3
 
 struct worker {
-	char *dir, *tree, *git, *common, *exe;
+	char *dir, *tree, *git, *run, *common, *exe;
 	struct worker_opts opts;
 	int chown_to;           /* as root: the tree and git dir are the runner's */
 	uid_t uid;
@@ -58,6 +58,7 @@ int worker_open(struct worker **out, const char *repo_path, const char *dir,
 	w->dir = xstrdup(dir);
 	w->tree = xstrfmt("%s/tree", dir);
 	w->git = xstrfmt("%s/git", dir);
+	w->run = xstrfmt("%s/run", dir);
 	if (opts)
 		w->opts = *opts;
 	if (!w->opts.exe) {
@@ -103,28 +104,29 @@ void worker_free(struct worker *w)
 	free(w->dir);
 	free(w->tree);
 	free(w->git);
+	free(w->run);
 	free(w->common);
 	free(w->exe);
 	free(w);
 }
 
 /*
- * <dir>/tree and <dir>/git as empty folders of the runner user's (with `fresh`, or
+ * <dir>/tree, <dir>/git and <dir>/run as empty folders of the runner user's (with `fresh`, or
  * when they are not such folders: an older layout, a file in their place).  <dir>
  * is nextbot's, so nothing can be swapped under these two names meanwhile.
  */
 static int make_dirs(struct worker *w, int fresh)
 {
-	static const char *const names[] = { "tree", "git", "index" };
+	static const char *const names[] = { "tree", "git", "run", "index" };
 	int dfd, i, error = 0;
 
 	dfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return nb_error_errno(NB_ERROR, "worker %s: cannot open it", w->dir);
 	/* an older nextbot kept the index beside the tree */
-	if (unlinkat(dfd, names[2], 0) < 0 && errno != ENOENT && errno != EISDIR)
+	if (unlinkat(dfd, names[3], 0) < 0 && errno != ENOENT && errno != EISDIR)
 		log_warn("worker %s: cannot remove its old index: %s", w->dir, strerror(errno));
-	for (i = 0; i < 2 && !error; i++) {
+	for (i = 0; i < 3 && !error; i++) {
 		char *path = xstrfmt("%s/%s", w->dir, names[i]);
 		struct stat st;
 		int ok = !fresh && fstatat(dfd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0 &&
@@ -234,6 +236,11 @@ const char *worker_tree_path(const struct worker *w)
 const char *worker_git_path(const struct worker *w)
 {
 	return w->git;
+}
+
+const char *worker_run_path(const struct worker *w)
+{
+	return w->run;
 }
 
 const char *worker_common_path(const struct worker *w)

@@ -10,14 +10,15 @@
  * there is one, with only that worker writable and the work repository read-only),
  * and the only thing nextbot itself does in a worker is remove it for a pristine
  * checkout (util/fileutil's removal: no symlink followed, nothing but folders
- * opened).  Layout of <dir>, all of it nextbot's (0711) but for two folders that
- * are the runner user's (0700):
+ * opened).  Layout of <dir>, all of it nextbot's (0711) but for three folders
+ * that are the runner user's (0700):
  *
  *   <dir>/tree   the checkout; <dir>/tree/.git says "gitdir: <dir>/git"
  *   <dir>/git    its git dir: HEAD (the commit checked out), index, and a
  *                `commondir` naming the work repository, whose objects and refs
  *                it shares (as `git worktree` does): in the tree, git log,
  *                git describe and git diff work as in a clone
+ *   <dir>/run    the runner's own files, outside the sandbox (Slurm's status)
  *   <dir>/busy   nextbot's marker that commands are running in the tree
  */
 #ifndef MERGE_WORKER_INT_H
@@ -64,6 +65,8 @@ int worker_checkout(struct worker *w, const git_oid *commit, int pristine);
 const char *worker_tree_path(const struct worker *w);
 /* The worker's git dir ("<dir>/git"); valid while the worker is. */
 const char *worker_git_path(const struct worker *w);
+/* The runner's folder beside the tree ("<dir>/run"); valid while the worker is. */
+const char *worker_run_path(const struct worker *w);
 /* The work repository's common dir (objects, refs); valid while the worker is. */
 const char *worker_common_path(const struct worker *w);
 /* nextbot's handle on the work repository (use it from the worker's thread only). */

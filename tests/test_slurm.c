@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -197,16 +198,84 @@ static void test_runs_as_user(void **state)
 	struct runcmd_opts o = RUNCMD_OPTS_INIT;
 	struct runcmd_result r = RUNCMD_RESULT_INIT;
 
-	if (getuid() != 0)
+	char *dir = xstrfmt("%s/nobody", tmpdir);
+
+	if (getuid() != 0) {
+		free(dir);
 		skip();
+	}
+	/* the working tree is the user's, as a worker's is, and reachable */
+	assert_int_equal(file_mkdir_p(dir, 0700), 0);
+	assert_int_equal(chown(dir, 65534, 65534), 0);
+	assert_int_equal(chmod(tmpdir, 0711), 0);
 	o.shell = "id -un; echo built >out; exit 1";
-	o.cwd = tmpdir;
+	o.cwd = dir;
 	o.user = "nobody";
 	assert_int_equal(slurm_run(&r, &o, &s), 0);
 	assert_int_equal(r.runner_failed, 0);
 	assert_int_equal(r.exit_code, 1);
 	assert_non_null(strstr(r.output.buf, "nobody\n"));
 	runcmd_result_release(&r);
+	free(dir);
+}
+
+/*
+ * RELIABILITY 33 on a cluster: the same sandbox wraps the step on the node.  The
+ * command sees its tree writable and not the folder beside it (the status files);
+ * it cannot reach a loopback TCP server of the host; a box that cannot be set up
+ * is box_failed, not the command's exit 1.  Its status files live in runner_dir.
+ */
+static void test_boxed_step(void **state)
+{
+	struct slurm_opts s = SLURM_OPTS_INIT;
+	struct runcmd_opts o = RUNCMD_OPTS_INIT;
+	struct runcmd_result r = RUNCMD_RESULT_INIT;
+	char *work = xstrfmt("%s/boxed/w0", tmpdir), *tree = xstrfmt("%s/tree", work);
+	char *run = xstrfmt("%s/run", work), *secret = xstrfmt("%s/boxed/state.json", tmpdir);
+	char *hidden = xstrfmt("%s/boxed", tmpdir), *bad = xstrfmt("%s/missing", tmpdir);
+	const char *hide[] = { hidden, NULL }, *rw[] = { tree, NULL }, *rw_bad[] = { bad, NULL };
+	struct runcmd_box box = { .bwrap = "/usr/bin/bwrap", .hide = hide, .writable = rw };
+	struct strbuf sb = STRBUF_INIT;
+
+	if (access(box.bwrap, X_OK)) {
+		free(work), free(tree), free(run), free(secret), free(hidden), free(bad);
+		skip();
+	}
+	assert_int_equal(file_mkdir_p(tree, 0711), 0);
+	assert_int_equal(file_mkdir_p(run, 0700), 0);
+	assert_int_equal(file_write_public(secret, "SECRET", 6), 0);
+	assert_int_equal(chmod(tmpdir, 0711), 0);
+	if (!getuid()) {
+		assert_int_equal(chown(tree, 65534, 65534), 0);
+		assert_int_equal(chown(run, 65534, 65534), 0);
+		o.user = "nobody";
+	}
+	o.shell = "cat ../../state.json 2>/dev/null; ls .. ; echo built >out.o; "
+		  "echo TMPDIR=$TMPDIR; exit 3";
+	o.cwd = tree;
+	o.runner_dir = run;
+	o.box = &box;
+	o.timeout = 120;
+	assert_int_equal(slurm_run(&r, &o, &s), 0);
+	assert_int_equal(r.runner_failed, 0);
+	assert_false(r.box_failed);
+	assert_int_equal(r.exit_code, 3);
+	assert_null(strstr(r.output.buf, "SECRET"));
+	assert_null(strstr(r.output.buf, "run\n"));   /* the status folder is not in the box */
+	assert_non_null(strstr(r.output.buf, "TMPDIR=/tmp\n"));
+	strbuf_addf(&sb, "%s/out.o", tree);
+	assert_true(file_exists(sb.buf));
+
+	/* a box that cannot come up on the node: not the command's exit 1 */
+	box.writable = rw_bad;
+	o.shell = "exit 0";
+	assert_int_equal(slurm_run(&r, &o, &s), 0);
+	assert_true(r.box_failed);
+	assert_true(r.exec_failed);
+	assert_int_equal(r.runner_failed, 0);
+	strbuf_release(&sb);
+	runcmd_result_release(&r);
+	free(work), free(tree), free(run), free(secret), free(hidden), free(bad);
 }
 
 static void test_argv_not_found_like_local(void **state)
@@ -754,6 +823,7 @@ int main(void)
 		T(test_argv_env_log_and_name),
 		T(test_argv_not_found_like_local),
 		T(test_runs_as_user),
+		T(test_boxed_step),
 		T(test_timeout_cancels_job),
 		T(test_sigterm_cancels_job),
 		T(test_allocation_refused_is_infra),

@@ -1096,10 +1096,9 @@ static void box_hide(struct strvec *av, const char *path)
 		strvec_pushl(av, "--ro-bind", "/dev/null", path, NULL);
 }
 
-/* bwrap's argument vector for the box of `o`, then the command `cmd`. */
-static void box_argv(struct strvec *av, const struct runcmd_opts *o, char *const *cmd)
+void runcmd_box_argv(struct strvec *av, const struct runcmd_box *b, const char *cwd,
+		     int status_fd, char *const *cmd)
 {
-	const struct runcmd_box *b = o->box;
 	size_t i;
 
 	strvec_pushl(av, b->bwrap, "--die-with-parent", "--new-session", "--unshare-all", NULL);
@@ -1116,10 +1115,12 @@ static void box_argv(struct strvec *av, const struct runcmd_opts *o, char *const
 		strvec_pushl(av, "--ro-bind", b->read_only[i], b->read_only[i], NULL);
 	for (i = 0; b->writable && b->writable[i]; i++)
 		strvec_pushl(av, "--bind", b->writable[i], b->writable[i], NULL);
-	strvec_push(av, "--json-status-fd");
-	strvec_pushf(av, "%d", BOX_STATUS_FD);
-	if (o->cwd)
-		strvec_pushl(av, "--chdir", o->cwd, NULL);
+	if (status_fd >= 0) {
+		strvec_push(av, "--json-status-fd");
+		strvec_pushf(av, "%d", status_fd);
+	}
+	if (cwd)
+		strvec_pushl(av, "--chdir", cwd, NULL);
 	strvec_push(av, "--");
 	for (i = 0; cmd[i]; i++)
 		strvec_push(av, cmd[i]);
@@ -1154,7 +1155,7 @@ static int run(struct runcmd_result *out, const struct runcmd_opts *o, struct st
 		/* the box has a /tmp of its own: the host's TMPDIR means nothing in it */
 		env_set(&env, "TMPDIR=/tmp");
 		p.envp = env.v;
-		box_argv(&box, o, p.argv);
+		runcmd_box_argv(&box, o->box, o->cwd, BOX_STATUS_FD, p.argv);
 		p.argv = box.v;
 		p.use_path = 0;
 		p.boxed = 1;

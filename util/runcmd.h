@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 #include "util/strbuf.h"
+#include "util/strvec.h"
 
 /*
  * Resource limits applied in the child (0: leave as is).  As root they are always
@@ -66,6 +67,9 @@ struct runcmd_opts {
 	const char *user;         /* as root: run as this user; the working directory is
 				     entered as that user (who must be able to) */
 	const struct runcmd_box *box; /* run inside this sandbox; NULL: none */
+	/* a folder of the user's, outside the box, for the runner's own files (Slurm's
+	   status files); NULL: the working directory */
+	const char *runner_dir;
 	struct runcmd_limits limits;
 	int merge_stderr;         /* 1 (default via INIT): stderr into the same output */
 	/*
@@ -127,6 +131,14 @@ struct runcmd_result {
  */
 int runcmd_run(struct runcmd_result *out, const struct runcmd_opts *opts);
 void runcmd_result_release(struct runcmd_result *r);
+
+/*
+ * bwrap's argument vector for `box`: bwrap and its options, --chdir `cwd` (NULL:
+ * none), its status as JSON on fd `status_fd` (-1: none), "--", then `cmd`.  For a
+ * runner that starts the box elsewhere (util/slurm.c, on the node).
+ */
+void runcmd_box_argv(struct strvec *av, const struct runcmd_box *box, const char *cwd,
+		     int status_fd, char *const *cmd);
 
 /*
  * Appends what stopped the command, with the limit's value: "timed out after 30m",

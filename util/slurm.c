@@ -1,5 +1,6 @@
 /* The Slurm runner: a command as a job step through srun, its own failures told apart. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -32,17 +33,24 @@
  * "task 0: Exited with exit code N" line either.  With merged output the command's
  * stderr joins its stdout in the step: srun forwards the two as separate streams,
  * which would reorder lines (and change the first error) against a local run.
+ * In a sandbox the command is bwrap, which reports on fd 4 (<prefix>.box) whether
+ * the box came up; the wrapper itself stays outside the box, where the command
+ * cannot reach its files.
  */
-#define WRAPPER \
+#define WRAPPER(BOX_FD) \
 	"f=$1; shift; : >\"$f.start\"; exec 3>&2 2>\"$f.sig\"; " \
 	"if ! command -v -- \"$1\" >/dev/null; then " \
 	"echo \"nextbot: $1: not found\" >&3; echo '127 exec' >\"$f.tmp\"; " \
 	"mv -f \"$f.tmp\" \"$f.exit\" && exit 0; exit 127; fi; " \
-	"(exec 2>&3 3>&-; exec \"$@\"); s=$?; w=; " \
+	"(exec 2>&3 3>&-" BOX_FD "; exec \"$@\"); s=$?; w=; " \
 	"if [ $s -gt 128 ] && [ -s \"$f.sig\" ]; then w=' signal'; fi; " \
 	"echo \"$s$w\" >\"$f.tmp\" && mv -f \"$f.tmp\" \"$f.exit\" && exit 0; exit $s"
-static const char wrapper[] = WRAPPER;
-static const char wrapper_merged[] = "exec 2>&1; " WRAPPER;
+#define BOX_STATUS_FD 4
+static const char wrapper[] = WRAPPER("");
+static const char wrapper_merged[] = "exec 2>&1; " WRAPPER("");
+static const char wrapper_boxed[] = WRAPPER(" 4>\"$f.box\"");
+static const char wrapper_boxed_merged[] = "exec 2>&1; " WRAPPER(" 4>\"$f.box\"");
+#define STATUS_MAX 4096
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t slot_freed = PTHREAD_COND_INITIALIZER;
@@ -182,7 +190,7 @@ static void *watchdog(void *arg)
 
 	while (!wait_poll(w)) {
 		now = monotonic_now();
-		if (!started && !stat(w->start_path, &st))
+		if (!started && !lstat(w->start_path, &st))
 			started = now;
 		if (stopping()) {
 			w->stopped = 1;
@@ -308,6 +316,7 @@ static void srun_argv(struct strvec *av, const struct runcmd_opts *opts,
 			const struct slurm_opts *s, const char *dir, const char *name,
 			const char *prefix)
 {
+	struct strvec cmd = STRVEC_INIT;
 	size_t i;
 
 	strvec_push(av, "srun");
@@ -328,17 +337,27 @@ static void srun_argv(struct strvec *av, const struct runcmd_opts *opts,
 	strvec_push(av, "--");
 	strvec_push(av, "/bin/sh");
 	strvec_push(av, "-c");
-	strvec_push(av, opts->merge_stderr ? wrapper_merged : wrapper);
+	if (opts->box)
+		strvec_push(av, opts->merge_stderr ? wrapper_boxed_merged : wrapper_boxed);
+	else
+		strvec_push(av, opts->merge_stderr ? wrapper_merged : wrapper);
 	strvec_push(av, "nextbot-step");
 	strvec_push(av, prefix);
 	if (opts->shell) {
-		strvec_push(av, "/bin/sh");
-		strvec_push(av, "-c");
-		strvec_push(av, opts->shell);
+		strvec_push(&cmd, "/bin/sh");
+		strvec_push(&cmd, "-c");
+		strvec_push(&cmd, opts->shell);
 	} else {
 		for (i = 0; opts->argv && opts->argv[i]; i++)
-			strvec_push(av, opts->argv[i]);
+			strvec_push(&cmd, opts->argv[i]);
 	}
+	/* the same box as a local run's, made on the node */
+	if (opts->box)
+		runcmd_box_argv(av, opts->box, dir, BOX_STATUS_FD, cmd.v);
+	else
+		for (i = 0; i < cmd.nr; i++)
+			strvec_push(av, cmd.v[i]);
+	strvec_clear(&cmd);
 }
 
 /*
@@ -346,28 +365,66 @@ static void srun_argv(struct strvec *av, const struct runcmd_opts *opts,
  * was not found; "N signal": the command died of signal N-128, with the limits a
  * local run infers from that (SIGXFSZ; a SIGKILL that was not our timeout's).
  */
+/*
+ * A status file of the step, into buf (NUL-terminated, at most size - 1 bytes): 1,
+ * or 0 when there is none.  The folder is the runner user's, so what is there is
+ * never followed, never waited on (a FIFO) and never read beyond a small size.
+ */
+static int read_small_file(const char *path, char *buf, size_t size)
+{
+	struct stat st;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+
+	buf[0] = 0;
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return 0;
+	}
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return 0;
+	buf[n] = 0;
+	return 1;
+}
+
 static int read_status(const char *path, struct runcmd_result *out)
 {
 	char buf[64] = "", word[8] = "";
-	FILE *f = fopen(path, "re");
 	int code, n;
 
-	if (!f)
+	if (!read_small_file(path, buf, sizeof(buf)))
 		return 0;
-	n = fgets(buf, sizeof(buf), f) ? sscanf(buf, "%d %7s", &code, word) : 0;
-	fclose(f);
+	n = sscanf(buf, "%d %7s", &code, word);
 	if (n < 1 || code < 0 || code > 255)
 		return 0;
 	out->exit_code = code;
 	out->signal = n == 2 && !strcmp(word, "signal") && code > 128 ? code - 128 : 0;
 	out->exec_failed = n == 2 && !strcmp(word, "exec");
 	out->limit_hit = code == 128 + SIGXFSZ || out->signal == SIGKILL;
+	out->limit = code == 128 + SIGXFSZ ? RUNCMD_LIMIT_FILE_SIZE
+		     : out->signal == SIGKILL ? RUNCMD_LIMIT_MEMORY
+					      : RUNCMD_LIMIT_NONE;
+	out->limit_value = 0;
 	return 1;
+}
+
+/* bwrap's status on the node: 1 when the box came up and the command ran. */
+static int box_ran(const char *prefix)
+{
+	char buf[STATUS_MAX], *path = xstrfmt("%s.box", prefix);
+	int ran = read_small_file(path, buf, sizeof(buf)) && strstr(buf, "\"exit-code\"");
+
+	free(path);
+	return ran;
 }
 
 /* The result from srun's, the step's status file and the watchdog. */
 static void classify(struct runcmd_result *out, const struct watch *w, const char *prefix,
-		       const char *name)
+		       const char *name, const struct runcmd_opts *opts)
 {
 	char *exit_path = xstrfmt("%s.exit", prefix);
 	int srun_code = out->exit_code;
@@ -377,11 +434,20 @@ static void classify(struct runcmd_result *out, const struct watch *w, const cha
 		out->signal = SIGKILL;
 		out->exit_code = 128 + SIGKILL;
 		out->exec_failed = out->limit_hit = 0;
+		out->limit = RUNCMD_LIMIT_TIME;
+		out->limit_value = (long long)(w->timeout + 0.5);
 	} else if (!w->stopped && !out->timed_out && read_status(exit_path, out)) {
 		/* the command's own status (not one that our cancel caused) */
+		if (opts->box && !out->exec_failed && !box_ran(prefix)) {
+			/* bwrap's own exit 1: the sandbox did not come up on the node */
+			out->box_failed = out->exec_failed = 1;
+			out->limit_hit = 0;
+			out->limit = RUNCMD_LIMIT_NONE;
+		}
 	} else {
 		out->runner_failed = out->exec_failed = 1;
 		out->timed_out = out->limit_hit = 0;
+		out->limit = RUNCMD_LIMIT_NONE;
 		log_warn("slurm: job '%s' failed in Slurm (srun exit %d%s): no verdict", name,
 			 srun_code, w->unwanted ? ", cancelled: its result is no longer wanted" :
 			 w->stopped ? ", cancelled: nextbot is stopping" :
@@ -393,7 +459,7 @@ static void classify(struct runcmd_result *out, const struct watch *w, const cha
 
 static void remove_status(const char *prefix)
 {
-	const char *suffix[] = { ".start", ".exit", ".tmp", ".sig" };
+	const char *suffix[] = { ".start", ".exit", ".tmp", ".sig", ".box" };
 	size_t i;
 
 	for (i = 0; i < sizeof(suffix) / sizeof(*suffix); i++) {
@@ -435,6 +501,9 @@ static void build_env(struct strvec *env, const struct runcmd_opts *opts)
 
 	for (i = 0; opts->env && opts->env[i]; i++)
 		strvec_push(env, opts->env[i]);
+	/* the box has a /tmp of its own: the host's TMPDIR means nothing in it */
+	if (opts->box)
+		strvec_push(env, "TMPDIR=/tmp");
 	if (conf && !env_get(opts->env, "SLURM_CONF"))
 		strvec_pushf(env, "SLURM_CONF=%s", conf);
 }
@@ -454,7 +523,8 @@ int slurm_run(struct runcmd_result *out, const struct runcmd_opts *opts,
 		return nb_error_errno(NB_ERROR, "slurm: cannot get the working directory");
 	build_env(&env, opts);
 	name = job_name(s, (const char *const *)env.v);
-	prefix = xstrfmt("%s/.nextbot-slurm-%s", dir, strrchr(name, '/') + 1);
+	prefix = xstrfmt("%s/.nextbot-slurm-%s", opts->runner_dir ? opts->runner_dir : dir,
+			 strrchr(name, '/') + 1);
 	srun_argv(&av, opts, s, dir, name, prefix);
 	ro.argv = (const char *const *)av.v;
 	ro.shell = NULL;
@@ -488,7 +558,7 @@ int slurm_run(struct runcmd_result *out, const struct runcmd_opts *opts,
 		    w.stopped)
 			cancel_and_wait(name, ro.env);
 		w.stopped |= take_cancelled(name);
-		classify(out, &w, prefix, name);
+		classify(out, &w, prefix, name, opts);
 	}
 	register_job(name, 0);
 	remove_status(prefix);

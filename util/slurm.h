@@ -29,7 +29,7 @@ struct slurm_opts {
 
 /*
  * Runs the command of `opts` (argv or shell, cwd, env, timeout, log_path,
- * output_cap, user, inherit_env as for runcmd_run()) as one Slurm job step:
+ * output_cap, user, inherit_env, box as for runcmd_run()) as one Slurm job step:
  *
  *   srun --quiet --chdir=<cwd> --job-name=<name> --ntasks=1 [--time=<minutes>]
  *        [--partition=<p>] [srun_args…] --
@@ -47,8 +47,13 @@ struct slurm_opts {
  * the step reports its own state: the wrapper, a fixed script that gets the command
  * as arguments (never pasted into it), creates <prefix>.start when the step begins
  * and writes the command's exit status to <prefix>.exit when it ends ("127 exec"
- * when an argv program is not found).  <prefix> is "<cwd>/.nextbot-slurm-<pid>-<n>",
- * on the shared storage of the worker directory; the files are removed afterwards.
+ * when an argv program is not found).  <prefix> is
+ * "<opts.runner_dir, else cwd>/.nextbot-slurm-<pid>-<n>", on the shared storage of
+ * the worker directory; the files are removed afterwards.  They are read without
+ * following a link or waiting on a FIFO, regular files only, a few bytes.
+ * With opts.box the command runs in the same sandbox as a local one, made on the
+ * node by the wrapper (bwrap must be installed there): its status goes to
+ * <prefix>.box, and a box that did not come up is box_failed, not a verdict.
  *   - our timeout after the step began: the job is cancelled (scancel --name) and
  *     the result is timed_out, exit_code 128+SIGKILL, signal SIGKILL, as locally.
  *   - <prefix>.exit present: exit_code is the command's status, whatever srun says.
