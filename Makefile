@@ -125,9 +125,13 @@ demo: deps
 	@$(MAKE) --no-print-directory $(NEXTBOT)
 	@NEXTBOT=$(abspath $(NEXTBOT)) scripts/demo
 
+# bench/sandbox_cost: what the sandbox adds to a command (bench/run's sandbox bench)
+$(BUILD)/bench/sandbox_cost: $(BUILD)/bench/sandbox_cost.o $(BUILD)/libnextbot.a
+	$(QLD)$(CC) $(NB_LDFLAGS) $(LDFLAGS) -o $@ $^ $(NB_LIBS)
+
 bench: deps
-	@$(MAKE) --no-print-directory $(NEXTBOT)
-	@NEXTBOT=$(abspath $(NEXTBOT)) bench/run
+	@$(MAKE) --no-print-directory $(NEXTBOT) $(BUILD)/bench/sandbox_cost
+	@NEXTBOT=$(abspath $(NEXTBOT)) SANDBOX_COST=$(abspath $(BUILD)/bench/sandbox_cost) bench/run
 
 fuzz: deps
 	@$(MAKE) --no-print-directory -f tests/fuzz/fuzz.mk

@@ -6,7 +6,7 @@
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+#include <sys/stat.h>
 
 #include "merge/probe_int.h"
 #include "util/oid.h"
@@ -202,14 +202,18 @@ static void remember(const struct probe_spec *spec, const char *tree_hex, size_t
 /* The limit's line at the end of the run's log too. */
 static void log_append(const char *path, const char *limit)
 {
-	int fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
-	char *line = xstrfmt("nextbot: %s\n", limit);
+	int fd = open(path, O_RDWR | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	char last = '\n', *line;
 
-	if (fd >= 0) {
-		if (write(fd, line, strlen(line)) < 0)
-			log_warn("cannot append to %s: %s", path, strerror(errno));
-		close(fd);
-	}
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) == 0 && st.st_size > 0 && pread(fd, &last, 1, st.st_size - 1) != 1)
+		last = '\n';
+	line = xstrfmt("%snextbot: %s\n", last == '\n' ? "" : "\n", limit);
+	if (write(fd, line, strlen(line)) < 0)
+		log_warn("cannot append to %s: %s", path, strerror(errno));
+	close(fd);
 	free(line);
 }
 
