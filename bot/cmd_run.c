@@ -36,9 +36,10 @@ int bot_outbox_deliver(const struct config *cfg, int all)
 	notices_release(&n);
 	if (error < 0)
 		bot_error("cannot deliver the outbox");
-	else if (stats.sent || stats.failed || stats.deferred)
-		log_info("outbox: %d sent, %d failed, %d deferred, %d waiting", stats.sent,
-			 stats.failed, stats.deferred, stats.skipped);
+	else if (stats.sent || stats.failed || stats.deferred || stats.damaged)
+		log_info("outbox: %d sent, %d failed, %d deferred, %d waiting%s", stats.sent,
+			 stats.failed, stats.deferred, stats.skipped,
+			 stats.damaged ? ", damaged ones kept in outbox/damaged/" : "");
 	return error;
 }
 

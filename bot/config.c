@@ -676,8 +676,8 @@ static int get_size(struct loader *ld, const struct ynode *map, const char *key,
 	if (!t || ynode_is_null(t))
 		return 0;
 	if (t->kind != YN_SCALAR || size_parse(out, t->value) < 0)
-		return yread_err(&ld->r, t, key, "expected a size such as \"512M\", \"8G\" or a number "
-			     "of bytes");
+		return yread_err(&ld->r, t, key,
+				 "expected a size such as \"512M\", \"8G\" or a number of bytes");
 	return 0;
 }
 
@@ -719,7 +719,8 @@ static int load_limits(struct loader *ld, const struct ynode *n)
 		return ret;
 	old = yread_kp_push(&ld->r, "limits");
 	if (!(ret = get_size(ld, n, "memory", &cfg->runner.limits.memory)) &&
-	    !(ret = yread_long(&ld->r, n, "processes", &cfg->runner.limits.processes, 16, 1 << 22)) &&
+	    !(ret = yread_long(&ld->r, n, "processes", &cfg->runner.limits.processes, 16,
+			       1 << 22)) &&
 	    !(ret = get_duration(ld, n, "cpu", &cfg->runner.limits.cpu)))
 		ret = get_size(ld, n, "file_size", &cfg->runner.limits.file_size);
 	if (!ret && cfg->runner.limits.memory < (16LL << 20))

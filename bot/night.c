@@ -16,6 +16,7 @@
 #include "util/fileutil.h"
 #include "util/log.h"
 #include "util/xalloc.h"
+#include "util/utf8.h"
 #include "util/banned.h"
 
 static void set_state(struct night_tree *t, enum tree_state state, const char *reason)
@@ -857,7 +858,8 @@ static int write_run_files(struct night *n)
 	if ((error = file_mkdir_p(n->runs_dir, 0700)) < 0)
 		return error;
 	path = xstrfmt("%s/merge.log", n->runs_dir);
-	strbuf_addstr(&sb, integ_night_log(n->integ));
+	/* file names and subjects from the trees: valid UTF-8, no terminal escape */
+	utf8_clean_text(&sb, integ_night_log(n->integ), strlen(integ_night_log(n->integ)));
 	error = file_write_atomic(path, sb.buf, sb.len);
 	free(path);
 	strbuf_reset(&sb);
@@ -1104,6 +1106,10 @@ static int night(struct night *n)
 	if (n->run->result != RUN_BASE_BROKEN)
 		conflicts_gone(n);
 	night_flags_after(n);
+	/* a damaged outbox file is named in tonight's summary (and queued again when the
+	   state says what it was) before the notices of tonight are queued */
+	if (notices_outbox_mend(&n->notices, n->st, n->opts->no_notify, &n->run->notes) < 0)
+		log_warn("outbox: %s", nb_error_last());
 	if ((error = night_flags_notify(n)) < 0 || (error = night_summary_queue(n)) < 0)
 		return error;
 	return write_run_files(n);

@@ -6,6 +6,7 @@
 #include "bot/repro.h"
 #include "merge/lookup.h"
 #include "merge/repo.h"
+#include "util/strbuf.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
 
@@ -326,4 +327,65 @@ int notices_flag_dropped(struct notices *n, const struct flag *f, const char *da
 	strvec_clear(&env);
 	free(tag);
 	return ret;
+}
+
+/* Queues the flag's report again, keeping only the notice `id` of what it made. */
+static int rebuild(struct notices *n, const struct flag *f, const char *id)
+{
+	struct strvec before = STRVEC_INIT, after = STRVEC_INIT;
+	size_t i;
+	int ret, found = 0;
+
+	if ((ret = notice_outbox_ids(&before, n->outbox_dir)) < 0)
+		goto done;
+	ret = notices_flag_report(n, f, f->notified ? f->notified : f->first_seen, 0);
+	if (ret < 0 || (ret = notice_outbox_ids(&after, n->outbox_dir)) < 0)
+		goto done;
+	/* the others it made were sent and pruned long ago: never twice */
+	for (i = 0; i < after.nr && ret >= 0; i++) {
+		if (strvec_contains(&before, after.v[i]))
+			continue;
+		if (!strcmp(after.v[i], id))
+			found = 1;
+		else
+			ret = notice_outbox_remove(n->outbox_dir, after.v[i]);
+	}
+done:
+	strvec_clear(&before);
+	strvec_clear(&after);
+	return ret < 0 ? ret : found;
+}
+
+int notices_outbox_mend(struct notices *n, struct state *st, int no_notify,
+			struct strvec *notes)
+{
+	struct strvec ids = STRVEC_INIT, whys = STRVEC_INIT;
+	size_t i;
+	int ret = notice_outbox_set_aside(n->outbox_dir, &ids, &whys);
+
+	for (i = 0; ret >= 0 && i < ids.nr; i++) {
+		char *msgid = xstrfmt("<nextbot.%s@", ids.v[i]);
+		const struct sent_mail *m = NULL;
+		struct flag *f = NULL;
+		size_t k;
+		int ambiguous, rebuilt = 0;
+
+		for (k = 0; k < st->sent_nr && !m; k++)
+			if (str_starts_with(st->sent[k].message_id, msgid))
+				m = &st->sent[k];
+		if (m && m->flag_id && !strcmp(m->kind, "report"))
+			f = state_flag_find(st, m->flag_id, &ambiguous);
+		if (f && !no_notify && (rebuilt = rebuild(n, f, ids.v[i])) < 0)
+			ret = rebuilt;
+		strvec_pushf(notes, "outbox: notice %s was damaged (%s); it is kept as "
+			     "outbox/damaged/%s.json%s%s%s",
+			     ids.v[i], whys.v[i], ids.v[i],
+			     rebuilt > 0 ? " and was queued again from flag " : "",
+			     rebuilt > 0 ? f->id : "",
+			     rebuilt > 0 ? "" : ", not sent: look at it, then remove it");
+		free(msgid);
+	}
+	strvec_clear(&ids);
+	strvec_clear(&whys);
+	return ret < 0 ? ret : (int)i;
 }

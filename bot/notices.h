@@ -46,6 +46,17 @@ int notices_conflict(struct notices *n, const struct notice_conflict *c);
 /* Queues a reply to a mail and records its Message-ID (kind "reply", about flag_id). */
 int notices_reply(struct notices *n, const struct notice_reply *r, const char *flag_id);
 
+/*
+ * Outbox files that are not notices any more (truncated, garbled) are moved to
+ * <outbox>/damaged/ (kept, listed, never sent).  One that the state says was a
+ * flag's report or maintainer mail (by its Message-ID) is queued again, that one
+ * notice only, from the flag; with `no_notify` nothing is queued.  Appends one
+ * line per file to `notes` (the night's, which the daily summary says).  Returns
+ * how many were damaged, or a negative error.
+ */
+int notices_outbox_mend(struct notices *n, struct state *st, int no_notify,
+			struct strvec *notes);
+
 /* The configured command line of command `name` (build or test), or NULL. */
 const struct config_command *notices_command(const struct config *cfg, const char *name);
 /* The configured tree `name`, or NULL. */

@@ -6,6 +6,7 @@
 #include "bot/state.h"
 #include "util/error.h"
 #include "util/fileutil.h"
+#include "util/utf8.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
 
@@ -74,7 +75,8 @@ static char *get_str(struct json_object *o, const char *key)
 	if (!o || !json_object_object_get_ex(o, key, &v) ||
 	    !json_object_is_type(v, json_type_string))
 		return NULL;
-	return xstrdup(json_object_get_string(v));
+	/* a file an older nextbot wrote may hold raw text from strangers */
+	return utf8_clean_dup(json_object_get_string(v));
 }
 
 static int get_int(struct json_object *o, const char *key)
@@ -109,7 +111,7 @@ static void get_strvec(struct strvec *out, struct json_object *o, const char *ke
 		struct json_object *e = json_object_array_get_idx(v, i);
 
 		if (json_object_is_type(e, json_type_string))
-			strvec_push(out, json_object_get_string(e));
+			strvec_push_nodup(out, utf8_clean_dup(json_object_get_string(e)));
 	}
 }
 
@@ -405,12 +407,57 @@ static struct json_object *get_array(struct json_object *o, const char *key, siz
 	return v;
 }
 
+/* Line and column (1-based) of byte `off` of `text`. */
+static void where(const struct strbuf *text, size_t off, size_t *line, size_t *col)
+{
+	size_t i;
+
+	*line = *col = 1;
+	for (i = 0; i < off && i < text->len; i++) {
+		if (text->buf[i] == '\n') {
+			(*line)++;
+			*col = 1;
+		} else {
+			(*col)++;
+		}
+	}
+}
+
+/*
+ * A damaged state: a copy kept beside it (one per content, so a second attempt
+ * adds nothing), and a message that says what is wrong, where, and what to do.
+ * The file itself stays: a night on an empty state would mail every breakage again.
+ */
+static int damaged(const char *path, const struct strbuf *text, const char *what)
+{
+	unsigned long long h = 1469598103934665603ULL;
+	char *copy;
+	size_t i;
+
+	for (i = 0; i < text->len; i++)
+		h = (h ^ (unsigned char)text->buf[i]) * 1099511628211ULL;
+	copy = xstrfmt("%s.damaged-%016llx", path, h);
+	if (!file_exists(copy) && file_write_atomic(copy, text->buf, text->len) < 0) {
+		free(copy);
+		copy = xstrdup("(a copy could not be made)");
+	}
+	nb_error_set(NB_ERROR,
+		     "'%s' is damaged: %s.  A copy is kept as '%s'.  To recover: mend the file "
+		     "at that place (it is JSON) and run again, or move it away to start with "
+		     "an empty state (flags, drops and the record of sent mail are then "
+		     "forgotten: breakages still there are found and reported again)",
+		     path, what, copy);
+	free(copy);
+	return NB_ERROR;
+}
+
 int state_load(struct state *out, const char *workdir)
 {
 	char *path = xstrfmt("%s/state.json", workdir);
 	struct strbuf sb = STRBUF_INIT;
 	struct json_object *root = NULL, *arr;
 	struct json_tokener *tok = NULL;
+	char *bad = NULL;
 	size_t i, n;
 	int error;
 
@@ -424,19 +471,48 @@ int state_load(struct state *out, const char *workdir)
 		goto done;
 	tok = json_tokener_new();
 	root = json_tokener_parse_ex(tok, sb.buf, (int)sb.len);
-	if (!root || !json_object_is_type(root, json_type_object)) {
-		error = nb_error_set(NB_ERROR, "'%s' is damaged: %s", path,
-				     json_tokener_error_desc(json_tokener_get_error(tok)));
+	if (!root || !json_object_is_type(root, json_type_object) ||
+	    (size_t)json_tokener_get_parse_end(tok) < sb.len) {
+		enum json_tokener_error e = json_tokener_get_error(tok);
+		size_t end = json_tokener_get_parse_end(tok), line, col;
+		struct strbuf what = STRBUF_INIT;
+
+		/* trailing blanks after the document are fine */
+		while (root && end < sb.len && strchr(" \t\r\n", sb.buf[end]))
+			end++;
+		if (root && end == sb.len && json_object_is_type(root, json_type_object))
+			goto parsed;
+		where(&sb, end, &line, &col);
+		if (!sb.len || e == json_tokener_continue)
+			strbuf_addf(&what, "it ends in the middle (line %zu, column %zu): "
+				    "truncated", line, col);
+		else if (root && json_object_is_type(root, json_type_object))
+			strbuf_addf(&what, "text after the document at line %zu, column %zu",
+				    line, col);
+		else if (root)
+			strbuf_addf(&what, "it is not a JSON object (line 1, column 1)");
+		else
+			strbuf_addf(&what, "%s at line %zu, column %zu",
+				    json_tokener_error_desc(e), line, col);
+		error = damaged(path, &sb, what.buf);
+		strbuf_release(&what);
 		goto done;
 	}
+parsed:
 	if ((arr = get_array(root, "runs", &n)))
 		for (i = 0; i < n && error >= 0; i++)
-			error = run_read(run_append(out), json_object_array_get_idx(arr, i));
-	if ((arr = get_array(root, "flags", &n)))
+			if ((error = run_read(run_append(out),
+					      json_object_array_get_idx(arr, i))) < 0)
+				bad = xstrfmt("%s, in runs[%zu]", nb_error_last(), i);
+	if (error >= 0 && (arr = get_array(root, "flags", &n)))
 		for (i = 0; i < n && error >= 0; i++)
-			error = flag_read(state_flag_add(out), json_object_array_get_idx(arr, i));
-	if (error < 0)
+			if ((error = flag_read(state_flag_add(out),
+					       json_object_array_get_idx(arr, i))) < 0)
+				bad = xstrfmt("%s, in flags[%zu]", nb_error_last(), i);
+	if (error < 0) {
+		error = damaged(path, &sb, bad ? bad : nb_error_last());
 		goto done;
+	}
 	if ((arr = get_array(root, "drops", &n)))
 		for (i = 0; i < n; i++)
 			drop_read(state_drop_add(out), json_object_array_get_idx(arr, i));
@@ -447,14 +523,33 @@ done:
 	json_object_put(root);
 	strbuf_release(&sb);
 	free(path);
+	free(bad);
 	return error;
 }
 
 /* ---- writing ---- */
 
+/*
+ * Every string the state holds came from somewhere (subjects, build output, file
+ * names): json-c 0.16 writes invalid UTF-8 as it is, which makes the file invalid
+ * JSON, and escape sequences would act on the terminal of whoever prints it.
+ */
+static struct json_object *clean_string(const char *val)
+{
+	struct json_object *s;
+	char *clean;
+
+	if (!val)
+		return NULL;
+	clean = utf8_clean_dup(val);
+	s = json_object_new_string(clean);
+	free(clean);
+	return s;
+}
+
 static void put_str(struct json_object *o, const char *key, const char *val)
 {
-	json_object_object_add(o, key, val ? json_object_new_string(val) : NULL);
+	json_object_object_add(o, key, clean_string(val));
 }
 
 static void put_int(struct json_object *o, const char *key, int val)
@@ -468,7 +563,7 @@ static struct json_object *strvec_json(const struct strvec *sv)
 	size_t i;
 
 	for (i = 0; i < sv->nr; i++)
-		json_object_array_add(a, json_object_new_string(sv->v[i]));
+		json_object_array_add(a, clean_string(sv->v[i]));
 	return a;
 }
 

@@ -24,6 +24,7 @@
 #include "util/log.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
+#include "util/utf8.h"
 #include "util/banned.h"
 
 #define CONFLICT_COMMITS_MAX 20
@@ -853,7 +854,7 @@ static int insert_blob(git_treebuilder *bld, git_repository *git, const char *na
 static int next_files_tree(git_oid *out, struct integ_night *n, const git_tree *top)
 {
 	struct nextfiles_tree *trees = NULL;
-	struct strbuf tr = STRBUF_INIT, sha = STRBUF_INIT, lv = STRBUF_INIT;
+	struct strbuf tr = STRBUF_INIT, sha = STRBUF_INIT, lv = STRBUF_INIT, log = STRBUF_INIT;
 	git_treebuilder *topb = NULL, *nextb = NULL;
 	const git_tree_entry *old = git_tree_entry_byname(top, "Next");
 	git_tree *old_next = NULL;
@@ -863,6 +864,8 @@ static int next_files_tree(git_oid *out, struct integ_night *n, const git_tree *
 
 	nextfiles_trees(&tr, trees, k);
 	nextfiles_sha1s(&sha, trees, k);
+	/* file names and subjects from the trees: valid UTF-8, no terminal escape */
+	utf8_clean_text(&log, n->log.buf, n->log.len);
 	nextfiles_localversion(&lv, n->date);
 	if (old && git_tree_entry_filemode(old) == GIT_FILEMODE_TREE)
 		git_tree_lookup(&old_next, n->git, git_tree_entry_id(old));
@@ -873,7 +876,7 @@ static int next_files_tree(git_oid *out, struct integ_night *n, const git_tree *
 	}
 	if ((err = insert_blob(nextb, n->git, "Trees", &tr)) < 0 ||
 	    (err = insert_blob(nextb, n->git, "SHA1s", &sha)) < 0 ||
-	    (err = insert_blob(nextb, n->git, "merge.log", &n->log)) < 0 ||
+	    (err = insert_blob(nextb, n->git, "merge.log", &log)) < 0 ||
 	    (err = insert_blob(topb, n->git, "localversion-next", &lv)) < 0)
 		goto done;
 	if (git_treebuilder_write(&next_id, nextb) < 0 ||
@@ -886,6 +889,7 @@ done:
 	git_tree_free(old_next);
 	strbuf_release(&tr);
 	strbuf_release(&sha);
+	strbuf_release(&log);
 	strbuf_release(&lv);
 	free(trees);
 	return err;

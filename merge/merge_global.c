@@ -1,4 +1,5 @@
 /* libgit2 start-up and shut-down, and its last error message, for bot/ and tests. */
+#include <string.h>
 #include <git2.h>
 
 #include <stdarg.h>
@@ -11,6 +12,7 @@
 #include "merge/merge_global.h"
 #include "util/strbuf.h"
 #include "util/error.h"
+#include "util/utf8.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
 
@@ -76,12 +78,14 @@ int merge_oid_to_git(git_oid *out, const struct nb_oid *id)
 void merge_commit_subject(struct strbuf *sb, const git_commit *c)
 {
 	const char *s = git_commit_summary((git_commit *)c);
-	size_t i, from = sb->len;
+	struct strbuf one = STRBUF_INIT;
 
-	strbuf_addstr(sb, s ? s : "");
-	for (i = from; i < sb->len; i++)
-		if ((unsigned char)sb->buf[i] < 0x20 || sb->buf[i] == 0x7f)
-			sb->buf[i] = ' ';
+	/* a stranger's text: its encoding's, valid UTF-8, no control character at all */
+	utf8_from_charset(&one, s ? s : "", s ? strlen(s) : 0,
+			  git_commit_message_encoding((git_commit *)c));
+	utf8_strip_controls(&one);
+	strbuf_addbuf(sb, &one);
+	strbuf_release(&one);
 }
 
 int merge_signature(git_signature **out, const char *ident, const char *date)

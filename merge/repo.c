@@ -16,6 +16,7 @@
 #include "util/strbuf.h"
 #include "util/strvec.h"
 #include "util/xalloc.h"
+#include "util/utf8.h"
 #include "util/banned.h"
 
 struct repo {
@@ -276,11 +277,16 @@ char *repo_commit_subject(struct repo *repo, const char *hex)
 	git_oid id;
 	char *s;
 
+	struct strbuf sb = STRBUF_INIT;
+
 	if (git_oid_fromstr(&id, hex) < 0 || git_commit_lookup(&c, repo->git, &id) < 0)
 		return xstrdup("");
+	/* the first line, as merge.log shows it: valid UTF-8, no escape sequence */
 	msg = git_commit_message(c);
-	s = xstrndup(msg, strcspn(msg, "\n"));
+	utf8_from_charset(&sb, msg, strcspn(msg, "\n"), git_commit_message_encoding(c));
+	utf8_strip_controls(&sb);
 	git_commit_free(c);
+	s = strbuf_detach(&sb, NULL);
 	return s;
 }
 

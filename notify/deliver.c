@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "notify/hook.h"
 #include "notify/mime.h"
@@ -10,6 +11,7 @@
 #include "notify/outbox.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/strvec.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
 
@@ -116,7 +118,31 @@ static int smtp_debug_cb(CURL *h, curl_infotype type, char *data, size_t size, v
 	return 0;
 }
 
-static void curl_common(CURL *h, long connect_timeout, long timeout, char *errbuf)
+/*
+ * The transfer's own deadline, asked about by libcurl about once a second whatever
+ * the server does: CURLOPT_TIMEOUT alone let an SMTP server that hangs after DATA
+ * take twice the timeout (the answer to the final "." and then QUIT each waited).
+ */
+struct deadline {
+	struct timespec at;
+	int passed;
+};
+
+static int deadline_cb(void *p, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+		       curl_off_t ulnow)
+{
+	struct deadline *d = p;
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (now.tv_sec > d->at.tv_sec ||
+	    (now.tv_sec == d->at.tv_sec && now.tv_nsec >= d->at.tv_nsec))
+		d->passed = 1;
+	return d->passed;
+}
+
+static void curl_common(CURL *h, long connect_timeout, long timeout, char *errbuf,
+			struct deadline *d)
 {
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, connect_timeout);
@@ -126,6 +152,12 @@ static void curl_common(CURL *h, long connect_timeout, long timeout, char *errbu
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
 	curl_easy_setopt(h, CURLOPT_FORBID_REUSE, 1L);
 	curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, 1L);
+	clock_gettime(CLOCK_MONOTONIC, &d->at);
+	d->at.tv_sec += connect_timeout > timeout ? connect_timeout : timeout;
+	d->passed = 0;
+	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, deadline_cb);
+	curl_easy_setopt(h, CURLOPT_XFERINFODATA, d);
+	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
 }
 
 static void transport_error(struct attempt_result *res, CURLcode rc, const char *errbuf)
@@ -133,7 +165,10 @@ static void transport_error(struct attempt_result *res, CURLcode rc, const char 
 	res->what = ATTEMPT_RETRY;
 	res->unreachable = 1;
 	strbuf_reset(&res->why);
-	strbuf_addstr(&res->why, *errbuf ? errbuf : curl_easy_strerror(rc));
+	if (rc == CURLE_ABORTED_BY_CALLBACK)
+		strbuf_addstr(&res->why, "timed out: no answer within the timeout");
+	else
+		strbuf_addstr(&res->why, *errbuf ? errbuf : curl_easy_strerror(rc));
 }
 
 /*
@@ -185,12 +220,13 @@ static void smtp_send(struct attempt_result *res, const struct notice_settings *
 	struct curl_slist *rcpts = NULL;
 	struct smtp_talk talk = {&res->why, 0};
 	struct reader r = {mail, strlen(mail), mail8, &talk.eightbit, 0};
+	struct deadline d;
 	CURL *h = curl_easy_init();
 	CURLcode rc;
 
 	rcpts = curl_slist_append(rcpts, rcpt);
 	curl_common(h, s->smtp.connect_timeout > 0 ? s->smtp.connect_timeout : 30,
-		      s->smtp.timeout > 0 ? s->smtp.timeout : 120, errbuf);
+		      s->smtp.timeout > 0 ? s->smtp.timeout : 120, errbuf, &d);
 	curl_easy_setopt(h, CURLOPT_URL, s->smtp.url);
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "smtp,smtps");
 	curl_easy_setopt(h, CURLOPT_MAIL_FROM, mfrom);
@@ -313,6 +349,7 @@ static void hook_send(struct attempt_result *res, const struct notice_settings *
 	struct strbuf hdr = STRBUF_INIT;
 	const char *secret = hook_secret(s, n->url);
 	long t = s->http_timeout > 0 ? s->http_timeout : 30;
+	struct deadline d;
 	CURL *h = curl_easy_init();
 	CURLcode rc;
 
@@ -329,7 +366,7 @@ static void hook_send(struct attempt_result *res, const struct notice_settings *
 		hook_signature(&hdr, secret, n->body, strlen(n->body));
 		hdrs = curl_slist_append(hdrs, hdr.buf);
 	}
-	curl_common(h, t, t, errbuf);
+	curl_common(h, t, t, errbuf, &d);
 	curl_easy_setopt(h, CURLOPT_URL, n->url);
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
@@ -448,12 +485,14 @@ done:
 	return ret;
 }
 
-static void flush_hook(struct outbox_notice *n, const struct notice_settings *s)
+/* One POST; sets *down when the URL did not answer at all (timed out, refused). */
+static void flush_hook(struct outbox_notice *n, const struct notice_settings *s, int *down)
 {
 	struct attempt_result res = ATTEMPT_RESULT_INIT;
 	size_t i;
 
 	hook_send(&res, s, n);
+	*down = res.what == ATTEMPT_RETRY && res.unreachable;
 	for (i = 0; i < n->rcpts_nr; i++) {
 		if (n->rcpts[i].state != OUTBOX_QUEUED || res.what == ATTEMPT_RETRY)
 			continue;
@@ -467,30 +506,59 @@ static void flush_hook(struct outbox_notice *n, const struct notice_settings *s)
 	strbuf_release(&res.why);
 }
 
-static int flush_one(const struct notice_settings *s, const char *id, int all, int *smtp_down,
-		       struct notice_flush_stats *st)
+/*
+ * What this flush learnt about the servers: a mail server or a webhook URL that
+ * did not answer at all is not tried again in the same flush (each try would cost
+ * the whole timeout); its notices wait for the next one.
+ */
+struct servers_down {
+	int smtp;
+	struct strvec hooks;  /* webhook URLs */
+};
+
+static int flush_one(const struct notice_settings *s, const char *id, int all,
+		       struct servers_down *down, struct notice_flush_stats *st)
 {
 	struct outbox_notice n;
 	char *path = outbox_notice_path(s->outbox_dir, id);
 	int ret = 0, mail;
 
 	if (outbox_notice_load(&n, path) < 0) {
-		log_warn("%s", nb_error_last());
+		struct strbuf why = STRBUF_INIT;
+
+		/* never sent, never dropped in silence: kept aside, listed as damaged */
+		if (outbox_set_aside_if_damaged(s->outbox_dir, id, &why) == 1) {
+			log_warn("outbox: notice %s is damaged (%s): kept as %s/damaged/%s.json",
+				 id, why.buf, s->outbox_dir, id);
+			st->damaged++;
+		} else {
+			log_warn("%s", nb_error_last());
+		}
+		strbuf_release(&why);
 		free(path);
 		return 0;
 	}
 	mail = !strcmp(n.channel, "mail");
 	if (n.state != OUTBOX_QUEUED)
 		goto done;
-	if ((!all && n.next_try > now_of(s)) || (mail && (!s->smtp.url || *smtp_down))) {
+	if ((!all && n.next_try > now_of(s)) || (mail && (!s->smtp.url || down->smtp)) ||
+	    (!mail && n.url && strvec_contains(&down->hooks, n.url))) {
 		st->skipped++;
 		goto done;
 	}
 	n.attempts++;
-	if (mail)
-		ret = flush_mail(&n, s, smtp_down);
-	else
-		flush_hook(&n, s);
+	if (mail) {
+		ret = flush_mail(&n, s, &down->smtp);
+	} else {
+		int hook_down = 0;
+
+		flush_hook(&n, s, &hook_down);
+		if (hook_down && n.url) {
+			log_warn("webhook %s does not answer: its other notices wait for the "
+				 "next delivery", n.url);
+			strvec_push(&down->hooks, n.url);
+		}
+	}
 	if (!ret)
 		ret = outbox_notice_save(&n, s->outbox_dir);
 	if (n.state == OUTBOX_SENT)
@@ -508,9 +576,10 @@ done:
 int notice_outbox_flush(const struct notice_settings *s, int all, struct notice_flush_stats *out)
 {
 	struct notice_flush_stats st = {0};
+	struct servers_down down = { 0, STRVEC_INIT };
 	char **ids = NULL;
 	size_t nr = 0, i;
-	int ret, smtp_down = 0;
+	int ret;
 
 	if (s->smtp.url && s->smtp.tls == NOTICE_TLS_IMPLICIT &&
 	    strncasecmp(s->smtp.url, "smtps://", 8))
@@ -518,8 +587,9 @@ int notice_outbox_flush(const struct notice_settings *s, int all, struct notice_
 	if ((ret = outbox_ids(&ids, &nr, s->outbox_dir)) < 0)
 		return ret;
 	for (i = 0; i < nr && ret >= 0; i++)
-		ret = flush_one(s, ids[i], all, &smtp_down, &st);
+		ret = flush_one(s, ids[i], all, &down, &st);
 	outbox_ids_free(ids, nr);
+	strvec_clear(&down.hooks);
 	if (out)
 		*out = st;
 	return ret;

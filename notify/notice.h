@@ -286,6 +286,7 @@ struct notice_flush_stats {
 	int failed;   /* notices now marked failed */
 	int deferred; /* still queued (server down, 4xx, 429/5xx) */
 	int skipped;  /* queued but not due yet, or no SMTP configured */
+	int damaged;  /* unreadable files, moved to <outbox>/damaged/ */
 };
 
 /*
@@ -301,7 +302,10 @@ int notice_outbox_flush(const struct notice_settings *s, int all, struct notice_
 /*
  * Appends the outbox listing to `out`: with `json` the document
  * {"notices":[{id, kind, to, subject, state, attempts, last_error, next_try}]},
- * else one line per notice.  A missing outbox lists nothing.  Never blocks.
+ * else one line per notice.  A file that is not a notice (truncated, garbled),
+ * in the outbox or kept aside in <outbox>/damaged/, is listed as
+ * {id, "state": "damaged", file, error}.  A missing outbox lists nothing.  Never
+ * blocks, never changes a file.
  */
 int notice_outbox_list(struct strbuf *out, const char *outbox_dir, int json);
 
@@ -318,6 +322,18 @@ struct notice_shown {
 };
 int notice_outbox_show(struct notice_shown *out, const char *outbox_dir, const char *id);
 void notice_shown_release(struct notice_shown *s);
+
+/*
+ * Moves every file of the outbox that is not a notice (truncated, garbled) to
+ * <outbox>/damaged/, where it stays (listed, never sent), and appends its id and
+ * why to `ids` and `whys`.  Returns how many, or a negative error.
+ */
+int notice_outbox_set_aside(const char *outbox_dir, struct strvec *ids, struct strvec *whys);
+
+/* The ids of the notices in the outbox, sorted (appended to `out`). */
+int notice_outbox_ids(struct strvec *out, const char *outbox_dir);
+/* Removes the notice `id` from the outbox (a missing one is no error). */
+int notice_outbox_remove(const char *outbox_dir, const char *id);
 
 /* Start/stop libcurl; bot/ calls these once per process around any delivery. */
 int notify_global_init(void);

@@ -4,12 +4,16 @@
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <openssl/evp.h>
 
 #include "notify/notice.h"
 #include "notify/outbox.h"
 #include "util/error.h"
 #include "util/fileutil.h"
+#include "util/log.h"
+#include "util/strvec.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
 
@@ -351,28 +355,118 @@ static void list_one(struct json_object *arr, struct strbuf *text, const struct 
 	strbuf_release(&when);
 }
 
+/* Moves <dir>/<id>.json to <dir>/damaged/<id>.json; 0 or NB_ERROR (recorded). */
+static int set_aside(const char *dir, const char *id)
+{
+	char *from = outbox_notice_path(dir, id), *aside = xstrfmt("%s/damaged", dir);
+	char *to = outbox_notice_path(aside, id);
+	int ret = file_mkdir_p(aside, 0700);
+
+	if (!ret && rename(from, to) < 0)
+		ret = nb_error_errno(NB_ERROR, "cannot move %s to %s", from, to);
+	if (!ret)
+		ret = file_fsync_dir(dir);
+	free(from);
+	free(aside);
+	free(to);
+	return ret;
+}
+
+int outbox_set_aside_if_damaged(const char *dir, const char *id, struct strbuf *why)
+{
+	struct outbox_notice n;
+	char *path = outbox_notice_path(dir, id);
+	int ret = outbox_notice_load(&n, path);
+
+	free(path);
+	outbox_notice_release(&n);
+	if (ret != NB_EINVALID)
+		return 0;
+	strbuf_addstr(why, nb_error_last());
+	return set_aside(dir, id) < 0 ? NB_ERROR : 1;
+}
+
+int notice_outbox_set_aside(const char *outbox_dir, struct strvec *ids, struct strvec *whys)
+{
+	char **all = NULL;
+	size_t nr = 0, i;
+	int ret, n = 0;
+
+	if ((ret = outbox_ids(&all, &nr, outbox_dir)) < 0)
+		return ret;
+	for (i = 0; i < nr && ret >= 0; i++) {
+		struct strbuf why = STRBUF_INIT;
+
+		ret = outbox_set_aside_if_damaged(outbox_dir, all[i], &why);
+		if (ret == 1) {
+			log_warn("outbox: notice %s is damaged (%s): kept as %s/damaged/%s.json",
+				 all[i], why.buf, outbox_dir, all[i]);
+			strvec_push(ids, all[i]);
+			strvec_push(whys, why.buf);
+			n++;
+		}
+		strbuf_release(&why);
+	}
+	outbox_ids_free(all, nr);
+	return ret < 0 ? ret : n;
+}
+
+/* A notice that cannot be read: listed as damaged, with why and where it is. */
+static void list_damaged(struct json_object *arr, struct strbuf *text, const char *id,
+			 const char *path, const char *why)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "id", str(id));
+	json_object_object_add(o, "state", str("damaged"));
+	json_object_object_add(o, "file", str(path));
+	json_object_object_add(o, "error", str(why));
+	json_object_array_add(arr, o);
+	strbuf_addf(text, "%.12s  damaged %s: %s\n", id, path, why);
+}
+
+static void list_dir(struct json_object *arr, struct strbuf *text, const char *dir,
+		     int damaged_only)
+{
+	char **ids = NULL;
+	size_t nr = 0, i;
+
+	if (outbox_ids(&ids, &nr, dir) < 0)
+		return;
+	for (i = 0; i < nr; i++) {
+		struct outbox_notice n;
+		char *path = outbox_notice_path(dir, ids[i]);
+		int ret = outbox_notice_load(&n, path);
+
+		if (damaged_only)
+			list_damaged(arr, text, ids[i], path,
+				     ret ? nb_error_last() : "kept aside as damaged");
+		else if (!ret)
+			list_one(arr, text, &n);
+		else if (ret == NB_EINVALID)
+			list_damaged(arr, text, ids[i], path, nb_error_last());
+		outbox_notice_release(&n);
+		free(path);
+	}
+	outbox_ids_free(ids, nr);
+}
+
 int notice_outbox_list(struct strbuf *out, const char *outbox_dir, int json)
 {
 	struct json_object *doc = json_object_new_object(), *arr = json_object_new_array();
 	struct strbuf text = STRBUF_INIT;
-	char **ids = NULL;
-	size_t nr = 0, i;
-	int ret;
+	char *aside = xstrfmt("%s/damaged", outbox_dir);
+	struct stat st;
 
 	json_object_object_add(doc, "notices", arr);
-	if ((ret = outbox_ids(&ids, &nr, outbox_dir)) < 0)
-		goto done;
-	for (i = 0; i < nr; i++) {
-		struct outbox_notice n;
-		char *path = outbox_notice_path(outbox_dir, ids[i]);
-
-		/* A file being replaced right now, or junk: list the rest. */
-		if (outbox_notice_load(&n, path) == 0) {
-			list_one(arr, &text, &n);
-			outbox_notice_release(&n);
-		}
-		free(path);
+	if (stat(outbox_dir, &st) < 0 && errno != ENOENT) {
+		json_object_put(doc);
+		free(aside);
+		return nb_error_errno(NB_ERROR, "cannot read %s", outbox_dir);
 	}
+	/* a file being replaced right now is never half-read: the rename is atomic */
+	list_dir(arr, &text, outbox_dir, 0);
+	list_dir(arr, &text, aside, 1);
 	if (json) {
 		strbuf_addstr(out, json_object_to_json_string_ext(
 					   doc, JSON_C_TO_STRING_PRETTY |
@@ -381,10 +475,32 @@ int notice_outbox_list(struct strbuf *out, const char *outbox_dir, int json)
 	} else {
 		strbuf_addbuf(out, &text);
 	}
-done:
-	outbox_ids_free(ids, nr);
 	strbuf_release(&text);
 	json_object_put(doc);
+	free(aside);
+	return 0;
+}
+
+int notice_outbox_ids(struct strvec *out, const char *outbox_dir)
+{
+	char **ids = NULL;
+	size_t nr = 0, i;
+	int ret = outbox_ids(&ids, &nr, outbox_dir);
+
+	for (i = 0; i < nr; i++)
+		strvec_push(out, ids[i]);
+	outbox_ids_free(ids, nr);
+	return ret;
+}
+
+int notice_outbox_remove(const char *outbox_dir, const char *id)
+{
+	char *path = outbox_notice_path(outbox_dir, id);
+	int ret = 0;
+
+	if (unlink(path) < 0 && errno != ENOENT)
+		ret = nb_error_errno(NB_ERROR, "cannot remove %s", path);
+	free(path);
 	return ret;
 }
 

@@ -64,6 +64,12 @@ char *outbox_notice_path(const char *dir, const char *id);
 int outbox_notice_load(struct outbox_notice *out, const char *path);
 /* Writes (atomically replaces) <dir>/<id>.json, creating dir if needed. */
 int outbox_notice_save(const struct outbox_notice *n, const char *dir);
+/*
+ * When <dir>/<id>.json cannot be read as a notice (truncated, garbled), moves it to
+ * <dir>/damaged/ and appends why to `why`: 1.  0 when it is a notice (or could not
+ * be read at all: an I/O error is not damage), NB_ERROR when it could not be moved.
+ */
+int outbox_set_aside_if_damaged(const char *dir, const char *id, struct strbuf *why);
 /* The ids of every notice file in dir, sorted; a missing dir gives none. */
 int outbox_ids(char ***out, size_t *nr, const char *dir);
 void outbox_ids_free(char **ids, size_t nr);

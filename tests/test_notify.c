@@ -879,12 +879,25 @@ static void test_smtp_hang_times_out(void **state)
 	struct notice_breakage b;
 	struct notice_flush_stats st;
 
+	struct timespec t0, t1;
+	double took;
+
 	smtpd_start(f, 0);
 	set_mode(f, "hang-data");
-	f->s.smtp.timeout = 1;
+	f->s.smtp.timeout = 3;
 	breakage_init(&b);
 	assert_int_equal(notice_queue_breakage(&f->s, &b), 2);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	assert_int_equal(notice_outbox_flush(&f->s, 0, &st), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	print_message("# a server hanging after DATA cost %.1f s (timeout 3 s)\n", took);
+	/*
+	 * RELIABILITY 8: bounded by the timeout (checked about once a second).  It took
+	 * twice the timeout before (the final "." waited it out, then QUIT did again):
+	 * that is what this catches, with room for a loaded machine.
+	 */
+	assert_true(took < 2 * 3 - 0.5);
 	/* The first attempt times out; the other mail is not tried against a dead server. */
 	assert_int_equal(st.deferred, 1);
 	assert_int_equal(st.skipped, 1);
@@ -1070,6 +1083,81 @@ static void test_webhook_signed_and_retried(void **state)
 	json_object_put(body);
 	outbox_notice_release(&on);
 	records_free(r, 2);
+}
+
+/*
+ * A truncated or garbled outbox file is never dropped in silence: listed as
+ * damaged, moved to outbox/damaged/ by a flush (never sent), listed there.
+ */
+static void test_damaged_outbox_file(void **state)
+{
+	struct fx *f = *state;
+	struct notice_summary sum = {0};
+	struct notice_flush_stats st;
+	struct strvec ids = STRVEC_INIT, whys = STRVEC_INIT;
+	struct strbuf list = STRBUF_INIT;
+	char *bad = xstrfmt("%s/0123456789abcdef0123456789abcdef.json", f->outbox);
+	char *aside = xstrfmt("%s/damaged/0123456789abcdef0123456789abcdef.json", f->outbox);
+
+	sum.date = "2026-12-01";
+	sum.next_tag = "next";
+	sum.next_commit = "abc";
+	f->s.webhooks_nr = 0;
+	assert_int_equal(notice_queue_summary(&f->s, &sum), 1);
+	assert_int_equal(file_write_atomic(bad, "{\"version\": 1, \"id\": \"0123", 21), 0);
+	assert_int_equal(notice_outbox_list(&list, f->outbox, 1), 0);
+	assert_non_null(strstr(list.buf, "\"state\":\"damaged\""));
+	assert_non_null(strstr(list.buf, "0123456789abcdef0123456789abcdef"));
+	strbuf_reset(&list);
+	assert_int_equal(notice_outbox_flush(&f->s, 1, &st), 0);
+	assert_int_equal(st.damaged, 1);
+	assert_false(file_exists(bad));
+	assert_true(file_exists(aside));
+	assert_int_equal(notice_outbox_list(&list, f->outbox, 0), 0);
+	assert_non_null(strstr(list.buf, "damaged"));
+	assert_non_null(strstr(list.buf, "/damaged/0123456789abcdef0123456789abcdef.json"));
+	/* the night's sweep finds nothing more to set aside; a new garbled file, yes */
+	assert_int_equal(notice_outbox_set_aside(f->outbox, &ids, &whys), 0);
+	assert_int_equal(file_write_atomic(bad, "not json", 8), 0);
+	assert_int_equal(notice_outbox_set_aside(f->outbox, &ids, &whys), 1);
+	assert_string_equal(ids.v[0], "0123456789abcdef0123456789abcdef");
+	assert_non_null(strstr(whys.v[0], "not an outbox notice"));
+	strvec_clear(&ids);
+	strvec_clear(&whys);
+	strbuf_release(&list);
+	free(bad);
+	free(aside);
+}
+
+/* A webhook URL that hangs costs one timeout a flush, not one per notice (as SMTP). */
+static void test_webhook_hang_defers_the_url(void **state)
+{
+	struct fx *f = *state;
+	struct notice_flush_stats st;
+	int i;
+
+	httpd_start(f, NULL);
+	f->s.list = NULL; /* webhooks only */
+	set_mode(f, "hang");
+	for (i = 1; i <= 3; i++) {
+		struct notice_summary sum = {0};
+		char date[16];
+
+		snprintf(date, sizeof(date), "2026-12-%02d", i);
+		sum.date = date;
+		sum.next_tag = "next";
+		sum.next_commit = "abc";
+		assert_int_equal(notice_queue_summary(&f->s, &sum), 1);
+	}
+	assert_int_equal(notice_outbox_flush(&f->s, 0, &st), 0);
+	/* the first timed out; the other two were not tried against it */
+	assert_int_equal(st.deferred, 1);
+	assert_int_equal(st.skipped, 2);
+	assert_int_equal(st.sent + st.failed, 0);
+	/* the next flush tries it again: the URL answers now */
+	set_mode(f, "200");
+	assert_int_equal(notice_outbox_flush(&f->s, 1, &st), 0);
+	assert_int_equal(st.sent, 3);
 }
 
 static void test_webhook_statuses(void **state)
@@ -1417,6 +1505,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_smtp_gives_up, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_smtp_4xx_and_5xx, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_smtp_hang_times_out, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_webhook_hang_defers_the_url, fx_setup,
+						fx_teardown),
+		cmocka_unit_test_setup_teardown(test_damaged_outbox_file, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_smtp_starttls_required, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_killed_between_write_and_send, fx_setup,
 						fx_teardown),

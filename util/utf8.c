@@ -139,7 +139,7 @@ void utf8_from_charset(struct strbuf *out, const char *in, size_t len, const cha
 		utf8_repair(out, in, len);
 }
 
-void utf8_strip_controls(struct strbuf *sb)
+static void strip(struct strbuf *sb, int keep_lines)
 {
 	unsigned char *p = (unsigned char *)sb->buf;
 	size_t i = 0, out = 0;
@@ -148,7 +148,9 @@ void utf8_strip_controls(struct strbuf *sb)
 	while (i < sb->len) {
 		unsigned char next = i + 1 < sb->len ? p[i + 1] : 0;
 
-		if (p[i] < 0x20 || p[i] == 0x7F) {
+		if (keep_lines && (p[i] == '\n' || p[i] == '\t')) {
+			p[out++] = p[i++];
+		} else if (p[i] < 0x20 || p[i] == 0x7F) {
 			p[out++] = ' ';
 			i++;
 		} else if (p[i] == 0xC2 && next >= 0x80 && next <= 0x9F) {
@@ -162,4 +164,29 @@ void utf8_strip_controls(struct strbuf *sb)
 		sb->len = out;
 		sb->buf[out] = 0;
 	}
+}
+
+void utf8_strip_controls(struct strbuf *sb)
+{
+	strip(sb, 0);
+}
+
+void utf8_clean_text(struct strbuf *out, const char *in, size_t len)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	utf8_repair(&sb, in, len);
+	strip(&sb, 1);
+	strbuf_addbuf(out, &sb);
+	strbuf_release(&sb);
+}
+
+char *utf8_clean_dup(const char *s)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	if (!s)
+		return NULL;
+	utf8_clean_text(&sb, s, strlen(s));
+	return strbuf_detach(&sb, NULL);
 }

@@ -22,4 +22,14 @@ void utf8_from_charset(struct strbuf *out, const char *in, size_t len, const cha
  */
 void utf8_strip_controls(struct strbuf *sb);
 
+/*
+ * Appends text from strangers (build output, commit subjects, file names in a
+ * merge log) as it may be stored and printed: valid UTF-8 (utf8_repair()), and no
+ * control character but LF and TAB, so no terminal escape (ESC, OSC, BEL, CR) is
+ * left to act on whoever reads it; each other control becomes a space.
+ */
+void utf8_clean_text(struct strbuf *out, const char *in, size_t len);
+/* The same as a new string (caller frees); NULL for NULL. */
+char *utf8_clean_dup(const char *s);
+
 #endif
