@@ -49,6 +49,10 @@ EOF
 git_q add -A && git_q commit -qm "initial" && cd ..
 git_q clone -q mainline evil
 for r in mainline evil; do git clone -q --bare "$r" "$W/$r.git"; done
+# 13: a branch named to run a command, subjects with backticks and $(…): values
+# reach commands only as environment variables, never through a shell line
+BRANCH="feature/\$(id>$TMP/pwned-branch)"
+git -C "$W/evil.git" branch -m master "$BRANCH"
 
 # The server a build must not reach: it logs every connection.
 $PYTHON - "$TMP/port" "$TMP/connections" <<'EOF' &
@@ -77,7 +81,7 @@ check "control: the TCP server logs a connection from outside" test -s "$TMP/con
 S=$W/state
 STATE=$S/state.json
 export NEXTBOT_SECRET_TOKEN=hunter2-not-for-builds
-EVIL="  - {name: evil, url: \"file://$W/evil.git\", branch: master, contacts: [\"evil@example.org\"]}"
+EVIL="  - {name: evil, url: \"file://$W/evil.git\", branch: '$BRANCH', contacts: [\"evil@example.org\"]}"
 config() { # the trees, as YAML list items
 	cat >"$W/nextbot.yaml" <<EOF
 workdir: state
@@ -99,8 +103,8 @@ NB() { "$NEXTBOT" -c "$W/nextbot.yaml" "$@"; }
 # attack NAME SCRIPT: evil's next commit; build.sh does the real build, then SCRIPT
 attack() {
 	{ sed -n '/^for f/,$p' "$W/src/mainline/build.sh"; printf '%s\n' "$2"; } >"$W/src/evil/build.sh"
-	git_q -C "$W/src/evil" commit -qam "evil: $1"
-	git -C "$W/src/evil" push -q "$W/evil.git" HEAD:master
+	git_q -C "$W/src/evil" commit -qam "evil: $1 \`id>$TMP/pwned-subject\` \$(id>$TMP/pwned-subject)"
+	git -C "$W/src/evil" push -q "$W/evil.git" "HEAD:refs/heads/$BRANCH"
 }
 DAY=10
 # night NAME: a night; asserts the sentinel, the deadline, that nothing was blamed
@@ -128,6 +132,7 @@ pristine() {
 }
 
 night "a plain night"
+check "the branch was really named \$(id>…)" sh -c "git -C '$W/evil.git' for-each-ref --format='%(refname)' | grep -qF '(id>'"
 check "the worker is the runner user's" test "$(stat -c %U "$T0")" = nobody
 
 # 32: a folder and a file swapped for symlinks to the root-owned sentinel
@@ -177,6 +182,9 @@ pristine "\\(a device node\\|an entry that is not the runner user's\\)"
 check "the hard-linked file is whole and alone again" test "$(stat -c %h "$SENT/file")" = 1
 [ "$DEV" = 1 ] && check "the device node is gone" test ! -e "$T0/disk"
 check "no setuid file in the worker" test -z "$(find "$T0" -perm /6000)"
+
+check "13: neither the branch's name nor a subject was run by a shell" \
+	sh -c "! ls '$TMP'/pwned-* 2>/dev/null | grep -q ."
 
 # 16: a fork bomb and a 20 GiB allocation, each in its own tree, blamed with their limit
 for t in bomb hog; do git_q clone -q "$W/src/mainline" "$W/src/$t"; done

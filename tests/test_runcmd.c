@@ -107,6 +107,7 @@ static void test_output_merged(void **state)
 	runcmd_result_release(&res);
 }
 
+/* RELIABILITY 14: a command that hangs is killed at its wall-clock timeout, tree and all. */
 static void test_timeout(void **state)
 {
 	struct runcmd_result res = RUNCMD_RESULT_INIT;
@@ -225,6 +226,7 @@ static void test_setsid_grandchild_killed_on_timeout(void **state)
 	runcmd_result_release(&res);
 }
 
+/* RELIABILITY 14: 100 MB of output: memory bounded, head and tail kept. */
 static void test_100mb_output(void **state)
 {
 	struct runcmd_result res = RUNCMD_RESULT_INIT;
@@ -304,6 +306,7 @@ static void test_exec_failure(void **state)
 	runcmd_result_release(&res);
 }
 
+/* RELIABILITY 15: a build that reads the bot's secrets finds an allow-listed environment. */
 static void test_env_allow_list(void **state)
 {
 	struct runcmd_result res = RUNCMD_RESULT_INIT;
@@ -332,6 +335,7 @@ static void test_env_allow_list(void **state)
 	runcmd_result_release(&res);
 }
 
+/* RELIABILITY 15: nor the bot's file descriptors. */
 static void test_fds_not_inherited(void **state)
 {
 	struct runcmd_result res = RUNCMD_RESULT_INIT;
