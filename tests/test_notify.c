@@ -1133,17 +1133,17 @@ static void test_damaged_outbox_file(void **state)
 static void test_webhook_hang_defers_the_url(void **state)
 {
 	struct fx *f = *state;
+	static const char *const dates[] = { "2026-12-01", "2026-12-02", "2026-12-03" };
 	struct notice_flush_stats st;
-	int i;
+	size_t i;
 
 	httpd_start(f, NULL);
 	f->s.list = NULL; /* webhooks only */
 	set_mode(f, "hang");
-	for (i = 1; i <= 3; i++) {
+	for (i = 0; i < 3; i++) {
 		struct notice_summary sum = {0};
-		char date[16];
+		const char *date = dates[i];
 
-		snprintf(date, sizeof(date), "2026-12-%02d", i);
 		sum.date = date;
 		sum.next_tag = "next";
 		sum.next_commit = "abc";
