@@ -159,6 +159,8 @@ static int run_child(struct worker *w, const char *hex, int pristine, struct str
 
 	o.argv = argv;
 	o.user = w->opts.user;
+	/* nextbot's own code: no address-space limit (a sanitizer build reserves TBs) */
+	o.limits.as_bytes = RUNCMD_NO_LIMIT;
 	o.timeout = w->opts.timeout > 0 ? w->opts.timeout : WORKER_TIMEOUT;
 	o.output_cap = CHILD_OUTPUT_CAP;
 	o.stoppable = 1;

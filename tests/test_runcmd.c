@@ -685,6 +685,7 @@ static void test_box_sees_only_its_worker(void **state)
 	char *outdir = xstrfmt("nb-box-outside-%ld", (long)getpid());
 	char *outside = NULL;
 	char *env[5] = { NULL }, *hosttmp = NULL;
+	const char *bash[] = { "/bin/bash", "-c", NULL, NULL };
 	const char *hide[3], *rw[2];
 	struct strbuf sb = STRBUF_INIT;
 	int port, srv;
@@ -731,16 +732,13 @@ static void test_box_sees_only_its_worker(void **state)
 		  "(exec 3<>/dev/tcp/127.0.0.1/$PORT) 2>/dev/null && echo TCP-REACHED;"
 		  "echo U=$(id -u); echo TMPDIR=$TMPDIR";
 	o.argv = NULL;
-	{
-		/* /dev/tcp is bash's; run the script by bash when there is one */
-		const char *bash[] = { "/bin/bash", "-c", o.shell, NULL };
-
-		if (!access("/bin/bash", X_OK)) {
-			o.argv = bash;
-			o.shell = NULL;
-		}
-		assert_int_equal(runcmd_run(&res, &o), 0);
+	/* /dev/tcp is bash's; run the script by bash when there is one */
+	bash[2] = o.shell;
+	if (!access("/bin/bash", X_OK)) {
+		o.argv = bash;
+		o.shell = NULL;
 	}
+	assert_int_equal(runcmd_run(&res, &o), 0);
 	if (res.exit_code != 0 || res.box_failed)
 		fail_msg("boxed command failed (%d): %s", res.exit_code, res.output.buf);
 	assert_non_null(strstr(res.output.buf, "W=ok"));

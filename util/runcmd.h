@@ -8,10 +8,14 @@
 #include "util/strbuf.h"
 #include "util/strvec.h"
 
+/* A limit asked to be left as it is, even where runcmd would set a default. */
+#define RUNCMD_NO_LIMIT (-1)
+
 /*
  * Resource limits applied in the child (0: leave as is).  As root they are always
- * applied, with the defaults below when left 0, since commands then run as an
- * unprivileged user and RLIMIT_NPROC is not enforced for uid 0.
+ * applied, with the defaults below when left 0 (RUNCMD_NO_LIMIT keeps one as it
+ * is), since commands then run as an unprivileged user and RLIMIT_NPROC is not
+ * enforced for uid 0.
  */
 struct runcmd_limits {
 	long nproc;          /* RLIMIT_NPROC; default as root 2048 when no cgroup */
