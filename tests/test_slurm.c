@@ -525,7 +525,7 @@ static void *request_stop(void *arg)
 	int i;
 
 	/* once the job runs (squeue lists it), nextbot is told to stop */
-	for (i = 0; i < 150; i++) {
+	for (i = 0; i < 600; i++) {
 		q = sh_output("squeue -h -t R -o %j");
 		if (strstr(q, "stopping/")) {
 			free(q);

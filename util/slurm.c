@@ -19,6 +19,7 @@
 #include "util/banned.h"
 
 #define POLL_NS 200000000L     /* the watchdog looks at the step every 0.2 s */
+#define RESEND_SECONDS 2.0     /* scancel again while srun has not ended */
 #define GRACE_SECONDS 60.0     /* srun's own backstop beyond our limits */
 #define GONE_SECONDS 60.0      /* how long a cancelled job may take to leave the queue */
 
@@ -180,31 +181,47 @@ static int stopping(void)
 	return stop;
 }
 
-/* Cancels the job at our timeout (from the step's start), at the queue timeout, or
- * when nextbot is stopping. */
+/* 1 when the job is to be cancelled now; sets the watch's reason. */
+static int must_cancel(struct watch *w, double begin, double started, double now)
+{
+	if (stopping())
+		w->stopped = 1;
+	else if (w->cancel && *w->cancel)
+		w->stopped = w->unwanted = 1;
+	else if (started && w->timeout > 0 && now - started >= w->timeout)
+		w->timed_out = 1;
+	else if (!started && w->queue_timeout > 0 && now - begin >= w->queue_timeout)
+		w->never_started = 1;
+	else
+		return 0;
+	return 1;
+}
+
+/*
+ * Cancels the job at our timeout (from the step's start), at the queue timeout, or
+ * when nextbot is stopping.  scancel is sent again every few seconds until srun
+ * ends: a job srun has not yet registered with the controller is not found by
+ * the first one, and a busy controller may drop one.
+ */
 static void *watchdog(void *arg)
 {
 	struct watch *w = arg;
-	double begin = monotonic_now(), started = 0, now;
+	double begin = monotonic_now(), started = 0, now, sent = 0;
 	struct stat st;
 
 	while (!wait_poll(w)) {
 		now = monotonic_now();
 		if (!started && !lstat(w->start_path, &st))
 			started = now;
-		if (stopping()) {
-			w->stopped = 1;
-		} else if (w->cancel && *w->cancel) {
-			w->stopped = w->unwanted = 1;
-		} else if (started && w->timeout > 0 && now - started >= w->timeout) {
-			w->timed_out = 1;
-		} else if (!started && w->queue_timeout > 0 && now - begin >= w->queue_timeout) {
-			w->never_started = 1;
-		} else {
-			continue;
+		if (sent) {
+			if (now - sent >= RESEND_SECONDS) {
+				scancel(w->name, w->env);
+				sent = now;
+			}
+		} else if (must_cancel(w, begin, started, now)) {
+			scancel(w->name, w->env);
+			sent = now;
 		}
-		scancel(w->name, w->env);
-		break;
 	}
 	return NULL;
 }
