@@ -967,6 +967,7 @@ static void release(struct night *n)
 	notices_release(&n->notices);
 	strvec_clear(&n->new_flags);
 	strvec_clear(&n->seen_flags);
+	strvec_clear(&n->known_errors);
 	strvec_clear(&n->resolved);
 	free(n->runs_dir);
 	free(n->repo_path);
@@ -986,7 +987,7 @@ static void begin(struct night *n, const struct config *cfg, const struct night_
 	n->opts = opts;
 	n->st = st;
 	n->new_flags = n->seen_flags = n->resolved = n->gone_conflicts =
-		n->compilers = (struct strvec)STRVEC_INIT;
+		n->compilers = n->known_errors = (struct strvec)STRVEC_INIT;
 	nextfiles_compact_date(compact, opts->date);
 	snprintf(n->tag, sizeof(n->tag), "next-%s", compact);
 	paths(n);

@@ -102,6 +102,11 @@ struct night {
 	int broken;                 /* next still fails at the end */
 	int rounds;                 /* failures handled tonight (bounded) */
 	int build_rounds;           /* checks of next (a round of speculative ones counts once) */
+	int carried;                /* failures an open flag explained: acted on, not searched */
+	/* open flags' breakages whose culprit is in tonight's trees, for merge/check:
+	   "<cell command name>\t<normalised first error>"; filled at the first check */
+	struct strvec known_errors;
+	int known_errors_set;
 	int checks_off;             /* the base could not be judged: build nothing more */
 	struct slurm_opts slurm;    /* runner kind slurm: how to submit */
 	struct night_cell *cells;   /* cfg->cells_nr, in the config's order */

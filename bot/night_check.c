@@ -146,6 +146,61 @@ void night_cells_release(struct night *n)
 	n->cells_nr = 0;
 }
 
+/* 1 when flag f's culprit is among the commits of its tree fetched tonight. */
+static int culprit_fetched(struct night *n, const struct flag *f)
+{
+	struct nb_oid commit;
+	size_t i;
+
+	if (!f->tree || !f->commit || nb_oid_parse(&commit, f->commit) < 0)
+		return 0;
+	for (i = 1; i < n->trees_nr; i++)
+		if (!strcmp(n->trees[i].cfg->name, f->tree))
+			return !nb_oid_is_null(&n->trees[i].fetch.tip) &&
+			       lookup_contains(n->repo, &n->trees[i].fetch.tip, &commit) == 1;
+	return 0;
+}
+
+/* The "<command>\t<error>" line of an open flag's failure in one of its cells. */
+static void known_error(struct night *n, const char *command, const char *error)
+{
+	struct strbuf norm = STRBUF_INIT;
+
+	excerpt_normalise(&norm, error ? error : "");
+	if (norm.len && command)
+		strvec_pushf(&n->known_errors, "%s\t%s", command, norm.buf);
+	strbuf_release(&norm);
+}
+
+/*
+ * Tonight's confirmed breakages still in the trees (open flags, not flaky, their
+ * culprit fetched again): a check failing with one of them needs no pristine retry.
+ */
+static const char *const *known_errors(struct night *n)
+{
+	size_t i, k;
+
+	/* a trial of someone's branch (no state) takes no failure on trust */
+	if (!n->st || !n->repo)
+		return NULL;
+	if (n->known_errors_set)
+		goto done;
+	n->known_errors_set = 1;
+	for (i = 0; i < n->st->flags_nr; i++) {
+		const struct flag *f = &n->st->flags[i];
+
+		if (f->state != FLAG_OPEN || f->kind == FLAG_FLAKY || !culprit_fetched(n, f))
+			continue;
+		if (!f->cells_nr)
+			known_error(n, f->command, f->error);
+		for (k = 0; k < f->cells_nr; k++)
+			known_error(n, f->cells[k].name,
+				    f->cells[k].first_error ? f->cells[k].first_error : f->error);
+	}
+done:
+	return n->known_errors.nr ? (const char *const *)n->known_errors.v : NULL;
+}
+
 /* Options for merge/check and merge/culprit in cell `c`; `steps` filled by the caller. */
 static void opts(struct night *n, struct culprit_opts *o, const struct night_cell *c)
 {
@@ -166,6 +221,7 @@ static void opts(struct night *n, struct culprit_opts *o, const struct night_cel
 	o->stop_data = n;
 	o->user = n->cfg->runner.user;
 	o->exe = bot_self_exe();
+	o->known_errors = known_errors(n);
 	n->limits = (struct runcmd_limits){ .memory = n->cfg->runner.limits.memory,
 					    .processes = n->cfg->runner.limits.processes,
 					    .fsize = n->cfg->runner.limits.file_size,
@@ -828,6 +884,117 @@ static int outcome(struct night *n, struct culprit_result *r, struct night_failu
 	return 1;
 }
 
+/* 1 when two first error lines are the same once normalised (an empty one: unknown). */
+static int same_error(const char *a, const char *b)
+{
+	struct strbuf x = STRBUF_INIT, y = STRBUF_INIT;
+	int same;
+
+	excerpt_normalise(&x, a ? a : "");
+	excerpt_normalise(&y, b ? b : "");
+	same = x.len && y.len && !strcmp(x.buf, y.buf);
+	strbuf_release(&x);
+	strbuf_release(&y);
+	return same;
+}
+
+/* 1 when next holds `hex` tonight: brought by a merge, and not reverted since. */
+static int in_next(struct night *n, const char *hex)
+{
+	size_t i, steps = integ_night_steps_nr(n->integ);
+	struct nb_oid commit;
+
+	if (!hex || nb_oid_parse(&commit, hex) < 0 ||
+	    lookup_contains(n->repo, integ_night_head(n->integ), &commit) != 1)
+		return 0;
+	for (i = 0; i < steps; i++) {
+		const struct integ_step *st = integ_night_step(n->integ, i);
+
+		if (st->kind == INTEG_STEP_REVERT && nb_oid_equal(&st->tip, &commit))
+			return 0;
+	}
+	return 1;
+}
+
+static int has_cell(const struct flag *f, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < f->cells_nr; i++)
+		if (!strcmp(f->cells[i].name, s(name)))
+			return 1;
+	return 0;
+}
+
+/* 1 when open flag `f` blames this failure's command (and cell) for the same error. */
+static int flag_explains(struct night *n, const struct flag *f, const struct night_failure *fail)
+{
+	const char *name = has_matrix(n) && fail->cmd ? fail->cmd->name : fail->name;
+	size_t i;
+
+	if (f->state != FLAG_OPEN || !f->command || strcmp(f->command, s(name)) ||
+	    f->kind != (fail->is_test ? FLAG_TEST_FAILURE : FLAG_BUILD_FAILURE))
+		return 0;
+	/* a failure judged by the cache has no error line: the command says enough */
+	if (!fail->first_error || !*fail->first_error)
+		return !has_matrix(n) || has_cell(f, fail->name);
+	if (!has_matrix(n))
+		return same_error(f->error, fail->first_error);
+	for (i = 0; i < f->cells_nr; i++)
+		if (!strcmp(f->cells[i].name, s(fail->name)))
+			return same_error(f->cells[i].first_error, fail->first_error);
+	return 0;
+}
+
+/*
+ * The open flag that already explains this failure: its culprit (and partner) in
+ * next tonight, not reverted, and the same command failing with the same first
+ * error.  A confirmed culprit is a fact: the night acts on it again without a new
+ * search or confirmation.  NULL: none; *ti is then undefined.
+ */
+static struct flag *known_culprit(struct night *n, const struct night_failure *fail,
+				  size_t *ti)
+{
+	size_t i;
+
+	for (i = 0; i < n->st->flags_nr; i++) {
+		struct flag *f = &n->st->flags[i];
+
+		if (f->kind == FLAG_FLAKY || !flag_explains(n, f, fail) ||
+		    (*ti = tree_index(n, f->tree)) == (size_t)-1 ||
+		    n->trees[*ti].reverts >= NIGHT_MAX_REVERTS || !in_next(n, f->commit) ||
+		    (f->partner_commit && !in_next(n, f->partner_commit)))
+			continue;
+		return f;
+	}
+	return NULL;
+}
+
+/* Acts on a known culprit again: reverted (or its tree falls back) as when found. */
+static int carried(struct night *n, struct flag *f, size_t ti, const struct night_failure *fail,
+		   size_t *acted)
+{
+	struct culprit_result r = CULPRIT_RESULT_INIT;
+	int error;
+
+	r.outcome = CULPRIT_FOUND;
+	if (nb_oid_parse(&r.commit, f->commit) < 0)
+		return nb_error_set(NB_ERROR, "flag %s: bad commit %s", f->id, f->commit);
+	r.first_error = f->error;
+	if (!strvec_contains(&n->seen_flags, f->id)) {
+		note(n, "%s: %s fails as flag %s says; its culprit %.12s is still in, acted on "
+			"again without a new search", f->tree, s(fail->name), f->id, f->commit);
+		strvec_push(&n->seen_flags, f->id);
+	}
+	set(&f->last_seen, n->opts->date);
+	flag_cells(n, f, fail, &r);
+	n->carried++;
+	*acted = ti;
+	if ((error = rewind_to_tree(n, ti)) < 0)
+		return error;
+	return act(n, ti, f, &r);
+}
+
 /* The failing command's index in its cell's list. */
 static size_t failing_index(const struct night *n, const struct night_failure *fail)
 {
@@ -844,7 +1011,8 @@ int night_handle_breakage(struct night *n, struct night_failure *fail, size_t *a
 {
 	struct culprit_result r = CULPRIT_RESULT_INIT;
 	struct culprit_opts o;
-	size_t i;
+	struct flag *f;
+	size_t i, ti;
 	int error;
 
 	*acted = (size_t)-1;
@@ -866,6 +1034,8 @@ int night_handle_breakage(struct night *n, struct night_failure *fail, size_t *a
 		       last ? last->tree : n->cfg->base.name, night_stop_event());
 		return 1;
 	}
+	if ((f = known_culprit(n, fail, &ti)))
+		return carried(n, f, ti, fail, acted);
 	opts(n, &o, &n->cells[fail->cell]);
 	o.steps = steps(n, &o.steps_nr);
 	o.failing_is_test = fail->is_test;

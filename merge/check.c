@@ -104,6 +104,7 @@ static int check_one(struct check_result *out, const struct culprit_opts *o,
 	spec.box = o->box;
 	spec.limits = o->limits;
 	spec.pristine_retry = 1;
+	spec.known_errors = o->known_errors;
 	spec.cancel = cancel;
 	if ((error = merge_oid_to_git(&id, commit)) < 0)
 		goto done;

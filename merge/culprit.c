@@ -7,6 +7,7 @@
 #include "merge/git_int.h"
 #include "merge/bisect_int.h"
 #include "merge/culprit.h"
+#include "merge/known_int.h"
 #include "merge/excerpt.h"
 #include "merge/merge_global.h"
 #include "merge/patchid_int.h"
@@ -806,22 +807,113 @@ static int revert_passes(struct night *n, const git_oid *revert,
 	return 0;
 }
 
+/* The tree of `commit` as hex; -1 when it cannot be read. */
+static int tree_hex(char out[NB_OID_HEXSZ + 1], struct night *n, const git_oid *commit)
+{
+	git_commit *c = NULL;
+
+	if (git_commit_lookup(&c, n->repo, commit) < 0)
+		return merge_git_fail("bisect: reading the probe %s", git_oid_tostr_s(commit));
+	git_oid_tostr(out, NB_OID_HEXSZ + 1, git_commit_tree_id(c));
+	git_commit_free(c);
+	return 0;
+}
+
+/* The facts' keys: the culprit's and its parent's trees, and next reverted's. */
+static int fact_keys(struct night *n, const struct found *f, const git_oid *revert,
+		     unsigned times, char pair[SHA1_HEXSZ + 1], char rev[SHA1_HEXSZ + 1])
+{
+	char culprit[NB_OID_HEXSZ + 1], parent[NB_OID_HEXSZ + 1], reverted[NB_OID_HEXSZ + 1];
+	char *what;
+	int err;
+
+	if ((err = tree_hex(culprit, n, &f->probe)) < 0 ||
+	    (err = tree_hex(parent, n, &f->parent_probe)) < 0)
+		return err;
+	what = xstrfmt("culprit %s parent %s confirmed %u", culprit, parent, times);
+	probe_fact_key(pair, what, &n->spec);
+	free(what);
+	*rev = '\0';
+	if (!revert)
+		return 0;
+	if ((err = tree_hex(reverted, n, revert)) < 0)
+		return err;
+	what = xstrfmt("revert %s of %s", reverted, pair);
+	probe_fact_key(rev, what, &n->spec);
+	free(what);
+	return 0;
+}
+
+/*
+ * The culprit failing and its parent passing `times` each, pristine and uncached,
+ * unless a night already confirmed that of these very trees and commands.
+ */
+static int confirm_pair(struct night *n, const struct found *f, const char *tree,
+			unsigned times, const char *key, struct probe_result *failure)
+{
+	struct culprit_result *out = n->out;
+	char date[11];
+	int err;
+
+	if (known_pair_get(n->o->cache_dir, key, failure, date)) {
+		out->verdict.culprit_fails = out->verdict.parent_passes = times;
+		out->known = 1;
+		strvec_pushf(&out->log, "# confirmation: known since %s (culprit failed %u/%u, "
+					"parent passed %u/%u), not run again",
+			     date, times, times, times, times);
+		return 0;
+	}
+	if ((err = repeat(&out->verdict.culprit_fails, n, &f->probe, times, PROBE_BAD, tree,
+			  failure)) < 0 ||
+	    (err = repeat(&out->verdict.parent_passes, n, &f->parent_probe, times, PROBE_GOOD,
+			  tree, NULL)) < 0)
+		return err;
+	if (!n->infra && out->verdict.culprit_fails == times &&
+	    out->verdict.parent_passes == times &&
+	    known_pair_put(n->o->cache_dir, key, failure, n->o->date ? n->o->date : "") < 0)
+		log_warn("verdict cache: %s", nb_error_last());
+	return 0;
+}
+
+/* Next with the culprit reverted: known, or run once and then known. */
+static int confirm_revert(struct night *n, const git_oid *revert, const char *key,
+			  const struct probe_result *failure)
+{
+	struct culprit_result *out = n->out;
+	struct strbuf note = STRBUF_INIT;
+	size_t log_nr = out->log.nr;
+	int passes, err = 0;
+
+	if (known_revert_get(n->o->cache_dir, key, &passes, &note)) {
+		out->verdict.revert_passes += passes;
+		if (note.len)
+			strvec_push(&out->log, note.buf);
+	} else if ((err = revert_passes(n, revert, failure)) >= 0 && !n->infra) {
+		if (known_revert_put(n->o->cache_dir, key, out->verdict.revert_passes > 0,
+				     out->log.nr > log_nr ? out->log.v[out->log.nr - 1] : NULL) < 0)
+			log_warn("verdict cache: %s", nb_error_last());
+	}
+	strbuf_release(&note);
+	return err;
+}
+
 static int confirm(struct night *n, const struct found *f, const char *tree,
 		     struct probe_result *failure)
 {
 	unsigned times = n->o->confirm ? n->o->confirm : 1;
 	struct culprit_result *out = n->out;
+	char pair[SHA1_HEXSZ + 1], rev[SHA1_HEXSZ + 1];
 	git_oid revert;
-	int err;
+	int err, conflicts;
 
-	if ((err = repeat(&out->verdict.culprit_fails, n, &f->probe, times, PROBE_BAD, tree,
-			    failure)) < 0 ||
-	    (err = repeat(&out->verdict.parent_passes, n, &f->parent_probe, times, PROBE_GOOD,
-			    tree, NULL)) < 0)
+	if ((err = fact_keys(n, f, NULL, times, pair, rev)) < 0 ||
+	    (err = confirm_pair(n, f, tree, times, pair, failure)) < 0)
 		return err;
-	if ((err = revert_commit(&revert, n, &f->commit)) < 0)
-		return err;
-	if (err == 0 && !n->infra && (err = revert_passes(n, &revert, failure)) < 0)
+	if ((conflicts = revert_commit(&revert, n, &f->commit)) < 0)
+		return conflicts;
+	if (!conflicts && !n->infra &&
+	    ((err = fact_keys(n, f, &revert, times, pair, rev)) < 0 ||
+	     (err = confirm_revert(n, &revert, rev, failure)) < 0))
 		return err;
 	strvec_pushf(&out->log, "# confirmation: culprit failed %u/%u, parent passed %u/%u, "
 				"revert passed %u/1",

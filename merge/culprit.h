@@ -70,6 +70,13 @@ struct culprit_opts {
 					 worker's tree is bound writable in it); NULL: none */
 	const struct runcmd_limits *limits; /* util/runcmd.h; NULL: its defaults */
 	const char *exe;              /* nextbot's binary: it makes the worker checkouts */
+	/*
+	 * Confirmed breakages whose culprit is in tonight's trees, as "<command
+	 * name>\t<first error line, normalised>" (NULL-terminated; may be NULL): a
+	 * check of next (merge/check.h) failing incrementally with one of them is
+	 * taken without the pristine retry.  The search's own probes never use it.
+	 */
+	const char *const *known_errors;
 	/* asked before every probe: non-zero stops the search (CULPRIT_STOPPED) */
 	int (*stop)(void *data);
 	void *stop_data;
@@ -99,6 +106,8 @@ struct culprit_result {
 	} verdict;
 	unsigned steps;               /* bisection probes (bounds and confirmation excluded) */
 	unsigned confirm_runs;
+	int known;                    /* the culprit's confirmation was known from an
+					 earlier night (the same trees and commands) */
 	struct strvec log;            /* the bisect logs, with "# …" section comments */
 	char *command;                /* name of the deciding command */
 	int exit_code;

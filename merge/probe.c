@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "merge/excerpt.h"
 #include "merge/probe_int.h"
 #include "util/oid.h"
 #include "merge/verdict_int.h"
@@ -75,6 +76,21 @@ static void command_key(char out[SHA1_HEXSZ + 1], const char *tree_hex,
 
 	verdict_key(out, tree_hex, text, c->env, spec->runner ? spec->runner : "local");
 	free(text);
+}
+
+void probe_fact_key(char out[SHA1_HEXSZ + 1], const char *what, const struct probe_spec *spec)
+{
+	struct strbuf keys = STRBUF_INIT;
+	char key[SHA1_HEXSZ + 1];
+	size_t i;
+
+	strbuf_addstr(&keys, "fact");
+	for (i = 0; i < spec->cmds_nr; i++) {
+		command_key(key, what, &spec->cmds[i], spec);
+		strbuf_addf(&keys, " %s", key);
+	}
+	sha1_hex(out, keys.buf, keys.len);
+	strbuf_release(&keys);
 }
 
 /* Decides from the cache alone when it can: 1 decided, 0 not. */
@@ -325,6 +341,49 @@ done:
 	return err;
 }
 
+/* 1 when the failure in `out` is one of spec->known_errors: no retry needed. */
+static int known_failure(const struct probe_result *out, struct worker *w,
+			 const struct probe_spec *spec)
+{
+	struct strbuf ex = STRBUF_INIT, first = STRBUF_INIT, norm = STRBUF_INIT;
+	const struct probe_command *c;
+	size_t i, len;
+	int known = 0;
+
+	if (!spec->known_errors || out->verdict != PROBE_BAD || out->limit)
+		return 0;
+	c = &spec->cmds[out->cmd_index];
+	excerpt_extract(&ex, &first, out->output.buf, out->output.len, worker_tree_path(w));
+	excerpt_normalise(&norm, first.buf);
+	len = strlen(c->name ? c->name : "");
+	for (i = 0; norm.len && spec->known_errors[i] && !known; i++) {
+		const char *k = spec->known_errors[i];
+
+		known = !strncmp(k, c->name ? c->name : "", len) && k[len] == '\t' &&
+			!strcmp(k + len + 1, norm.buf);
+	}
+	strbuf_release(&ex);
+	strbuf_release(&first);
+	strbuf_release(&norm);
+	return known;
+}
+
+/* A known breakage seen again is as good as a pristine failure: cached as one. */
+static void remember_known(const struct probe_spec *spec, const char *tree_hex,
+			   const struct probe_result *out)
+{
+	const struct probe_command *c = &spec->cmds[out->cmd_index];
+	char key[SHA1_HEXSZ + 1], *what;
+
+	if (!spec->cache_dir || out->exit_code <= 0 || out->exit_code > 255)
+		return;
+	command_key(key, tree_hex, c, spec);
+	what = xstrfmt("%s: tree %s (a known breakage)", c->name ? c->name : "", tree_hex);
+	if (verdict_put(spec->cache_dir, key, VERDICT_BAD, out->exit_code, what) < 0)
+		log_warn("verdict cache: %s", nb_error_last());
+	free(what);
+}
+
 int probe_run(struct probe_result *out, struct worker *w, const git_oid *commit, unsigned step,
 	      const struct probe_spec *spec)
 {
@@ -347,6 +406,10 @@ int probe_run(struct probe_result *out, struct worker *w, const git_oid *commit,
 	if (spec->pristine || !spec->pristine_retry || out->timed_out || out->cmd_index < 0 ||
 	    out->verdict == PROBE_INFRA || out->exit_code == EXIT_SKIP)
 		return 0;
+	if (known_failure(out, w, spec)) {
+		remember_known(spec, tree_hex, out);
+		return 0;
+	}
 	/* an incremental tree can fail on its own: only a pristine failure counts */
 	if ((err = attempt(out, w, commit, tree_hex, step, spec, 1)) < 0)
 		return err;

@@ -9,6 +9,7 @@
 
 #include <git2.h>
 #include <stddef.h>
+#include "merge/sha1_int.h"
 #include "merge/worker_int.h"
 #include "util/strbuf.h"
 
@@ -49,7 +50,10 @@ struct probe_spec {
 	const char *user;          /* as root, run commands as this user; NULL: runcmd's */
 	int no_cache;              /* do not read the cache (confirmation runs) */
 	int pristine;              /* always check out pristine (confirmation runs) */
-	int pristine_retry;        /* a failure in an incremental tree is re-run pristine */
+	int pristine_retry;        /* a failure in an incremental tree is re-run pristine … */
+	/* … unless it is one of these, "<command name>\t<first error, normalised>"
+	   (NULL-terminated; may be NULL): a confirmed breakage seen again */
+	const char *const *known_errors;
 	int inherit_env;           /* pass nextbot's whole environment (standalone bisect,
 				      a command the user typed); never for configured ones */
 	/* runner kind slurm: each command runs as a Slurm job step (util/slurm.h);
@@ -95,6 +99,13 @@ void probe_result_release(struct probe_result *r);
  */
 int probe_run(struct probe_result *out, struct worker *w, const git_oid *commit, unsigned step,
 	      const struct probe_spec *spec);
+
+/*
+ * The verdict cache's key (merge/verdict_int.h) of a fact about `what`, a text
+ * naming the trees it is about, under every command of `spec` with its env and
+ * the runner: another command, env or runner is another key.
+ */
+void probe_fact_key(char out[SHA1_HEXSZ + 1], const char *what, const struct probe_spec *spec);
 
 /*
  * Runs probe_run() for commits[i] in workers[i], i < n, each in its own thread,

@@ -1,4 +1,7 @@
-/* Verdict cache files: <dir>/<2 hex>/<38 hex>, "good" or "bad <exit>" on the first line. */
+/*
+ * Verdict cache files: <dir>/<2 hex>/<38 hex>, "good" or "bad <exit>" on the first
+ * line; a fact's file starts with "fact <length>" and holds that many bytes after it.
+ */
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,12 +87,25 @@ done:
 	return kind;
 }
 
+static int put(const char *cache_dir, const char *key, const struct strbuf *sb)
+{
+	char *dir, *path;
+	int err;
+
+	dir = xstrfmt("%s/%.2s", cache_dir, key);
+	path = entry_path(cache_dir, key);
+	if ((err = file_mkdir_p(dir, 0700)) >= 0)
+		err = file_write_atomic(path, sb->buf, sb->len);
+	free(dir);
+	free(path);
+	return err < 0 ? err : 0;
+}
+
 int verdict_put(const char *cache_dir, const char *key, enum verdict_kind kind, int exit_code,
 		const char *what)
 {
 	struct strbuf sb = STRBUF_INIT;
-	char *dir = NULL, *path = NULL;
-	int err = 0;
+	int err;
 
 	if (!cache_dir || !valid_key(key) || kind == VERDICT_NONE)
 		return 0;
@@ -99,12 +115,51 @@ int verdict_put(const char *cache_dir, const char *key, enum verdict_kind kind, 
 		strbuf_addf(&sb, "bad %d\n", exit_code);
 	if (what)
 		strbuf_addf(&sb, "%s\n", what);
-	dir = xstrfmt("%s/%.2s", cache_dir, key);
+	err = put(cache_dir, key, &sb);
+	strbuf_release(&sb);
+	return err;
+}
+
+int verdict_fact_put(const char *cache_dir, const char *key, const char *text, size_t len)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int err;
+
+	if (!cache_dir || !valid_key(key))
+		return 0;
+	strbuf_addf(&sb, "fact %zu\n", len);
+	strbuf_add(&sb, text, len);
+	err = put(cache_dir, key, &sb);
+	strbuf_release(&sb);
+	return err;
+}
+
+/* A fact is at most this big: its text is a few lines and a command's output. */
+#define FACT_MAX (1024 * 1024)
+
+int verdict_fact_get(const char *cache_dir, const char *key, struct strbuf *out)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char *path, *nl;
+	long len;
+	int found = 0;
+
+	strbuf_reset(out);
+	if (!cache_dir || !valid_key(key))
+		return 0;
 	path = entry_path(cache_dir, key);
-	if ((err = file_mkdir_p(dir, 0700)) >= 0)
-		err = file_write_atomic(path, sb.buf, sb.len);
-	free(dir);
+	if (!file_exists(path) || strbuf_read_file(&sb, path, FACT_MAX) < 0 ||
+	    !str_starts_with(sb.buf, "fact ") || !(nl = strchr(sb.buf, '\n')))
+		goto done;
+	*nl = '\0';
+	/* a short file is a damaged one: never half a fact */
+	if (str_to_long(sb.buf + 5, &len) < 0 || len < 0 ||
+	    (size_t)len != sb.len - (size_t)(nl + 1 - sb.buf))
+		goto done;
+	strbuf_add(out, nl + 1, (size_t)len);
+	found = 1;
+done:
 	free(path);
 	strbuf_release(&sb);
-	return err < 0 ? err : 0;
+	return found;
 }

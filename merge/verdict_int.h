@@ -7,6 +7,7 @@
 #define MERGE_VERDICT_INT_H
 
 #include "merge/sha1_int.h"
+#include "util/strbuf.h"
 
 enum verdict_kind {
 	VERDICT_NONE = 0,   /* not cached */
@@ -38,5 +39,16 @@ enum verdict_kind verdict_get(const char *cache_dir, const char *key, int *exit_
  */
 int verdict_put(const char *cache_dir, const char *key, enum verdict_kind kind, int exit_code,
 		const char *what);
+
+/*
+ * Facts: what a confirmation established about a set of trees (a culprit failing
+ * and its parent passing, `confirm` times each; next with the culprit reverted),
+ * kept so that a later night meeting the same trees does not run them again.
+ * `key` comes from verdict_key() over a text naming the trees and the commands.
+ * verdict_fact_get() fills `out` with the text stored and returns 1; 0 when there
+ * is none (missing or damaged: never a fact).  Only confirmed outcomes are stored.
+ */
+int verdict_fact_put(const char *cache_dir, const char *key, const char *text, size_t len);
+int verdict_fact_get(const char *cache_dir, const char *key, struct strbuf *out);
 
 #endif

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "merge/culprit.h"
+#include "merge/known_int.h"
 #include "merge/probe_int.h"
 #include "merge/verdict_int.h"
 #include "merge/worker_int.h"
@@ -272,6 +273,48 @@ static void pristine_retry(void **state)
 	free(runs);
 }
 
+/* Known facts: a culprit's failure round-trips whole; a damaged one is no fact. */
+static void facts(const char *cdir)
+{
+	struct probe_result f = PROBE_RESULT_INIT, g = PROBE_RESULT_INIT;
+	struct strbuf note = STRBUF_INIT;
+	char date[11], key[SHA1_HEXSZ + 1], *p;
+	int passes = -1;
+
+	verdict_key(key, "culprit", "make", NULL, "local");
+	assert_int_equal(known_pair_get(cdir, key, &g, date), 0);
+	f.verdict = PROBE_BAD;
+	f.cmd_index = 1;
+	f.exit_code = 2;
+	f.limit = xstrdup("killed: memory\nlimit");
+	/* output with every byte a line could hold, "output" lines included */
+	strbuf_addstr(&f.output, "cc: error\noutput\n\r\x01\xff tail");
+	assert_int_equal(known_pair_put(cdir, key, &f, "2026-12-03"), 0);
+	assert_int_equal(known_pair_get(cdir, key, &g, date), 1);
+	assert_string_equal(date, "2026-12-03");
+	assert_int_equal(g.verdict, PROBE_BAD);
+	assert_int_equal(g.cmd_index, 1);
+	assert_int_equal(g.exit_code, 2);
+	assert_string_equal(g.limit, "killed: memory limit");
+	assert_int_equal(g.output.len, f.output.len);
+	assert_memory_equal(g.output.buf, f.output.buf, f.output.len);
+	/* a cut-short file is not half a fact; nor is a plain verdict */
+	p = xstrfmt("%s/%.2s/%s", cdir, key, key + 2);
+	assert_int_equal(file_write_atomic(p, "fact 900\ndate x\n", 16), 0);
+	assert_int_equal(known_pair_get(cdir, key, &g, date), 0);
+	assert_int_equal(file_write_atomic(p, "good\n", 5), 0);
+	assert_int_equal(known_pair_get(cdir, key, &g, date), 0);
+	assert_int_equal(known_revert_get(cdir, key, &passes, &note), 0);
+	assert_int_equal(known_revert_put(cdir, key, 1, "# revert: another\nfailure"), 0);
+	assert_int_equal(known_revert_get(cdir, key, &passes, &note), 1);
+	assert_int_equal(passes, 1);
+	assert_string_equal(note.buf, "# revert: another failure");
+	free(p);
+	strbuf_release(&note);
+	probe_result_release(&f);
+	probe_result_release(&g);
+}
+
 static void cache(void **state)
 {
 	struct probe_command cmds[2] = {
@@ -333,6 +376,7 @@ static void cache(void **state)
 	assert_int_equal(verdict_get(cdir, k1.hex, NULL), VERDICT_NONE);
 	assert_int_equal(verdict_get(cdir, "../../etc/passwd", NULL), VERDICT_NONE);
 	free(p);
+	facts(cdir);
 	probe_result_release(&r);
 	worker_free(w);
 	free(repo);
@@ -499,11 +543,22 @@ static const char linear_night[] =
 	"git checkout -q -b gamma base; commit g1 1 'gamma: one'; "
 	"git checkout -q -b next base; step beta; step alpha; step gamma";
 
+static int strvec_contains_prefix(const struct strvec *v, const char *prefix)
+{
+	size_t i;
+
+	for (i = 0; i < v->nr; i++)
+		if (str_starts_with(v->v[i], prefix))
+			return 1;
+	return 0;
+}
+
 static void night_linear_tree_slow(void **state)
 {
 	struct night_fixture nf;
 	struct culprit_result r = CULPRIT_RESULT_INIT;
 	struct nb_oid want = NB_OID_INIT;
+	char flag_id[13];
 
 	night_make(&nf, "linear", linear_night);
 	night_commit(&want, &nf, "alpha: break the build");
@@ -523,11 +578,20 @@ static void night_linear_tree_slow(void **state)
 	assert_int_equal(r.exit_code, 1);
 	assert_int_equal(strlen(r.flag_id), 12);
 	assert_non_null(strstr(r.fingerprint, "\nx86_64\n"));
+	snprintf(flag_id, sizeof(flag_id), "%s", r.flag_id);
 	culprit_result_release(&r);
-	/* again with three jobs, and now from the verdict cache */
+	/* again with three jobs, from the verdict cache: the confirmation is known */
 	night_find(&r, &nf, &no_broken, 1, NULL, 0, 3);
 	assert_string_equal(culprit_outcome_name(r.outcome), "found");
 	assert_string_equal(r.commit.hex, want.hex);
+	assert_int_equal(r.confirm_runs, 0);
+	assert_true(r.known);
+	assert_int_equal(r.verdict.culprit_fails, 2);
+	assert_int_equal(r.verdict.parent_passes, 2);
+	assert_int_equal(r.verdict.revert_passes, 1);
+	assert_string_equal(r.flag_id, flag_id);
+	assert_int_equal(r.exit_code, 1);
+	assert_true(strvec_contains_prefix(&r.log, "# confirmation: known since 2026-12-03"));
 	culprit_result_release(&r);
 }
 

@@ -1,0 +1,56 @@
+#!/bin/sh
+# Known facts are not re-learned.  A flag still open whose culprit is still in its
+# tree is acted on again without a new search or confirmation: an unchanged night
+# runs no command at all, and a night where another tree changed builds only what
+# is new, once each (no pristine retry for a breakage already confirmed).  The
+# outcome is the one a full search gives.
+. "$(dirname "$0")/lib.sh"
+
+W=$TMP/w
+"$NEXTBOT" -q sim init "$W" --seed 1 >/dev/null || exit 1
+NB() { "$NEXTBOT" -q -c "$W/nextbot.yaml" "$@"; }
+runs() { ls "$W/state/runs/$1" | grep -c '^step-' || :; }
+"$NEXTBOT" -q sim advance "$W" --days 1 >/dev/null || exit 1
+expect_exit 0 "night 1" NB run --date 2026-12-02
+"$NEXTBOT" -q sim advance "$W" --days 1 >/dev/null || exit 1
+expect_exit 0 "night 2: a new flag" NB run --date 2026-12-03
+NB --json flagged >"$TMP/flags2.json"
+check "two open flags" $PYTHON - "$TMP/flags2.json" <<'EOF2'
+import json, sys
+flags = [f for f in json.load(open(sys.argv[1]))["flags"] if f["state"] == "open"]
+assert len(flags) == 2, flags
+EOF2
+
+# the same feeds again: every answer is known
+expect_exit 0 "night 3 on unchanged feeds" NB run --date 2026-12-04
+check "no command ran" test "$(runs 2026-12-04)" = 0
+check "both flags acted on again, not searched" sh -c \
+	"NB() { \"$NEXTBOT\" -q -c '$W/nextbot.yaml' \"\$@\"; }; NB status --last 1 | grep -c 'acted on again without a new search' | grep -qx 2"
+check "the same next tree as the night before" test \
+	"$(git -C "$W/state/repo.git" rev-parse next-20261203^^{tree})" = \
+	"$(git -C "$W/state/repo.git" rev-parse next-20261204^^{tree})"
+
+# one tree changes (net-next gains a harmless commit): only the new merges are built
+git_q clone -q -b net-next "$W/remotes/net-next.git" "$TMP/nn" || exit 1
+echo "/* harmless */" >>"$TMP/nn/net/route.c"
+git_q -C "$TMP/nn" commit -qam "net: a harmless comment" || exit 1
+git -C "$TMP/nn" push -q origin net-next || exit 1
+expect_exit 0 "night 4: net-next changed" NB run --date 2026-12-05
+check "no pristine retry, no bisection, no confirmation" sh -c \
+	"! ls '$W/state/runs/2026-12-05' | grep -q pristine"
+check "each check ran at most once per tree and command" sh -c \
+	"test \$(ls '$W/state/runs/2026-12-05' | grep '^step-' | sort | uniq -d | wc -l) = 0"
+NB --json flagged >"$TMP/flags4.json"
+check "the same two flags, seen tonight, confirmations unchanged" $PYTHON - "$TMP/flags2.json" "$TMP/flags4.json" <<'EOF2'
+import json, sys
+before = {f["id"]: f for f in json.load(open(sys.argv[1]))["flags"]}
+after = {f["id"]: f for f in json.load(open(sys.argv[2]))["flags"]}
+assert before.keys() == after.keys(), (before.keys(), after.keys())
+for i, f in after.items():
+    assert f["state"] == "open", f
+    assert f["last_seen"] == "2026-12-05", f
+    assert f["bisect"]["confirm_runs"] == before[i]["bisect"]["confirm_runs"], (f, before[i])
+EOF2
+NB status --last 1 >"$TMP/status4"
+check "both culprits reverted again" sh -c "grep -c '  reverted ' '$TMP/status4' | grep -qx 2"
+done_testing
