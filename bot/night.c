@@ -7,6 +7,7 @@
 #include "bot/botutil.h"
 #include "bot/cli.h"
 #include "bot/night.h"
+#include "bot/promfile.h"
 #include "bot/repro.h"
 #include "merge/fixes.h"
 #include "merge/lookup.h"
@@ -15,6 +16,7 @@
 #include "util/error.h"
 #include "util/fileutil.h"
 #include "util/log.h"
+#include "util/metrics.h"
 #include "util/xalloc.h"
 #include "util/utf8.h"
 #include "util/banned.h"
@@ -1092,12 +1094,17 @@ static int finish(struct night *n)
 
 static int night(struct night *n)
 {
+	double t = metrics_clock();
 	int error;
 
 	if ((error = repo_open(&n->repo, n->repo_path)) < 0 || (error = fetch(n)) < 0)
 		return error;
+	n->phase.fetch = metrics_clock() - t;
 	n->notices.repo = n->repo;
-	if ((error = merge_night(n)) < 0)
+	t = metrics_clock();
+	error = merge_night(n);
+	n->phase.merge = metrics_clock() - t;
+	if (error < 0)
 		return error;
 	if (n->run->result == RUN_BASE_BROKEN)
 		stamp_finished(n);    /* nothing merged, but the run ended */
@@ -1128,7 +1135,10 @@ int night_run(const struct config *cfg, const struct night_opts *opts)
 	}
 	begin(&n, cfg, opts, &st);
 	log_info("night %s: %zu trees", opts->date, cfg->trees_nr);
+	metrics_reset();
+	n.phase.total = metrics_clock();
 	error = night(&n);
+	n.phase.total = metrics_clock() - n.phase.total;
 	log_progress_done();
 	if (error < 0) {
 		bot_error(opts->date);
@@ -1142,6 +1152,8 @@ int night_run(const struct config *cfg, const struct night_opts *opts)
 		bot_error("cannot save state");
 		code = EXIT_FAILED;
 	}
+	if (promfile_write(&n) < 0)
+		log_warn("metrics.prom: %s", nb_error_last());
 	if (code == EXIT_DONE)
 		log_info("night %s: %s, next %s, %zu new flag(s), %d build round(s)", opts->date,
 			 run_result_name(n.run->result), n.run->next ? n.run->next : "-",

@@ -103,6 +103,9 @@ struct night {
 	int rounds;                 /* failures handled tonight (bounded) */
 	int build_rounds;           /* checks of next (a round of speculative ones counts once) */
 	int carried;                /* failures an open flag explained: acted on, not searched */
+	struct {                    /* seconds spent in each phase (bot/promfile.h) */
+		double fetch, merge, check, bisect, total;
+	} phase;
 	/* open flags' breakages whose culprit is in tonight's trees, for merge/check:
 	   "<cell command name>\t<normalised first error>"; filled at the first check */
 	struct strvec known_errors;

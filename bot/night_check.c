@@ -14,6 +14,7 @@
 #include "merge/excerpt.h"
 #include "merge/lookup.h"
 #include "bot/repro.h"
+#include "util/metrics.h"
 #include "util/runcmd.h"
 #include "util/slurm.h"
 #include "util/error.h"
@@ -434,6 +435,7 @@ int night_check_heads(struct night *n, const struct nb_oid *heads, size_t nr, in
 	struct check_job *jobs = xcalloc(nr * n->cells_nr, sizeof(*jobs));
 	struct check_result *r = xcalloc(nr * n->cells_nr, sizeof(*r));
 	size_t i, j, cells = n->cells_nr;
+	double t;
 	int error;
 
 	memset(out, 0, nr * sizeof(*out));
@@ -451,8 +453,10 @@ int night_check_heads(struct night *n, const struct nb_oid *heads, size_t nr, in
 	else
 		log_progress("building next %.12s", heads[0].hex);
 	n->build_rounds++;
+	t = metrics_clock();
 	error = check_commits(r, jobs, nr * cells, (unsigned)n->cfg->runner.max_jobs,
 			      nr > 1 ? cut_after_bad : NULL, &cells);
+	n->phase.check += metrics_clock() - t;
 	for (j = 0; j < nr && error >= 0; j++) {
 		state[j] = 0;
 		for (i = 0; i < cells; i++)
@@ -985,6 +989,7 @@ static int carried(struct night *n, struct flag *f, size_t ti, const struct nigh
 		note(n, "%s: %s fails as flag %s says; its culprit %.12s is still in, acted on "
 			"again without a new search", f->tree, s(fail->name), f->id, f->commit);
 		strvec_push(&n->seen_flags, f->id);
+		metrics_add(METRIC_CARRIED, 1);
 	}
 	set(&f->last_seen, n->opts->date);
 	flag_cells(n, f, fail, &r);
@@ -1013,6 +1018,7 @@ int night_handle_breakage(struct night *n, struct night_failure *fail, size_t *a
 	struct culprit_opts o;
 	struct flag *f;
 	size_t i, ti;
+	double t;
 	int error;
 
 	*acted = (size_t)-1;
@@ -1041,7 +1047,9 @@ int night_handle_breakage(struct night *n, struct night_failure *fail, size_t *a
 	o.failing_is_test = fail->is_test;
 	o.failing = failing_index(n, fail);
 	log_progress("bisecting %s failure of next", fail->name);
+	t = metrics_clock();
 	error = culprit_find(&r, &o);
+	n->phase.bisect += metrics_clock() - t;
 	if (error == 0)
 		error = outcome(n, &r, fail, acted);
 	culprit_result_release(&r);

@@ -17,6 +17,7 @@
 #include "merge/worker_int.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/metrics.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
 
@@ -1093,5 +1094,9 @@ int culprit_find(struct culprit_result *out, const struct culprit_opts *o)
 		err = 0;
 	}
 	night_close(&n);
+	metrics_add(METRIC_BISECTIONS, 1);
+	metrics_add(METRIC_BISECT_PROBES, out->steps);
+	metrics_add(METRIC_CONFIRM_RUNS, out->confirm_runs);
+	metrics_add(METRIC_KNOWN_CONFIRMS, out->known);
 	return err < 0 ? err : 0;
 }

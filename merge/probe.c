@@ -15,6 +15,7 @@
 #include "util/error.h"
 #include "util/fileutil.h"
 #include "util/log.h"
+#include "util/metrics.h"
 #include "util/runcmd.h"
 #include "util/slurm.h"
 #include "util/strvec.h"
@@ -108,8 +109,10 @@ static int from_cache(struct probe_result *out, const char *tree_hex,
 
 		command_key(key, tree_hex, &spec->cmds[i], spec);
 		k = verdict_get(spec->cache_dir, key, &code);
-		if (k == VERDICT_NONE)
+		if (k == VERDICT_NONE) {
+			metrics_add(METRIC_CACHE_MISSES, 1);
 			return 0;
+		}
 		if (k == VERDICT_BAD) {
 			out->verdict = spec->cmds[i].skip_on_fail ? PROBE_SKIP : PROBE_BAD;
 			out->cmd_index = (int)i;
@@ -118,6 +121,7 @@ static int from_cache(struct probe_result *out, const char *tree_hex,
 		}
 	}
 	out->from_cache = 1;
+	metrics_add(METRIC_CACHE_HITS, 1);
 	return 1;
 }
 
@@ -282,6 +286,9 @@ static int run_all(struct probe_result *out, struct worker *w, const char *commi
 			break;
 		}
 		out->runs++;
+		metrics_add(METRIC_COMMANDS, 1);
+		metrics_add(METRIC_COMMAND_SECONDS, r.seconds);
+		metrics_add(METRIC_COMMAND_CPU, r.cpu_seconds);
 		remember(spec, tree_hex, i, &r, pristine);
 		decided = classify(out, &r, i, c);
 		runcmd_result_release(&r);

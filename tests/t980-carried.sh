@@ -24,6 +24,31 @@ EOF2
 # the same feeds again: every answer is known
 expect_exit 0 "night 3 on unchanged feeds" NB run --date 2026-12-04
 check "no command ran" test "$(runs 2026-12-04)" = 0
+check "metrics.prom says so: 0 commands, 2 carried, 0 bisections" sh -c \
+	"grep -qx 'nextbot_night_commands 0' '$W/state/metrics.prom' &&
+	 grep -qx 'nextbot_night_carried_breakages 2' '$W/state/metrics.prom' &&
+	 grep -qx 'nextbot_night_bisections 0' '$W/state/metrics.prom' &&
+	 grep -qx 'nextbot_open_flags 2' '$W/state/metrics.prom'"
+check "metrics.prom is in the Prometheus text format" $PYTHON - "$W/state/metrics.prom" <<'EOF2'
+import re, sys
+names = set()
+for line in open(sys.argv[1]):
+    line = line.rstrip("\n")
+    m = re.match(r"# (HELP|TYPE) (nextbot_[a-z_]+) (.+)$", line)
+    if m:
+        if m.group(1) == "TYPE":
+            assert m.group(3) in ("gauge", "counter"), line
+            names.add(m.group(2))
+        continue
+    m = re.match(r'(nextbot_[a-z_]+)(\{[a-z_]+="[^"\\\n]*"(,[a-z_]+="[^"\\\n]*")*\})? (-?[0-9.e+-]+)$', line)
+    assert m, line
+    assert m.group(1) in names, line
+    float(m.group(4))
+for want in ("night_phase_seconds", "night_command_cpu_seconds", "night_verdict_cache_hits",
+             "night_verdict_cache_misses", "night_bisect_probes", "open_flags",
+             "outbox_notices", "repository_bytes"):
+    assert "nextbot_" + want in names, want
+EOF2
 check "both flags acted on again, not searched" sh -c \
 	"NB() { \"$NEXTBOT\" -q -c '$W/nextbot.yaml' \"\$@\"; }; NB status --last 1 | grep -c 'acted on again without a new search' | grep -qx 2"
 check "the same next tree as the night before" test \
@@ -38,6 +63,14 @@ git -C "$TMP/nn" push -q origin net-next || exit 1
 expect_exit 0 "night 4: net-next changed" NB run --date 2026-12-05
 check "no pristine retry, no bisection, no confirmation" sh -c \
 	"! ls '$W/state/runs/2026-12-05' | grep -q pristine"
+# a test runs its build again first (in the same worker: make has nothing to do), and
+# that run's log replaces the earlier one: the builds a test needed are counted twice
+check "metrics.prom: the commands of the step logs and the tests' builds, no bisection" sh -c \
+	"logs=\$(ls '$W/state/runs/2026-12-05' | grep -c '^step-');
+	 tests=\$(ls '$W/state/runs/2026-12-05' | grep -c '^step-000-test-');
+	 n=\$(sed -n 's/^nextbot_night_commands //p' '$W/state/metrics.prom');
+	 test \$n -ge \$logs && test \$n -le \$((logs + tests)) &&
+	 grep -qx 'nextbot_night_bisections 0' '$W/state/metrics.prom'"
 check "each check ran at most once per tree and command" sh -c \
 	"test \$(ls '$W/state/runs/2026-12-05' | grep '^step-' | sort | uniq -d | wc -l) = 0"
 NB --json flagged >"$TMP/flags4.json"

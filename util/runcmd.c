@@ -927,7 +927,7 @@ static void result_reset(struct runcmd_result *out)
 	out->stopped = 0;
 	out->limit = RUNCMD_LIMIT_NONE;
 	out->limit_value = 0;
-	out->seconds = 0;
+	out->seconds = out->cpu_seconds = 0;
 	out->output_total = 0;
 	strbuf_reset(&out->output);
 }
@@ -939,6 +939,7 @@ static int spawn(struct runcmd_result *out, struct prepared *p, struct strbuf *e
 	int out_pipe[2] = { -1, -1 }, err_pipe[2] = { -1, -1 }, rep_pipe[2] = { -1, -1 };
 	struct capture oc, ec;
 	struct report r;
+	struct rusage ru;
 	sigset_t all, old;
 	pid_t sup;
 	int error = 0, cancelled = 0;
@@ -975,8 +976,11 @@ static int spawn(struct runcmd_result *out, struct prepared *p, struct strbuf *e
 		kill(sup, SIGKILL);
 		error = nb_error_set(NB_ERROR, "the command's supervisor died without a report");
 	}
-	while (waitpid(sup, NULL, 0) < 0 && errno == EINTR)
+	memset(&ru, 0, sizeof(ru));
+	while (wait4(sup, NULL, 0, &ru) < 0 && errno == EINTR)
 		;
+	out->cpu_seconds = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+			   (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 	out->output_total = oc.total;
 	capture_finish(&oc, &out->output);
 	if (err_out)

@@ -115,6 +115,8 @@ struct runcmd_result {
 	enum runcmd_limit limit; /* the limit that ended it (with limit_hit, or timed_out) */
 	long long limit_value;   /* its value: seconds, bytes or processes */
 	double seconds;     /* wall time */
+	double cpu_seconds; /* CPU time, user and system, of every process of it that the
+			       supervisor reaped (on Slurm: srun's own, on this host) */
 	size_t output_total;/* bytes the command printed, of which `output` keeps some */
 	struct strbuf output; /* head, a "[... N bytes omitted ...]" line, tail */
 	/* the runner failed on its own (Slurm: allocation refused, node down, no
