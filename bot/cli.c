@@ -24,14 +24,17 @@ struct cli_command {
 
 static const struct cli_command commands[] = {
 	{ "sim", cmd_sim,
-	  "sim init DIR [--seed N] [--trees N] [--files N] [--matrix]\n"
+	  "sim init DIR [--seed N] [--trees N] [--files N] [--matrix] [--history N]\n"
 	  "sim advance DIR [--days N]",
 	  "create or advance a simulated world of branch feeds",
 	  "  init DIR      create bare repos in DIR/remotes/, a ready DIR/nextbot.yaml and\n"
 	  "                the ground truth DIR/truth.json\n"
 	  "  --seed N      random seed (same seed, same world)\n"
 	  "  --trees N     trees besides the mm branches\n"
-	  "  --files N     size of the simulated project\n"
+	  "  --files N     size of the simulated project: about N source files (default:\n"
+	  "                small; 90000 is kernel-sized)\n"
+	  "  --history N   N commits of mainline history under the initial import (a\n"
+	  "                linear chain; 200000 take seconds); default 0: none\n"
 	  "  --matrix      configurations: make ARCH=x86_64|arm64|riscv, a build matrix in\n"
 	  "                the config, defects that break only some cells\n"
 	  "  advance DIR   play the feeds forward\n"

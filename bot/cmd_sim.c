@@ -1,5 +1,6 @@
 /* `nextbot sim init|advance`: the branch-feed simulator's command line. */
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 
 static const char usage[] = "usage: nextbot sim init DIR [--seed N] [--trees N] [--files N] "
 			    "[--matrix]\n"
+			    "                      [--history N]\n"
 			    "       nextbot sim advance DIR [--days N]\n";
 
 /* "--name N" or "--name=N" at argv[*i]; 1 if it matched (and *i moved), -1 if bad. */
@@ -34,7 +36,7 @@ static int opt_long(const char *name, long *out, int argc, char **argv, int *i)
 }
 
 static int parse(int argc, char **argv, const char **dir, long *seed, long *trees,
-		   long *files, long *days, int *matrix, int init)
+		   long *files, long *history, long *days, int *matrix, int init)
 {
 	int i, r;
 
@@ -43,7 +45,8 @@ static int parse(int argc, char **argv, const char **dir, long *seed, long *tree
 			*matrix = 1;
 		} else if (init && ((r = opt_long("--seed", seed, argc, argv, &i)) ||
 			     (r = opt_long("--trees", trees, argc, argv, &i)) ||
-			     (r = opt_long("--files", files, argc, argv, &i)))) {
+			     (r = opt_long("--files", files, argc, argv, &i)) ||
+			     (r = opt_long("--history", history, argc, argv, &i)))) {
 			if (r < 0)
 				return -1;
 		} else if (!init && (r = opt_long("--days", days, argc, argv, &i))) {
@@ -61,7 +64,7 @@ static int parse(int argc, char **argv, const char **dir, long *seed, long *tree
 int cmd_sim(const struct cli_ctx *ctx, int argc, char **argv)
 {
 	const char *dir = NULL;
-	long seed = 1, trees = 3, files = 0, days = 1;
+	long seed = 1, trees = 3, files = 0, history = 0, days = 1;
 	int init, error, matrix = 0;
 
 	if (argc < 2 || (strcmp(argv[1], "init") && strcmp(argv[1], "advance"))) {
@@ -69,7 +72,7 @@ int cmd_sim(const struct cli_ctx *ctx, int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	init = !strcmp(argv[1], "init");
-	if (parse(argc, argv, &dir, &seed, &trees, &files, &days, &matrix, init) < 0 ||
+	if (parse(argc, argv, &dir, &seed, &trees, &files, &history, &days, &matrix, init) < 0 ||
 	    trees > 1000 || days < 1 || days > 100000) {
 		fputs(usage, stderr);
 		return EXIT_USAGE;
@@ -85,6 +88,7 @@ int cmd_sim(const struct cli_ctx *ctx, int argc, char **argv)
 		opts.trees = (int)trees;
 		opts.files = (int)files;
 		opts.matrix = matrix;
+		opts.history = history > INT_MAX ? -1 : (int)history; /* refused there */
 		error = feeds_world_init(dir, &opts);
 	} else {
 		error = feeds_world_advance(dir, (int)days);

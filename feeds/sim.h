@@ -120,6 +120,7 @@ struct sim_world {
 	uint64_t rng;
 	int ntrees, nfiles;
 	int matrix;     /* configurations: `make ARCH=…` over sim_arch[] */
+	int history;    /* commits of mainline history before the initial import */
 	int day;
 	int seq; /* last patch id */
 	int covered[SIM_KINDS]; /* kinds already injected into merged trees */
@@ -194,7 +195,17 @@ int sim_git_set_ref(const char *repo_path, const char *ref, const char *hex);
 /* feeds/odb.c: new objects wait in memory; sim_git_flush() writes them as one pack. */
 int sim_git_store_setup(struct sim_world *w);
 int sim_git_flush(struct sim_world *w);
+/* Stores an object made by the caller, known to be new, in the memory store. */
+int sim_git_put(git_oid *out, struct sim_world *w, const void *data, size_t len,
+		git_object_t type);
 int sim_git_init_remote(const char *path, const char *store_objects, const char *head_branch);
+
+/*
+ * feeds/history.c: `n` (1..SIM_HISTORY_MAX) linear commits of mainline history, dated
+ * before SIM_EPOCH, into the store; `out` is the newest.  Draws no randomness.
+ */
+#define SIM_HISTORY_MAX 2000000
+int sim_history_write(struct nb_oid *out, struct sim_world *w, int n);
 
 /* feeds/state.c: the lock set. */
 int sim_lock_has(const struct sim_lockset *ls, const char *key);

@@ -1193,6 +1193,8 @@ static int import(struct sim_world *w)
 	git_treebuilder *tb = NULL;
 	git_tree *empty = NULL;
 	git_oid oid, tree_oid;
+	struct nb_oid history = NB_OID_INIT;
+	const char *parents[1] = { history.hex };
 	size_t i;
 	int error;
 
@@ -1206,8 +1208,11 @@ static int import(struct sim_world *w)
 		error = merge_git_fail("sim: import");
 		goto done;
 	}
-	error = sim_git_commit(&w->mainline, w->store, &tree_oid, NULL, 0, &linus, SIM_EPOCH,
-			       &linus, SIM_EPOCH, "Initial import of the nb kernel\n");
+	if (w->history > 0 && (error = sim_history_write(&history, w, w->history)) < 0)
+		goto done;
+	error = sim_git_commit(&w->mainline, w->store, &tree_oid, parents, w->history > 0,
+			       &linus, SIM_EPOCH, &linus, SIM_EPOCH,
+			       "Initial import of the nb kernel\n");
 	for (i = 0; i < w->trees_nr && !error; i++) {
 		w->trees[i].base = w->mainline;
 		w->trees[i].tip = w->mainline;
@@ -1264,9 +1269,10 @@ int feeds_world_init(const char *dir, const struct feeds_world_opts *opts)
 	int error, i;
 
 	memset(&w, 0, sizeof(w));
-	if (opts->trees < 0 || opts->trees > 1000 || opts->files < 0 || opts->files > 1000000) {
-		error = nb_error_set(NB_EINVALID,
-				     "sim: --trees must be 0..1000, --files 0..1000000");
+	if (opts->trees < 0 || opts->trees > 1000 || opts->files < 0 || opts->files > 1000000 ||
+	    opts->history < 0 || opts->history > SIM_HISTORY_MAX) {
+		error = nb_error_set(NB_EINVALID, "sim: --trees must be 0..1000, --files "
+				     "0..1000000, --history 0..%d", SIM_HISTORY_MAX);
 		goto done;
 	}
 	if (file_exists(state)) {
@@ -1286,6 +1292,7 @@ int feeds_world_init(const char *dir, const struct feeds_world_opts *opts)
 	w.ntrees = opts->trees;
 	w.nfiles = opts->files;
 	w.matrix = opts->matrix;
+	w.history = opts->history;
 	sim_subs_build(&w);
 	sim_trees_build(&w);
 	if ((error = create_repos(&w)) < 0 || (error = sim_git_store_setup(&w)) < 0 ||

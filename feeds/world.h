@@ -25,8 +25,11 @@ struct feeds_world_opts {
 	   is defined), the config builds a matrix over them, build defects may break
 	   only some (an #ifdef path), and truth.json lists the cells each breaks */
 	int matrix;
+	/* commits of mainline history under the initial import (a linear chain, each
+	   changing one file HISTORY); 0: the import is the root, as before */
+	int history;
 };
-#define FEEDS_WORLD_OPTS_INIT { 1, 3, 0, 0 }
+#define FEEDS_WORLD_OPTS_INIT { 1, 3, 0, 0, 0 }
 
 /*
  * Creates the world in `dir` (created if missing; must not already hold one).

@@ -207,4 +207,21 @@ check "seed 1 twice gives the same truth.json" cmp -s "$W/truth.json" "$W2/truth
 check "another seed gives another world" \
 	test "$(git ls-remote "$TMP/w3/remotes/mm.git")" != "$(git ls-remote "$TMP/w4/remotes/mm.git")"
 
+# --history N: N commits under the initial import; the world's days are the same.
+W5=$TMP/w5
+"$NEXTBOT" -q sim init "$W5" --seed 1 --history 300 && "$NEXTBOT" -q sim advance "$W5" --days 2
+W4=$TMP/w4
+"$NEXTBOT" -q sim advance "$W4" --days 2
+M5=$W5/remotes/mainline.git
+check "--history 300: the mainline's first day has 301 commits, linear, fsck-clean" \
+	sh -c "test \$(git -C '$M5' rev-list --count --first-parent master) -ge 301 &&
+	       test \$(git -C '$M5' rev-list --count master~0 --max-parents=0) = 1 &&
+	       git -C '$M5' fsck --strict --no-dangling >/dev/null 2>&1"
+check "--history 300: the import's tree and today's trees are those without history" \
+	sh -c "test \$(git -C '$M5' rev-parse 'master^{tree}') = \
+		    \$(git -C '$W4/remotes/mainline.git' rev-parse 'master^{tree}') &&
+	       test \$(git -C '$W5/remotes/mm.git' rev-parse 'mm-next^{tree}') = \
+		    \$(git -C '$W4/remotes/mm.git' rev-parse 'mm-next^{tree}')"
+expect_exit 2 "sim init refuses --history -1" "$NEXTBOT" -q sim init "$TMP/w6" --history -1
+
 done_testing
