@@ -46,8 +46,10 @@ static int fetch(struct night *n)
 	log_progress("fetching %zu trees", n->trees_nr);
 	error = fetch_trees(res, n->repo, ft, n->trees_nr, &creds,
 			    (const char *const *)n->cfg->never_merge.v);
-	if (error == 0)
+	if (error == 0) {
 		repo_index_packs(n->repo);
+		repo_write_commit_graph(n->repo);
+	}
 	for (i = 0; i < n->trees_nr; i++)
 		n->trees[i].fetch = res[i];
 	free(res);

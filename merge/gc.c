@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <git2.h>
 
+#include "merge/commitgraph_int.h"
 #include "merge/gc.h"
 #include "merge/merge_global.h"
 #include "util/error.h"
@@ -204,6 +205,23 @@ done:
 	return err;
 }
 
+/*
+ * A repack may prune commits an old commit-graph still names (git then reports it
+ * corrupt): it is written again over what the refs reach, or removed.
+ */
+static void graph_rewrite(const char *repo_path)
+{
+	git_repository *git = NULL;
+
+	if (git_repository_open_bare(&git, repo_path) < 0 ||
+	    commitgraph_refresh(git, 1) < 0) {
+		log_warn("%s: commit-graph removed, the next night writes it: %s", repo_path,
+			 git ? nb_error_last() : merge_git_error());
+		commitgraph_remove(repo_path);
+	}
+	git_repository_free(git);
+}
+
 int gc_repack(struct gc_result *out, const char *repo_path, int force_libgit2)
 {
 	int err = NB_ERROR;
@@ -225,6 +243,7 @@ int gc_repack(struct gc_result *out, const char *repo_path, int force_libgit2)
 
 		unlink(midx);
 		free(midx);
+		graph_rewrite(repo_path);
 	}
 	out->loose_after = gc_count_loose(repo_path);
 	out->packs_after = packs(repo_path, NULL);

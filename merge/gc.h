@@ -3,7 +3,9 @@
  * probes write loose objects every night.  With git installed this runs
  * `git gc --prune=now --quiet` (through util/runcmd.h); without it, libgit2's pack
  * builder packs every object reachable from any ref into one new pack, then removes
- * the older packs and every loose object (as --prune=now would).  The caller holds
+ * the older packs and every loose object (as --prune=now would).  Either way the
+ * commit-graph is then written again over what the refs reach (or removed when it
+ * cannot be), so it never names a pruned commit.  The caller holds
  * the run lock: nothing else may write the repository meanwhile.
  */
 #ifndef MERGE_GC_H

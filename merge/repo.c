@@ -7,6 +7,7 @@
 #include <git2/sys/midx.h>
 
 #include "merge/repo_int.h"
+#include "merge/commitgraph_int.h"
 #include "merge/git_int.h"
 #include "merge/repo.h"
 #include "merge/merge_global.h"
@@ -52,7 +53,8 @@ static void clean_stale(const char *path)
 {
 	static const char *const top[] = { "index.lock", "HEAD.lock", "packed-refs.lock",
 					   "config.lock", "FETCH_HEAD.lock",
-					   "objects/pack/multi-pack-index.lock" };
+					   "objects/pack/multi-pack-index.lock",
+					   "objects/info/commit-graph.lock" };
 	struct strbuf sb = STRBUF_INIT;
 	size_t i;
 
@@ -138,6 +140,18 @@ done:
 	git_midx_writer_free(w);
 	strvec_clear(&names);
 	free(pack_dir);
+	return 0;
+}
+
+int repo_write_commit_graph(struct repo *repo)
+{
+	int r = commitgraph_refresh(repo->git, 0);
+
+	if (r < 0)
+		log_warn("%s: commit-graph not refreshed (walks stay slower): %s", repo->path,
+			 nb_error_last());
+	else
+		log_verbose("commit-graph %s", r ? "written" : "up to date");
 	return 0;
 }
 

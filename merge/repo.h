@@ -40,6 +40,17 @@ int repo_open_readonly(struct repo **out, const char *path);
 #define REPO_PACKS_FOR_MIDX 16
 int repo_index_packs(struct repo *repo);
 
+/*
+ * Merge bases, patch lookups and gc walk history: a kernel's is a million commits.
+ * This writes objects/info/commit-graph over every commit a ref reaches (as `git
+ * commit-graph write --reachable`; libgit2 and git read parents, dates and generation
+ * numbers from it instead of inflating commits) when a ref names a commit the graph
+ * was not written from, and makes the open repository read it.  The tips it was
+ * written from are in <gitdir>/nextbot-commit-graph-tips.  A failure costs only
+ * speed: logged, 0 returned.
+ */
+int repo_write_commit_graph(struct repo *repo);
+
 /* The repository's path as given; borrowed, valid until repo_free(). */
 const char *repo_gitdir(const struct repo *repo);
 

@@ -13,6 +13,7 @@
 #include "merge/integrate.h"
 #include "merge/merge_global.h"
 #include "merge/repo.h"
+#include "merge/repo_int.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/strbuf.h"
@@ -414,6 +415,96 @@ static void test_multi_pack_index_slow(void **state)
 	strbuf_release(&before);
 }
 
+/* Commits reachable from every ref, as libgit2 walks them (through the commit-graph). */
+static size_t libgit2_count(struct repo *repo)
+{
+	git_revwalk *walk = NULL;
+	git_oid id;
+	size_t n = 0;
+
+	assert_int_equal(git_revwalk_new(&walk, repo_git(repo)), 0);
+	assert_int_equal(git_revwalk_push_glob(walk, "*"), 0);
+	while (git_revwalk_next(&id, walk) == 0)
+		n++;
+	git_revwalk_free(walk);
+	return n;
+}
+
+/* git, the oracle, finds the graph valid and walks as many commits as libgit2. */
+static void check_graph_against_git(struct repo *repo)
+{
+	struct strbuf out = STRBUF_INIT;
+
+	assert_int_equal(fixture_sh("test -s state/repo.git/objects/info/commit-graph && "
+			    "git --git-dir=state/repo.git commit-graph verify"), 0);
+	assert_int_equal(fixture_sh_out(&out, 1, "git --git-dir=state/repo.git rev-list --all "
+			    "--count"), 0);
+	assert_int_equal(strtoul(out.buf, NULL, 10), libgit2_count(repo));
+	strbuf_release(&out);
+}
+
+static void test_commit_graph_slow(void **state)
+{
+	struct fetch_result res[5];
+	struct repo *repo;
+	struct gc_result gr;
+	struct strbuf out = STRBUF_INIT, before = STRBUF_INIT;
+	char *path;
+	git_oid base, a, b;
+
+	(void)state;
+	world();
+	trees_init();
+	assert_int_equal(fixture_sh("cd w; git checkout -q master; for i in $(seq 1 300); do "
+			    "echo $i > h; c \"history $i\"; done; git push -q ../remotes/upstream.git "
+			    "master; git checkout -q for-next; git merge -q -m m master; "
+			    "git push -q ../remotes/t1.git for-next"), 0);
+	repo = open_repo();
+	fetch_all(repo, res);
+	assert_int_equal(repo_write_commit_graph(repo), 0);
+	check_graph_against_git(repo);
+	/* merge bases through the graph are git's */
+	assert_int_equal(git_reference_name_to_id(&a, repo_git(repo), "refs/feeds/t1"), 0);
+	assert_int_equal(git_reference_name_to_id(&b, repo_git(repo), "refs/feeds/t2"), 0);
+	assert_int_equal(git_merge_base(&base, repo_git(repo), &a, &b), 0);
+	assert_int_equal(fixture_sh_out(&out, 1, "git --git-dir=state/repo.git merge-base "
+			    "refs/feeds/t1 refs/feeds/t2"), 0);
+	assert_string_equal(out.buf, git_oid_tostr_s(&base));
+
+	/* unchanged refs: not written again */
+	fixture_sh_out(&before, 0, "stat -c %%y state/repo.git/objects/info/commit-graph");
+	fetch_all(repo, res);
+	assert_int_equal(repo_write_commit_graph(repo), 0);
+	fixture_sh_out(&out, 0, "stat -c %%y state/repo.git/objects/info/commit-graph");
+	assert_string_equal(out.buf, before.buf);
+
+	/* a tree moved: written again, over the new commits too */
+	assert_int_equal(fixture_sh("cd w; git checkout -q next; echo more > t2more; c 't2: more'; "
+			    "git push -q ../remotes/t2.git next"), 0);
+	fetch_all(repo, res);
+	assert_int_equal(repo_write_commit_graph(repo), 0);
+	fixture_sh_out(&out, 0, "stat -c %%y state/repo.git/objects/info/commit-graph");
+	assert_string_not_equal(out.buf, before.buf);
+	check_graph_against_git(repo);
+	repo_free(repo);
+
+	/* gc, with libgit2 and with git, leaves a valid graph */
+	path = xstrfmt("%s/state/repo.git", dir);
+	assert_int_equal(fixture_sh("git --git-dir=state/repo.git update-ref -d refs/feeds/t2"), 0);
+	assert_int_equal(gc_repack(&gr, path, 1), 0);
+	repo = open_repo();
+	check_graph_against_git(repo);
+	repo_free(repo);
+	assert_int_equal(fixture_sh("git --git-dir=state/repo.git update-ref -d refs/feeds/t1"), 0);
+	assert_int_equal(gc_repack(&gr, path, 0), 0);
+	repo = open_repo();
+	check_graph_against_git(repo);
+	repo_free(repo);
+	free(path);
+	strbuf_release(&out);
+	strbuf_release(&before);
+}
+
 static void test_fetch_force_push_and_failures_slow(void **state)
 {
 	struct repo *repo;
@@ -641,6 +732,7 @@ int main(void)
 		cmocka_unit_test(test_same_date_twice_slow),
 		cmocka_unit_test(test_merge_memo_slow),
 		cmocka_unit_test(test_multi_pack_index_slow),
+		cmocka_unit_test(test_commit_graph_slow),
 		cmocka_unit_test(test_fetch_force_push_and_failures_slow),
 		cmocka_unit_test(test_drops_and_revert),
 		cmocka_unit_test(test_already_unrelated_good_slow),
