@@ -148,6 +148,7 @@ static int check_host(const struct config *cfg)
 				  "sandbox (they can read what the runner user can and reach the "
 				  "network)");
 	if (workdir_check_reach(cfg->workdir, cfg->runner.user) < 0 ||
+	    workdir_check_alternates(cfg->workdir, cfg->runner.user) < 0 ||
 	    (cfg->runner.sandbox == CONFIG_SANDBOX_BWRAP &&
 	     workdir_check_sandbox(cfg->runner.bwrap, cfg->runner.user, cfg->workdir) < 0)) {
 		fprintf(stderr, "nextbot: %s\n", nb_error_last());

@@ -56,6 +56,7 @@ int bot_night(const struct config *cfg, const char *date, int no_notify)
 	}
 	if (workdir_make_private(cfg->workdir, cfg->runner.user) < 0 ||
 	    workdir_check_reach(cfg->workdir, cfg->runner.user) < 0 ||
+	    workdir_check_alternates(cfg->workdir, cfg->runner.user) < 0 ||
 	    (cfg->runner.sandbox == CONFIG_SANDBOX_BWRAP &&
 	     workdir_check_sandbox(cfg->runner.bwrap, cfg->runner.user, cfg->workdir) < 0)) {
 		bot_error("cannot run");

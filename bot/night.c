@@ -92,23 +92,31 @@ static void collect_drops(struct night *n, struct integ_drops *d, struct strvec 
  */
 static size_t brought_by(struct night *n, const char *hex)
 {
-	size_t i, steps = integ_night_steps_nr(n->integ);
+	size_t lo = 0, hi = integ_night_steps_nr(n->integ), k;
+	const struct integ_step *s;
 	struct nb_oid commit;
 
 	if (nb_oid_parse(&commit, hex) < 0)
 		return (size_t)-1;
-	for (i = 0; i < steps; i++) {
-		const struct integ_step *s = integ_night_step(n->integ, i);
-		size_t k;
+	/*
+	 * Each step's next descends from the one before it, so "next after step i
+	 * holds the commit" turns true once and stays true: the first such step is
+	 * found in log2(steps) walks, not one walk per step (400 trees, deep history)
+	 */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
 
-		if (s->kind != INTEG_STEP_MERGE || nb_oid_is_null(&s->merged) ||
-		    lookup_contains(n->repo, &s->after, &commit) != 1 ||
-		    lookup_contains(n->repo, &s->before, &commit) != 0)
-			continue;
+		if (lookup_contains(n->repo, &integ_night_step(n->integ, mid)->after, &commit) == 1)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	s = lo < integ_night_steps_nr(n->integ) ? integ_night_step(n->integ, lo) : NULL;
+	if (s && s->kind == INTEG_STEP_MERGE && !nb_oid_is_null(&s->merged) &&
+	    lookup_contains(n->repo, &s->before, &commit) == 0)
 		for (k = 1; k < n->trees_nr; k++)
 			if (!strcmp(n->trees[k].cfg->name, s->tree))
 				return k;
-	}
 	return lookup_contains(n->repo, &n->trees[0].fetch.tip, &commit) == 1 ? 0 : (size_t)-1;
 }
 
@@ -569,14 +577,14 @@ static int after_failure(size_t *next, int *recheck, struct night *n, size_t ti,
  * Returns the tree from which merging must go on (ti + 1 normally; earlier when
  * a culprit in an earlier tree was acted on) in *next; 0, or negative on a failure.
  */
-static int check_after(size_t *next, struct night *n, size_t ti)
+static int check_after(size_t *next, struct night *n, size_t ti, int with_test)
 {
 	*next = ti + 1;
 	while (!night_past_deadline(n)) {
 		struct night_failure f = { 0 };
 		int error, recheck;
 
-		if ((error = night_check_head(n, 1, 0, &f)) <= 0) {
+		if ((error = night_check_head(n, 1, with_test, &f)) <= 0) {
 			night_failure_release(&f);
 			if (error == 0)
 				n->trees[ti].checked_clean = 1;
@@ -584,6 +592,7 @@ static int check_after(size_t *next, struct night *n, size_t ti)
 		}
 		if ((error = after_failure(next, &recheck, n, ti, &f)) < 0 || !recheck)
 			return error;
+		with_test = 0;  /* after a revert the build is checked; the tests come last */
 	}
 	return 0;
 }
@@ -606,7 +615,7 @@ static int left_out(struct night *n, size_t ti)
 static int merge_step(size_t *next, struct night *n, size_t ti)
 {
 	struct night_tree *t = &n->trees[ti];
-	int error;
+	int error, with_test = 0;
 
 	t->reverts = 0;
 	*next = ti + 1;
@@ -614,9 +623,18 @@ static int merge_step(size_t *next, struct night *n, size_t ti)
 		return 0;
 	if ((error = merge_one(n, ti, t->fetch.tip.hex, 0, 0)) < 0)
 		return error;
-	if (nb_oid_is_null(&t->merged) || !n->cfg->build_after_each_merge || !n->cfg->build_nr)
+	if (nb_oid_is_null(&t->merged) || !n->cfg->build_nr)
 		return 0;
-	return check_after(next, n, ti);
+	if (n->cfg->build_after_each_merge)
+		return check_after(next, n, ti, 0);
+	/*
+	 * A breakage an open flag blames on this tree is checked right here, once:
+	 * found at the end instead, it would be acted on there and every later merge
+	 * made again
+	 */
+	if (night_carries(n, ti, &with_test))
+		return check_after(next, n, ti, with_test);
+	return 0;
 }
 
 /* ---- speculative builds ---- */
@@ -739,7 +757,7 @@ static int merge_window(size_t *next, int *recheck, struct night *n, size_t ti)
 			discard(n, ah[k].ti);
 		if (state[j - 1] < 0)
 			/* never known (cut off): build it again, alone */
-			error = check_after(next, n, at);
+			error = check_after(next, n, at, 0);
 		else
 			error = after_failure(next, recheck, n, at, &fail[j - 1]);
 		goto done;
@@ -774,7 +792,7 @@ static int merge_from(struct night *n, size_t from)
 		} else if (recheck) {
 			/* tree ti - 1 was acted on: build it again before going on */
 			recheck = 0;
-			error = check_after(&next, n, ti - 1);
+			error = check_after(&next, n, ti - 1, 0);
 		} else {
 			error = merge_step(&next, n, ti);
 		}

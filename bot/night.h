@@ -134,6 +134,12 @@ int night_run(const struct config *cfg, const struct night_opts *opts);
  */
 int night_check_head(struct night *n, int with_build, int with_test, struct night_failure *out);
 /*
+ * 1 when an open flag (not flaky) blames a commit that tree ti brought tonight:
+ * next is then checked right after that tree's merge (*with_test set when the
+ * flag's failure is a test's), where the known culprit is acted on again.
+ */
+int night_carries(struct night *n, size_t ti, int *with_test);
+/*
  * `#nextbot test:`: runs what a failure of the configured command `command` needs
  * (every build up to it, and the test itself when it is a test) on `commit`, exactly
  * as a night's check would (worker 0 of the cell, the runner, its limits and sandbox;

@@ -173,6 +173,24 @@ static void known_error(struct night *n, const char *command, const char *error)
 	strbuf_release(&norm);
 }
 
+int night_carries(struct night *n, size_t ti, int *with_test)
+{
+	const char *name = n->trees[ti].cfg->name;
+	size_t i;
+	int found = 0;
+
+	for (i = 0; n->st && i < n->st->flags_nr; i++) {
+		const struct flag *f = &n->st->flags[i];
+
+		if (f->state != FLAG_OPEN || f->kind == FLAG_FLAKY || !f->tree ||
+		    strcmp(f->tree, name) || !culprit_fetched(n, f))
+			continue;
+		found = 1;
+		*with_test |= f->kind == FLAG_TEST_FAILURE;
+	}
+	return found;
+}
+
 /*
  * Tonight's confirmed breakages still in the trees (open flags, not flaky, their
  * culprit fetched again): a check failing with one of them needs no pristine retry.

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "bot/workdir.h"
+#include "merge/repo.h"
 #include "util/error.h"
 #include "util/fileutil.h"
 #include "util/log.h"
@@ -274,13 +275,30 @@ int workdir_check_reach(const char *dir, const char *user)
 		describe(&sb, prefixes.v[WEXITSTATUS(status) - 1]);
 		error = nb_error_set(NB_ERROR,
 				     "the runner user '%s' cannot reach '%s': %s stops it; every "
-				     "command would fail (give the folders above the workdir o+x, "
-				     "or move the workdir)",
+				     "command would fail (give the folders on the way o+x, or move "
+				     "it)",
 				     user, dir, sb.buf);
 		strbuf_release(&sb);
 	}
 done:
 	strvec_clear(&prefixes);
+	return error;
+}
+
+int workdir_check_alternates(const char *workdir, const char *user)
+{
+	struct strvec alt = STRVEC_INIT;
+	char *repo = xstrfmt("%s/repo.git", workdir);
+	size_t i;
+	int error = 0;
+
+	repo_alternates(&alt, repo, 8);
+	for (i = 0; i < alt.nr && !error; i++)
+		if ((error = workdir_check_reach(alt.v[i], user)) < 0)
+			nb_error_prefix("the work repository borrows objects from '%s' "
+					"(objects/info/alternates): ", alt.v[i]);
+	strvec_clear(&alt);
+	free(repo);
 	return error;
 }
 

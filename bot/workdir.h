@@ -28,6 +28,13 @@ int workdir_make_private(const char *workdir, const char *user);
 int workdir_check_reach(const char *dir, const char *user);
 
 /*
+ * Whether `user` reaches the object stores the work repository borrows from (its
+ * objects/info/alternates): checkouts and git in the box read them as that user.
+ * Returns 0, or NB_ERROR naming the store and what stops it.
+ */
+int workdir_check_alternates(const char *workdir, const char *user);
+
+/*
  * Whether the sandbox starts here: `true` run in a box hiding `workdir`, as `user`
  * (as root).  bwrap needs unprivileged user namespaces (a container may forbid
  * them).  Returns 0, or NB_ERROR with bwrap's own reason.

@@ -251,8 +251,6 @@ static int run_all(struct probe_result *out, struct worker *w, const char *commi
 		struct strvec env = STRVEC_INIT;
 		char *log = log_path(spec, c, step, commit_hex, pristine);
 		const char *writable[2] = { worker_tree_path(w), NULL };
-		/* a git working tree: its git dir and the repository's objects, read-only */
-		const char *read_only[3] = { worker_common_path(w), worker_git_path(w), NULL };
 		struct runcmd_box box;
 		int decided;
 
@@ -272,7 +270,7 @@ static int run_all(struct probe_result *out, struct worker *w, const char *commi
 			opts.limits = *spec->limits;
 		if (spec->box) {
 			box = *spec->box;
-			box.read_only = read_only;
+			box.read_only = worker_read_only(w);
 			box.writable = writable;
 			opts.box = &box;
 		}

@@ -16,6 +16,7 @@
 #include "util/log.h"
 #include "util/strbuf.h"
 #include "util/strvec.h"
+#include "util/strvec.h"
 #include "util/xalloc.h"
 #include "util/utf8.h"
 #include "util/banned.h"
@@ -335,4 +336,26 @@ done:
 	git_commit_free(c);
 	git_object_free(obj);
 	return err;
+}
+
+void repo_alternates(struct strvec *out, const char *gitdir, size_t max)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char *path = xstrfmt("%s/objects/info/alternates", gitdir), *line, *next;
+
+	if (strbuf_read_file(&sb, path, 64 * 1024) == 0) {
+		for (line = sb.buf; line && *line && out->nr < max; line = next) {
+			next = strchr(line, '\n');
+			if (next)
+				*next++ = '\0';
+			if (!*line || *line == '#')
+				continue;
+			if (*line == '/')
+				strvec_push(out, line);
+			else
+				strvec_pushf(out, "%s/objects/%s", gitdir, line);
+		}
+	}
+	free(path);
+	strbuf_release(&sb);
 }

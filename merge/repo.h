@@ -12,6 +12,15 @@
 #include "util/strbuf.h"
 
 struct repo;
+struct strvec;
+
+/*
+ * The object stores the repository at `gitdir` borrows from: its
+ * objects/info/alternates (a repository made with `git clone --reference`, a
+ * shared mirror), absolute, in order, at most `max`.  None when it has no such
+ * file.  Their own alternates are not followed.
+ */
+void repo_alternates(struct strvec *out, const char *gitdir, size_t max);
 
 /*
  * Opens the bare repository at `path`, creating it (and its parents) if missing.

@@ -11,6 +11,7 @@
 
 #include "merge/git_int.h"
 #include "merge/merge_global.h"
+#include "merge/repo.h"
 #include "merge/worker.h"
 #include "merge/worker_int.h"
 #include "util/error.h"
@@ -18,6 +19,7 @@
 #include "util/log.h"
 #include "util/runcmd.h"
 #include "util/strbuf.h"
+#include "util/strvec.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
 
@@ -29,8 +31,16 @@
 /* The child's exit status when the tree holds traps (or has no git dir yet). */
 #define EXIT_NEEDS_PRISTINE 3
 
+/* At most this many borrowed object stores are shown in the box. */
+#define MAX_ALTERNATES 8
+
 struct worker {
 	char *dir, *tree, *git, *run, *common, *exe;
+	/* what the box shows read-only: for the checkout child (the repository, the
+	   binary, the object stores borrowed), for commands (the repository, the git
+	   dir, the same stores); NULL-terminated */
+	const char *child_ro[MAX_ALTERNATES + 3], *cmd_ro[MAX_ALTERNATES + 3];
+	struct strvec alternates;
 	struct worker_opts opts;
 	int chown_to;           /* as root: the tree and git dir are the runner's */
 	uid_t uid;
@@ -48,6 +58,26 @@ static char *no_trailing_slash(const char *p)
 	return xstrndup(p, len);
 }
 
+/*
+ * The object stores the repository borrows from (objects/info/alternates: a
+ * repository made with `git clone --reference`, a shared mirror), which a checkout
+ * and git in a command need as much as the repository itself.  Those of their own
+ * alternates files are not followed (git follows them; a chain is rare).
+ */
+static void box_paths(struct worker *w)
+{
+	size_t i, n = 0;
+
+	repo_alternates(&w->alternates, w->common, MAX_ALTERNATES);
+	w->child_ro[n] = w->common;
+	w->cmd_ro[n++] = w->common;
+	w->child_ro[n] = w->exe;
+	w->cmd_ro[n++] = w->git;
+	for (i = 0; i < w->alternates.nr; i++, n++)
+		w->child_ro[n] = w->cmd_ro[n] = w->alternates.v[i];
+	w->child_ro[n] = w->cmd_ro[n] = NULL;
+}
+
 int worker_open(struct worker **out, const char *repo_path, const char *dir,
 		const struct worker_opts *opts)
 {
@@ -55,6 +85,7 @@ int worker_open(struct worker **out, const char *repo_path, const char *dir,
 	int err;
 
 	*out = NULL;
+	w->alternates = (struct strvec)STRVEC_INIT;
 	w->dir = xstrdup(dir);
 	w->tree = xstrfmt("%s/tree", dir);
 	w->git = xstrfmt("%s/git", dir);
@@ -74,6 +105,7 @@ int worker_open(struct worker **out, const char *repo_path, const char *dir,
 		goto done;
 	}
 	w->common = no_trailing_slash(git_repository_commondir(w->repo));
+	box_paths(w);
 	if (!geteuid() && w->opts.user) {
 		struct passwd pw, *res = NULL;
 		char buf[16384];
@@ -107,6 +139,7 @@ void worker_free(struct worker *w)
 	free(w->run);
 	free(w->common);
 	free(w->exe);
+	strvec_clear(&w->alternates);
 	free(w);
 }
 
@@ -151,7 +184,7 @@ static int run_child(struct worker *w, const char *hex, int pristine, struct str
 {
 	const char *argv[] = { w->exe, "worker-checkout", "--common", w->common, "--worker",
 			       w->dir, "--commit", hex, pristine ? "--pristine" : NULL, NULL };
-	const char *ro[] = { w->common, w->exe, NULL }, *rw[] = { w->tree, w->git, NULL };
+	const char *rw[] = { w->tree, w->git, NULL };
 	struct runcmd_opts o = RUNCMD_OPTS_INIT;
 	struct runcmd_result r = RUNCMD_RESULT_INIT;
 	struct runcmd_box box;
@@ -169,7 +202,7 @@ static int run_child(struct worker *w, const char *hex, int pristine, struct str
 	if (w->opts.box) {
 		box = *w->opts.box;
 		box.network = 0;
-		box.read_only = ro;
+		box.read_only = w->child_ro;
 		box.writable = rw;
 		o.box = &box;
 	}
@@ -243,6 +276,11 @@ const char *worker_git_path(const struct worker *w)
 const char *worker_run_path(const struct worker *w)
 {
 	return w->run;
+}
+
+const char *const *worker_read_only(const struct worker *w)
+{
+	return w->cmd_ro;
 }
 
 const char *worker_common_path(const struct worker *w)

@@ -69,6 +69,12 @@ const char *worker_git_path(const struct worker *w);
 const char *worker_run_path(const struct worker *w);
 /* The work repository's common dir (objects, refs); valid while the worker is. */
 const char *worker_common_path(const struct worker *w);
+/*
+ * What a command's box shows read-only so that the worker's tree is a git working
+ * tree in it: the repository, the worker's git dir and the object stores the
+ * repository borrows from (its alternates).  NULL-terminated; the worker's.
+ */
+const char *const *worker_read_only(const struct worker *w);
 /* nextbot's handle on the work repository (use it from the worker's thread only). */
 git_repository *worker_repo(struct worker *w);
 

@@ -86,4 +86,26 @@ for i, f in after.items():
 EOF2
 NB status --last 1 >"$TMP/status4"
 check "both culprits reverted again" sh -c "grep -c '  reverted ' '$TMP/status4' | grep -qx 2"
+# a work repository that borrows its objects from a mirror (git clone --reference): the
+# box shows the borrowed store read-only, so checkouts and builds in it still work
+W2=$TMP/w2
+"$NEXTBOT" -q sim init "$W2" --seed 1 >/dev/null || exit 1
+"$NEXTBOT" -q sim advance "$W2" --days 1 >/dev/null || exit 1
+git init -q --bare "$W2/state/repo.git"
+echo "$W2/sim/store.git/objects" >"$W2/state/repo.git/objects/info/alternates"
+# the sim keeps its store 0750 (git's objects inside are readable): the runner user cannot read it, and the night says so
+expect_exit 1 "a store the runner user cannot reach is refused before the night" \
+	"$NEXTBOT" -q -c "$W2/nextbot.yaml" run --date 2026-12-02
+check "… naming the store and the folder that stops it" sh -c \
+	"\"$NEXTBOT\" -q -c '$W2/nextbot.yaml' run --date 2026-12-02 2>&1 |
+	 grep -q \"borrows objects from '$W2/sim/store.git/objects'.*'$W2/sim' (0750\""
+chmod o+x "$TMP" "$W2" "$W2/sim"
+chmod -R o+rX "$W2/sim/store.git"   # as a shared mirror is
+expect_exit 0 "a night with a borrowed object store" \
+	"$NEXTBOT" -q -c "$W2/nextbot.yaml" run --date 2026-12-02
+check "its breakage was found and flagged, no infrastructure note" sh -c \
+	"\"$NEXTBOT\" -q -c '$W2/nextbot.yaml' --json flagged | grep -q '\"state\": *\"open\"' &&
+	 ! \"$NEXTBOT\" -q -c '$W2/nextbot.yaml' status --last 1 | grep -q 'infrastructure'"
+check "the objects stayed borrowed" test -z \
+	"$(find "$W2/state/repo.git/objects" -path '*/pack/*.pack' -size +200k)"
 done_testing

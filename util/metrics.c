@@ -28,7 +28,8 @@ static const struct {
 	[METRIC_KNOWN_CONFIRMS] = { "night_known_confirmations",
 				    "Confirmations taken from an earlier night's facts." },
 	[METRIC_CARRIED] = { "night_carried_breakages",
-			     "Open flags whose breakage was seen again and acted on without a search." },
+			     "Open flags whose breakage was seen again and acted on without a "
+			     "search." },
 };
 
 void metrics_add(enum metric m, double value)
