@@ -1,4 +1,4 @@
-/* The work repository's commit-graph: merge bases and walks without inflating commits. */
+/* The work repository's commit-graph: walks without inflating commits, for git and libgit2. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -135,25 +135,6 @@ done:
 	return error;
 }
 
-/* The open object database reads a commit-graph once: it is given the new one. */
-static int use_graph(git_repository *git)
-{
-	char *objects = xstrfmt("%sobjects", git_repository_path(git));
-	git_commit_graph *cg = NULL;
-	git_odb *odb = NULL;
-	int error = 0;
-
-	if (git_repository_odb(&odb, git) < 0 || git_commit_graph_open(&cg, objects) < 0) {
-		error = merge_git_fail("commit-graph: reading %s/info/commit-graph", objects);
-	} else if (git_odb_set_commit_graph(odb, cg) < 0) {
-		git_commit_graph_free(cg);
-		error = merge_git_fail("commit-graph: using %s/info/commit-graph", objects);
-	}
-	git_odb_free(odb);
-	free(objects);
-	return error;
-}
-
 int commitgraph_refresh(git_repository *git, int force)
 {
 	const char *gitdir = git_repository_path(git);
@@ -168,14 +149,24 @@ int commitgraph_refresh(git_repository *git, int force)
 		goto done;
 	tips_text(&text, &tips);
 	path = xstrfmt("%s%s", gitdir, COMMITGRAPH_TIPS);
-	if ((error = file_write_atomic(path, text.buf, text.len)) < 0 ||
-	    (error = use_graph(git)) < 0)
+	if ((error = file_write_atomic(path, text.buf, text.len)) < 0)
 		goto done;
 	error = 1;
 done:
 	free(path);
 	strbuf_release(&text);
 	strvec_clear(&tips);
+	return error;
+}
+
+int commitgraph_detach(git_repository *git)
+{
+	git_odb *odb = NULL;
+	int error = 0;
+
+	if (git_repository_odb(&odb, git) < 0 || git_odb_set_commit_graph(odb, NULL) < 0)
+		error = merge_git_fail("commit-graph: detaching it");
+	git_odb_free(odb);
 	return error;
 }
 

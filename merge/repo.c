@@ -182,6 +182,10 @@ int repo_open(struct repo **out, const char *path)
 	if (err < 0)
 		return nb_error_set(NB_ERROR, "cannot open repository %s: %s", path,
 				    merge_git_error());
+	if (commitgraph_detach(git) < 0) {
+		git_repository_free(git);
+		return NB_ERROR;
+	}
 	r = xcalloc(1, sizeof(*r));
 	r->git = git;
 	r->path = xstrdup(path);
@@ -200,6 +204,10 @@ int repo_open_readonly(struct repo **out, const char *path)
 	if (git_repository_open_bare(&git, path) < 0)
 		return nb_error_set(NB_ERROR, "cannot open repository %s: %s", path,
 				    merge_git_error());
+	if (commitgraph_detach(git) < 0) {
+		git_repository_free(git);
+		return NB_ERROR;
+	}
 	r = xcalloc(1, sizeof(*r));
 	r->git = git;
 	r->path = xstrdup(path);

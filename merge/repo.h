@@ -50,13 +50,15 @@ int repo_open_readonly(struct repo **out, const char *path);
 int repo_index_packs(struct repo *repo);
 
 /*
- * Merge bases, patch lookups and gc walk history: a kernel's is a million commits.
- * This writes objects/info/commit-graph over every commit a ref reaches (as `git
- * commit-graph write --reachable`; libgit2 and git read parents, dates and generation
- * numbers from it instead of inflating commits) when a ref names a commit the graph
- * was not written from, and makes the open repository read it.  The tips it was
- * written from are in <gitdir>/nextbot-commit-graph-tips.  A failure costs only
- * speed: logged, 0 returned.
+ * git (gc, fsck, rev-list, a maintainer's look at the work repository) and libgit2
+ * readers walk history: a kernel's is a million commits.  This writes
+ * objects/info/commit-graph over every commit a ref reaches (as `git commit-graph
+ * write --reachable`: parents, dates and generation numbers without inflating
+ * commits) when a ref names a commit the graph was not written from.  The tips it was
+ * written from are in <gitdir>/nextbot-commit-graph-tips.  The handles repo_open()
+ * and repo_open_readonly() give do not read it (libgit2 1.5.1 leaks a mapping of it
+ * per object written; merge/commitgraph_int.h): the night's merge bases do not walk
+ * history (merge/nightbase.c).  A failure costs only speed: logged, 0 returned.
  */
 int repo_write_commit_graph(struct repo *repo);
 
