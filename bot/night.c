@@ -92,32 +92,45 @@ static void collect_drops(struct night *n, struct integ_drops *d, struct strvec 
  */
 static size_t brought_by(struct night *n, const char *hex)
 {
-	size_t lo = 0, hi = integ_night_steps_nr(n->integ), k;
-	const struct integ_step *s;
-	struct nb_oid commit;
+	size_t steps = integ_night_steps_nr(n->integ), nr = 0, lo = 0, hi, i, k;
+	struct nb_oid commit, *tips = xcalloc(steps + 1, sizeof(*tips));
+	size_t *step = xcalloc(steps + 1, sizeof(*step)), found = (size_t)-1;
 
 	if (nb_oid_parse(&commit, hex) < 0)
-		return (size_t)-1;
+		goto done;
+	if (lookup_contains(n->repo, &n->trees[0].fetch.tip, &commit) == 1) {
+		found = 0;
+		goto done;
+	}
+	/* the tips merged so far, in order: next after merge i holds what they hold */
+	for (i = 0; i < steps; i++) {
+		const struct integ_step *s = integ_night_step(n->integ, i);
+
+		if (s->kind == INTEG_STEP_MERGE && !nb_oid_is_null(&s->merged)) {
+			step[nr] = i;
+			tips[nr++] = s->merged;
+		}
+	}
 	/*
-	 * Each step's next descends from the one before it, so "next after step i
-	 * holds the commit" turns true once and stays true: the first such step is
-	 * found in log2(steps) walks, not one walk per step (400 trees, deep history)
+	 * "one of the first m tips holds the commit" turns true once and stays true:
+	 * the first such merge in log2(merges) walks over the trees' own histories
+	 * (not next's chain of tonight's merge commits, 400 of them a night)
 	 */
-	while (lo < hi) {
+	for (hi = nr; lo < hi;) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (lookup_contains(n->repo, &integ_night_step(n->integ, mid)->after, &commit) == 1)
+		if (lookup_contains_any(n->repo, tips, mid + 1, &commit) == 1)
 			hi = mid;
 		else
 			lo = mid + 1;
 	}
-	s = lo < integ_night_steps_nr(n->integ) ? integ_night_step(n->integ, lo) : NULL;
-	if (s && s->kind == INTEG_STEP_MERGE && !nb_oid_is_null(&s->merged) &&
-	    lookup_contains(n->repo, &s->before, &commit) == 0)
-		for (k = 1; k < n->trees_nr; k++)
-			if (!strcmp(n->trees[k].cfg->name, s->tree))
-				return k;
-	return lookup_contains(n->repo, &n->trees[0].fetch.tip, &commit) == 1 ? 0 : (size_t)-1;
+	for (k = 1; lo < nr && k < n->trees_nr && found == (size_t)-1; k++)
+		if (!strcmp(n->trees[k].cfg->name, integ_night_step(n->integ, step[lo])->tree))
+			found = k;
+done:
+	free(tips);
+	free(step);
+	return found;
 }
 
 /* The key of a conflict in run records: "tree/other: path path …". */

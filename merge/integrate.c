@@ -654,7 +654,9 @@ int integ_night_merge_tree(struct integ_night *n, struct integ_outcome *out,
 	}
 	log_progress("merging %s (%zu)", t->name, n->nr);
 	git_oid_cpy(&candidate, &tip);
-	if (drops && (err = apply_drops(n, out, &candidate, t, drops)) < 0)
+	/* no drop, nothing to replay: not even the merge base is needed */
+	if (drops && (drops->patch_ids_nr || drops->message_ids_nr) &&
+	    (err = apply_drops(n, out, &candidate, t, drops)) < 0)
 		goto done;
 	log_merging(n, t, tip_hex, what);
 	err = try_merge(n, &already, &c, t, &candidate);

@@ -210,3 +210,27 @@ void lookup_patches_release(struct lookup_patches *list)
 	list->items = NULL;
 	list->nr = list->alloc = 0;
 }
+
+int lookup_contains_any(struct repo *repo, const struct nb_oid *commits, size_t n,
+			const struct nb_oid *ancestor)
+{
+	git_oid *c = n ? xcalloc(n, sizeof(*c)) : NULL, a;
+	size_t i;
+	int r = 0;
+
+	if (merge_oid_to_git(&a, ancestor) < 0)
+		r = NB_EINVALID;
+	for (i = 0; i < n && r == 0; i++) {
+		if (merge_oid_to_git(&c[i], &commits[i]) < 0)
+			r = NB_EINVALID;
+		else if (git_oid_equal(&c[i], &a))
+			r = 1;
+	}
+	if (r == 0 && n) {
+		r = git_graph_reachable_from_any(repo_git(repo), &a, c, n);
+		if (r < 0)
+			r = merge_git_fail("is %.12s in any of %zu commits", ancestor->hex, n);
+	}
+	free(c);
+	return r;
+}

@@ -55,6 +55,13 @@ int lookup_commit(struct lookup_patch *out, struct repo *repo, const char *tree,
 int lookup_contains(struct repo *repo, const struct nb_oid *commit,
 		    const struct nb_oid *ancestor);
 
+/*
+ * 1 when `ancestor` is one of commits[0..n) or reachable from one of them, 0 when
+ * not (n == 0 too), negative (recorded) on a bad id.  One walk for all of them.
+ */
+int lookup_contains_any(struct repo *repo, const struct nb_oid *commits, size_t n,
+			const struct nb_oid *ancestor);
+
 void lookup_patch_release(struct lookup_patch *p);
 void lookup_patches_release(struct lookup_patches *list);
 
