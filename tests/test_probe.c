@@ -36,15 +36,14 @@ static const struct worker_opts *fixture_wo(void)
 static void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void sh(const char *fmt, ...)
 {
-	struct strbuf sb = STRBUF_INIT;
 	va_list ap;
+	int rc;
 
 	va_start(ap, fmt);
-	strbuf_vaddf(&sb, fmt, ap);
+	rc = fixture_vsh(".", NULL, fmt, ap);
 	va_end(ap);
-	if (system(sb.buf) != 0)
-		fail_msg("command failed: %s", sb.buf);
-	strbuf_release(&sb);
+	if (rc != 0)
+		fail_msg("command failed (%d): %s", rc, fmt);
 }
 
 static void rev(git_oid *out, const char *spec)
