@@ -2,10 +2,13 @@
 """Generates the benchmark world with git fast-import: a linux-next night at scale.
 
     bench/gen_world.py DIR [--trees 400] [--files 20000] [--patches 20] [--seed 1]
+                           [--history 0] [--fork-spread 0]
 
 DIR/remotes/feeds.git holds everything: `master` (mainline: a root commit with
---files files, then 30 small commits in Documentation/) and one branch tNNN per tree.
-Tree i forks from a mainline commit a little behind master and carries --patches
+--files files, then --history commits that each rewrite one line of one document,
+then 30 small commits in Documentation/) and one branch tNNN per tree.
+Tree i forks from a mainline commit a little behind master (1 to 11 commits; with
+--fork-spread S, 1 to S commits: trees forked months apart) and carries --patches
 new commits: most change or add files in its own folder (<top>/sNNN/), three touch
 files every tree shares (MAINTAINERS, include/linux/ids.h, <top>/Makefile) at the
 tree's own lines, so those merge as real three-way content merges. Every tenth tree
@@ -123,11 +126,28 @@ class World:
                 out += ["# s%03d" % i, "obj-$(CONFIG_S%03d) += s%03d/" % (i, i), ""]
         return out
 
+    def history(self, marks, docs, who):
+        """--history commits: commit n sets the "Revision:" line of one document, so a
+        file keeps its size however long the history (no tree touches Documentation/)."""
+        if not docs:
+            docs.append("Documentation/history.rst")
+            self.files[docs[0]] = ["History", "=" * 7, ""]
+        for n in range(1, self.a.history + 1):
+            p = docs[(n * 7919) % len(docs)]
+            lines = self.files[p]
+            if not lines[-1].startswith("Revision: "):
+                lines = lines + [""]
+            self.files[p] = lines = lines[:-1] + ["Revision: %d" % n]
+            marks.append(self.commit("refs/heads/master", who, "Documentation: revision %d" % n,
+                                     "Signed-off-by: %s" % who, [marks[-1]], [(p, lines)]))
+
     def mainline(self):
         who = "Linus Torvalds <torvalds@example.org>"
         marks = [self.commit("refs/heads/master", who, "Initial import", "",
                              [], sorted(self.files.items()))]
         docs = [p for p in sorted(self.files) if p.startswith("Documentation/")]
+        if self.a.history:
+            self.history(marks, list(docs), who)
         for n in range(1, BASE_COMMITS + 1):
             ch = []
             for p in self.rng.sample(docs, min(3, len(docs))):
@@ -190,9 +210,12 @@ class World:
         who = "Developer %03d <dev%03d@example.org>" % (i, i)
         mnt = "Maintainer %03d <m%03d@example.org>" % (i, i)
         if i == ALREADY and i < self.a.trees:
-            self.w("reset %s\nfrom :%d\n\n" % (ref, self.base[BASE_COMMITS - 5]))
+            self.w("reset %s\nfrom :%d\n\n" % (ref, self.base[-6]))
             return
-        fork = self.base[BASE_COMMITS - 1 - (i * 7) % 11]
+        if self.a.fork_spread:      # 1..S commits behind master, spread over the trees
+            fork = self.base[-1 - min(1 + (i * 7919) % self.a.fork_spread, len(self.base) - 1)]
+        else:
+            fork = self.base[-2 - (i * 7) % 11]
         later = {e: l for e, l in CONFLICTS}
         cur = {}
         n = self.a.patches
@@ -254,9 +277,11 @@ def main():
     ap.add_argument("--files", type=int, default=20000)
     ap.add_argument("--patches", type=int, default=20)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--history", type=int, default=0)
+    ap.add_argument("--fork-spread", type=int, default=0)
     a = ap.parse_args()
-    if a.trees < 1 or a.trees > 999 or a.patches < 4:
-        sys.exit("gen_world: --trees 1..999, --patches >= 4")
+    if a.trees < 1 or a.trees > 999 or a.patches < 4 or a.history < 0 or a.fork_spread < 0:
+        sys.exit("gen_world: --trees 1..999, --patches >= 4, --history and --fork-spread >= 0")
     root = os.path.abspath(a.dir)
     feeds = os.path.join(root, "remotes", "feeds.git")
     os.makedirs(os.path.dirname(feeds), exist_ok=True)
