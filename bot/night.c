@@ -96,9 +96,10 @@ static size_t brought_by(struct night *n, const char *hex)
 	struct nb_oid commit, *tips = xcalloc(steps + 1, sizeof(*tips));
 	size_t *step = xcalloc(steps + 1, sizeof(*step)), found = (size_t)-1;
 
-	if (nb_oid_parse(&commit, hex) < 0)
+	if (nb_oid_parse(&commit, hex) < 0 ||
+	    (!n->walker && repo_open_walker(&n->walker, n->repo_path) < 0))
 		goto done;
-	if (lookup_contains(n->repo, &n->trees[0].fetch.tip, &commit) == 1) {
+	if (lookup_contains(n->walker, &n->trees[0].fetch.tip, &commit) == 1) {
 		found = 0;
 		goto done;
 	}
@@ -119,7 +120,7 @@ static size_t brought_by(struct night *n, const char *hex)
 	for (hi = nr; lo < hi;) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (lookup_contains_any(n->repo, tips, mid + 1, &commit) == 1)
+		if (lookup_contains_any(n->walker, tips, mid + 1, &commit) == 1)
 			hi = mid;
 		else
 			lo = mid + 1;
@@ -999,6 +1000,7 @@ static void release(struct night *n)
 	night_cells_release(n);
 	integ_night_free(n->integ);
 	repo_free(n->repo);
+	repo_free(n->walker);
 	notices_release(&n->notices);
 	strvec_clear(&n->new_flags);
 	strvec_clear(&n->seen_flags);

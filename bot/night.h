@@ -91,6 +91,7 @@ struct night {
 	struct state *st;
 	struct run_record *run;
 	struct repo *repo;
+	struct repo *walker;        /* walks of fetched history only (merge/repo.h); lazy */
 	struct integ_night *integ;
 	struct notices notices;
 	struct night_tree *trees;   /* cfg->trees_nr + 1, base first */

@@ -6,6 +6,7 @@
 
 #include "merge/git_int.h"
 #include "merge/bisect_int.h"
+#include "merge/commitgraph_int.h"
 #include "merge/culprit.h"
 #include "merge/known_int.h"
 #include "merge/excerpt.h"
@@ -1029,6 +1030,10 @@ static int night_open(struct night *n, const struct culprit_opts *o,
 	n->tip_id = n->ids[o->steps_nr - 1].after;
 	if (git_repository_open(&n->repo, o->repo_path) < 0)
 		return merge_git_fail("bisect: %s", o->repo_path);
+	/* the probes' merges write objects: libgit2 1.5.1 would map the graph again
+	   for each of them (merge/commitgraph_int.h) */
+	if ((err = commitgraph_detach(n->repo)) < 0)
+		return err;
 	if (git_signature_new(&n->sig, "nextbot", "nextbot@localhost", 0, 0) < 0)
 		return merge_git_fail("bisect: signature");
 	commands(n);

@@ -193,6 +193,20 @@ int repo_open(struct repo **out, const char *path)
 	return 0;
 }
 
+int repo_open_walker(struct repo **out, const char *path)
+{
+	git_repository *git = NULL;
+
+	*out = NULL;
+	if (git_repository_open_bare(&git, path) < 0)
+		return nb_error_set(NB_ERROR, "cannot open repository %s: %s", path,
+				    merge_git_error());
+	*out = xcalloc(1, sizeof(**out));
+	(*out)->git = git;
+	(*out)->path = xstrdup(path);
+	return 0;
+}
+
 int repo_open_readonly(struct repo **out, const char *path)
 {
 	struct repo *r;

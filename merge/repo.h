@@ -37,6 +37,13 @@ void repo_free(struct repo *repo);
  * there.
  */
 int repo_open_readonly(struct repo **out, const char *path);
+/*
+ * A handle for walks over history that exist already (reachability of fetched
+ * commits): it reads the commit-graph, so it must never write an object nor look
+ * up one written since it was opened (libgit2 1.5.1 maps the graph again at each
+ * refresh of its object database and never unmaps the old mapping).
+ */
+int repo_open_walker(struct repo **out, const char *path);
 
 /*
  * Every fetch leaves a pack per tree: at linux-next's scale 400 a night, and every

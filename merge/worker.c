@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "merge/commitgraph_int.h"
 #include "merge/git_int.h"
 #include "merge/merge_global.h"
 #include "merge/repo.h"
@@ -104,6 +105,8 @@ int worker_open(struct worker **out, const char *repo_path, const char *dir,
 		err = merge_git_fail("worker %s: opening the repository", dir);
 		goto done;
 	}
+	if ((err = commitgraph_detach(w->repo)) < 0)
+		goto done;
 	w->common = no_trailing_slash(git_repository_commondir(w->repo));
 	box_paths(w);
 	if (!geteuid() && w->opts.user) {
