@@ -74,8 +74,12 @@ static void box_paths(struct worker *w)
 	w->cmd_ro[n++] = w->common;
 	w->child_ro[n] = w->exe;
 	w->cmd_ro[n++] = w->git;
-	for (i = 0; i < w->alternates.nr; i++, n++)
-		w->child_ro[n] = w->cmd_ro[n] = w->alternates.v[i];
+	/* a store that is gone is no object source: git skips it, and bwrap would fail */
+	for (i = 0; i < w->alternates.nr; i++)
+		if (file_is_dir(w->alternates.v[i])) {
+			w->child_ro[n] = w->cmd_ro[n] = w->alternates.v[i];
+			n++;
+		}
 	w->child_ro[n] = w->cmd_ro[n] = NULL;
 }
 

@@ -106,6 +106,14 @@ expect_exit 0 "a night with a borrowed object store" \
 check "its breakage was found and flagged, no infrastructure note" sh -c \
 	"\"$NEXTBOT\" -q -c '$W2/nextbot.yaml' --json flagged | grep -q '\"state\": *\"open\"' &&
 	 ! \"$NEXTBOT\" -q -c '$W2/nextbot.yaml' status --last 1 | grep -q 'infrastructure'"
+# a store that is gone is skipped (git skips it too), not bound into the box
+echo "/nonexistent/objects" >>"$W2/state/repo.git/objects/info/alternates"
+"$NEXTBOT" -q sim advance "$W2" --days 1 >/dev/null || exit 1
+chmod -R o+rX "$W2/sim/store.git"   # the day's new packs, as a mirror's would be
+expect_exit 0 "a night with an alternates line naming a store that is gone" \
+	"$NEXTBOT" -q -c "$W2/nextbot.yaml" run --date 2026-12-03
+check "… and no infrastructure note" sh -c \
+	"! \"$NEXTBOT\" -q -c '$W2/nextbot.yaml' status --last 1 | grep -q 'infrastructure'"
 check "the objects stayed borrowed" test -z \
 	"$(find "$W2/state/repo.git/objects" -path '*/pack/*.pack' -size +200k)"
 done_testing
