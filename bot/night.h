@@ -103,7 +103,6 @@ struct night {
 	int broken;                 /* next still fails at the end */
 	int rounds;                 /* failures handled tonight (bounded) */
 	int build_rounds;           /* checks of next (a round of speculative ones counts once) */
-	int carried;                /* failures an open flag explained: acted on, not searched */
 	struct {                    /* seconds spent in each phase (bot/promfile.h) */
 		double fetch, merge, check, bisect, total;
 	} phase;

@@ -1011,7 +1011,6 @@ static int carried(struct night *n, struct flag *f, size_t ti, const struct nigh
 	}
 	set(&f->last_seen, n->opts->date);
 	flag_cells(n, f, fail, &r);
-	n->carried++;
 	*acted = ti;
 	if ((error = rewind_to_tree(n, ti)) < 0)
 		return error;
