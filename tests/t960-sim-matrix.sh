@@ -89,4 +89,11 @@ EOF
 outcome nextbot state >"$TMP/j1.out"
 outcome j8 state-j8 >"$TMP/j8.out"
 check "max_jobs 1 and 8: the same flags, next trees, tags and notices" cmp "$TMP/j1.out" "$TMP/j8.out"
+
+# the same feeds a night later: the flag's cells are known, nothing is built again
+expect_exit 0 "night 2 on unchanged feeds" "$NEXTBOT" -q -c "$W/nextbot.yaml" run --date 2026-12-02
+check "no command ran, no search, the flag carried" sh -c \
+	"grep -qx 'nextbot_night_commands 0' '$W/state/metrics.prom' &&
+	 grep -qx 'nextbot_night_bisections 0' '$W/state/metrics.prom' &&
+	 grep -qx 'nextbot_night_carried_breakages 1' '$W/state/metrics.prom'"
 done_testing
