@@ -143,6 +143,40 @@ static void incremental_checkout(void **state)
 	free(dir);
 }
 
+/*
+ * What a command changed in tracked files is undone by the next incremental
+ * checkout, whether the commit changes those files or not; a tracked file it
+ * removed comes back; checking the same commit out again changes nothing.
+ */
+static void incremental_undoes_the_command(void **state)
+{
+	struct worker *w;
+	char *repo = path_in("bare.git"), *dir = path_in("workers/u0"), *p;
+	struct stat b1, b2;
+
+	assert_int_equal(worker_open(&w, repo, dir, fixture_wo()), 0);
+	assert_int_equal(worker_checkout(w, &c1, 0), 0);
+	/* a: same size, other content; Makefile: longer; both as in c1 in c2 */
+	sh("cd %s/workers/u0/tree && printf 'X\\n' >a && echo tampered >>Makefile", top);
+	assert_int_equal(worker_checkout(w, &c2, 0), 0);
+	sh("cd %s/workers/u0/tree && grep -qx a a && ! grep -q tampered Makefile && "
+	   "grep -qx b2 b && test ! -e sub/c", top);
+	sh("rm %s/workers/u0/tree/a", top);
+	assert_int_equal(worker_checkout(w, &c1, 0), 0);
+	sh("cd %s/workers/u0/tree && grep -qx a a && grep -qx b b && test -e sub/c", top);
+	p = xstrfmt("%s/b", worker_tree_path(w));
+	assert_int_equal(stat(p, &b1), 0);
+	assert_int_equal(worker_checkout(w, &c1, 0), 0);
+	assert_int_equal(stat(p, &b2), 0);
+	assert_int_equal(b1.st_ino, b2.st_ino);
+	assert_int_equal(b1.st_mtim.tv_nsec, b2.st_mtim.tv_nsec);
+	sh("cd %s/workers/u0/tree && grep -qx a a && grep -qx b b", top);
+	free(p);
+	worker_free(w);
+	free(repo);
+	free(dir);
+}
+
 /* Two workers over one non-bare repository: neither touches its index or tree. */
 static void own_index(void **state)
 {
@@ -877,6 +911,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(incremental_checkout),
+		cmocka_unit_test(incremental_undoes_the_command),
 		cmocka_unit_test(own_index),
 		cmocka_unit_test(verdicts),
 		cmocka_unit_test(argv_exec_failure_is_infra),
