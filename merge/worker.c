@@ -311,7 +311,7 @@ struct scan {
 	/* what the scan learns on the way for the checkout: tracked files whose stat
 	   data is not the index's (the command changed them), how many tracked
 	   entries it met, and the index file's time (entries as new are racy) */
-	struct strvec dirty;
+	struct strvec dirty, racy;
 	size_t tracked;
 	struct timespec index_time;
 };
@@ -356,13 +356,14 @@ static int scan_dir(struct scan *s, int fd, int depth);
 
 /*
  * A file or link the scan met: if the index tracks it, counted, and dirty unless
- * its stat data is what the index recorded (git's own test: size, mtime, inode,
- * mode), or the entry is as new as the index file (racily clean: unknown).
+ * its stat data is what the index recorded (git's own test: size, mtime, ctime,
+ * inode, mode; a command can set a file's mtime back, never its ctime).  One whose
+ * entry is as new as the index file is racily clean: libgit2 compares its content.
  */
 static void note_tracked(struct scan *s, const struct stat *st)
 {
 	const git_index_entry *e = git_index_get_bypath(s->index, s->path.buf, 0);
-	int same;
+	int same, racy;
 
 	if (!e)
 		return;
@@ -370,13 +371,17 @@ static void note_tracked(struct scan *s, const struct stat *st)
 	same = e->file_size == (uint32_t)st->st_size &&
 	       e->mtime.seconds == (int32_t)st->st_mtim.tv_sec &&
 	       e->mtime.nanoseconds == (uint32_t)st->st_mtim.tv_nsec &&
+	       e->ctime.seconds == (int32_t)st->st_ctim.tv_sec &&
+	       e->ctime.nanoseconds == (uint32_t)st->st_ctim.tv_nsec &&
 	       e->ino == (uint32_t)st->st_ino && (e->mode & 0111) == (st->st_mode & 0111) &&
-	       S_ISLNK(e->mode) == S_ISLNK(st->st_mode) &&
-	       (e->mtime.seconds < (int32_t)s->index_time.tv_sec ||
-		(e->mtime.seconds == (int32_t)s->index_time.tv_sec &&
-		 e->mtime.nanoseconds < (uint32_t)s->index_time.tv_nsec));
+	       S_ISLNK(e->mode) == S_ISLNK(st->st_mode);
+	racy = e->mtime.seconds > (int32_t)s->index_time.tv_sec ||
+	       (e->mtime.seconds == (int32_t)s->index_time.tv_sec &&
+		e->mtime.nanoseconds >= (uint32_t)s->index_time.tv_nsec);
 	if (!same)
 		strvec_push(&s->dirty, s->path.buf);
+	else if (racy)
+		strvec_push(&s->racy, s->path.buf);
 }
 
 /* 1 when the entry `name` of the folder open at `fd` is a trap (s->why says which). */
@@ -520,7 +525,8 @@ static int scan_and_limit(git_checkout_options *opts, struct strvec *paths, stru
 			  git_repository *repo, git_index *index, git_tree *target, int tfd,
 			  const char *git)
 {
-	struct scan s = { index, target, STRBUF_INIT, why, geteuid(), STRVEC_INIT, 0, { 0, 0 } };
+	struct scan s = { index, target, STRBUF_INIT, why, geteuid(), STRVEC_INIT, STRVEC_INIT, 0,
+			  { 0, 0 } };
 	char *index_path = xstrfmt("%s/index", git);
 	struct stat st;
 	size_t i;
@@ -531,8 +537,20 @@ static int scan_and_limit(git_checkout_options *opts, struct strvec *paths, stru
 	err = t < 0 ? nb_error_errno(NB_ERROR, "cannot scan the tree") : scan_dir(&s, t, 0);
 	if (!err && s.tracked == git_index_entrycount(index) &&
 	    (err = changed_paths(paths, repo, index, target)) == 0) {
-		for (i = 0; i < s.dirty.nr; i++)
+		/*
+		 * libgit2 takes a file whose stat data matches its index as unchanged
+		 * (it does not look at ctime): a changed file is removed first, so
+		 * the checkout writes it again whatever its times say.  This child is
+		 * the runner user in the box: a path is nothing it could not reach.
+		 */
+		for (i = 0; i < s.dirty.nr; i++) {
 			strvec_push(paths, s.dirty.v[i]);
+			if (unlinkat(tfd, s.dirty.v[i], 0) < 0 && errno != ENOENT)
+				err = nb_error_errno(NB_ERROR, "cannot remove '%s' before the "
+						     "checkout", s.dirty.v[i]);
+		}
+		for (i = 0; i < s.racy.nr; i++)
+			strvec_push(paths, s.racy.v[i]);
 		if (!paths->nr)
 			err = 2;
 		opts->paths.strings = paths->v;
@@ -541,6 +559,7 @@ static int scan_and_limit(git_checkout_options *opts, struct strvec *paths, stru
 	}
 	strbuf_release(&s.path);
 	strvec_clear(&s.dirty);
+	strvec_clear(&s.racy);
 	free(index_path);
 	return err;
 }

@@ -161,6 +161,11 @@ static void incremental_undoes_the_command(void **state)
 	assert_int_equal(worker_checkout(w, &c2, 0), 0);
 	sh("cd %s/workers/u0/tree && grep -qx a a && ! grep -q tampered Makefile && "
 	   "grep -qx b2 b && test ! -e sub/c", top);
+	/* a command that puts the mtime back (same size, same inode) is still seen */
+	sh("cd %s/workers/u0/tree && touch -r a .ref && printf 'Y\\n' >a && touch -r .ref a && "
+	   "rm .ref", top);
+	assert_int_equal(worker_checkout(w, &c1, 0), 0);
+	sh("cd %s/workers/u0/tree && grep -qx a a", top);
 	sh("rm %s/workers/u0/tree/a", top);
 	assert_int_equal(worker_checkout(w, &c1, 0), 0);
 	sh("cd %s/workers/u0/tree && grep -qx a a && grep -qx b b && test -e sub/c", top);
