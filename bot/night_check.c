@@ -147,19 +147,25 @@ void night_cells_release(struct night *n)
 	n->cells_nr = 0;
 }
 
+static size_t tree_index(const struct night *n, const char *name)
+{
+	size_t i;
+
+	for (i = 1; name && i < n->trees_nr; i++)
+		if (!strcmp(n->trees[i].cfg->name, name))
+			return i;
+	return (size_t)-1;
+}
+
 /* 1 when flag f's culprit is among the commits of its tree fetched tonight. */
 static int culprit_fetched(struct night *n, const struct flag *f)
 {
+	size_t ti = tree_index(n, f->tree);
 	struct nb_oid commit;
-	size_t i;
 
-	if (!f->tree || !f->commit || nb_oid_parse(&commit, f->commit) < 0)
-		return 0;
-	for (i = 1; i < n->trees_nr; i++)
-		if (!strcmp(n->trees[i].cfg->name, f->tree))
-			return !nb_oid_is_null(&n->trees[i].fetch.tip) &&
-			       lookup_contains(n->repo, &n->trees[i].fetch.tip, &commit) == 1;
-	return 0;
+	return ti != (size_t)-1 && f->commit && nb_oid_parse(&commit, f->commit) == 0 &&
+	       !nb_oid_is_null(&n->trees[ti].fetch.tip) &&
+	       lookup_contains(n->repo, &n->trees[ti].fetch.tip, &commit) == 1;
 }
 
 /* The "<command>\t<error>" line of an open flag's failure in one of its cells. */
@@ -503,16 +509,6 @@ int night_check_head(struct night *n, int with_build, int with_test, struct nigh
 	error = night_check_heads(n, integ_night_head(n->integ), 1, with_build, with_test, out,
 				  &state);
 	return error < 0 ? error : state;
-}
-
-static size_t tree_index(const struct night *n, const char *name)
-{
-	size_t i;
-
-	for (i = 1; name && i < n->trees_nr; i++)
-		if (!strcmp(n->trees[i].cfg->name, name))
-			return i;
-	return (size_t)-1;
 }
 
 /* The night's steps for merge/culprit, borrowed from the integ night. */

@@ -184,22 +184,6 @@ void lookup_patch_release(struct lookup_patch *p)
 	free(p->link);
 }
 
-int lookup_contains(struct repo *repo, const struct nb_oid *commit,
-		    const struct nb_oid *ancestor)
-{
-	git_oid c, a;
-	int r;
-
-	if (merge_oid_to_git(&c, commit) < 0 || merge_oid_to_git(&a, ancestor) < 0)
-		return NB_EINVALID;
-	if (git_oid_equal(&c, &a))
-		return 1;
-	r = git_graph_descendant_of(repo_git(repo), &c, &a);
-	if (r < 0)
-		return merge_git_fail("is %.12s in %.12s", ancestor->hex, commit->hex);
-	return r;
-}
-
 void lookup_patches_release(struct lookup_patches *list)
 {
 	size_t i;
@@ -233,4 +217,10 @@ int lookup_contains_any(struct repo *repo, const struct nb_oid *commits, size_t 
 	}
 	free(c);
 	return r;
+}
+
+int lookup_contains(struct repo *repo, const struct nb_oid *commit,
+		    const struct nb_oid *ancestor)
+{
+	return lookup_contains_any(repo, commit, 1, ancestor);
 }
