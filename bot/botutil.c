@@ -1,14 +1,20 @@
 /* Small pieces shared by the bot's commands. */
 #include <limits.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "bot/botutil.h"
 #include "bot/cli.h"
 #include "util/error.h"
+#include "util/fileutil.h"
+#include "util/log.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
 #include "util/banned.h"
 
 int bot_config_open(struct config **out, const struct cli_ctx *ctx)
@@ -122,4 +128,40 @@ const char *bot_self_exe(void)
 	}
 	path[n] = 0;
 	return path;
+}
+
+/* The binary is at most this big (a sanitizer build is about 10 MB). */
+#define EXE_MAX ((size_t)256 << 20)
+
+const char *bot_runner_exe(const char *dir)
+{
+	static char *copy, *copied_for;
+	struct strbuf self = STRBUF_INIT, old = STRBUF_INIT;
+	const char *exe = bot_self_exe();
+	char *path;
+
+	if (geteuid() != 0 || !dir)
+		return exe;
+	if (copied_for && !strcmp(copied_for, dir))
+		return copy;
+	path = xstrfmt("%s/nextbot-exe", dir);
+	if (file_mkdir_p(dir, 0711) < 0 || strbuf_read_file(&self, exe, EXE_MAX) < 0 ||
+	    ((strbuf_read_file(&old, path, EXE_MAX) < 0 || old.len != self.len ||
+	      memcmp(old.buf, self.buf, self.len)) &&
+	     file_write_atomic_mode(path, self.buf, self.len, 0755) < 0) ||
+	    /* the workdir's nightly tightening takes files to 0700 */
+	    (chmod(path, 0755) < 0 && nb_error_errno(NB_ERROR, "chmod %s", path) < 0)) {
+		log_warn("the runner user starts %s itself: %s", exe, nb_error_last());
+		free(path);
+		path = NULL;
+	}
+	strbuf_release(&self);
+	strbuf_release(&old);
+	if (!path)
+		return exe;
+	free(copy);
+	free(copied_for);
+	copy = path;
+	copied_for = xstrdup(dir);
+	return copy;
 }

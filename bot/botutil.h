@@ -35,6 +35,15 @@ void bot_wrap(struct strbuf *out, const char *text, const char *indent);
  * checkout's child); "/proc/self/exe" when the kernel does not say.  Static storage.
  */
 const char *bot_self_exe(void);
+/*
+ * nextbot's binary as the runner user can start it (worker checkouts run it as
+ * that user, in the box): as root, a copy in `dir`, a folder of the workdir the
+ * runner user reaches, written again when the binary changed, since the binary may
+ * sit where only root enters (a build in a 0700 temporary folder, /root).  Not as
+ * root, or when the copy cannot be made (warned): bot_self_exe().  The path stays
+ * valid until the next call with another `dir`.
+ */
+const char *bot_runner_exe(const char *dir);
 
 /* Set by SIGTERM/SIGINT (daemon and run): finish the current step, then stop. */
 extern volatile sig_atomic_t bot_stop_requested;

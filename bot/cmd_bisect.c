@@ -146,7 +146,7 @@ static int bisect(const struct cli_ctx *ctx, struct bisect_repo_opts *o)
 		return EXIT_FAILED;
 	}
 	o->scratch = scratch;
-	o->exe = bot_self_exe();
+	o->exe = bot_runner_exe(scratch);
 	err = bisect_repo_run(&r, o);
 	log_progress_done();
 	file_remove_tree(scratch);

@@ -245,7 +245,7 @@ static void opts(struct night *n, struct culprit_opts *o, const struct night_cel
 	o->stop = stop;
 	o->stop_data = n;
 	o->user = n->cfg->runner.user;
-	o->exe = bot_self_exe();
+	o->exe = bot_runner_exe(n->workers_dir);
 	o->known_errors = known_errors(n);
 	n->limits = (struct runcmd_limits){ .memory = n->cfg->runner.limits.memory,
 					    .processes = n->cfg->runner.limits.processes,

@@ -67,5 +67,19 @@ if [ "$(id -u)" = 0 ]; then
 	check "the night names the folder that stops it" grep -q "cannot reach.*'$W' (0700" "$TMP/err"
 	check "nothing ran: no run folder for that night" [ ! -e "$S/runs/2026-02-02" ]
 	chmod 755 "$W"
+
+	# nextbot's own binary in a folder only root enters (a build in a `mktemp -d`
+	# clone, /root): the runner user starts the workers' copy of it instead
+	mkdir -m 700 "$TMP/private-bin"
+	cp "$NEXTBOT" "$TMP/private-bin/nextbot"
+	rm -rf "$S/verdicts"   # so that the build really runs
+	expect_exit 0 "a night run by a binary in a 0700 folder" \
+		"$TMP/private-bin/nextbot" -q -c "$W/nextbot.yaml" run --date 2026-02-03 --no-notify
+	check "its build ran: no infrastructure note" sh -c \
+		"! '$NEXTBOT' -c '$W/nextbot.yaml' status --last 1 | grep -q infrastructure &&
+		 ls '$S/runs/2026-02-03' | grep -q '^step-000-build-'"
+	check "the copy is the binary, 0755, root's" sh -c \
+		"cmp -s '$TMP/private-bin/nextbot' '$S/workers/nextbot-exe' &&
+		 test \"\$(stat -c %a:%U '$S/workers/nextbot-exe')\" = 755:root"
 fi
 done_testing
