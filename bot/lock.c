@@ -92,11 +92,14 @@ void run_lock_clean_temp(const char *workdir)
 {
 	char *outbox = xstrfmt("%s/outbox", workdir), *runs = xstrfmt("%s/runs", workdir);
 	char *verdicts = xstrfmt("%s/verdicts", workdir);
+	char *workers = xstrfmt("%s/workers", workdir);
 
 	clean_dir(workdir, 0);
 	clean_dir(outbox, 0);
 	clean_dir(runs, 1);
 	clean_dir(verdicts, 1);  /* verdicts/<2 hex>/<key> */
+	clean_dir(workers, 0);   /* the copy of the binary; never into a worker */
+	free(workers);
 	free(outbox);
 	free(runs);
 	free(verdicts);
