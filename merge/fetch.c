@@ -10,6 +10,7 @@
 #include <git2.h>
 
 #include "merge/fetch_int.h"
+#include "merge/localfetch_int.h"
 #include "merge/repo_int.h"
 #include "merge/fetch.h"
 #include "merge/repo.h"
@@ -177,6 +178,87 @@ static int on_sideband(const char *str, int len, void *payload)
 	return 0;
 }
 
+/* The local copy's progress: a beat for the watcher, and the byte cap. */
+static int on_copied(unsigned long long bytes, void *payload)
+{
+	struct payload *p = payload;
+	const struct fetch_creds *c = p->cs.creds;
+
+	beat(p);
+	if (c && c->max_bytes && bytes > c->max_bytes) {
+		git_error_set_str(GIT_ERROR_NET, "the remote sent more than the cap");
+		return -1;
+	}
+	return 0;
+}
+
+/* The tip of refs/heads/<branch> in `src`; -1 when there is none. */
+static int branch_tip(git_oid *out, git_repository *src, const char *branch)
+{
+	char *ref = xstrfmt("refs/heads/%s", branch);
+	int error = git_reference_name_to_id(out, src, ref);
+
+	free(ref);
+	return error;
+}
+
+/*
+ * fetch_url() for a repository on this host (`path`): one copy of what is new for all
+ * of its trees (merge/localfetch_int.h), then their refs.
+ */
+static void fetch_local(struct fetch_result *out, char *done, struct repo *repo,
+			const struct fetch_tree *trees, size_t n, size_t first,
+			struct payload *pl, const char *path)
+{
+	git_repository *git = repo_git(repo), *src = NULL;
+	git_oid *tips = xcalloc(n, sizeof(*tips));
+	size_t *which = xcalloc(n, sizeof(*which)), nr = 0, i, k;
+	const char *url = trees[first].url;
+	char *why = NULL;
+
+	if (git_repository_open_ext(&src, path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0)
+		why = xstrdup(merge_git_error());
+	for (i = first; i < n && !why; i++) {
+		if (done[i] || strcmp(trees[i].url, url))
+			continue;
+		if (branch_tip(&tips[nr], src, trees[i].branch) < 0) {
+			char *msg = xstrfmt("branch %s not found", trees[i].branch);
+
+			fail(&out[i], repo, &trees[i], msg);
+			free(msg);
+			done[i] = 1;
+			continue;
+		}
+		which[nr++] = i;
+	}
+	if (!why && nr && localfetch_copy(git, src, tips, nr, on_copied, pl) < 0)
+		why = xstrdup(merge_git_error());
+	for (i = first; i < n; i++) {
+		if (!done[i] && !strcmp(trees[i].url, url) && why) {
+			fail(&out[i], repo, &trees[i], why);
+			done[i] = 1;
+		}
+	}
+	for (k = 0; k < nr && !why; k++) {
+		char *ref = ref_of(&trees[which[k]]);
+		git_reference *r = NULL;
+
+		i = which[k];
+		done[i] = 1;
+		if (git_reference_create(&r, git, ref, &tips[k], 1, "nextbot: fetch") < 0 ||
+		    repo_ref_get(repo, ref, &out[i].tip) < 0)
+			fail(&out[i], repo, &trees[i], merge_git_error());
+		else
+			out[i].state = FETCH_FETCHED;
+		git_reference_free(r);
+		free(ref);
+	}
+	git_repository_free(src);
+	free(which);
+	free(tips);
+	free(why);
+}
+
 /* Fetches every not yet done tree whose url is trees[first].url. */
 static void fetch_url(struct fetch_result *out, char *done, struct repo *repo,
 			const struct fetch_tree *trees, size_t n, size_t first,
@@ -195,6 +277,13 @@ static void fetch_url(struct fetch_result *out, char *done, struct repo *repo,
 	const char *url = trees[first].url;
 	char *why = NULL;
 
+	char *local = localfetch_path(url);
+
+	if (local) {
+		fetch_local(out, done, repo, trees, n, first, &pl, local);
+		free(local);
+		return;
+	}
 	specs.v = xcalloc(n, sizeof(char *));
 	git_remote_create_options_init(&ro, GIT_REMOTE_CREATE_OPTIONS_VERSION);
 	ro.repository = git;

@@ -1,0 +1,350 @@
+/* Fetching from a repository on this host by copying what is new, shaped by the change. */
+#include <string.h>
+#include <sys/stat.h>
+#include <git2.h>
+
+#include "merge/localfetch_int.h"
+#include "merge/oidset_int.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+#include "util/banned.h"
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* "%2F" and friends decoded; NULL when an escape is broken or decodes to NUL. */
+static char *unescape(const char *s)
+{
+	char *out = xmalloc(strlen(s) + 1), *o = out;
+
+	for (; *s; s++) {
+		int hi, lo;
+
+		if (*s != '%') {
+			*o++ = *s;
+			continue;
+		}
+		hi = hexval((unsigned char)s[1]);
+		lo = hi < 0 ? -1 : hexval((unsigned char)s[2]);
+		if (lo < 0 || (hi == 0 && lo == 0)) {
+			free(out);
+			return NULL;
+		}
+		*o++ = (char)(hi * 16 + lo);
+		s += 2;
+	}
+	*o = '\0';
+	return out;
+}
+
+char *localfetch_path(const char *url)
+{
+	struct stat st;
+
+	if (!strncmp(url, "file://", 7)) {
+		const char *p = url + 7;
+
+		if (!strncmp(p, "localhost/", 10))
+			p += 9;
+		return *p == '/' ? unescape(p) : NULL;
+	}
+	if (strstr(url, "://") || stat(url, &st) < 0 || !S_ISDIR(st.st_mode))
+		return NULL;
+	return xstrdup(url);
+}
+
+struct frame {
+	git_oid id;
+	int expanded;
+};
+
+struct copy {
+	git_repository *src;
+	git_odb *dst_odb;
+	git_packbuilder *pb;
+	struct oidset seen;             /* objects decided on: queued for the pack, or had */
+	struct oidset expanded;         /* commits whose parents were looked at */
+	git_oid *commits;               /* new commits, parents before children */
+	size_t nr_commits, alloc_commits;
+	struct strbuf path;
+	size_t steps;
+	localfetch_progress_fn progress;
+	void *payload;
+	unsigned long long bytes;
+	int stopped;                    /* the progress callback's value, when it stopped us */
+};
+
+static int tick(struct copy *c)
+{
+	int rc;
+
+	if (!c->progress || ++c->steps % 4096)
+		return 0;
+	if ((rc = c->progress(c->bytes, c->payload)) < 0)
+		c->stopped = rc;
+	return rc < 0 ? rc : 0;
+}
+
+static int has(struct copy *c, const git_oid *id)
+{
+	return git_odb_exists(c->dst_odb, id);
+}
+
+static int missing(const git_oid *id, const char *what, int error)
+{
+	char hex[GIT_OID_HEXSZ + 1];
+
+	git_oid_tostr(hex, sizeof(hex), id);
+	git_error_set(GIT_ERROR_ODB, "%s %s cannot be read in the remote repository (%s)", what,
+		      hex, git_error_last() ? git_error_last()->message : "missing");
+	return error < 0 ? error : -1;
+}
+
+/*
+ * Appends to c->commits every commit reachable from `tip` that the work repository
+ * lacks, each after its parents (an iterative depth-first walk: a history of a
+ * million commits must not recurse).
+ */
+static int order_commits(struct copy *c, const git_oid *tip)
+{
+	struct frame *stack = NULL;
+	size_t nr = 0, alloc = 0;
+	int error = 0;
+
+	if (oidset_has(&c->expanded, tip) || has(c, tip))
+		return 0;
+	ALLOC_GROW(stack, nr + 1, alloc);
+	stack[nr].id = *tip;
+	stack[nr++].expanded = 0;
+	while (nr && !error) {
+		struct frame *f = &stack[nr - 1];
+		git_commit *commit;
+		unsigned int i, np;
+
+		if (f->expanded || oidset_has(&c->expanded, &f->id)) {
+			if (f->expanded) {
+				ALLOC_GROW(c->commits, c->nr_commits + 1, c->alloc_commits);
+				c->commits[c->nr_commits++] = f->id;
+			}
+			nr--;
+			continue;
+		}
+		f->expanded = 1;
+		oidset_add(&c->expanded, &f->id);
+		if ((error = git_commit_lookup(&commit, c->src, &f->id)) < 0) {
+			error = missing(&f->id, "commit", error);
+			break;
+		}
+		np = git_commit_parentcount(commit);
+		for (i = 0; i < np; i++) {
+			const git_oid *p = git_commit_parent_id(commit, i);
+
+			if (oidset_has(&c->expanded, p) || has(c, p))
+				continue;
+			ALLOC_GROW(stack, nr + 1, alloc);
+			stack[nr].id = *p;
+			stack[nr++].expanded = 0;
+		}
+		git_commit_free(commit);
+		error = tick(c);
+	}
+	free(stack);
+	return error;
+}
+
+/* Queues object `id` (named by c->path, for delta search) unless it is known. */
+static int queue(struct copy *c, const git_oid *id, int *queued)
+{
+	*queued = 0;
+	if (!oidset_add(&c->seen, id) || has(c, id))
+		return 0;
+	*queued = 1;
+	return git_packbuilder_insert(c->pb, id, c->path.len ? c->path.buf : NULL);
+}
+
+/*
+ * Queues tree `id` and whatever in it differs from `old` (the same path in the
+ * first parent's tree; NULL: nothing there).  What equals `old` is the parent's,
+ * which was copied or had before this commit: commits go parents first.
+ */
+static int queue_tree(struct copy *c, const git_oid *id, const git_oid *old, unsigned depth)
+{
+	git_tree *tree = NULL, *prev = NULL;
+	size_t i, n, len = c->path.len;
+	int error, queued;
+
+	if (old && git_oid_equal(id, old))
+		return 0;
+	if ((error = queue(c, id, &queued)) < 0 || !queued)
+		return error;
+	if (depth >= LOCALFETCH_MAX_DEPTH) {
+		git_error_set(GIT_ERROR_INVALID, "a tree at %s is nested deeper than %d levels",
+			      c->path.buf, LOCALFETCH_MAX_DEPTH);
+		return -1;
+	}
+	if ((error = git_tree_lookup(&tree, c->src, id)) < 0)
+		return missing(id, "tree", error);
+	if (old && (error = git_tree_lookup(&prev, c->src, old)) < 0) {
+		error = missing(old, "tree", error);
+		goto done;
+	}
+	n = git_tree_entrycount(tree);
+	for (i = 0; i < n && !error; i++) {
+		const git_tree_entry *e = git_tree_entry_byindex(tree, i);
+		const git_tree_entry *o = prev ? git_tree_entry_byname(prev, git_tree_entry_name(e))
+					       : NULL;
+		const git_oid *eid = git_tree_entry_id(e);
+		git_object_t type = git_tree_entry_type(e);
+
+		if (o && git_oid_equal(eid, git_tree_entry_id(o)))
+			continue;
+		if (len)
+			strbuf_addch(&c->path, '/');
+		strbuf_addstr(&c->path, git_tree_entry_name(e));
+		if (type == GIT_OBJECT_TREE)
+			error = queue_tree(c, eid,
+					   o && git_tree_entry_type(o) == GIT_OBJECT_TREE
+						   ? git_tree_entry_id(o) : NULL,
+					   depth + 1);
+		else if (type == GIT_OBJECT_BLOB)
+			error = queue(c, eid, &queued);
+		/* a gitlink (submodule) names a commit of another repository */
+		strbuf_setlen(&c->path, len);
+		if (!error)
+			error = tick(c);
+	}
+done:
+	git_tree_free(prev);
+	git_tree_free(tree);
+	return error;
+}
+
+static int queue_commit(struct copy *c, const git_oid *id)
+{
+	git_commit *commit = NULL, *parent = NULL;
+	const git_oid *old = NULL;
+	int error, queued;
+
+	if ((error = git_commit_lookup(&commit, c->src, id)) < 0)
+		return missing(id, "commit", error);
+	if ((error = queue(c, id, &queued)) < 0)
+		goto done;
+	if (git_commit_parentcount(commit)) {
+		if ((error = git_commit_parent(&parent, commit, 0)) < 0) {
+			error = missing(git_commit_parent_id(commit, 0), "commit", error);
+			goto done;
+		}
+		old = git_commit_tree_id(parent);
+	}
+	strbuf_setlen(&c->path, 0);
+	error = queue_tree(c, git_commit_tree_id(commit), old, 0);
+done:
+	git_commit_free(parent);
+	git_commit_free(commit);
+	return error;
+}
+
+/* An annotated tag's objects are queued; *commit is what it peels to. */
+static int peel_tip(struct copy *c, git_oid *commit, const git_oid *tip)
+{
+	git_object *obj = NULL;
+	int error = 0, queued, hops = 0;
+
+	*commit = *tip;
+	while (!error) {
+		if ((error = git_object_lookup(&obj, c->src, commit, GIT_OBJECT_ANY)) < 0)
+			return missing(commit, "object", error);
+		if (git_object_type(obj) == GIT_OBJECT_COMMIT)
+			break;
+		if (git_object_type(obj) != GIT_OBJECT_TAG || ++hops > 16) {
+			git_error_set(GIT_ERROR_INVALID, "the tip is not a commit");
+			error = -1;
+		} else if (!(error = queue(c, commit, &queued))) {
+			*commit = *git_tag_target_id((git_tag *)obj);
+		}
+		git_object_free(obj);
+		obj = NULL;
+	}
+	git_object_free(obj);
+	return error;
+}
+
+static int append(void *buf, size_t size, void *payload)
+{
+	struct copy *c = ((void **)payload)[0];
+	git_odb_writepack *wp = ((void **)payload)[1];
+	git_indexer_progress *stats = ((void **)payload)[2];
+	int rc;
+
+	c->bytes += size;
+	if (c->progress && (rc = c->progress(c->bytes, c->payload)) < 0) {
+		c->stopped = rc;
+		return rc;
+	}
+	return wp->append(wp, buf, size, stats);
+}
+
+static int write_pack(struct copy *c)
+{
+	git_odb_writepack *wp = NULL;
+	git_indexer_progress stats;
+	void *ctx[3];
+	int error;
+
+	memset(&stats, 0, sizeof(stats));
+	if ((error = git_odb_write_pack(&wp, c->dst_odb, NULL, NULL)) < 0)
+		return error;
+	ctx[0] = c;
+	ctx[1] = wp;
+	ctx[2] = &stats;
+	git_packbuilder_set_threads(c->pb, 0);
+	if (!(error = git_packbuilder_foreach(c->pb, append, ctx)))
+		error = wp->commit(wp, &stats);
+	wp->free(wp);
+	return error;
+}
+
+int localfetch_copy(git_repository *dst, git_repository *src, const git_oid *tips, size_t n,
+		    localfetch_progress_fn progress, void *payload)
+{
+	struct copy c;
+	size_t i;
+	int error;
+
+	memset(&c, 0, sizeof(c));
+	c.src = src;
+	c.progress = progress;
+	c.payload = payload;
+	strbuf_init(&c.path, 0);
+	if ((error = git_repository_odb(&c.dst_odb, dst)) < 0 ||
+	    (error = git_packbuilder_new(&c.pb, src)) < 0)
+		goto done;
+	for (i = 0; i < n && !error; i++) {
+		git_oid commit;
+
+		if (!(error = peel_tip(&c, &commit, &tips[i])))
+			error = order_commits(&c, &commit);
+	}
+	for (i = 0; i < c.nr_commits && !error; i++)
+		error = queue_commit(&c, &c.commits[i]);
+	if (!error && git_packbuilder_object_count(c.pb))
+		error = write_pack(&c);
+done:
+	if (error && c.stopped)
+		error = c.stopped;
+	git_packbuilder_free(c.pb);
+	git_odb_free(c.dst_odb);
+	oidset_release(&c.seen);
+	oidset_release(&c.expanded);
+	free(c.commits);
+	strbuf_release(&c.path);
+	return error;
+}

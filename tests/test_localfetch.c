@@ -1,0 +1,301 @@
+/* Fetching from a repository on this host: git fsck and git's object lists as the oracle. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <git2.h>
+
+#include "merge/fetch.h"
+#include "merge/localfetch_int.h"
+#include "merge/merge_global.h"
+#include "merge/repo.h"
+#include "util/log.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+#include "tests/gitfixture.h"
+#include "util/banned.h"
+
+static char top[] = "/tmp/nb-localfetch.XXXXXX";
+
+static void open_pair(git_repository **dst, git_repository **src)
+{
+	char *d = xstrfmt("%s/dst.git", top), *s = xstrfmt("%s/src", top);
+
+	assert_int_equal(git_repository_open(dst, d), 0);
+	assert_int_equal(git_repository_open(src, s), 0);
+	free(d);
+	free(s);
+}
+
+static void rev(git_oid *out, git_repository *repo, const char *spec)
+{
+	git_object *obj;
+
+	assert_int_equal(git_revparse_single(&obj, repo, spec), 0);
+	git_oid_cpy(out, git_object_id(obj));
+	git_object_free(obj);
+}
+
+static void out_of(struct strbuf *out, const char *cmd)
+{
+	strbuf_reset(out);
+	assert_int_equal(fixture_sh_out(out, 1, "%s", cmd), 0);
+}
+
+/*
+ * Copies src's `specs` (revisions, space separated) into dst.git; asserts the pack
+ * holds exactly the objects they reach that dst lacked (git's own list as the
+ * oracle), then points dst's refs at them and has git fsck the result.
+ */
+static void copy_and_check(const char *specs)
+{
+	git_repository *dst, *src;
+	git_oid tips[8];
+	struct strbuf want = STRBUF_INIT, got = STRBUF_INIT, packs = STRBUF_INIT;
+	char *list = xstrdup(specs), *tok, *save = NULL;
+	size_t n = 0;
+
+	open_pair(&dst, &src);
+	for (tok = strtok_r(list, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
+		rev(&tips[n++], src, tok);
+	/* what dst lacks of what the specs reach, by git */
+	assert_int_equal(fixture_sh("git --git-dir=dst.git cat-file --batch-all-objects "
+				    "--batch-check='%%(objectname)' | sort > had; "
+				    "git -C src rev-list --objects %s | cut -c1-40 | sort -u > all; "
+				    "comm -23 all had > want; ls dst.git/objects/pack/*.pack "
+				    "2>/dev/null | sort > packs.before || true", specs), 0);
+	assert_int_equal(localfetch_copy(dst, src, tips, n, NULL, NULL), 0);
+	out_of(&want, "cat want");
+	if (want.len) {
+		/* one new pack, with exactly those objects */
+		out_of(&packs, "ls dst.git/objects/pack/*.pack | sort | comm -13 packs.before - "
+			       "| wc -l");
+		assert_string_equal(packs.buf, "1");
+		out_of(&got, "p=$(ls dst.git/objects/pack/*.pack | sort | comm -13 packs.before -); "
+			     "git show-index < ${p%.pack}.idx | cut -d' ' -f2 | sort");
+		assert_string_equal(got.buf, want.buf);
+	} else {
+		out_of(&packs, "ls dst.git/objects/pack/*.pack 2>/dev/null | sort | comm -13 "
+			       "packs.before - | wc -l");
+		assert_string_equal(packs.buf, "0");
+	}
+	assert_int_equal(fixture_sh("for s in %s; do id=$(git -C src rev-parse $s); "
+				    "git --git-dir=dst.git update-ref refs/t/$s $id; done; "
+				    "git --git-dir=dst.git fsck --strict --no-dangling 2>&1 | "
+				    "grep -v ^notice: | tee fsck.out; test ! -s fsck.out", specs), 0);
+	git_repository_free(dst);
+	git_repository_free(src);
+	free(list);
+	strbuf_release(&want);
+	strbuf_release(&got);
+	strbuf_release(&packs);
+}
+
+static void test_first_copy_and_increments(void **state)
+{
+	(void)state;
+	assert_int_equal(fixture_sh(
+		"git init -q --bare dst.git; git init -q -b main src; cd src; "
+		"mkdir -p a/b/c d; echo 1 > a/b/c/f; echo same > d/x; echo same > d/y; c one; "
+		"git checkout -q -b side; echo s > a/s; seq 1 50 > a/long; c side1; "
+		"git checkout -q main; echo 2 > a/b/c/f; git mv d e; c two; "
+		"rm -rf a/b; echo file > a/b; c typechange; "
+		"git merge -q --no-edit side; git tag -a v1 -m v1; "
+		"git update-index --add --cacheinfo 160000,$(git rev-parse HEAD~1),sub; "
+		"git commit -q -m gitlink"), 0);
+	copy_and_check("main v1");
+	/* the same again: nothing is new, no pack */
+	copy_and_check("main v1");
+	/* a branch forked from the first commit brings back old contents, merged */
+	assert_int_equal(fixture_sh(
+		"cd src; git checkout -q -b old main~4; echo 1 > e; mkdir -p n; echo new > n/z; "
+		"seq 1 50 > a/long; c 'old fork'; git checkout -q main; "
+		"git merge -q --no-edit -X theirs old || { git add -A; git commit -q -m m; }; "
+		"echo 3 > a/b; c three"), 0);
+	copy_and_check("main");
+	copy_and_check("side old main");
+}
+
+/* A tree nested one level deeper than allowed, written by libgit2 into src. */
+static void nested_commit(git_oid *out, git_repository *src, int depth)
+{
+	git_treebuilder *tb;
+	git_oid blob, tree;
+	git_signature *sig;
+	git_tree *t;
+	int i;
+
+	assert_int_equal(git_blob_create_from_buffer(&blob, src, "x\n", 2), 0);
+	assert_int_equal(git_treebuilder_new(&tb, src, NULL), 0);
+	assert_int_equal(git_treebuilder_insert(NULL, tb, "f", &blob, GIT_FILEMODE_BLOB), 0);
+	assert_int_equal(git_treebuilder_write(&tree, tb), 0);
+	git_treebuilder_free(tb);
+	for (i = 0; i < depth; i++) {
+		assert_int_equal(git_treebuilder_new(&tb, src, NULL), 0);
+		assert_int_equal(git_treebuilder_insert(NULL, tb, "d", &tree, GIT_FILEMODE_TREE), 0);
+		assert_int_equal(git_treebuilder_write(&tree, tb), 0);
+		git_treebuilder_free(tb);
+	}
+	assert_int_equal(git_tree_lookup(&t, src, &tree), 0);
+	assert_int_equal(git_signature_now(&sig, "t", "t@example.org"), 0);
+	assert_int_equal(git_commit_create(out, src, NULL, sig, sig, NULL, "deep", t, 0, NULL), 0);
+	git_signature_free(sig);
+	git_tree_free(t);
+}
+
+static void test_hostile_sources(void **state)
+{
+	git_repository *dst, *src;
+	git_oid tip;
+	struct strbuf before = STRBUF_INIT, after = STRBUF_INIT;
+
+	(void)state;
+	assert_int_equal(fixture_sh("rm -rf dst.git src; git init -q --bare dst.git; "
+				    "git init -q -b main src; cd src; echo a > a; c one"), 0);
+	open_pair(&dst, &src);
+	out_of(&before, "find dst.git/objects -type f | sort");
+
+	nested_commit(&tip, src, LOCALFETCH_MAX_DEPTH + 1);
+	assert_true(localfetch_copy(dst, src, &tip, 1, NULL, NULL) < 0);
+	assert_non_null(strstr(merge_git_error(), "nested deeper than 4096"));
+
+	/* an object the source names but lacks */
+	assert_int_equal(fixture_sh("cd src; echo gone > g; c two; "
+				    "rm .git/objects/$(git rev-parse HEAD:g | sed 's,^..,&/,')"), 0);
+	rev(&tip, src, "main");
+	assert_true(localfetch_copy(dst, src, &tip, 1, NULL, NULL) < 0);
+	/* a lost commit in the middle of the history */
+	assert_int_equal(fixture_sh("cd src; echo back > g; c three; "
+				    "rm .git/objects/$(git rev-parse HEAD~1 | sed 's,^..,&/,')"), 0);
+	git_repository_free(src);
+	git_repository_free(dst);
+	open_pair(&dst, &src);
+	rev(&tip, src, "main");
+	assert_true(localfetch_copy(dst, src, &tip, 1, NULL, NULL) < 0);
+	assert_non_null(strstr(merge_git_error(), "cannot be read in the remote repository"));
+	/* nothing of it reached the work repository */
+	out_of(&after, "find dst.git/objects -type f | sort");
+	assert_string_equal(before.buf, after.buf);
+	git_repository_free(dst);
+	git_repository_free(src);
+	strbuf_release(&before);
+	strbuf_release(&after);
+}
+
+static int stop_at_once(unsigned long long bytes, void *payload)
+{
+	(void)payload;
+	if (!bytes)
+		return 0;
+	git_error_set_str(GIT_ERROR_NET, "too much");
+	return -7;
+}
+
+static void test_progress_stops_the_copy(void **state)
+{
+	git_repository *dst, *src;
+	git_oid tip;
+	struct strbuf before = STRBUF_INIT, after = STRBUF_INIT;
+
+	(void)state;
+	assert_int_equal(fixture_sh("rm -rf dst.git src; git init -q --bare dst.git; "
+				    "git init -q -b main src; cd src; seq 1 1000 > a; c one"), 0);
+	open_pair(&dst, &src);
+	out_of(&before, "find dst.git/objects -type f | sort");
+	rev(&tip, src, "main");
+	assert_int_equal(localfetch_copy(dst, src, &tip, 1, stop_at_once, NULL), -7);
+	out_of(&after, "find dst.git/objects -type f | sort");
+	assert_string_equal(before.buf, after.buf);
+	git_repository_free(dst);
+	git_repository_free(src);
+	strbuf_release(&before);
+	strbuf_release(&after);
+}
+
+/* Through fetch_trees(): the byte cap and a missing branch, named in the reason. */
+static void test_fetch_trees_local(void **state)
+{
+	struct repo *repo = NULL;
+	struct fetch_result r[2];
+	struct fetch_creds cap = { .max_bytes = 64 };
+	char *url = xstrfmt("file://%s/src", top), *path = xstrfmt("%s/work.git", top);
+	struct fetch_tree ft[2] = { { "t", url, "main", NULL }, { "u", url, "nope", NULL } };
+
+	(void)state;
+	assert_int_equal(repo_open(&repo, path), 0);
+	memset(r, 0, sizeof(r));
+	assert_int_equal(fetch_trees(r, repo, ft, 2, &cap, NULL), 0);
+	assert_int_equal(r[0].state, FETCH_FAILED);
+	assert_non_null(strstr(r[0].reason, "more than the cap"));
+	assert_int_equal(r[1].state, FETCH_FAILED);
+	assert_non_null(strstr(r[1].reason, "branch nope not found"));
+	fetch_result_release(&r[0]);
+	fetch_result_release(&r[1]);
+	memset(r, 0, sizeof(r));
+	assert_int_equal(fetch_trees(r, repo, ft, 1, NULL, NULL), 0);
+	assert_int_equal(r[0].state, FETCH_FETCHED);
+	fetch_result_release(&r[0]);
+	repo_free(repo);
+	free(url);
+	free(path);
+}
+
+static void test_which_urls_are_local(void **state)
+{
+	char *p;
+
+	(void)state;
+	p = localfetch_path("file:///srv/git/a%20b.git");
+	assert_string_equal(p, "/srv/git/a b.git");
+	free(p);
+	p = localfetch_path("file://localhost/srv/x.git");
+	assert_string_equal(p, "/srv/x.git");
+	free(p);
+	p = localfetch_path(top);
+	assert_string_equal(p, top);
+	free(p);
+	assert_null(localfetch_path("file://host.example.org/srv/x.git"));
+	assert_null(localfetch_path("file:///srv/%00x"));
+	assert_null(localfetch_path("file:///srv/%zz"));
+	assert_null(localfetch_path("https://git.kernel.org/pub/scm/linux.git"));
+	assert_null(localfetch_path("git@example.org:linux.git"));
+	assert_null(localfetch_path("/nonexistent/path.git"));
+}
+
+static int setup_all(void **state)
+{
+	(void)state;
+	if (!mkdtemp(top))
+		return -1;
+	fixture_dir = top;
+	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
+	setenv("HOME", top, 1);
+	log_set_level(LOG_QUIET);
+	return merge_global_init();
+}
+
+static int teardown_all(void **state)
+{
+	(void)state;
+	if (!getenv("KEEP"))
+		fixture_sys_free(xstrfmt("rm -rf '%s'", top));
+	merge_global_shutdown();
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_which_urls_are_local),
+		cmocka_unit_test(test_first_copy_and_increments),
+		cmocka_unit_test(test_hostile_sources),
+		cmocka_unit_test(test_progress_stops_the_copy),
+		cmocka_unit_test(test_fetch_trees_local),
+	};
+
+	return cmocka_run_group_tests_name("localfetch", tests, setup_all, teardown_all);
+}
