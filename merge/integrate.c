@@ -9,6 +9,7 @@
 #include "merge/repo_int.h"
 #include "merge/git_int.h"
 #include "merge/integrate.h"
+#include "merge/treediff_int.h"
 #include "merge/nightbase_int.h"
 #include "merge/mergememo_int.h"
 #include "merge/fetch.h"
@@ -243,7 +244,7 @@ static void diffstat(struct strbuf *out, git_repository *git, const git_oid *old
 
 	if (git_tree_lookup(&a, git, old_tree) < 0 ||
 	    git_tree_lookup(&b, git, new_tree) < 0 ||
-	    git_diff_tree_to_tree(&diff, git, a, b, NULL) < 0)
+	    treediff_new(&diff, git, a, b, NULL) < 0)
 		goto done;
 	if (git_diff_num_deltas(diff) > 1000)
 		fmt = GIT_DIFF_STATS_SHORT;

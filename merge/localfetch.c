@@ -93,9 +93,13 @@ static int tick(struct copy *c)
 	return rc < 0 ? rc : 0;
 }
 
+/*
+ * Without a refresh: a miss would rescan objects/pack each time, and a night adds a pack
+ * per url.  An object written since the handle last looked is copied again, harmlessly.
+ */
 static int has(struct copy *c, const git_oid *id)
 {
-	return git_odb_exists(c->dst_odb, id);
+	return git_odb_exists_ext(c->dst_odb, id, GIT_ODB_LOOKUP_NO_REFRESH);
 }
 
 static int missing(const git_oid *id, const char *what, int error)

@@ -3,6 +3,7 @@
 
 #include "merge/git_int.h"
 #include "merge/patchid_int.h"
+#include "merge/treediff_int.h"
 #include "util/error.h"
 #include "util/banned.h"
 
@@ -60,7 +61,7 @@ int merge_patch_id(struct nb_oid *out, git_repository *repo, const git_commit *c
 	}
 	if (git_commit_parent(&parent, commit, 0) < 0 ||
 	    git_commit_tree(&old_tree, parent) < 0 || git_commit_tree(&new_tree, commit) < 0 ||
-	    git_diff_tree_to_tree(&diff, repo, old_tree, new_tree, &opts) < 0) {
+	    treediff_new(&diff, repo, old_tree, new_tree, &opts) < 0) {
 		error = merge_git_fail("patch-id");
 		goto done;
 	}

@@ -65,7 +65,8 @@ static void copy_and_check(const char *specs)
 	/* what dst lacks of what the specs reach, by git */
 	assert_int_equal(fixture_sh("git --git-dir=dst.git cat-file --batch-all-objects "
 				    "--batch-check='%%(objectname)' | sort > had; "
-				    "git -C src rev-list --objects %s | cut -c1-40 | sort -u > all; "
+				    "git -C src rev-list --objects %s | cut -c1-40 | sort -u "
+				    "> all; "
 				    "comm -23 all had > want; ls dst.git/objects/pack/*.pack "
 				    "2>/dev/null | sort > packs.before || true", specs), 0);
 	assert_int_equal(localfetch_copy(dst, src, tips, n, NULL, NULL), 0);
@@ -75,7 +76,8 @@ static void copy_and_check(const char *specs)
 		out_of(&packs, "ls dst.git/objects/pack/*.pack | sort | comm -13 packs.before - "
 			       "| wc -l");
 		assert_string_equal(packs.buf, "1");
-		out_of(&got, "p=$(ls dst.git/objects/pack/*.pack | sort | comm -13 packs.before -); "
+		out_of(&got, "p=$(ls dst.git/objects/pack/*.pack | sort | "
+			     "comm -13 packs.before -); "
 			     "git show-index < ${p%.pack}.idx | cut -d' ' -f2 | sort");
 		assert_string_equal(got.buf, want.buf);
 	} else {
@@ -86,7 +88,8 @@ static void copy_and_check(const char *specs)
 	assert_int_equal(fixture_sh("for s in %s; do id=$(git -C src rev-parse $s); "
 				    "git --git-dir=dst.git update-ref refs/t/$s $id; done; "
 				    "git --git-dir=dst.git fsck --strict --no-dangling 2>&1 | "
-				    "grep -v ^notice: | tee fsck.out; test ! -s fsck.out", specs), 0);
+				    "grep -v ^notice: | tee fsck.out; test ! -s fsck.out", specs),
+			 0);
 	git_repository_free(dst);
 	git_repository_free(src);
 	free(list);
@@ -136,7 +139,8 @@ static void nested_commit(git_oid *out, git_repository *src, int depth)
 	git_treebuilder_free(tb);
 	for (i = 0; i < depth; i++) {
 		assert_int_equal(git_treebuilder_new(&tb, src, NULL), 0);
-		assert_int_equal(git_treebuilder_insert(NULL, tb, "d", &tree, GIT_FILEMODE_TREE), 0);
+		assert_int_equal(git_treebuilder_insert(NULL, tb, "d", &tree, GIT_FILEMODE_TREE),
+				 0);
 		assert_int_equal(git_treebuilder_write(&tree, tb), 0);
 		git_treebuilder_free(tb);
 	}
@@ -164,13 +168,13 @@ static void test_hostile_sources(void **state)
 	assert_non_null(strstr(merge_git_error(), "nested deeper than 4096"));
 
 	/* an object the source names but lacks */
-	assert_int_equal(fixture_sh("cd src; echo gone > g; c two; "
-				    "rm .git/objects/$(git rev-parse HEAD:g | sed 's,^..,&/,')"), 0);
+	assert_int_equal(fixture_sh("cd src; echo gone > g; c two; rm .git/objects/"
+				    "$(git rev-parse HEAD:g | sed 's,^..,&/,')"), 0);
 	rev(&tip, src, "main");
 	assert_true(localfetch_copy(dst, src, &tip, 1, NULL, NULL) < 0);
 	/* a lost commit in the middle of the history */
-	assert_int_equal(fixture_sh("cd src; echo back > g; c three; "
-				    "rm .git/objects/$(git rev-parse HEAD~1 | sed 's,^..,&/,')"), 0);
+	assert_int_equal(fixture_sh("cd src; echo back > g; c three; rm .git/objects/"
+				    "$(git rev-parse HEAD~1 | sed 's,^..,&/,')"), 0);
 	git_repository_free(src);
 	git_repository_free(dst);
 	open_pair(&dst, &src);
