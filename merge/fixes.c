@@ -67,14 +67,6 @@ void fix_patch_release(struct fix_patch *p)
 
 /* ---- parsing ---- */
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = tolower(c);
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
 static int b64val(int c)
 {
 	const char *tab = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -94,9 +86,9 @@ static void decode_word(struct strbuf *out, char enc, const char *s, size_t n)
 		if (enc == 'Q' || enc == 'q') {
 			if (s[i] == '_')
 				strbuf_addch(out, ' ');
-			else if (s[i] == '=' && i + 2 < n && hexval(s[i + 1]) >= 0 &&
-				 hexval(s[i + 2]) >= 0) {
-				strbuf_addch(out, hexval(s[i + 1]) * 16 + hexval(s[i + 2]));
+			else if (s[i] == '=' && i + 2 < n && str_hexval(s[i + 1]) >= 0 &&
+				 str_hexval(s[i + 2]) >= 0) {
+				strbuf_addch(out, str_hexval(s[i + 1]) * 16 + str_hexval(s[i + 2]));
 				i += 2;
 			} else {
 				strbuf_addch(out, s[i]);
@@ -330,7 +322,7 @@ static int is_mbox_from(const char *s, const char *end)
 	if (end - s < 46 || strncmp(s, "From ", 5))
 		return 0;
 	for (i = 5; i < 45; i++)
-		if (hexval(s[i]) < 0)
+		if (str_hexval(s[i]) < 0)
 			return 0;
 	return s[45] == ' ';
 }

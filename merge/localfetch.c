@@ -9,17 +9,6 @@
 #include "util/xalloc.h"
 #include "util/banned.h"
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* "%2F" and friends decoded; NULL when an escape is broken or decodes to NUL. */
 static char *unescape(const char *s)
 {
@@ -32,8 +21,8 @@ static char *unescape(const char *s)
 			*o++ = *s;
 			continue;
 		}
-		hi = hexval((unsigned char)s[1]);
-		lo = hi < 0 ? -1 : hexval((unsigned char)s[2]);
+		hi = str_hexval((unsigned char)s[1]);
+		lo = hi < 0 ? -1 : str_hexval((unsigned char)s[2]);
 		if (lo < 0 || (hi == 0 && lo == 0)) {
 			free(out);
 			return NULL;

@@ -67,16 +67,6 @@ static const char *trailer_value(const char *line, size_t len, const char *key,
 	return line + klen + 1;
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = tolower(c);
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
 /* A msgid: printable ASCII without spaces or angle brackets, with an '@'. */
 static int msgid_valid(const char *s, size_t len)
 {
@@ -105,8 +95,8 @@ static char *msgid_from_segment(const char *s, size_t len)
 	for (i = 0; i < len; i++) {
 		int hi, lo;
 
-		if (s[i] == '%' && i + 2 < len && (hi = hexval(s[i + 1])) >= 0 &&
-		    (lo = hexval(s[i + 2])) >= 0) {
+		if (s[i] == '%' && i + 2 < len && (hi = str_hexval(s[i + 1])) >= 0 &&
+		    (lo = str_hexval(s[i + 2])) >= 0) {
 			strbuf_addch(&sb, (char)(hi * 16 + lo));
 			i += 2;
 		} else {

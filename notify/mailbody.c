@@ -35,8 +35,8 @@ static void qp_decode(struct strbuf *out, const char *s, size_t n)
 			strbuf_addch(out, s[i]);
 			continue;
 		}
-		if (i + 2 < n && (hi = mail_hexval(s[i + 1])) >= 0 &&
-		    (lo = mail_hexval(s[i + 2])) >= 0) {
+		if (i + 2 < n && (hi = str_hexval(s[i + 1])) >= 0 &&
+		    (lo = str_hexval(s[i + 2])) >= 0) {
 			strbuf_addch(out, hi << 4 | lo);
 			i += 2;
 			continue;

@@ -319,17 +319,6 @@ const char *mail_charset_safe(const char *charset)
 
 /* ---- RFC 2047 ---- */
 
-int mail_hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 void mail_base64_decode(struct strbuf *out, const char *s, size_t n)
 {
 	unsigned acc = 0;
@@ -370,8 +359,8 @@ static void q_decode(struct strbuf *out, const char *s, size_t n)
 
 		if (s[i] == '_') {
 			strbuf_addch(out, ' ');
-		} else if (s[i] == '=' && i + 2 < n && (hi = mail_hexval(s[i + 1])) >= 0 &&
-			   (lo = mail_hexval(s[i + 2])) >= 0) {
+		} else if (s[i] == '=' && i + 2 < n && (hi = str_hexval(s[i + 1])) >= 0 &&
+			   (lo = str_hexval(s[i + 2])) >= 0) {
 			strbuf_addch(out, hi << 4 | lo);
 			i += 2;
 		} else {

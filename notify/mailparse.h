@@ -53,8 +53,6 @@ void mail_ctype_release(struct mail_ctype *ct);
 /* A charset name safe to hand to iconv (letters, digits, "-_.:+", <= 40), or NULL. */
 const char *mail_charset_safe(const char *charset);
 
-/* 0..15 for a hex digit, else -1. */
-int mail_hexval(int c);
 /* Appends the bytes of base64 text (also base64url); junk and padding are skipped. */
 void mail_base64_decode(struct strbuf *out, const char *s, size_t n);
 

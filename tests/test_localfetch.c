@@ -151,6 +151,14 @@ static void nested_commit(git_oid *out, git_repository *src, int depth)
 	git_tree_free(t);
 }
 
+/* A fresh empty dst.git and a src whose main is made by `commits`; the pair opened. */
+static void fresh_pair(git_repository **dst, git_repository **src, const char *commits)
+{
+	assert_int_equal(fixture_sh("rm -rf dst.git src; git init -q --bare dst.git; "
+				    "git init -q -b main src; cd src; %s", commits), 0);
+	open_pair(dst, src);
+}
+
 static void test_hostile_sources(void **state)
 {
 	git_repository *dst, *src;
@@ -158,9 +166,7 @@ static void test_hostile_sources(void **state)
 	struct strbuf before = STRBUF_INIT, after = STRBUF_INIT;
 
 	(void)state;
-	assert_int_equal(fixture_sh("rm -rf dst.git src; git init -q --bare dst.git; "
-				    "git init -q -b main src; cd src; echo a > a; c one"), 0);
-	open_pair(&dst, &src);
+	fresh_pair(&dst, &src, "echo a > a; c one");
 	out_of(&before, "find dst.git/objects -type f | sort");
 
 	nested_commit(&tip, src, LOCALFETCH_MAX_DEPTH + 1);
@@ -206,9 +212,7 @@ static void test_progress_stops_the_copy(void **state)
 	struct strbuf before = STRBUF_INIT, after = STRBUF_INIT;
 
 	(void)state;
-	assert_int_equal(fixture_sh("rm -rf dst.git src; git init -q --bare dst.git; "
-				    "git init -q -b main src; cd src; seq 1 1000 > a; c one"), 0);
-	open_pair(&dst, &src);
+	fresh_pair(&dst, &src, "seq 1 1000 > a; c one");
 	out_of(&before, "find dst.git/objects -type f | sort");
 	rev(&tip, src, "main");
 	assert_int_equal(localfetch_copy(dst, src, &tip, 1, stop_at_once, NULL), -7);

@@ -205,3 +205,14 @@ int str_to_long(const char *s, long *out)
 	*out = v;
 	return 0;
 }
+
+int str_hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}

@@ -42,6 +42,8 @@ int strbuf_read_file(struct strbuf *sb, const char *path, size_t max);
 /* Plain string helpers. */
 int str_starts_with(const char *s, const char *prefix);
 int str_ends_with(const char *s, const char *suffix);
+/* 0..15 for a hex digit (either case), else -1. */
+int str_hexval(int c);
 /* Parses a base-10 integer occupying all of `s`; -1 on junk or overflow. */
 int str_to_long(const char *s, long *out);
 
