@@ -143,6 +143,51 @@ static void incremental_checkout(void **state)
 	free(dir);
 }
 
+/* The id in file `name` under top (as `git rev-parse` wrote it). */
+static void oid_from_file(git_oid *out, const char *name)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char *path = path_in("%s", name);
+
+	assert_int_equal(strbuf_read_file(&sb, path, 100), 0);
+	strbuf_trim(&sb);
+	assert_int_equal(git_oid_fromstr(out, sb.buf), 0);
+	strbuf_release(&sb);
+	free(path);
+}
+
+/*
+ * A pristine checkout skips libgit2's filters only when nothing asks for one: with
+ * `*.txt text eol=crlf` the file gets CRLF as git's own checkout writes it, and
+ * without attributes the bytes are the commit's.
+ */
+static void pristine_checkout_filters(void **state)
+{
+	struct worker *w;
+	char *repo = path_in("attrs.git"), *dir = path_in("workers/wa");
+	git_oid with, without;
+
+	sh("set -e; cd %s; git clone -q src attrs-src; cd attrs-src; "
+	   "G='git -c user.name=t -c user.email=t@e.org'; "
+	   "printf 'x\\ny\\n' > t.txt; git add -A; $G commit -qm plain; "
+	   "printf '*.txt text eol=crlf\\n' > .gitattributes; git add -A; $G commit -qm attrs; "
+	   "git clone -q --bare . ../attrs.git; git clone -q . ../attrs-git", top);
+	sh("cd %s/attrs.git && git rev-parse HEAD~1 > ../without && git rev-parse HEAD > ../with",
+	   top);
+	oid_from_file(&without, "without");
+	oid_from_file(&with, "with");
+	assert_int_equal(worker_open(&w, repo, dir, fixture_wo()), 0);
+	assert_int_equal(worker_checkout(w, &with, 1), 0);
+	sh("cd %s && od -c workers/wa/tree/t.txt | grep -q '\\\\r' && "
+	   "cmp workers/wa/tree/t.txt attrs-git/t.txt", top);
+	assert_int_equal(worker_checkout(w, &without, 1), 0);
+	sh("cd %s && ! od -c workers/wa/tree/t.txt | grep -q '\\\\r' && "
+	   "git -C attrs-src cat-file blob HEAD~1:t.txt | cmp - workers/wa/tree/t.txt", top);
+	worker_free(w);
+	free(repo);
+	free(dir);
+}
+
 /*
  * What a command changed in tracked files is undone by the next incremental
  * checkout, whether the commit changes those files or not; a tracked file it
@@ -917,6 +962,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(incremental_checkout),
 		cmocka_unit_test(incremental_undoes_the_command),
+		cmocka_unit_test(pristine_checkout_filters),
 		cmocka_unit_test(own_index),
 		cmocka_unit_test(verdicts),
 		cmocka_unit_test(argv_exec_failure_is_infra),
