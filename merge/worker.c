@@ -588,6 +588,15 @@ static int needs_filters(git_repository *repo, git_tree *tree, const char *commo
 	int autocrlf = 0;
 
 	free(info);
+	if (!found) {
+		/* git's per-user attributes file, read when core.attributesFile is unset */
+		const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+
+		info = xdg && *xdg ? xstrfmt("%s/git/attributes", xdg)
+		       : xstrfmt("%s/.config/git/attributes", home ? home : "/nonexistent");
+		found = access(info, F_OK) == 0;
+		free(info);
+	}
 	if (!found && git_repository_config_snapshot(&cfg, repo) == 0) {
 		found = git_config_get_string(&value, cfg, "core.attributesfile") == 0;
 		if (git_config_get_bool(&autocrlf, cfg, "core.autocrlf") == 0 && autocrlf)
