@@ -91,13 +91,20 @@ static int has(struct copy *c, const git_oid *id)
 	return git_odb_exists_ext(c->dst_odb, id, GIT_ODB_LOOKUP_NO_REFRESH);
 }
 
-static int missing(const git_oid *id, const char *what, int error)
+/* An object of the source that cannot be read: which, why, and a shallow source named. */
+static int missing(struct copy *c, const git_oid *id, const char *what, int error)
 {
+	const git_error *last = git_error_last();
 	char hex[GIT_OID_HEXSZ + 1];
+	/* the message is libgit2's buffer, which git_error_set() overwrites: copy it */
+	char *why = xstrdup(last && last->message ? last->message : "missing");
 
 	git_oid_tostr(hex, sizeof(hex), id);
-	git_error_set(GIT_ERROR_ODB, "%s %s cannot be read in the remote repository (%s)", what,
-		      hex, git_error_last() ? git_error_last()->message : "missing");
+	git_error_set(GIT_ERROR_ODB, "%s %s cannot be read in the remote repository (%s)%s",
+		      what, hex, why,
+		      git_repository_is_shallow(c->src) == 1
+			      ? "; it is a shallow clone, which cannot be fetched from" : "");
+	free(why);
 	return error < 0 ? error : -1;
 }
 
@@ -133,7 +140,7 @@ static int order_commits(struct copy *c, const git_oid *tip)
 		f->expanded = 1;
 		oidset_add(&c->expanded, &f->id);
 		if ((error = git_commit_lookup(&commit, c->src, &f->id)) < 0) {
-			error = missing(&f->id, "commit", error);
+			error = missing(c, &f->id, "commit", error);
 			break;
 		}
 		np = git_commit_parentcount(commit);
@@ -184,9 +191,9 @@ static int queue_tree(struct copy *c, const git_oid *id, const git_oid *old, uns
 		return -1;
 	}
 	if ((error = git_tree_lookup(&tree, c->src, id)) < 0)
-		return missing(id, "tree", error);
+		return missing(c, id, "tree", error);
 	if (old && (error = git_tree_lookup(&prev, c->src, old)) < 0) {
-		error = missing(old, "tree", error);
+		error = missing(c, old, "tree", error);
 		goto done;
 	}
 	n = git_tree_entrycount(tree);
@@ -227,12 +234,12 @@ static int queue_commit(struct copy *c, const git_oid *id)
 	int error, queued;
 
 	if ((error = git_commit_lookup(&commit, c->src, id)) < 0)
-		return missing(id, "commit", error);
+		return missing(c, id, "commit", error);
 	if ((error = queue(c, id, &queued)) < 0)
 		goto done;
 	if (git_commit_parentcount(commit)) {
 		if ((error = git_commit_parent(&parent, commit, 0)) < 0) {
-			error = missing(git_commit_parent_id(commit, 0), "commit", error);
+			error = missing(c, git_commit_parent_id(commit, 0), "commit", error);
 			goto done;
 		}
 		old = git_commit_tree_id(parent);
@@ -254,7 +261,7 @@ static int peel_tip(struct copy *c, git_oid *commit, const git_oid *tip)
 	*commit = *tip;
 	while (!error) {
 		if ((error = git_object_lookup(&obj, c->src, commit, GIT_OBJECT_ANY)) < 0)
-			return missing(commit, "object", error);
+			return missing(c, commit, "object", error);
 		if (git_object_type(obj) == GIT_OBJECT_COMMIT)
 			break;
 		if (git_object_type(obj) != GIT_OBJECT_TAG || ++hops > 16) {

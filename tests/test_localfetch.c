@@ -187,6 +187,23 @@ static void test_hostile_sources(void **state)
 	rev(&tip, src, "main");
 	assert_true(localfetch_copy(dst, src, &tip, 1, NULL, NULL) < 0);
 	assert_non_null(strstr(merge_git_error(), "cannot be read in the remote repository"));
+	/* libgit2's own reason is kept whole (it was once overwritten while being quoted) */
+	assert_non_null(strstr(merge_git_error(), "(object not found - no match for id ("));
+	/* a shallow clone says so */
+	assert_int_equal(fixture_sh("rm -rf shallow; git clone -q --depth 1 file://$PWD/src/.git "
+				    "shallow"), 0);
+	git_repository_free(src);
+	assert_int_equal(fixture_sh("test -f shallow/.git/shallow"), 0);
+	{
+		char *sp = xstrfmt("%s/shallow", top);
+
+		assert_int_equal(git_repository_open(&src, sp), 0);
+		free(sp);
+	}
+	assert_int_equal(fixture_sh("cd shallow; echo s > s; c four"), 0);
+	rev(&tip, src, "HEAD");
+	assert_true(localfetch_copy(dst, src, &tip, 1, NULL, NULL) < 0);
+	assert_non_null(strstr(merge_git_error(), "it is a shallow clone"));
 	/* nothing of it reached the work repository */
 	out_of(&after, "find dst.git/objects -type f | sort");
 	assert_string_equal(before.buf, after.buf);
