@@ -585,7 +585,6 @@ static int needs_filters(git_repository *repo, git_tree *tree, const char *commo
 	const char *value = NULL;
 	char *info = xstrfmt("%s/info/attributes", common_dir);
 	int found = access(info, F_OK) == 0 || access("/etc/gitattributes", F_OK) == 0;
-	int autocrlf = 0;
 
 	free(info);
 	if (!found) {
@@ -599,9 +598,7 @@ static int needs_filters(git_repository *repo, git_tree *tree, const char *commo
 	}
 	if (!found && git_repository_config_snapshot(&cfg, repo) == 0) {
 		found = git_config_get_string(&value, cfg, "core.attributesfile") == 0;
-		if (git_config_get_bool(&autocrlf, cfg, "core.autocrlf") == 0 && autocrlf)
-			found = 1;
-		/* "input" is not a bool: it converts on the way in only, but be careful */
+		/* any core.autocrlf but "false" (true, input, 1, yes) keeps the filters */
 		if (git_config_get_string(&value, cfg, "core.autocrlf") == 0 &&
 		    strcmp(value, "false"))
 			found = 1;
