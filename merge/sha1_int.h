@@ -19,6 +19,9 @@ void sha1_init(struct sha1_ctx *c);
 void sha1_update(struct sha1_ctx *c, const void *data, size_t len);
 void sha1_final(unsigned char out[SHA1_RAWSZ], struct sha1_ctx *c);
 
+/* One-shot: SHA-1(data) into `out`. */
+void sha1_raw(unsigned char out[SHA1_RAWSZ], const void *data, size_t len);
+
 /* One-shot: the 40 lowercase hex digits of SHA-1(data) and a NUL into `out`. */
 void sha1_hex(char out[SHA1_HEXSZ + 1], const void *data, size_t len);
 

@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "merge/commitgraph_int.h"
+#include "merge/gitindex_int.h"
+#include "merge/stepcheckout_int.h"
 #include "merge/git_int.h"
 #include "merge/merge_global.h"
 #include "merge/repo.h"
@@ -303,15 +305,15 @@ git_repository *worker_repo(struct worker *w)
 /* ---- the child: `nextbot worker-checkout`, as the runner user ---- */
 
 struct scan {
-	git_index *index;
+	const struct gitindex *idx;
 	git_tree *target;
 	struct strbuf path;     /* of the entry looked at, relative to the tree */
 	struct strbuf *why;
 	uid_t uid;
-	/* what the scan learns on the way for the checkout: tracked files whose stat
-	   data is not the index's (the command changed them), how many tracked
-	   entries it met, and the index file's time (entries as new are racy) */
-	struct strvec dirty, racy;
+	/* what the scan learns on the way for the checkout: each index entry's file
+	   (an enum step_file), how many it met, and the index file's time (entries
+	   as new are racy) */
+	unsigned char *files;
 	size_t tracked;
 	struct timespec index_time;
 };
@@ -335,15 +337,14 @@ static int trap(struct scan *s, const char *fmt, ...)
  */
 static int symlink_ok(struct scan *s)
 {
-	const git_index_entry *e = git_index_get_bypath(s->index, s->path.buf, 0);
+	const struct gitindex_entry *e = gitindex_find(s->idx, s->path.buf);
 	git_tree_entry *te = NULL;
-	size_t pos;
 	int ok;
 
 	if (e)
-		return S_ISLNK(e->mode);
+		return (e->mode & S_IFMT) == S_IFLNK;
 	strbuf_addch(&s->path, '/');
-	ok = git_index_find_prefix(&pos, s->index, s->path.buf) != 0;
+	ok = !gitindex_has_prefix(s->idx, s->path.buf);
 	strbuf_setlen(&s->path, s->path.len - 1);
 	if (ok && git_tree_entry_bypath(&te, s->target, s->path.buf) == 0) {
 		ok = 0;
@@ -357,33 +358,32 @@ static int scan_dir(struct scan *s, int fd, int depth);
 /*
  * A file or link the scan met: if the index tracks it, counted, and dirty unless
  * its stat data is what the index recorded (git's own test: size, mtime, ctime,
- * inode, mode; a command can set a file's mtime back, never its ctime).  One whose
- * entry is as new as the index file is racily clean: libgit2 compares its content.
+ * inode, the owner's execute bit; a command can set a file's mtime back, never its
+ * ctime).  One whose entry is as new as the index file is racily clean: its
+ * content is compared.
  */
 static void note_tracked(struct scan *s, const struct stat *st)
 {
-	const git_index_entry *e = git_index_get_bypath(s->index, s->path.buf, 0);
-	int same, racy;
+	const struct gitindex_entry *e = gitindex_find(s->idx, s->path.buf);
+	int same, racy, link;
 
 	if (!e)
 		return;
 	s->tracked++;
-	same = e->file_size == (uint32_t)st->st_size &&
-	       e->mtime.seconds == (int32_t)st->st_mtim.tv_sec &&
-	       e->mtime.nanoseconds == (uint32_t)st->st_mtim.tv_nsec &&
-	       e->ctime.seconds == (int32_t)st->st_ctim.tv_sec &&
-	       e->ctime.nanoseconds == (uint32_t)st->st_ctim.tv_nsec &&
-	       e->ino == (uint32_t)st->st_ino && (e->mode & 0111) == (st->st_mode & 0111) &&
-	       S_ISLNK(e->mode) == S_ISLNK(st->st_mode);
-	racy = e->mtime.seconds > (int32_t)s->index_time.tv_sec ||
-	       (e->mtime.seconds == (int32_t)s->index_time.tv_sec &&
-		e->mtime.nanoseconds >= (uint32_t)s->index_time.tv_nsec);
-	if (!same)
-		strvec_push(&s->dirty, s->path.buf);
-	else if (racy)
-		strvec_push(&s->racy, s->path.buf);
+	link = (e->mode & S_IFMT) == S_IFLNK;
+	same = e->size == (uint32_t)st->st_size &&
+	       e->mtime_s == (uint32_t)st->st_mtim.tv_sec &&
+	       e->mtime_ns == (uint32_t)st->st_mtim.tv_nsec &&
+	       e->ctime_s == (uint32_t)st->st_ctim.tv_sec &&
+	       e->ctime_ns == (uint32_t)st->st_ctim.tv_nsec &&
+	       e->ino == (uint32_t)st->st_ino && link == !!S_ISLNK(st->st_mode) &&
+	       (link || !(e->mode & S_IXUSR) == !(st->st_mode & S_IXUSR));
+	racy = e->mtime_s > (uint32_t)s->index_time.tv_sec ||
+	       (e->mtime_s == (uint32_t)s->index_time.tv_sec &&
+		e->mtime_ns >= (uint32_t)s->index_time.tv_nsec);
+	s->files[e - s->idx->entries] = !same ? STEP_FILE_DIRTY
+					: racy ? STEP_FILE_RACY : STEP_FILE_CLEAN;
 }
-
 /* 1 when the entry `name` of the folder open at `fd` is a trap (s->why says which). */
 static int scan_entry(struct scan *s, int fd, const char *name, int depth)
 {
@@ -515,52 +515,82 @@ static int changed_paths(struct strvec *out, git_repository *repo, git_index *in
 }
 
 /*
- * The incremental checkout's scan for traps (1 with `why` when one is found), and
- * what it learns: when every tracked file is on disk, the checkout need look only
- * at the paths the commit changes and those the command changed, not at every
- * file of the tree (a second pass over 90,000 files at a kernel's size).  Returns 2
- * when there is nothing to check out (an empty path list would mean every path).
+ * libgit2's checkout, for what merge/stepcheckout.c does not do.  When the scan met
+ * every tracked file, it looks only at the paths the commit changes and those the
+ * command changed, not at every file of the tree.  Returns 2 when there is nothing
+ * to check out (an empty path list would mean every path).
  */
-static int scan_and_limit(git_checkout_options *opts, struct strvec *paths, struct strbuf *why,
-			  git_repository *repo, git_index *index, git_tree *target, int tfd,
-			  const char *git)
+static int limit_paths(git_checkout_options *opts, struct strvec *paths, git_repository *repo,
+		       git_index *index, git_tree *target, const struct scan *s,
+		       const struct strvec *written, int tfd)
 {
-	struct scan s = { index, target, STRBUF_INIT, why, geteuid(), STRVEC_INIT, STRVEC_INIT, 0,
-			  { 0, 0 } };
-	char *index_path = xstrfmt("%s/index", git);
-	struct stat st;
 	size_t i;
-	int t = dup(tfd), err;
+	int err = 0;
 
-	if (!stat(index_path, &st))
-		s.index_time = st.st_mtim;
-	err = t < 0 ? nb_error_errno(NB_ERROR, "cannot scan the tree") : scan_dir(&s, t, 0);
-	if (!err && s.tracked == git_index_entrycount(index) &&
-	    (err = changed_paths(paths, repo, index, target)) == 0) {
+	/* what merge/stepcheckout.c wrote before it gave up: libgit2 writes it again */
+	for (i = 0; i < written->nr && !err; i++)
+		if (unlinkat(tfd, written->v[i], 0) < 0 && errno != ENOENT)
+			err = nb_error_errno(NB_ERROR, "cannot remove '%s' before the checkout",
+					     written->v[i]);
+	if (err || s->tracked != s->idx->nr)
+		return err;
+	for (i = 0; i < written->nr; i++)
+		strvec_push(paths, written->v[i]);
+	if ((err = changed_paths(paths, repo, index, target)) < 0)
+		return err;
+	for (i = 0; i < s->idx->nr && !err; i++) {
+		const char *path = s->idx->entries[i].path;
+
 		/*
 		 * libgit2 takes a file whose stat data matches its index as unchanged
 		 * (it does not look at ctime): a changed file is removed first, so
 		 * the checkout writes it again whatever its times say.  This child is
 		 * the runner user in the box: a path is nothing it could not reach.
 		 */
-		for (i = 0; i < s.dirty.nr; i++) {
-			strvec_push(paths, s.dirty.v[i]);
-			if (unlinkat(tfd, s.dirty.v[i], 0) < 0 && errno != ENOENT)
-				err = nb_error_errno(NB_ERROR, "cannot remove '%s' before the "
-						     "checkout", s.dirty.v[i]);
-		}
-		for (i = 0; i < s.racy.nr; i++)
-			strvec_push(paths, s.racy.v[i]);
-		if (!paths->nr)
-			err = 2;
-		opts->paths.strings = paths->v;
-		opts->paths.count = paths->nr;
-		opts->checkout_strategy |= GIT_CHECKOUT_DISABLE_PATHSPEC_MATCH;
+		if (s->files[i] == STEP_FILE_DIRTY && unlinkat(tfd, path, 0) < 0 &&
+		    errno != ENOENT)
+			err = nb_error_errno(NB_ERROR, "cannot remove '%s' before the checkout",
+					     path);
+		if (s->files[i] == STEP_FILE_DIRTY || s->files[i] == STEP_FILE_RACY)
+			strvec_push(paths, path);
 	}
-	strbuf_release(&s.path);
-	strvec_clear(&s.dirty);
-	strvec_clear(&s.racy);
-	free(index_path);
+	if (!err && !paths->nr)
+		return 2;
+	opts->paths.strings = paths->v;
+	opts->paths.count = paths->nr;
+	opts->checkout_strategy |= GIT_CHECKOUT_DISABLE_PATHSPEC_MATCH;
+	return err;
+}
+
+/*
+ * libgit2's checkout of `target` over what the worker's index says is on disk:
+ * files equal in both are left alone, their mtimes too, so a build stays
+ * incremental.  `s`: the scan of an incremental checkout, and `written` what was
+ * written of it already (NULL: a pristine one, with filters only when `filters`).
+ */
+static int checkout_libgit2(git_repository *repo, git_tree *target, const struct scan *s,
+			    const struct strvec *written, int filters, int tfd)
+{
+	git_index *index = NULL;
+	git_checkout_options opts;
+	struct strvec paths = STRVEC_INIT;
+	int err = 0;
+
+	if (git_repository_index(&index, repo) < 0)
+		return nb_error_set(NB_ERROR, "cannot read the index: %s", merge_git_error());
+	git_checkout_options_init(&opts, GIT_CHECKOUT_OPTIONS_VERSION);
+	opts.checkout_strategy = GIT_CHECKOUT_FORCE;
+	opts.baseline_index = index;
+	opts.disable_filters = !filters;
+	if (s)
+		err = limit_paths(&opts, &paths, repo, index, target, s, written, tfd);
+	if (err == 2)
+		err = 0;  /* the tree is the commit's already */
+	else if (!err && (git_checkout_tree(repo, (git_object *)target, &opts) < 0 ||
+			  git_index_write(index) < 0))
+		err = nb_error_set(NB_ERROR, "checkout: %s", merge_git_error());
+	strvec_clear(&paths);
+	git_index_free(index);
 	return err;
 }
 
@@ -573,13 +603,8 @@ static int attributes_file(const char *root, const git_tree_entry *entry, void *
 	return 1;       /* found: stop */
 }
 
-/*
- * Does a checkout of `tree` need libgit2's filters (eol conversion, ident)?  Only
- * where an attribute or core.autocrlf asks for one.  Without them it writes the
- * same bytes, and a pristine checkout is 40 % faster: libgit2 1.5.1 looks the
- * attributes up for every file, with a realpath() of its folder each time.
- */
-static int needs_filters(git_repository *repo, git_tree *tree, const char *common_dir)
+/* Whether attributes outside the tree or core.autocrlf could ask for a filter. */
+static int filters_configured(git_repository *repo, const char *common_dir)
 {
 	git_config *cfg = NULL;
 	const char *value = NULL;
@@ -604,9 +629,63 @@ static int needs_filters(git_repository *repo, git_tree *tree, const char *commo
 			found = 1;
 	}
 	git_config_free(cfg);
+	return found;
+}
+
+/*
+ * Does a checkout of `tree` need libgit2's filters (eol conversion, ident)?  Only
+ * where an attribute or core.autocrlf asks for one.  Without them it writes the
+ * same bytes, and a pristine checkout is 40 % faster: libgit2 1.5.1 looks the
+ * attributes up for every file, with a realpath() of its folder each time.
+ */
+static int needs_filters(git_repository *repo, git_tree *tree, const char *common_dir)
+{
+	int found = filters_configured(repo, common_dir);
+
 	if (!found && git_tree_walk(tree, GIT_TREEWALK_PRE, attributes_file, &found) < 0)
 		found = 1;      /* cannot tell: keep the filters */
 	return found;
+}
+
+/*
+ * An incremental checkout: the trap scan (1 with `why` when the tree must be
+ * checked out pristine), then the step by what changed, or libgit2's checkout
+ * where that cannot go.
+ */
+static int checkout_step(struct strbuf *why, git_repository *repo, git_tree *target,
+			 const char *common_dir, const char *git, int gfd, int tfd)
+{
+	struct gitindex idx = GITINDEX_INIT;
+	struct scan s = { &idx, target, STRBUF_INIT, why, geteuid(), NULL, 0, { 0, 0 } };
+	struct strbuf fallback = STRBUF_INIT;
+	struct strvec written = STRVEC_INIT;
+	struct stat st;
+	int t, err;
+
+	err = gitindex_read(&idx, why, gfd, "index");
+	if (err == NB_ENOTFOUND) {
+		strbuf_addstr(why, "no index yet");
+		err = 1;
+	}
+	if (err)
+		goto done;
+	s.files = xcalloc(idx.nr + 1, 1);
+	if (!fstatat(gfd, "index", &st, AT_SYMLINK_NOFOLLOW))
+		s.index_time = st.st_mtim;
+	t = dup(tfd);
+	err = t < 0 ? nb_error_errno(NB_ERROR, "cannot scan the tree") : scan_dir(&s, t, 0);
+	if (!err)
+		err = stepcheckout_run(&fallback, &written, repo, target, &idx, s.files,
+				       filters_configured(repo, common_dir), tfd, gfd, git);
+	if (err == 1)
+		err = checkout_libgit2(repo, target, &s, &written, 1, tfd);
+done:
+	strvec_clear(&written);
+	strbuf_release(&fallback);
+	strbuf_release(&s.path);
+	free(s.files);
+	gitindex_release(&idx);
+	return err;
 }
 
 int worker_checkout_here(struct strbuf *why, const char *common_dir, const char *dir,
@@ -616,11 +695,8 @@ int worker_checkout_here(struct strbuf *why, const char *common_dir, const char 
 	char hex[GIT_OID_HEXSZ + 2];
 	git_oid id, *commit = &id;
 	git_repository *repo = NULL;
-	git_index *index = NULL;
 	git_commit *c = NULL;
 	git_tree *target = NULL;
-	git_checkout_options opts;
-	struct strvec paths = STRVEC_INIT;
 	int gfd = -1, tfd = -1, err = 0;
 
 	if (git_oid_fromstr(&id, commit_hex) < 0) {
@@ -655,8 +731,7 @@ int worker_checkout_here(struct strbuf *why, const char *common_dir, const char 
 	 */
 	git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, 0);
 	if (git_repository_open_ext(&repo, git, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0 ||
-	    git_repository_set_workdir(repo, tree, 0) < 0 ||
-	    git_repository_index(&index, repo) < 0) {
+	    git_repository_set_workdir(repo, tree, 0) < 0) {
 		err = nb_error_set(NB_ERROR, "cannot open %s: %s", git, merge_git_error());
 		goto done;
 	}
@@ -664,25 +739,11 @@ int worker_checkout_here(struct strbuf *why, const char *common_dir, const char 
 		err = nb_error_set(NB_ENOTFOUND, "no commit %s: %s", hex, merge_git_error());
 		goto done;
 	}
-	git_checkout_options_init(&opts, GIT_CHECKOUT_OPTIONS_VERSION);
-	/*
-	 * The baseline is what the worker's index says is on disk: files equal in both
-	 * are left alone, their mtimes too, so a build stays incremental.
-	 */
-	opts.checkout_strategy = GIT_CHECKOUT_FORCE;
-	opts.baseline_index = index;
-	if (pristine)
-		opts.disable_filters = !needs_filters(repo, target, common_dir);
-	if (!pristine && (err = scan_and_limit(&opts, &paths, why, repo, index, target, tfd,
-					      git)) != 0 && err != 2)
+	err = pristine ? checkout_libgit2(repo, target, NULL, NULL,
+					  needs_filters(repo, target, common_dir), tfd)
+		       : checkout_step(why, repo, target, common_dir, git, gfd, tfd);
+	if (err)
 		goto done;
-	if (err == 2)
-		err = 0;  /* the tree is the commit's already */
-	else if (git_checkout_tree(repo, (git_object *)target, &opts) < 0 ||
-		 git_index_write(index) < 0) {
-		err = nb_error_set(NB_ERROR, "checkout: %s", merge_git_error());
-		goto done;
-	}
 	free(line);
 	line = xstrfmt("%s\n", hex);
 	if ((err = write_small(gfd, "HEAD", line, git)) < 0)
@@ -691,10 +752,8 @@ int worker_checkout_here(struct strbuf *why, const char *common_dir, const char 
 	line = xstrfmt("gitdir: %s\n", git);
 	err = write_small(tfd, ".git", line, tree);
 done:
-	strvec_clear(&paths);
 	git_tree_free(target);
 	git_commit_free(c);
-	git_index_free(index);
 	git_repository_free(repo);
 	if (gfd >= 0)
 		close(gfd);

@@ -73,6 +73,14 @@ void strbuf_setlen(struct strbuf *sb, size_t len)
 	sb->buf[sb->len] = 0;
 }
 
+void strbuf_addlen(struct strbuf *sb, size_t n)
+{
+	if (sb->len + n >= sb->alloc)
+		abort();        /* a write past the room made: memory is corrupt */
+	sb->len += n;
+	sb->buf[sb->len] = 0;
+}
+
 void strbuf_add(struct strbuf *sb, const void *data, size_t len)
 {
 	strbuf_grow(sb, len);

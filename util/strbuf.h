@@ -25,6 +25,8 @@ char *strbuf_detach(struct strbuf *sb, size_t *len_out);
 void strbuf_reset(struct strbuf *sb);
 void strbuf_grow(struct strbuf *sb, size_t extra);
 void strbuf_setlen(struct strbuf *sb, size_t len);
+/* Takes `n` more bytes, written into the room strbuf_grow() made, into the string. */
+void strbuf_addlen(struct strbuf *sb, size_t n);
 
 void strbuf_add(struct strbuf *sb, const void *data, size_t len);
 void strbuf_addstr(struct strbuf *sb, const char *s);

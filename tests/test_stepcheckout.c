@@ -1,0 +1,387 @@
+/*
+ * The index file reader/writer (merge/gitindex.c) and the incremental checkout by
+ * what changed (merge/stepcheckout.c), with git itself as the oracle: the index
+ * nextbot writes is one git reads as clean, and a worker moved from commit to
+ * commit in any order holds exactly what git's checkout of that commit holds.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "merge/gitindex_int.h"
+#include "merge/sha1_int.h"
+#include "merge/worker_int.h"
+#include "tests/gitfixture.h"
+#include "util/error.h"
+#include "util/fileutil.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+#include "util/banned.h"
+
+static char top[256];
+
+static void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void sh(const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = fixture_vsh(top, FIXTURE_PRELUDE, fmt, ap);
+	va_end(ap);
+	if (rc != 0)
+		fail_msg("command failed (%d): %s", rc, fmt);
+}
+
+static char *out_of(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *out_of(const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = fixture_vsh_out(&sb, top, FIXTURE_PRELUDE, fmt, ap);
+	va_end(ap);
+	if (rc != 0)
+		fail_msg("command failed (%d): %s", rc, fmt);
+	strbuf_trim(&sb);
+	return strbuf_detach(&sb, NULL);
+}
+
+static int setup(void **state)
+{
+	snprintf(top, sizeof(top), "/tmp/nb-stepco-%d", (int)getpid());
+	file_remove_tree(top);
+	assert_int_equal(file_mkdir_p(top, 0755), 0);
+	fixture_dir = top;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	if (!getenv("KEEP"))
+		file_remove_tree(top);
+	return 0;
+}
+
+static int read_index(struct gitindex *idx, struct strbuf *why, const char *gitdir)
+{
+	char *dir = xstrfmt("%s/%s", top, gitdir);
+	int fd = open(dir, O_RDONLY | O_DIRECTORY), err;
+
+	assert_true(fd >= 0);
+	err = gitindex_read(idx, why, fd, "index");
+	close(fd);
+	free(dir);
+	return err;
+}
+
+/*
+ * SHA-1 with the CPU's instructions (where it has them) and without, against
+ * known digests and sha1sum over lengths around the 64-byte block.
+ */
+static void sha1_both_ways(void **state)
+{
+	static const size_t lens[] = { 0, 1, 55, 56, 63, 64, 65, 127, 128, 1000, 99991 };
+	unsigned char *big = xmalloc(100003);
+	char *path = xstrfmt("%s/big", top);
+	char a[SHA1_HEXSZ + 1];
+	size_t i;
+	int portable;
+
+	for (i = 0; i < 100003; i++)
+		big[i] = (unsigned char)(i * 131 + (i >> 7));
+	assert_int_equal(file_write_atomic(path, big, 100003), 0);
+	for (portable = 0; portable < 2; portable++) {
+		if (portable)
+			setenv("NEXTBOT_SHA1_PORTABLE", "1", 1);
+		sha1_hex(a, "abc", 3);
+		assert_string_equal(a, "a9993e364706816aba3e25717850c26c9cd0d89d");
+		for (i = 0; i < sizeof(lens) / sizeof(*lens); i++) {
+			char *want = out_of("head -c %zu big | sha1sum | cut -c1-40", lens[i]);
+
+			sha1_hex(a, big, lens[i]);
+			assert_string_equal(a, want);
+			free(want);
+		}
+	}
+	unsetenv("NEXTBOT_SHA1_PORTABLE");
+	free(big);
+	free(path);
+}
+
+/*
+ * An index git wrote reads as git lists it, and written back entry by entry it is
+ * one git reads with every file still clean (the stat data kept).
+ */
+static void index_roundtrip(void **state)
+{
+	struct gitindex idx = GITINDEX_INIT;
+	struct strbuf why = STRBUF_INIT, out = STRBUF_INIT, listed = STRBUF_INIT;
+	char *want, *dir;
+	size_t i;
+	int fd;
+
+	sh("git init -q rt && cd rt && mkdir -p a/b && echo 1 >a/b/x && echo 2 >a.c && "
+	   "echo 3 >a-b && printf '#!/bin/sh\\n' >run && chmod +x run && ln -s a.c lnk && "
+	   "c one");
+	want = out_of("cd rt && git ls-files -s");
+	assert_int_equal(read_index(&idx, &why, "rt/.git"), 0);
+	assert_int_equal(idx.nr, 5);
+	for (i = 0; i < idx.nr; i++) {
+		char hex[GIT_OID_HEXSZ + 1];
+
+		git_oid_tostr(hex, sizeof(hex), &idx.entries[i].id);
+		strbuf_addf(&listed, "%o %s 0\t%s\n", idx.entries[i].mode, hex,
+			    idx.entries[i].path);
+	}
+	strbuf_trim(&listed);
+	assert_string_equal(listed.buf, want);
+	gitindex_out_begin(&out);
+	for (i = 0; i < idx.nr; i++)
+		gitindex_out_raw(&out, &idx.entries[i]);
+	gitindex_out_finish(&out, idx.nr);
+	dir = xstrfmt("%s/rt/.git", top);
+	fd = open(dir, O_RDONLY | O_DIRECTORY);
+	assert_int_equal(gitindex_write(fd, "index", &out, dir), 0);
+	close(fd);
+	free(want);
+	want = out_of("cd rt && git ls-files -s && git status --porcelain && "
+		      "test ! -e .git/index.lock && git diff-files --quiet");
+	assert_string_equal(listed.buf, want);
+	gitindex_release(&idx);
+	strbuf_release(&why);
+	strbuf_release(&out);
+	strbuf_release(&listed);
+	free(want);
+	free(dir);
+}
+
+/* What the reader does not take it names, and nothing it was not sure of is read. */
+static void index_refusals(void **state)
+{
+	struct gitindex idx = GITINDEX_INIT;
+	struct strbuf why = STRBUF_INIT, out = STRBUF_INIT;
+	struct stat st;
+	git_oid id;
+	char *dir;
+	int fd;
+
+	sh("git init -q rf && cd rf && echo 1 >f && echo 2 >g && c one");
+	assert_int_equal(read_index(&idx, &why, "rf/.git"), 0);
+	gitindex_release(&idx);
+
+	sh("cd rf && git update-index --index-version 4");
+	assert_int_equal(read_index(&idx, &why, "rf/.git"), 1);
+	assert_non_null(strstr(why.buf, "version 4"));
+	gitindex_release(&idx);
+	strbuf_reset(&why);
+
+	sh("cd rf && git update-index --index-version 2 && git update-index --skip-worktree f");
+	assert_int_equal(read_index(&idx, &why, "rf/.git"), 1);
+	assert_non_null(strstr(why.buf, "skip-worktree"));
+	gitindex_release(&idx);
+	strbuf_reset(&why);
+
+	/* one byte changed after the header: the checksum no longer holds */
+	sh("cd rf && git update-index --no-skip-worktree f && "
+	   "printf 'X' | dd of=.git/index bs=1 seek=40 conv=notrunc 2>/dev/null");
+	assert_int_equal(read_index(&idx, &why, "rf/.git"), 1);
+	assert_non_null(strstr(why.buf, "checksum"));
+	gitindex_release(&idx);
+	strbuf_reset(&why);
+
+	/* a path out of the tree, in an index that is otherwise sound */
+	memset(&st, 0, sizeof(st));
+	memset(&id, 0, sizeof(id));
+	gitindex_out_begin(&out);
+	gitindex_out_new(&out, "../outside", &st, 0100644, &id);
+	gitindex_out_finish(&out, 1);
+	dir = xstrfmt("%s/rf/.git", top);
+	fd = open(dir, O_RDONLY | O_DIRECTORY);
+	assert_int_equal(gitindex_write(fd, "index", &out, dir), 0);
+	close(fd);
+	assert_int_equal(read_index(&idx, &why, "rf/.git"), 1);
+	assert_non_null(strstr(why.buf, "leave the tree"));
+	gitindex_release(&idx);
+	strbuf_reset(&why);
+
+	sh("rm rf/.git/index");
+	assert_int_equal(read_index(&idx, &why, "rf/.git"), NB_ENOTFOUND);
+	gitindex_release(&idx);
+	strbuf_release(&why);
+	strbuf_release(&out);
+	free(dir);
+}
+
+static const struct worker_opts *fixture_wo(void)
+{
+	static struct worker_opts wo;
+
+	wo.exe = fixture_nextbot();
+	return &wo;
+}
+
+/*
+ * The worker holds what git's checkout of `rev` holds: the same index (as
+ * `git ls-files -s` lists it), no file differing from the commit, and the same
+ * files on disk but for the build output left there on purpose.
+ */
+static void same_as_git(const char *rev)
+{
+	char *want = out_of("git -C hist.git ls-tree -r --full-tree %s | "
+			    "sed -E 's/^([0-9]+) [a-z]+ ([0-9a-f]+)\t/\\1 \\2 0\t/' | LC_ALL=C sort",
+			    rev);
+	char *got = out_of("cd w/tree && git ls-files -s | LC_ALL=C sort");
+	char *head = out_of("cd w/tree && git rev-parse HEAD");
+	char *commit = out_of("git -C hist.git rev-parse %s^{commit}", rev);
+	char *files, *tracked;
+
+	assert_string_equal(got, want);
+	assert_string_equal(head, commit);
+	sh("cd w/tree && git diff-index --quiet HEAD && git diff-files --quiet && "
+	   "test -z \"$(git status --porcelain --untracked-files=no)\"");
+	/* every tracked file there, nothing else but build output */
+	files = out_of("cd w/tree && find . -path ./.git -prune -o ! -type d -print | "
+		       "sed 's|^./||' | grep -v '\\.o$' | LC_ALL=C sort");
+	tracked = out_of("git -C hist.git ls-tree -r --name-only --full-tree %s | LC_ALL=C sort",
+			 rev);
+	assert_string_equal(files, tracked);
+	free(want);
+	free(got);
+	free(head);
+	free(commit);
+	free(files);
+	free(tracked);
+}
+
+/*
+ * A history with every kind of change a step meets: files added, removed and
+ * changed, an execute bit set, a symlink, a file that becomes a folder and back,
+ * folders that appear deep and go away (made once, for the tests that use it).
+ */
+static void history(void)
+{
+	sh("test -d hist.git || { git init -q hist && cd hist && mkdir -p d1 d2/deep && "
+	   "for i in 1 2 3 4 5 6 7 8; do echo $i >d1/f$i; echo x$i >d2/deep/g$i; done && "
+	   "echo top >top && echo same >same && c c1 && git tag c1 && "
+	   "echo changed >d1/f1 && rm d1/f2 && chmod +x d1/f3 && ln -s ../top d1/link && "
+	   "mkdir -p new/a/b/c && echo n >new/a/b/c/n && c c2 && git tag c2 && "
+	   "rm top && mkdir top && echo inside >top/file && rm -r d2 && c c3 && git tag c3 && "
+	   "rm -r top && echo top-again >top && rm d1/link && echo l >d1/link && "
+	   "chmod -x d1/f3 && c c4 && git tag c4 && "
+	   "rm -r new d1 && echo only >solo && c c5 && git tag c5 && "
+	   "git clone -q --bare . ../hist.git; }");
+}
+
+/*
+ * The worker visits the commits in an
+ * order that crosses every change both ways, with build output between steps.
+ */
+static void steps_match_git(void **state)
+{
+	static const char *const order[] = { "c1", "c5", "c2", "c4", "c3", "c1", "c4",
+					      "c5", "c3", "c2", "c5", "c1" };
+	struct worker *w;
+	char *repo = xstrfmt("%s/hist.git", top), *dir = xstrfmt("%s/w", top);
+	size_t i;
+
+	history();
+	assert_int_equal(worker_open(&w, repo, dir, fixture_wo()), 0);
+	for (i = 0; i < sizeof(order) / sizeof(*order); i++) {
+		git_oid id;
+		char *hex = out_of("git -C hist.git rev-parse %s", order[i]);
+
+		assert_int_equal(git_oid_fromstr(&id, hex), 0);
+		assert_int_equal(worker_checkout(w, &id, i == 0), 0);
+		same_as_git(order[i]);
+		/* a build leaves output beside the sources */
+		sh("cd w/tree && for d in . d1 new/a; do if [ -d $d ]; then "
+		   "echo obj >$d/built-%zu.o; fi; done", i);
+		free(hex);
+	}
+	worker_free(w);
+	free(repo);
+	free(dir);
+}
+
+/*
+ * What a command did to tracked files is undone: a file changed with its size
+ * and mtime put back (only its ctime tells), a file removed, a file swapped for a
+ * folder; the tree is git's again after one incremental step to the same commit.
+ */
+static void command_damage_undone(void **state)
+{
+	struct worker *w;
+	char *repo = xstrfmt("%s/hist.git", top), *dir = xstrfmt("%s/w", top);
+	char *hex;
+	git_oid id;
+
+	history();
+	hex = out_of("git -C hist.git rev-parse c1");
+	assert_int_equal(git_oid_fromstr(&id, hex), 0);
+	assert_int_equal(worker_open(&w, repo, dir, fixture_wo()), 0);
+	assert_int_equal(worker_checkout(w, &id, 0), 0);
+	same_as_git("c1");
+	sh("cd w/tree && sleep 0.01 && m=$(stat -c %%y d1/f4) && echo 9 >d1/f4 && "
+	   "touch -d \"$m\" d1/f4 && rm d1/f5 && rm same && mkdir same && echo o >same/x.o");
+	assert_int_equal(worker_checkout(w, &id, 0), 0);
+	same_as_git("c1");
+	sh("cd w/tree && grep -qx 4 d1/f4 && test -f same");
+	worker_free(w);
+	free(repo);
+	free(dir);
+	free(hex);
+}
+
+/*
+ * A step onto a commit with attributes goes through libgit2's checkout, filters
+ * and all: the file has the CRLF git's checkout gives it.
+ */
+static void attributes_fall_back(void **state)
+{
+	struct worker *w;
+	char *repo = xstrfmt("%s/attrs.git", top), *dir = xstrfmt("%s/wa", top);
+	git_oid plain, attrs;
+	char *h1, *h2;
+
+	sh("git init -q attrs && cd attrs && printf 'x\\ny\\n' >t.txt && c plain && "
+	   "printf '*.txt text eol=crlf\\n' >.gitattributes && printf 'x\\nz\\n' >t.txt && "
+	   "c attrs && git clone -q --bare . ../attrs.git && git clone -q . ../attrs-git");
+	h1 = out_of("git -C attrs.git rev-parse HEAD~1");
+	h2 = out_of("git -C attrs.git rev-parse HEAD");
+	assert_int_equal(git_oid_fromstr(&plain, h1), 0);
+	assert_int_equal(git_oid_fromstr(&attrs, h2), 0);
+	assert_int_equal(worker_open(&w, repo, dir, fixture_wo()), 0);
+	assert_int_equal(worker_checkout(w, &plain, 1), 0);
+	assert_int_equal(worker_checkout(w, &attrs, 0), 0);
+	sh("od -c wa/tree/t.txt | grep -q '\\\\r' && cmp wa/tree/t.txt attrs-git/t.txt");
+	worker_free(w);
+	free(repo);
+	free(dir);
+	free(h1);
+	free(h2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(sha1_both_ways),
+		cmocka_unit_test(index_roundtrip),
+		cmocka_unit_test(index_refusals),
+		cmocka_unit_test(steps_match_git),
+		cmocka_unit_test(command_damage_undone),
+		cmocka_unit_test(attributes_fall_back),
+	};
+
+	git_libgit2_init();
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
