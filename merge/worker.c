@@ -12,6 +12,7 @@
 #include "merge/commitgraph_int.h"
 #include "merge/gitindex_int.h"
 #include "merge/stepcheckout_int.h"
+#include "merge/treescan_int.h"
 #include "merge/git_int.h"
 #include "merge/merge_global.h"
 #include "merge/repo.h"
@@ -28,7 +29,8 @@
 
 #define WORKER_TIMEOUT (30 * 60.0)
 #define CHILD_OUTPUT_CAP (64 * 1024)
-#define TRAP_DEPTH 128
+/* the trap scan uses a thread for so many files of the index, up to the CPUs */
+#define SCAN_FILES_PER_THREAD 2000
 #define OPEN_DIR (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
 
 /* The child's exit status when the tree holds traps (or has no git dir yet). */
@@ -156,11 +158,13 @@ void worker_free(struct worker *w)
  * <dir>/tree, <dir>/git and <dir>/run as empty folders of the runner user's (with `fresh`, or
  * when they are not such folders: an older layout, a file in their place).  <dir>
  * is nextbot's, so nothing can be swapped under these two names meanwhile.
+ * Returns 1 when the git dir is new (an incremental checkout has nothing to go
+ * from), 0, or NB_ERROR.
  */
 static int make_dirs(struct worker *w, int fresh)
 {
 	static const char *const names[] = { "tree", "git", "run", "index" };
-	int dfd, i, error = 0;
+	int dfd, i, error = 0, made_git = 0;
 
 	dfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
@@ -175,6 +179,7 @@ static int make_dirs(struct worker *w, int fresh)
 			 S_ISDIR(st.st_mode) && (!w->chown_to || st.st_uid == w->uid);
 
 		if (!ok && (error = file_remove_tree(path)) == 0) {
+			made_git |= i == 1;
 			if (mkdirat(dfd, names[i], 0700) < 0 ||
 			    fchmodat(dfd, names[i], 0700, 0) < 0 ||
 			    (w->chown_to && fchownat(dfd, names[i], w->uid, w->gid,
@@ -185,12 +190,42 @@ static int make_dirs(struct worker *w, int fresh)
 		free(path);
 	}
 	close(dfd);
-	return error;
+	return error ? error : made_git;
 }
 
-/* Runs `<exe> worker-checkout …` as the runner user, boxed; its exit status or < 0. */
+struct child_args {
+	const char *common, *dir, *hex;
+	int pristine;
+};
+
+/*
+ * The checkout child without exec (runcmd_opts.fn): what `nextbot worker-checkout`
+ * does (bot/cmd_worker.c), its exit status the same, its words on fd 1.
+ */
+static int checkout_forked(void *data)
+{
+	const struct child_args *a = data;
+	struct strbuf why = STRBUF_INIT;
+	int code = worker_checkout_here(&why, a->common, a->dir, a->hex, a->pristine);
+
+	if (code < 0) {
+		strbuf_reset(&why);
+		strbuf_addstr(&why, nb_error_last());
+	}
+	strbuf_addch(&why, '\n');
+	if (code && write(1, why.buf, why.len) < 0)
+		code = NB_ERROR;
+	return code == 1 ? EXIT_NEEDS_PRISTINE : code == NB_ENOTFOUND ? 2 : code < 0 ? 1 : 0;
+}
+
+/*
+ * Runs `<exe> worker-checkout …` as the runner user, boxed; its exit status or < 0.
+ * With no box and no user to switch to, the child is a fork of this process that
+ * checks out without exec'ing nextbot again (when this process has one thread).
+ */
 static int run_child(struct worker *w, const char *hex, int pristine, struct strbuf *out)
 {
+	struct child_args args = { w->common, w->dir, hex, pristine };
 	const char *argv[] = { w->exe, "worker-checkout", "--common", w->common, "--worker",
 			       w->dir, "--commit", hex, pristine ? "--pristine" : NULL, NULL };
 	const char *rw[] = { w->tree, w->git, NULL };
@@ -208,6 +243,10 @@ static int run_child(struct worker *w, const char *hex, int pristine, struct str
 	o.stoppable = 1;
 	o.stop = w->opts.stop;
 	o.stop_data = w->opts.stop_data;
+	if (!w->opts.box && !w->opts.user && runcmd_single_threaded()) {
+		o.fn = checkout_forked;
+		o.fn_data = &args;
+	}
 	if (w->opts.box) {
 		box = *w->opts.box;
 		box.network = 0;
@@ -246,6 +285,7 @@ int worker_checkout(struct worker *w, const git_oid *commit, int pristine)
 	git_oid_tostr(hex, sizeof(hex), commit);
 	if ((code = make_dirs(w, pristine)) < 0)
 		goto done;
+	pristine |= code;       /* a new git dir: no step to take from it */
 	code = run_child(w, hex, pristine, &out);
 	if (code > 0 && !pristine) {
 		/* a trap, no git dir yet or a failed incremental checkout: start over */
@@ -303,160 +343,6 @@ git_repository *worker_repo(struct worker *w)
 }
 
 /* ---- the child: `nextbot worker-checkout`, as the runner user ---- */
-
-struct scan {
-	const struct gitindex *idx;
-	git_tree *target;
-	struct strbuf path;     /* of the entry looked at, relative to the tree */
-	struct strbuf *why;
-	uid_t uid;
-	/* what the scan learns on the way for the checkout: each index entry's file
-	   (an enum step_file), how many it met, and the index file's time (entries
-	   as new are racy) */
-	unsigned char *files;
-	size_t tracked;
-	struct timespec index_time;
-};
-
-__attribute__((format(printf, 2, 3)))
-static int trap(struct scan *s, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	strbuf_vaddf(s->why, fmt, ap);
-	va_end(ap);
-	strbuf_addf(s->why, " at '%s'", s->path.buf);
-	return 1;
-}
-
-/*
- * A symlink git put there, or one in a place no tracked file is: fine.  One where
- * the index or the commit has files (a folder or a file swapped for a link) could
- * make the checkout write through it.
- */
-static int symlink_ok(struct scan *s)
-{
-	const struct gitindex_entry *e = gitindex_find(s->idx, s->path.buf);
-	git_tree_entry *te = NULL;
-	int ok;
-
-	if (e)
-		return (e->mode & S_IFMT) == S_IFLNK;
-	strbuf_addch(&s->path, '/');
-	ok = !gitindex_has_prefix(s->idx, s->path.buf);
-	strbuf_setlen(&s->path, s->path.len - 1);
-	if (ok && git_tree_entry_bypath(&te, s->target, s->path.buf) == 0) {
-		ok = 0;
-		git_tree_entry_free(te);
-	}
-	return ok;
-}
-
-static int scan_dir(struct scan *s, int fd, int depth);
-
-/*
- * A file or link the scan met: if the index tracks it, counted, and dirty unless
- * its stat data is what the index recorded (git's own test: size, mtime, ctime,
- * inode, the owner's execute bit; a command can set a file's mtime back, never its
- * ctime).  One whose entry is as new as the index file is racily clean: its
- * content is compared.
- */
-static void note_tracked(struct scan *s, const struct stat *st)
-{
-	const struct gitindex_entry *e = gitindex_find(s->idx, s->path.buf);
-	int same, racy, link;
-
-	if (!e)
-		return;
-	s->tracked++;
-	link = (e->mode & S_IFMT) == S_IFLNK;
-	same = e->size == (uint32_t)st->st_size &&
-	       e->mtime_s == (uint32_t)st->st_mtim.tv_sec &&
-	       e->mtime_ns == (uint32_t)st->st_mtim.tv_nsec &&
-	       e->ctime_s == (uint32_t)st->st_ctim.tv_sec &&
-	       e->ctime_ns == (uint32_t)st->st_ctim.tv_nsec &&
-	       e->ino == (uint32_t)st->st_ino && link == !!S_ISLNK(st->st_mode) &&
-	       (link || !(e->mode & S_IXUSR) == !(st->st_mode & S_IXUSR));
-	racy = e->mtime_s > (uint32_t)s->index_time.tv_sec ||
-	       (e->mtime_s == (uint32_t)s->index_time.tv_sec &&
-		e->mtime_ns >= (uint32_t)s->index_time.tv_nsec);
-	s->files[e - s->idx->entries] = !same ? STEP_FILE_DIRTY
-					: racy ? STEP_FILE_RACY : STEP_FILE_CLEAN;
-}
-/* 1 when the entry `name` of the folder open at `fd` is a trap (s->why says which). */
-static int scan_entry(struct scan *s, int fd, const char *name, int depth)
-{
-	struct stat st;
-	int sub, found;
-
-	if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return errno == ENOENT ? 0 : trap(s, "an entry it cannot look at (%s)",
-						   strerror(errno));
-	if (S_ISLNK(st.st_mode)) {
-		if (!symlink_ok(s))
-			return trap(s, "a symlink where the commit has files");
-		note_tracked(s, &st);
-		return 0;
-	}
-	if (st.st_uid != s->uid)
-		return trap(s, "an entry that is not the runner user's (uid %ld)",
-			    (long)st.st_uid);
-	if (S_ISREG(st.st_mode)) {
-		if (st.st_nlink > 1)
-			return trap(s, "a hard link");
-		if (st.st_mode & (S_ISUID | S_ISGID))
-			return trap(s, "a setuid or setgid file");
-		note_tracked(s, &st);
-		return 0;
-	}
-	if (!S_ISDIR(st.st_mode))
-		return trap(s, "%s", S_ISFIFO(st.st_mode)    ? "a FIFO"
-				    : S_ISSOCK(st.st_mode) ? "a socket"
-							    : "a device node");
-	if (depth >= TRAP_DEPTH)
-		return trap(s, "folders nested deeper than %d", TRAP_DEPTH);
-	sub = openat(fd, name, OPEN_DIR);
-	if (sub < 0)
-		return trap(s, "a folder it cannot enter (%s)", strerror(errno));
-	found = scan_dir(s, sub, depth + 1);
-	return found;
-}
-
-/* Walks the folder open at `fd` (and closes it); 1 at the first trap. */
-static int scan_dir(struct scan *s, int fd, int depth)
-{
-	DIR *d = fdopendir(fd);
-	struct dirent *de;
-	size_t len = s->path.len;
-	int found = 0;
-
-	if (!d) {
-		close(fd);
-		return trap(s, "a folder it cannot read");
-	}
-	while (!found && (de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		strbuf_setlen(&s->path, len);
-		if (len)
-			strbuf_addch(&s->path, '/');
-		strbuf_addstr(&s->path, de->d_name);
-		if (!depth && !strcmp(de->d_name, ".git")) {
-			struct stat st;
-
-			/* our gitfile; anything else there is the command's doing */
-			if (fstatat(fd, ".git", &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-			    !S_ISREG(st.st_mode) || st.st_nlink > 1)
-				found = trap(s, "a .git that is not nextbot's file");
-			continue;
-		}
-		found = scan_entry(s, fd, de->d_name, depth);
-	}
-	strbuf_setlen(&s->path, len);
-	closedir(d);
-	return found;
-}
 
 /* Writes `text` to <dirfd>/<name>, never through a link someone put there. */
 static int write_small(int dirfd, const char *name, const char *text, const char *where)
@@ -521,7 +407,7 @@ static int changed_paths(struct strvec *out, git_repository *repo, git_index *in
  * to check out (an empty path list would mean every path).
  */
 static int limit_paths(git_checkout_options *opts, struct strvec *paths, git_repository *repo,
-		       git_index *index, git_tree *target, const struct scan *s,
+		       git_index *index, git_tree *target, const struct treescan *s,
 		       const struct strvec *written, int tfd)
 {
 	size_t i;
@@ -568,7 +454,7 @@ static int limit_paths(git_checkout_options *opts, struct strvec *paths, git_rep
  * incremental.  `s`: the scan of an incremental checkout, and `written` what was
  * written of it already (NULL: a pristine one, with filters only when `filters`).
  */
-static int checkout_libgit2(git_repository *repo, git_tree *target, const struct scan *s,
+static int checkout_libgit2(git_repository *repo, git_tree *target, const struct treescan *s,
 			    const struct strvec *written, int filters, int tfd)
 {
 	git_index *index = NULL;
@@ -647,6 +533,13 @@ static int needs_filters(git_repository *repo, git_tree *tree, const char *commo
 	return found;
 }
 
+static int online_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > 8 ? 8 : (int)n;
+}
+
 /*
  * An incremental checkout: the trap scan (1 with `why` when the tree must be
  * checked out pristine), then the step by what changed, or libgit2's checkout
@@ -656,11 +549,11 @@ static int checkout_step(struct strbuf *why, git_repository *repo, git_tree *tar
 			 const char *common_dir, const char *git, int gfd, int tfd)
 {
 	struct gitindex idx = GITINDEX_INIT;
-	struct scan s = { &idx, target, STRBUF_INIT, why, geteuid(), NULL, 0, { 0, 0 } };
+	struct treescan s = { &idx, target, { 0, 0 }, 1, NULL, 0 };
 	struct strbuf fallback = STRBUF_INIT;
 	struct strvec written = STRVEC_INIT;
 	struct stat st;
-	int t, err;
+	int err;
 
 	err = gitindex_read(&idx, why, gfd, "index");
 	if (err == NB_ENOTFOUND) {
@@ -672,17 +565,20 @@ static int checkout_step(struct strbuf *why, git_repository *repo, git_tree *tar
 	s.files = xcalloc(idx.nr + 1, 1);
 	if (!fstatat(gfd, "index", &st, AT_SYMLINK_NOFOLLOW))
 		s.index_time = st.st_mtim;
-	t = dup(tfd);
-	err = t < 0 ? nb_error_errno(NB_ERROR, "cannot scan the tree") : scan_dir(&s, t, 0);
-	if (!err)
-		err = stepcheckout_run(&fallback, &written, repo, target, &idx, s.files,
-				       filters_configured(repo, common_dir), tfd, gfd, git);
-	if (err == 1)
+	/* as git's preload-index: threads only where there are files enough */
+	s.threads = idx.nr < SCAN_FILES_PER_THREAD ? 1 : (int)(idx.nr / SCAN_FILES_PER_THREAD);
+	if (s.threads > 1 && s.threads > online_cpus())
+		s.threads = online_cpus();
+	/* a trap (1, with `why`): the caller checks out pristine */
+	if ((err = treescan_run(&s, why, tfd)) != 0)
+		goto done;
+	err = stepcheckout_run(&fallback, &written, repo, target, &idx, s.files,
+			       filters_configured(repo, common_dir), tfd, gfd, git);
+	if (err == 1)   /* not a trap: what the step does not do */
 		err = checkout_libgit2(repo, target, &s, &written, 1, tfd);
 done:
 	strvec_clear(&written);
 	strbuf_release(&fallback);
-	strbuf_release(&s.path);
 	free(s.files);
 	gitindex_release(&idx);
 	return err;

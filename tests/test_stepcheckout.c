@@ -343,6 +343,39 @@ static void command_damage_undone(void **state)
 }
 
 /*
+ * A trap the scan finds sends the tree to a pristine checkout, never to a step or
+ * to libgit2's checkout: a FIFO in place of a tracked file would hang a writer
+ * (the checkout's time limit turns a hang into a failure here).
+ */
+static void trap_goes_pristine(void **state)
+{
+	struct worker_opts wo = *fixture_wo();
+	struct worker *w;
+	char *repo = xstrfmt("%s/hist.git", top), *dir = xstrfmt("%s/wt", top);
+	char *c1 = NULL, *c2 = NULL;
+	git_oid id1, id2;
+
+	history();
+	c1 = out_of("git -C hist.git rev-parse c1");
+	c2 = out_of("git -C hist.git rev-parse c2");
+	assert_int_equal(git_oid_fromstr(&id1, c1), 0);
+	assert_int_equal(git_oid_fromstr(&id2, c2), 0);
+	wo.timeout = 30;
+	assert_int_equal(worker_open(&w, repo, dir, &wo), 0);
+	assert_int_equal(worker_checkout(w, &id1, 1), 0);
+	/* d1/f1 changes between c1 and c2: a writer would open the FIFO */
+	sh("cd wt/tree && echo kept >built.o && rm d1/f1 && mkfifo d1/f1");
+	assert_int_equal(worker_checkout(w, &id2, 0), 0);
+	sh("cd wt/tree && test -f d1/f1 && ! test -p d1/f1 && grep -qx changed d1/f1 && "
+	   "test ! -e built.o");
+	worker_free(w);
+	free(repo);
+	free(dir);
+	free(c1);
+	free(c2);
+}
+
+/*
  * A step onto a commit with attributes goes through libgit2's checkout, filters
  * and all: the file has the CRLF git's checkout gives it.
  */
@@ -379,6 +412,7 @@ int main(void)
 		cmocka_unit_test(index_refusals),
 		cmocka_unit_test(steps_match_git),
 		cmocka_unit_test(command_damage_undone),
+		cmocka_unit_test(trap_goes_pristine),
 		cmocka_unit_test(attributes_fall_back),
 	};
 

@@ -310,6 +310,8 @@ static void run_child(const struct prepared *p, int fail_fd, int status_w)
 	 */
 	if (p->boxed ? chdir("/") < 0 : o->cwd && chdir(o->cwd) < 0)
 		child_fail(fail_fd, STAGE_CHDIR, errno);
+	if (o->fn)
+		_exit(o->fn(o->fn_data) & 0xff);
 	if (p->use_path)
 		execvpe(p->argv[0], p->argv, p->envp);
 	else
@@ -859,6 +861,9 @@ static int prepare(struct prepared *p, const struct runcmd_opts *o, struct passw
 
 	if (!!o->argv == !!o->shell || (o->argv && !o->argv[0]))
 		return nb_error_set(NB_EINVALID, "runcmd: exactly one of argv and shell is needed");
+	if (o->fn && (!o->argv || o->box || (is_root && o->user)))
+		return nb_error_set(NB_EINVALID, "runcmd: a function child needs argv, no box "
+				    "and no user switch");
 	if (o->cwd && stat(o->cwd, &st) < 0)
 		return nb_error_errno(NB_ENOTFOUND, "cannot use working directory '%s'", o->cwd);
 	if (o->cwd && !S_ISDIR(st.st_mode))
@@ -1181,6 +1186,20 @@ done:
 	strbuf_release(&errbuf);
 	free(pwbuf);
 	return error;
+}
+
+int runcmd_single_threaded(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return 0;       /* cannot tell: as if threaded */
+	while ((de = readdir(d)) && n < 2)
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n == 1;
 }
 
 int runcmd_run(struct runcmd_result *out, const struct runcmd_opts *opts)

@@ -55,6 +55,17 @@ struct runcmd_opts {
 	/* Exactly one of argv (execvp'd, no shell) and shell ("/bin/sh -c shell"). */
 	const char *const *argv;
 	const char *shell;
+	/*
+	 * With argv: instead of exec'ing it, the child (still a copy of this process)
+	 * exits with fn(fn_data) & 0xff, writing what it says to fd 1 with write(2),
+	 * never stdio (the buffers are the parent's); argv only names it.  Only with
+	 * no box and no user to switch to (nothing would separate it from nextbot),
+	 * and only from a process of one thread (runcmd_single_threaded(): a copy of
+	 * a threaded one could wait forever on a lock another thread held).  It saves
+	 * the exec and the dynamic linking of a nextbot child.
+	 */
+	int (*fn)(void *data);
+	void *fn_data;
 	const char *cwd;          /* NULL: the caller's */
 	/*
 	 * The child's environment is an allow-list (PATH, HOME, LANG, LC_*, TZ, TERM,
@@ -136,6 +147,9 @@ struct runcmd_result {
  * Thread-safe: several commands may run at once from different threads.
  */
 int runcmd_run(struct runcmd_result *out, const struct runcmd_opts *opts);
+
+/* Whether this process runs one thread (a runcmd_opts.fn child is safe). */
+int runcmd_single_threaded(void);
 void runcmd_result_release(struct runcmd_result *r);
 
 /*
