@@ -43,6 +43,7 @@ struct step {
 	struct want *wants;
 	size_t nr_wants, alloc_wants;
 	int refused;
+	int empty_tree;         /* nothing can be in the way of a file */
 	/* the folder last opened, kept for the next file in it */
 	int root, dir_fd;
 	struct strbuf dir;
@@ -311,7 +312,7 @@ static int write_one(struct step *s, const struct want *t, struct stat *st)
 		return errno == ENOTDIR || errno == ELOOP || errno == EEXIST
 		       ? refuse(s, "a file or link in the way of the folder of '%s'", path)
 		       : nb_error_errno(NB_ERROR, "cannot make the folder of '%s'", path);
-	if (unlinkat(dfd, name, 0) < 0 && errno != ENOENT)
+	if (!s->empty_tree && unlinkat(dfd, name, 0) < 0 && errno != ENOENT)
 		return errno == EISDIR ? refuse(s, "a folder in the way of '%s'", path)
 				       : nb_error_errno(NB_ERROR, "cannot replace '%s'", path);
 	if (git_blob_lookup(&blob, s->repo, &t->id) < 0)
@@ -319,7 +320,8 @@ static int write_one(struct step *s, const struct want *t, struct stat *st)
 	if (write_content(dfd, name, t, git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob),
 			  st) < 0)
 		err = errno == EINVAL ? refuse(s, "a link target with a NUL byte at '%s'", path)
-				      : nb_error_errno(NB_ERROR, "cannot write '%s'", path);
+		      : errno == EEXIST ? refuse(s, "something in the way of '%s'", path)
+					: nb_error_errno(NB_ERROR, "cannot write '%s'", path);
 	git_blob_free(blob);
 	return err;
 }
@@ -376,7 +378,8 @@ int stepcheckout_run(struct strbuf *why, struct strvec *written, git_repository 
 		     git_tree *target, const struct gitindex *idx, const unsigned char *files,
 		     int filters, int tfd, int gfd, const char *where)
 {
-	struct step s = { repo, idx, why, STRBUF_INIT, NULL, 0, 0, 0, tfd, -1, STRBUF_INIT };
+	struct step s = { repo, idx, why, STRBUF_INIT, NULL, 0, 0, 0, !files, tfd, -1,
+			  STRBUF_INIT };
 	int err;
 
 	if (filters) {

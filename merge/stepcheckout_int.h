@@ -33,6 +33,8 @@ enum step_file {
  * git dir open at `gfd` and the scan's verdict on each of its entries (`files`,
  * one per entry, an enum step_file), and writes the new index there.  `filters`:
  * whether the configuration asks for attribute filters (then it does nothing).
+ * An empty `idx` and NULL `files`: the tree is empty (a pristine checkout), so
+ * nothing is looked for in the way of a file.
  * Returns 0 done; 1 with `why` when it cannot, and the files it wrote by then in
  * `written` (the caller checks out with libgit2, which must write those again: its
  * index has their old stat data); NB_ERROR (recorded, naming `where`, the git

@@ -584,6 +584,29 @@ done:
 	return err;
 }
 
+/*
+ * A pristine checkout into the empty tree: merge/stepcheckout.c's step from an
+ * empty index writes every file, or libgit2's checkout where it cannot (filters).
+ */
+static int checkout_fresh(git_repository *repo, git_tree *target, const char *common_dir,
+			  const char *git, int gfd, int tfd)
+{
+	struct gitindex empty = GITINDEX_INIT;
+	struct strbuf cannot = STRBUF_INIT;
+	struct strvec written = STRVEC_INIT;
+	int err;
+
+	err = stepcheckout_run(&cannot, &written, repo, target, &empty, NULL,
+			       filters_configured(repo, common_dir), tfd, gfd, git);
+	if (err == 1)   /* libgit2's checkout overwrites what the step wrote */
+		err = checkout_libgit2(repo, target, NULL, NULL,
+				       needs_filters(repo, target, common_dir), tfd);
+	strvec_clear(&written);
+	strbuf_release(&cannot);
+	gitindex_release(&empty);
+	return err;
+}
+
 int worker_checkout_here(struct strbuf *why, const char *common_dir, const char *dir,
 			 const char *commit_hex, int pristine)
 {
@@ -635,8 +658,7 @@ int worker_checkout_here(struct strbuf *why, const char *common_dir, const char 
 		err = nb_error_set(NB_ENOTFOUND, "no commit %s: %s", hex, merge_git_error());
 		goto done;
 	}
-	err = pristine ? checkout_libgit2(repo, target, NULL, NULL,
-					  needs_filters(repo, target, common_dir), tfd)
+	err = pristine ? checkout_fresh(repo, target, common_dir, git, gfd, tfd)
 		       : checkout_step(why, repo, target, common_dir, git, gfd, tfd);
 	if (err)
 		goto done;
