@@ -214,6 +214,32 @@ static void index_refusals(void **state)
 	gitindex_release(&idx);
 	strbuf_reset(&why);
 
+	/* a path of 0xfff bytes or more: its length is found by its NUL */
+	{
+		struct strbuf longp = STRBUF_INIT;
+		const struct gitindex_entry *e;
+
+		while (longp.len < 5000)
+			strbuf_addstr(&longp, "a-folder-name-of-some-length/");
+		strbuf_addstr(&longp, "file");
+		strbuf_reset(&out);
+		gitindex_out_begin(&out);
+		gitindex_out_new(&out, longp.buf, &st, 0100644, &id);
+		gitindex_out_new(&out, "z", &st, 0100755, &id);
+		gitindex_out_finish(&out, 2);
+		assert_int_equal(gitindex_write(fd = open(dir, O_RDONLY | O_DIRECTORY), "index",
+						&out, dir), 0);
+		close(fd);
+		assert_int_equal(read_index(&idx, &why, "rf/.git"), 0);
+		assert_int_equal(idx.nr, 2);
+		assert_non_null(e = gitindex_find(&idx, longp.buf));
+		assert_int_equal(e->path_len, longp.len);
+		assert_non_null(e = gitindex_find(&idx, "z"));
+		assert_int_equal(e->mode, 0100755);
+		gitindex_release(&idx);
+		strbuf_release(&longp);
+	}
+
 	sh("rm rf/.git/index");
 	assert_int_equal(read_index(&idx, &why, "rf/.git"), NB_ENOTFOUND);
 	gitindex_release(&idx);
@@ -376,6 +402,38 @@ static void trap_goes_pristine(void **state)
 }
 
 /*
+ * On a tree large enough for the scan to use threads (one per 2,000 index
+ * entries): a file the command changed deep down is found and restored, and a
+ * FIFO in some folder is still a trap.
+ */
+static void threaded_scan(void **state)
+{
+	struct worker *w;
+	char *repo = xstrfmt("%s/many.git", top), *dir = xstrfmt("%s/wm", top), *hex;
+	git_oid id;
+
+	sh("git init -q many && cd many && for d in $(seq 1 45); do mkdir -p d$d/sub; "
+	   "for f in $(seq 1 100); do echo $d.$f >d$d/sub/f$f; done; done && c many && "
+	   "git clone -q --bare . ../many.git");
+	hex = out_of("git -C many.git rev-parse HEAD");
+	assert_int_equal(git_oid_fromstr(&id, hex), 0);
+	assert_int_equal(worker_open(&w, repo, dir, fixture_wo()), 0);
+	assert_int_equal(worker_checkout(w, &id, 1), 0);
+	sh("cd wm/tree && sleep 0.01 && echo changed >d44/sub/f99 && echo o >d3/built.o");
+	assert_int_equal(worker_checkout(w, &id, 0), 0);
+	sh("cd wm/tree && grep -qx 44.99 d44/sub/f99 && test -f d3/built.o && "
+	   "git diff-files --quiet");
+	sh("mkfifo wm/tree/d27/sub/pipe");
+	assert_int_equal(worker_checkout(w, &id, 0), 0);
+	sh("cd wm/tree && test ! -e d27/sub/pipe && test ! -e d3/built.o && "
+	   "git diff-files --quiet");
+	worker_free(w);
+	free(repo);
+	free(dir);
+	free(hex);
+}
+
+/*
  * A step onto a commit with attributes goes through libgit2's checkout, filters
  * and all: the file has the CRLF git's checkout gives it.
  */
@@ -413,6 +471,7 @@ int main(void)
 		cmocka_unit_test(steps_match_git),
 		cmocka_unit_test(command_damage_undone),
 		cmocka_unit_test(trap_goes_pristine),
+		cmocka_unit_test(threaded_scan),
 		cmocka_unit_test(attributes_fall_back),
 	};
 
