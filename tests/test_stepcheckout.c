@@ -402,6 +402,93 @@ static void trap_goes_pristine(void **state)
 }
 
 /*
+ * Symlinks pointing out of the tree never carry a write out: a commit's link
+ * that the next commit replaces with a folder of the same name, and a link a
+ * command planted where the next commit puts a folder.
+ */
+static void symlink_swaps_stay_inside(void **state)
+{
+	struct worker *w;
+	char *repo = xstrfmt("%s/esc.git", top), *dir = xstrfmt("%s/we", top);
+	char *ha, *hb;
+	git_oid a, b;
+
+	sh("mkdir -p outside && git init -q esc && cd esc && echo x >keep && "
+	   "ln -s %s/outside esc && c a && rm esc && mkdir esc && echo p >esc/pwned && "
+	   "mkdir -p newdir && echo f >newdir/f && c b && git clone -q --bare . ../esc.git", top);
+	ha = out_of("git -C esc.git rev-parse HEAD~1");
+	hb = out_of("git -C esc.git rev-parse HEAD");
+	assert_int_equal(git_oid_fromstr(&a, ha), 0);
+	assert_int_equal(git_oid_fromstr(&b, hb), 0);
+	assert_int_equal(worker_open(&w, repo, dir, fixture_wo()), 0);
+	assert_int_equal(worker_checkout(w, &a, 1), 0);
+	sh("test -L we/tree/esc");
+	assert_int_equal(worker_checkout(w, &b, 0), 0);
+	sh("test -d we/tree/esc && ! test -L we/tree/esc && grep -qx p we/tree/esc/pwned && "
+	   "test -z \"$(ls -A outside)\"");
+	assert_int_equal(worker_checkout(w, &a, 0), 0);
+	sh("test -L we/tree/esc && test -z \"$(ls -A outside)\"");
+	/*
+	 * A command's links: one swapped for the commit's own link (tracked: it is
+	 * removed, the folder made in its place), one where the next commit has
+	 * files the index does not (a trap: pristine), one elsewhere (left alone,
+	 * nothing written through it).
+	 */
+	sh("cd we/tree && rm esc && ln -s %s/outside esc && ln -s %s/outside newdir && "
+	   "ln -s %s/outside elsewhere && echo o >built.o", top, top, top);
+	assert_int_equal(worker_checkout(w, &b, 0), 0);
+	sh("cd we/tree && test -d esc && ! test -L esc && test -d newdir && ! test -L newdir && "
+	   "grep -qx f newdir/f && test ! -e built.o && test -z \"$(ls -A ../../outside)\"");
+	assert_int_equal(worker_checkout(w, &a, 0), 0);
+	sh("cd we/tree && ln -s %s/outside elsewhere && echo o >built.o", top);
+	assert_int_equal(worker_checkout(w, &b, 0), 0);
+	sh("cd we/tree && test -L elsewhere && test -f built.o && grep -qx f newdir/f && "
+	   "test -z \"$(ls -A ../../outside)\"");
+	worker_free(w);
+	free(repo);
+	free(dir);
+	free(ha);
+	free(hb);
+}
+
+/*
+ * A hostile commit's names: a newline, bytes that are not UTF-8, a name of 250
+ * bytes, a leading dash; stepping to and from them leaves git's tree exactly.
+ */
+static void odd_names(void **state)
+{
+	struct worker *w;
+	char *repo = xstrfmt("%s/odd.git", top), *dir = xstrfmt("%s/wo", top);
+	char *ha, *hb;
+	git_oid a, b;
+
+	sh("git init -q odd && cd odd && echo x >plain && c a && "
+	   "printf 1 >\"$(printf 'new\\nline')\" && printf 2 >\"$(printf '\\377\\376')\" && "
+	   "mkdir \"$(printf '%%0250d' 0)\" && printf 3 >\"$(printf '%%0250d' 0)/-dash\" && "
+	   "c b && git clone -q --bare . ../odd.git");
+	ha = out_of("git -C odd.git rev-parse HEAD~1");
+	hb = out_of("git -C odd.git rev-parse HEAD");
+	assert_int_equal(git_oid_fromstr(&a, ha), 0);
+	assert_int_equal(git_oid_fromstr(&b, hb), 0);
+	assert_int_equal(worker_open(&w, repo, dir, fixture_wo()), 0);
+	assert_int_equal(worker_checkout(w, &a, 1), 0);
+	assert_int_equal(worker_checkout(w, &b, 0), 0);
+	sh("cd wo/tree && git diff-index --quiet HEAD && git diff-files --quiet && "
+	   "test -z \"$(git status --porcelain --untracked-files=all)\" && "
+	   "test $(git ls-files -z | tr -cd '\\0' | wc -c) = 4");
+	assert_int_equal(worker_checkout(w, &a, 0), 0);
+	sh("cd wo/tree && test -z \"$(git status --porcelain --untracked-files=all)\" && "
+	   "test \"$(ls -A | grep -v '^.git$')\" = plain");
+	assert_int_equal(worker_checkout(w, &b, 1), 0);
+	sh("cd wo/tree && test -z \"$(git status --porcelain --untracked-files=all)\"");
+	worker_free(w);
+	free(repo);
+	free(dir);
+	free(ha);
+	free(hb);
+}
+
+/*
  * On a tree large enough for the scan to use threads (one per 2,000 index
  * entries): a file the command changed deep down is found and restored, and a
  * FIFO in some folder is still a trap.
@@ -472,6 +559,8 @@ int main(void)
 		cmocka_unit_test(command_damage_undone),
 		cmocka_unit_test(trap_goes_pristine),
 		cmocka_unit_test(threaded_scan),
+		cmocka_unit_test(symlink_swaps_stay_inside),
+		cmocka_unit_test(odd_names),
 		cmocka_unit_test(attributes_fall_back),
 	};
 
