@@ -369,6 +369,66 @@ static void command_damage_undone(void **state)
 }
 
 /*
+ * Racily clean entries (as new as the index file) have their content compared: a
+ * file changed with its stat data written into the index (what a change in the
+ * same clock tick as the index looks like) is found and restored, and files that
+ * are still right are left alone (same inode).
+ */
+static void racy_entries_compared(void **state)
+{
+	struct gitindex idx = GITINDEX_INIT;
+	struct strbuf why = STRBUF_INIT, out = STRBUF_INIT;
+	struct worker *w;
+	char *repo = xstrfmt("%s/hist.git", top), *dir = xstrfmt("%s/wr", top);
+	char *gitdir = xstrfmt("%s/wr/git", top), *hex, *ino1, *ino2, *path;
+	struct stat st;
+	git_oid id;
+	size_t i;
+	int fd;
+
+	history();
+	hex = out_of("git -C hist.git rev-parse c1");
+	assert_int_equal(git_oid_fromstr(&id, hex), 0);
+	assert_int_equal(worker_open(&w, repo, dir, fixture_wo()), 0);
+	assert_int_equal(worker_checkout(w, &id, 1), 0);
+	ino1 = out_of("stat -c %%i wr/tree/top");
+	sh("cd wr/tree && printf 'SAME\\n' >same");
+	/* the index told the new stat data, the old blob */
+	assert_int_equal(read_index(&idx, &why, "wr/git"), 0);
+	gitindex_out_begin(&out);
+	for (i = 0; i < idx.nr; i++) {
+		if (strcmp(idx.entries[i].path, "same")) {
+			gitindex_out_raw(&out, &idx.entries[i]);
+			continue;
+		}
+		path = xstrfmt("%s/wr/tree/same", top);
+		assert_int_equal(lstat(path, &st), 0);
+		gitindex_out_new(&out, "same", &st, idx.entries[i].mode, &idx.entries[i].id);
+		free(path);
+	}
+	gitindex_out_finish(&out, idx.nr);
+	fd = open(gitdir, O_RDONLY | O_DIRECTORY);
+	assert_int_equal(gitindex_write(fd, "index", &out, gitdir), 0);
+	close(fd);
+	/* every entry as new as the index: git compares content and sees the change */
+	sh("cd wr/tree && touch -d 2000-01-01 ../git/index && ! git diff-files --quiet");
+	assert_int_equal(worker_checkout(w, &id, 0), 0);
+	ino2 = out_of("stat -c %%i wr/tree/top");
+	sh("cd wr/tree && grep -qx same same && git diff-files --quiet");
+	assert_string_equal(ino1, ino2);
+	gitindex_release(&idx);
+	strbuf_release(&why);
+	strbuf_release(&out);
+	worker_free(w);
+	free(repo);
+	free(dir);
+	free(gitdir);
+	free(hex);
+	free(ino1);
+	free(ino2);
+}
+
+/*
  * A trap the scan finds sends the tree to a pristine checkout, never to a step or
  * to libgit2's checkout: a FIFO in place of a tracked file would hang a writer
  * (the checkout's time limit turns a hang into a failure here).
@@ -557,6 +617,7 @@ int main(void)
 		cmocka_unit_test(index_refusals),
 		cmocka_unit_test(steps_match_git),
 		cmocka_unit_test(command_damage_undone),
+		cmocka_unit_test(racy_entries_compared),
 		cmocka_unit_test(trap_goes_pristine),
 		cmocka_unit_test(threaded_scan),
 		cmocka_unit_test(symlink_swaps_stay_inside),
