@@ -59,7 +59,7 @@ static void blocks_portable(uint32_t *h, const unsigned char *p, size_t n)
 		block_portable(h, p);
 }
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#if defined(__x86_64__) && defined(__GNUC__)  /* clang defines __GNUC__ too */
 #include <cpuid.h>
 #include <immintrin.h>
 

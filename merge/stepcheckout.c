@@ -257,9 +257,10 @@ static int remove_gone(struct step *s, struct strvec *gone)
 
 		if (i && !strcmp(dirs.v[i], dirs.v[i - 1]))
 			continue;
+		/* a folder that is not empty (build output) is kept */
 		dfd = open_parent(s, dirs.v[i], 0);
 		if (dfd >= 0)
-			unlinkat(dfd, base_name(dirs.v[i]), AT_REMOVEDIR);  /* kept when not empty */
+			unlinkat(dfd, base_name(dirs.v[i]), AT_REMOVEDIR);
 		if (s->dir.len == strlen(dirs.v[i]) && !strcmp(s->dir.buf, dirs.v[i]))
 			forget_dir(s);
 	}

@@ -264,7 +264,8 @@ static const struct worker_opts *fixture_wo(void)
 static void same_as_git(const char *rev)
 {
 	char *want = out_of("git -C hist.git ls-tree -r --full-tree %s | "
-			    "sed -E 's/^([0-9]+) [a-z]+ ([0-9a-f]+)\t/\\1 \\2 0\t/' | LC_ALL=C sort",
+			    "sed -E 's/^([0-9]+) [a-z]+ ([0-9a-f]+)\t/\\1 \\2 0\t/' | "
+			    "LC_ALL=C sort",
 			    rev);
 	char *got = out_of("cd w/tree && git ls-files -s | LC_ALL=C sort");
 	char *head = out_of("cd w/tree && git rev-parse HEAD");
