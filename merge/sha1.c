@@ -134,10 +134,13 @@ static int cpu_has_shani(void)
  */
 static void blocks(uint32_t *h, const unsigned char *p, size_t n)
 {
-	static int has = -1;
+	static int asked = -1;  /* threads may race to ask: the same answer */
+	int has = __atomic_load_n(&asked, __ATOMIC_RELAXED);
 
-	if (has < 0)
+	if (has < 0) {
 		has = cpu_has_shani();
+		__atomic_store_n(&asked, has, __ATOMIC_RELAXED);
+	}
 	(has && !getenv("NEXTBOT_SHA1_PORTABLE") ? blocks_shani : blocks_portable)(h, p, n);
 }
 
