@@ -7,7 +7,6 @@
 #include "merge/merge_global.h"
 #include "merge/worker.h"
 #include "util/error.h"
-#include "util/strbuf.h"
 #include "util/banned.h"
 
 /*
@@ -19,7 +18,6 @@
 int cmd_worker_checkout(const struct cli_ctx *ctx, int argc, char **argv)
 {
 	const char *common = NULL, *dir = NULL, *commit = NULL;
-	struct strbuf why = STRBUF_INIT;
 	int i, pristine = 0, code;
 
 	for (i = 1; i < argc; i++) {
@@ -43,12 +41,8 @@ int cmd_worker_checkout(const struct cli_ctx *ctx, int argc, char **argv)
 		fprintf(stdout, "%s\n", nb_error_last());
 		return EXIT_FAILED;
 	}
-	code = worker_checkout_here(&why, common, dir, commit, pristine);
-	if (code == 1)
-		fprintf(stdout, "%s\n", why.buf);
-	else if (code < 0)
-		fprintf(stdout, "%s\n", nb_error_last());
+	/* the child's statuses are merge/worker.c's protocol with its parent */
+	code = worker_checkout_child(common, dir, commit, pristine);
 	merge_global_shutdown();
-	strbuf_release(&why);
-	return code == 1 ? 3 : code == NB_ENOTFOUND ? 2 : code < 0 ? EXIT_FAILED : EXIT_DONE;
+	return code;
 }

@@ -16,6 +16,8 @@
 
 #define OPEN_DIR (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
 #define MAX_THREADS 8
+/* as git's preload-index: a thread for so many index entries, up to the CPUs */
+#define FILES_PER_THREAD 2000
 
 struct folder {
 	int fd;
@@ -246,8 +248,12 @@ int treescan_run(struct treescan *s, struct strbuf *why, int tfd)
 			   NULL, 0, 0, 0, 0, why, 0 };
 	struct walker w[MAX_THREADS];
 	pthread_t tid[MAX_THREADS];
-	int n = s->threads < 1 ? 1 : s->threads > MAX_THREADS ? MAX_THREADS : s->threads;
-	int i, started = 1, fd = dup(tfd);
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int n = (int)(s->idx->nr / FILES_PER_THREAD), i, started = 1, fd = dup(tfd);
+
+	if (n > cpus)
+		n = (int)cpus;
+	n = n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : n;
 
 	if (fd < 0)
 		return nb_error_errno(NB_ERROR, "cannot scan the tree");

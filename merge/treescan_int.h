@@ -6,7 +6,8 @@
  * a link, opening nothing but folders) for what could trick a checkout, and on the
  * way tells for each entry of the worker's index whether its file is as recorded.
  * It is an lstat of every file, as git's index refresh is, and like git's
- * preload-index it spreads the folders over a few threads.
+ * preload-index it spreads the folders over a few threads (one per 2,000 index
+ * entries, up to the CPUs).
  */
 #ifndef MERGE_TREESCAN_INT_H
 #define MERGE_TREESCAN_INT_H
@@ -26,7 +27,6 @@ struct treescan {
 	const struct gitindex *idx;     /* the worker's index */
 	git_tree *target;               /* the commit to check out */
 	struct timespec index_time;     /* the index file's mtime: entries as new are racy */
-	int threads;                    /* at most this many (at least 1) */
 	/* out: each index entry's file (an enum step_file; idx->nr of them, the
 	   caller's, zeroed), and how many entries the scan met */
 	unsigned char *files;

@@ -29,8 +29,6 @@
 
 #define WORKER_TIMEOUT (30 * 60.0)
 #define CHILD_OUTPUT_CAP (64 * 1024)
-/* the trap scan uses a thread for so many files of the index, up to the CPUs */
-#define SCAN_FILES_PER_THREAD 2000
 #define OPEN_DIR (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
 
 /* The child's exit status when the tree holds traps (or has no git dir yet). */
@@ -198,15 +196,11 @@ struct child_args {
 	int pristine;
 };
 
-/*
- * The checkout child without exec (runcmd_opts.fn): what `nextbot worker-checkout`
- * does (bot/cmd_worker.c), its exit status the same, its words on fd 1.
- */
-static int checkout_forked(void *data)
+int worker_checkout_child(const char *common_dir, const char *dir, const char *commit_hex,
+			  int pristine)
 {
-	const struct child_args *a = data;
 	struct strbuf why = STRBUF_INIT;
-	int code = worker_checkout_here(&why, a->common, a->dir, a->hex, a->pristine);
+	int code = worker_checkout_here(&why, common_dir, dir, commit_hex, pristine);
 
 	if (code < 0) {
 		strbuf_reset(&why);
@@ -215,7 +209,16 @@ static int checkout_forked(void *data)
 	strbuf_addch(&why, '\n');
 	if (code && write(1, why.buf, why.len) < 0)
 		code = NB_ERROR;
+	strbuf_release(&why);
 	return code == 1 ? EXIT_NEEDS_PRISTINE : code == NB_ENOTFOUND ? 2 : code < 0 ? 1 : 0;
+}
+
+/* The checkout child without exec (runcmd_opts.fn): the same as `nextbot worker-checkout`. */
+static int checkout_forked(void *data)
+{
+	const struct child_args *a = data;
+
+	return worker_checkout_child(a->common, a->dir, a->hex, a->pristine);
 }
 
 /*
@@ -533,13 +536,6 @@ static int needs_filters(git_repository *repo, git_tree *tree, const char *commo
 	return found;
 }
 
-static int online_cpus(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-	return n < 1 ? 1 : n > 8 ? 8 : (int)n;
-}
-
 /*
  * An incremental checkout: the trap scan (1 with `why` when the tree must be
  * checked out pristine), then the step by what changed, or libgit2's checkout
@@ -549,7 +545,7 @@ static int checkout_step(struct strbuf *why, git_repository *repo, git_tree *tar
 			 const char *common_dir, const char *git, int gfd, int tfd)
 {
 	struct gitindex idx = GITINDEX_INIT;
-	struct treescan s = { &idx, target, { 0, 0 }, 1, NULL, 0 };
+	struct treescan s = { &idx, target, { 0, 0 }, NULL, 0 };
 	struct strbuf fallback = STRBUF_INIT;
 	struct strvec written = STRVEC_INIT;
 	struct stat st;
@@ -565,10 +561,6 @@ static int checkout_step(struct strbuf *why, git_repository *repo, git_tree *tar
 	s.files = xcalloc(idx.nr + 1, 1);
 	if (!fstatat(gfd, "index", &st, AT_SYMLINK_NOFOLLOW))
 		s.index_time = st.st_mtim;
-	/* as git's preload-index: threads only where there are files enough */
-	s.threads = idx.nr < SCAN_FILES_PER_THREAD ? 1 : (int)(idx.nr / SCAN_FILES_PER_THREAD);
-	if (s.threads > 1 && s.threads > online_cpus())
-		s.threads = online_cpus();
 	/* a trap (1, with `why`): the caller checks out pristine */
 	if ((err = treescan_run(&s, why, tfd)) != 0)
 		goto done;

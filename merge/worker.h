@@ -20,4 +20,12 @@
 int worker_checkout_here(struct strbuf *why, const char *common_dir, const char *dir,
 			 const char *commit_hex, int pristine);
 
+/*
+ * The whole child: worker_checkout_here(), its words (a trap, an error) written to
+ * fd 1 with write(2), and the exit status the parent reads: 0 done, 1 failed, 2 no
+ * such commit, 3 check out pristine.  libgit2 must be started.
+ */
+int worker_checkout_child(const char *common_dir, const char *dir, const char *commit_hex,
+			  int pristine);
+
 #endif
