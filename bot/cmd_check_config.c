@@ -40,7 +40,8 @@ static void print_commands(FILE *out, const char *what, const struct config_comm
 
 	fprintf(out, "%s:%s\n", what, nr ? "" : " (none)");
 	for (i = 0; i < nr; i++) {
-		fprintf(out, "  %s (timeout %lds): %s\n", c[i].name, c[i].timeout, c[i].command);
+		fprintf(out, "  %s (timeout %lds%s): %s\n", c[i].name, c[i].timeout,
+			c[i].incremental ? ", incremental search probes" : "", c[i].command);
 		for (j = 0; j < c[i].env.nr; j++)
 			fprintf(out, "      env %s\n", c[i].env.v[j]);
 		for (j = 0; j < c[i].matrix_nr; j++) {
@@ -357,6 +358,7 @@ static json_object *jcommands(const struct config_command *c, size_t nr)
 		json_object_object_add(o, "name", jstr(c[i].name));
 		json_object_object_add(o, "command", jstr(c[i].command));
 		json_object_object_add(o, "timeout", json_object_new_int64(c[i].timeout));
+		json_object_object_add(o, "incremental", json_object_new_boolean(c[i].incremental));
 		json_object_object_add(o, "env", jenv(&c[i].env));
 		json_object_object_add(o, "matrix", m);
 		json_object_array_add(a, o);

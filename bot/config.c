@@ -375,7 +375,8 @@ static int load_matrix(struct loader *ld, const struct ynode *n, struct config_c
 static int load_commands(struct loader *ld, const struct ynode *root, const char *key,
 			   struct config_command **out, size_t *nr_out)
 {
-	static const char *const keys[] = { "name", "command", "timeout", "env", "matrix", NULL };
+	static const char *const keys[] = { "name", "command", "timeout", "env", "matrix",
+					    "incremental", NULL };
 	const struct ynode *v = ynode_get(root, key);
 	size_t i, j, old;
 	int ret = 0;
@@ -399,7 +400,8 @@ static int load_commands(struct loader *ld, const struct ynode *root, const char
 		if ((ret = yread_map_check(&ld->r, n, NULL, keys)) < 0 ||
 		    (ret = yread_str(&ld->r, n, "name", &c->name, STR_REQUIRED)) < 0 ||
 		    (ret = yread_str(&ld->r, n, "command", &c->command,
-				     STR_REQUIRED | STR_MULTILINE)) < 0)
+				     STR_REQUIRED | STR_MULTILINE)) < 0 ||
+		    (ret = yread_bool(&ld->r, n, "incremental", &c->incremental)) < 0)
 			goto next;
 		if (!name_ok(c->name)) {
 			ret = yread_err(&ld->r, ynode_get(n, "name"), "name",

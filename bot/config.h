@@ -70,6 +70,9 @@ struct config_command {
 	char *name;
 	char *command;       /* run by /bin/sh -c exactly as written */
 	long timeout;        /* seconds, > 0; default 3600 */
+	/* search probes may reuse the worker's outputs (default 0: every probe of a
+	   search and the night's final verdict run in a clean tree) */
+	int incremental;
 	struct strvec env;   /* "KEY=VALUE" in file order: ready for runcmd_opts.env */
 	struct config_axis *matrix; /* the entry's matrix, NULL: none (runs in every cell) */
 	size_t matrix_nr;

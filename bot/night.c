@@ -598,7 +598,9 @@ static int check_after(size_t *next, struct night *n, size_t ti, int with_test)
 		struct night_failure f = { 0 };
 		int error, recheck;
 
-		if ((error = night_check_head(n, 1, with_test, &f)) <= 0) {
+		unsigned what = NIGHT_CHECK_BUILD | (with_test ? NIGHT_CHECK_TEST : 0);
+
+		if ((error = night_check_head(n, what, &f)) <= 0) {
 			night_failure_release(&f);
 			if (error == 0)
 				n->trees[ti].checked_clean = 1;
@@ -750,7 +752,8 @@ static int merge_window(size_t *next, int *recheck, struct night *n, size_t ti)
 	}
 	*recheck = 0;
 	*next = k;
-	if (checks && (error = night_check_heads(n, heads, checks, 1, 0, fail, state)) < 0)
+	if (checks &&
+	    (error = night_check_heads(n, heads, checks, NIGHT_CHECK_BUILD, fail, state)) < 0)
 		goto done;
 	for (i = j = 0; i < nr; i++) {
 		size_t at = ah[i].ti;
@@ -832,7 +835,7 @@ static int final_check(struct night *n)
 		struct night_failure f = { 0 };
 		size_t acted;
 
-		if ((error = night_check_head(n, 1, 1, &f)) <= 0) {
+		if ((error = night_check_head(n, NIGHT_CHECK_ALL, &f)) <= 0) {
 			night_failure_release(&f);
 			n->broken = n->checks_off;
 			return error;
@@ -929,7 +932,7 @@ static int base_check(int *broken, struct night *n)
 	if (!n->cfg->build_nr && !n->cfg->test_nr)
 		return 0;
 	log_progress("checking the base %s", n->cfg->base.name);
-	if ((error = night_check_head(n, 1, 1, &f)) <= 0) {
+	if ((error = night_check_head(n, NIGHT_CHECK_ALL, &f)) <= 0) {
 		night_failure_release(&f);
 		return error;
 	}

@@ -128,11 +128,23 @@ struct night {
 /* The whole night; returns a cli exit code (0 done, 1 the bot failed). */
 int night_run(const struct config *cfg, const struct night_opts *opts);
 
+/* What a check of next runs: night_check_head(), night_check_heads(). */
+enum night_check_what {
+	NIGHT_CHECK_BUILD = 1,
+	NIGHT_CHECK_TEST = 2,
+	/* a verdict of record (the base, next's final verdict): in a clean tree, the
+	   commit's files and nothing else (merge/check.h); without it the kept tree
+	   is built, as linux-next does after each merge */
+	NIGHT_CHECK_CLEAN = 4,
+	NIGHT_CHECK_ALL = 7,    /* every command, clean: a verdict of record */
+};
+
 /*
- * night_check.c: runs the build (and test) commands on next's head.  Returns 0
- * when clean, 1 with `out` filled when not, negative when nextbot itself fails.
+ * night_check.c: runs the build (and test) commands on next's head, as `what`
+ * (enum night_check_what bits) says.  Returns 0 when clean, 1 with `out` filled
+ * when not, negative when nextbot itself fails.
  */
-int night_check_head(struct night *n, int with_build, int with_test, struct night_failure *out);
+int night_check_head(struct night *n, unsigned what, struct night_failure *out);
 /*
  * 1 when an open flag (not flaky) blames a commit that tree ti brought tonight:
  * next is then checked right after that tree's merge (*with_test set when the
@@ -153,15 +165,15 @@ int night_check_trial(struct check_result *out, const struct config *cfg, const 
 		      const char *runs_dir, const struct nb_oid *commit, const char *command,
 		      const char *tree);
 /*
- * Speculative builds: checks `nr` heads of next at once (next after each of the
+ * Speculative builds: checks `nr` heads of next at once (as `what` says) (next after each of the
  * next trees, in merge order), each in every cell (head j in worker w<j> of the
  * cell), up to runner.max_jobs jobs at once; once a job fails, the jobs of later
  * heads are cancelled (their results can no longer matter).  state[j]: 0 clean,
  * 1 failing (out[j] filled, release it), -1 unknown (cancelled).  No disk or
  * checks_off test: the caller's.  Returns 0, negative when nextbot itself fails.
  */
-int night_check_heads(struct night *n, const struct nb_oid *heads, size_t nr, int with_build,
-		      int with_test, struct night_failure *out, int *state);
+int night_check_heads(struct night *n, const struct nb_oid *heads, size_t nr, unsigned what,
+		      struct night_failure *out, int *state);
 /*
  * Tonight's next fails as `fail` says: find the culprit over the night's steps,
  * confirm it, flag it and act on it in its tree (index in *acted), with next

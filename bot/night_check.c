@@ -88,6 +88,7 @@ static void cell_command(struct night_cell *nc, size_t k, struct culprit_command
 	out->command = c->command;
 	out->env = (const char *const *)env->v;
 	out->timeout = (double)c->timeout;
+	out->incremental = c->incremental;
 }
 
 void night_cells_init(struct night *n)
@@ -304,6 +305,7 @@ int night_check_trial(struct check_result *out, const struct config *cfg, const 
 	struct night_opts no = { date, 1 };
 	const struct night_cell *cell = NULL;
 	struct culprit_opts o;
+	struct check_job job;
 	struct night n;
 	size_t c, i = 0;
 	int with_tests = 0, error, pass;
@@ -337,7 +339,9 @@ int night_check_trial(struct check_result *out, const struct config *cfg, const 
 		o.tests = &cell->tests[i];
 		o.tests_nr = 1;
 	}
-	error = check_commit(out, &o, commit, 1, with_tests, tree);
+	job = (struct check_job){ .o = &o, .commit = *commit, .with_builds = 1,
+				  .with_tests = with_tests, .clean = 1, .tree = tree };
+	error = check_commit(out, &job);
 done:
 	night_cells_release(&n);
 	free(n.runs_dir);
@@ -452,8 +456,8 @@ static size_t cut_after_bad(void *data, size_t job, const struct check_result *r
 	return r->verdict == CHECK_BAD ? (job / cells + 1) * cells : (size_t)-1;
 }
 
-int night_check_heads(struct night *n, const struct nb_oid *heads, size_t nr, int with_build,
-		      int with_test, struct night_failure *out, int *state)
+int night_check_heads(struct night *n, const struct nb_oid *heads, size_t nr, unsigned what,
+		      struct night_failure *out, int *state)
 {
 	struct culprit_opts *o = xcalloc(n->cells_nr, sizeof(*o));
 	struct check_job *jobs = xcalloc(nr * n->cells_nr, sizeof(*jobs));
@@ -467,8 +471,14 @@ int night_check_heads(struct night *n, const struct nb_oid *heads, size_t nr, in
 		opts(n, &o[i], &n->cells[i]);
 	for (j = 0; j < nr; j++)
 		for (i = 0; i < cells; i++)
-			jobs[j * cells + i] = (struct check_job){ &o[i], heads[j], with_build,
-								  with_test, NULL, (unsigned)j };
+			jobs[j * cells + i] = (struct check_job){
+				.o = &o[i],
+				.commit = heads[j],
+				.with_builds = !!(what & NIGHT_CHECK_BUILD),
+				.with_tests = !!(what & NIGHT_CHECK_TEST),
+				.clean = !!(what & NIGHT_CHECK_CLEAN),
+				.worker = (unsigned)j,
+			};
 	if (nr > 1)
 		log_progress("building next %.12s .. %.12s (%zu prefixes%s%s)", heads[0].hex,
 			     heads[nr - 1].hex, nr, cells > 1 ? ", each in every cell" : "", "");
@@ -497,7 +507,7 @@ int night_check_heads(struct night *n, const struct nb_oid *heads, size_t nr, in
 	return error;
 }
 
-int night_check_head(struct night *n, int with_build, int with_test, struct night_failure *out)
+int night_check_head(struct night *n, unsigned what, struct night_failure *out)
 {
 	int state = 0, error;
 
@@ -506,8 +516,7 @@ int night_check_head(struct night *n, int with_build, int with_test, struct nigh
 		return 0;
 	if (night_disk_full(n, out))
 		return 1;
-	error = night_check_heads(n, integ_night_head(n->integ), 1, with_build, with_test, out,
-				  &state);
+	error = night_check_heads(n, integ_night_head(n->integ), 1, what, out, &state);
 	return error < 0 ? error : state;
 }
 
@@ -875,10 +884,22 @@ static int outcome(struct night *n, struct culprit_result *r, struct night_failu
 			return error;
 		return act(n, ti, f, r);
 	case CULPRIT_FLAKY:
-		if (ti != (size_t)-1)
+		if (ti != (size_t)-1 && !nb_oid_is_null(&r->commit)) {
 			flag(n, r, fail);
-		note(n, "%s: a failure that did not reproduce (%s): flaky", s(r->tree),
-		       s(fail->name));
+			note(n, "%s: %s is flaky (failed %u of %u runs of one clean tree); "
+				"%.12s last changed what fails", s(r->tree), s(fail->name),
+			     r->flaky_fails, r->flaky_runs, r->commit.hex);
+		} else {
+			note(n, "%s is flaky (failed %u of %u runs of one clean tree); no patch of "
+				"tonight's changed what fails: nobody is flagged", s(fail->name),
+			     r->flaky_fails, r->flaky_runs);
+		}
+		return 1;
+	case CULPRIT_NOT_REPRODUCED:
+		note(n, "not reproduced in a clean tree: %s failed%s but never in a clean tree; "
+			"nobody is blamed", s(fail->name),
+		     fail->first_error && *fail->first_error ? " (an earlier build's leftovers?)"
+							      : "");
 		return 1;
 	case CULPRIT_UNCONFIRMED:
 	case CULPRIT_SKIPPED:

@@ -94,7 +94,9 @@ static void fill_result(struct bisect_repo_result *out, const struct bisect_grap
 
 int bisect_repo_run(struct bisect_repo_result *out, const struct bisect_repo_opts *o)
 {
-	struct probe_command cmd = { o->argv[0], NULL, o->argv, NULL, o->timeout, 0 };
+	/* git's semantics: the tree is kept between steps, untracked files and all */
+	struct probe_command cmd = { .name = o->argv[0], .argv = o->argv, .timeout = o->timeout,
+				     .incremental = 1 };
 	struct probe_spec spec = { .cmds = &cmd, .cmds_nr = 1, .inherit_env = 1 };
 	struct bisect_graph g = BISECT_GRAPH_INIT;
 	struct bisect_result r = BISECT_RESULT_INIT;

@@ -32,12 +32,14 @@ static size_t commands(struct probe_command *cmds, const struct culprit_opts *o,
 		cmds[n].shell = o->builds[i].command;
 		cmds[n].env = o->builds[i].env;
 		cmds[n].timeout = o->builds[i].timeout;
+		cmds[n].incremental = o->builds[i].incremental;
 	}
 	for (i = 0; with_tests && i < o->tests_nr; i++, n++) {
 		cmds[n].name = o->tests[i].name;
 		cmds[n].shell = o->tests[i].command;
 		cmds[n].env = o->tests[i].env;
 		cmds[n].timeout = o->tests[i].timeout;
+		cmds[n].incremental = o->tests[i].incremental;
 	}
 	return n;
 }
@@ -79,22 +81,22 @@ static void fill(struct check_result *out, const struct probe_result *pr,
 }
 
 static int check_one(struct check_result *out, const struct culprit_opts *o,
-		     const struct nb_oid *commit, int with_builds, int with_tests,
-		     const char *tree, unsigned worker, const volatile int *cancel)
+		     const struct check_job *job, const volatile int *cancel)
 {
+	int with_builds = job->with_builds, with_tests = job->with_tests;
 	struct probe_command *cmds = xcalloc(o->builds_nr + o->tests_nr + 1, sizeof(*cmds));
 	struct probe_spec spec = { 0 };
 	struct probe_result pr = PROBE_RESULT_INIT;
 	struct worker *w = NULL;
 	struct worker_opts wo = { 0 };
-	char *dir = xstrfmt("%s/w%u", o->workers_dir, worker);
+	char *dir = xstrfmt("%s/w%u", o->workers_dir, job->worker);
 	git_oid id;
 	int error;
 
 	memset(out, 0, sizeof(*out));
 	spec.cmds = cmds;
 	spec.cmds_nr = commands(cmds, o, with_builds, with_tests);
-	spec.tree_name = tree;
+	spec.tree_name = job->tree;
 	spec.date = o->date;
 	spec.runs_dir = o->runs_dir;
 	spec.cache_dir = o->cache_dir;
@@ -104,9 +106,11 @@ static int check_one(struct check_result *out, const struct culprit_opts *o,
 	spec.box = o->box;
 	spec.limits = o->limits;
 	spec.pristine_retry = 1;
-	spec.known_errors = o->known_errors;
+	/* a verdict of record is a clean tree's, unless every command opted out */
+	spec.pristine = job->clean && !probe_commands_incremental(cmds, spec.cmds_nr);
+	spec.known_errors = spec.pristine ? NULL : o->known_errors;
 	spec.cancel = cancel;
-	if ((error = merge_oid_to_git(&id, commit)) < 0)
+	if ((error = merge_oid_to_git(&id, &job->commit)) < 0)
 		goto done;
 	wo.exe = o->exe;
 	wo.user = o->user;
@@ -126,11 +130,9 @@ done:
 	return error;
 }
 
-int check_commit(struct check_result *out, const struct culprit_opts *o,
-		 const struct nb_oid *commit,
-		 int with_builds, int with_tests, const char *tree)
+int check_commit(struct check_result *out, const struct check_job *job)
 {
-	return check_one(out, o, commit, with_builds, with_tests, tree, 0, NULL);
+	return check_one(out, job->o, job, NULL);
 }
 
 /* The jobs of one check_commits() call, taken in order by its threads. */
@@ -172,8 +174,7 @@ static void *pool_work(void *arg)
 		if (i == p->n)
 			return NULL;
 		j = &p->jobs[i];
-		err = check_one(&p->out[i], j->o, &j->commit, j->with_builds, j->with_tests,
-				j->tree, j->worker, &p->cancel[i]);
+		err = check_one(&p->out[i], j->o, j, &p->cancel[i]);
 		pthread_mutex_lock(&p->mu);
 		if (err < 0 && !p->err) {
 			p->err = err;

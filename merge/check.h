@@ -33,24 +33,29 @@ struct check_result {
 #define CHECK_RESULT_INIT { 0 }
 void check_result_release(struct check_result *r);
 
-/*
- * Runs o->builds (with `with_builds`) then o->tests (with `with_tests`) on
- * `commit_hex` in worker 0 of o->workers_dir, with the verdict cache of
- * o->cache_dir, logs in o->runs_dir, NEXTBOT_TREE = `tree` (may be NULL).
- * Returns 0 with the verdict in `out`, negative when nextbot itself fails.
- */
-int check_commit(struct check_result *out, const struct culprit_opts *o,
-		 const struct nb_oid *commit,
-		 int with_builds, int with_tests, const char *tree);
-
-/* One check of check_commits(). */
+/* One check: a commit, what of the commands to run, where. */
 struct check_job {
 	const struct culprit_opts *o;  /* its commands, workers_dir, cache, runner */
 	struct nb_oid commit;
 	int with_builds, with_tests;
+	/*
+	 * A verdict of record (the night's final verdict on next's tip, the base, a
+	 * trial): run in a clean tree, the commit's files and nothing else, unless
+	 * every command is `incremental`.  0: detection after a merge, in the kept
+	 * tree, a failure retried clean (a pass then means "no failure seen yet").
+	 */
+	int clean;
 	const char *tree;              /* NEXTBOT_TREE; may be NULL */
 	unsigned worker;               /* runs in worker w<worker> of o->workers_dir */
 };
+
+/*
+ * Runs job->o's builds (with `with_builds`) then its tests (with `with_tests`) on
+ * job->commit in the job's worker of o->workers_dir, with the verdict cache of
+ * o->cache_dir and logs in o->runs_dir.  Returns 0 with the verdict in `out`,
+ * negative when nextbot itself fails.
+ */
+int check_commit(struct check_result *out, const struct check_job *job);
 
 /*
  * Which jobs still matter: called (serialised) as each job ends, with its result;

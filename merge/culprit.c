@@ -24,6 +24,9 @@
 
 /* ---- the nightly search ---- */
 
+/* confirm(): a search in kept trees was contradicted and is made again, clean */
+#define SEARCH_AGAIN 2
+
 /* A candidate of one bisection: a commit named in the log, and the probe tested for it. */
 struct cand {
 	char id[NB_OID_HEXSZ + 1];
@@ -65,6 +68,22 @@ struct night {
 	struct worker_opts wo;      /* how the workers' checkouts are made */
 	int infra;                  /* a probe could not be judged: out->infra_reason */
 	int stopped;                /* opts.stop said stop */
+	/* the search's probes keep earlier outputs (every command `incremental`);
+	   cleared when confirmation contradicts them and the search starts again */
+	int kept_trees;
+	struct seen *seen;          /* what each clean tree probed said, in order */
+	size_t seen_nr, seen_alloc;
+};
+
+/*
+ * A clean tree the search probed, and what the failing command said of it each
+ * time: the same clean tree both passing and failing is the one proof of a flaky
+ * command.  `failure` is the first failing run (its output for the report).
+ */
+struct seen {
+	git_oid tree, probe;
+	unsigned passes, fails;
+	struct probe_result failure;
 };
 
 /* A step's ids, parsed (and checked) once when the search starts. */
@@ -268,19 +287,62 @@ static int stopped(struct night *n)
 	return 1;
 }
 
+/* A copy of a failing run's result, for a flaky report: its output and command. */
+static void copy_failure(struct probe_result *to, const struct probe_result *from)
+{
+	*to = (struct probe_result)PROBE_RESULT_INIT;
+	to->verdict = from->verdict;
+	to->cmd_index = from->cmd_index;
+	to->exit_code = from->exit_code;
+	to->signal = from->signal;
+	to->timed_out = from->timed_out;
+	to->limit = from->limit ? xstrdup(from->limit) : NULL;
+	strbuf_add(&to->output, from->output.buf, from->output.len);
+}
+
+/* Counts what a clean tree said (passes and failures of the failing command). */
+static void observe(struct night *n, const git_oid *commit, const struct probe_result *r)
+{
+	struct seen *e = NULL;
+	size_t i;
+
+	if (!r->clean || (r->verdict != PROBE_GOOD && r->verdict != PROBE_BAD) ||
+	    git_oid_is_zero(&r->tree))
+		return;
+	for (i = 0; i < n->seen_nr && !e; i++)
+		if (git_oid_equal(&n->seen[i].tree, &r->tree))
+			e = &n->seen[i];
+	if (!e) {
+		ALLOC_GROW(n->seen, n->seen_nr + 1, n->seen_alloc);
+		e = &n->seen[n->seen_nr++];
+		memset(e, 0, sizeof(*e));
+		e->failure = (struct probe_result)PROBE_RESULT_INIT;
+		e->tree = r->tree;
+		e->probe = *commit;
+	}
+	if (r->verdict == PROBE_GOOD) {
+		e->passes++;
+	} else if (!e->fails++) {
+		copy_failure(&e->failure, r);
+	}
+}
+
 /* Probes one commit (worker 0); the result is the caller's to release. */
 static int probe(struct probe_result *r, struct night *n, const git_oid *commit,
 		   const struct probe_spec *spec, const char *tree)
 {
 	struct probe_spec s = *spec;
 	unsigned step = n->s.step + 1;
+	int err;
 
 	s.tree_name = tree;
 	if (stopped(n))
 		return NB_ETIMEOUT;
 	n->s.step++;
 	*r = (struct probe_result)PROBE_RESULT_INIT;
-	return probe_run(r, n->s.workers[0], commit, step, &s);
+	if ((err = probe_run(r, n->s.workers[0], commit, step, &s)) >= 0)
+		observe(n, commit, r);
+	return err;
 }
 
 static int test_cands(void *data, const struct bisect_graph *g, const size_t *nodes, size_t nr,
@@ -318,6 +380,7 @@ static int test_cands(void *data, const struct bisect_graph *g, const size_t *no
 		if (res[i].verdict == PROBE_INFRA)
 			note_infra(n, "a probe could not be judged", &res[i]);
 		n->out->incremental_unsafe |= res[i].incremental_only;
+		observe(n, &ids[i], &res[i]);
 		out[map[i]] = session_verdict(res[i].verdict);
 		log_verbose("bisect %s: %.12s: %s", cs->tree, g->nodes[nodes[map[i]]].id.hex,
 			    session_verdict_word[out[map[i]]]);
@@ -378,7 +441,7 @@ done:
 const char *culprit_outcome_name(enum culprit_outcome o)
 {
 	static const char *const names[] = { "found", "unconfirmed", "flaky", "skipped",
-					     "infrastructure", "stopped" };
+					     "infrastructure", "stopped", "not-reproduced" };
 
 	return (unsigned)o < sizeof(names) / sizeof(*names) ? names[o] : "unknown";
 }
@@ -415,9 +478,82 @@ static void infra_outcome(struct night *n, const char *fmt, ...)
 	n->out->infra_reason = strbuf_detach(&sb, NULL);
 }
 
+/* The entry of what the clean tree of `commit` said; NULL: not probed clean. */
+static struct seen *seen_of(struct night *n, const git_oid *commit)
+{
+	git_commit *c = NULL;
+	struct seen *e = NULL;
+	size_t i;
+
+	if (git_commit_lookup(&c, n->repo, commit) < 0)
+		return NULL;
+	for (i = 0; i < n->seen_nr && !e; i++)
+		if (git_oid_equal(&n->seen[i].tree, git_commit_tree_id(c)))
+			e = &n->seen[i];
+	git_commit_free(c);
+	return e;
+}
+
+/* The first clean tree of the search that both passed and failed; NULL: none. */
+static struct seen *flipped(struct night *n)
+{
+	size_t i;
+
+	for (i = 0; i < n->seen_nr; i++)
+		if (n->seen[i].passes && n->seen[i].fails)
+			return &n->seen[i];
+	return NULL;
+}
+
+static int flaky_outcome(struct night *n, struct seen *e);
+
+/*
+ * next's tip did not fail in the search's first probe of it: it is probed again
+ * in a clean tree, `confirm` times.  Never failing there, the failure the night
+ * saw is "not reproduced in a clean tree"; passing and failing, the tip is flaky;
+ * failing every time (the first probe ran in a kept tree), the search goes on in
+ * clean trees.  Returns 1 to go on, 0 when the outcome is settled, < 0 on failure.
+ */
+static int tip_again(struct night *n)
+{
+	unsigned times = n->o->confirm ? n->o->confirm : 1, i;
+	struct probe_result r;
+	struct seen *e;
+	unsigned runs;
+	int err;
+
+	for (i = 0; i < times; i++) {
+		if ((err = probe(&r, n, &n->tip_id, &n->confirm, "next")) < 0)
+			return err;
+		n->out->confirm_runs++;
+		if (r.verdict == PROBE_INFRA) {
+			infra_outcome(n, "the bad end (%.12s) could not be tested again: %s",
+				      n->tip, r.infra_reason);
+			probe_result_release(&r);
+			return 0;
+		}
+		probe_result_release(&r);
+	}
+	e = seen_of(n, &n->tip_id);
+	if (!e || !e->fails) {
+		runs = e ? e->passes : 0;
+		n->out->outcome = CULPRIT_NOT_REPRODUCED;
+		strvec_pushf(&n->out->log, "# next (%.12s) did not fail in %u run(s) in a clean "
+					   "tree: the failure was not reproduced", n->tip, runs);
+		return 0;
+	}
+	if (e->passes)
+		return flaky_outcome(n, e);
+	/* a kept tree passed where clean ones fail: its outputs are not to be trusted */
+	n->kept_trees = 0;
+	n->spec.pristine = 1;
+	return 1;
+}
+
 /*
  * Bounds before blame: the base must pass and next's tip fail.  Returns 1 when the
- * search may go on, 0 when the outcome is settled (infra or flaky), < 0 on failure.
+ * search may go on, 0 when the outcome is settled (infra, flaky, not reproduced),
+ * < 0 on failure.
  */
 static int bounds(struct night *n)
 {
@@ -454,14 +590,10 @@ static int bounds(struct night *n)
 				r.infra_reason);
 		go_on = 0;
 	} else if (r.verdict != PROBE_BAD) {
-		/* tonight's failure did not happen again */
-		n->out->outcome = CULPRIT_FLAKY;
-		n->out->flaky_fails = 1;
-		n->out->flaky_runs = 2;
-		go_on = 0;
+		go_on = -2;
 	}
 	probe_result_release(&r);
-	return go_on;
+	return go_on == -2 ? tip_again(n) : go_on;
 }
 
 /* The end (exclusive) of the unit starting at step i: the non-merge steps after it. */
@@ -921,20 +1053,53 @@ static int confirm(struct night *n, const struct found *f, const char *tree,
 				"revert passed %u/1",
 		     out->verdict.culprit_fails, times, out->verdict.parent_passes, times,
 		     out->verdict.revert_passes);
-	if (n->infra)
+	if (n->infra) {
 		out->outcome = CULPRIT_INFRA;
-	else if (out->verdict.culprit_fails < times || out->verdict.parent_passes < times)
-		out->outcome = CULPRIT_FLAKY;
-	else if (!out->verdict.revert_passes)
+	} else if (out->verdict.culprit_fails < times || out->verdict.parent_passes < times) {
+		/* the search and its confirmation disagree */
+		if (n->kept_trees)
+			return SEARCH_AGAIN;
+		if (flipped(n))
+			return flaky_outcome(n, flipped(n));
 		out->outcome = CULPRIT_UNCONFIRMED;
-	else
+		strvec_push(&out->log, "# the search and its confirmation disagree, and no clean "
+				       "tree both passed and failed: nobody is blamed");
+	} else if (!out->verdict.revert_passes) {
+		out->outcome = CULPRIT_UNCONFIRMED;
+	} else {
 		out->outcome = CULPRIT_FOUND;
-	out->flaky_fails = out->verdict.culprit_fails + (times - out->verdict.parent_passes) + 1;
-	out->flaky_runs = 2 * times + 1;
+	}
 	return 0;
 }
 
-static void describe(struct night *n, const struct found *f, const struct probe_result *fail)
+/*
+ * A search in kept trees moved blame past the merges before step k: next as it
+ * stood before it passes in a clean tree too, or the search starts again in clean
+ * trees (SEARCH_AGAIN).  The base was probed clean by the bounds.
+ */
+static int exonerated(struct night *n, size_t k)
+{
+	struct probe_result r;
+	int err;
+
+	if (!n->kept_trees || git_oid_equal(&n->ids[k].before, &n->base_id))
+		return 0;
+	if ((err = probe(&r, n, &n->ids[k].before, &n->confirm, "next")) < 0)
+		return err;
+	n->out->confirm_runs++;
+	if (r.verdict == PROBE_INFRA)
+		note_infra(n, "a confirmation run could not be judged", &r);
+	else if (r.verdict != PROBE_GOOD)
+		err = SEARCH_AGAIN;
+	strvec_pushf(&n->out->log, "# next before the %s merge, clean: %s",
+		     n->o->steps[k].tree ? n->o->steps[k].tree : "",
+		     r.verdict == PROBE_GOOD ? "passed" : "did not pass");
+	probe_result_release(&r);
+	return n->infra ? nb_error_set(NB_ERROR, "%s", n->out->infra_reason) : err;
+}
+
+/* The culprit `commit` and its failure `fail`: what a flag and a report say. */
+static void describe(struct night *n, const git_oid *commit, const struct probe_result *fail)
 {
 	struct culprit_result *out = n->out;
 	struct strbuf ex = STRBUF_INIT, first = STRBUF_INIT, fp = STRBUF_INIT, subj = STRBUF_INIT;
@@ -942,25 +1107,186 @@ static void describe(struct night *n, const struct found *f, const struct probe_
 	git_commit *c = NULL;
 	struct nb_oid patch_id = NB_OID_INIT;
 
-	merge_oid_from_git(&out->commit, &f->commit);
-	if (git_commit_lookup(&c, n->repo, &f->commit) == 0)
+	merge_oid_from_git(&out->commit, commit);
+	if (git_commit_lookup(&c, n->repo, commit) == 0)
 		merge_commit_subject(&subj, c);
 	git_commit_free(c);
+	free(out->subject);
 	out->subject = strbuf_detach(&subj, NULL);
 	cmd = fail->cmd_index >= 0 ? &n->cmds[fail->cmd_index] : &n->cmds[n->cmds_nr - 1];
+	free(out->command);
 	out->command = xstrdup(cmd->name ? cmd->name : "");
 	out->exit_code = fail->exit_code;
 	out->timed_out = fail->timed_out;
 	excerpt_extract(&ex, &first, fail->output.buf, fail->output.len,
 			worker_tree_path(n->s.workers[0]));
 	name_limit(&ex, &first, fail->limit);
-	if (merge_patch_id_oid(&patch_id, n->repo, &f->commit) < 0 || nb_oid_is_null(&patch_id))
+	if (merge_patch_id_oid(&patch_id, n->repo, commit) < 0 || nb_oid_is_null(&patch_id))
 		patch_id = out->commit;
 	excerpt_fingerprint(&fp, patch_id.hex, out->command, first.buf);
 	excerpt_flag_id(out->flag_id, fp.buf);
+	free(out->excerpt);
+	free(out->first_error);
+	free(out->fingerprint);
 	out->excerpt = strbuf_detach(&ex, NULL);
 	out->first_error = strbuf_detach(&first, NULL);
 	out->fingerprint = strbuf_detach(&fp, NULL);
+}
+
+/* ---- a flaky command: which patch brought what fails ---- */
+
+/* 1 when `path` names a blob or folder in the tree of `commit`. */
+static int path_in(struct night *n, const git_oid *commit, const char *path)
+{
+	git_commit *c = NULL;
+	git_tree *t = NULL;
+	git_tree_entry *e = NULL;
+	int found;
+
+	found = git_commit_lookup(&c, n->repo, commit) == 0 && git_commit_tree(&t, c) == 0 &&
+		git_tree_entry_bypath(&e, t, path) == 0;
+	git_tree_entry_free(e);
+	git_tree_free(t);
+	git_commit_free(c);
+	return found;
+}
+
+/*
+ * The paths the first error line names that exist in the tree of `probe`
+ * ("tests/test_mm.c:20: FAIL ..." names tests/test_mm.c), at most 8.
+ */
+static void error_paths(struct strvec *out, struct night *n, const git_oid *probe,
+			const char *line)
+{
+	const char *p = line;
+
+	while (*p && out->nr < 8) {
+		size_t len = strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				       "0123456789_./+-");
+		char *word;
+
+		if (!len) {
+			p++;
+			continue;
+		}
+		word = xstrndup(p, len);
+		while (word[0] == '.' && word[1] == '/')
+			memmove(word, word + 2, strlen(word + 2) + 1);
+		if ((strchr(word, '/') || strchr(word, '.')) && *word && *word != '/' &&
+		    !strvec_contains(out, word) && path_in(n, probe, word))
+			strvec_push(out, word);
+		free(word);
+		p += len;
+	}
+}
+
+/* 1 when commit `c` (not a merge) changes one of `paths`. */
+static int touches(struct night *n, git_commit *c, const struct strvec *paths)
+{
+	git_commit *parent = NULL;
+	git_tree *t = NULL, *pt = NULL;
+	size_t i;
+	int hit = 0;
+
+	if (git_commit_parentcount(c) != 1 || git_commit_parent(&parent, c, 0) < 0 ||
+	    git_commit_tree(&t, c) < 0 || git_commit_tree(&pt, parent) < 0)
+		goto done;
+	for (i = 0; i < paths->nr && !hit; i++) {
+		git_tree_entry *a = NULL, *b = NULL;
+		int ha = git_tree_entry_bypath(&a, t, paths->v[i]) == 0;
+		int hb = git_tree_entry_bypath(&b, pt, paths->v[i]) == 0;
+
+		hit = ha != hb ||
+		      (ha && !git_oid_equal(git_tree_entry_id(a), git_tree_entry_id(b)));
+		git_tree_entry_free(a);
+		git_tree_entry_free(b);
+	}
+done:
+	git_tree_free(t);
+	git_tree_free(pt);
+	git_commit_free(parent);
+	return hit;
+}
+
+/*
+ * The newest of tonight's commits (a tree's, not the night's own) that changed
+ * one of `paths` and that `probe` holds: the patch that brought the flaky part.
+ * 0 with *step and *commit, 1 when there is none.
+ */
+static int flaky_origin(size_t *step, git_oid *commit, struct night *n, const git_oid *probe,
+			const struct strvec *paths)
+{
+	size_t i;
+	int found = 1;
+
+	for (i = n->o->steps_nr; i-- > 0 && found == 1;) {
+		git_revwalk *walk = NULL;
+		git_oid id;
+
+		if (!n->o->steps[i].is_merge || !n->ids[i].has_merged ||
+		    git_revwalk_new(&walk, n->repo) < 0)
+			continue;
+		git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL);
+		if (git_revwalk_push(walk, &n->ids[i].merged) == 0 &&
+		    git_revwalk_hide(walk, &n->ids[i].before) == 0)
+			while (found == 1 && git_revwalk_next(&id, walk) == 0) {
+				git_commit *c = NULL;
+
+				if (git_commit_lookup(&c, n->repo, &id) == 0 &&
+				    touches(n, c, paths) && contains(n, probe, &id)) {
+					*step = i;
+					*commit = id;
+					found = 0;
+				}
+				git_commit_free(c);
+			}
+		git_revwalk_free(walk);
+	}
+	return found;
+}
+
+/*
+ * The same clean tree passed and failed: flaky.  The flag goes to the tree whose
+ * patch last changed a file the failure names (the test that fails), with what
+ * is known; when no patch of tonight's did, nobody is named (an operator note).
+ */
+static int flaky_outcome(struct night *n, struct seen *e)
+{
+	struct culprit_result *out = n->out;
+	struct strbuf ex = STRBUF_INIT, first = STRBUF_INIT;
+	struct strvec paths = STRVEC_INIT;
+	git_oid origin;
+	size_t step;
+
+	out->outcome = CULPRIT_FLAKY;
+	out->flaky_fails = e->fails;
+	out->flaky_runs = e->passes + e->fails;
+	strvec_pushf(&out->log, "# flaky: the clean tree %s (probe %s) passed %u and failed %u "
+				"time(s)", git_oid_tostr_s(&e->tree), git_oid_tostr_s(&e->probe),
+		     e->passes, e->fails);
+	excerpt_extract(&ex, &first, e->failure.output.buf, e->failure.output.len,
+			worker_tree_path(n->s.workers[0]));
+	error_paths(&paths, n, &e->probe, first.buf);
+	if (paths.nr && flaky_origin(&step, &origin, n, &e->probe, &paths) == 0) {
+		free(out->tree);
+		out->tree = xstrdup(n->o->steps[step].tree ? n->o->steps[step].tree : "");
+		out->step = step;
+		describe(n, &origin, &e->failure);
+		strvec_pushf(&out->log, "# %s (%s) last changed %s", git_oid_tostr_s(&origin),
+			     out->tree, paths.v[0]);
+	} else {
+		free(out->tree);
+		out->tree = NULL;
+		describe(n, &e->probe, &e->failure);
+		memset(&out->commit, 0, sizeof(out->commit));
+		strvec_pushf(&out->log, "# no patch of tonight's changed what the failure "
+					"names%s%s",
+			     paths.nr ? ": " : "", paths.nr ? paths.v[0] : "");
+	}
+	strbuf_release(&ex);
+	strbuf_release(&first);
+	strvec_clear(&paths);
+	return 0;
 }
 
 static void commands(struct night *n)
@@ -972,18 +1298,25 @@ static void commands(struct night *n)
 	n->cmds = xcalloc(o->builds_nr + 2, sizeof(*n->cmds));
 	/* a test needs the build: a build failing then is a skip, not a verdict */
 	for (i = 0; o->failing_is_test && i < o->builds_nr; i++)
-		n->cmds[nr++] = (struct probe_command){ o->builds[i].name, o->builds[i].command,
-							NULL, o->builds[i].env,
-							o->builds[i].timeout, 1 };
-	n->cmds[nr++] = (struct probe_command){ list[o->failing].name, list[o->failing].command,
-						NULL, list[o->failing].env,
-						list[o->failing].timeout, 0 };
+		n->cmds[nr++] = (struct probe_command){ .name = o->builds[i].name,
+							.shell = o->builds[i].command,
+							.env = o->builds[i].env,
+							.timeout = o->builds[i].timeout,
+							.skip_on_fail = 1,
+							.incremental = o->builds[i].incremental };
+	n->cmds[nr++] = (struct probe_command){ .name = list[o->failing].name,
+						.shell = list[o->failing].command,
+						.env = list[o->failing].env,
+						.timeout = list[o->failing].timeout,
+						.incremental = list[o->failing].incremental };
 	n->cmds_nr = nr;
+	/* every probe in a clean tree, unless every command it runs opted out */
+	n->kept_trees = probe_commands_incremental(n->cmds, nr);
 	n->spec = (struct probe_spec){ .cmds = n->cmds, .cmds_nr = nr, .date = o->date,
 				       .runs_dir = o->runs_dir, .cache_dir = o->cache_dir,
 				       .runner = o->runner, .user = o->user, .pristine_retry = 1,
-				       .slurm = o->slurm, .box = o->box,
-				       .limits = o->limits };
+				       .pristine = !n->kept_trees, .slurm = o->slurm,
+				       .box = o->box, .limits = o->limits };
 	n->confirm = n->spec;
 	n->confirm.no_cache = n->confirm.pristine = 1;
 }
@@ -1049,10 +1382,13 @@ static void night_close(struct night *n)
 	git_repository_free(n->repo);
 	free(n->cmds);
 	free(n->ids);
+	while (n->seen_nr)
+		probe_result_release(&n->seen[--n->seen_nr].failure);
+	free(n->seen);
 }
 
-/* Runs the search after the bounds passed; returns < 0 on failure (infra when n->infra). */
-static int search(struct night *n)
+/* One search after the bounds passed: 0, SEARCH_AGAIN, or < 0 on failure. */
+static int search_once(struct night *n)
 {
 	const struct culprit_opts *o = n->o;
 	struct probe_result failure = PROBE_RESULT_INIT;
@@ -1073,11 +1409,47 @@ static int search(struct night *n)
 			n->out->outcome = CULPRIT_SKIPPED;
 		return err < 0 ? err : 0;
 	}
-	if ((err = partner(n, k, &f)) < 0)
+	if ((err = partner(n, k, &f)) < 0 || (err = exonerated(n, k)) != 0)
 		return err;
-	if ((err = confirm(n, &f, o->steps[k].tree, &failure)) >= 0)
-		describe(n, &f, &failure);
+	err = confirm(n, &f, o->steps[k].tree, &failure);
+	if (err == 0 && n->out->outcome != CULPRIT_FLAKY)
+		describe(n, &f.commit, &failure);
 	probe_result_release(&failure);
+	return err;
+}
+
+/* What a search found is forgotten before it starts again. */
+static void search_reset(struct night *n)
+{
+	struct culprit_result *out = n->out;
+
+	free(out->tree);
+	free(out->partner_tree);
+	out->tree = out->partner_tree = NULL;
+	memset(&out->partner_commit, 0, sizeof(out->partner_commit));
+	memset(&out->verdict, 0, sizeof(out->verdict));
+	strvec_clear(&out->candidates);
+	out->known = 0;
+	out->outcome = CULPRIT_INFRA;
+}
+
+/*
+ * Runs the search after the bounds passed; returns < 0 on failure (infra when
+ * n->infra).  A search in kept trees that its clean confirmation contradicts is
+ * made again in clean trees, before anything is called flaky.
+ */
+static int search(struct night *n)
+{
+	int err;
+
+	while ((err = search_once(n)) == SEARCH_AGAIN) {
+		strvec_push(&n->out->log, "# confirmation in clean trees contradicts the search in "
+					  "kept trees: searching again in clean trees");
+		log_info("a search in kept trees was contradicted: searching again in clean trees");
+		n->kept_trees = 0;
+		n->spec.pristine = 1;
+		search_reset(n);
+	}
 	return err;
 }
 

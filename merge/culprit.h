@@ -40,6 +40,9 @@ struct culprit_command {
 	const char *command;          /* /bin/sh -c, as configured */
 	const char *const *env;       /* "KEY=VALUE", NULL-terminated; may be NULL */
 	double timeout;
+	/* config `incremental: true`: the search's probes may keep earlier outputs
+	   (every verdict that moves blame is then confirmed in a clean tree) */
+	int incremental;
 };
 
 struct culprit_opts {
@@ -86,10 +89,15 @@ enum culprit_outcome {
 	CULPRIT_FOUND = 0,      /* confirmed: blame commit (and partner) */
 	CULPRIT_UNCONFIRMED,    /* culprit and parent confirmed, but next with the culprit
 				   reverted still fails: do not blame */
-	CULPRIT_FLAKY,          /* the failure did not reproduce: flaky_fails/flaky_runs */
+	CULPRIT_FLAKY,          /* the same clean tree passed and failed: flaky_fails of
+				   flaky_runs; `tree` and `commit` name the patch that
+				   last changed what the failure names, NULL/empty when
+				   none of tonight's did (then nobody is flagged) */
 	CULPRIT_SKIPPED,        /* only untestable commits left: candidates[] */
 	CULPRIT_INFRA,          /* bounds failed or the runner broke: infra_reason, no blame */
 	CULPRIT_STOPPED,        /* opts.stop said stop (deadline, SIGTERM): no blame */
+	CULPRIT_NOT_REPRODUCED, /* next's tip never failed in a clean tree: an operator
+				   note, no flag */
 };
 const char *culprit_outcome_name(enum culprit_outcome o); /* "found", "flaky", … */
 

@@ -70,12 +70,33 @@ static char *command_text(const struct probe_command *c)
 	return strbuf_detach(&sb, NULL);
 }
 
+int probe_commands_incremental(const struct probe_command *cmds, size_t nr)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++)
+		if (!cmds[i].incremental)
+			return 0;
+	return nr > 0;
+}
+
+/*
+ * Where a verdict is kept: a clean tree's verdicts apart from passes seen in a
+ * kept tree, so that no clean probe ever takes an incremental pass for its own.
+ * The domain is hashed into the key with the runner kind.
+ */
+enum cache_domain { DOMAIN_CLEAN, DOMAIN_INCREMENTAL };
+
 static void command_key(char out[SHA1_HEXSZ + 1], const char *tree_hex,
-			const struct probe_command *c, const struct probe_spec *spec)
+			const struct probe_command *c, const struct probe_spec *spec,
+			enum cache_domain domain)
 {
 	char *text = command_text(c);
+	char *runner = xstrfmt("%s %s", spec->runner ? spec->runner : "local",
+			       domain == DOMAIN_CLEAN ? "clean" : "incremental");
 
-	verdict_key(out, tree_hex, text, c->env, spec->runner ? spec->runner : "local");
+	verdict_key(out, tree_hex, text, c->env, runner);
+	free(runner);
 	free(text);
 }
 
@@ -87,28 +108,44 @@ void probe_fact_key(char out[SHA1_HEXSZ + 1], const char *what, const struct pro
 
 	strbuf_addstr(&keys, "fact");
 	for (i = 0; i < spec->cmds_nr; i++) {
-		command_key(key, what, &spec->cmds[i], spec);
+		command_key(key, what, &spec->cmds[i], spec, DOMAIN_CLEAN);
 		strbuf_addf(&keys, " %s", key);
 	}
 	sha1_hex(out, keys.buf, keys.len);
 	strbuf_release(&keys);
 }
 
+/*
+ * One command's cached verdict: a clean tree's, or (for a probe that may run
+ * in a kept tree) one seen incrementally; *clean says which.
+ */
+static enum verdict_kind cached(int *code, int *clean, const char *tree_hex,
+				 const struct probe_command *c, const struct probe_spec *spec)
+{
+	char key[SHA1_HEXSZ + 1];
+	enum verdict_kind k;
+
+	command_key(key, tree_hex, c, spec, DOMAIN_CLEAN);
+	k = verdict_get(spec->cache_dir, key, code);
+	if (k != VERDICT_NONE || spec->pristine)
+		return k;
+	*clean = 0;
+	command_key(key, tree_hex, c, spec, DOMAIN_INCREMENTAL);
+	return verdict_get(spec->cache_dir, key, code);
+}
+
 /* Decides from the cache alone when it can: 1 decided, 0 not. */
 static int from_cache(struct probe_result *out, const char *tree_hex,
 			const struct probe_spec *spec)
 {
-	char key[SHA1_HEXSZ + 1];
 	size_t i;
-	int code = 1;
+	int code = 1, clean = 1;
 
 	if (!spec->cache_dir || spec->no_cache)
 		return 0;
 	for (i = 0; i < spec->cmds_nr; i++) {
-		enum verdict_kind k;
+		enum verdict_kind k = cached(&code, &clean, tree_hex, &spec->cmds[i], spec);
 
-		command_key(key, tree_hex, &spec->cmds[i], spec);
-		k = verdict_get(spec->cache_dir, key, &code);
 		if (k == VERDICT_NONE) {
 			metrics_add(METRIC_CACHE_MISSES, 1);
 			return 0;
@@ -121,6 +158,7 @@ static int from_cache(struct probe_result *out, const char *tree_hex,
 		}
 	}
 	out->from_cache = 1;
+	out->clean = clean;
 	metrics_add(METRIC_CACHE_HITS, 1);
 	return 1;
 }
@@ -200,7 +238,10 @@ static int classify(struct probe_result *out, struct runcmd_result *r, size_t i,
 	return 1;
 }
 
-/* Stores what this run established; a failure only when it ran pristine. */
+/*
+ * Stores what this run established: in a clean tree, its pass or failure; in a
+ * kept tree, only a pass, and only for other probes of kept trees.
+ */
 static void remember(const struct probe_spec *spec, const char *tree_hex, size_t i,
 		       const struct runcmd_result *r, int pristine)
 {
@@ -211,8 +252,9 @@ static void remember(const struct probe_spec *spec, const char *tree_hex, size_t
 		return;
 	if (r->exit_code != 0 && (!pristine || r->exit_code == EXIT_SKIP))
 		return;
-	command_key(key, tree_hex, c, spec);
-	what = xstrfmt("%s: tree %s", c->name ? c->name : "", tree_hex);
+	command_key(key, tree_hex, c, spec, pristine ? DOMAIN_CLEAN : DOMAIN_INCREMENTAL);
+	what = xstrfmt("%s: tree %s%s", c->name ? c->name : "", tree_hex,
+		       pristine ? "" : " (seen in a kept tree)");
 	if (verdict_put(spec->cache_dir, key, r->exit_code ? VERDICT_BAD : VERDICT_GOOD,
 			r->exit_code, what) < 0)
 		log_warn("verdict cache: %s", nb_error_last());
@@ -302,13 +344,13 @@ static int run_all(struct probe_result *out, struct worker *w, const char *commi
 	return err;
 }
 
-static int commit_tree_hex(char out[NB_OID_HEXSZ + 1], struct worker *w, const git_oid *commit)
+static int commit_tree(git_oid *out, struct worker *w, const git_oid *commit)
 {
 	git_commit *c = NULL;
 
 	if (git_commit_lookup(&c, worker_repo(w), commit) < 0)
 		return nb_error_set(NB_ENOTFOUND, "probe: no commit %s", git_oid_tostr_s(commit));
-	git_oid_tostr(out, 41, git_commit_tree_id(c));
+	git_oid_cpy(out, git_commit_tree_id(c));
 	git_commit_free(c);
 	return 0;
 }
@@ -373,7 +415,10 @@ static int known_failure(const struct probe_result *out, struct worker *w,
 	return known;
 }
 
-/* A known breakage seen again is as good as a pristine failure: cached as one. */
+/*
+ * A known breakage seen again stands for a failure, but only where kept trees
+ * are judged: no clean probe takes it for its own.
+ */
 static void remember_known(const struct probe_spec *spec, const char *tree_hex,
 			   const struct probe_result *out)
 {
@@ -382,7 +427,7 @@ static void remember_known(const struct probe_spec *spec, const char *tree_hex,
 
 	if (!spec->cache_dir || out->exit_code <= 0 || out->exit_code > 255)
 		return;
-	command_key(key, tree_hex, c, spec);
+	command_key(key, tree_hex, c, spec, DOMAIN_INCREMENTAL);
 	what = xstrfmt("%s: tree %s (a known breakage)", c->name ? c->name : "", tree_hex);
 	if (verdict_put(spec->cache_dir, key, VERDICT_BAD, out->exit_code, what) < 0)
 		log_warn("verdict cache: %s", nb_error_last());
@@ -397,17 +442,20 @@ int probe_run(struct probe_result *out, struct worker *w, const git_oid *commit,
 
 	reset(out);
 	out->runs = 0;
-	out->pristine_retried = out->incremental_only = 0;
-	if (commit_tree_hex(tree_hex, w, commit) < 0) {
+	out->pristine_retried = out->incremental_only = out->clean = 0;
+	memset(&out->tree, 0, sizeof(out->tree));
+	if (commit_tree(&out->tree, w, commit) < 0) {
 		infra(out, "%s", nb_error_last());
 		return 0;
 	}
+	git_oid_tostr(tree_hex, sizeof(tree_hex), &out->tree);
 	if (from_cache(out, tree_hex, spec))
 		return 0;
 	if (spec->runs_dir && (err = file_mkdir_p(spec->runs_dir, 0700)) < 0)
 		return err;
 	if ((err = attempt(out, w, commit, tree_hex, step, spec, spec->pristine)) < 0)
 		return err;
+	out->clean = spec->pristine;
 	if (spec->pristine || !spec->pristine_retry || out->timed_out || out->cmd_index < 0 ||
 	    out->verdict == PROBE_INFRA || out->exit_code == EXIT_SKIP)
 		return 0;
@@ -419,6 +467,7 @@ int probe_run(struct probe_result *out, struct worker *w, const git_oid *commit,
 	if ((err = attempt(out, w, commit, tree_hex, step, spec, 1)) < 0)
 		return err;
 	out->pristine_retried = 1;
+	out->clean = 1;
 	if (out->verdict == PROBE_GOOD) {
 		out->incremental_only = 1;
 		log_warn("probe %.12s: failed in an incremental tree, passed pristine",

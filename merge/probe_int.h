@@ -37,7 +37,12 @@ struct probe_command {
 	/* a failure (not a skip) of this command makes the probe a skip: a build
 	   failing while a test failure is bisected */
 	int skip_on_fail;
+	/* config `incremental: true`: a search may probe it in a kept tree */
+	int incremental;
 };
+
+/* 1 when every one of the `nr` commands is `incremental` (0 for none). */
+int probe_commands_incremental(const struct probe_command *cmds, size_t nr);
 
 struct probe_spec {
 	const struct probe_command *cmds;  /* run in order; the first not to pass decides */
@@ -49,7 +54,13 @@ struct probe_spec {
 	const char *runner;        /* runner kind for the cache key; NULL: "local" */
 	const char *user;          /* as root, run commands as this user; NULL: runcmd's */
 	int no_cache;              /* do not read the cache (confirmation runs) */
-	int pristine;              /* always check out pristine (confirmation runs) */
+	/*
+	 * A clean tree: the commit's files and nothing else (a pristine checkout).
+	 * Such a probe reads and writes only verdicts of clean trees; without it, a
+	 * pass in the kept tree is cached as a pass "seen incrementally", which only
+	 * probes without `pristine` read (detection after a merge).
+	 */
+	int pristine;
 	int pristine_retry;        /* a failure in an incremental tree is re-run pristine … */
 	/* … unless it is one of these, "<command name>\t<first error, normalised>"
 	   (NULL-terminated; may be NULL): a confirmed breakage seen again */
@@ -77,6 +88,9 @@ struct probe_result {
 	int from_cache;            /* decided by the verdict cache, nothing ran */
 	int pristine_retried;      /* an incremental failure was re-run pristine */
 	int incremental_only;      /* … and then passed: the build is not incremental-safe */
+	int clean;                 /* the verdict is a clean tree's (run pristine, or a
+				      clean verdict from the cache) */
+	git_oid tree;              /* the tree probed (zero when the commit is unreadable) */
 	unsigned runs;             /* commands actually run */
 	char *log_path;            /* the deciding run's log, or NULL; owned */
 	char *infra_reason;        /* PROBE_INFRA: why; owned */
@@ -86,7 +100,7 @@ struct probe_result {
 	   It is also the output's last line, after "nextbot: " */
 	char *limit;
 };
-#define PROBE_RESULT_INIT { PROBE_GOOD, -1, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, STRBUF_INIT, NULL }
+#define PROBE_RESULT_INIT { .verdict = PROBE_GOOD, .cmd_index = -1, .output = STRBUF_INIT }
 void probe_result_release(struct probe_result *r);
 
 /*

@@ -254,7 +254,7 @@ static void own_index(void **state)
 static enum probe_verdict probe_shell(const char *shell, double timeout, int *exit_code,
 				      int *timed_out)
 {
-	struct probe_command cmd = { "t", shell, NULL, NULL, timeout, 0 };
+	struct probe_command cmd = { .name = "t", .shell = shell, .timeout = timeout };
 	struct probe_spec spec = { .cmds = &cmd, .cmds_nr = 1, .tree_name = "mm", .date =
 				   "2026-12-03" };
 	struct probe_result r = PROBE_RESULT_INIT;
@@ -303,7 +303,7 @@ static void verdicts(void **state)
 static void argv_exec_failure_is_infra(void **state)
 {
 	static const char *const argv[] = { "/nonexistent/tool", NULL };
-	struct probe_command cmd = { "t", NULL, argv, NULL, 0, 0 };
+	struct probe_command cmd = { .name = "t", .argv = argv };
 	struct probe_spec spec = { .cmds = &cmd, .cmds_nr = 1 };
 	struct probe_result r = PROBE_RESULT_INIT;
 	struct worker *w;
@@ -322,7 +322,7 @@ static void argv_exec_failure_is_infra(void **state)
 /* make's second run fails on `ln -s` (the link exists): pristine retry saves it. */
 static void pristine_retry(void **state)
 {
-	struct probe_command cmd = { "build", "make -s", NULL, NULL, 60, 0 };
+	struct probe_command cmd = { .name = "build", .shell = "make -s", .timeout = 60 };
 	struct probe_spec spec = { .cmds = &cmd, .cmds_nr = 1 };
 	struct probe_result r = PROBE_RESULT_INIT;
 	struct worker *w;
@@ -401,8 +401,9 @@ static void facts(const char *cdir)
 static void cache(void **state)
 {
 	struct probe_command cmds[2] = {
-		{ "build", "echo run >>../../count; make -s", NULL, NULL, 60, 1 },
-		{ "test", "test -e out", NULL, NULL, 60, 0 },
+		{ .name = "build", .shell = "echo run >>../../count; make -s", .timeout = 60,
+		  .skip_on_fail = 1 },
+		{ .name = "test", .shell = "test -e out", .timeout = 60 },
 	};
 	static const char *const env_a[] = { "A=1", "B=2", NULL }, *const env_b[] = { "B=2", "A=1",
 										    NULL };
@@ -469,7 +470,11 @@ static void cache(void **state)
 
 static void many_at_once(void **state)
 {
-	struct probe_command cmd = { "t", "sleep 0.3; grep -qx b2 b", NULL, NULL, 30, 0 };
+	struct probe_command cmd = {
+		.name = "t",
+		.shell = "sleep 0.3; grep -qx b2 b",
+		.timeout = 30,
+	};
 	struct probe_spec spec = { .cmds = &cmd, .cmds_nr = 1 };
 	struct probe_result r[3] = { PROBE_RESULT_INIT, PROBE_RESULT_INIT, PROBE_RESULT_INIT };
 	struct worker *w[3];
@@ -615,7 +620,11 @@ static void night_find(struct culprit_result *r, const struct night_fixture *nf,
 	free(runs);
 }
 
-static const struct culprit_command no_broken = { "x86_64", "test ! -e BROKEN", NULL, 30 };
+static const struct culprit_command no_broken = {
+	.name = "x86_64",
+	.command = "test ! -e BROKEN",
+	.timeout = 30,
+};
 
 static const char linear_night[] =
 	"commit README base base; git tag base; "
@@ -716,7 +725,9 @@ static const char semantic_night[] =
 static void night_semantic_pair_slow(void **state)
 {
 	static const struct culprit_command build = {
-		"x86_64", "if [ -e user_v1 ] && [ ! -e api_v1 ]; then exit 1; fi", NULL, 30
+		.name = "x86_64",
+		.command = "if [ -e user_v1 ] && [ ! -e api_v1 ]; then exit 1; fi",
+		.timeout = 30,
 	};
 	struct night_fixture nf;
 	struct culprit_result r = CULPRIT_RESULT_INIT;
@@ -751,7 +762,7 @@ static void night_flaky_never_blamed_slow(void **state)
 		char *cmd = xstrfmt("f=%s/counter; n=$(cat $f 2>/dev/null || echo %d); "
 				    "echo $((n + 1)) >$f; test $(( (n * 7919 + 13) %% 10 )) -ge 3",
 				    nf.dir, seed * 31);
-		struct culprit_command build = { "x86_64", cmd, NULL, 30 };
+		struct culprit_command build = { .name = "x86_64", .command = cmd, .timeout = 30 };
 		struct night_fixture copy = nf;
 		size_t i;
 
@@ -771,13 +782,18 @@ static void night_flaky_never_blamed_slow(void **state)
 	print_message("# flaky command: %d of 12 nights reported flaky, none blamed\n", flaky);
 }
 
-/* make's second run fails on `ln -s`: probes retry pristine; the right patch is found. */
+/*
+ * make's second run fails on `ln -s`.  Probes in kept trees (`incremental: true`)
+ * retry a failure pristine; clean probes (the default) never see it.  Both find
+ * the right patch.
+ */
 static void night_incremental_unsafe_slow(void **state)
 {
-	static const struct culprit_command build = { "make", "make -s", NULL, 60 };
+	struct culprit_command build = { .name = "make", .command = "make -s", .timeout = 60 };
 	struct night_fixture nf;
 	struct culprit_result r = CULPRIT_RESULT_INIT;
 	struct nb_oid want = NB_OID_INIT;
+	int kept;
 
 	night_make(&nf, "incremental",
 		   "printf 'all:\\n\\tln -s README link\\n\\ttest ! -e BROKEN\\n' >Makefile; "
@@ -787,18 +803,82 @@ static void night_incremental_unsafe_slow(void **state)
 		   "  if [ $i = 3 ]; then commit BROKEN x 'alpha: break'; fi; done; "
 		   "git checkout -q -b next base; step alpha");
 	night_commit(&want, &nf, "alpha: break");
-	night_find(&r, &nf, &build, 1, NULL, 0, 1);
-	assert_string_equal(culprit_outcome_name(r.outcome), "found");
-	assert_string_equal(r.commit.hex, want.hex);
-	assert_true(r.incremental_unsafe);
-	culprit_result_release(&r);
+	for (kept = 1; kept >= 0; kept--) {
+		build.incremental = kept;
+		sh("rm -rf %s/verdicts", nf.dir);
+		night_find(&r, &nf, &build, 1, NULL, 0, 1);
+		assert_string_equal(culprit_outcome_name(r.outcome), "found");
+		assert_string_equal(r.commit.hex, want.hex);
+		assert_int_equal(r.incremental_unsafe, kept);
+		culprit_result_release(&r);
+	}
+}
+
+/* 1 when a line of `log` starts with `prefix`. */
+static int log_has(const struct strvec *log, const char *prefix)
+{
+	size_t i;
+
+	for (i = 0; i < log->nr; i++)
+		if (!strncmp(log->v[i], prefix, strlen(prefix)))
+			return 1;
+	return 0;
+}
+
+/*
+ * A test that passes whenever an earlier probe left an untracked stamp (a passing
+ * probe from patch 3 on leaves one): in kept trees every probe after such a one
+ * passes, so the search ends on the wrong patch; its clean confirmation
+ * contradicts it and the search is made again in clean trees.  Clean probes
+ * never see a stamp.  Either way the breaker is found and nothing is called
+ * flaky.
+ */
+static void night_untracked_stamp_slow(void **state)
+{
+	struct culprit_command test = {
+		.name = "selftests",
+		.command = "if [ ! -e stamp ] && [ -e BROKEN ]; then echo 'FAIL: broken'; "
+			   "exit 1; fi; if [ -e a3 ]; then touch stamp; fi",
+		.timeout = 30,
+	};
+	struct night_fixture nf;
+	struct culprit_result r = CULPRIT_RESULT_INIT;
+	struct nb_oid want = NB_OID_INIT;
+	int kept;
+
+	night_make(&nf, "stamp",
+		   "commit README base base; git tag base; "
+		   "git checkout -q -b alpha base; for i in 1 2 3 4 5 6 7 8 9; do "
+		   "  commit a$i $i \"alpha: patch $i\"; "
+		   "  if [ $i = 6 ]; then commit BROKEN x 'alpha: break'; fi; done; "
+		   "git checkout -q -b next base; step alpha");
+	night_commit(&want, &nf, "alpha: break");
+	for (kept = 1; kept >= 0; kept--) {
+		test.incremental = kept;
+		sh("rm -rf %s/verdicts %s/workers", nf.dir, nf.dir);
+		night_find(&r, &nf, NULL, 0, &test, 1, 1);
+		assert_string_equal(culprit_outcome_name(r.outcome), "found");
+		assert_string_equal(r.commit.hex, want.hex);
+		/* in kept trees, the stamp misled the first search */
+		assert_int_equal(log_has(&r.log, "# confirmation in clean trees contradicts"),
+				 kept);
+		culprit_result_release(&r);
+	}
 }
 
 /* Bisecting a test failure: a commit whose build fails is a skip, never the culprit. */
 static void night_build_failure_is_skip_slow(void **state)
 {
-	static const struct culprit_command build = { "build", "test ! -e NOBUILD", NULL, 30 };
-	static const struct culprit_command test = { "selftests", "test ! -e TESTFAIL", NULL, 30 };
+	static const struct culprit_command build = {
+		.name = "build",
+		.command = "test ! -e NOBUILD",
+		.timeout = 30,
+	};
+	static const struct culprit_command test = {
+		.name = "selftests",
+		.command = "test ! -e TESTFAIL",
+		.timeout = 30,
+	};
 	struct night_fixture nf;
 	struct culprit_result r = CULPRIT_RESULT_INIT;
 	struct nb_oid want = NB_OID_INIT;
@@ -829,8 +909,16 @@ static void night_build_failure_is_skip_slow(void **state)
  */
 static void night_test_after_reverted_build_breakage_slow(void **state)
 {
-	static const struct culprit_command build = { "build", "test ! -e NOBUILD", NULL, 30 };
-	static const struct culprit_command test = { "selftests", "test ! -e TESTFAIL", NULL, 30 };
+	static const struct culprit_command build = {
+		.name = "build",
+		.command = "test ! -e NOBUILD",
+		.timeout = 30,
+	};
+	static const struct culprit_command test = {
+		.name = "selftests",
+		.command = "test ! -e TESTFAIL",
+		.timeout = 30,
+	};
 	static const char *const orders[] = {
 		"commit NOBUILD x 'alpha: build broken'; commit a2 2 'alpha: two'; "
 		"commit TESTFAIL x 'alpha: break a test'; commit a4 4 'alpha: four'; ",
@@ -870,10 +958,10 @@ static void night_test_after_reverted_build_breakage_slow(void **state)
 
 /* A build that prints a compiler-like error naming the first BREAK* file present. */
 static const struct culprit_command break_build = {
-	"x86_64",
-	"for f in BREAK*; do [ -e \"$f\" ] || continue; "
-	"echo \"src/$(cat $f).c:12:3: error: '$(cat $f)' undeclared\"; exit 1; done",
-	NULL, 30
+	.name = "x86_64",
+	.command = "for f in BREAK*; do [ -e \"$f\" ] || continue; "
+		   "echo \"src/$(cat $f).c:12:3: error: '$(cat $f)' undeclared\"; exit 1; done",
+	.timeout = 30,
 };
 
 /*
@@ -939,9 +1027,11 @@ static void night_two_build_breakages_slow(void **state)
 /* Bounds before blame: a good end that fails (a missing tool) blames nobody. */
 static void night_bounds_slow(void **state)
 {
-	static const struct culprit_command missing = { "x86_64", "no-such-compiler-xyz", NULL,
-							30 };
-	static const struct culprit_command passes = { "x86_64", "true", NULL, 30 };
+	static const struct culprit_command missing = { .name = "x86_64",
+							.command = "no-such-compiler-xyz",
+							.timeout = 30 };
+	static const struct culprit_command passes = { .name = "x86_64", .command = "true",
+						       .timeout = 30 };
 	struct night_fixture nf;
 	struct culprit_result r = CULPRIT_RESULT_INIT;
 
@@ -951,9 +1041,10 @@ static void night_bounds_slow(void **state)
 	assert_non_null(strstr(r.infra_reason, "missing tool"));
 	assert_string_equal(r.commit.hex, "");
 	culprit_result_release(&r);
-	/* a tip that passes now: tonight's failure did not reproduce */
+	/* a tip that passes in a clean tree: tonight's failure is not reproduced */
 	night_find(&r, &nf, &passes, 1, NULL, 0, 1);
-	assert_string_equal(culprit_outcome_name(r.outcome), "flaky");
+	assert_string_equal(culprit_outcome_name(r.outcome), "not-reproduced");
+	assert_string_equal(r.commit.hex, "");
 	culprit_result_release(&r);
 }
 
@@ -974,6 +1065,7 @@ int main(void)
 		cmocka_unit_test(night_semantic_pair_slow),
 		cmocka_unit_test(night_flaky_never_blamed_slow),
 		cmocka_unit_test(night_incremental_unsafe_slow),
+		cmocka_unit_test(night_untracked_stamp_slow),
 		cmocka_unit_test(night_build_failure_is_skip_slow),
 		cmocka_unit_test(night_bounds_slow),
 		cmocka_unit_test(night_test_after_reverted_build_breakage_slow),

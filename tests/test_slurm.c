@@ -708,7 +708,7 @@ static void test_bisect_1000_commits_3_jobs(void **state)
 	char *times = xstrfmt("%s/intervals", cluster_dir);
 	char *shell = xstrfmt("s=$(date +%%s.%%N); sleep 1; echo \"$s $(date +%%s.%%N)\" >>'%s'; "
 			      "grep -q good state", times);
-	struct probe_command cmd = { "check", shell, NULL, NULL, 60, 0 };
+	struct probe_command cmd = { .name = "check", .shell = shell, .timeout = 60 };
 	struct slurm_opts so = SLURM_OPTS_INIT;
 	struct worker_opts wo = { .exe = fixture_nextbot() };
 	struct bisect_ctx b = { .spec = { .cmds = &cmd, .cmds_nr = 1, .runner = "slurm",
