@@ -801,7 +801,9 @@ static struct flag *flag(struct night *n, const struct culprit_result *r,
 		f->state = FLAG_OPEN;
 	}
 	strbuf_release(&fp);
-	if (flaky)
+	/* a flaky flag names the patch that brought what fails (never as a culprit:
+	   its author gets no report), when the search found one */
+	if (flaky && nb_oid_is_null(&r->commit))
 		set(&f->tree, r->tree);
 	else
 		flag_patch(n, f, r);

@@ -4,13 +4,23 @@
  * trees' URLs at the commits the night merged, fetched by id (any git server that
  * speaks protocol v2 hands out a commit it has by id, also after a rebase).
  *
+ * With the night's identity and date the steps make next commit for commit, the
+ * same ids as the night's (git's merge gives nextbot's tree, and the merge and
+ * revert messages are the night's): so the bisect logs, written over next's and
+ * the trees' own commits, replay with `git bisect replay` in the checkout.  What
+ * only the bot's host has (a dropped patch replayed away, fixes, a recorded
+ * resolution) makes other ids; the steps then say so.
+ *
  * f->repro holds one tab-separated record per ingredient, in order:
+ *   identity	<name>	<email>	<date>	the merges' author and date
  *   base	<name>	<url>	<branch>	<commit>
  *   merge	<tree>	<url>	<branch>	<commit>
  *   drop	<tree>	<commit>		a dropped patch the night replayed away
  *   local	<tree>	<what>		what only the bot's host has (fixes, rerere)
- *   revert	<tree>	<commit>
+ *   revert	<tree>	<commit>	<message>	(\n and \\ escaped)
  *   before	<commit>		next as it stood before the culprit's tree
+ *   (merge, revert, … again: next after it, up to the tip the search started from)
+ *   tip	<commit>		that tip
  *   culprit	<tree>	<url>	<branch>	<commit>
  *   unitrevert	<tree>	<commit>	a revert the probe carried (an earlier culprit)
  *   published	<tag>	<url>		next and the tag were pushed to publish.url
@@ -74,6 +84,55 @@ static void record_merge(struct strvec *out, const struct night *n, const struct
 			     t->fixes_applied);
 }
 
+/* A message in one record field: backslash, newline and tab escaped. */
+static void escape_field(struct strbuf *out, const char *s)
+{
+	for (; s && *s; s++) {
+		if (*s == '\\')
+			strbuf_addstr(out, "\\\\");
+		else if (*s == '\n')
+			strbuf_addstr(out, "\\n");
+		else if (*s == '\t')
+			strbuf_addstr(out, "\\t");
+		else
+			strbuf_addch(out, *s);
+	}
+}
+
+static void record_step(struct strvec *out, const struct night *n, const struct integ_step *s)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	if (s->kind == INTEG_STEP_MERGE) {
+		record_merge(out, n, s);
+		return;
+	}
+	if (nb_oid_is_null(&s->tip))
+		return;
+	strbuf_addf(&sb, "revert\t%s\t%s\t", s->tree ? s->tree : "", s->tip.hex);
+	escape_field(&sb, s->message);
+	strvec_push_nodup(out, strbuf_detach(&sb, NULL));
+}
+
+/* The night's merge identity as git's env takes it: "Name <email>" split. */
+static void record_identity(struct strvec *out, const struct night *n)
+{
+	const char *id = n->cfg->merge_identity ? n->cfg->merge_identity : "";
+	const char *lt = strchr(id, '<'), *gt = lt ? strchr(lt, '>') : NULL;
+	size_t len;
+
+	if (!lt || !gt)
+		return;
+	for (len = (size_t)(lt - id); len && id[len - 1] == ' '; len--)
+		;
+	if (len)
+		strvec_pushf(out, "identity\t%.*s\t%.*s\t%s", (int)len, id, (int)(gt - lt - 1),
+			     lt + 1, n->opts->date);
+	else
+		strvec_pushf(out, "identity\t%.*s\t%.*s\t%s", (int)(gt - lt - 1), lt + 1,
+			     (int)(gt - lt - 1), lt + 1, n->opts->date);
+}
+
 void repro_record(struct night *n, struct flag *f, const struct culprit_result *r)
 {
 	size_t i, steps = integ_night_steps_nr(n->integ);
@@ -84,18 +143,16 @@ void repro_record(struct night *n, struct flag *f, const struct culprit_result *
 	if (r->step >= steps || nb_oid_is_null(&r->commit))
 		return;
 	at = integ_night_step(n->integ, r->step);
+	record_identity(&f->repro, n);
 	strvec_pushf(&f->repro, "base\t%s\t%s\t%s\t%s", n->cfg->base.name, n->cfg->base.url,
 		     n->cfg->base.branch, n->trees[0].fetch.tip.hex);
-	for (i = 0; i < r->step; i++) {
-		const struct integ_step *s = integ_night_step(n->integ, i);
-
-		if (s->kind == INTEG_STEP_MERGE)
-			record_merge(&f->repro, n, s);
-		else if (!nb_oid_is_null(&s->tip))
-			strvec_pushf(&f->repro, "revert\t%s\t%s", s->tree ? s->tree : "",
-				     s->tip.hex);
-	}
+	for (i = 0; i < r->step; i++)
+		record_step(&f->repro, n, integ_night_step(n->integ, i));
 	strvec_pushf(&f->repro, "before\t%s", at->before.hex);
+	/* the rest of next, up to the tip the search started from */
+	for (i = r->step; i < steps; i++)
+		record_step(&f->repro, n, integ_night_step(n->integ, i));
+	strvec_pushf(&f->repro, "tip\t%s", integ_night_step(n->integ, steps - 1)->after.hex);
 	t = tree_of(n, r->tree);
 	strvec_pushf(&f->repro, "culprit\t%s\t%s\t%s\t%s", r->tree,
 		     t	       ? t->cfg->url
@@ -186,21 +243,76 @@ static void shword(struct strbuf *out, const char *s)
 		shq(out, s);
 }
 
-static void fetch_merge(struct strvec *out, const char *url, const char *commit, int checkout)
+/* How a fetched commit joins the checkout. */
+enum repro_join {
+	JOIN_CHECKOUT,   /* the base: checked out */
+	JOIN_MERGE,      /* merged with git's default message */
+	JOIN_NIGHTS,     /* merged as the night merged it: --no-ff, the night's message */
+};
+
+static void fetch_merge(struct strvec *out, const char *url, const char *commit,
+			enum repro_join join, const char *branch)
 {
 	struct strbuf sb = STRBUF_INIT;
-	char *pub = repro_public_url(url);
+	char *pub = repro_public_url(url), *msg;
 
 	strbuf_addstr(&sb, "git fetch -q --no-tags ");
 	shword(&sb, pub);
 	strbuf_addf(&sb, " %s", commit);
 	strvec_push(out, sb.buf);
-	if (checkout)
+	strbuf_reset(&sb);
+	switch (join) {
+	case JOIN_CHECKOUT:
 		strvec_pushf(out, "git checkout -q --detach %s", commit);
-	else
+		break;
+	case JOIN_MERGE:
 		strvec_pushf(out, "git merge -q --no-edit %s", commit);
+		break;
+	case JOIN_NIGHTS:
+		msg = xstrfmt("Merge branch '%s' of %s", branch, url);
+		strbuf_addstr(&sb, "git merge -q --no-ff -m ");
+		shq(&sb, msg);
+		strbuf_addf(&sb, " %s", commit);
+		strvec_push(out, sb.buf);
+		free(msg);
+		break;
+	}
 	strbuf_release(&sb);
 	free(pub);
+}
+
+/*
+ * The night's revert commit again: git revert's tree with the night's message
+ * (`escaped`, as repro_record() wrote it), so that the commit id is the night's.
+ */
+static void revert_exact(struct strvec *out, const char *commit, const char *escaped)
+{
+	struct strbuf sb = STRBUF_INIT, line = STRBUF_INIT;
+	const char *p;
+
+	strbuf_addf(&sb, "git revert --no-commit %s && printf '%%s\\n'", commit);
+	for (p = escaped; *p; p++) {
+		if (*p == '\\' && (p[1] == 'n' || p[1] == 't' || p[1] == '\\')) {
+			p++;
+			if (*p == 'n') {
+				strbuf_addch(&sb, ' ');
+				shq(&sb, line.buf);
+				strbuf_reset(&line);
+				continue;
+			}
+			strbuf_addch(&line, *p == 't' ? '\t' : '\\');
+			continue;
+		}
+		strbuf_addch(&line, *p);
+	}
+	if (line.len) {
+		strbuf_addch(&sb, ' ');
+		shq(&sb, line.buf);
+	}
+	strbuf_addstr(&sb, " | git commit -q --cleanup=verbatim -F -");
+	strvec_push(out, sb.buf);
+	strbuf_release(&sb);
+	strbuf_release(&line);
 }
 
 static const struct config_command *command_named(const struct config_command *v, size_t nr,
@@ -305,45 +417,202 @@ static void commands(struct strvec *out, const struct config *cfg, const struct 
 	strvec_clear(&exported);
 }
 
+/* What the records allow: next commit for commit, and the night's identity. */
+struct repro_plan {
+	char *identity;          /* the identity record (a copy), NULL: none */
+	const char *before;      /* next before the culprit's tree; NULL: unknown */
+	const char *published;   /* "<tag>\t<url>" of the published record, or NULL */
+	int exact;               /* every step is made again as the night made it */
+	int after;               /* the records hold next after `before`, up to the tip */
+};
+
+static void plan_of(struct repro_plan *p, const struct flag *f)
+{
+	size_t i;
+
+	memset(p, 0, sizeof(*p));
+	p->exact = 1;
+	for (i = 0; i < f->repro.nr; i++) {
+		const char *r = f->repro.v[i];
+		char *fld[6], *buf;
+
+		if (!strncmp(r, "published\t", 10)) {
+			p->published = r + 10;
+		} else if (!strncmp(r, "before\t", 7)) {
+			p->before = r + 7;
+		} else if (!strncmp(r, "identity\t", 9)) {
+			free(p->identity);
+			p->identity = xstrdup(r);
+		} else if (!strncmp(r, "drop\t", 5) || !strncmp(r, "local\t", 6)) {
+			p->exact = 0;
+		} else if (p->before && (!strncmp(r, "merge\t", 6) || !strncmp(r, "revert\t", 7))) {
+			p->after = 1;
+		}
+		if (strncmp(r, "merge\t", 6) && strncmp(r, "base\t", 5))
+			continue;
+		/* a url with credentials in it is not written out: the message differs */
+		buf = xstrdup(r);
+		if (fields(buf, fld) >= 3) {
+			char *pub = repro_public_url(fld[2]);
+
+			p->exact &= !strcmp(pub, fld[2]);
+			free(pub);
+		}
+		free(buf);
+	}
+	p->exact &= p->identity != NULL;
+}
+
+static const char *const identity_vars[] = { "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL",
+					     "GIT_AUTHOR_DATE", "GIT_COMMITTER_NAME",
+					     "GIT_COMMITTER_EMAIL", "GIT_COMMITTER_DATE" };
+
+/* export lines of the night's identity: its merges' author, committer and date. */
+static void export_identity(struct strvec *out, const struct repro_plan *p)
+{
+	char *buf = xstrdup(p->identity), *fld[6], *date;
+	struct strbuf sb = STRBUF_INIT;
+	int who;
+
+	if (fields(buf, fld) < 4) {
+		free(buf);
+		return;
+	}
+	date = xstrfmt("%sT00:00:00+0000", fld[3]);
+	strvec_push(out, "# next as the night made it, commit for commit: its merges and reverts "
+			 "by the night's identity, at 00:00 UTC");
+	for (who = 0; who < 2; who++) {
+		strbuf_reset(&sb);
+		strbuf_addf(&sb, "export %s=", identity_vars[3 * who]);
+		shq(&sb, fld[1]);
+		strbuf_addf(&sb, " %s=", identity_vars[3 * who + 1]);
+		shq(&sb, fld[2]);
+		strbuf_addf(&sb, " %s=%s", identity_vars[3 * who + 2], date);
+		strvec_push(out, sb.buf);
+	}
+	strbuf_release(&sb);
+	free(date);
+	free(buf);
+}
+
+/* One record of next's making: base, merge, drop, revert or local. */
+static void render_step(struct strvec *out, char **rec, size_t nr, int exact)
+{
+	if (!strcmp(rec[0], "base") && nr >= 5) {
+		strvec_pushf(out, "# %s (%s)", rec[1], rec[3]);
+		fetch_merge(out, rec[2], rec[4], JOIN_CHECKOUT, NULL);
+	} else if (!strcmp(rec[0], "merge") && nr >= 5) {
+		strvec_pushf(out, "# %s (%s)", rec[1], rec[3]);
+		fetch_merge(out, rec[2], rec[4], exact ? JOIN_NIGHTS : JOIN_MERGE, rec[3]);
+	} else if (!strcmp(rec[0], "drop") && nr >= 3) {
+		strvec_pushf(out, "# dropped from %s by its maintainer", rec[1]);
+		strvec_pushf(out, "git revert --no-edit %s", rec[2]);
+	} else if (!strcmp(rec[0], "revert") && nr >= 3) {
+		strvec_pushf(out, "# reverted in next that night (%s)", rec[1]);
+		if (exact && nr >= 4)
+			revert_exact(out, rec[2], rec[3]);
+		else
+			strvec_pushf(out, "git revert --no-edit %s", rec[2]);
+	} else if (!strcmp(rec[0], "local") && nr >= 3) {
+		strvec_pushf(out, "# not reproducible here: %s had %s", rec[1], rec[2]);
+	}
+}
+
+/* The published tag, next before the culprit's tree checked out from it. */
+static void render_published(struct strvec *out, const struct flag *f,
+			     const struct repro_plan *p)
+{
+	const char *tab = strchr(p->published, '\t');
+	char *t = xstrndup(p->published, (size_t)(tab - p->published));
+	char *url = repro_public_url(tab + 1);
+	struct strbuf sb = STRBUF_INIT;
+
+	strvec_pushf(out, "# %s as it stood before the merge of the %s tree", t,
+		     f->tree ? f->tree : "");
+	strbuf_addstr(&sb, "git fetch -q --no-tags ");
+	shword(&sb, url);
+	strbuf_addf(&sb, " tag %s", t);
+	strvec_push_nodup(out, strbuf_detach(&sb, NULL));
+	strvec_pushf(out, "git checkout -q --detach %s", p->before);
+	free(t);
+	free(url);
+}
+
+/* Where repro_render() is in the records, and what it has written. */
+struct repro_walk {
+	struct repro_plan plan;
+	int part;       /* 0: next before the culprit's tree; 1: the rest of next; 2: after */
+	int started;    /* next before the culprit's tree came from the published tag */
+	int exported;   /* the night's identity is in the environment */
+};
+
+static void unset_identity(struct strvec *out, struct repro_walk *w)
+{
+	if (!w->exported)
+		return;
+	w->exported = 0;
+	strvec_pushf(out, "unset %s %s %s %s %s %s", identity_vars[0], identity_vars[1],
+		     identity_vars[2], identity_vars[3], identity_vars[4], identity_vars[5]);
+}
+
+/* The "before" and "tip" records: where the rest of next starts and ends. */
+static void render_mark(struct strvec *out, struct repro_walk *w)
+{
+	const struct repro_plan *p = &w->plan;
+
+	w->part++;
+	if (!p->exact || !p->after)
+		return;
+	if (w->part == 1) {
+		if (!w->exported) {
+			export_identity(out, p);
+			w->exported = 1;
+		}
+		strvec_push(out, "# the rest of that night's next, to the commit its bisection "
+				 "started from (the bisect logs' commits)");
+	} else if (w->part == 2) {
+		strvec_pushf(out, "git checkout -q --detach %s", p->before);
+	}
+}
+
+static void render_record(struct strvec *out, struct repro_walk *w, char **rec, size_t nr)
+{
+	if (!strcmp(rec[0], "before") || !strcmp(rec[0], "tip")) {
+		render_mark(out, w);
+	} else if (!strcmp(rec[0], "culprit") && nr >= 5) {
+		unset_identity(out, w);
+		strvec_pushf(out, "# the commit, from the %s tree (%s)", rec[1], rec[3]);
+		fetch_merge(out, rec[2], rec[4], JOIN_MERGE, NULL);
+	} else if (!strcmp(rec[0], "unitrevert") && nr >= 3) {
+		strvec_pushf(out, "# reverted in next that night (%s)", rec[1]);
+		strvec_pushf(out, "git revert --no-edit %s", rec[2]);
+	} else if ((w->part == 0 && !w->started) ||
+		   (w->part == 1 && w->plan.exact && w->plan.after)) {
+		render_step(out, rec, nr, w->plan.exact);
+	}
+}
+
 void repro_render(struct strvec *out, const struct config *cfg, const struct flag *f)
 {
+	struct repro_walk w = { .part = 0 };
 	char *rec[6], tag[16];
-	const char *published = NULL, *pub_url = NULL, *before = NULL;
 	size_t i, nr;
-	int started = 0;
 
 	if (!f->repro.nr || !f->last_seen)
 		return;
+	plan_of(&w.plan, f);
 	snprintf(tag, sizeof(tag), "next-%.4s%.2s%.2s", f->last_seen, f->last_seen + 5,
 		 f->last_seen + 8);
-	for (i = 0; i < f->repro.nr; i++) {
-		if (!strncmp(f->repro.v[i], "published\t", 10)) {
-			const char *p = f->repro.v[i] + 10;
-
-			published = p;
-			pub_url = strchr(p, '\t');
-		} else if (!strncmp(f->repro.v[i], "before\t", 7)) {
-			before = f->repro.v[i] + 7;
-		}
-	}
 	strvec_pushf(out, "git init -q %s && cd %s", tag, tag);
 	strvec_push(out, "git config user.name nextbot && git config user.email nextbot@localhost");
-	if (published && pub_url && before) {
-		char *t = xstrndup(published, (size_t)(pub_url - published));
-		char *url = repro_public_url(pub_url + 1);
-		struct strbuf sb = STRBUF_INIT;
-
-		strvec_pushf(out, "# %s as it stood before the merge of the %s tree", t,
-			     f->tree ? f->tree : "");
-		strbuf_addstr(&sb, "git fetch -q --no-tags ");
-		shword(&sb, url);
-		strbuf_addf(&sb, " tag %s", t);
-		strvec_push_nodup(out, strbuf_detach(&sb, NULL));
-		strvec_pushf(out, "git checkout -q --detach %s", before);
-		started = 1;
-		free(t);
-		free(url);
+	w.started = w.plan.published && strchr(w.plan.published, '\t') && w.plan.before;
+	if (w.started) {
+		render_published(out, f, &w.plan);
 	} else {
+		if (w.plan.exact) {
+			export_identity(out, &w.plan);
+			w.exported = 1;
+		}
 		strvec_pushf(out, "# %s as it stood before the merge of the %s tree: the base,",
 			     tag, f->tree ? f->tree : "");
 		strvec_push(out, "# then each tree at the commit the night merged");
@@ -352,33 +621,13 @@ void repro_render(struct strvec *out, const struct config *cfg, const struct fla
 		char *buf = xstrdup(f->repro.v[i]);
 
 		nr = fields(buf, rec);
-		if (!strcmp(rec[0], "culprit") && nr >= 5) {
-			strvec_pushf(out, "# the commit, from the %s tree (%s)", rec[1], rec[3]);
-			fetch_merge(out, rec[2], rec[4], 0);
-		} else if (!strcmp(rec[0], "unitrevert") && nr >= 3) {
-			strvec_pushf(out, "# reverted in next that night (%s)", rec[1]);
-			strvec_pushf(out, "git revert --no-edit %s", rec[2]);
-		} else if (started) {
-			/* next came whole from the tag */
-		} else if (!strcmp(rec[0], "base") && nr >= 5) {
-			strvec_pushf(out, "# %s (%s)", rec[1], rec[3]);
-			fetch_merge(out, rec[2], rec[4], 1);
-		} else if (!strcmp(rec[0], "merge") && nr >= 5) {
-			strvec_pushf(out, "# %s (%s)", rec[1], rec[3]);
-			fetch_merge(out, rec[2], rec[4], 0);
-		} else if (!strcmp(rec[0], "drop") && nr >= 3) {
-			strvec_pushf(out, "# dropped from %s by its maintainer", rec[1]);
-			strvec_pushf(out, "git revert --no-edit %s", rec[2]);
-		} else if (!strcmp(rec[0], "revert") && nr >= 3) {
-			strvec_pushf(out, "# reverted in next that night (%s)", rec[1]);
-			strvec_pushf(out, "git revert --no-edit %s", rec[2]);
-		} else if (!strcmp(rec[0], "local") && nr >= 3) {
-			strvec_pushf(out, "# not reproducible here: %s had %s", rec[1], rec[2]);
-		}
+		render_record(out, &w, rec, nr);
 		free(buf);
 	}
+	unset_identity(out, &w);
 	strvec_pushf(out, "export NEXTBOT_TREE=%s NEXTBOT_DATE=%s", f->tree ? f->tree : "",
 		     f->last_seen);
 	strvec_push(out, "export NEXTBOT_COMMIT=$(git rev-parse HEAD)");
 	commands(out, cfg, f);
+	free(w.plan.identity);
 }

@@ -392,9 +392,29 @@ static int test_cands(void *data, const struct bisect_graph *g, const size_t *no
 }
 
 /*
+ * The good end a log names for tree commits: the first parent of the oldest
+ * candidate (where the tree forked from what next held), assumed good because
+ * next before the merge, which holds it, passed.  A log over these commits and
+ * it replays with `git bisect replay` wherever the tree's commits are.
+ */
+static void fork_point(char out[NB_OID_HEXSZ + 1], struct cands *cs)
+{
+	git_commit *c = NULL;
+
+	*out = '\0';
+	if (cs->nr && git_commit_lookup(&c, cs->n->repo, &cs->v[0].commit) == 0 &&
+	    git_commit_parentcount(c) > 0)
+		git_oid_tostr(out, NB_OID_HEXSZ + 1, git_commit_parent_id(c, 0));
+	git_commit_free(c);
+}
+
+/*
  * Bisects the candidates, the good end being `good` (known to pass) and the last
- * candidate the bad end (known to fail).  Returns 0 with *first_bad, 1 when only
- * skipped candidates remain (out->candidates filled), negative on failure.
+ * candidate the bad end (known to fail): a first-parent chain, as the log's start
+ * line says.  Candidates that are a tree's commits (merged into a base for their
+ * probes) name the fork point as the good end in the log.  Returns 0 with
+ * *first_bad, 1 when only skipped candidates remain (out->candidates filled),
+ * negative on failure.
  */
 static int bisect_cands(struct cands *cs, const char *good, const char *title,
 			  size_t *first_bad)
@@ -402,6 +422,7 @@ static int bisect_cands(struct cands *cs, const char *good, const char *title,
 	struct night *n = cs->n;
 	struct bisect_graph g = BISECT_GRAPH_INIT;
 	struct bisect_result r = BISECT_RESULT_INIT;
+	char fork[NB_OID_HEXSZ + 1];
 	size_t i;
 	int err;
 
@@ -418,8 +439,14 @@ static int bisect_cands(struct cands *cs, const char *good, const char *title,
 		strbuf_release(&subj);
 	}
 	g.bad = cs->nr - 1;
-	g.good_ids = xstrdup(good);
+	g.first_parent = 1;
 	strvec_pushf(&n->out->log, "# %s", title);
+	if (cs->has_base && (fork_point(fork, cs), *fork)) {
+		strvec_pushf(&n->out->log, "# fork point %s: assumed good (next before the merge, "
+					   "which holds it, passed)", fork);
+		good = fork;
+	}
+	g.good_ids = xstrdup(good);
 	if ((err = bisect_run(&r, &g, n->s.jobs, test_cands, cs)) < 0)
 		goto done;
 	for (i = 0; i < r.log.nr; i++)
@@ -436,6 +463,34 @@ done:
 	bisect_result_release(&r);
 	bisect_graph_release(&g);
 	return err;
+}
+
+/*
+ * A unit found bad whose end is a revert after its tree's merge: git's
+ * first-parent bisection also holds the merge itself, which holds what the
+ * reverts took out and so fails as the unit's end does.  The log says so, so
+ * that its replay ends on the merge, the commit the search names.
+ */
+static void unit_merge_bad(struct night *n, const struct cands *cs, size_t k, size_t step)
+{
+	const struct culprit_step *st = &n->o->steps[step];
+	struct strvec *log = &n->out->log;
+	git_commit *c = NULL;
+	struct strbuf subj = STRBUF_INIT;
+
+	if (nb_oid_equal(&st->after, &(struct nb_oid){ 0 }) ||
+	    !strcmp(st->after.hex, cs->v[k].id))
+		return;
+	if (git_commit_lookup(&c, n->repo, &n->ids[step].after) == 0)
+		merge_commit_subject(&subj, c);
+	git_commit_free(c);
+	if (log->nr && !strncmp(log->v[log->nr - 1], "# first bad commit:", 19))
+		free(log->v[--log->nr]);
+	strvec_pushf(log, "# bad: [%s] %s (the merge of its unit, whose end fails: the "
+			  "reverts after it only take patches out)", st->after.hex, subj.buf);
+	strvec_pushf(log, "git bisect bad %s", st->after.hex);
+	strvec_pushf(log, "# first bad commit: [%s] %s", st->after.hex, subj.buf);
+	strbuf_release(&subj);
 }
 
 const char *culprit_outcome_name(enum culprit_outcome o)
@@ -643,8 +698,10 @@ static int which_merge(struct night *n, size_t *step)
 	units(&cs, o, o->steps_nr, index);
 	err = cs.nr ? bisect_cands(&cs, n->base, "which merge: next's first-parent chain", &k)
 		    : nb_error_set(NB_EINVALID, "bisect: tonight's steps committed nothing");
-	if (err == 0)
+	if (err == 0) {
 		*step = index[k];
+		unit_merge_bad(n, &cs, k, index[k]);
+	}
 	else if (err == 1)
 		n->out->outcome = CULPRIT_SKIPPED;
 	cands_release(&cs);
@@ -796,6 +853,7 @@ static int partner(struct night *n, size_t k, const struct found *f)
 	if (!cs.nr || (err = bisect_cands(&cs, n->base, "semantic partner: which earlier merge",
 					    &s)) != 0)
 		goto done;
+	unit_merge_bad(n, &cs, s, index[s]);
 	s = index[s];
 	if (!o->steps[s].is_merge)
 		goto done;
@@ -1255,15 +1313,17 @@ static int flaky_outcome(struct night *n, struct seen *e)
 	struct culprit_result *out = n->out;
 	struct strbuf ex = STRBUF_INIT, first = STRBUF_INIT;
 	struct strvec paths = STRVEC_INIT;
+	char tree[NB_OID_HEXSZ + 1], probe[NB_OID_HEXSZ + 1];
 	git_oid origin;
 	size_t step;
 
 	out->outcome = CULPRIT_FLAKY;
 	out->flaky_fails = e->fails;
 	out->flaky_runs = e->passes + e->fails;
-	strvec_pushf(&out->log, "# flaky: the clean tree %s (probe %s) passed %u and failed %u "
-				"time(s)", git_oid_tostr_s(&e->tree), git_oid_tostr_s(&e->probe),
-		     e->passes, e->fails);
+	git_oid_tostr(tree, sizeof(tree), &e->tree);
+	git_oid_tostr(probe, sizeof(probe), &e->probe);
+	strvec_pushf(&out->log, "# flaky: the clean tree %s (of %s) passed %u and failed %u "
+				"time(s)", tree, probe, e->passes, e->fails);
 	excerpt_extract(&ex, &first, e->failure.output.buf, e->failure.output.len,
 			worker_tree_path(n->s.workers[0]));
 	error_paths(&paths, n, &e->probe, first.buf);

@@ -129,6 +129,7 @@ static void step_release(struct integ_step *s)
 	free(s->tree);
 	free(s->branch);
 	free(s->url);
+	free(s->message);
 }
 
 void integ_night_free(struct integ_night *night)
@@ -784,6 +785,7 @@ int integ_night_revert(struct integ_night *n, const char *commit_hex, const char
 		strbuf_addf(&n->log, "# %s\n", reason);
 	step = step_add(n, INTEG_STEP_REVERT, tree);
 	memcpy(step->tip.hex, commit_hex, 40);
+	step->message = xstrdup(msg.buf);
 	merge_oid_from_git(&n->head, &new_id);
 	step->after = n->head;
 	step->merged = n->head;

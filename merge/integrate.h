@@ -78,6 +78,8 @@ struct integ_step {
 	struct nb_oid merged;        /* commit merged; "" if left out */
 	struct nb_oid before;        /* next before this step */
 	struct nb_oid after;         /* next after it (== before when nothing was committed) */
+	char *message;          /* revert steps: the revert commit's whole message (the
+				   reproduce steps make the same commit); NULL otherwise */
 };
 
 /*

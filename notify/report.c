@@ -42,24 +42,13 @@ static const char *person(struct draft *d, const struct notice_person *p)
 
 /* ---- the bisect logs: one level per "# <title>" section ---- */
 
-static int is_bisect_comment(const char *line)
-{
-	static const char *const words[] = {"# bad:",	      "# good:",
-					    "# skip:",	      "# first bad commit",
-					    "# only skipped", "# possible first bad commit"};
-	size_t i;
-
-	for (i = 0; i < sizeof(words) / sizeof(*words); i++)
-		if (!strncmp(line, words[i], strlen(words[i])))
-			return 1;
-	return 0;
-}
-
-/* A title line of a level ("# which patch in sched"); confirmation notes are not levels. */
+/*
+ * A title line of a level ("# which patch in sched", "# semantic partner: which
+ * earlier merge"); the search's other notes (fork points, confirmation) are not.
+ */
 static int is_level_title(const char *line)
 {
-	return !strncmp(line, "# ", 2) && !is_bisect_comment(line) &&
-	       strncmp(line, "# confirmation:", 15) && strncmp(line, "# revert:", 9);
+	return !strncmp(line, "# which ", 8) || !strncmp(line, "# semantic partner: ", 20);
 }
 
 /* "which-patch-in-sched" from "# which patch in sched": a file name's part. */

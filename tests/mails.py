@@ -12,7 +12,10 @@
         empty folder, under bwrap: /tmp and the home folder are empty (the bot's
         workdir is not reachable), only the exposed directories (the trees'
         remotes) are visible, no network; the block must fail with the flag's
-        first error line in its output.  Prints one line per report.
+        first error line in its output.  Then each attached bisect log
+        (bisect-N-*.log) must replay with `git bisect replay` in the block's
+        checkout to the first bad commit the log names.  Prints one line per
+        report.
 """
 import email
 import email.policy
@@ -86,7 +89,30 @@ def block(text):
     return None
 
 
-def run_block(script, expose):
+def replay(repo, logs):
+    """Replays each bisect log in repo; returns the problems."""
+    bad = []
+    for name, text in logs:
+        want = re.findall(r"^# first bad commit: \[([0-9a-f]{40})\]", text, re.M)
+        if not want:
+            continue  # only skipped commits were left: nothing to replay to
+        path = os.path.join(os.path.dirname(repo), name)
+        with open(path, "w") as f:
+            f.write(text)
+        r = subprocess.run(["git", "-C", repo, "bisect", "replay", path],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        out = r.stdout.decode("utf-8", "replace")
+        got = re.findall(r"^([0-9a-f]{40}) is the first bad commit", out, re.M)
+        subprocess.run(["git", "-C", repo, "bisect", "reset", "-q"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if got != want[-1:]:
+            bad.append("%s replays to %s, not %s:\n%s" % (name, got, want[-1], out[-1500:]))
+        else:
+            print("# %s replays to %s" % (name, want[-1][:12]))
+    return bad
+
+
+def run_block(script, expose, logs=()):
     with tempfile.TemporaryDirectory(prefix="nb-repro.") as tmp:
         work = os.path.join(tmp, "empty")
         home = os.path.join(tmp, "home")
@@ -104,12 +130,21 @@ def run_block(script, expose):
                 "--unshare-all", "--die-with-parent", "bash", "-e", path]
         r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            timeout=600)
-        return r.returncode, r.stdout.decode("utf-8", "replace")
+        repos = [d for d in glob.glob(os.path.join(work, "*", ".git"))]
+        bad = replay(os.path.dirname(repos[0]), logs) if repos and logs else []
+        if logs and not repos:
+            bad.append("no checkout to replay the bisect logs in")
+        return r.returncode, r.stdout.decode("utf-8", "replace"), bad
 
 
-def norm(s):
-    s = re.sub(r"0x[0-9a-fA-F]+", "0x", s)
-    return re.sub(r":[0-9]+", ":", s)
+def bisect_logs(msg):
+    """The attached bisect logs of a mail: [(file name, text)]."""
+    out = []
+    for part in msg.iter_attachments():
+        name = part.get_filename() or ""
+        if name.startswith("bisect-") and name.endswith(".log"):
+            out.append((name, part.get_content()))
+    return out
 
 
 def repro(outbox, flags_path, expose, only):
@@ -129,8 +164,9 @@ def repro(outbox, flags_path, expose, only):
         if fid not in flags or script is None:
             bad.append("%s: no flag %s or no Reproduce: block" % (n["subject"], fid))
             continue
-        code, out = run_block(script, expose)
+        code, out, replays = run_block(script, expose, bisect_logs(msg))
         ran += 1
+        bad += ["%s: %s" % (fid, r) for r in replays]
         # the flag holds the first error line of the night it was last seen; line
         # numbers and addresses may have moved since this report's night
         err = flags[fid]["error"]
