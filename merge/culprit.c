@@ -31,6 +31,7 @@
 struct cand {
 	char id[NB_OID_HEXSZ + 1];
 	git_oid commit;
+	git_oid first;          /* the probe before `extra` is merged in */
 	git_oid probe;
 	int ready;              /* 0 not built yet, 1 built, -1 does not merge: a skip */
 };
@@ -215,7 +216,7 @@ static int cand_ready(struct cands *cs, struct cand *c)
 	if (!err && cs->reverts_nr)
 		err = apply_reverts(&first, cs->n, &c->commit, cs->reverts, cs->reverts_nr,
 				      cs->has_revert_hide ? &cs->revert_hide : NULL);
-	c->probe = first;
+	c->first = c->probe = first;
 	if (!err && cs->has_extra)
 		err = merge_commit(&c->probe, cs->n, &first, &cs->extra);
 	if (!err && cs->has_extra && cs->extra_reverts_nr)
@@ -718,14 +719,16 @@ static int take(struct found *f, struct cands *cs, size_t j, const git_oid *good
 {
 	int err;
 
-	if ((err = cand_ready(cs, &cs->v[j])) < 0)
+	if ((err = cand_ready(cs, &cs->v[j])) < 0 ||
+	    (j && (err = cand_ready(cs, &cs->v[j - 1])) < 0))
 		return err;
 	if (cs->v[j].ready < 0)
 		return nb_error_set(NB_ERROR, "bisect: the bad end %.12s does not merge",
 				    cs->v[j].id);
 	f->commit = cs->v[j].commit;
 	f->probe = cs->v[j].probe;
-	f->parent_probe = j ? cs->v[j - 1].probe : *good_end;
+	/* without the partner search's culprit: the base of a descent into a merge */
+	f->parent_probe = j ? cs->v[j - 1].first : *good_end;
 	return 0;
 }
 
@@ -749,8 +752,11 @@ static int bad_end_fails(struct night *n, struct cands *cs)
 	return n->infra ? nb_error_set(NB_ERROR, "%s", n->out->infra_reason) : err;
 }
 
-/* A merge commit found bad: bisect its second-parent side on top of its first parent. */
-static int descend(struct night *n, size_t k, struct found *f)
+/*
+ * A merge commit found bad: bisect its second-parent side on top of its first
+ * parent.  `with` (may be NULL) gives the probes' `extra`, as the partner search's.
+ */
+static int descend(struct night *n, size_t k, struct found *f, const struct cands *with)
 {
 	const struct culprit_step *st = &n->o->steps[k];
 	git_commit *c = NULL;
@@ -772,6 +778,12 @@ static int descend(struct night *n, size_t k, struct found *f)
 		hide[0] = *git_commit_parent_id(c, 0);
 		hide[1] = n->ids[k].before;
 		cs.base = f->parent_probe;
+		if (with) {
+			cs.has_extra = with->has_extra;
+			cs.extra = with->extra;
+			cs.extra_reverts = with->extra_reverts;
+			cs.extra_reverts_nr = with->extra_reverts_nr;
+		}
 		/* the parent probe carries the reverts of what its first parent holds */
 		cs.revert_hide = hide[0];
 		unit_reverts(&cs.reverts, &cs.reverts_nr, n->o, k);
@@ -813,7 +825,7 @@ static int which_patch(struct night *n, size_t k, struct found *f)
 	}
 	if ((err = bisect_cands(&cs, st->before.hex, title, &j)) == 0 &&
 	    (err = take(f, &cs, j, &cs.base)) == 0)
-		err = descend(n, k, f);
+		err = descend(n, k, f, NULL);
 done:
 	cands_release(&cs);
 	return err;
@@ -830,6 +842,7 @@ static int partner(struct night *n, size_t k, const struct found *f)
 	struct cands ts = { .n = n, .has_extra = 1, .extra = f->commit, .has_base = 1 };
 	struct cands alone = { .n = n, .tree = "base", .has_base = 1 };
 	size_t *index = xcalloc(k + 1, sizeof(*index)), s, l;
+	struct found pf;
 	struct probe_result r;
 	git_oid merged;
 	char title[256];
@@ -864,10 +877,11 @@ static int partner(struct night *n, size_t k, const struct found *f)
 	snprintf(title, sizeof(title), "semantic partner: which patch in %s", ts.tree);
 	if ((err = first_parent_chain(&ts, n, &merged, &ts.base, 1)) < 0 || !ts.nr)
 		goto done;
-	if ((err = bisect_cands(&ts, o->steps[s].before.hex, title, &l)) != 0)
+	if ((err = bisect_cands(&ts, o->steps[s].before.hex, title, &l)) != 0 ||
+	    (err = take(&pf, &ts, l, &ts.base)) != 0 || (err = descend(n, s, &pf, &ts)) != 0)
 		goto done;
 	n->out->partner_tree = xstrdup(ts.tree);
-	nb_oid_parse(&n->out->partner_commit, ts.v[l].id);
+	merge_oid_from_git(&n->out->partner_commit, &pf.commit);
 done:
 	cands_release(&cs);
 	cands_release(&ts);
