@@ -7,7 +7,9 @@
 # merges, sched adds a caller of the old name (a semantic conflict with vfs).
 # The night is run in five fresh workdirs (no verdict cache, no known facts), two
 # of them at the same time beside a CPU hog: each gives exactly the planted flags
-# (kind, culprit, partner), and all five the same.  RUNS=N to change the count.
+# (kind, culprit, partner), and all five the same.  RUNS=N to change the count;
+# KEPT=1: the entries set `incremental: true` (probes in kept trees, contradictions
+# searched again clean): the same flags are wanted.
 . "$(dirname "$0")/lib.sh"
 RUNS=${RUNS:-5}
 R=$TMP/remotes
@@ -84,6 +86,8 @@ noise 2 sched-more
 push sched
 cd "$TMP" || exit 1
 
+inc=false
+[ -n "${KEPT:-}" ] && inc=true
 cat >"$TMP/base.yaml" <<EOF
 base: {name: origin, url: "$R/mainline.git", branch: master}
 trees:
@@ -92,9 +96,9 @@ trees:
   - {name: vfs, url: "$R/vfs.git", branch: vfs, contacts: ["VFS <vfs@example.org>"]}
   - {name: sched, url: "$R/sched.git", branch: sched, contacts: ["Sched <sched@example.org>"]}
 build:
-  - {name: build, command: make, timeout: 120}
+  - {name: build, command: make, timeout: 120, incremental: $inc}
 test:
-  - {name: test, command: make test, timeout: 120}
+  - {name: test, command: make test, timeout: 120, incremental: $inc}
 bisect: {confirm: 2}
 notify: {from: "nextbot <nextbot@example.org>", list: "next@example.org"}
 EOF
