@@ -74,6 +74,9 @@ struct night {
 	int kept_trees;
 	struct seen *seen;          /* what each clean tree probed said, in order */
 	size_t seen_nr, seen_alloc;
+	/* errors (normalised first lines) a clean tree both showed and did not: a
+	   probe failing with one is run again (settle()) */
+	struct strvec noise;
 };
 
 /*
@@ -328,6 +331,52 @@ static void observe(struct night *n, const git_oid *commit, const struct probe_r
 	}
 }
 
+static void first_error(struct strbuf *out, struct night *n, const struct probe_result *r);
+
+/* A probe failing with a flaky error tries again, at most this many times. */
+#define NOISE_RETRIES 3
+
+/* 1 when `r` failed with an error known to be flaky (or from the cache: unknown). */
+static int is_noise(struct night *n, const struct probe_result *r)
+{
+	struct strbuf e = STRBUF_INIT;
+	int hit;
+
+	if (!n->noise.nr || r->verdict != PROBE_BAD)
+		return 0;
+	if (r->from_cache)
+		return 1;
+	first_error(&e, n, r);
+	hit = strvec_contains(&n->noise, e.buf);
+	strbuf_release(&e);
+	return hit;
+}
+
+/*
+ * A probe that failed with a flaky error says nothing about the patch under
+ * test: it is run again (uncached) until it passes or fails otherwise, a few
+ * times at most.  `r` holds the last run.
+ */
+static int settle(struct night *n, struct probe_result *r, const git_oid *commit,
+		  const struct probe_spec *spec)
+{
+	struct probe_spec again = *spec;
+	unsigned k;
+	int err = 0;
+
+	again.no_cache = 1;
+	for (k = 0; k < NOISE_RETRIES && err >= 0 && is_noise(n, r); k++) {
+		probe_result_release(r);
+		*r = (struct probe_result)PROBE_RESULT_INIT;
+		if (stopped(n))
+			return NB_ETIMEOUT;
+		n->s.step++;
+		if ((err = probe_run(r, n->s.workers[0], commit, n->s.step, &again)) >= 0)
+			observe(n, commit, r);
+	}
+	return err;
+}
+
 /* Probes one commit (worker 0); the result is the caller's to release. */
 static int probe(struct probe_result *r, struct night *n, const git_oid *commit,
 		   const struct probe_spec *spec, const char *tree)
@@ -341,8 +390,10 @@ static int probe(struct probe_result *r, struct night *n, const git_oid *commit,
 		return NB_ETIMEOUT;
 	n->s.step++;
 	*r = (struct probe_result)PROBE_RESULT_INIT;
-	if ((err = probe_run(r, n->s.workers[0], commit, step, &s)) >= 0)
+	if ((err = probe_run(r, n->s.workers[0], commit, step, &s)) >= 0) {
 		observe(n, commit, r);
+		err = settle(n, r, commit, &s);
+	}
 	return err;
 }
 
@@ -378,10 +429,12 @@ static int test_cands(void *data, const struct bisect_graph *g, const size_t *no
 	err = probe_run_many(res, n->s.workers, ids, run, n->s.step + 1, &spec);
 	n->s.step += (unsigned)run;
 	for (i = 0; i < run; i++) {
+		observe(n, &ids[i], &res[i]);
+		if (err >= 0)
+			err = settle(n, &res[i], &ids[i], &spec);
 		if (res[i].verdict == PROBE_INFRA)
 			note_infra(n, "a probe could not be judged", &res[i]);
 		n->out->incremental_unsafe |= res[i].incremental_only;
-		observe(n, &ids[i], &res[i]);
 		out[map[i]] = session_verdict(res[i].verdict);
 		log_verbose("bisect %s: %.12s: %s", cs->tree, g->nodes[nodes[map[i]]].id.hex,
 			    session_verdict_word[out[map[i]]]);
@@ -923,34 +976,6 @@ done:
 	return err;
 }
 
-/* Runs `commit` `times` times pristine and uncached; counts those with verdict `want`. */
-static int repeat(unsigned *count, struct night *n, const git_oid *commit, unsigned times,
-		    enum probe_verdict want, const char *tree, struct probe_result *first_match)
-{
-	struct probe_result r;
-	unsigned i;
-	int err;
-
-	for (i = 0; i < times; i++) {
-		if ((err = probe(&r, n, commit, &n->confirm, tree)) < 0)
-			return err;
-		n->out->confirm_runs++;
-		if (r.verdict == PROBE_INFRA) {
-			note_infra(n, "a confirmation run could not be judged", &r);
-			probe_result_release(&r);
-			return 0;
-		}
-		if (r.verdict == want && first_match && !*count) {
-			probe_result_release(first_match);
-			*first_match = r;
-		} else {
-			probe_result_release(&r);
-		}
-		*count += r.verdict == want;
-	}
-	return 0;
-}
-
 /*
  * A run a limit ended failed by that limit: it is the first error (the output
  * before it varies from run to run), and the excerpt ends with it.
@@ -1051,16 +1076,141 @@ static int fact_keys(struct night *n, const struct found *f, const git_oid *reve
 }
 
 /*
+ * The confirmation runs of one commit, each's result and its first error,
+ * normalised ("" for a run that passed).
+ */
+struct confirm_runs {
+	struct probe_result *v;
+	struct strvec errors;
+	size_t nr, alloc;
+};
+
+static void confirm_runs_release(struct confirm_runs *cr)
+{
+	while (cr->nr)
+		probe_result_release(&cr->v[--cr->nr]);
+	free(cr->v);
+	strvec_clear(&cr->errors);
+}
+
+/* One more run of `commit`, pristine and uncached; 1 when it could not be judged. */
+static int confirm_run(struct confirm_runs *cr, struct night *n, const git_oid *commit,
+		       const char *tree)
+{
+	struct probe_result r;
+	struct strbuf err = STRBUF_INIT;
+	int ret;
+
+	if ((ret = probe(&r, n, commit, &n->confirm, tree)) < 0)
+		return ret;
+	n->out->confirm_runs++;
+	if (r.verdict == PROBE_INFRA) {
+		note_infra(n, "a confirmation run could not be judged", &r);
+		probe_result_release(&r);
+		return 1;
+	}
+	if (r.verdict != PROBE_GOOD)
+		first_error(&err, n, &r);
+	ALLOC_GROW(cr->v, cr->nr + 1, cr->alloc);
+	cr->v[cr->nr++] = r;
+	strvec_push_nodup(&cr->errors, strbuf_detach(&err, NULL));
+	return 0;
+}
+
+/* Runs that failed with `error`; NULL: runs that passed (a skip is neither). */
+static unsigned confirm_count(const struct confirm_runs *cr, const char *error)
+{
+	unsigned count = 0;
+	size_t i;
+
+	for (i = 0; i < cr->nr; i++)
+		count += error ? cr->v[i].verdict == PROBE_BAD && !strcmp(cr->errors.v[i], error)
+			       : cr->v[i].verdict == PROBE_GOOD;
+	return count;
+}
+
+/*
+ * The culprit's own failure: the first error its runs fail with most often that
+ * no run of its parent fails with.  Another breakage or a flaky test that next
+ * already held fails both alike, or masks the culprit's in some runs; it is not
+ * the culprit's.  NULL: none.
+ */
+static const char *culprit_error(const struct confirm_runs *culprit,
+				 const struct confirm_runs *parent)
+{
+	const char *best = NULL;
+	unsigned most = 0, k;
+	size_t i;
+
+	for (i = 0; i < culprit->nr; i++) {
+		const char *e = culprit->errors.v[i];
+
+		if (culprit->v[i].verdict != PROBE_BAD || confirm_count(parent, e))
+			continue;
+		if ((k = confirm_count(culprit, e)) > most) {
+			most = k;
+			best = e;
+		}
+	}
+	return best;
+}
+
+/*
+ * The culprit failing with its own error and its parent passing, `times` each.  A
+ * run that fails otherwise (another breakage, a flaky test of an earlier tree that
+ * masks it) neither confirms nor contradicts: it is run again, up to `times` more.
+ * *contradicted: the culprit passed, or its parent failed with its error.
+ */
+static int confirm_runs_made(struct night *n, const struct found *f, const char *tree,
+			     unsigned times, int *contradicted, struct probe_result *failure)
+{
+	struct confirm_runs c = { .errors = STRVEC_INIT }, p = { .errors = STRVEC_INIT };
+	const char *own = NULL;
+	unsigned i;
+	int err = 0;
+
+	for (i = 0; i < times && err == 0; i++)
+		err = confirm_run(&c, n, &f->probe, tree);
+	for (i = 0; i < times && err == 0; i++)
+		err = confirm_run(&p, n, &f->parent_probe, tree);
+	own = err ? NULL : culprit_error(&c, &p);
+	while (err == 0 && own && confirm_count(&c, own) < times && !confirm_count(&c, NULL) &&
+	       c.nr < 2 * times)
+		err = confirm_run(&c, n, &f->probe, tree);
+	while (err == 0 && own && confirm_count(&p, NULL) < times && !confirm_count(&p, own) &&
+	       p.nr < 2 * times)
+		err = confirm_run(&p, n, &f->parent_probe, tree);
+	n->out->verdict.culprit_fails = own ? confirm_count(&c, own) : 0;
+	n->out->verdict.parent_passes = confirm_count(&p, NULL);
+	*contradicted = err == 0 && (!own || confirm_count(&c, NULL) || confirm_count(&p, own));
+	for (i = 0; own && i < c.nr; i++)
+		if (c.v[i].verdict == PROBE_BAD && !strcmp(c.errors.v[i], own)) {
+			probe_result_release(failure);
+			copy_failure(failure, &c.v[i]);
+			break;
+		}
+	if (c.nr + p.nr > 2 * times)
+		strvec_pushf(&n->out->log, "# confirmation: %zu culprit and %zu parent runs (a run "
+					   "failing otherwise than the culprit is run again)",
+			     c.nr, p.nr);
+	confirm_runs_release(&c);
+	confirm_runs_release(&p);
+	return err < 0 ? err : 0;
+}
+
+/*
  * The culprit failing and its parent passing `times` each, pristine and uncached,
  * unless a night already confirmed that of these very trees and commands.
  */
 static int confirm_pair(struct night *n, const struct found *f, const char *tree,
-			unsigned times, const char *key, struct probe_result *failure)
+			unsigned times, const char *key, struct probe_result *failure,
+			int *contradicted)
 {
 	struct culprit_result *out = n->out;
 	char date[11];
 	int err;
 
+	*contradicted = 0;
 	if (known_pair_get(n->o->cache_dir, key, failure, date)) {
 		out->verdict.culprit_fails = out->verdict.parent_passes = times;
 		out->known = 1;
@@ -1069,10 +1219,7 @@ static int confirm_pair(struct night *n, const struct found *f, const char *tree
 			     date, times, times, times, times);
 		return 0;
 	}
-	if ((err = repeat(&out->verdict.culprit_fails, n, &f->probe, times, PROBE_BAD, tree,
-			  failure)) < 0 ||
-	    (err = repeat(&out->verdict.parent_passes, n, &f->parent_probe, times, PROBE_GOOD,
-			  tree, NULL)) < 0)
+	if ((err = confirm_runs_made(n, f, tree, times, contradicted, failure)) < 0)
 		return err;
 	if (!n->infra && out->verdict.culprit_fails == times &&
 	    out->verdict.parent_passes == times &&
@@ -1109,11 +1256,12 @@ static int confirm(struct night *n, const struct found *f, const char *tree,
 	unsigned times = n->o->confirm ? n->o->confirm : 1;
 	struct culprit_result *out = n->out;
 	char pair[SHA1_HEXSZ + 1], rev[SHA1_HEXSZ + 1];
+	struct seen *e;
 	git_oid revert;
-	int err, conflicts;
+	int err, conflicts, contradicted;
 
 	if ((err = fact_keys(n, f, NULL, times, pair, rev)) < 0 ||
-	    (err = confirm_pair(n, f, tree, times, pair, failure)) < 0)
+	    (err = confirm_pair(n, f, tree, times, pair, failure, &contradicted)) < 0)
 		return err;
 	if ((conflicts = revert_commit(&revert, n, &f->commit)) < 0)
 		return conflicts;
@@ -1127,15 +1275,23 @@ static int confirm(struct night *n, const struct found *f, const char *tree,
 		     out->verdict.revert_passes);
 	if (n->infra) {
 		out->outcome = CULPRIT_INFRA;
-	} else if (out->verdict.culprit_fails < times || out->verdict.parent_passes < times) {
+	} else if (contradicted) {
 		/* the search and its confirmation disagree */
 		if (n->kept_trees)
 			return SEARCH_AGAIN;
-		if (flipped(n))
-			return flaky_outcome(n, flipped(n));
+		if ((e = seen_of(n, &f->probe)) && e->passes && e->fails)
+			return flaky_outcome(n, e);
+		if ((e = seen_of(n, &f->parent_probe)) && e->passes && e->fails)
+			return flaky_outcome(n, e);
+		if ((e = flipped(n)))
+			return flaky_outcome(n, e);
 		out->outcome = CULPRIT_UNCONFIRMED;
 		strvec_push(&out->log, "# the search and its confirmation disagree, and no clean "
 				       "tree both passed and failed: nobody is blamed");
+	} else if (out->verdict.culprit_fails < times || out->verdict.parent_passes < times) {
+		out->outcome = CULPRIT_UNCONFIRMED;
+		strvec_push(&out->log, "# another failure masked the culprit's in too many runs: "
+				       "nobody is blamed");
 	} else if (!out->verdict.revert_passes) {
 		out->outcome = CULPRIT_UNCONFIRMED;
 	} else {
@@ -1459,6 +1615,7 @@ static void night_close(struct night *n)
 	while (n->seen_nr)
 		probe_result_release(&n->seen[--n->seen_nr].failure);
 	free(n->seen);
+	strvec_clear(&n->noise);
 }
 
 /* One search after the bounds passed: 0, SEARCH_AGAIN, or < 0 on failure. */
@@ -1508,23 +1665,67 @@ static void search_reset(struct night *n)
 }
 
 /*
+ * The search ended on a flaky command.  When the flaky error is another than one
+ * next's tip still fails with (a flaky test of an earlier tree that masked the
+ * failure the night saw), the error becomes noise (failures with it are run
+ * again) and the search is made again for that failure.  1: search again; 0: the
+ * flaky outcome stands; < 0 on failure.
+ */
+static int past_noise(struct night *n)
+{
+	unsigned times = n->o->confirm ? n->o->confirm : 1, i;
+	struct strbuf e = STRBUF_INIT;
+	struct probe_result r;
+	int err = 0, other = 0;
+
+	excerpt_normalise(&e, n->out->first_error ? n->out->first_error : "");
+	if (!e.len || strvec_contains(&n->noise, e.buf)) {
+		strbuf_release(&e);
+		return 0;
+	}
+	strvec_push(&n->noise, e.buf);
+	for (i = 0; i <= times && !other && err >= 0; i++) {
+		if ((err = probe(&r, n, &n->tip_id, &n->confirm, "next")) < 0)
+			break;
+		n->out->confirm_runs++;
+		other = r.verdict == PROBE_BAD && !is_noise(n, &r);
+		probe_result_release(&r);
+	}
+	if (err >= 0 && other)
+		strvec_pushf(&n->out->log, "# %s is flaky, and next fails otherwise too: its "
+					   "failures are run again, and the search is made again",
+			     e.buf);
+	strbuf_release(&e);
+	return err < 0 ? err : other;
+}
+
+/*
  * Runs the search after the bounds passed; returns < 0 on failure (infra when
  * n->infra).  A search in kept trees that its clean confirmation contradicts is
- * made again in clean trees, before anything is called flaky.
+ * made again in clean trees, before anything is called flaky; a search misled by
+ * a flaky command is made again past it, when next fails otherwise too.
  */
 static int search(struct night *n)
 {
+	unsigned flaky_rounds = 0;
 	int err;
 
-	while ((err = search_once(n)) == SEARCH_AGAIN) {
-		strvec_push(&n->out->log, "# confirmation in clean trees contradicts the search in "
-					  "kept trees: searching again in clean trees");
-		log_info("a search in kept trees was contradicted: searching again in clean trees");
-		n->kept_trees = 0;
-		n->spec.pristine = 1;
+	for (;;) {
+		err = search_once(n);
+		if (err == SEARCH_AGAIN) {
+			strvec_push(&n->out->log, "# confirmation in clean trees contradicts the "
+					"search in kept trees: searching again in clean trees");
+			log_info("a search in kept trees was contradicted: searching again clean");
+			n->kept_trees = 0;
+			n->spec.pristine = 1;
+		} else if (err == 0 && n->out->outcome == CULPRIT_FLAKY && flaky_rounds++ < 2) {
+			if ((err = past_noise(n)) <= 0)
+				return err;
+		} else {
+			return err;
+		}
 		search_reset(n);
 	}
-	return err;
 }
 
 int culprit_find(struct culprit_result *out, const struct culprit_opts *o)

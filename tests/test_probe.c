@@ -866,6 +866,46 @@ static void night_untracked_stamp_slow(void **state)
 	}
 }
 
+/*
+ * An earlier tree's flaky test masks the culprit's failure in some runs (`make
+ * test` stops at the first failing test): it fails in the culprit's runs with its
+ * own error, and in the parent's too.  Such runs neither confirm nor contradict:
+ * they are run again.  The culprit is flagged with its own error, and nobody is
+ * called flaky.  The flaky test fails every third run (a counter outside the tree).
+ */
+static void night_masked_by_flaky_slow(void **state)
+{
+	struct night_fixture nf;
+	struct culprit_result r = CULPRIT_RESULT_INIT;
+	struct nb_oid want = NB_OID_INIT;
+	struct culprit_command test = { .name = "selftests", .timeout = 30 };
+	char *cmd;
+
+	night_make(&nf, "masked",
+		   "commit README base base; git tag base; "
+		   "git checkout -q -b vfs base; commit v1 1 'vfs: one'; "
+		   "commit FLAKY x 'vfs: a test over random sizes'; "
+		   "git checkout -q -b sched base; for i in 1 2 3 4 5; do "
+		   "  commit s$i $i \"sched: patch $i\"; "
+		   "  if [ $i = 3 ]; then commit BROKEN x 'sched: break the test'; fi; done; "
+		   "git checkout -q -b next base; step vfs; step sched");
+	night_commit(&want, &nf, "sched: break the test");
+	cmd = xstrfmt("c=%s/counter; n=$(cat $c 2>/dev/null || echo 0); echo $((n + 1)) >$c; "
+		      "if [ -e FLAKY ] && [ $((n %% 3)) = 2 ]; then "
+		      "echo 'tests/test_fs.c:21: FAIL: random sizes'; exit 1; fi; "
+		      "if [ -e BROKEN ]; then echo 'tests/test_sched.c:8: FAIL: pages'; exit 1; fi",
+		      nf.dir);
+	test.command = cmd;
+	night_find(&r, &nf, NULL, 0, &test, 1, 1);
+	assert_string_equal(culprit_outcome_name(r.outcome), "found");
+	assert_string_equal(r.commit.hex, want.hex);
+	assert_non_null(strstr(r.first_error, "test_sched.c"));
+	assert_int_equal(r.verdict.culprit_fails, 2);
+	assert_int_equal(r.verdict.parent_passes, 2);
+	culprit_result_release(&r);
+	free(cmd);
+}
+
 /* Bisecting a test failure: a commit whose build fails is a skip, never the culprit. */
 static void night_build_failure_is_skip_slow(void **state)
 {
@@ -1066,6 +1106,7 @@ int main(void)
 		cmocka_unit_test(night_flaky_never_blamed_slow),
 		cmocka_unit_test(night_incremental_unsafe_slow),
 		cmocka_unit_test(night_untracked_stamp_slow),
+		cmocka_unit_test(night_masked_by_flaky_slow),
 		cmocka_unit_test(night_build_failure_is_skip_slow),
 		cmocka_unit_test(night_bounds_slow),
 		cmocka_unit_test(night_test_after_reverted_build_breakage_slow),
