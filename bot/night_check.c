@@ -988,13 +988,44 @@ static int flag_explains(struct night *n, const struct flag *f, const struct nig
 }
 
 /*
- * The open flag that already explains this failure: its culprit (and partner) in
- * next tonight, not reverted, and the same command failing with the same first
- * error.  A confirmed culprit is a fact: the night acts on it again without a new
- * search or confirmation.  NULL: none; *ti is then undefined.
+ * The commit of flag f's culprit in next tonight, not reverted: its own, or, its
+ * tree rebased since, the commit of tree ti tonight that carries its patch-id.
+ * 0 with *out, 1 when next holds neither.
+ */
+static int culprit_in_next(struct nb_oid *out, struct night *n, const struct flag *f, size_t ti)
+{
+	struct lookup_patches pool = LOOKUP_PATCHES_INIT;
+	const struct night_tree *t = &n->trees[ti];
+	size_t i;
+	int found = 1;
+
+	if (in_next(n, f->commit))
+		return nb_oid_parse(out, f->commit) < 0;
+	if (!f->patch_id || t->step == (size_t)-1 || nb_oid_is_null(&t->merged) ||
+	    lookup_new_patches(&pool, n->repo, f->tree, t->merged.hex,
+			       integ_night_step(n->integ, t->step)->before.hex, 0) < 0) {
+		lookup_patches_release(&pool);
+		return 1;
+	}
+	for (i = 0; i < pool.nr && found; i++)
+		if (!strcmp(pool.items[i].patch_id.hex, f->patch_id) &&
+		    in_next(n, pool.items[i].commit.hex)) {
+			*out = pool.items[i].commit;
+			found = 0;
+		}
+	lookup_patches_release(&pool);
+	return found;
+}
+
+/*
+ * The open flag that already explains this failure: its culprit (followed by its
+ * patch-id when its tree was rebased) and partner in next tonight, not reverted,
+ * and the same command failing with the same first error.  A confirmed culprit is
+ * a fact: the night acts on it again without a new search or confirmation.  NULL:
+ * none; *ti and *commit are then undefined.
  */
 static struct flag *known_culprit(struct night *n, const struct night_failure *fail,
-				  size_t *ti)
+				  size_t *ti, struct nb_oid *commit)
 {
 	size_t i;
 
@@ -1003,7 +1034,8 @@ static struct flag *known_culprit(struct night *n, const struct night_failure *f
 
 		if (f->kind == FLAG_FLAKY || !flag_explains(n, f, fail) ||
 		    (*ti = tree_index(n, f->tree)) == (size_t)-1 ||
-		    n->trees[*ti].reverts >= NIGHT_MAX_REVERTS || !in_next(n, f->commit) ||
+		    n->trees[*ti].reverts >= NIGHT_MAX_REVERTS ||
+		    culprit_in_next(commit, n, f, *ti) ||
 		    (f->partner_commit && !in_next(n, f->partner_commit)))
 			continue;
 		return f;
@@ -1011,16 +1043,23 @@ static struct flag *known_culprit(struct night *n, const struct night_failure *f
 	return NULL;
 }
 
-/* Acts on a known culprit again: reverted (or its tree falls back) as when found. */
-static int carried(struct night *n, struct flag *f, size_t ti, const struct night_failure *fail,
-		   size_t *acted)
+/*
+ * Acts on a known culprit again, `commit` being its commit tonight: reverted (or
+ * its tree falls back) as when found.
+ */
+static int carried(struct night *n, struct flag *f, size_t ti, const struct nb_oid *commit,
+		   const struct night_failure *fail, size_t *acted)
 {
 	struct culprit_result r = CULPRIT_RESULT_INIT;
 	int error;
 
 	r.outcome = CULPRIT_FOUND;
-	if (nb_oid_parse(&r.commit, f->commit) < 0)
-		return nb_error_set(NB_ERROR, "flag %s: bad commit %s", f->id, f->commit);
+	r.commit = *commit;
+	if (strcmp(f->commit ? f->commit : "", commit->hex)) {
+		note(n, "%s: flag %s's patch is now %.12s (its tree was rebased)", f->tree, f->id,
+		     commit->hex);
+		set(&f->commit, commit->hex);
+	}
 	r.first_error = f->error;
 	if (!strvec_contains(&n->seen_flags, f->id)) {
 		note(n, "%s: %s fails as flag %s says; its culprit %.12s is still in, acted on "
@@ -1051,6 +1090,7 @@ static size_t failing_index(const struct night *n, const struct night_failure *f
 int night_handle_breakage(struct night *n, struct night_failure *fail, size_t *acted)
 {
 	struct culprit_result r = CULPRIT_RESULT_INIT;
+	struct nb_oid commit = NB_OID_INIT;
 	struct culprit_opts o;
 	struct flag *f;
 	size_t i, ti;
@@ -1076,8 +1116,8 @@ int night_handle_breakage(struct night *n, struct night_failure *fail, size_t *a
 		       last ? last->tree : n->cfg->base.name, night_stop_event());
 		return 1;
 	}
-	if ((f = known_culprit(n, fail, &ti)))
-		return carried(n, f, ti, fail, acted);
+	if ((f = known_culprit(n, fail, &ti, &commit)))
+		return carried(n, f, ti, &commit, fail, acted);
 	opts(n, &o, &n->cells[fail->cell]);
 	o.steps = steps(n, &o.steps_nr);
 	o.failing_is_test = fail->is_test;
