@@ -58,8 +58,8 @@ flags = json.load(open(sys.argv[1]))["flags"]
 print("# flags:", [(f["id"], f["state"], f["commit"][:12]) for f in flags])
 sys.exit(not (len(flags) == 1 and flags[0]["state"] == "open" and flags[0]["commit"] == sys.argv[2]))
 EOF
-check "night 2 acted on it again without a new search: no probe ran" \
-	sh -c "! ls '$TMP/state/runs/2026-12-06' | grep -q '^step-[0-9]*-build-.*pristine'"
+check "night 2 acted on it again without a new search (metrics.prom: no bisection)" \
+	grep -qx 'nextbot_night_bisections 0' "$TMP/state/metrics.prom"
 check "night 2 says the tree was rebased and the breaker reverted" $PYTHON - "$TMP/s2.json" "$new" \
 	"$TMP/state/runs/2026-12-06/run.json" <<'EOF'
 import json, sys
