@@ -177,6 +177,8 @@ expect_exit 0 "the operator's undrop is handled" MAILIN "$TMP/undrop.eml"
 check "the flag is open again" test "$(flag_state)" = open
 
 # --- forged: with inbox.authserv_id, From: needs the server's word -------------------------
+# (the server's own Authentication-Results stand above the Received: field it adds)
+RCVD="Received: from mail.netdev.example.org by mx.example.org with ESMTPS; 2 Dec 2026"
 sed -i 's|^inbox: {max_tests: 0}|inbox: {max_tests: 0, authserv_id: mx.example.org}|' \
 	"$W/nextbot.yaml"
 echo "#nextbot invalid not a bug" |
@@ -196,13 +198,15 @@ check "status says why" sh -c "'$NEXTBOT' -c '$W/nextbot.yaml' status | grep -q 
 	'refused   jakob@netdev.example.org <forged-2@netdev.example.org>: From: not vouched for by mx.example.org: mx.example.org for netdev.example.org: dkim=fail header.d=netdev.example.org, dmarc=fail'"
 printf '#nextbot invalid the test machine was broken\n' |
 	mail invalid.eml "$JAKOB" "<jakob-2@netdev.example.org>" "$REPORT" \
-	"Authentication-Results: mx.example.org; dkim=pass header.d=netdev.example.org"
+	"Authentication-Results: mx.example.org; dkim=pass header.d=netdev.example.org" \
+	"$RCVD"
 expect_exit 0 "a vouched-for invalid is handled" MAILIN "$TMP/invalid.eml"
 check "the flag is dismissed" test "$(flag_state)" = dismissed
 check "flagged says why and who" sh -c "'$NEXTBOT' -c '$W/nextbot.yaml' flagged --all |
 	grep -q 'invalid by jakob@netdev.example.org in <jakob-2@netdev.example.org>: the test machine was broken'"
 printf '#nextbot reopen\n' | mail reopen.eml "$JAKOB" "<jakob-3@netdev.example.org>" "$REPORT" \
-	"Authentication-Results: mx.example.org; dmarc=pass header.from=netdev.example.org"
+	"Authentication-Results: mx.example.org; dmarc=pass header.from=netdev.example.org" \
+	"$RCVD"
 expect_exit 0 "reopen is handled" MAILIN "$TMP/reopen.eml"
 check "the flag is open again" test "$(flag_state)" = open
 
