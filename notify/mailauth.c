@@ -99,7 +99,8 @@ static int within(const char *domain, const char *d)
 
 	if (!*domain || !k)
 		return 0;
-	return !strcmp(domain, d) || (n > k && domain[n - k - 1] == '.' && !strcmp(domain + n - k, d));
+	return !strcmp(domain, d) ||
+	       (n > k && domain[n - k - 1] == '.' && !strcmp(domain + n - k, d));
 }
 
 static void resinfo(const char *p, size_t n, void *data)

@@ -363,7 +363,8 @@ size_t inbox_mail_commands(struct strvec *out, const char *body, size_t max)
 		if (t < e && *t != '>' && e - t >= 8 && !strncasecmp(t, "#nextbot", 8) &&
 		    (e - t == 8 || t[8] == ' ' || t[8] == '\t' || t[8] == ':')) {
 			struct strbuf raw = STRBUF_INIT, clean = STRBUF_INIT;
-			size_t word = 8 + (e - t > 8 && t[8] == ':'); /* "#nextbot:" as syzbot's "#syz" */
+			/* "#nextbot:" too: a colon after the word is a common way to write it */
+			size_t word = 8 + (e - t > 8 && t[8] == ':');
 			size_t k = (size_t)(e - t) - word;
 
 			if (k > COMMAND_MAX)
