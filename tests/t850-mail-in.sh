@@ -52,6 +52,25 @@ for f in sorted(glob.glob(sys.argv[1] + "/outbox/*.json")):
 EOF
 )
 check "the report is in the outbox" test -n "$REPORT"
+check "report and maintainer mail end with the commands their readers may send" \
+	$PYTHON - "$S" "$FLAG" <<'EOF'
+import email, email.policy, glob, json, sys
+mails = [json.load(open(f)) for f in glob.glob(sys.argv[1] + "/outbox/*.json")]
+mails = [email.message_from_string(m["body"], policy=email.policy.default)
+         for m in mails if m["kind"] == "build-failure"]
+mails = [m.get_body(preferencelist=("plain",)).get_content() for m in mails]
+assert len(mails) == 2, len(mails)
+for body in mails:
+    body = body.replace("\r\n", "\n")
+    tail = body[body.index("\n-- \n"):]
+    assert "in another\nthread, name the flag: #nextbot drop %s):" % sys.argv[2] in tail, tail
+    for cmd in ("fix: <subject>", "drop [reason]", "undrop", "invalid <reason>", "reopen"):
+        assert "\n  #nextbot %s " % cmd in tail, (cmd, tail)
+    assert "#nextbot test:" not in tail, tail  # inbox.max_tests: 0
+    assert tail.rstrip().endswith("for the tree's maintainers."), tail
+EOF
+check "every prose line of every mail is at most 78 columns" $PYTHON "$TESTS/mails.py" width \
+	"$S/outbox"
 
 # mail FILE FROM MSGID IN-REPLY-TO [HEADER...] < BODY: a mail answering IN-REPLY-TO
 mail() {
