@@ -314,7 +314,8 @@ static void undrop_cmd(struct job *j, struct target *t, const char *args)
 	    !spec_is(j->m->cfg->notify.operator, by)) {
 		refuse(j, "undrop", "Refused: only %s may take back the drop of %.12s (\"%s\" in "
 				    "the %s tree); %s is not among them.", MAINTAINERS,
-		       d->commit ? d->commit : "?", d->subject ? d->subject : "", d->tree, by);
+		       d->commit ? d->commit : "?", d->subject ? d->subject : "",
+		       d->tree ? d->tree : "?", by);
 		return;
 	}
 	if (f && !(d = maint_drop_of_flag(j->m, f))) {
