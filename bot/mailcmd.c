@@ -757,9 +757,10 @@ static void unknown(struct job *j, const char *word)
 
 static void run(struct job *j, const char *line)
 {
-	size_t n = strcspn(line, " \t:"), i;
-	const char *args = line + n;
-	char *word = xstrndup(line, n), *id = NULL;
+	const char *cmd = line + strspn(line, ": \t"); /* "#nextbot : drop" */
+	size_t n = strcspn(cmd, " \t:"), i;
+	const char *args = cmd + n;
+	char *word = xstrndup(cmd, n), *id = NULL;
 	struct target t = { .pool = LOOKUP_PATCHES_INIT };
 
 	j->line = line;
