@@ -22,9 +22,7 @@ static char *dup_nonempty(const char *s)
 	return s && *s ? xstrdup(s) : NULL;
 }
 
-/* Finds ID among the new patches of every configured tree (fetched tips). */
-static int find_in_trees(struct lookup_patches *pool, long *idx, struct maint *m,
-			   const char *id)
+int maint_patch_find(struct lookup_patches *pool, long *idx, struct maint *m, const char *id)
 {
 	struct repo *repo = NULL;
 	char *path = xstrfmt("%s/repo.git", m->cfg->workdir), *path2;
@@ -245,6 +243,20 @@ int maint_drop_flag(struct maint *m, struct flag *f, const char *reason, const c
 	return record(m, d, reason, by, mail) < 0 ? -1 : 0;
 }
 
+int maint_drop_patch(struct maint *m, const struct lookup_patch *p, const char *reason,
+		     const char *by, const char *mail, struct drop **out)
+{
+	struct drop *d = already(&m->st, p->patch_id.hex, p->commit.hex);
+
+	*out = d;
+	if (d)
+		return 1;
+	d = state_drop_add(&m->st);
+	drop_from_patch(d, p);
+	*out = d;
+	return record(m, d, reason, by, mail) < 0 ? -1 : 0;
+}
+
 int cmd_drop(const struct cli_ctx *ctx, int argc, char **argv)
 {
 	struct lookup_patches pool = LOOKUP_PATCHES_INIT;
@@ -266,7 +278,7 @@ int cmd_drop(const struct cli_ctx *ctx, int argc, char **argv)
 		return EXIT_FAILED;
 	}
 	f = maint_flag_find(&m, id);
-	if (!f && find_in_trees(&pool, &idx, &m, id) < 0) {
+	if (!f && maint_patch_find(&pool, &idx, &m, id) < 0) {
 		bot_error("drop");
 		code = EXIT_USAGE;
 		goto done;
@@ -287,9 +299,7 @@ int cmd_drop(const struct cli_ctx *ctx, int argc, char **argv)
 			goto done;
 		}
 	} else {
-		d = state_drop_add(&m.st);
-		drop_from_patch(d, &pool.items[idx]);
-		if (record(&m, d, reason, NULL, NULL) < 0) {
+		if (maint_drop_patch(&m, &pool.items[idx], reason, NULL, NULL, &d) < 0) {
 			bot_error("cannot queue the dropped notice");
 			code = EXIT_FAILED;
 			goto done;

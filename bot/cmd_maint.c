@@ -166,26 +166,35 @@ struct drop *maint_drop_of_flag(struct maint *m, const struct flag *f)
 	return NULL;
 }
 
+struct drop *maint_drop_find(struct maint *m, const char *id, int *ambiguous)
+{
+	struct drop *found = NULL;
+	size_t i;
+
+	*ambiguous = 0;
+	for (i = 0; i < m->st.drops_nr; i++) {
+		if (m->st.drops[i].active && drop_matches(&m->st.drops[i], id)) {
+			*ambiguous |= found != NULL;
+			found = &m->st.drops[i];
+		}
+	}
+	return *ambiguous ? NULL : found;
+}
+
 int cmd_undrop(const struct cli_ctx *ctx, int argc, char **argv)
 {
 	struct drop *found = NULL;
 	const char *id, *reason;
 	struct maint m;
-	size_t i;
-	int code, n = 0;
+	int code, ambiguous;
 
 	if ((code = maint_args(&id, &reason, NULL, argc, argv, "nextbot undrop ID", 0)))
 		return code;
 	if ((code = maint_open(&m, ctx)))
 		return code;
-	for (i = 0; i < m.st.drops_nr; i++) {
-		if (m.st.drops[i].active && drop_matches(&m.st.drops[i], id)) {
-			found = &m.st.drops[i];
-			n++;
-		}
-	}
-	if (n != 1) {
-		fprintf(stderr, "nextbot: %s drop matches '%s'\n", n ? "more than one" : "no", id);
+	if (!(found = maint_drop_find(&m, id, &ambiguous))) {
+		fprintf(stderr, "nextbot: %s drop matches '%s'\n",
+			ambiguous ? "more than one" : "no", id);
 		code = EXIT_USAGE;
 		goto done;
 	}

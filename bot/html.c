@@ -29,27 +29,18 @@ static const char *const css =
 	"@media (max-width:40em){body{padding:.5em}td,th{font-size:80%;padding:2px 4px}"
 	"h1{font-size:1.25em}}";
 
+/* Text as util/utf8.c shows it (controls, bidi controls), then HTML-escaped. */
 static void put(struct strbuf *out, const char *s, size_t len, int multiline)
 {
 	struct strbuf sb = STRBUF_INIT;
 	size_t i;
 
-	utf8_repair(&sb, s ? s : "", s ? len : 0);
+	utf8_clean_text(&sb, s ? s : "", s ? len : 0);
 	for (i = 0; i < sb.len; i++) {
 		unsigned char c = (unsigned char)sb.buf[i];
 
 		if (c == '\n' || c == '\t') {
 			strbuf_addch(out, multiline ? (char)c : ' ');
-			continue;
-		}
-		if (c < 0x20 || c == 0x7f) {
-			strbuf_addch(out, ' ');
-			continue;
-		}
-		/* U+0080..U+009F (C1 controls): 0xc2 0x80..0x9f */
-		if (c == 0xc2 && i + 1 < sb.len && (unsigned char)sb.buf[i + 1] < 0xa0) {
-			strbuf_addch(out, ' ');
-			i++;
 			continue;
 		}
 		switch (c) {

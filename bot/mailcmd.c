@@ -38,9 +38,11 @@ static const char help_text[] =
 	"\n"
 	"drop, undrop and invalid are for the tree's maintainers (its\n"
 	"contacts); fix: for anyone the report went to; test: for the patch's\n"
-	"author and the maintainers.  When a mail does not answer one of\n"
-	"nextbot's mails about a flag, name the flag after the command word:\n"
-	"#nextbot drop 0123456789ab ...\n";
+	"author and the maintainers.  In an answer to nextbot's mail about a\n"
+	"flag the command is about that flag.  Elsewhere, or for another flag,\n"
+	"name it right after the command word, by its flag id, or the patch's\n"
+	"commit, patch-id (7 to 40 hex digits; a unique prefix will do) or\n"
+	"<Message-ID>: #nextbot drop 0123456789ab <reason>\n";
 
 /* One mail being handled. */
 struct job {
@@ -187,42 +189,6 @@ static int answers_a_reply(const struct state *st, const struct inbox_mail *mail
 
 /* ---- commands ---- */
 
-static int is_hex12(const char *s, size_t n)
-{
-	size_t i;
-
-	if (n != 12)
-		return 0;
-	for (i = 0; i < n; i++)
-		if (!isxdigit((unsigned char)s[i]) || isupper((unsigned char)s[i]))
-			return 0;
-	return 1;
-}
-
-/* The flag a command is about: an id right after the command word, else the thread's. */
-static struct flag *flag_for(struct job *j, const char **args)
-{
-	size_t n = strcspn(*args, " \t");
-	int ambiguous;
-
-	if (is_hex12(*args, n)) {
-		char id[13];
-		struct flag *f;
-
-		memcpy(id, *args, 12);
-		id[12] = '\0';
-		f = state_flag_find(&j->m->st, id, &ambiguous);
-		if (f && f->id && !strcmp(f->id, id)) {
-			*args += n;
-			*args += strspn(*args, " \t");
-			return f;
-		}
-	}
-	if (j->thread && j->thread->flag_id)
-		return state_flag_find(&j->m->st, j->thread->flag_id, &ambiguous);
-	return NULL;
-}
-
 static const char *subj(const struct flag *f)
 {
 	return f->subject ? f->subject : "(no subject)";
@@ -247,12 +213,13 @@ __attribute__((format(printf, 3, 4))) static void refuse(struct job *j, const ch
 	j->refused = 1;
 }
 
-static void acted(struct job *j, const struct flag *f, const char *what)
+/* Notes what was done to `id` (a flag id, or a patch's commit) for the record. */
+static void acted(struct job *j, const char *id, const char *flag_id, const char *what)
 {
-	strbuf_addf(&j->summary, "%s%s %s", j->summary.len ? "; " : "", what, f->id);
+	strbuf_addf(&j->summary, "%s%s %.12s", j->summary.len ? "; " : "", what, id ? id : "?");
 	j->acted = 1;
 	if (!j->ack_flag)
-		j->ack_flag = f->id;
+		j->ack_flag = flag_id;
 }
 
 #define MAINTAINERS "the tree's maintainers (its contacts) and the operator"
@@ -265,79 +232,110 @@ static void not_allowed(struct job *j, const char *cmd, const struct flag *f, co
 	       who, f->id, subj(f), f->tree ? f->tree : "?", j->mail->from_addr);
 }
 
-static void drop_cmd(struct job *j, struct flag *f, const char *args)
+/* What a command acts on: a flag; for drop a patch no flag names, for undrop a drop. */
+struct target {
+	struct flag *flag;
+	const struct lookup_patch *patch; /* in `pool` */
+	struct drop *drop;
+	struct lookup_patches pool;
+};
+
+/* The drop of a patch (the flag's or t->patch), as `nextbot drop` does. */
+static void drop_cmd(struct job *j, struct target *t, const char *args)
 {
-	const char *reason = *args ? args : NULL;
+	const char *reason = *args ? args : NULL, *by = j->mail->from_addr;
+	const char *tree = t->flag ? t->flag->tree : t->patch->tree;
+	const char *subject = t->flag ? subj(t->flag) : t->patch->subject;
+	const char *id = t->flag ? t->flag->id : t->patch->commit.hex;
+	const char *why = reason ? reason : "of a mail from its maintainer";
 	struct drop *d;
 	int ret;
 
-	if (!is_maintainer(j, f)) {
-		not_allowed(j, "drop", f, MAINTAINERS);
+	if (t->flag && !is_maintainer(j, t->flag)) {
+		not_allowed(j, "drop", t->flag, MAINTAINERS);
 		return;
 	}
-	if (f->kind == FLAG_FLAKY) {
-		refuse(j, "drop", "Flag %s is a flaky failure: it names no patch to drop.",
-		       f->id);
+	if (!t->flag && !in_contacts(j->m->cfg, tree, by) &&
+	    !spec_is(j->m->cfg->notify.operator, by)) {
+		refuse(j, "drop", "Refused: only %s may drop %.12s (\"%s\" in the %s tree); %s is "
+				  "not among them.", MAINTAINERS, id, subject, tree, by);
 		return;
 	}
-	ret = maint_drop_flag(j->m, f, reason ? reason : "of a mail from its maintainer",
-			      j->mail->from_addr, j->mail->key, &d);
+	if (t->flag && t->flag->kind == FLAG_FLAKY) {
+		refuse(j, "drop", "Flag %s is a flaky failure: it names no patch to drop.", id);
+		return;
+	}
+	ret = t->flag ? maint_drop_flag(j->m, t->flag, why, by, j->mail->key, &d)
+		      : maint_drop_patch(j->m, t->patch, why, by, j->mail->key, &d);
 	if (ret < 0) {
-		log_warn("mail: drop of %s: %s", f->id, nb_error_last());
+		log_warn("mail: drop of %s: %s", id, nb_error_last());
 		refuse(j, "drop", "nextbot could not record the drop of \"%s\"; it will try "
-				  "again with the next delivery of this mail.", subj(f));
+				  "again with the next delivery of this mail.", subject);
 		j->refused = -1;
 		return;
 	}
 	if (ret == 1) {
 		para(&j->ack,
-			    "\"%s\" was already dropped from what nextbot merges of the %s "
-			    "tree (%s%s%s); it stays out until `#nextbot undrop`.",
-			    subj(f), f->tree, d->when ? d->when : "", d->by ? " by " : "",
-			    d->by ? d->by : "");
-		acted(j, f, "drop (already dropped)");
+		     "\"%s\" was already dropped from what nextbot merges of the %s tree (%s%s%s); "
+		     "it stays out until `#nextbot undrop`.",
+		     subject, tree, d->when ? d->when : "", d->by ? " by " : "",
+		     d->by ? d->by : "");
+		acted(j, id, t->flag ? t->flag->id : NULL, "drop (already dropped)");
 		return;
 	}
-	state_flag_mail_add(f, "drop", j->mail->from_addr, j->mail->key, j->when, reason);
+	if (t->flag)
+		state_flag_mail_add(t->flag, "drop", by, j->mail->key, j->when, reason);
 	para(&j->ack,
-		    "Dropped \"%s\" from what nextbot merges of the %s tree; it stays out, "
-		    "also after a rebase, until `#nextbot undrop`.",
-		    subj(f), f->tree);
+	     "Dropped \"%s\" from what nextbot merges of the %s tree; it stays out, also after a "
+	     "rebase, until `#nextbot undrop`.",
+	     subject, tree);
 	if (j->m->cfg->drop_push) {
 		if (maint_drop_push(j->m, d) == EXIT_DONE)
-			para(&j->ack, "The %s tree's branch was pushed without it.",
-				    f->tree);
+			para(&j->ack, "The %s tree's branch was pushed without it.", tree);
 		else
-			para(&j->ack, "Pushing the %s tree's branch without it failed: "
-					     "the drop holds for next all the same.",
-				    f->tree);
+			para(&j->ack, "Pushing the %s tree's branch without it failed: the drop "
+				      "holds for next all the same.", tree);
 	}
-	acted(j, f, "drop");
+	acted(j, id, t->flag ? t->flag->id : NULL, "drop");
 }
 
-static void undrop_cmd(struct job *j, struct flag *f, const char *args)
+/* Takes back the drop of the flag's patch, or t->drop. */
+static void undrop_cmd(struct job *j, struct target *t, const char *args)
 {
-	struct drop *d;
+	struct flag *f = t->flag;
+	const char *by = j->mail->from_addr;
+	struct drop *d = t->drop;
 
-	if (!is_maintainer(j, f)) {
+	if (f && !is_maintainer(j, f)) {
 		not_allowed(j, "undrop", f, MAINTAINERS);
 		return;
 	}
-	if (!(d = maint_drop_of_flag(j->m, f))) {
+	if (!f && !in_contacts(j->m->cfg, d->tree, by) &&
+	    !spec_is(j->m->cfg->notify.operator, by)) {
+		refuse(j, "undrop", "Refused: only %s may take back the drop of %.12s (\"%s\" in "
+				    "the %s tree); %s is not among them.", MAINTAINERS,
+		       d->commit ? d->commit : "?", d->subject ? d->subject : "",
+		       d->tree ? d->tree : "?", by);
+		return;
+	}
+	if (f && !(d = maint_drop_of_flag(j->m, f))) {
 		refuse(j, "undrop", "\"%s\" (flag %s) is not dropped.", subj(f), f->id);
 		return;
 	}
 	maint_undrop(j->m, d);
-	state_flag_mail_add(f, "undrop", j->mail->from_addr, j->mail->key, j->when, NULL);
+	if (f)
+		state_flag_mail_add(f, "undrop", by, j->mail->key, j->when, NULL);
 	para(&j->ack,
-		    "Took back the drop of \"%s\": it is merged again with the %s tree from "
-		    "the next night on.",
-		    subj(f), f->tree);
-	acted(j, f, "undrop");
+	     "Took back the drop of \"%s\": it is merged again with the %s tree from the next "
+	     "night on.",
+	     f ? subj(f) : d->subject ? d->subject : "?", d->tree ? d->tree : "?");
+	acted(j, f ? f->id : d->commit, f ? f->id : NULL, "undrop");
 }
 
-static void invalid_cmd(struct job *j, struct flag *f, const char *args)
+static void invalid_cmd(struct job *j, struct target *tg, const char *args)
 {
+	struct flag *f = tg->flag;
+
 	if (!is_maintainer(j, f)) {
 		not_allowed(j, "invalid", f, MAINTAINERS);
 		return;
@@ -357,11 +355,13 @@ static void invalid_cmd(struct job *j, struct flag *f, const char *args)
 		    "Marked flag %s (\"%s\") invalid: %s.  nextbot will not blame this failure "
 		    "again; `#nextbot reopen` takes that back.",
 		    f->id, subj(f), args);
-	acted(j, f, "invalid");
+	acted(j, f->id, f->id, "invalid");
 }
 
-static void reopen_cmd(struct job *j, struct flag *f, const char *args)
+static void reopen_cmd(struct job *j, struct target *tg, const char *args)
 {
+	struct flag *f = tg->flag;
+
 	if (f->state == FLAG_DISMISSED) {
 		if (!is_maintainer(j, f)) {
 			not_allowed(j, "reopen", f, MAINTAINERS);
@@ -390,7 +390,7 @@ static void reopen_cmd(struct job *j, struct flag *f, const char *args)
 		return;
 	}
 	state_flag_mail_add(f, "reopen", j->mail->from_addr, j->mail->key, j->when, NULL);
-	acted(j, f, "reopen");
+	acted(j, f->id, f->id, "reopen");
 }
 
 /* The subject of `fix:`, without quotes a mail client or a person put around it. */
@@ -408,8 +408,9 @@ static void fix_subject(struct strbuf *out, const char *args)
 	strbuf_trim(out);
 }
 
-static void fix_cmd(struct job *j, struct flag *f, const char *args)
+static void fix_cmd(struct job *j, struct target *tg, const char *args)
 {
+	struct flag *f = tg->flag;
 	struct strbuf s = STRBUF_INIT;
 	const struct config_tree *t = tree_of(j->m->cfg, f->tree);
 
@@ -440,7 +441,7 @@ static void fix_cmd(struct job *j, struct flag *f, const char *args)
 		    "Noted: flag %s (\"%s\") is resolved once a commit titled \"%s\" reaches "
 		    "the %s tree's %s branch.",
 		    f->id, subj(f), s.buf, f->tree, t ? t->branch : "own");
-	acted(j, f, "fix");
+	acted(j, f->id, f->id, "fix");
 done:
 	strbuf_release(&s);
 }
@@ -459,8 +460,9 @@ static void others(struct strvec *out, const struct job *j)
 	}
 }
 
-static void test_cmd(struct job *j, struct flag *f, const char *args)
+static void test_cmd(struct job *j, struct target *tg, const char *args)
 {
+	struct flag *f = tg->flag;
 	const struct config *cfg = j->m->cfg;
 	const char *from = j->mail->from_addr;
 	struct strbuf why = STRBUF_INIT;
@@ -542,7 +544,7 @@ static void test_cmd(struct job *j, struct flag *f, const char *args)
 	     "the %s tree into next as it stood before that tree's merge, runs %s, and answers "
 	     "in this thread.",
 	     branch, url, f->id, subj(f), f->tree, f->command);
-	acted(j, f, "test");
+	acted(j, f->id, f->id, "test");
 done:
 	free(url);
 	free(branch);
@@ -551,33 +553,241 @@ done:
 
 struct verb {
 	const char *name;
-	void (*fn)(struct job *j, struct flag *f, const char *args);
+	void (*fn)(struct job *j, struct target *t, const char *args);
+	int by_patch; /* may name a patch (drop) or a drop (undrop) that no flag names */
 };
 
 static const struct verb verbs[] = {
-	{ "drop", drop_cmd },	  { "undrop", undrop_cmd }, { "invalid", invalid_cmd },
-	{ "reopen", reopen_cmd }, { "fix", fix_cmd },	    { "test", test_cmd },
+	{ "drop", drop_cmd, 1 },      { "undrop", undrop_cmd, 1 }, { "invalid", invalid_cmd, 0 },
+	{ "reopen", reopen_cmd, 0 }, { "fix", fix_cmd, 0 },	  { "test", test_cmd, 0 },
 };
+#define VERBS_NR (sizeof(verbs) / sizeof(*verbs))
+
+/* ---- what a command names ---- */
+
+int mailcmd_id_like(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n >= 3 && s[0] == '<' && s[n - 1] == '>')
+		return memchr(s + 1, '@', n - 2) != NULL;
+	if (n < 7 || n > 40)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!isxdigit((unsigned char)s[i]))
+			return 0;
+	return 1;
+}
+
+/* Does `id` name flag f: a prefix of its id, commit or patch-id, or its patch's <Message-ID>? */
+static int names_flag(const struct flag *f, const char *id)
+{
+	size_t n = strlen(id);
+
+	if (*id == '<') /* stored with or without the brackets */
+		return f->message_id && (!strcmp(f->message_id, id) ||
+					 (strlen(f->message_id) == n - 2 &&
+					  !strncmp(f->message_id, id + 1, n - 2)));
+	return (f->id && !strncasecmp(f->id, id, n)) ||
+	       (f->commit && !strncasecmp(f->commit, id, n)) ||
+	       (f->patch_id && *f->patch_id && !strncasecmp(f->patch_id, id, n));
+}
+
+static int same_patch(const struct flag *a, const struct flag *b)
+{
+	return (a->patch_id && *a->patch_id && b->patch_id && !strcmp(a->patch_id, b->patch_id)) ||
+	       (a->commit && b->commit && !strcmp(a->commit, b->commit));
+}
+
+/*
+ * The flags `id` names into t->flag: one, or for drop and undrop several of the same
+ * patch (the first open one stands for them).  `listed` gets their ids when they are
+ * several flags that a command about one flag cannot choose between.  Nextbot's own
+ * mails name their flag by Message-ID too.
+ */
+static void find_flags(struct target *t, struct strbuf *listed, struct state *st,
+		       const char *id, int by_patch)
+{
+	const struct sent_mail *sent = *id == '<' ? state_sent_find(st, id) : NULL;
+	struct flag *first = NULL, *chosen = NULL;
+	size_t i, nr = 0;
+	int several = 0;
+
+	for (i = 0; i < st->flags_nr; i++) {
+		struct flag *f = &st->flags[i];
+
+		if (!names_flag(f, id) && !(sent && sent->flag_id && f->id &&
+					    !strcmp(sent->flag_id, f->id)))
+			continue;
+		if (nr++ < 5)
+			strbuf_addf(listed, "%s%s", listed->len ? ", " : "", f->id);
+		if (!first)
+			first = chosen = f;
+		else if (!by_patch || !same_patch(first, f))
+			several = 1;
+		else if (chosen->state != FLAG_OPEN && f->state == FLAG_OPEN)
+			chosen = f;
+	}
+	if (several) {
+		strbuf_addstr(listed, nr > 5 ? ", ..." : "");
+		return;
+	}
+	t->flag = chosen;
+	strbuf_reset(listed);
+}
+
+/*
+ * What the id-like word `id` names for verb v, into t.  Returns 0, or -1 when it names
+ * nothing (or too much) that v could act on: then the sender is told and nothing is done.
+ */
+static int resolve(struct job *j, const struct verb *v, const char *id, struct target *t)
+{
+	struct strbuf listed = STRBUF_INIT;
+	long idx;
+	int ambiguous, ret = 0;
+
+	find_flags(t, &listed, &j->m->st, id, v->by_patch);
+	if (t->flag)
+		goto done;
+	if (listed.len) {
+		refuse(j, v->name, "Nothing was done: %s names more than one flag (%s); give the "
+				   "flag id.", id, listed.buf);
+		ret = -1;
+		goto done;
+	}
+	if (!strcmp(v->name, "undrop")) {
+		t->drop = maint_drop_find(j->m, id, &ambiguous);
+		if (!t->drop && *id == '<') {
+			char *bare = xstrndup(id + 1, strlen(id) - 2);
+
+			t->drop = maint_drop_find(j->m, bare, &ambiguous);
+			free(bare);
+		}
+		if (t->drop)
+			goto done;
+	} else if (v->by_patch) {
+		if (maint_patch_find(&t->pool, &idx, j->m, id) == 0) {
+			t->patch = &t->pool.items[idx];
+			goto done;
+		}
+		log_info("mail: %s %s: %s", v->name, id, nb_error_last());
+	}
+	refuse(j, v->name, "Nothing was done: %s names no flag%s, commit, patch-id or "
+			   "Message-ID that nextbot knows of.%s", id,
+	       !strcmp(v->name, "undrop") ? ", drop" : "",
+	       !strcmp(v->name, "fix") ? "  (A fix's subject that starts with such a word goes "
+					 "in quotes: `#nextbot fix: \"<subject>\"`.)" : "");
+	ret = -1;
+done:
+	strbuf_release(&listed);
+	return ret;
+}
+
+/* ---- which command ---- */
+
+#define WORD_MAX 24 /* command words compared for a suggestion, at most */
+
+/* Levenshtein distance with adjacent swaps ("dorp" is one from "drop") of short words. */
+static size_t distance(const char *a, const char *b)
+{
+	size_t d[WORD_MAX + 1][WORD_MAX + 1], la = strlen(a), lb = strlen(b), i, k;
+
+	for (i = 0; i <= la; i++)
+		d[i][0] = i;
+	for (k = 0; k <= lb; k++)
+		d[0][k] = k;
+	for (i = 1; i <= la; i++) {
+		for (k = 1; k <= lb; k++) {
+			size_t best = d[i - 1][k - 1] + (a[i - 1] != b[k - 1]);
+
+			if (d[i - 1][k] + 1 < best)
+				best = d[i - 1][k] + 1;
+			if (d[i][k - 1] + 1 < best)
+				best = d[i][k - 1] + 1;
+			if (i > 1 && k > 1 && a[i - 1] == b[k - 2] && a[i - 2] == b[k - 1] &&
+			    d[i - 2][k - 2] + 1 < best)
+				best = d[i - 2][k - 2] + 1;
+			d[i][k] = best;
+		}
+	}
+	return d[la][lb];
+}
+
+const char *mailcmd_suggest(const char *word)
+{
+	static const char *const aliases[][2] = { { "dismiss", "invalid" },
+						   { "fixed", "fix" } };
+	char low[WORD_MAX + 1];
+	const char *best = NULL;
+	size_t n = strlen(word), i, least, d;
+
+	if (!n || n > WORD_MAX)
+		return NULL;
+	for (i = 0; i <= n; i++)
+		low[i] = (char)tolower((unsigned char)word[i]);
+	for (i = 0; i < sizeof(aliases) / sizeof(*aliases); i++)
+		if (!strcmp(low, aliases[i][0]))
+			return aliases[i][1];
+	least = n <= 4 ? 1 : 2; /* farther than that is another word, not a slip */
+	for (i = 0; i < VERBS_NR; i++) {
+		d = distance(low, verbs[i].name);
+		if (d <= least && d < strlen(verbs[i].name) && (!best || d < least)) {
+			best = verbs[i].name;
+			least = d;
+		}
+	}
+	return best;
+}
+
+/* The reply to a command word nextbot does not know: a suggestion when it is a slip. */
+static void unknown(struct job *j, const char *word)
+{
+	const char *hint = mailcmd_suggest(word);
+
+	if (!*word)
+		refuse(j, "?", "Nothing was done: a `#nextbot` line needs a command after it.");
+	else if (hint)
+		refuse(j, word, "Nothing was done: nextbot does not know the command \"%.*s\"; did "
+				"you mean `#nextbot %s%s`?", WORD_MAX, word, hint,
+		       !strcmp(hint, "fix") || !strcmp(hint, "test") ? ":" : "");
+	else
+		refuse(j, word, "Nothing was done: nextbot does not know the command \"%.*s\".",
+		       WORD_MAX, word);
+}
 
 static void run(struct job *j, const char *line)
 {
-	size_t n = strcspn(line, " \t:"), i;
-	const char *args = line + n;
-	char *word = xstrndup(line, n);
-	struct flag *f;
+	const char *cmd = line + strspn(line, ": \t"); /* "#nextbot : drop" */
+	size_t n = strcspn(cmd, " \t:"), i;
+	const char *args = cmd + n;
+	char *word = xstrndup(cmd, n), *id = NULL;
+	struct target t = { .pool = LOOKUP_PATCHES_INIT };
 
 	j->line = line;
 	if (*args == ':')
 		args++;
 	args += strspn(args, " \t");
-	for (i = 0; i < sizeof(verbs) / sizeof(*verbs); i++)
+	for (i = 0; i < VERBS_NR; i++)
 		if (!strcasecmp(word, verbs[i].name))
 			break;
-	if (i == sizeof(verbs) / sizeof(*verbs)) {
-		refuse(j, line, "nextbot does not know this command.");
+	if (i == VERBS_NR) {
+		unknown(j, word);
 		goto done;
 	}
-	if (!(f = flag_for(j, &args))) {
+	/* an id-like first word names what the command is about; else the thread does */
+	n = strcspn(args, " \t");
+	if (mailcmd_id_like(args, n)) {
+		id = xstrndup(args, n);
+		if (resolve(j, &verbs[i], id, &t) < 0)
+			goto done;
+		args += n;
+		args += strspn(args, " \t");
+	} else if (j->thread && j->thread->flag_id) {
+		int ambiguous;
+
+		t.flag = state_flag_find(&j->m->st, j->thread->flag_id, &ambiguous);
+	}
+	if (!t.flag && !t.patch && !t.drop) {
 		refuse(j, line,
 		       j->thread && j->thread->conflict
 			       ? "This mail answers a merge conflict mail; commands are about "
@@ -586,9 +796,11 @@ static void run(struct job *j, const char *line)
 				 "and no flag id follows the command word.");
 		goto done;
 	}
-	verbs[i].fn(j, f, args);
+	verbs[i].fn(j, &t, args);
 done:
+	lookup_patches_release(&t.pool);
 	free(word);
+	free(id);
 }
 
 /* ---- answers and the record ---- */

@@ -38,4 +38,20 @@ const char *mailcmd_outcome_name(enum mailcmd_outcome o);
 int mailcmd_handle(enum mailcmd_outcome *out, struct maint *m, const char *raw, size_t len,
 		   struct strbuf *summary);
 
+/*
+ * Does s[0..n) look like an id: 7 to 40 hex digits (any case), or "<...@...>"?  Such
+ * a word right after a command word names what the command is about (a flag, a
+ * commit, a patch-id or a Message-ID); when it names nothing, nothing is done.
+ * Any other first word starts the command's text, and the mail's thread names
+ * the flag.
+ */
+int mailcmd_id_like(const char *s, size_t n);
+
+/*
+ * The command `word` (any case) is probably a slip for: a command within a small
+ * edit distance ("dorp": "drop"), or the mail name of a shell command ("dismiss":
+ * "invalid"); NULL when none is close.  Words longer than 24 bytes get none.
+ */
+const char *mailcmd_suggest(const char *word);
+
 #endif

@@ -6,6 +6,7 @@
 #include "bot/config.h"
 #include "bot/lock.h"
 #include "bot/state.h"
+#include "merge/lookup.h"
 
 struct maint {
 	struct config *cfg;
@@ -34,6 +35,26 @@ int maint_args(const char **id, const char **reason, int *push, int argc, char *
  */
 int maint_drop_flag(struct maint *m, struct flag *f, const char *reason, const char *by,
 		    const char *mail, struct drop **out);
+/*
+ * maint_drop_patch: the same for a patch that no flag names (`p` from
+ * maint_patch_find()): records its drop, marks the flags of the patch, if any,
+ * dropped and queues the `dropped` notice.  Returns as maint_drop_flag() does.
+ */
+int maint_drop_patch(struct maint *m, const struct lookup_patch *p, const char *reason,
+		     const char *by, const char *mail, struct drop **out);
+/*
+ * The patch `id` names among the new patches of every configured tree as last fetched
+ * (a commit or patch-id prefix of 4+ hex digits, or a Message-ID): *idx is its index
+ * in `pool` (the caller releases the pool).  Returns 0, or negative with the reason
+ * recorded: NB_ENOTFOUND when no patch or more than one matches, another error when
+ * the work repository cannot be read.  Needs merge_global_init().
+ */
+int maint_patch_find(struct lookup_patches *pool, long *idx, struct maint *m, const char *id);
+/*
+ * The active drop `id` names (flag id, commit, patch-id, Message-ID); NULL: none, or
+ * more than one (*ambiguous set).
+ */
+struct drop *maint_drop_find(struct maint *m, const char *id, int *ambiguous);
 /* `drop --push`: the tree's branch pushed without the patch; prints, returns an exit code. */
 int maint_drop_push(struct maint *m, const struct drop *d);
 /* The active drop of flag f (by its flag id, patch-id or commit), or NULL. */

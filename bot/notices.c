@@ -39,6 +39,8 @@ void notices_init(struct notices *n, const struct config *cfg)
 					     ? NOTICE_HOOK_SLACK
 					     : NOTICE_HOOK_JSON;
 	}
+	s->mail_commands = cfg->inbox.configured;
+	s->mail_tests = cfg->inbox.max_tests > 0;
 	s->webhooks = n->hooks;
 	s->webhooks_nr = cfg->notify.webhooks_nr;
 	n->sent = (struct strvec)STRVEC_INIT;

@@ -64,6 +64,20 @@ void draft_para(struct draft *d, const char *fmt, ...) __attribute__((format(pri
 void draft_commit_line(struct draft *d, const char *commit, const char *subject);
 /* Appends quoted command output: cleaned, each line indented by three, then a blank line. */
 void draft_quote(struct draft *d, const char *text);
+/* What the readers of a mail may answer it with (draft_commands()). */
+enum draft_commands {
+	DRAFT_COMMANDS_FLAG,    /* about a flag that names a patch: all of them */
+	DRAFT_COMMANDS_FLAKY,   /* about a flag without a culprit: fix:, invalid, reopen */
+	DRAFT_COMMANDS_PATCHES, /* naming patches, no flag (conflicts): drop and undrop */
+};
+/*
+ * Appends the `#nextbot` commands the mail's readers may answer with, one line each,
+ * and which id to give in another thread (`flag_id`, or for PATCHES a commit): the
+ * last lines of the mail, after its signature line.  Nothing when s->mail_commands
+ * is 0 (no inbox takes answers); `test:` only with s->mail_tests.
+ */
+void draft_commands(struct draft *d, const struct notice_settings *s, enum draft_commands what,
+		    const char *flag_id);
 /* Attaches a text/plain file (`name` is ours: [A-Za-z0-9._-]). */
 void draft_attach(struct draft *d, const char *name, const char *text);
 

@@ -69,7 +69,8 @@ const char *inbox_mail_header(const struct inbox_mail *m, const char *name);
 
 /*
  * The command lines of a message's text: lines whose first word is `#nextbot`
- * (any case) followed by a blank or the end of the line, outside quoted text
+ * (any case) followed by a blank, a colon or the end of the line (`#nextbot:
+ * drop` is `#nextbot drop`), outside quoted text
  * (lines starting with '>') and before a signature ("-- ") or a forwarded or
  * quoted original ("-----Original Message-----").  Appends the text after the
  * word, trimmed and cleaned (one line, at most 1000 bytes), at most `max` lines.
@@ -79,18 +80,23 @@ size_t inbox_mail_commands(struct strvec *out, const char *body, size_t max);
 
 enum inbox_auth {
 	INBOX_AUTH_PASS = 0, /* the server saw dmarc=pass, or dkim=pass for the From: domain */
-	INBOX_AUTH_MISSING,  /* no Authentication-Results of that server */
+	INBOX_AUTH_MISSING,  /* no Authentication-Results of that server above its
+				Received: field, or no Received: field at all */
 	INBOX_AUTH_FAIL,     /* its results do not vouch for the From: domain */
 };
 
 /*
  * Does the receiving server `authserv_id` vouch for the From: address (RFC 8601)?
- * Only its topmost Authentication-Results fields count: the first one carrying
- * that authserv-id and those right below it with the same id.  A sender can put
- * any field below the ones the server adds; the server should also delete fields
- * that claim its id (RFC 8601 section 5).  Pass: dmarc=pass with header.from the
- * From: domain (or no header.from), or dkim=pass with header.d (or the domain of
- * header.i) equal to it; an explicit dmarc=fail refuses whatever else is there.
+ * Only the Authentication-Results fields carrying that authserv-id that stand
+ * above the first Received: field count (all of them: a server with two milters
+ * writes two): the receiving server adds those on top of what it was given, so
+ * any field below its Received: may be the sender's (RFC 8601 section 5).  A mail
+ * without a Received: field is never vouched for.  Pass: dmarc=pass with
+ * header.from the From: domain (or no header.from), or dkim=pass with header.d
+ * equal to it (without header.d: the domain of header.i) and header.i, when
+ * given, within header.d (that domain or a subdomain; a signature whose i= lies
+ * outside d vouches for nothing); an explicit dmarc=fail refuses whatever else is
+ * there.  Domains compare case-insensitively.
  * `why` (may be NULL) gets a short reason for logs and replies.
  */
 enum inbox_auth inbox_mail_auth(const struct inbox_mail *m, const char *authserv_id,

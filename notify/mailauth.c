@@ -80,12 +80,36 @@ static char *prop(const struct words *w, const char *name)
 	return NULL;
 }
 
+/*
+ * The domain of a DKIM identity (header.i, RFC 6376 "i="): what follows its last '@';
+ * without an '@' the value is taken as a domain.  "user@" has the empty domain,
+ * which lies within no header.d.
+ */
+static const char *ident_domain(const char *ident)
+{
+	const char *at = strrchr(ident, '@');
+
+	return at ? at + 1 : ident;
+}
+
+/* Is `domain` `d` or a subdomain of it (both lower case)?  RFC 6376 asks that of i=. */
+static int within(const char *domain, const char *d)
+{
+	size_t n = strlen(domain), k = strlen(d);
+
+	if (!*domain || !k)
+		return 0;
+	return !strcmp(domain, d) ||
+	       (n > k && domain[n - k - 1] == '.' && !strcmp(domain + n - k, d));
+}
+
 static void resinfo(const char *p, size_t n, void *data)
 {
 	struct verdict *vd = data;
 	struct words w;
 	char *eq, *method, *slash, *d = NULL, *from = NULL, *ident = NULL;
 	const char *result;
+	int outside;
 
 	words_split(&w, p, n);
 	if (!w.nr || !(eq = strchr(w.v[0], '=')))
@@ -108,12 +132,14 @@ static void resinfo(const char *p, size_t n, void *data)
 	} else if (!strcmp(method, "dkim")) {
 		d = prop(&w, "header.d");
 		ident = prop(&w, "header.i");
-		if (!strcmp(result, "pass") &&
+		outside = d && ident && !within(ident_domain(ident), d);
+		if (!strcmp(result, "pass") && !outside &&
 		    ((d && !strcmp(d, vd->domain)) ||
-		     (ident && strchr(ident, '@') && !strcmp(strchr(ident, '@') + 1, vd->domain))))
+		     (!d && ident && !strcmp(ident_domain(ident), vd->domain))))
 			vd->pass = 1;
-		strbuf_addf(&vd->seen, "%sdkim=%s%s%s", vd->seen.len ? ", " : "", result,
-			    d ? " header.d=" : "", d ? d : "");
+		strbuf_addf(&vd->seen, "%sdkim=%s%s%s%s%s%s", vd->seen.len ? ", " : "", result,
+			    d ? " header.d=" : "", d ? d : "", ident ? " header.i=" : "",
+			    ident ? ident : "", outside ? " (header.i outside header.d)" : "");
 	}
 done:
 	free(d);
@@ -160,7 +186,7 @@ enum inbox_auth inbox_mail_auth(const struct inbox_mail *m, const char *authserv
 	enum inbox_auth ret = INBOX_AUTH_MISSING;
 	char *domain = NULL, *want = xstrdup(authserv_id ? authserv_id : "");
 	size_t i;
-	int in_run = 0;
+	int received = 0;
 
 	lower(want);
 	if (!m->from_addr) {
@@ -172,24 +198,39 @@ enum inbox_auth inbox_mail_auth(const struct inbox_mail *m, const char *authserv
 	domain = xstrdup(strchr(m->from_addr, '@') + 1);
 	lower(domain);
 	vd.domain = domain;
-	for (i = 0; i < m->headers_nr; i++) {
-		int ar = !strcasecmp(m->headers[i].name, "Authentication-Results");
-		char *id = ar ? authserv(m->headers[i].value, &stripped) : NULL;
-		int ours = id && !strcmp(id, want);
+	/*
+	 * The receiving server adds its Received: field and its Authentication-Results
+	 * on top of what it was given, so only the fields above its Received: are its
+	 * own; every field below came with the mail and may be the sender's (RFC 8601
+	 * section 5).  Each milter writes a field of its own: all of them count.
+	 */
+	for (i = 0; i < m->headers_nr && !received; i++) {
+		char *id;
 
-		free(id);
-		if (ours) {
-			/* the topmost run only: fields further down may be the sender's own */
-			in_run = 1;
+		if (!strcasecmp(m->headers[i].name, "Received")) {
+			received = 1;
+			continue;
+		}
+		if (strcasecmp(m->headers[i].name, "Authentication-Results"))
+			continue;
+		id = authserv(m->headers[i].value, &stripped);
+		if (id && !strcmp(id, want)) {
 			ret = INBOX_AUTH_FAIL;
 			evaluate(&vd, stripped.buf);
-		} else if (in_run) {
-			break;
 		}
+		free(id);
+	}
+	if (!received) {
+		ret = INBOX_AUTH_MISSING;
+		if (why)
+			strbuf_addf(why, "no Received: field, so no Authentication-Results can "
+					 "be told to be %s's own", want);
+		goto done;
 	}
 	if (ret == INBOX_AUTH_MISSING) {
 		if (why)
-			strbuf_addf(why, "no Authentication-Results from %s", want);
+			strbuf_addf(why, "no Authentication-Results from %s above its Received: "
+					 "field", want);
 		goto done;
 	}
 	if (vd.pass && !vd.dmarc_fail)

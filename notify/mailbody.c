@@ -361,13 +361,15 @@ size_t inbox_mail_commands(struct strvec *out, const char *body, size_t max)
 		    (e - t >= 26 && !strncasecmp(t, "-----Original Message-----", 26)))
 			break; /* a signature, or the original below a top-posted answer */
 		if (t < e && *t != '>' && e - t >= 8 && !strncasecmp(t, "#nextbot", 8) &&
-		    (e - t == 8 || t[8] == ' ' || t[8] == '\t')) {
+		    (e - t == 8 || t[8] == ' ' || t[8] == '\t' || t[8] == ':')) {
 			struct strbuf raw = STRBUF_INIT, clean = STRBUF_INIT;
-			size_t k = (size_t)(e - t) - 8;
+			/* "#nextbot:" too: a colon after the word is a common way to write it */
+			size_t word = 8 + (e - t > 8 && t[8] == ':');
+			size_t k = (size_t)(e - t) - word;
 
 			if (k > COMMAND_MAX)
 				k = COMMAND_MAX;
-			strbuf_add(&raw, t + 8, k);
+			strbuf_add(&raw, t + word, k);
 			mime_clean_line(&clean, raw.buf);
 			if (found++ < max)
 				strvec_push(out, clean.buf);

@@ -132,23 +132,10 @@ void mime_clean_text(struct strbuf *out, const char *in)
 	struct strbuf tmp = STRBUF_INIT;
 	size_t i;
 
-	if (in)
-		utf8_repair(&tmp, in, strlen(in));
-	for (i = 0; i < tmp.len; i++) {
-		unsigned char c = tmp.buf[i];
-
-		if (c == '\r' && tmp.buf[i + 1] == '\n')
-			continue;
-		if (c == 0xc2 && (unsigned char)tmp.buf[i + 1] >= 0x80 &&
-		    (unsigned char)tmp.buf[i + 1] <= 0x9f) {
-			strbuf_addch(out, ' '); /* a C1 control */
-			i++;
-			continue;
-		}
-		if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f)
-			c = ' ';
-		strbuf_addch(out, c);
-	}
+	for (i = 0; in && in[i]; i++) /* CRLF line ends are LF; a lone CR is a control */
+		if (in[i] != '\r' || in[i + 1] != '\n')
+			strbuf_addch(&tmp, in[i]);
+	utf8_clean_text(out, tmp.buf, tmp.len);
 	strbuf_release(&tmp);
 }
 

@@ -26,11 +26,15 @@ int mime_addr_check(const char *addr);
  */
 int mime_addr_parse(const char *in, char **name_out, char **addr_out);
 
-/* One-line text from strangers: valid UTF-8, controls replaced, trimmed. */
+/*
+ * One-line text from strangers: valid UTF-8, controls replaced, bidi controls shown
+ * as "\u202e" (utf8_strip_controls()), trimmed.
+ */
 void mime_clean_line(struct strbuf *out, const char *in);
 /*
  * Multi-line text from strangers: valid UTF-8, LF line ends (CRLF becomes LF),
- * controls other than TAB, LF and a bare CR replaced, DEL replaced.
+ * controls other than TAB and LF replaced (a lone CR too), bidi controls shown as
+ * "\u202e" (utf8_clean_text()).
  */
 void mime_clean_text(struct strbuf *out, const char *in);
 

@@ -166,6 +166,8 @@ int notice_queue_conflict(const struct notice_settings *s, const struct notice_c
 			       "of this bot, who can record it for the nights to come.");
 	}
 	strbuf_addstr(&d.body, "-- \nCheers,\nnextbot\n");
+	if (!c->gone)
+		draft_commands(&d, s, DRAFT_COMMANDS_PATCHES, NULL);
 	ev.event = "merge-conflict";
 	ev.date = c->date;
 	ev.next_tag = c->next_tag;

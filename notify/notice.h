@@ -57,6 +57,10 @@ struct notice_settings {
 		long connect_timeout; /* seconds; 0: 30 */
 		long timeout;	      /* whole transaction, seconds; 0: 120 */
 	} smtp;
+	/* An inbox takes answers (config `inbox`): a flag's mails and the conflict mails
+	   end with the `#nextbot` commands their readers may send; with mail_tests,
+	   `#nextbot test:` among them */
+	int mail_commands, mail_tests;
 	const struct notice_webhook *webhooks;
 	size_t webhooks_nr;
 	long http_timeout;  /* seconds; 0: 30 */

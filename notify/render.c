@@ -158,6 +158,47 @@ void draft_quote(struct draft *d, const char *text)
 	strbuf_release(&sb);
 }
 
+void draft_commands(struct draft *d, const struct notice_settings *s, enum draft_commands what,
+		    const char *flag_id)
+{
+	/* one line each, the command where a reader copies it from (as syzbot's footer) */
+	static const struct {
+		const char *cmd, *what;
+		unsigned mask; /* 1 << enum draft_commands */
+	} rows[] = {
+		{ "fix: <subject>", "a commit with this subject fixes it", 3 },
+		{ "test: <git url> <branch>", "try that branch in the tree's place", 1 },
+		{ "drop [reason]", "keep the patch out of next", 1 },
+		{ "drop <commit> [reason]", "keep that patch out of next", 4 },
+		{ "undrop", "take the drop back", 1 },
+		{ "undrop <commit>", "take the drop back", 4 },
+		{ "invalid <reason>", "a false positive: never blamed again", 3 },
+		{ "reopen", "take back an invalid or a fix:", 3 },
+	};
+	size_t i;
+
+	if (!s->mail_commands)
+		return;
+	if (what == DRAFT_COMMANDS_PATCHES)
+		strbuf_addstr(&d->body, "\nTo tell nextbot, answer this mail with a line of these, "
+					"naming a\npatch above by its commit:\n");
+	else
+		strbuf_addf(&d->body, "\nTo tell nextbot, answer this mail with a line of these "
+				      "(in another\nthread, name the flag: #nextbot drop %s):\n",
+			    draft_cl(d, flag_id));
+	for (i = 0; i < sizeof(rows) / sizeof(*rows); i++) {
+		if (!(rows[i].mask & 1u << what) || (!s->mail_tests && rows[i].cmd[0] == 't'))
+			continue;
+		strbuf_addf(&d->body, "  #nextbot %-24s  %s\n", rows[i].cmd, rows[i].what);
+	}
+	if (what == DRAFT_COMMANDS_FLAG)
+		strbuf_addf(&d->body, "drop, undrop and invalid are for the tree's maintainers%s\n",
+			    s->mail_tests ? ";\ntest: for them and the patch's author." : ".");
+	else
+		strbuf_addf(&d->body, "%s for the tree's maintainers.\n",
+			    what == DRAFT_COMMANDS_FLAKY ? "invalid is" : "drop and undrop are");
+}
+
 void draft_attach(struct draft *d, const char *name, const char *text)
 {
 	struct strbuf sb = STRBUF_INIT;

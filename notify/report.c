@@ -393,6 +393,7 @@ static int queue_report(const struct notice_settings *s, const struct notice_bre
 	action(&d, b);
 	tags(&d, s, b->flag_id);
 	signature(&d, "Thanks", b->flag_id);
+	draft_commands(&d, s, DRAFT_COMMANDS_FLAG, b->flag_id);
 	ret = draft_queue(s, &d);
 	draft_release(&d);
 	strbuf_release(&sb);
@@ -470,6 +471,7 @@ static int queue_maintainer(const struct notice_settings *s, const struct notice
 			   b->partner.tree ? "s have" : " has");
 	}
 	signature(&d, "Cheers", b->flag_id);
+	draft_commands(&d, s, flaky ? DRAFT_COMMANDS_FLAKY : DRAFT_COMMANDS_FLAG, b->flag_id);
 	ret = draft_queue(s, &d);
 	draft_release(&d);
 	return ret;

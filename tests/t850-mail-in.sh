@@ -4,9 +4,14 @@
 # report (acknowledged in the thread, the patch out of the next night, the drop naming
 # the mail), the same mail again (acts once), undrop, invalid with an explicit flag id;
 # refused: a stranger, a command in quoted text, an autoreply, a bounce, a forged
-# From: with inbox.authserv_id; exit 65 for a non-mail, 75 while another nextbot holds
-# the lock; reopen.  The other commands and their nights over IMAP: t860-mail-imap.sh.
-# About 25 s (two nights).
+# From: with inbox.authserv_id (no results, a fail, a pass forged below the server's
+# Received: or right below its own field, header.i outside header.d; two milters'
+# fields both count); exit 65 for a non-mail, 75 while another nextbot holds the lock;
+# reopen.  Commands act only on what they name: an id-like word that names nothing
+# (drop, undrop, invalid) is refused and nothing is done; `#nextbot dorp` is refused
+# with a suggestion; `#nextbot:` is read; a flag named by its commit, a patch by its
+# Message-ID, a patch no flag names by its commit (dropped and taken back).
+# The other commands and their nights over IMAP: t860-mail-imap.sh.  About 40 s.
 . "$(dirname "$0")/lib.sh"
 TESTS=$(cd "$(dirname "$0")" && pwd)
 
@@ -47,6 +52,25 @@ for f in sorted(glob.glob(sys.argv[1] + "/outbox/*.json")):
 EOF
 )
 check "the report is in the outbox" test -n "$REPORT"
+check "report and maintainer mail end with the commands their readers may send" \
+	$PYTHON - "$S" "$FLAG" <<'EOF'
+import email, email.policy, glob, json, sys
+mails = [json.load(open(f)) for f in glob.glob(sys.argv[1] + "/outbox/*.json")]
+mails = [email.message_from_string(m["body"], policy=email.policy.default)
+         for m in mails if m["kind"] == "build-failure"]
+mails = [m.get_body(preferencelist=("plain",)).get_content() for m in mails]
+assert len(mails) == 2, len(mails)
+for body in mails:
+    body = body.replace("\r\n", "\n")
+    tail = body[body.index("\n-- \n"):]
+    assert "in another\nthread, name the flag: #nextbot drop %s):" % sys.argv[2] in tail, tail
+    for cmd in ("fix: <subject>", "drop [reason]", "undrop", "invalid <reason>", "reopen"):
+        assert "\n  #nextbot %s " % cmd in tail, (cmd, tail)
+    assert "#nextbot test:" not in tail, tail  # inbox.max_tests: 0
+    assert tail.rstrip().endswith("for the tree's maintainers."), tail
+EOF
+check "every prose line of every mail is at most 78 columns" $PYTHON "$TESTS/mails.py" width \
+	"$S/outbox"
 
 # mail FILE FROM MSGID IN-REPLY-TO [HEADER...] < BODY: a mail answering IN-REPLY-TO
 mail() {
@@ -176,7 +200,102 @@ printf 'Please take it back.\n\n#nextbot undrop %s\n' "$FLAG" |
 expect_exit 0 "the operator's undrop is handled" MAILIN "$TMP/undrop.eml"
 check "the flag is open again" test "$(flag_state)" = open
 
+# --- commands act only on what they name --------------------------------------------------
+# reply_text ID: the text of the replies to mail ID, blanks squeezed
+reply_text() {
+	$PYTHON - "$S" "$1" <<'EOF'
+import glob, json, sys
+for f in sorted(glob.glob(sys.argv[1] + "/outbox/*.json")):
+    n = json.load(open(f))
+    if n["kind"] == "reply" and ("In-Reply-To: %s" % sys.argv[2]) in n["body"]:
+        print(" ".join(n["body"].replace("\r\n", "\n").split("\n\n", 1)[1].split()))
+EOF
+}
+# count drops: the active drops
+count() {
+	$PYTHON - "$S" <<'EOF'
+import json, sys
+print(len([d for d in json.load(open(sys.argv[1] + "/state.json"))["drops"] if d["active"]]))
+EOF
+}
+echo "#nextbot drop deadbeef0000" | mail unknown.eml "$JAKOB" "<jakob-u@netdev.example.org>" \
+	"$REPORT"
+expect_exit 0 "a drop naming an id nextbot does not know is handled" MAILIN "$TMP/unknown.eml"
+check "... and nothing is done: the thread's flag stays open" test "$(flag_state)" = open
+check "... no drop recorded" test "$(count drops)" = 0
+check "... no acknowledgement to the submitter and the list: one refusal, to the sender" \
+	test "$(replies '<jakob-u@netdev.example.org>')" = "jakob@netdev.example.org"
+reply_text '<jakob-u@netdev.example.org>' >"$TMP/unknown.txt"
+check "... the sender is told that the id names nothing and nothing was done" grep -q \
+	'> #nextbot drop deadbeef0000 Nothing was done: deadbeef0000 names no flag, commit, patch-id or Message-ID that nextbot knows of.' \
+	"$TMP/unknown.txt"
+printf '#nextbot undrop 0123456\n#nextbot invalid <nope@example.org> not a bug\n' |
+	mail unknown2.eml "$JAKOB" "<jakob-u2@netdev.example.org>" "$REPORT"
+expect_exit 0 "undrop and invalid naming unknown ids are handled" MAILIN "$TMP/unknown2.eml"
+check "... and nothing is done" test "$(flag_state)" = open
+reply_text '<jakob-u2@netdev.example.org>' >"$TMP/unknown2.txt"
+check "... each refused, saying why" sh -c "
+	grep -q '0123456 names no flag, drop, commit' '$TMP/unknown2.txt' &&
+	grep -q '<nope@example.org> names no flag, commit' '$TMP/unknown2.txt'"
+
+echo "#nextbot dorp wrong locking" | mail dorp.eml "$JAKOB" "<jakob-dorp@netdev.example.org>" \
+	"$REPORT"
+expect_exit 0 "a misspelt command is handled" MAILIN "$TMP/dorp.eml"
+check "... nothing is done" test "$(flag_state)" = open
+check "... no drop recorded" test "$(count drops)" = 0
+reply_text '<jakob-dorp@netdev.example.org>' >"$TMP/dorp.txt"
+check "... the reply suggests the command and lists them all" sh -c "
+	grep -q 'does not know the command \"dorp\"; did you mean \`#nextbot drop\`?' '$TMP/dorp.txt' &&
+	grep -q '#nextbot undrop take a drop back' '$TMP/dorp.txt'"
+
+echo "#nextbot: fix: net/route: add the missing semicolon" |
+	mail colon.eml "$JAKOB" "<jakob-colon@netdev.example.org>" "$REPORT"
+expect_exit 0 "#nextbot: (with a colon) is handled" MAILIN "$TMP/colon.eml"
+check "... read as #nextbot: the fix is noted" sh -c "'$NEXTBOT' -c '$W/nextbot.yaml' flagged |
+	grep -q 'fix:     \"net/route: add the missing semicolon\" (jakob@netdev.example.org'"
+reply_text '<jakob-colon@netdev.example.org>' >"$TMP/colon.txt"
+check "... and acknowledged" grep -q "Noted: flag $FLAG" "$TMP/colon.txt"
+
+# named by the patch's commit (a prefix) and Message-ID, in a fresh mail
+COMMIT=$("$NEXTBOT" -c "$W/nextbot.yaml" --json flagged | $PYTHON -c '
+import json, sys; print(json.load(sys.stdin)["flags"][0]["commit"][:10])')
+printf '#nextbot drop %s needs a v2\n' "$COMMIT" |
+	mail bycommit.eml "$JAKOB" "<jakob-c@netdev.example.org>" ""
+expect_exit 0 "a drop naming the flagged commit is handled" MAILIN "$TMP/bycommit.eml"
+check "... the flag is dropped" test "$(flag_state)" = dropped
+check "... with the rest of the line as the reason" $PYTHON - "$S" <<'EOF'
+import json, sys
+d = [d for d in json.load(open(sys.argv[1] + "/state.json"))["drops"] if d["active"]]
+assert len(d) == 1 and d[0]["reason"] == "needs a v2", d
+EOF
+echo "#nextbot undrop <20261130-route-limit-v1@example.org>" |
+	mail bymsgid.eml "$JAKOB" "<jakob-m@netdev.example.org>" ""
+expect_exit 0 "an undrop naming the patch's Message-ID is handled" MAILIN "$TMP/bymsgid.eml"
+check "... the flag is open again" test "$(flag_state)" = open
+# a patch no flag names, by a commit prefix: dropped as `nextbot drop` does, then taken back
+EXTRA=$(git -C "$W/remotes/net-next.git" log -1 --format=%h --abbrev=9 net-next)
+printf '#nextbot drop %s not wanted yet\n' "$EXTRA" |
+	mail extra.eml "$JAKOB" "<jakob-x@netdev.example.org>" ""
+expect_exit 0 "a drop naming a patch without a flag is handled" MAILIN "$TMP/extra.eml"
+check "... the drop is recorded for that commit, by whom and why" $PYTHON - "$S" "$EXTRA" <<'EOF'
+import json, sys
+d = [d for d in json.load(open(sys.argv[1] + "/state.json"))["drops"] if d["active"]]
+assert len(d) == 1 and d[0]["commit"].startswith(sys.argv[2]), d
+assert d[0]["subject"] == "net: add net_extra" and d[0]["reason"] == "not wanted yet", d
+assert d[0]["by"] == "jakob@netdev.example.org" and d[0]["mail"] == "<jakob-x@netdev.example.org>", d
+EOF
+printf '#nextbot undrop %s\n' "$EXTRA" | mail extra2.eml "$JAKOB" "<jakob-x2@netdev.example.org>" ""
+expect_exit 0 "... and its undrop" MAILIN "$TMP/extra2.eml"
+check "... takes it back" test "$(count drops)" = 0
+printf '#nextbot drop %s\n' "$EXTRA" | mail extra3.eml "Eve <eve@example.com>" "<eve-x@example.com>" ""
+expect_exit 0 "a stranger's drop of it is handled" MAILIN "$TMP/extra3.eml"
+check "... and refused" test "$(count drops)" = 0
+reply_text '<eve-x@example.com>' >"$TMP/extra3.txt"
+check "... saying who may" grep -q "Refused: only the tree's maintainers" "$TMP/extra3.txt"
+
 # --- forged: with inbox.authserv_id, From: needs the server's word -------------------------
+# (the server's own Authentication-Results stand above the Received: field it adds)
+RCVD="Received: from mail.netdev.example.org by mx.example.org with ESMTPS; 2 Dec 2026"
 sed -i 's|^inbox: {max_tests: 0}|inbox: {max_tests: 0, authserv_id: mx.example.org}|' \
 	"$W/nextbot.yaml"
 echo "#nextbot invalid not a bug" |
@@ -194,15 +313,43 @@ check "... without an answer to the forged address" test -z \
 	"$(replies '<forged-1@netdev.example.org>')$(replies '<forged-2@netdev.example.org>')"
 check "status says why" sh -c "'$NEXTBOT' -c '$W/nextbot.yaml' status | grep -q \
 	'refused   jakob@netdev.example.org <forged-2@netdev.example.org>: From: not vouched for by mx.example.org: mx.example.org for netdev.example.org: dkim=fail header.d=netdev.example.org, dmarc=fail'"
+# a pass forged right below the server's own field: believed before (the whole run of
+# fields with the server's name was taken as the server's); and header.i outside header.d
+AR="Authentication-Results: mx.example.org;"
+echo "#nextbot invalid not a bug" | mail forged3.eml "$JAKOB" "<forged-3@netdev.example.org>" \
+	"$REPORT" "$AR spf=none" "$AR dmarc=pass header.from=netdev.example.org"
+echo "#nextbot invalid not a bug" | mail forged4.eml "$JAKOB" "<forged-4@netdev.example.org>" \
+	"$REPORT" "$RCVD" "$AR spf=none" "$AR dmarc=pass header.from=netdev.example.org"
+echo "#nextbot invalid not a bug" | mail forged5.eml "$JAKOB" "<forged-5@netdev.example.org>" \
+	"$REPORT" "$AR dkim=pass header.d=evil.example.com header.i=@netdev.example.org" "$RCVD"
+echo "#nextbot invalid not a bug" | mail forged6.eml "$JAKOB" "<forged-6@netdev.example.org>" \
+	"$REPORT" "$AR dkim=pass header.d=netdev.example.org header.i=jakob@evil.example.com" \
+	"$RCVD"
+for n in 3 4 5 6; do
+	expect_exit 0 "forged mail $n is handled" MAILIN "$TMP/forged$n.eml"
+done
+check "none of them acted: the flag stays open" test "$(flag_state)" = open
+check "... none was answered" test -z "$(replies '<forged-3@netdev.example.org>')$(
+	replies '<forged-4@netdev.example.org>')$(replies '<forged-5@netdev.example.org>')$(
+	replies '<forged-6@netdev.example.org>')"
+"$NEXTBOT" -c "$W/nextbot.yaml" status >"$TMP/status"
+check "... and status says why" sh -c "
+	grep -q '<forged-3@netdev.example.org>: From: not vouched for by mx.example.org: no Received: field' '$TMP/status' &&
+	grep -q '<forged-4@netdev.example.org>: From: not vouched for by mx.example.org: no Authentication-Results from mx.example.org above its Received: field' '$TMP/status' &&
+	grep -q '<forged-5@netdev.example.org>: .*header.d=evil.example.com header.i=@netdev.example.org (header.i outside header.d)' '$TMP/status' &&
+	grep -q '<forged-6@netdev.example.org>: .*header.i=jakob@evil.example.com (header.i outside header.d)' '$TMP/status'"
+# two milters, two fields above the server's Received:, both count
 printf '#nextbot invalid the test machine was broken\n' |
 	mail invalid.eml "$JAKOB" "<jakob-2@netdev.example.org>" "$REPORT" \
-	"Authentication-Results: mx.example.org; dkim=pass header.d=netdev.example.org"
+	"$AR dmarc=pass header.from=netdev.example.org" \
+	"$AR dkim=pass header.d=netdev.example.org header.i=@netdev.example.org" "$RCVD"
 expect_exit 0 "a vouched-for invalid is handled" MAILIN "$TMP/invalid.eml"
 check "the flag is dismissed" test "$(flag_state)" = dismissed
 check "flagged says why and who" sh -c "'$NEXTBOT' -c '$W/nextbot.yaml' flagged --all |
 	grep -q 'invalid by jakob@netdev.example.org in <jakob-2@netdev.example.org>: the test machine was broken'"
 printf '#nextbot reopen\n' | mail reopen.eml "$JAKOB" "<jakob-3@netdev.example.org>" "$REPORT" \
-	"Authentication-Results: mx.example.org; dmarc=pass header.from=netdev.example.org"
+	"Authentication-Results: mx.example.org; dmarc=pass header.from=netdev.example.org" \
+	"$RCVD"
 expect_exit 0 "reopen is handled" MAILIN "$TMP/reopen.eml"
 check "the flag is open again" test "$(flag_state)" = open
 

@@ -121,6 +121,7 @@ mail() {
 		printf 'Return-Path: <%s>\r\n' "$(echo "$from" | sed 's/.*<//; s/>//')"
 		printf 'Authentication-Results: mx.example.org; dkim=pass header.d=%s;\r\n' "$domain"
 		printf ' dmarc=pass header.from=%s\r\n' "$domain"
+		printf 'Received: from mail.%s by mx.example.org with ESMTPS\r\n' "$domain"
 		printf 'From: %s\r\nTo: Zoe <zoe@example.org>, nextbot <nextbot@example.org>\r\n' "$from"
 		printf 'Cc: Jakob Kiczek <jakob@netdev.example.org>, linux-net@lists.example.org\r\n'
 		printf 'Subject: Re: a report\r\nMessage-ID: %s\r\n' "$id"

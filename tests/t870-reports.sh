@@ -257,6 +257,7 @@ EOF
 check "no mail but the operator's holds the workdir path" \
 	$PYTHON "$MAILS" private "$OUTBOX" "$W/state" op@example.org
 check "every prose line of every mail is at most 78 columns" $PYTHON "$MAILS" width "$OUTBOX"
+check "without an inbox, no mail lists #nextbot commands" sh -c "! grep -l '#nextbot' '$OUTBOX'/*.json"
 
 # --- the dashboard, as a maintainer opens it (headless Chromium, about 30 s) ----------------
 expect_exit 0 "report --html" NB report --html "$TMP/site"

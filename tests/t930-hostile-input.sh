@@ -3,7 +3,9 @@
 # file names and build output with invalid UTF-8 and terminal escapes (ESC, an OSC
 # title, BEL, CR) are stored and printed repaired and escape-free in state.json,
 # flagged (--json and text), bisect --json, the run's merge.log, Next/merge.log and
-# the dashboard (RELIABILITY 2, 6).  A truncated outbox file is kept aside, listed as
+# the dashboard (RELIABILITY 2, 6).  A right-to-left override (U+202E) in a subject
+# and an author's name shows as \u202e in all of these and in the mails and webhook
+# bodies; a Persian name keeps its ZWNJ.  A truncated outbox file is kept aside, listed as
 # damaged, named in the next summary and, being a flag's report, queued again from
 # the state.  A damaged state.json says what is wrong and where, is kept aside, and
 # says how to recover.  About 10 s.
@@ -19,10 +21,16 @@ mkdir lib
 echo 'int a;' >lib/a.c
 echo 'shared' >"$(printf 'lib/esc\033[1mname')"
 git_q add -A && git_q commit -qm initial && cd ..
-SUBJ=$(printf 'lib: \377\376 a \033]0;owned\007 \033[31mred\033[0m\r subject')
+# U+202E (right-to-left override) in the subject and the author's name, and a Persian
+# name with U+200C (ZWNJ), which must stay as it is
+RLO=$(printf '\342\200\256')
+ZWNJ_NAME=$(printf 'Mehr\330\256\330\247\331\206\342\200\214\330\262\330\247\330\257\331\207')
+SUBJ=$(printf 'lib: \377\376 a \033]0;owned\007 \033[31mred\033[0m\r subject %sexe.txt' "$RLO")
 git_q clone -q mainline weird && cd weird || exit 1
 echo 'int b;' >lib/b.c && git_q add -A && git_q commit -qm "lib: b"
-echo 'int bad;' >lib/c.c && git_q add -A && git_q commit -qm "$SUBJ"
+echo 'int bad;' >lib/c.c && git_q add -A &&
+	git_q -c user.name="Mallory ${RLO}yrollaM $ZWNJ_NAME" -c user.email=m@example.org \
+	commit -qm "$SUBJ"
 echo 'int d;' >lib/d.c && git_q add -A && git_q commit -qm "lib: d"
 cd .. && git_q clone -q mainline other && cd other || exit 1
 echo 'other side' >"$(printf 'lib/esc\033[1mname')" && git_q commit -qam "lib: other change"
@@ -40,7 +48,10 @@ trees:
 build:
   - {name: build, command: make, timeout: 60}
 bisect: {confirm: 1}
-notify: {from: "nextbot <nextbot@example.org>", list: "list@example.org"}
+notify:
+  from: "nextbot <nextbot@example.org>"
+  list: "list@example.org"
+  webhooks: [{url: "http://127.0.0.1:9/json"}, {url: "http://127.0.0.1:9/chat", format: slack}]
 EOF
 NB() { "$NEXTBOT" -c "$W/nextbot.yaml" "$@"; }
 S=$W/state
@@ -91,6 +102,65 @@ check "Next/merge.log names the conflict in the escaped file" grep -q "esc.*name
 check "Next/merge.log" clean "$TMP/next-merge.log"
 NB report --html "$TMP/report" >/dev/null 2>&1
 check "the dashboard" clean "$TMP/report/index.html"
+# bidi KIND=PATH...: no U+202E itself in the bytes or in any value (JSON, a decoded mail
+# or webhook body), the subject and the author's name show it as the six characters
+# \u202e, the Persian name keeps its ZWNJ.  KIND: text, json, outbox (a folder), html (a
+# folder).
+bidi() {
+	$PYTHON - "$@" <<'EOF'
+import email, email.policy, glob, json, os, sys
+RLO, MARK = "\u202e", "\\u202e"
+PERSIAN = "Mehr\u062e\u0627\u0646\u200c\u0632\u0627\u062f\u0647"
+NAME = "Mallory " + MARK + "yrollaM " + PERSIAN
+bad = 0
+def strings(v):
+    if isinstance(v, str):
+        yield v
+    elif isinstance(v, list):
+        for x in v: yield from strings(x)
+    elif isinstance(v, dict):
+        for x in v.values(): yield from strings(x)
+def need(ok, what):
+    global bad
+    if not ok:
+        print("# " + what); bad = 1
+for arg in sys.argv[1:]:
+    kind, path = arg.split("=", 1)
+    files = sorted(glob.glob(path + "/*.json" if kind == "outbox" else path + "/**/*.html",
+                             recursive=True)) if os.path.isdir(path) else [path]
+    values, shown = [], []
+    for f in files:
+        raw = open(f, encoding="utf-8").read()
+        need(RLO not in raw, "%s: U+202E itself in its bytes" % f)
+        if kind == "json":
+            values += strings(json.loads(raw))
+        elif kind == "outbox":
+            n = json.loads(raw)
+            if n["channel"] == "mail":
+                m = email.message_from_string(n["body"], policy=email.policy.default)
+                values += [str(m["Subject"]), str(m["To"]), str(m["Cc"]),
+                           m.get_body(preferencelist=("plain",)).get_content()]
+            else:
+                values += strings(json.loads(n["body"]))
+        else:
+            values.append(raw)
+    need(not any(RLO in v for v in values), "%s: U+202E in a value" % path)
+    text = "\n".join(values)
+    need(MARK + "exe.txt" in text, "%s: the subject does not show \\u202e" % path)
+    need(NAME in text, "%s: the author is not shown as %r" % (path, NAME))
+sys.exit(bad)
+EOF
+}
+check "bidi: flagged and flagged --json show U+202E as \\u202e, the Persian name as it is" \
+	bidi "text=$TMP/flagged.txt" "json=$TMP/flagged.json"
+check "bidi: state.json" bidi "json=$S/state.json"
+check "bidi: the mails (subject, To:, text) and webhook bodies (event, chat)" \
+	bidi "outbox=$S/outbox"
+check "bidi: the dashboard" bidi "html=$TMP/report"
+check "... which holds mails, JSON events and chat messages" sh -c "
+	grep -q '\"url\":\"http://127.0.0.1:9/json\"' '$S'/outbox/*.json &&
+	grep -q '\"url\":\"http://127.0.0.1:9/chat\"' '$S'/outbox/*.json &&
+	grep -q '\"channel\":\"mail\"' '$S'/outbox/*.json"
 expect_exit 0 "bisect --json on the hostile history" "$NEXTBOT" --json bisect --repo "$W/src/weird" \
 	--good "$(git -C "$W/src/mainline" rev-parse HEAD)" --bad HEAD -- sh -c '! grep -q bad lib/*.c'
 cp "$TMP/out" "$TMP/bisect.json"

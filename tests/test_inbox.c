@@ -51,6 +51,9 @@ static void test_plain_reply(void **state)
 		"#nextbot drop wrong locking\n"
 		"  #NEXTBOT undrop  \n"
 		"#nextbotdrop not a command\n"
+		"#nextbot: reopen\n"
+		"#Nextbot:fix: a: b\n"
+		"#nextbot:\n"
 		"-- \n"
 		"#nextbot invalid in the signature\n";
 	int crlf;
@@ -72,9 +75,12 @@ static void test_plain_reply(void **state)
 		assert_string_equal(m.recipients.v[2], "linux-fs@lists.example.org");
 		assert_string_equal(m.return_path, "viktor@vfs.example.org");
 		assert_null(m.auto_submitted);
-		assert_int_equal(inbox_mail_commands(&cmds, m.body, 10), 2);
+		assert_int_equal(inbox_mail_commands(&cmds, m.body, 10), 5);
 		assert_string_equal(cmds.v[0], "drop wrong locking");
 		assert_string_equal(cmds.v[1], "undrop");
+		assert_string_equal(cmds.v[2], "reopen");
+		assert_string_equal(cmds.v[3], "fix: a: b");
+		assert_string_equal(cmds.v[4], "");
 		strvec_clear(&cmds);
 		inbox_mail_release(&m);
 	}
@@ -274,49 +280,116 @@ static enum inbox_auth auth(const char *headers, const char *id)
 	return a;
 }
 
+/* The receiving server's own Received: field, as it stands below its own results. */
+#define RCVD "Received: from mail.vfs.example.org by mx.example.org with ESMTPS\n"
+
 static void test_authentication_results(void **state)
 {
 	assert_int_equal(auth("", "mx.example.org"), INBOX_AUTH_MISSING);
+	assert_int_equal(auth(RCVD, "mx.example.org"), INBOX_AUTH_MISSING);
 	assert_int_equal(auth("Authentication-Results: mx.example.org;\n"
 			      " dkim=pass (2048-bit key) header.d=vfs.example.org header.s=k1;\n"
-			      " dmarc=pass (p=none) header.from=vfs.example.org\n",
+			      " dmarc=pass (p=none) header.from=vfs.example.org\n" RCVD,
 			      "MX.example.org"),
 			 INBOX_AUTH_PASS);
-	/* split over two fields, one per method, as opendkim and opendmarc write them */
+	/* split over two fields, one per method, as opendkim and opendmarc write them:
+	   both count (the dmarc=fail of the upper one refuses the dkim=pass below it) */
 	assert_int_equal(auth("Authentication-Results: mx.example.org; spf=pass\n"
 			      "Authentication-Results: mx.example.org 1; dkim=pass "
-			      "header.i=@vfs.example.org\n",
+			      "header.i=@vfs.example.org\n" RCVD,
+			      "mx.example.org"),
+			 INBOX_AUTH_PASS);
+	assert_int_equal(auth("Authentication-Results: mx.example.org; dmarc=fail "
+			      "header.from=vfs.example.org\n"
+			      "Authentication-Results: mx.example.org; dkim=pass "
+			      "header.d=vfs.example.org\n" RCVD,
+			      "mx.example.org"),
+			 INBOX_AUTH_FAIL);
+	assert_int_equal(auth("Authentication-Results: mx.example.org; spf=pass\n"
+			      "Authentication-Results: mx.example.org; dmarc=pass\n" RCVD,
 			      "mx.example.org"),
 			 INBOX_AUTH_PASS);
 	/* another domain's signature does not vouch for this From: */
 	assert_int_equal(auth("Authentication-Results: mx.example.org; dkim=pass "
-			      "header.d=evil.example.com\n",
+			      "header.d=evil.example.com\n" RCVD,
 			      "mx.example.org"),
 			 INBOX_AUTH_FAIL);
 	/* another server's results do not count */
-	assert_int_equal(auth("Authentication-Results: other.example.net; dmarc=pass\n",
+	assert_int_equal(auth("Authentication-Results: other.example.net; dmarc=pass\n" RCVD,
 			      "mx.example.org"),
 			 INBOX_AUTH_MISSING);
-	/* a forged pass below the server's own fail */
+	/* a forged pass below the server's Received: */
 	assert_int_equal(auth("Authentication-Results: mx.example.org; dmarc=fail "
-			      "header.from=vfs.example.org\n"
-			      "Received: from evil\n"
+			      "header.from=vfs.example.org\n" RCVD
 			      "Authentication-Results: mx.example.org; dmarc=pass\n",
 			      "mx.example.org"),
 			 INBOX_AUTH_FAIL);
+	assert_int_equal(auth("Authentication-Results: mx.example.org; spf=none\n" RCVD
+			      "Authentication-Results: mx.example.org; dkim=pass "
+			      "header.d=vfs.example.org\n",
+			      "mx.example.org"),
+			 INBOX_AUTH_FAIL);
+	assert_int_equal(auth(RCVD "Authentication-Results: mx.example.org; dmarc=pass\n"
+			      "Received: from evil.example.com by mail.vfs.example.org\n",
+			      "mx.example.org"),
+			 INBOX_AUTH_MISSING);
+	/* ... and directly below the server's own, with no Received: anywhere: the fields
+	   of the server and the sender cannot be told apart, so none is believed */
+	assert_int_equal(auth("Authentication-Results: mx.example.org; dkim=none\n"
+			      "Authentication-Results: mx.example.org; dmarc=pass "
+			      "header.from=vfs.example.org\n",
+			      "mx.example.org"),
+			 INBOX_AUTH_MISSING);
 	/* dkim passes but dmarc says fail: refused */
 	assert_int_equal(auth("Authentication-Results: mx.example.org; dmarc=fail; dkim=pass "
-			      "header.d=vfs.example.org\n",
+			      "header.d=vfs.example.org\n" RCVD,
 			      "mx.example.org"),
 			 INBOX_AUTH_FAIL);
 	/* comments and quoted values */
 	assert_int_equal(auth("Authentication-Results: mx.example.org (v=1);\n"
-			      "\tdkim=pass (good sig) header.d=\"vfs.example.org\"\n",
+			      "\tdkim=pass (good sig) header.d=\"vfs.example.org\"\n" RCVD,
 			      "mx.example.org"),
 			 INBOX_AUTH_PASS);
-	assert_int_equal(auth("Authentication-Results: mx.example.org; none\n",
+	assert_int_equal(auth("Authentication-Results: mx.example.org; none\n" RCVD,
 			      "mx.example.org"),
 			 INBOX_AUTH_FAIL);
+}
+
+/* header.i must lie within header.d (RFC 6376 section 3.5, "i="). */
+static void test_dkim_identity(void **state)
+{
+	static const struct {
+		const char *props;
+		enum inbox_auth want;
+	} cases[] = {
+		{ "header.d=vfs.example.org header.i=@vfs.example.org", INBOX_AUTH_PASS },
+		{ "header.d=vfs.example.org header.i=viktor@VFS.Example.org", INBOX_AUTH_PASS },
+		{ "header.d=VFS.example.org header.i=@lists.vfs.example.org", INBOX_AUTH_PASS },
+		{ "header.d=vfs.example.org header.i=vfs.example.org", INBOX_AUTH_PASS },
+		/* the signer's d= is another domain: i= naming the From: domain is no help */
+		{ "header.d=evil.example.com header.i=@vfs.example.org", INBOX_AUTH_FAIL },
+		/* i= outside d= vouches for nothing, even with d= the From: domain */
+		{ "header.d=vfs.example.org header.i=@evil.example.com", INBOX_AUTH_FAIL },
+		{ "header.d=vfs.example.org header.i=@xvfs.example.org", INBOX_AUTH_FAIL },
+		{ "header.d=vfs.example.org header.i=@example.org", INBOX_AUTH_FAIL },
+		{ "header.d=vfs.example.org header.i=viktor@", INBOX_AUTH_FAIL },
+		{ "header.d=vfs.example.org header.i=viktor", INBOX_AUTH_FAIL },
+		{ "header.d= header.i=@vfs.example.org", INBOX_AUTH_FAIL },
+		/* without d=, the domain of i= is the claim */
+		{ "header.i=@vfs.example.org", INBOX_AUTH_PASS },
+		{ "header.i=@sub.vfs.example.org", INBOX_AUTH_FAIL },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		struct strbuf h = STRBUF_INIT;
+
+		strbuf_addf(&h, "Authentication-Results: mx.example.org; dkim=pass %s\n" RCVD,
+			    cases[i].props);
+		if (auth(h.buf, "mx.example.org") != cases[i].want)
+			fail_msg("dkim=pass %s: wanted %d", cases[i].props, cases[i].want);
+		strbuf_release(&h);
+	}
 }
 
 int main(void)
@@ -328,6 +401,7 @@ int main(void)
 		cmocka_unit_test(test_hostile_input),
 		cmocka_unit_test(test_loops_and_bounces),
 		cmocka_unit_test(test_authentication_results),
+		cmocka_unit_test(test_dkim_identity),
 	};
 
 	return cmocka_run_group_tests_name("inbox", tests, NULL, NULL);

@@ -1,4 +1,7 @@
-/* bot/'s commands by mail: where `#nextbot test:` may fetch from, branch names. */
+/*
+ * bot/'s commands by mail: what looks like an id, suggestions, where `#nextbot test:`
+ * may fetch from, branch names.
+ */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -10,6 +13,7 @@
 #include <string.h>
 
 #include "bot/config.h"
+#include "bot/mailcmd.h"
 #include "bot/mailtest.h"
 #include "util/strbuf.h"
 #include "util/banned.h"
@@ -112,9 +116,62 @@ static void test_branch_names(void **state)
 	assert_false(mailtest_branch_ok("$(id)"));
 }
 
+static int id_like(const char *s)
+{
+	return mailcmd_id_like(s, strlen(s));
+}
+
+static void test_id_like(void **state)
+{
+	assert_true(id_like("deadbee"));
+	assert_true(id_like("deadbeef0000"));
+	assert_true(id_like("DEADBEEF0000"));
+	assert_true(id_like("0123456789012345678901234567890123456789"));
+	assert_true(id_like("<20261130-route-limit-v1@example.org>"));
+	assert_true(id_like("<a@b>"));
+	assert_false(id_like("deadbe"));     /* 6: too short */
+	assert_false(id_like("01234567890123456789012345678901234567890")); /* 41 */
+	assert_false(id_like("deadbeefg"));
+	assert_false(id_like("wrong"));
+	assert_false(id_like("because"));    /* not all hex */
+	assert_true(id_like("defaced"));     /* a word, and 7 hex digits: an id */
+	assert_false(id_like("<no-at-sign>"));
+	assert_false(id_like("zoe@example.org"));
+	assert_false(id_like("<zoe@example.org"));
+	assert_false(id_like(""));
+}
+
+static void test_suggest(void **state)
+{
+	static const struct {
+		const char *word, *want;
+	} cases[] = {
+		{ "dorp", "drop" },      { "DROP", "drop" },	 { "drpo", "drop" },
+		{ "dop", "drop" },       { "unrdop", "undrop" }, { "undrp", "undrop" },
+		{ "invlaid", "invalid" }, { "inavlid", "invalid" }, { "reopn", "reopen" },
+		{ "rebopen", "reopen" }, { "fxi", "fix" },	 { "tset", "test" },
+		{ "dismiss", "invalid" }, { "Fixed", "fix" },
+		/* too far from every command: no guess */
+		{ "frobnicate", NULL },  { "stop", NULL },	 { "dr", NULL },
+		{ "x", NULL },           { "", NULL },		 { "please", NULL },
+		{ "dropdropdropdropdropdropdrop", NULL },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		const char *got = mailcmd_suggest(cases[i].word);
+
+		if (!got != !cases[i].want || (got && strcmp(got, cases[i].want)))
+			fail_msg("'%s': wanted %s, got %s", cases[i].word,
+				 cases[i].want ? cases[i].want : "none", got ? got : "none");
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_id_like),
+		cmocka_unit_test(test_suggest),
 		cmocka_unit_test(test_schemes_and_shapes),
 		cmocka_unit_test(test_test_urls),
 		cmocka_unit_test(test_branch_names),

@@ -449,7 +449,7 @@ static void test_body_qp(void **state)
 	mime_clean_text(&text, "caf\xc3\xa9 \xff bare\rcr\r\nesc\x1b[0m tab\tend \n");
 	mime_body(&sb, text.buf, &cte);
 	assert_string_equal(cte, "quoted-printable");
-	assert_non_null(strstr(sb.buf, "caf=C3=A9 =EF=BF=BD bare=0Dcr\r\n"));
+	assert_non_null(strstr(sb.buf, "caf=C3=A9 =EF=BF=BD bare cr\r\n")); /* a lone CR: a blank */
 	assert_non_null(strstr(sb.buf, "esc [0m tab\tend=20\r\n"));
 	strbuf_reset(&sb);
 	strbuf_reset(&text);

@@ -130,6 +130,54 @@ static void test_utf8_strip_controls(void **state)
 	strbuf_release(&sb);
 }
 
+/* Bidi controls show as \u202e in one-line and multi-line text; ZWJ and ZWNJ stay. */
+static void test_utf8_bidi(void **state)
+{
+	static const struct {
+		const char *in, *want;
+	} cases[] = {
+		/* U+202E RIGHT-TO-LEFT OVERRIDE, U+202C POP DIRECTIONAL FORMATTING */
+		{ "fix \xE2\x80\xAE" "txt.exe\xE2\x80\xAC", "fix \\u202etxt.exe\\u202c" },
+		{ "\xE2\x80\xAA\xE2\x80\xAB\xE2\x80\xAD", "\\u202a\\u202b\\u202d" },
+		/* U+2066..U+2069 isolates, U+200E/U+200F marks, U+061C ARABIC LETTER MARK */
+		{ "\xE2\x81\xA6" "a\xE2\x81\xA9\xE2\x81\xA7\xE2\x81\xA8",
+		  "\\u2066a\\u2069\\u2067\\u2068" },
+		{ "\xE2\x80\x8E\xE2\x80\x8F\xD8\x9C", "\\u200e\\u200f\\u061c" },
+		/* neighbours that are not bidi controls stay: U+2029, U+202F, U+206A, U+200D */
+		{ "\xE2\x80\xA9\xE2\x80\xAF\xE2\x81\xAA", "\xE2\x80\xA9\xE2\x80\xAF\xE2\x81\xAA" },
+		/* a Persian name with ZWNJ (U+200C), a Hindi word with ZWJ (U+200D): unchanged */
+		{ "\xD9\x85\xD9\x87\xE2\x80\x8C\xD8\xB3\xD8\xA7",
+		  "\xD9\x85\xD9\x87\xE2\x80\x8C\xD8\xB3\xD8\xA7" },
+		{ "\xE0\xA4\x95\xE0\xA5\x8D\xE2\x80\x8D\xE0\xA4\xB7",
+		  "\xE0\xA4\x95\xE0\xA5\x8D\xE2\x80\x8D\xE0\xA4\xB7" },
+		/* with C1 and C0 controls around */
+		{ "\xC2\x9B" "1m\xE2\x80\xAE\x1B", " 1m\\u202e " },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		struct strbuf line = STRBUF_INIT, text = STRBUF_INIT;
+
+		strbuf_addstr(&line, cases[i].in);
+		utf8_strip_controls(&line);
+		assert_string_equal(line.buf, cases[i].want);
+		utf8_clean_text(&text, cases[i].in, strlen(cases[i].in));
+		assert_string_equal(text.buf, cases[i].want);
+		strbuf_release(&line);
+		strbuf_release(&text);
+	}
+	{
+		struct strbuf text = STRBUF_INIT;
+		char *dup = utf8_clean_dup("a\n\xE2\x80\xAE\tb\r\n");
+
+		utf8_clean_text(&text, "a\n\xE2\x80\xAE\tb\r\n", 9);
+		assert_string_equal(text.buf, "a\n\\u202e\tb \n");
+		assert_string_equal(dup, text.buf);
+		free(dup);
+		strbuf_release(&text);
+	}
+}
+
 /* ---- strbuf ---- */
 
 static void test_strbuf_basics(void **state)
@@ -484,6 +532,7 @@ int main(void)
 		cmocka_unit_test(test_utf8_repair),
 		cmocka_unit_test(test_utf8_from_charset),
 		cmocka_unit_test(test_utf8_strip_controls),
+		cmocka_unit_test(test_utf8_bidi),
 		cmocka_unit_test(test_strbuf_basics),
 		cmocka_unit_test(test_strbuf_strings),
 		TT(test_strbuf_read_file),

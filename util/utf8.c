@@ -1,4 +1,4 @@
-/* UTF-8 validation and repair, charset conversion through iconv, control stripping. */
+/* UTF-8 validation and repair, charset conversion through iconv, controls made harmless. */
 #include <errno.h>
 #include <iconv.h>
 #include <string.h>
@@ -139,36 +139,69 @@ void utf8_from_charset(struct strbuf *out, const char *in, size_t len, const cha
 		utf8_repair(out, in, len);
 }
 
-static void strip(struct strbuf *sb, int keep_lines)
+/* The code point of the valid n-byte sequence at s. */
+static unsigned decode(const unsigned char *s, size_t n)
 {
-	unsigned char *p = (unsigned char *)sb->buf;
-	size_t i = 0, out = 0;
+	static const unsigned char lead_bits[5] = { 0, 0x7F, 0x1F, 0x0F, 0x07 };
+	unsigned cp = s[0] & lead_bits[n];
+	size_t i;
 
-	/* A C1 control is two bytes in UTF-8 (C2 80..C2 9F); it becomes one space. */
-	while (i < sb->len) {
-		unsigned char next = i + 1 < sb->len ? p[i + 1] : 0;
+	for (i = 1; i < n; i++)
+		cp = cp << 6 | (s[i] & 0x3F);
+	return cp;
+}
 
-		if (keep_lines && (p[i] == '\n' || p[i] == '\t')) {
-			p[out++] = p[i++];
-		} else if (p[i] < 0x20 || p[i] == 0x7F) {
-			p[out++] = ' ';
-			i++;
-		} else if (p[i] == 0xC2 && next >= 0x80 && next <= 0x9F) {
-			p[out++] = ' ';
-			i += 2;
-		} else {
-			p[out++] = p[i++];
-		}
-	}
-	if (sb->alloc) {
-		sb->len = out;
-		sb->buf[out] = 0;
+/*
+ * The invisible characters that change the order in which text is shown (bidi
+ * embeddings, overrides, isolates and marks, the Arabic letter mark): a subject can
+ * use them to read as something it is not ("Trojan Source", CVE-2021-42574).  ZWJ
+ * and ZWNJ (U+200D, U+200C) only join or part letters, and Persian and Indic names
+ * need them: they stay.
+ */
+static int is_bidi(unsigned cp)
+{
+	return (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069) ||
+	       cp == 0x200E || cp == 0x200F || cp == 0x061C;
+}
+
+/*
+ * The one place that decides what of a text from strangers may be shown: C0 controls
+ * (but LF and TAB with keep_lines), DEL and C1 controls become a space, a bidi
+ * control becomes the six characters "\u202e", everything else stays.  `in` is valid
+ * UTF-8 (an invalid byte is copied as it is: the callers repair first).
+ */
+static void show(struct strbuf *out, const char *in, size_t len, int keep_lines)
+{
+	const unsigned char *p = (const unsigned char *)in;
+	size_t i = 0;
+
+	strbuf_grow(out, len);
+	while (i < len) {
+		size_t n = seq_len(p + i, len - i);
+		unsigned cp = n > 1 ? decode(p + i, n) : p[i];
+
+		if (!n) /* not UTF-8: copied as it is */
+			n = 1;
+		if (keep_lines && (cp == '\n' || cp == '\t'))
+			strbuf_addch(out, (char)cp);
+		else if (cp < 0x20 || cp == 0x7F || (n == 2 && cp <= 0x9F)) /* C0, DEL, C1 */
+			strbuf_addch(out, ' ');
+		else if (is_bidi(cp))
+			strbuf_addf(out, "\\u%04x", cp);
+		else
+			strbuf_add(out, in + i, n);
+		i += n;
 	}
 }
 
 void utf8_strip_controls(struct strbuf *sb)
 {
-	strip(sb, 0);
+	struct strbuf shown = STRBUF_INIT;
+
+	show(&shown, sb->buf, sb->len, 0);
+	strbuf_reset(sb);
+	strbuf_addbuf(sb, &shown);
+	strbuf_release(&shown);
 }
 
 void utf8_clean_text(struct strbuf *out, const char *in, size_t len)
@@ -176,8 +209,7 @@ void utf8_clean_text(struct strbuf *out, const char *in, size_t len)
 	struct strbuf sb = STRBUF_INIT;
 
 	utf8_repair(&sb, in, len);
-	strip(&sb, 1);
-	strbuf_addbuf(out, &sb);
+	show(out, sb.buf, sb.len, 1);
 	strbuf_release(&sb);
 }
 

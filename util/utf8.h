@@ -17,8 +17,10 @@ void utf8_repair(struct strbuf *out, const char *in, size_t len);
 void utf8_from_charset(struct strbuf *out, const char *in, size_t len, const char *charset);
 /*
  * Replaces every C0 control character (CR, LF and TAB included), DEL and C1
- * controls (U+0080..U+009F) in `sb` with a space: for one-line values such as
- * names and subjects that end up in mail headers.
+ * controls (U+0080..U+009F) in `sb` with a space, and shows every bidi control
+ * (U+202A..U+202E, U+2066..U+2069, U+200E, U+200F, U+061C) as the six characters
+ * "\u202e" (its code point): for one-line values such as names and subjects that
+ * end up in mail headers.  ZWJ and ZWNJ stay.  `sb` is valid UTF-8.
  */
 void utf8_strip_controls(struct strbuf *sb);
 
@@ -26,7 +28,9 @@ void utf8_strip_controls(struct strbuf *sb);
  * Appends text from strangers (build output, commit subjects, file names in a
  * merge log) as it may be stored and printed: valid UTF-8 (utf8_repair()), and no
  * control character but LF and TAB, so no terminal escape (ESC, OSC, BEL, CR) is
- * left to act on whoever reads it; each other control becomes a space.
+ * left to act on whoever reads it; each other control becomes a space, and each
+ * bidi control shows as "\u202e", so no text reads in an order it is not stored in
+ * (terminal, JSON, HTML, mail and webhooks all get what these two functions give).
  */
 void utf8_clean_text(struct strbuf *out, const char *in, size_t len);
 /* The same as a new string (caller frees); NULL for NULL. */
