@@ -1,0 +1,103 @@
+/*
+ * The people room's door: who should hear about a change (MAINTAINERS routing, as
+ * scripts/get_maintainer.pl finds them), whether the MAINTAINERS file tells the truth
+ * (the audit against the history), and what waits for review (the review queue).
+ * Reports, conflict mails and journey notices get their recipients here.
+ */
+#ifndef BOT_PEOPLE_PEOPLE_H
+#define BOT_PEOPLE_PEOPLE_H
+
+#include <stddef.h>
+
+#include "util/strvec.h"
+
+struct mailmap;
+struct repo;
+struct config;
+
+/* What a MAINTAINERS entry makes someone: M: maintainer, R: reviewer, L: list. */
+enum people_role { PEOPLE_ROLE_M = 0, PEOPLE_ROLE_R, PEOPLE_ROLE_L, PEOPLE_ROLES };
+/* "M", "R", "L"; parse: 0 or -1. */
+const char *people_role_name(enum people_role role);
+int people_role_parse(enum people_role *out, const char *s);
+
+/* A section's S: line. */
+enum people_status {
+	PEOPLE_STATUS_NONE = 0, /* no S: */
+	PEOPLE_STATUS_SUPPORTED,
+	PEOPLE_STATUS_MAINTAINED,
+	PEOPLE_STATUS_ODD_FIXES,
+	PEOPLE_STATUS_ORPHAN,
+	PEOPLE_STATUS_OBSOLETE,
+	PEOPLE_STATUS_OTHER,	/* anything else ("Buried alive in reporters") */
+};
+/* "supported", "maintained", "odd-fixes", "orphan", "obsolete", "other", "none". */
+const char *people_status_name(enum people_status st);
+
+/* A tree's MAINTAINERS and .mailmap, read at one commit. */
+struct people;
+
+struct people_source {
+	const char *path;	 /* the file's name for messages ("MAINTAINERS") */
+	const char *text;	 /* its contents; len bytes */
+	size_t len;
+	const char *mailmap;	 /* the tree's .mailmap or NULL; mailmap_len bytes */
+	size_t mailmap_len;
+	const struct strvec *files; /* every file of the tree (F: "dir" means "dir/") */
+};
+
+/*
+ * Reads a MAINTAINERS file.  Never fails on its contents: what is wrong (an N: with a
+ * backreference, "F: ../x", a malformed M: address, a section named twice, a line
+ * of 5000 bytes, non-UTF-8 names) is left out and listed by people_problems(); the
+ * rest counts.  Free with people_free().
+ */
+struct people *people_new(const struct people_source *src);
+void people_free(struct people *p);
+/* "MAINTAINERS:12: what is wrong", in file order; borrowed from p. */
+const struct strvec *people_problems(const struct people *p);
+/* The .mailmap (NULL when the tree has none); borrowed from p. */
+const struct mailmap *people_mailmap(const struct people *p);
+
+/*
+ * Reads `maintainers` (the config's maintainers.file) and .mailmap from the commit
+ * `rev` names in `repo` (a ref or hex id).  *out NULL and 0 when the tree has no
+ * such file (routing is off); NB_ERROR recorded when the repository fails.
+ */
+int people_load(struct people **out, struct repo *repo, const char *rev, const char *maintainers);
+
+/* Who gets a change to `paths`, and why. */
+struct people_recipient {
+	char *name;	 /* as the file (or .mailmap) writes it; NULL for lists */
+	char *email;
+	enum people_role role;
+	char *why;	 /* "R: in SLAB ALLOCATOR" (several: ", "-separated) */
+	char *spec;	 /* "Name <email>" or "email", for a mail's recipients */
+};
+
+struct people_route {
+	struct people_recipient *v;
+	size_t nr;
+	struct strvec sections; /* the sections matched, most specific first; "FOO (orphan)" */
+	size_t left_out;	/* people and lists past `max` */
+};
+#define PEOPLE_ROUTE_INIT { NULL, 0, STRVEC_INIT, 0 }
+
+struct people_route_opts {
+	int roles[PEOPLE_ROLES]; /* 1: that role is wanted (maintainers.roles) */
+	size_t max;		 /* at most this many; 0: no cap */
+};
+
+/*
+ * The M:/R: people and L: lists of the sections that `paths` are in, as
+ * get_maintainer.pl --no-git --no-git-fallback finds them (F:/X: globs, directories,
+ * N: regexes; K: is left out), addresses through .mailmap, each once: M: first,
+ * then R:, then L:, each by the most specific section first, at most o->max.  An
+ * orphaned or obsolete section is named so in `sections` and in `why`.  `p` NULL:
+ * nobody.  Release with people_route_release().
+ */
+void people_route(struct people_route *out, const struct people *p, const char *const *paths,
+		  size_t paths_nr, const struct people_route_opts *o);
+void people_route_release(struct people_route *r);
+
+#endif
