@@ -34,7 +34,7 @@ struct loader {
 static const char *const top_keys[] = {
 	"workdir", "base", "trees", "never_merge", "build", "test", "build_after_each_merge",
 	"on_breakage", "bisect", "deadline", "merge_identity", "runner", "git", "publish",
-	"notify", "schedule", "keep_days", "inbox", "drop_push", NULL,
+	"notify", "schedule", "keep_days", "inbox", "drop_push", "maintainers", NULL,
 };
 
 /* ---- value checks -------------------------------------------------------- */
@@ -1112,6 +1112,75 @@ done:
 	return ret;
 }
 
+/* maintainers.roles: a list of "M", "R", "L", each once. */
+static int load_roles(struct loader *ld, const struct ynode *n)
+{
+	static const char *const names[] = { "M", "R", "L" };
+	const struct ynode **nodes = NULL;
+	struct strvec v = STRVEC_INIT;
+	int ret, k, *roles = ld->cfg->maintainers.roles;
+	size_t i, old;
+
+	if ((ret = yread_strlist(&ld->r, n, "roles", &v, &nodes)) < 0 || !ynode_get(n, "roles"))
+		goto done;
+	memset(ld->cfg->maintainers.roles, 0, sizeof(ld->cfg->maintainers.roles));
+	for (i = 0; i < v.nr && !ret; i++) {
+		for (k = 0; k < 3 && strcmp(v.v[i], names[k]); k++)
+			;
+		if (k < 3 && !roles[k]) {
+			roles[k] = 1;
+			continue;
+		}
+		old = yread_kp_push(&ld->r, "roles");
+		yread_kp_push_index(&ld->r, i);
+		ret = yread_err(&ld->r, nodes[i], NULL, k < 3 ? "'%s' is listed twice"
+					 : "'%s' is not a role: M (maintainers), R (reviewers) or "
+					   "L (lists)", v.v[i]);
+		yread_kp_pop(&ld->r, old);
+	}
+done:
+	strvec_clear(&v);
+	return ret;
+}
+
+static int load_maintainers(struct loader *ld, const struct ynode *root)
+{
+	static const char *const keys[] = { "file",	   "roles",	  "max", "absent_days",
+					    "window_days", "audit_list", NULL };
+	const struct ynode *n = ynode_get(root, "maintainers");
+	struct config *cfg = ld->cfg;
+	size_t old;
+	int ret;
+
+	if (!n || ynode_is_null(n))
+		return 0;
+	if ((ret = yread_map_check(&ld->r, n, "maintainers", keys)) < 0)
+		return ret;
+	cfg->maintainers.line = n->line;
+	old = yread_kp_push(&ld->r, "maintainers");
+	if ((ret = yread_str(&ld->r, n, "file", &cfg->maintainers.file, 0)) < 0 ||
+	    (ret = load_roles(ld, n)) < 0 ||
+	    (ret = yread_int(&ld->r, n, "max", &cfg->maintainers.max, 0, 1000)) < 0 ||
+	    (ret = yread_int(&ld->r, n, "absent_days", &cfg->maintainers.absent_days, 1,
+			     36500)) < 0 ||
+	    (ret = yread_int(&ld->r, n, "window_days", &cfg->maintainers.window_days, 1,
+			     36500)) < 0 ||
+	    (ret = yread_str(&ld->r, n, "audit_list", &cfg->maintainers.audit_list, 0)) < 0)
+		goto done;
+	if (!*cfg->maintainers.file || cfg->maintainers.file[0] == '/' ||
+	    strstr(cfg->maintainers.file, "..")) {
+		ret = yread_err(&ld->r, ynode_get(n, "file"), "file",
+				"'%s' is not a path inside the tree", cfg->maintainers.file);
+		goto done;
+	}
+	if (cfg->maintainers.audit_list && !strchr(cfg->maintainers.audit_list, '@'))
+		ret = yread_err(&ld->r, ynode_get(n, "audit_list"), "audit_list",
+				"'%s' is not a mail address", cfg->maintainers.audit_list);
+done:
+	yread_kp_pop(&ld->r, old);
+	return ret;
+}
+
 static int load_misc(struct loader *ld, const struct ynode *root)
 {
 	static const char *const breakage[] = { "revert-culprit", "previous-version", "drop-tree",
@@ -1211,6 +1280,11 @@ static struct config *config_new(const char *path)
 	cfg->inbox.poll = 300;
 	cfg->inbox.max_tests = 10;
 	cfg->inbox.test_urls = (struct strvec)STRVEC_INIT;
+	cfg->maintainers.file = xstrdup("MAINTAINERS");
+	cfg->maintainers.roles[0] = cfg->maintainers.roles[1] = cfg->maintainers.roles[2] = 1;
+	cfg->maintainers.max = 20;
+	cfg->maintainers.absent_days = 730;
+	cfg->maintainers.window_days = 1825;
 	return cfg;
 }
 
@@ -1253,7 +1327,8 @@ static int load_root(struct loader *ld, const struct ynode *root)
 	    (ret = load_cells(ld)) < 0 ||
 	    (ret = load_misc(ld, root)) < 0 || (ret = load_deadline(ld, root)) < 0 ||
 	    (ret = load_runner(ld, root)) < 0 || (ret = load_git_publish(ld, root)) < 0 ||
-	    (ret = load_notify(ld, root)) < 0 || (ret = load_inbox(ld, root)) < 0)
+	    (ret = load_notify(ld, root)) < 0 || (ret = load_inbox(ld, root)) < 0 ||
+	    (ret = load_maintainers(ld, root)) < 0)
 		return ret;
 	runner_defaults(cfg);
 	if (!cfg->merge_identity)
@@ -1377,6 +1452,8 @@ void config_free(struct config *cfg)
 		free(cfg->notify.webhooks[i].secret_env);
 	}
 	free(cfg->notify.webhooks);
+	free(cfg->maintainers.file);
+	free(cfg->maintainers.audit_list);
 	free(cfg->inbox.url);
 	free(cfg->inbox.user);
 	free(cfg->inbox.password_env);

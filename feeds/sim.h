@@ -207,6 +207,21 @@ int sim_git_init_remote(const char *path, const char *store_objects, const char 
 #define SIM_HISTORY_MAX 2000000
 int sim_history_write(struct nb_oid *out, struct sim_world *w, int n);
 
+/*
+ * feeds/maintainers.c: the mainline's MAINTAINERS and .mailmap, the Acked-by lines
+ * of the initial import (everyone listed who is not absent), and the ground truth:
+ * the absent people's addresses, the orphaned sections' names, and the addresses
+ * MAINTAINERS names for some paths (a section's folders by construction, .mailmap
+ * applied, each once).
+ */
+void sim_maintainers_text(struct strbuf *out, const struct sim_world *w);
+void sim_mailmap_text(struct strbuf *out);
+void sim_maintainers_acks(struct strbuf *msg, const struct sim_world *w);
+void sim_maintainers_absent(struct strvec *out, const struct sim_world *w);
+void sim_maintainers_orphans(struct strvec *out, const struct sim_world *w);
+void sim_maintainers_for(struct strvec *out, const struct sim_world *w,
+			 const char *const *paths, size_t paths_nr);
+
 /* feeds/state.c: the lock set. */
 int sim_lock_has(const struct sim_lockset *ls, const char *key);
 void sim_lock_add(struct sim_lockset *ls, const char *key);

@@ -331,6 +331,36 @@ static json_object *cells_json(const struct sim_defect *d)
 	return a;
 }
 
+/*
+ * Whom the tree's MAINTAINERS adds to the defect's mails, by construction: the
+ * sections of the files in question (the culprit's; a semantic conflict's both
+ * patches'; a textual conflict's files both patches touch; none for flaky).
+ */
+static json_object *recipients_json(struct sim_world *w, const struct sim_defect *d,
+				    const struct sim_patch *c, const struct sim_patch *p)
+{
+	struct strvec paths = STRVEC_INIT, out = STRVEC_INIT;
+	json_object *a;
+	size_t i, j;
+
+	for (i = 0; d->kind != SIM_FLAKY && i < c->ops_nr; i++) {
+		int both = 0;
+
+		for (j = 0; p && j < p->ops_nr; j++)
+			both |= !strcmp(p->ops[j].path, c->ops[i].path);
+		if ((d->kind != SIM_CONFLICT || both) && !strvec_contains(&paths, c->ops[i].path))
+			strvec_push(&paths, c->ops[i].path);
+	}
+	for (j = 0; d->kind == SIM_SEMANTIC && p && j < p->ops_nr; j++)
+		if (!strvec_contains(&paths, p->ops[j].path))
+			strvec_push(&paths, p->ops[j].path);
+	sim_maintainers_for(&out, w, (const char *const *)paths.v, paths.nr);
+	a = strvec_json(&out);
+	strvec_clear(&paths);
+	strvec_clear(&out);
+	return a;
+}
+
 static json_object *defect_json(struct sim_world *w, const struct sim_defect *d)
 {
 	struct sim_patch *c = sim_patch_by_id(w, d->culprit);
@@ -366,9 +396,25 @@ static json_object *defect_json(struct sim_world *w, const struct sim_defect *d)
 		json_object_object_add(o, "partner", NULL);
 	}
 	json_object_object_add(o, "dropped", json_object_new_boolean(c->state == SIM_DROPPED));
+	json_object_object_add(o, "maintainers", recipients_json(w, d, c, p));
 	if (w->matrix)
 		json_object_object_add(o, "cells", cells_json(d));
 	free(author);
+	return o;
+}
+
+/* {absent: [emails], orphans: [section names]} of the mainline's MAINTAINERS. */
+static json_object *maintainers_json(struct sim_world *w)
+{
+	struct strvec absent = STRVEC_INIT, orphans = STRVEC_INIT;
+	json_object *o = json_object_new_object();
+
+	sim_maintainers_absent(&absent, w);
+	sim_maintainers_orphans(&orphans, w);
+	json_object_object_add(o, "absent", strvec_json(&absent));
+	json_object_object_add(o, "orphans", strvec_json(&orphans));
+	strvec_clear(&absent);
+	strvec_clear(&orphans);
 	return o;
 }
 
@@ -392,6 +438,7 @@ int sim_truth_save(struct sim_world *w)
 	for (i = 0; i < w->defects_nr; i++)
 		json_object_array_add(a, defect_json(w, &w->defects[i]));
 	json_object_object_add(o, "defects", a);
+	json_object_object_add(o, "maintainers", maintainers_json(w));
 	error = write_json(w->dir, "truth.json", o, 1);
 	json_object_put(o);
 	return error;

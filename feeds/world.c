@@ -1186,6 +1186,22 @@ static int import_file(void *ctx, const char *path, const char *text)
 	return 0;
 }
 
+/* MAINTAINERS and .mailmap at the top of mainline (feeds/maintainers.c). */
+static int import_people(struct sim_world *w, struct import *im)
+{
+	struct strbuf text = STRBUF_INIT;
+	int error;
+
+	sim_maintainers_text(&text, w);
+	error = import_file(im, "MAINTAINERS", text.buf);
+	strbuf_reset(&text);
+	sim_mailmap_text(&text);
+	if (!error)
+		error = import_file(im, ".mailmap", text.buf);
+	strbuf_release(&text);
+	return error;
+}
+
 static int import(struct sim_world *w)
 {
 	struct import im = { NULL, 0, 0, w->store, STRVEC_INIT };
@@ -1195,10 +1211,12 @@ static int import(struct sim_world *w)
 	git_oid oid, tree_oid;
 	struct nb_oid history = NB_OID_INIT;
 	const char *parents[1] = { history.hex };
+	struct strbuf msg = STRBUF_INIT;
 	size_t i;
 	int error;
 
-	if ((error = sim_project_files(w, import_file, &im)) < 0)
+	if ((error = sim_project_files(w, import_file, &im)) < 0 ||
+	    (error = import_people(w, &im)) < 0)
 		goto done;
 	for (i = 0; i < im.nr; i++)
 		im.u[i].path = im.paths.v[i];
@@ -1210,9 +1228,10 @@ static int import(struct sim_world *w)
 	}
 	if (w->history > 0 && (error = sim_history_write(&history, w, w->history)) < 0)
 		goto done;
+	strbuf_addstr(&msg, "Initial import of the nb kernel\n");
+	sim_maintainers_acks(&msg, w);
 	error = sim_git_commit(&w->mainline, w->store, &tree_oid, parents, w->history > 0,
-			       &linus, SIM_EPOCH, &linus, SIM_EPOCH,
-			       "Initial import of the nb kernel\n");
+			       &linus, SIM_EPOCH, &linus, SIM_EPOCH, msg.buf);
 	for (i = 0; i < w->trees_nr && !error; i++) {
 		w->trees[i].base = w->mainline;
 		w->trees[i].tip = w->mainline;
@@ -1222,6 +1241,7 @@ done:
 	git_treebuilder_free(tb);
 	free(im.u);
 	strvec_clear(&im.paths);
+	strbuf_release(&msg);
 	return error;
 }
 

@@ -52,6 +52,27 @@ int activity_tree_files(struct strvec *out, struct repo *repo, const char *rev)
 	return error;
 }
 
+int activity_commit_paths(struct strvec *out, struct repo *repo, const struct nb_oid *commit)
+{
+	git_repository *git = repo_git(repo);
+	git_commit *c = NULL, *parent = NULL;
+	git_oid id;
+	int error;
+
+	if ((error = merge_oid_to_git(&id, commit)) < 0)
+		return error;
+	if (git_commit_lookup(&c, git, &id) < 0)
+		return nb_error_set(NB_ENOTFOUND, "%s: no such commit", commit->hex);
+	if (git_commit_parentcount(c) && git_commit_parent(&parent, c, 0) < 0)
+		error = merge_git_fail("the parent of %s", commit->hex);
+	else if (treediff_paths(out, git, parent ? git_commit_tree_id(parent) : NULL,
+				git_commit_tree_id(c)) < 0)
+		error = merge_git_fail("the files %s changed", commit->hex);
+	git_commit_free(parent);
+	git_commit_free(c);
+	return error;
+}
+
 /* ---- the walk ------------------------------------------------------------------ */
 
 struct activity_scratch {

@@ -21,6 +21,12 @@ struct repo;
  */
 int activity_tree_files(struct strvec *out, struct repo *repo, const char *rev);
 
+/*
+ * Appends the files `commit` changed against its first parent (all of its files
+ * for a root commit) to `out`.  NB_ENOTFOUND (recorded) for an unknown commit.
+ */
+int activity_commit_paths(struct strvec *out, struct repo *repo, const struct nb_oid *commit);
+
 /* How a person appears on a commit. */
 enum activity_how {
 	ACTIVITY_AUTHOR = 0,

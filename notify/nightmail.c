@@ -164,6 +164,7 @@ int notice_queue_conflict(const struct notice_settings *s, const struct notice_c
 		draft_para(&d, "Please sort it out between the two trees (one of them can be "
 			       "based on the other's change), or send a resolution to the operator "
 			       "of this bot, who can record it for the nights to come.");
+		draft_maintainers(&d, c->maintainers, c->maintainers_nr, "the conflicted files");
 	}
 	strbuf_addstr(&d.body, "-- \nCheers,\nnextbot\n");
 	ev.event = "merge-conflict";

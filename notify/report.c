@@ -354,6 +354,12 @@ static void report_subject(struct draft *d, const struct notice_breakage *b)
 	strbuf_release(&msgid);
 }
 
+/* What MAINTAINERS was asked about, as the mail says it. */
+static const char *files_of(const struct notice_breakage *b)
+{
+	return b->partner.tree ? "the files of both commits" : "the files of the commit";
+}
+
 /* Both trees' maintainers and both authors, on every notice of a semantic conflict. */
 static void people(struct draft *d, const struct notice_breakage *b, int authors_cc,
 		   int contacts_cc)
@@ -402,6 +408,7 @@ static int queue_report(const struct notice_settings *s, const struct notice_bre
 	bisect_summary(&d, b, 1);
 	reproduce(&d, b);
 	action(&d, b);
+	draft_maintainers(&d, b->maintainers, b->maintainers_nr, files_of(b));
 	tags(&d, s, b->flag_id);
 	signature(&d, "Thanks", b->flag_id);
 	ret = draft_queue(s, &d);
@@ -479,6 +486,7 @@ static int queue_maintainer(const struct notice_settings *s, const struct notice
 			   "The author%s been sent a report with the details and the "
 			   "bisect logs.",
 			   b->partner.tree ? "s have" : " has");
+		draft_maintainers(&d, b->maintainers, b->maintainers_nr, files_of(b));
 	}
 	signature(&d, "Cheers", b->flag_id);
 	ret = draft_queue(s, &d);

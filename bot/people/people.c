@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bot/config.h"
 #include "bot/people/people_int.h"
 #include "merge/activity.h"
 #include "merge/repo.h"
@@ -183,4 +184,13 @@ done:
 	strbuf_release(&mailmap);
 	strvec_clear(&files);
 	return error;
+}
+
+void people_route_opts_from_config(struct people_route_opts *out, const struct config *cfg)
+{
+	int i;
+
+	for (i = 0; i < PEOPLE_ROLES; i++)
+		out->roles[i] = cfg->maintainers.roles[i];
+	out->max = (size_t)cfg->maintainers.max;
 }

@@ -100,4 +100,7 @@ void people_route(struct people_route *out, const struct people *p, const char *
 		  size_t paths_nr, const struct people_route_opts *o);
 void people_route_release(struct people_route *r);
 
+/* The options the config asks for (maintainers.roles and .max). */
+void people_route_opts_from_config(struct people_route_opts *out, const struct config *cfg);
+
 #endif
