@@ -1145,8 +1145,9 @@ done:
 
 static int load_maintainers(struct loader *ld, const struct ynode *root)
 {
-	static const char *const keys[] = { "file",	   "roles",	  "max", "absent_days",
-					    "window_days", "audit_list", NULL };
+	static const char *const keys[] = { "file",	   "roles",	 "max",
+					    "absent_days", "window_days", "audit_list",
+					    NULL };
 	const struct ynode *n = ynode_get(root, "maintainers");
 	struct config *cfg = ld->cfg;
 	size_t old;
