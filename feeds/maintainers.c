@@ -105,12 +105,12 @@ static size_t hand_sections(struct sim_msection *v, const struct sim_world *w)
 		snprintf(v[n].f[0], sizeof(v[n].f[0]), "mm/slab.c");
 		v[n++].sub = -1;
 	}
-	if (net >= 0) { /* net/opt/ is its own: NET SUBSYSTEM's X: leaves it out */
+	if (net >= 0) { /* net/route.c is its own: NET SUBSYSTEM's X: leaves it out */
 		memset(&v[n], 0, sizeof(v[n]));
-		snprintf(v[n].name, sizeof(v[n].name), "NET OPTIONAL MODULES");
+		snprintf(v[n].name, sizeof(v[n].name), "NET ROUTING");
 		v[n].m[v[n].m_nr++] = (struct sim_person){ "Jakob Kiczek", OLD_JAKOB };
 		v[n].status = "Odd Fixes";
-		snprintf(v[n].f[0], sizeof(v[n].f[0]), "net/opt/");
+		snprintf(v[n].f[0], sizeof(v[n].f[0]), "net/route.c");
 		v[n++].sub = -1;
 	}
 	if (lib >= 0) { /* every maintainer absent */
@@ -147,7 +147,7 @@ static struct sim_msection *sections(const struct sim_world *w, size_t *nr)
 	n = w->subs_nr + hand_sections(v + w->subs_nr, w);
 	for (i = 0; i < n; i++) {
 		if (v[i].sub >= 0 && !strcmp(w->subs[v[i].sub].ident, "net"))
-			snprintf(v[i].x, sizeof(v[i].x), "net/opt/");
+			snprintf(v[i].x, sizeof(v[i].x), "net/route.c");
 		if (v[i].sub >= 0 && !strcmp(w->subs[v[i].sub].ident, "sched"))
 			v[i].r[v[i].r_nr++] = (struct sim_person){ "Andrea Morten",
 								   "Andrea@linux-mm.example.org" };
@@ -175,9 +175,9 @@ void sim_maintainers_text(struct strbuf *out, const struct sim_world *w)
 
 	strbuf_addstr(out, "List of maintainers of the nb kernel\n"
 			   "====================================\n\n"
-			   "Each section: M: maintainers, R: reviewers, L: its list, S: status,\n"
-			   "F: files and folders, X: what it leaves out.  nextbot routes its\n"
-			   "reports with it; `nextbot maintainers` holds it against history.\n\n"
+			   "Descriptions of section entries:\n\n"
+			   "\tM: Maintainer, R: Reviewer, L: mailing list, S: Status,\n"
+			   "\tF: Files and folders, X: files left out of F:.\n\n"
 			   "Maintainers List\n----------------\n\n");
 	for (i = 0; i < n; i++) {
 		strbuf_addf(out, "%s\n", v[i].name);
@@ -281,7 +281,8 @@ static int in_section(const struct sim_msection *s, const char *path)
 {
 	int k;
 
-	if (s->x[0] && str_starts_with(path, s->x))
+	if (s->x[0] && (s->x[strlen(s->x) - 1] == '/' ? str_starts_with(path, s->x)
+							: !strcmp(path, s->x)))
 		return 0;
 	for (k = 0; k < 3; k++) {
 		size_t n = strlen(s->f[k]);

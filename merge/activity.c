@@ -52,6 +52,22 @@ int activity_tree_files(struct strvec *out, struct repo *repo, const char *rev)
 	return error;
 }
 
+int activity_commit_time(long long *out, struct repo *repo, const char *rev)
+{
+	git_object *obj = NULL;
+	git_commit *c = NULL;
+	int error = 0;
+
+	if (git_revparse_single(&obj, repo_git(repo), rev) < 0 ||
+	    git_object_peel((git_object **)&c, obj, GIT_OBJECT_COMMIT) < 0)
+		error = nb_error_set(NB_ENOTFOUND, "%s: no such commit", rev);
+	else
+		*out = (long long)git_commit_time(c);
+	git_commit_free(c);
+	git_object_free(obj);
+	return error;
+}
+
 int activity_commit_paths(struct strvec *out, struct repo *repo, const struct nb_oid *commit)
 {
 	git_repository *git = repo_git(repo);

@@ -27,6 +27,9 @@ int activity_tree_files(struct strvec *out, struct repo *repo, const char *rev);
  */
 int activity_commit_paths(struct strvec *out, struct repo *repo, const struct nb_oid *commit);
 
+/* The committer date of the commit `rev` names, seconds since the epoch, into *out. */
+int activity_commit_time(long long *out, struct repo *repo, const char *rev);
+
 /* How a person appears on a commit. */
 enum activity_how {
 	ACTIVITY_AUTHOR = 0,

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 
+#include "util/strbuf.h"
 #include "util/strvec.h"
 
 struct mailmap;
@@ -102,5 +103,88 @@ void people_route_release(struct people_route *r);
 
 /* The options the config asks for (maintainers.roles and .max). */
 void people_route_opts_from_config(struct people_route_opts *out, const struct config *cfg);
+
+/* ---- the audit: the file held against history ---- */
+
+/* What is wrong with a section (bit i of people_audit_section.findings). */
+enum people_finding {
+	PEOPLE_FINDING_ALL_ABSENT = 0,	/* it has M: people, every one absent */
+	PEOPLE_FINDING_NO_MAINTAINER,	/* no M: (and not marked Orphan or Obsolete) */
+	PEOPLE_FINDING_ORPHAN,		/* S: Orphan */
+	PEOPLE_FINDING_OBSOLETE,	/* S: Obsolete */
+	PEOPLE_FINDING_NO_FILES,	/* its patterns match no file of the tree */
+	PEOPLE_FINDING_CASE_DUPLICATE,	/* an address listed elsewhere in another case */
+	PEOPLE_FINDING_MAILMAP_DUPLICATE, /* an address .mailmap maps to another one */
+	PEOPLE_FINDINGS,
+};
+/* "all-absent", "no-maintainer", "orphan", "obsolete", "no-files", "case-duplicate",
+   "mailmap-duplicate"; parse: 0 or -1. */
+const char *people_finding_name(enum people_finding f);
+int people_finding_parse(enum people_finding *out, const char *s);
+
+struct people_audit_person {
+	enum people_role role;	/* M or R */
+	char *name, *email;	/* as listed */
+	char *canonical;	/* the address through .mailmap */
+	long long last;		/* last active (seconds since the epoch); 0: not in the window */
+	int absent;		/* not seen in absent_days before `now` */
+};
+
+struct people_audit_section {
+	char *name;
+	enum people_status status;
+	int line;
+	size_t files_matched;	/* files of the tree it covers */
+	struct people_audit_person *people;
+	size_t people_nr;
+	unsigned findings;	/* 1u << enum people_finding */
+};
+
+struct people_audit {
+	struct people_audit_section *sections; /* in the file's order */
+	size_t sections_nr;
+	long long now;		/* the audited commit's date: absence is counted from it */
+	long long since;	/* the window's start */
+	int absent_days;
+	size_t commits;		/* commits read */
+};
+
+struct people_audit_opts {
+	int absent_days; /* maintainers.absent_days, or --absent-days */
+	int window_days; /* maintainers.window_days */
+};
+
+/*
+ * Audits `p` (read at `rev`) against the history of `rev` in `repo`: one walk of
+ * the commits of the window (the commit-graph's), each commit's paths mapped to
+ * sections once.  A person's activity: authoring, or a Signed-off-by, Reviewed-by,
+ * Acked-by or Tested-by, on a commit touching the section's files, addresses
+ * compared through .mailmap and ignoring case.  Release with people_audit_release().
+ */
+int people_audit_run(struct people_audit *out, struct repo *repo, const char *rev,
+		     const struct people *p, const struct people_audit_opts *o);
+void people_audit_release(struct people_audit *a);
+/* The canonical addresses of everyone absent in some section, each once (appended). */
+void people_audit_absent(struct strvec *out, const struct people_audit *a);
+
+/*
+ * `nextbot maintainers` output: with `json` {"sections": [{name, status,
+ * files_matched, people: [{role, name, email, last_active, absent_days}],
+ * findings}], "problems": [..], "absent": [..]} (last_active a date or null: not
+ * in the window; absent_days null then), else text: the sections with findings or
+ * absent people, then a summary.  `problems` are the file's own.
+ */
+void people_audit_show(struct strbuf *out, const struct people_audit *a,
+		       const struct strvec *problems, int json);
+
+/*
+ * The audit the config asks for (maintainers.file, .absent_days unless
+ * `absent_days` > 0, .window_days) of the commit `ref` names.  *p_out gets the
+ * file read (people_free() it, also on failure); NB_ENOTFOUND when the tree has
+ * no such file.
+ */
+int people_audit_of_config(struct people_audit *out, struct people **p_out,
+			   const struct config *cfg, struct repo *repo, const char *ref,
+			   int absent_days);
 
 #endif

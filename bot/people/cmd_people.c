@@ -1,0 +1,101 @@
+/* The people room's commands: `nextbot maintainers` (the audit) and `nextbot reviews`. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bot/botutil.h"
+#include "bot/cli.h"
+#include "bot/commands.h"
+#include "bot/people/people.h"
+#include "merge/merge_global.h"
+#include "merge/repo.h"
+#include "util/error.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+#include "util/banned.h"
+
+/* The work repository, read-only, and the base's tip as a ref name (caller frees). */
+static int open_base(struct repo **repo, char **ref, const struct config *cfg)
+{
+	char *path = xstrfmt("%s/repo.git", cfg->workdir);
+	int error = repo_open_readonly(repo, path);
+
+	if (error < 0) {
+		bot_error("maintainers: the work repository (run a night first)");
+		free(path);
+		return EXIT_FAILED;
+	}
+	free(path);
+	*ref = xstrfmt("refs/feeds/%s", cfg->base.name);
+	return 0;
+}
+
+int people_audit_of_config(struct people_audit *out, struct people **p_out,
+			   const struct config *cfg, struct repo *repo, const char *ref,
+			   int absent_days)
+{
+	struct people_audit_opts o = {
+		.absent_days = absent_days > 0 ? absent_days : cfg->maintainers.absent_days,
+		.window_days = cfg->maintainers.window_days,
+	};
+	int error;
+
+	memset(out, 0, sizeof(*out));
+	if ((error = people_load(p_out, repo, ref, cfg->maintainers.file)) < 0)
+		return error;
+	if (!*p_out)
+		return nb_error_set(NB_ENOTFOUND, "%s has no %s", ref, cfg->maintainers.file);
+	return people_audit_run(out, repo, ref, *p_out, &o);
+}
+
+int cmd_maintainers(const struct cli_ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = { { "absent-days", required_argument, NULL, 'a' },
+					       { NULL, 0, NULL, 0 } };
+	struct config *cfg = NULL;
+	struct repo *repo = NULL;
+	struct people *p = NULL;
+	struct people_audit a;
+	struct strbuf out = STRBUF_INIT;
+	char *ref = NULL;
+	long days = 0;
+	int c, code;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1)
+		if (c != 'a' || str_to_long(optarg, &days) < 0 || days < 1 || days > 36500) {
+			fprintf(stderr, "usage: nextbot maintainers [--absent-days N] "
+					"(N: 1 to 36500)\n");
+			return EXIT_USAGE;
+		}
+	if (optind < argc) {
+		fprintf(stderr, "usage: nextbot maintainers [--absent-days N]\n");
+		return EXIT_USAGE;
+	}
+	if ((code = bot_config_open(&cfg, ctx)))
+		return code;
+	if (merge_global_init() < 0) {
+		bot_error("maintainers");
+		config_free(cfg);
+		return EXIT_FAILED;
+	}
+	if ((code = open_base(&repo, &ref, cfg)))
+		goto done;
+	if (people_audit_of_config(&a, &p, cfg, repo, ref, (int)days) < 0) {
+		bot_error("maintainers");
+		code = EXIT_FAILED;
+		goto done;
+	}
+	people_audit_show(&out, &a, people_problems(p), ctx->json);
+	fputs(out.buf, stdout);
+	people_audit_release(&a);
+done:
+	strbuf_release(&out);
+	people_free(p);
+	repo_free(repo);
+	free(ref);
+	config_free(cfg);
+	merge_global_shutdown();
+	return code;
+}
