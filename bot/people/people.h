@@ -117,8 +117,10 @@ enum people_finding {
 	PEOPLE_FINDING_MAILMAP_DUPLICATE, /* an address .mailmap maps to another one */
 	PEOPLE_FINDINGS,
 };
-/* "all-absent", "no-maintainer", "orphan", "obsolete", "no-files", "case-duplicate",
-   "mailmap-duplicate"; parse: 0 or -1. */
+/*
+ * "all-absent", "no-maintainer", "orphan", "obsolete", "no-files", "case-duplicate",
+ * "mailmap-duplicate"; parse: 0 or -1.
+ */
 const char *people_finding_name(enum people_finding f);
 int people_finding_parse(enum people_finding *out, const char *s);
 
@@ -126,7 +128,7 @@ struct people_audit_person {
 	enum people_role role;	/* M or R */
 	char *name, *email;	/* as listed */
 	char *canonical;	/* the address through .mailmap */
-	long long last;		/* last active (seconds since the epoch); 0: not in the window */
+	long long last;		/* last active (seconds since the epoch); 0: not seen */
 	int absent;		/* not seen in absent_days before `now` */
 };
 
