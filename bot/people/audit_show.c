@@ -61,7 +61,8 @@ static json_object *section_json(const struct people_audit *a,
 
 	json_object_object_add(o, "name", text(s->name));
 	json_object_object_add(o, "status", json_object_new_string(people_status_name(s->status)));
-	json_object_object_add(o, "files_matched", json_object_new_int64((int64_t)s->files_matched));
+	json_object_object_add(o, "files_matched",
+			       json_object_new_int64((int64_t)s->files_matched));
 	for (k = 0; k < s->people_nr; k++)
 		json_object_array_add(v, person_json(a, &s->people[k]));
 	json_object_object_add(o, "people", v);
