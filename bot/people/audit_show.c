@@ -68,9 +68,11 @@ static json_object *section_json(const struct people_audit *a,
 	json_object_object_add(o, "people", v);
 	v = json_object_new_array();
 	for (f = 0; f < PEOPLE_FINDINGS; f++)
-		if (s->findings & (1u << f))
-			json_object_array_add(v, json_object_new_string(
-							 people_finding_name((enum people_finding)f)));
+		if (s->findings & (1u << f)) {
+			const char *name = people_finding_name((enum people_finding)f);
+
+			json_object_array_add(v, json_object_new_string(name));
+		}
 	json_object_object_add(o, "findings", v);
 	return o;
 }
