@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "bot/people/people.h"
+#include "merge/merge_global.h"
+#include "merge/repo.h"
 #include "tests/gitfixture.h"
 #include "util/mailmap.h"
 #include "util/strbuf.h"
@@ -26,7 +28,14 @@
 
 #define ALL_ROLES { .roles = { 1, 1, 1 }, .max = 0 }
 
-static char tmpdir[] = "/tmp/nextbot-test-people.XXXXXX";
+/* A fresh temporary folder (caller frees the name and removes the folder). */
+static char *temp_dir(void)
+{
+	char *dir = xstrdup("/tmp/nextbot-test-people.XXXXXX");
+
+	assert_non_null(mkdtemp(dir));
+	return dir;
+}
 
 static void read_file(struct strbuf *out, const char *path)
 {
@@ -398,10 +407,9 @@ static void test_mailmap_git(void **state)
 	};
 	struct mailmap *mm = mailmap_parse(map, sizeof(map) - 1, NULL);
 	struct strbuf out = STRBUF_INIT, sb = STRBUF_INIT;
-	char *dir = mkdtemp(tmpdir);
+	char *dir = temp_dir();
 	size_t i;
 
-	assert_non_null(dir);
 	fixture_dir = dir;
 	strbuf_addf(&sb, "%s/.mailmap", dir);
 	{
@@ -437,6 +445,143 @@ static void test_mailmap_git(void **state)
 	strbuf_release(&out);
 	strbuf_release(&sb);
 	fixture_sys_free(xstrfmt("rm -rf '%s'", dir));
+	free(dir);
+}
+
+/* ---- the audit: two of six maintainers of a section stopped long ago ---- */
+
+static const char slab_maintainers[] =
+	"SLAB ALLOCATOR\n"
+	"M:\tChristoph Lameter <cl@linux.example>\n"
+	"M:\tPekka Enberg <penberg@kernel.example>\n"
+	"M:\tDavid Rientjes <rientjes@google.example>\n"
+	"M:\tJoonsoo Kim <iamjoonsoo.kim@lge.example>\n"
+	"M:\tAndrew Morton <akpm@linux-foundation.example>\n"
+	"M:\tVlastimil Babka <vbabka@suse.example>\n"
+	"R:\tRoman Gushchin <roman.gushchin@linux.example>\n"
+	"R:\tHyeonggon Yoo <42.hyeyoo@gmail.example>\n"
+	"L:\tlinux-mm@kvack.example\n"
+	"S:\tMaintained\n"
+	"F:\tinclude/linux/sl?b*.h\n"
+	"F:\tmm/sl?b*\n\n"
+	"MEMORY MANAGEMENT\n"
+	"M:\tAndrew Morton <AKPM@linux-foundation.example>\n"
+	"L:\tlinux-mm@kvack.example\n"
+	"S:\tMaintained\n"
+	"F:\tmm/\n\n"
+	"FORGOTTEN\n"
+	"M:\tNobody Here <nobody@example.org>\n"
+	"S:\tMaintained\n"
+	"F:\tdrivers/forgotten/\n\n"
+	"ORPHANED THING\n"
+	"L:\tlinux-kernel@vger.example\n"
+	"S:\tOrphan\n"
+	"F:\tlib/thing.c\n";
+
+/* A commit at DATE by NAME <MAIL> of FILE, with TRAILERS (a printf-safe string). */
+#define COMMIT(date, name, mail, file, trailers)                                          \
+	"echo " date " >> " file " && git add -A && GIT_AUTHOR_NAME='" name "' "           \
+	"GIT_AUTHOR_EMAIL='" mail "' GIT_AUTHOR_DATE='" date "T12:00:00Z' "                 \
+	"GIT_COMMITTER_DATE='" date "T12:00:00Z' git commit -q -m 'mm: change' -m '"       \
+	trailers "'; "
+
+static void test_audit_two_of_six_stopped_slow(void **state)
+{
+	struct people_audit a;
+	struct people_audit_opts o = { .absent_days = 730, .window_days = 3650 };
+	struct strvec absent = STRVEC_INIT;
+	struct repo *repo = NULL;
+	struct people *p = NULL;
+	char *dir = temp_dir(), *git;
+	const struct people_audit_section *slab;
+	size_t i;
+	int f;
+
+	fixture_dir = dir;
+	assert_int_equal(merge_global_init(), 0);
+	{
+		FILE *fp;
+		char *path = xstrfmt("%s/MAINTAINERS", dir);
+
+		assert_int_equal(fixture_sh("git init -q . && mkdir -p mm include/linux lib"), 0);
+		fp = fopen(path, "w");
+		assert_non_null(fp);
+		fputs(slab_maintainers, fp);
+		fclose(fp);
+		free(path);
+	}
+	assert_int_equal(
+		fixture_sh("printf 'Joonsoo Kim <js1304@gmail.example> <iamjoonsoo.kim@lge.example>\n' "
+			   "> .mailmap && touch lib/thing.c && "
+			   COMMIT("2015-03-01", "Linus", "torvalds@example.org", "mm/slab.c", "")
+			   /* the two who stopped, long ago */
+			   COMMIT("2016-05-01", "Pekka Enberg", "penberg@kernel.example", "mm/slab.c",
+				  "Signed-off-by: Pekka Enberg <penberg@kernel.example>")
+			   COMMIT("2016-06-01", "Someone", "someone@example.org", "mm/slub.c",
+				  "Acked-by: David Rientjes <rientjes@google.example>")
+			   /* the four who are here: each a different way */
+			   COMMIT("2024-11-01", "Christoph Lameter", "CL@linux.example",
+				  "mm/slub.c", "")
+			   COMMIT("2025-01-10", "Someone", "someone@example.org",
+				  "include/linux/slab.h",
+				  "Reviewed-by: Vlastimil Babka <vbabka@suse.example>")
+			   COMMIT("2025-02-01", "Someone", "someone@example.org", "mm/slob.c",
+				  "Signed-off-by: Joonsoo Kim <js1304@gmail.example>\n"
+				  "Tested-by: Hyeonggon Yoo <42.hyeyoo@gmail.example>")
+			   COMMIT("2025-03-01", "Andrew Morton", "akpm@linux-foundation.example",
+				  "mm/slab_common.c", "")
+			   /* outside the section: counts for nothing there */
+			   COMMIT("2025-04-01", "Roman Gushchin", "roman.gushchin@linux.example",
+				  "lib/thing.c", "")
+			   "git commit-graph write --reachable"),
+		0);
+	git = xstrfmt("%s/.git", dir);
+	assert_int_equal(repo_open_readonly(&repo, git), 0);
+	assert_int_equal(people_load(&p, repo, "HEAD", "MAINTAINERS"), 0);
+	assert_non_null(p);
+	assert_int_equal(people_audit_run(&a, repo, "HEAD", p, &o), 0);
+	assert_int_equal(a.commits, 7); /* 2015-03-01 is before the window */
+	slab = &a.sections[0];
+	assert_string_equal(slab->name, "SLAB ALLOCATOR");
+	assert_int_equal(slab->files_matched, 5); /* slab.c slub.c slob.c slab_common.c, slab.h */
+	for (i = 0; i < slab->people_nr; i++)
+		print_message("%s %s last %lld absent %d\n", people_role_name(slab->people[i].role),
+			      slab->people[i].email, slab->people[i].last, slab->people[i].absent);
+	/* Pekka and David stopped in 2016; Roman was never seen on the section's files */
+	assert_true(slab->people[1].absent && slab->people[1].last);
+	assert_true(slab->people[2].absent && slab->people[2].last);
+	assert_true(slab->people[6].absent && !slab->people[6].last);
+	for (i = 0; i < slab->people_nr; i++)
+		if (i != 1 && i != 2 && i != 6)
+			assert_false(slab->people[i].absent);
+	assert_false(slab->findings & (1u << PEOPLE_FINDING_ALL_ABSENT));
+	assert_true(slab->findings & (1u << PEOPLE_FINDING_MAILMAP_DUPLICATE)); /* Joonsoo */
+	assert_true(slab->findings & (1u << PEOPLE_FINDING_CASE_DUPLICATE));	 /* AKPM */
+	assert_true(a.sections[2].findings & (1u << PEOPLE_FINDING_ALL_ABSENT));
+	assert_true(a.sections[2].findings & (1u << PEOPLE_FINDING_NO_FILES));
+	assert_true(a.sections[3].findings & (1u << PEOPLE_FINDING_ORPHAN));
+	for (f = 0; f < PEOPLE_FINDINGS; f++) {
+		enum people_finding back;
+
+		assert_int_equal(people_finding_parse(&back, people_finding_name(f)), 0);
+		assert_int_equal(back, f);
+	}
+	people_audit_absent(&absent, &a);
+	assert_int_equal(absent.nr, 4); /* Pekka, David, Roman, Nobody */
+	people_audit_release(&a);
+	/* a window of five years: the two are no longer seen at all */
+	o.window_days = 1825;
+	assert_int_equal(people_audit_run(&a, repo, "HEAD", p, &o), 0);
+	assert_int_equal(a.commits, 5);
+	assert_true(a.sections[0].people[1].absent && !a.sections[0].people[1].last);
+	people_audit_release(&a);
+	strvec_clear(&absent);
+	people_free(p);
+	repo_free(repo);
+	free(git);
+	merge_global_shutdown();
+	fixture_sys_free(xstrfmt("rm -rf '%s'", dir));
+	free(dir);
 }
 
 int main(void)
@@ -448,6 +593,7 @@ int main(void)
 		cmocka_unit_test(test_bad_lines),
 		cmocka_unit_test(test_hostile_files),
 		cmocka_unit_test(test_mailmap_git),
+		cmocka_unit_test(test_audit_two_of_six_stopped_slow),
 	};
 
 	return cmocka_run_group_tests_name("people", tests, NULL, NULL);

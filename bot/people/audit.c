@@ -23,8 +23,8 @@
 
 const char *people_finding_name(enum people_finding f)
 {
-	static const char *const names[] = { "all-absent",	"no-maintainer",   "orphan",
-					     "obsolete",	"no-files",	   "case-duplicate",
+	static const char *const names[] = { "all-absent", "no-maintainer", "orphan",
+					     "obsolete", "no-files", "case-duplicate",
 					     "mailmap-duplicate" };
 
 	return f < PEOPLE_FINDINGS ? names[f] : "?";
