@@ -131,6 +131,7 @@ static void tree_append(struct sim_world *w, int tree, struct sim_patch *p)
 {
 	struct sim_tree *t = &w->trees[tree];
 
+	sim_journey_arrive(w, p, tree);
 	p->tree = tree;
 	ALLOC_GROW(t->patches, t->nr + 1, t->alloc);
 	if (t->dirty_from < 0 || t->dirty_from > (int)t->nr)
@@ -167,6 +168,7 @@ static int held(struct sim_world *w, struct sim_patch *p)
 
 static void drop(struct sim_world *w, struct sim_patch *p)
 {
+	sim_journey_leave(w, p, SIM_EV_REMOVED);
 	tree_remove(w, p);
 	p->state = SIM_DROPPED;
 }
@@ -876,6 +878,7 @@ static int absorb(struct sim_world *w, int tree, int k)
 	for (i = 0; i < t->nr; i++) {
 		struct sim_patch *p = t->patches[i];
 
+		sim_journey_leave(w, p, SIM_EV_MERGED);
 		p->state = SIM_ABSORBED;
 		for (j = 0; j < p->new_files.nr; j++)
 			strvec_push(&w->subs[p->sub].extras, p->new_files.v[j]);
@@ -955,12 +958,15 @@ static int mainline_day(struct sim_world *w)
 
 /* ---- writing the branches ---- */
 
-static void message(struct strbuf *msg, const struct sim_patch *p, const struct sim_person *m)
+static void message(struct strbuf *msg, struct sim_world *w, const struct sim_patch *p,
+		    const struct sim_person *m)
 {
 	const struct sim_person *a = &sim_submitters[p->author];
 
-	strbuf_addf(msg, "%s\n\n%s\n\nSigned-off-by: %s <%s>\nLink: https://lore.kernel.org/r/%s\n",
-		    p->subject, p->body, a->name, a->email, p->msgid);
+	strbuf_addf(msg, "%s\n\n%s\n\nSigned-off-by: %s <%s>\n", p->subject, p->body, a->name,
+		    a->email);
+	sim_journey_trailers(msg, w, p);
+	strbuf_addf(msg, "Link: https://lore.kernel.org/r/%s\n", p->msgid);
 	if (strcmp(a->email, m->email))
 		strbuf_addf(msg, "Signed-off-by: %s <%s>\n", m->name, m->email);
 }
@@ -1005,7 +1011,7 @@ static int replay(struct sim_world *w, int tree, int all)
 		}
 		p->commit_day = w->day;
 		strbuf_reset(&msg);
-		message(&msg, p, &m);
+		message(&msg, w, p, &m);
 		error = sim_git_commit(&p->commit, w->store, &tree_oid, parents, 1,
 				       &sim_submitters[p->author], author_time(p), &m,
 				       commit_time(w->day, i), msg.buf);
@@ -1101,6 +1107,7 @@ static int finish_day(struct sim_world *w)
 		return error;
 	t2 = now();
 	refresh_truth(w);
+	sim_journey_patch_ids(w);
 	prune(w);
 	if ((error = sim_truth_save(w)) < 0 || (error = sim_state_save(w)) < 0)
 		return error;
@@ -1121,6 +1128,7 @@ static int play_day(struct sim_world *w)
 		return error;
 	drops(w);
 	graduate(w);
+	sim_journey_day(w);
 	relock(w);
 	prune(w);
 	arrivals(w);
@@ -1309,6 +1317,7 @@ int feeds_world_init(const char *dir, const struct feeds_world_opts *opts)
 	w.dir = abs;
 	abs = NULL;
 	w.seed = w.rng = opts->seed;
+	w.jrng = sim_journey_seed(opts->seed);
 	w.ntrees = opts->trees;
 	w.nfiles = opts->files;
 	w.matrix = opts->matrix;
