@@ -68,6 +68,24 @@ int activity_commit_time(long long *out, struct repo *repo, const char *rev)
 	return error;
 }
 
+int activity_commit_message(struct strbuf *out, struct repo *repo, const struct nb_oid *commit,
+			    size_t max)
+{
+	git_commit *c = NULL;
+	git_oid id;
+	const char *msg;
+	int error;
+
+	if ((error = merge_oid_to_git(&id, commit)) < 0)
+		return error;
+	if (git_commit_lookup(&c, repo_git(repo), &id) < 0)
+		return nb_error_set(NB_ENOTFOUND, "%s: no such commit", commit->hex);
+	msg = git_commit_message_raw(c);
+	strbuf_add(out, msg, strlen(msg) < max ? strlen(msg) : max);
+	git_commit_free(c);
+	return 0;
+}
+
 int activity_commit_paths(struct strvec *out, struct repo *repo, const struct nb_oid *commit)
 {
 	git_repository *git = repo_git(repo);

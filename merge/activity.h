@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "util/oid.h"
+#include "util/strbuf.h"
 #include "util/strvec.h"
 
 struct repo;
@@ -29,6 +30,10 @@ int activity_commit_paths(struct strvec *out, struct repo *repo, const struct nb
 
 /* The committer date of the commit `rev` names, seconds since the epoch, into *out. */
 int activity_commit_time(long long *out, struct repo *repo, const char *rev);
+
+/* Appends the raw message of `commit` to `out` (at most `max` bytes). */
+int activity_commit_message(struct strbuf *out, struct repo *repo, const struct nb_oid *commit,
+			    size_t max);
 
 /* How a person appears on a commit. */
 enum activity_how {

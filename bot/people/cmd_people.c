@@ -22,7 +22,7 @@ static int open_base(struct repo **repo, char **ref, const struct config *cfg)
 	int error = repo_open_readonly(repo, path);
 
 	if (error < 0) {
-		bot_error("maintainers: the work repository (run a night first)");
+		bot_error("the work repository (run a night first)");
 		free(path);
 		return EXIT_FAILED;
 	}
@@ -90,6 +90,59 @@ int cmd_maintainers(const struct cli_ctx *ctx, int argc, char **argv)
 	people_audit_show(&out, &a, people_problems(p), ctx->json);
 	fputs(out.buf, stdout);
 	people_audit_release(&a);
+done:
+	strbuf_release(&out);
+	people_free(p);
+	repo_free(repo);
+	free(ref);
+	config_free(cfg);
+	merge_global_shutdown();
+	return code;
+}
+
+int cmd_reviews(const struct cli_ctx *ctx, int argc, char **argv)
+{
+	struct config *cfg = NULL;
+	struct repo *repo = NULL;
+	struct people *p = NULL;
+	struct people_reviews r;
+	struct strbuf out = STRBUF_INIT;
+	const char *tree = NULL;
+	char *ref = NULL;
+	size_t i;
+	int code;
+
+	if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
+		fprintf(stderr, "usage: nextbot reviews [TREE]\n");
+		return EXIT_USAGE;
+	}
+	tree = argc == 2 ? argv[1] : NULL;
+	if ((code = bot_config_open(&cfg, ctx)))
+		return code;
+	for (i = 0; tree && i < cfg->trees_nr && strcmp(cfg->trees[i].name, tree); i++)
+		;
+	if (tree && i == cfg->trees_nr) {
+		fprintf(stderr, "nextbot: reviews: no tree '%s' in %s\n", tree, cfg->path);
+		config_free(cfg);
+		return EXIT_USAGE;
+	}
+	if (merge_global_init() < 0) {
+		bot_error("reviews");
+		config_free(cfg);
+		return EXIT_FAILED;
+	}
+	if ((code = open_base(&repo, &ref, cfg)))
+		goto done;
+	if (people_load(&p, repo, ref, cfg->maintainers.file) < 0)
+		nb_error_clear(); /* suggestions then come from history alone */
+	if (people_reviews_run(&r, cfg, repo, tree, p) < 0) {
+		bot_error("reviews");
+		code = EXIT_FAILED;
+		goto done;
+	}
+	people_reviews_show(&out, &r, ctx->json);
+	fputs(out.buf, stdout);
+	people_reviews_release(&r);
 done:
 	strbuf_release(&out);
 	people_free(p);

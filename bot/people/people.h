@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 
+#include "util/oid.h"
 #include "util/strbuf.h"
 #include "util/strvec.h"
 
@@ -188,5 +189,65 @@ void people_audit_show(struct strbuf *out, const struct people_audit *a,
 int people_audit_of_config(struct people_audit *out, struct people **p_out,
 			   const struct config *cfg, struct repo *repo, const char *ref,
 			   int absent_days);
+
+/* ---- the review queue ---- */
+
+struct people_suggestion {
+	char *name;  /* NULL when unknown */
+	char *email;
+	char *why;   /* "R: in MM SUBSYSTEM", "reviewed mm/slab.c lately" */
+};
+
+struct people_review_patch {
+	struct nb_oid commit;
+	char *patch_id; /* "" when it has none */
+	char *subject;
+	char *author_name, *author_email;
+	long long author_time;
+	int age_days;	/* from its author date to the queue's `now` */
+	struct people_suggestion *suggested; /* never the author; at most 5 */
+	size_t suggested_nr;
+};
+
+struct people_review_tree {
+	char *name;
+	struct people_review_patch *patches; /* oldest first */
+	size_t patches_nr;
+};
+
+struct people_review_author {
+	char *name, *email;
+	int waiting;	 /* their patches without a review */
+	int oldest_days; /* how long the oldest has waited */
+};
+
+struct people_reviews {
+	struct people_review_tree *trees; /* in the config's order */
+	size_t trees_nr;
+	struct people_review_author *authors;
+	size_t authors_nr;
+	long long now; /* the newest tip's date: ages count from it */
+};
+
+/*
+ * The patches of each configured tree (only `only_tree` when not NULL) that are
+ * not in the base yet and that nobody but their author reviewed (a Reviewed-by or
+ * Acked-by, trailer_reviewed() of merge/trailer.h, addresses through p's
+ * .mailmap), oldest first, with suggested reviewers: the M:/R: of their files'
+ * sections (`p` may be NULL: none), then who reviewed the same files in the base's
+ * last year.  Release with people_reviews_release().
+ */
+int people_reviews_run(struct people_reviews *out, const struct config *cfg, struct repo *repo,
+		       const char *only_tree, const struct people *p);
+void people_reviews_release(struct people_reviews *r);
+
+/*
+ * `nextbot reviews` output: with `json` {"trees": [{name, patches: [{patch_id,
+ * commit, subject, author: {name, email}, age_days, suggested: [{name, email,
+ * why}]}]}], "authors": [{name, email, waiting, oldest_days}]}, else text.
+ */
+void people_reviews_show(struct strbuf *out, const struct people_reviews *r, int json);
+/* The daily summary's short list: at most `max` lines, the oldest patches first. */
+void people_reviews_summary(struct strvec *out, const struct people_reviews *r, size_t max);
 
 #endif
