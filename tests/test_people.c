@@ -511,12 +511,12 @@ static void test_audit_two_of_six_stopped_slow(void **state)
 		free(path);
 	}
 	assert_int_equal(
-		fixture_sh("printf 'Joonsoo Kim <js1304@gmail.example> <iamjoonsoo.kim@lge.example>\n' "
-			   "> .mailmap && touch lib/thing.c && "
+		fixture_sh("printf 'Joonsoo Kim <js1304@gmail.example> "
+			   "<iamjoonsoo.kim@lge.example>\n' > .mailmap && touch lib/thing.c && "
 			   COMMIT("2015-03-01", "Linus", "torvalds@example.org", "mm/slab.c", "")
 			   /* the two who stopped, long ago */
-			   COMMIT("2016-05-01", "Pekka Enberg", "penberg@kernel.example", "mm/slab.c",
-				  "Signed-off-by: Pekka Enberg <penberg@kernel.example>")
+			   COMMIT("2016-05-01", "Pekka Enberg", "penberg@kernel.example",
+				  "mm/slab.c", "Signed-off-by: Pekka Enberg <penberg@kernel.example>")
 			   COMMIT("2016-06-01", "Someone", "someone@example.org", "mm/slub.c",
 				  "Acked-by: David Rientjes <rientjes@google.example>")
 			   /* the four who are here: each a different way */
