@@ -516,7 +516,8 @@ static void test_audit_two_of_six_stopped_slow(void **state)
 			   COMMIT("2015-03-01", "Linus", "torvalds@example.org", "mm/slab.c", "")
 			   /* the two who stopped, long ago */
 			   COMMIT("2016-05-01", "Pekka Enberg", "penberg@kernel.example",
-				  "mm/slab.c", "Signed-off-by: Pekka Enberg <penberg@kernel.example>")
+				  "mm/slab.c",
+				  "Signed-off-by: Pekka Enberg <penberg@kernel.example>")
 			   COMMIT("2016-06-01", "Someone", "someone@example.org", "mm/slub.c",
 				  "Acked-by: David Rientjes <rientjes@google.example>")
 			   /* the four who are here: each a different way */
