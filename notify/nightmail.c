@@ -347,6 +347,8 @@ int notice_queue_summary(const struct notice_settings *s, const struct notice_su
 	section(&d, "Commits without their author's Signed-off-by", sum->missing_signoff,
 		sum->missing_signoff_nr, 0);
 	section(&d, "Notes", sum->notes, sum->notes_nr, 1);
+	section(&d, "Waiting for review, the oldest first (nextbot reviews lists them all)",
+		sum->reviews, sum->reviews_nr, 1);
 	strbuf_addstr(&d.body, "-- \nnextbot\n");
 	ev.event = "summary";
 	ev.date = sum->date;
@@ -360,5 +362,32 @@ int notice_queue_summary(const struct notice_settings *s, const struct notice_su
 	slack_summary(&slack, s, sum);
 	ret = draft_queue_all(s, &d, &ev, parts, "daily summary", slack.buf);
 	strbuf_release(&slack);
+	return ret;
+}
+
+int notice_queue_audit(const struct notice_settings *s, const struct notice_audit *a)
+{
+	struct draft d = DRAFT_INIT;
+	int ret;
+
+	if ((ret = draft_check_settings(s)) < 0)
+		return ret;
+	d.kind = "maintainers-audit";
+	d.parts[0] = d.kind;
+	d.parts[1] = a->month;
+	d.parts[2] = "mail";
+	draft_add_spec(&d, a->to, 0);
+	strbuf_addf(&d.subject, "MAINTAINERS held against history, %s: %s", draft_cl(&d, a->month),
+		    draft_cl(&d, a->summary));
+	strbuf_addstr(&d.body, "Hi all,\n\n");
+	draft_para(&d, "This is the monthly look at the MAINTAINERS file against who has "
+		       "authored, signed off, reviewed, acked or tested its sections' files "
+		       "(`nextbot maintainers`, as of %s):", draft_cl(&d, a->date));
+	draft_quote(&d, a->text);
+	draft_para(&d, "People listed but long absent may want to move to CREDITS; sections "
+		       "without an active maintainer may want one.");
+	strbuf_addstr(&d.body, "-- \nnextbot\n");
+	ret = draft_queue(s, &d);
+	draft_release(&d);
 	return ret;
 }

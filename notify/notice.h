@@ -243,7 +243,24 @@ struct notice_summary {
 	size_t missing_signoff_nr;
 	const char *const *notes; /* anything else the night wants said */
 	size_t notes_nr;
+	/* the review queue's oldest patches, one line each (bot/people/) */
+	const char *const *reviews;
+	size_t reviews_nr;
 };
+
+/*
+ * The monthly audit of MAINTAINERS (kind `maintainers-audit`) to `to`: `text` is
+ * `nextbot maintainers`' output; one per `month` (YYYY-MM): queued again, it is
+ * the same notice.
+ */
+struct notice_audit {
+	const char *to;
+	const char *month;
+	const char *date;    /* the night's YYYY-MM-DD */
+	const char *summary; /* one line: "3 people absent, 1 orphaned section" */
+	const char *text;
+};
+int notice_queue_audit(const struct notice_settings *s, const struct notice_audit *a);
 
 /*
  * Queueing.  Each call writes one outbox file per notice (mail to the people, one

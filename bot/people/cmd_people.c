@@ -152,3 +152,50 @@ done:
 	merge_global_shutdown();
 	return code;
 }
+
+int people_review_lines(struct strvec *out, const struct config *cfg, struct repo *repo,
+			size_t max)
+{
+	char *ref = xstrfmt("refs/feeds/%s", cfg->base.name);
+	struct people *p = NULL;
+	struct people_reviews r;
+	int error;
+
+	if (people_load(&p, repo, ref, cfg->maintainers.file) < 0)
+		nb_error_clear();
+	if ((error = people_reviews_run(&r, cfg, repo, NULL, p)) == 0) {
+		people_reviews_summary(out, &r, max);
+		people_reviews_release(&r);
+	}
+	people_free(p);
+	free(ref);
+	return error;
+}
+
+int people_audit_mail_text(struct strbuf *text, struct strbuf *summary,
+			   const struct config *cfg, struct repo *repo)
+{
+	char *ref = xstrfmt("refs/feeds/%s", cfg->base.name);
+	struct strvec absent = STRVEC_INIT;
+	struct people *p = NULL;
+	struct people_audit a;
+	size_t i, orphans = 0, all_absent = 0;
+	int error = people_audit_of_config(&a, &p, cfg, repo, ref, 0);
+
+	if (error == 0) {
+		people_audit_show(text, &a, people_problems(p), 0);
+		people_audit_absent(&absent, &a);
+		for (i = 0; i < a.sections_nr; i++) {
+			orphans += !!(a.sections[i].findings & (1u << PEOPLE_FINDING_ORPHAN));
+			all_absent += !!(a.sections[i].findings & (1u << PEOPLE_FINDING_ALL_ABSENT));
+		}
+		strbuf_addf(summary, "%zu absent, %zu section%s without an active maintainer, "
+			    "%zu orphaned", absent.nr, all_absent, all_absent == 1 ? "" : "s",
+			    orphans);
+		people_audit_release(&a);
+	}
+	strvec_clear(&absent);
+	people_free(p);
+	free(ref);
+	return error;
+}

@@ -250,4 +250,14 @@ void people_reviews_show(struct strbuf *out, const struct people_reviews *r, int
 /* The daily summary's short list: at most `max` lines, the oldest patches first. */
 void people_reviews_summary(struct strvec *out, const struct people_reviews *r, size_t max);
 
+/*
+ * The night's share (bot/night_summary.c): the review queue's oldest `max` lines for
+ * the daily summary; the audit's text and one-line summary for the monthly mail.
+ * NB_ENOTFOUND from the latter when the base has no MAINTAINERS.
+ */
+int people_review_lines(struct strvec *out, const struct config *cfg, struct repo *repo,
+			size_t max);
+int people_audit_mail_text(struct strbuf *text, struct strbuf *summary,
+			   const struct config *cfg, struct repo *repo);
+
 #endif
