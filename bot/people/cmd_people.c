@@ -186,8 +186,10 @@ int people_audit_mail_text(struct strbuf *text, struct strbuf *summary,
 		people_audit_show(text, &a, people_problems(p), 0);
 		people_audit_absent(&absent, &a);
 		for (i = 0; i < a.sections_nr; i++) {
-			orphans += !!(a.sections[i].findings & (1u << PEOPLE_FINDING_ORPHAN));
-			all_absent += !!(a.sections[i].findings & (1u << PEOPLE_FINDING_ALL_ABSENT));
+			unsigned f = a.sections[i].findings;
+
+			orphans += !!(f & (1u << PEOPLE_FINDING_ORPHAN));
+			all_absent += !!(f & (1u << PEOPLE_FINDING_ALL_ABSENT));
 		}
 		strbuf_addf(summary, "%zu absent, %zu section%s without an active maintainer, "
 			    "%zu orphaned", absent.nr, all_absent, all_absent == 1 ? "" : "s",
