@@ -279,7 +279,8 @@ static void slack_summary(struct strbuf *out, const struct notice_settings *s,
 			hook_slack_link(out, url.buf, f->id);
 		else
 			hook_slack_text(out, f->id);
-		strbuf_addf(&line, " %s in %s: %.12s (\"%s\")", f->kind ? f->kind : "",
+		strbuf_addch(out, ' '); /* Slack wants a space after a link */
+		strbuf_addf(&line, "%s in %s: %.12s (\"%s\")", f->kind ? f->kind : "",
 			    f->tree ? f->tree : "", f->commit ? f->commit : "",
 			    f->subject ? f->subject : "");
 		if (f->partner_tree)

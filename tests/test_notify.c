@@ -1000,8 +1000,11 @@ static void test_dropped_and_resolved_thread(void **state)
 		" <nextbot.%s@example.org>\r\n",
 		report.id);
 	assert_non_null(strstr(dropped.body, want.buf));
-	assert_non_null(strstr(dropped.body, "This patch was dropped from the net-next tree "
-					     "because it breaks the\r\nbuild."));
+	/* left out of next by the maintainer's decision, not removed from the tree */
+	assert_non_null(strstr(dropped.body, "This patch was left out of next at the request "
+					     "of the net-next tree's\r\nmaintainer: it breaks"));
+	assert_non_null(strstr(dropped.body, "It stays in the net-next tree until its"));
+	assert_null(strstr(dropped.body, "dropped from the"));
 	assert_non_null(strstr(dropped.body, "X-Nextbot-Flag: 0123456789ab\r\n"));
 	assert_non_null(strstr(resolved.body, "X-Nextbot-Flag: 0123456789ab\r\n"));
 	assert_non_null(strstr(resolved.body, "\r\nWhy: fixed upstream\r\n"));
@@ -1456,8 +1459,14 @@ static void test_webhook_slack_and_summary(void **state)
 		body = json_tokener_parse(jstr(r[i], "body"));
 		assert_non_null(body);
 		if (json_object_object_length(body) == 1) {
+			const char *gt;
+
 			/* Slack, Mattermost, Rocket.Chat: {"text": …} */
 			text = jstr(body, "text");
+			/* every link is followed by a space or ends the message */
+			for (gt = strchr(text, '>'); gt; gt = strchr(gt + 1, '>'))
+				if (gt[1] && gt[1] != ' ' && gt[1] != '\n')
+					fail_msg("no space after a link: %s", gt - 20);
 			if (strstr(text, "BUILD REGRESSION")) {
 				assert_non_null(strstr(text, "net-next reverted"));
 				assert_non_null(strstr(text, "<https://nextbot.example.org/r/"
