@@ -269,6 +269,16 @@ static void night_items(struct strbuf *out, const struct site *s, const struct r
 }
 
 /* A matrix flag's cells: where it fails, since when, and how. */
+/* How many of the flag's cells are configurations of a build matrix. */
+static size_t matrix_cells(const struct flag *f)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < f->cells_nr; i++)
+		n += f->cells[i].env.nr > 0;
+	return n;
+}
+
 static void cells(struct strbuf *out, const struct flag *f)
 {
 	size_t i, shown = 0;
@@ -730,11 +740,14 @@ static int flag_page(struct site *s, const struct flag *f)
 	strbuf_addstr(&page, "</span></h1>\n<p>");
 	culprit(&page, f);
 	strbuf_addstr(&page, "</p>\n<div class=\"scroll\"><table>");
-#define ROW(key, value)                                      \
-	do {                                                 \
-		strbuf_addstr(&page, "<tr><th>" key "</th><td>"); \
-		html_line(&page, value);                     \
-		strbuf_addstr(&page, "</td></tr>\n");        \
+	/* a row without a value is left out, heading and all */
+#define ROW(key, value)                                              \
+	do {                                                         \
+		if ((value) && *(value)) {                           \
+			strbuf_addstr(&page, "<tr><th>" key "</th><td>"); \
+			html_line(&page, value);                     \
+			strbuf_addstr(&page, "</td></tr>\n");        \
+		}                                                    \
 	} while (0)
 	ROW("tree", f->tree);
 	ROW("commit", f->commit);
@@ -756,7 +769,7 @@ static int flag_page(struct site *s, const struct flag *f)
 		strbuf_addstr(&page, "</a></td></tr>\n");
 	}
 	strbuf_addstr(&page, "</table></div>\n");
-	if (f->cells_nr) {
+	if (matrix_cells(f)) { /* without a build matrix there are no configurations */
 		strbuf_addstr(&page, "<h2>Configurations it breaks</h2>\n");
 		cells(&page, f);
 	}

@@ -201,3 +201,20 @@ int people_audit_mail_text(struct strbuf *text, struct strbuf *summary,
 	free(ref);
 	return error;
 }
+
+int people_recipients(struct people_route *out, const struct config *cfg, struct repo *repo,
+		      const char *const *paths, size_t paths_nr)
+{
+	char *ref = xstrfmt("refs/feeds/%s", cfg->base.name);
+	struct people_route_opts o;
+	struct people *p = NULL;
+	int error = people_load(&p, repo, ref, cfg->maintainers.file);
+
+	people_route_opts_from_config(&o, cfg);
+	if (!o.max)
+		o.roles[0] = o.roles[1] = o.roles[2] = 0; /* max 0: routing is off */
+	people_route(out, error < 0 ? NULL : p, paths, paths_nr, &o);
+	people_free(p);
+	free(ref);
+	return error;
+}

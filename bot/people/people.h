@@ -102,6 +102,16 @@ void people_route(struct people_route *out, const struct people *p, const char *
 		  size_t paths_nr, const struct people_route_opts *o);
 void people_route_release(struct people_route *r);
 
+/*
+ * For a journey notice (bot/journey/) or any mail about some paths: the people and
+ * lists the base's MAINTAINERS names for them, as the config asks, each with its
+ * why; nobody when the base has no such file.  Reads the file each call (a night
+ * that routes many mails keeps a `struct people` instead: people_load()).  0, or
+ * NB_ERROR (recorded; *out then empty).  Release *out with people_route_release().
+ */
+int people_recipients(struct people_route *out, const struct config *cfg, struct repo *repo,
+		      const char *const *paths, size_t paths_nr);
+
 /* The options the config asks for (maintainers.roles and .max). */
 void people_route_opts_from_config(struct people_route_opts *out, const struct config *cfg);
 
