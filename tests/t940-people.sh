@@ -8,7 +8,9 @@
 #  - `nextbot maintainers` names as absent exactly the people truth.json names, and
 #    as orphaned exactly its orphaned sections;
 #  - `nextbot reviews` agrees with the trailers of every patch of every tree, read
-#    by git (git log --format=%(trailers)), and never suggests a patch's author.
+#    by git (git log --format=%(trailers)), and never suggests a patch's author;
+#  - the dashboard's audit and review pages, with every other page, fit 390 and
+#    1280 px in headless Chromium (tests/dashboard.py).
 . "$(dirname "$0")/lib.sh"
 
 W=$TMP/world
@@ -117,4 +119,16 @@ check "reviews: agrees with every patch's trailers (git's reading), never sugges
 sed 's/^/# /' "$TMP/reviews"
 expect_exit 2 "reviews: an unknown tree is a usage error" \
 	"$NEXTBOT" -c "$W/nextbot.yaml" reviews no-such-tree
+
+# ---- the dashboard's pages, on a phone and a desk ----
+"$NEXTBOT" -c "$W/nextbot.yaml" report --html "$TMP/site" >/dev/null 2>&1
+check "report --html: the audit and the review queue have their pages, linked from the index" \
+	sh -c "grep -q 'Wilhelmina Gone' '$TMP/site/people/maintainers.html' &&
+	       grep -q 'Waiting for review' '$TMP/site/people/reviews.html' &&
+	       grep -q 'people/reviews.html' '$TMP/site/index.html'"
+"$NEXTBOT" -c "$W/nextbot.yaml" --json status >"$TMP/status.json"
+$PYTHON "$(dirname "$0")/dashboard.py" "$TMP/site" "$TMP/flags.json" "$TMP/status.json" \
+	>"$TMP/dash" 2>&1
+check "the dashboard at 390 and 1280 px: nothing scrolls sideways, no cell clipped" test $? = 0
+sed 's/^/# /' "$TMP/dash"
 done_testing

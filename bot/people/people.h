@@ -270,4 +270,13 @@ int people_review_lines(struct strvec *out, const struct config *cfg, struct rep
 int people_audit_mail_text(struct strbuf *text, struct strbuf *summary,
 			   const struct config *cfg, struct repo *repo);
 
+/*
+ * The dashboard's pages (`report --html`, written as people/maintainers.html and
+ * people/reviews.html, one level below the index): the audit, when the base has a
+ * MAINTAINERS file (`maintainers` stays empty otherwise), and the review queue.
+ * 0, or NB_ERROR (recorded) when the queue cannot be read.
+ */
+int people_pages(struct strbuf *maintainers, struct strbuf *reviews, const struct config *cfg,
+		 struct repo *repo);
+
 #endif
