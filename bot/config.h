@@ -224,6 +224,12 @@ struct config {
  * "FILE:LINE:COLUMN: KEY.PATH: what is wrong" (the CLI exits 2 on it).
  */
 int config_load(struct config **out, const char *path);
+/*
+ * The same, and on failure every error of the file appended to `errors` (may be
+ * NULL), in the order found: every section and every list item is read whatever
+ * went wrong before it (a YAML syntax error stops the reading: it is the only one).
+ */
+int config_load_all(struct config **out, const char *path, struct strvec *errors);
 void config_free(struct config *cfg);
 
 /*
