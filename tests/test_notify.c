@@ -1016,6 +1016,33 @@ static void test_dropped_and_resolved_thread(void **state)
 	strbuf_release(&want);
 }
 
+/* Greetings: the name as its owner writes it (family name first too), or none. */
+static void test_greeting_as_signed(void **state)
+{
+	struct fx *f = *state;
+	struct notice_breakage b;
+	struct outbox_notice report;
+
+	breakage_init(&b);
+	b.author.name = "Zhang Wei";
+	b.message_id = NULL;
+	assert_int_equal(notice_queue_breakage(&f->s, &b), 2);
+	load_notice(&report, f, "build-failure", "mail", "[net-next] ");
+	assert_non_null(strstr(report.body, "\r\n\r\nHi Zhang Wei,\r\n"));
+	outbox_notice_release(&report);
+	breakage_init(&b);
+	b.flag_id = "ba9876543210";
+	b.author.name = NULL;
+	b.message_id = NULL;
+	b.subject = "net: no name";
+	assert_int_equal(notice_queue_breakage(&f->s, &b), 2);
+	load_notice(&report, f, "build-failure", "mail", "[net-next] build failure: net: no");
+	assert_null(strstr(report.body, "Hi ,"));
+	assert_null(strstr(report.body, "\nHi"));
+	assert_non_null(strstr(report.body, "\r\n\r\nnextbot's build of next-20261203 fails"));
+	outbox_notice_release(&report);
+}
+
 /* ---- webhooks ---- */
 
 static void httpd_start(struct fx *f, const char *secret)
@@ -1503,6 +1530,7 @@ int main(void)
 		cmocka_unit_test(test_msgid),
 		cmocka_unit_test_setup_teardown(test_queue_idempotent, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_outbox_list_json, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_greeting_as_signed, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_dropped_and_resolved_thread, fx_setup,
 						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_smtp_report_and_maintainer_mail, fx_setup,
