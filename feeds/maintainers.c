@@ -327,3 +327,32 @@ void sim_maintainers_for(struct strvec *out, const struct sim_world *w,
 	}
 	free(v);
 }
+
+void sim_defect_recipients(struct sim_world *w, struct sim_defect *d)
+{
+	struct sim_patch *c = sim_patch_by_id(w, d->culprit);
+	struct sim_patch *p = d->partner >= 0 ? sim_patch_by_id(w, d->partner) : NULL;
+	struct strvec paths = STRVEC_INIT, out = STRVEC_INIT;
+	struct strbuf sb = STRBUF_INIT;
+	size_t i, j;
+
+	if (d->maintainers || !c || !c->ops_nr || (d->partner >= 0 && (!p || !p->ops_nr)))
+		return;
+	for (i = 0; d->kind != SIM_FLAKY && i < c->ops_nr; i++) {
+		int both = 0;
+
+		for (j = 0; p && j < p->ops_nr; j++)
+			both |= !strcmp(p->ops[j].path, c->ops[i].path);
+		if ((d->kind != SIM_CONFLICT || both) && !strvec_contains(&paths, c->ops[i].path))
+			strvec_push(&paths, c->ops[i].path);
+	}
+	for (j = 0; d->kind == SIM_SEMANTIC && p && j < p->ops_nr; j++)
+		if (!strvec_contains(&paths, p->ops[j].path))
+			strvec_push(&paths, p->ops[j].path);
+	sim_maintainers_for(&out, w, (const char *const *)paths.v, paths.nr);
+	for (i = 0; i < out.nr; i++)
+		strbuf_addf(&sb, "%s%s", i ? "," : "", out.v[i]);
+	d->maintainers = strbuf_detach(&sb, NULL);
+	strvec_clear(&paths);
+	strvec_clear(&out);
+}

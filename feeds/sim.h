@@ -149,6 +149,8 @@ struct sim_defect {
 	struct nb_oid patch_id;
 	struct nb_oid partner_patch_id;
 	char *trees;  /* "a,b" culprit's tree then partner's, as they were last seen */
+	char *maintainers; /* "a,b,…": whom MAINTAINERS adds to its mails (truth.json),
+			      computed once while the patches' texts are at hand; NULL: not yet */
 	int archs;    /* matrix worlds: the configurations it breaks (mask); 0 none */
 };
 
@@ -267,6 +269,12 @@ void sim_maintainers_absent(struct strvec *out, const struct sim_world *w);
 void sim_maintainers_orphans(struct strvec *out, const struct sim_world *w);
 void sim_maintainers_for(struct strvec *out, const struct sim_world *w,
 			 const char *const *paths, size_t paths_nr);
+/*
+ * Sets d->maintainers, once, from the files in question (the culprit's; a semantic
+ * conflict's both patches'; a textual conflict's files both touch; none for flaky)
+ * while both patches still hold their text.
+ */
+void sim_defect_recipients(struct sim_world *w, struct sim_defect *d);
 
 /* feeds/state.c: the lock set. */
 int sim_lock_has(const struct sim_lockset *ls, const char *key);

@@ -72,8 +72,10 @@ void sim_world_release(struct sim_world *w)
 		free(w->trees[i].patches);
 	}
 	free(w->trees);
-	for (i = 0; i < w->defects_nr; i++)
+	for (i = 0; i < w->defects_nr; i++) {
 		free(w->defects[i].trees);
+		free(w->defects[i].maintainers);
+	}
 	free(w->defects);
 	for (i = 0; i < w->journeys_nr; i++)
 		sim_journey_release(&w->journeys[i]);
@@ -323,6 +325,7 @@ static json_object *state_json(struct sim_world *w)
 		set_str(x, "patch_id", d->patch_id.hex);
 		set_str(x, "partner_patch_id", d->partner_patch_id.hex);
 		set_str(x, "trees", d->trees);
+		set_str(x, "maintainers", d->maintainers);
 		if (w->matrix)
 			set_int(x, "archs", d->archs);
 		json_object_array_add(a, x);
@@ -398,33 +401,16 @@ static json_object *cells_json(const struct sim_defect *d)
 	return a;
 }
 
-/*
- * Whom the tree's MAINTAINERS adds to the defect's mails, by construction: the
- * sections of the files in question (the culprit's; a semantic conflict's both
- * patches'; a textual conflict's files both patches touch; none for flaky).
- */
-static json_object *recipients_json(struct sim_world *w, const struct sim_defect *d,
-				    const struct sim_patch *c, const struct sim_patch *p)
+/* d->maintainers ("a,b,c", set by sim_defect_recipients()) as a list. */
+static json_object *recipients_json(const struct sim_defect *d)
 {
-	struct strvec paths = STRVEC_INIT, out = STRVEC_INIT;
-	json_object *a;
-	size_t i, j;
+	json_object *a = json_object_new_array();
+	const char *p = d->maintainers ? d->maintainers : "", *comma;
 
-	for (i = 0; d->kind != SIM_FLAKY && i < c->ops_nr; i++) {
-		int both = 0;
-
-		for (j = 0; p && j < p->ops_nr; j++)
-			both |= !strcmp(p->ops[j].path, c->ops[i].path);
-		if ((d->kind != SIM_CONFLICT || both) && !strvec_contains(&paths, c->ops[i].path))
-			strvec_push(&paths, c->ops[i].path);
+	for (; *p; p = *comma ? comma + 1 : comma) {
+		comma = strchrnul(p, ',');
+		json_object_array_add(a, json_object_new_string_len(p, (int)(comma - p)));
 	}
-	for (j = 0; d->kind == SIM_SEMANTIC && p && j < p->ops_nr; j++)
-		if (!strvec_contains(&paths, p->ops[j].path))
-			strvec_push(&paths, p->ops[j].path);
-	sim_maintainers_for(&out, w, (const char *const *)paths.v, paths.nr);
-	a = strvec_json(&out);
-	strvec_clear(&paths);
-	strvec_clear(&out);
 	return a;
 }
 
@@ -463,7 +449,7 @@ static json_object *defect_json(struct sim_world *w, const struct sim_defect *d)
 		json_object_object_add(o, "partner", NULL);
 	}
 	json_object_object_add(o, "dropped", json_object_new_boolean(c->state == SIM_DROPPED));
-	json_object_object_add(o, "maintainers", recipients_json(w, d, c, p));
+	json_object_object_add(o, "maintainers", recipients_json(d));
 	if (w->matrix)
 		json_object_object_add(o, "cells", cells_json(d));
 	free(author);
@@ -893,6 +879,7 @@ static int world_load(struct sim_world *w, json_object *o)
 		hex(d->patch_id.hex, x, "patch_id");
 		hex(d->partner_patch_id.hex, x, "partner_patch_id");
 		d->trees = dup(x, "trees");
+		d->maintainers = dup(x, "maintainers");
 		d->archs = get_int(x, "archs");
 		if (!sim_patch_by_id(w, d->culprit))
 			return -1;

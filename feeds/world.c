@@ -1081,6 +1081,7 @@ static void refresh_truth(struct sim_world *w)
 		}
 		if (p && p->state == SIM_LIVE && !merge_oid_to_git(&oid, &p->commit))
 			merge_patch_id_oid(&d->partner_patch_id, w->store, &oid);
+		sim_defect_recipients(w, d);
 	}
 	nb_error_clear();
 }

@@ -159,12 +159,15 @@ assert t["seed"] == 1 and t["days"] == 10, t
 kinds = {d["kind"] for d in t["defects"]}
 assert kinds == {"build", "test", "flaky", "conflict", "semantic"}, kinds
 keys = {"id", "day", "kind", "trees", "branches", "subject", "patch_id", "message_id",
-        "author", "partner", "dropped"}
+        "author", "partner", "dropped", "maintainers"}
 for d in t["defects"]:
     assert set(d) == keys, set(d) ^ keys
     assert len(d["patch_id"]) == 40 and "@" in d["message_id"] and "<" in d["author"]
     assert (d["partner"] is None) == (d["kind"] not in ("conflict", "semantic"))
     assert d["dropped"] == (not d["branches"])
+    assert (d["maintainers"] == []) == (d["kind"] == "flaky"), d
+m = t["maintainers"]
+assert len(m["absent"]) == 3 and m["orphans"] == ["NB TUNABLES"], m
 EOF
 
 # Journeys (issue 31): the world's own stream is the one it was before journeys were
