@@ -355,6 +355,8 @@ struct maint_try {
 
 static void try_add(struct maint_try *t, const size_t *refs, size_t n)
 {
+	if (!n)
+		return; /* refs may be NULL then (a file without N: lines) */
 	if (t->nr + n > t->alloc) {
 		t->alloc = 2 * (t->nr + n) + 8;
 		t->refs = xrealloc(t->refs, t->alloc * sizeof(*t->refs));
@@ -384,7 +386,8 @@ static void candidates(struct maint_try *t, const struct maint_file *mf, const c
 		c++;
 	}
 	try_add(t, mf->regexes, mf->regexes_nr);
-	qsort(t->refs, t->nr, sizeof(*t->refs), cmp_ref);
+	if (t->nr)
+		qsort(t->refs, t->nr, sizeof(*t->refs), cmp_ref);
 }
 
 static void hit_add(struct maint_hit **hits, size_t *nr, size_t *alloc, struct maint_hit h)
