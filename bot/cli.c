@@ -90,6 +90,22 @@ static const struct cli_command commands[] = {
 	  "prune old runs, worker directories and sent notices; repack the repository",
 	  "  Keeps the runs of the config's keep_days most recent nights; flags and drops\n"
 	  "  are kept.\n" },
+	{ "maintainers", cmd_maintainers, "maintainers [--absent-days N]",
+	  "the MAINTAINERS file held against history: absent people, orphaned sections",
+	  "  For every M:/R: person of every section of the base's MAINTAINERS, the last\n"
+	  "  day they authored, signed off, reviewed, acked or tested a commit touching the\n"
+	  "  section's files (maintainers.window_days of history); absent: not seen in\n"
+	  "  maintainers.absent_days (or N) days before the base's tip.  Findings:\n"
+	  "  all-absent, no-maintainer, orphan, obsolete, no-files, case-duplicate,\n"
+	  "  mailmap-duplicate.  --json (global) prints {\"sections\": [...]}.\n" },
+	{ "reviews", cmd_reviews, "reviews [TREE]",
+	  "the review queue: patches no one but their author reviewed, whom to ask",
+	  "  Per tree (or TREE alone), its patches not in the base yet without a\n"
+	  "  Reviewed-by or Acked-by by someone other than their author (through the\n"
+	  "  tree's .mailmap), oldest first, with suggested reviewers: the M:/R: of their\n"
+	  "  files' MAINTAINERS sections, then who reviewed the same files lately; never\n"
+	  "  the author.  Then, per author, how many wait and for how long.\n"
+	  "  --json (global) prints {\"trees\": [...], \"authors\": [...]}.\n" },
 	{ "check-config", cmd_check_config, "check-config",
 	  "validate the config and print the resolved plan",
 	  "  Exits 0 when the config is valid, 2 with FILE:LINE:COLUMN: KEY: reason when not.\n"

@@ -507,6 +507,7 @@ static json_object *jplan(const struct config *cfg)
 
 int cmd_check_config(const struct cli_ctx *ctx, int argc, char **argv)
 {
+	struct strvec errors = STRVEC_INIT;
 	struct config *cfg = NULL;
 	json_object *plan;
 	int code;
@@ -517,8 +518,14 @@ int cmd_check_config(const struct cli_ctx *ctx, int argc, char **argv)
 			argv[1]);
 		return EXIT_USAGE;
 	}
-	if (config_load(&cfg, ctx->config_path) < 0) {
-		fprintf(stderr, "nextbot: %s\n", nb_error_last());
+	if (config_load_all(&cfg, ctx->config_path, &errors) < 0) {
+		size_t i;
+
+		for (i = 0; i < errors.nr; i++)
+			fprintf(stderr, "nextbot: %s\n", errors.v[i]);
+		if (errors.nr > 1)
+			fprintf(stderr, "nextbot: %zu errors in %s\n", errors.nr, ctx->config_path);
+		strvec_clear(&errors);
 		return EXIT_USAGE;
 	}
 	if (ctx->json) {

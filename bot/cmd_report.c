@@ -16,11 +16,14 @@
 #include "bot/cli.h"
 #include "bot/html.h"
 #include "bot/notices.h"
+#include "bot/people/people.h"
 #include "bot/repro.h"
 #include "bot/state.h"
+#include "merge/merge_global.h"
 #include "merge/repo.h"
 #include "util/error.h"
 #include "util/fileutil.h"
+#include "util/log.h"
 #include "util/strbuf.h"
 #include "util/strvec.h"
 #include "util/xalloc.h"
@@ -39,6 +42,7 @@ struct site {
 	struct strvec shown;  /* notice ids that have a page */
 	struct strvec nights; /* dates that have a page */
 	size_t from;	      /* first run shown */
+	int people_pages;     /* 1: people/maintainers.html, 2: people/reviews.html */
 };
 
 static const char *s_or(const char *s, const char *dflt)
@@ -269,6 +273,16 @@ static void night_items(struct strbuf *out, const struct site *s, const struct r
 }
 
 /* A matrix flag's cells: where it fails, since when, and how. */
+/* How many of the flag's cells are configurations of a build matrix. */
+static size_t matrix_cells(const struct flag *f)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < f->cells_nr; i++)
+		n += f->cells[i].env.nr > 0;
+	return n;
+}
+
 static void cells(struct strbuf *out, const struct flag *f)
 {
 	size_t i, shown = 0;
@@ -374,6 +388,13 @@ static int index_page(struct site *s)
 		strbuf_addstr(&page, "<p>No nights yet.</p>\n");
 	}
 	open_flags(&page, s);
+	if (s->people_pages)
+		strbuf_addf(&page, "<p>%s%s%s</p>\n",
+			    s->people_pages & 2 ? "<a href=\"people/reviews.html\">Waiting for "
+						  "review</a>" : "",
+			    s->people_pages == 3 ? " &middot; " : "",
+			    s->people_pages & 1 ? "<a href=\"people/maintainers.html\">MAINTAINERS "
+						  "held against history</a>" : "");
 	grid(&page, s);
 	strbuf_addstr(&page, "<h2>What each night found</h2>\n");
 	for (i = st->runs_nr; i-- > s->from;) {
@@ -730,11 +751,14 @@ static int flag_page(struct site *s, const struct flag *f)
 	strbuf_addstr(&page, "</span></h1>\n<p>");
 	culprit(&page, f);
 	strbuf_addstr(&page, "</p>\n<div class=\"scroll\"><table>");
-#define ROW(key, value)                                      \
-	do {                                                 \
-		strbuf_addstr(&page, "<tr><th>" key "</th><td>"); \
-		html_line(&page, value);                     \
-		strbuf_addstr(&page, "</td></tr>\n");        \
+	/* a row without a value is left out, heading and all */
+#define ROW(key, value)                                              \
+	do {                                                         \
+		if ((value) && *(value)) {                           \
+			strbuf_addstr(&page, "<tr><th>" key "</th><td>"); \
+			html_line(&page, value);                     \
+			strbuf_addstr(&page, "</td></tr>\n");        \
+		}                                                    \
 	} while (0)
 	ROW("tree", f->tree);
 	ROW("commit", f->commit);
@@ -756,7 +780,7 @@ static int flag_page(struct site *s, const struct flag *f)
 		strbuf_addstr(&page, "</a></td></tr>\n");
 	}
 	strbuf_addstr(&page, "</table></div>\n");
-	if (f->cells_nr) {
+	if (matrix_cells(f)) { /* without a build matrix there are no configurations */
 		strbuf_addstr(&page, "<h2>Configurations it breaks</h2>\n");
 		cells(&page, f);
 	}
@@ -817,6 +841,27 @@ static int swap_in(struct site *s, const char *sub)
 	return err;
 }
 
+/* bot/people/'s pages: the audit of MAINTAINERS and the review queue, linked from the index. */
+static int people_site(struct site *s)
+{
+	struct strbuf maint = STRBUF_INIT, reviews = STRBUF_INIT;
+	int err = 0;
+
+	if (!s->repo)
+		return 0;
+	if (people_pages(&maint, &reviews, s->cfg, s->repo) < 0) {
+		log_warn("report: the review queue: %s", nb_error_last());
+		nb_error_clear();
+	}
+	if (maint.len && !(err = write_page(s, "people/maintainers.html", &maint)))
+		s->people_pages |= 1;
+	if (!err && reviews.len && !(err = write_page(s, "people/reviews.html", &reviews)))
+		s->people_pages |= 2;
+	strbuf_release(&maint);
+	strbuf_release(&reviews);
+	return err;
+}
+
 static int build(struct site *s)
 {
 	const struct state *st = s->st;
@@ -840,10 +885,13 @@ static int build(struct site *s)
 					       strlen(st->flags[i].id))
 			err = flag_page(s, &st->flags[i]);
 	if (!err)
+		err = people_site(s);
+	if (!err)
 		err = index_page(s);
 	if (err)
 		return err;
-	if (swap_in(s, "nights") < 0 || swap_in(s, "flags") < 0 || swap_in(s, "notices") < 0)
+	if (swap_in(s, "nights") < 0 || swap_in(s, "flags") < 0 || swap_in(s, "notices") < 0 ||
+	    swap_in(s, "people") < 0)
 		return -1;
 	from = xstrfmt("%s/index.html", s->tmp);
 	to = xstrfmt("%s/index.html", s->dir);
@@ -882,8 +930,10 @@ int cmd_report(const struct cli_ctx *ctx, int argc, char **argv)
 	s.shown = (struct strvec)STRVEC_INIT;
 	s.nights = (struct strvec)STRVEC_INIT;
 	repo_path = xstrfmt("%s/repo.git", cfg->workdir);
-	if (repo_open_readonly(&s.repo, repo_path) < 0)
-		s.repo = NULL; /* no Next/ files then */
+	if (merge_global_init() < 0 || repo_open_readonly(&s.repo, repo_path) < 0) {
+		s.repo = NULL; /* no Next/ files and no people pages then */
+		nb_error_clear();
+	}
 	if (file_mkdir_p(argv[2], 0755) < 0 || build(&s) < 0) {
 		bot_error("cannot write the report");
 		goto done;
@@ -892,6 +942,7 @@ int cmd_report(const struct cli_ctx *ctx, int argc, char **argv)
 	code = EXIT_DONE;
 done:
 	repo_free(s.repo);
+	merge_global_shutdown();
 	strvec_clear(&s.shown);
 	strvec_clear(&s.nights);
 	free(s.outbox);

@@ -30,6 +30,9 @@ int cmd_gc(const struct cli_ctx *ctx, int argc, char **argv);
 int cmd_inbox(const struct cli_ctx *ctx, int argc, char **argv);
 int cmd_mail_in(const struct cli_ctx *ctx, int argc, char **argv);
 int cmd_check_config(const struct cli_ctx *ctx, int argc, char **argv);
+/* bot/people/cmd_people.c */
+int cmd_maintainers(const struct cli_ctx *ctx, int argc, char **argv);
+int cmd_reviews(const struct cli_ctx *ctx, int argc, char **argv);
 /* Not in the help: run by nextbot itself, as the runner user (bot/cmd_worker.c). */
 int cmd_worker_checkout(const struct cli_ctx *ctx, int argc, char **argv);
 

@@ -34,8 +34,15 @@ struct loader {
 static const char *const top_keys[] = {
 	"workdir", "base", "trees", "never_merge", "build", "test", "build_after_each_merge",
 	"on_breakage", "bisect", "deadline", "merge_identity", "runner", "git", "publish",
-	"notify", "schedule", "keep_days", "inbox", "drop_push", NULL,
+	"notify", "schedule", "keep_days", "inbox", "drop_push", "maintainers", NULL,
 };
+
+/* Keeps the first error of several checks that each report their own. */
+static void keep(int *ret, int r)
+{
+	if (r < 0 && *ret >= 0)
+		*ret = r;
+}
 
 /* ---- value checks -------------------------------------------------------- */
 
@@ -247,21 +254,24 @@ static int load_trees(struct loader *ld, const struct ynode *root)
 		return yread_err(&ld->r, v, "trees", "expected a list of trees, got "
 				"%s", ynode_kind_name(v));
 	cfg->trees = xcalloc(v->nr ? v->nr : 1, sizeof(*cfg->trees));
-	for (i = 0; i < v->nr && !ret; i++) {
+	/* every tree is read, so that check-config names every wrong one */
+	for (i = 0; i < v->nr; i++) {
 		size_t old = yread_kp_push(&ld->r, "trees");
+		int r;
 
 		strbuf_addf(&ld->r.kp, "[%zu]", i);
 		cfg->trees_nr++;
 		cfg->trees[i].contacts = (struct strvec)STRVEC_INIT;
-		ret = load_tree(ld, v->kids[i], NULL, &cfg->trees[i], 0);
-		for (j = 0; j < i && !ret; j++)
-			if (!strcmp(cfg->trees[j].name, cfg->trees[i].name))
-				ret = yread_err(&ld->r, ynode_get(v->kids[i], "name"), "name",
+		r = load_tree(ld, v->kids[i], NULL, &cfg->trees[i], 0);
+		for (j = 0; j < i && !r && cfg->trees[i].name; j++)
+			if (cfg->trees[j].name && !strcmp(cfg->trees[j].name, cfg->trees[i].name))
+				r = yread_err(&ld->r, ynode_get(v->kids[i], "name"), "name",
 					    "duplicate tree name '%s' (first at line %d)",
 					    cfg->trees[i].name, cfg->trees[j].line);
-		if (!ret && !strcmp(cfg->trees[i].name, cfg->base.name))
-			ret = yread_err(&ld->r, ynode_get(v->kids[i], "name"), "name",
+		if (!r && cfg->base.name && !strcmp(cfg->trees[i].name, cfg->base.name))
+			r = yread_err(&ld->r, ynode_get(v->kids[i], "name"), "name",
 				    "'%s' is already the base's name", cfg->trees[i].name);
+		keep(&ret, r);
 		yread_kp_pop(&ld->r, old);
 	}
 	return ret;
@@ -387,9 +397,10 @@ static int load_commands(struct loader *ld, const struct ynode *root, const char
 		return yread_err(&ld->r, v, key, "expected a list of commands, got "
 				"%s", ynode_kind_name(v));
 	*out = xcalloc(v->nr ? v->nr : 1, sizeof(**out));
-	for (i = 0; i < v->nr && !ret; i++) {
+	for (i = 0; i < v->nr; i++) {
 		const struct ynode *n = v->kids[i], *t, *env;
 		struct config_command *c = &(*out)[i];
+		int first = ret;
 
 		old = yread_kp_push(&ld->r, key);
 		strbuf_addf(&ld->r.kp, "[%zu]", i);
@@ -410,7 +421,7 @@ static int load_commands(struct loader *ld, const struct ynode *root, const char
 			goto next;
 		}
 		for (j = 0; j < i; j++)
-			if (!strcmp((*out)[j].name, c->name)) {
+			if ((*out)[j].name && !strcmp((*out)[j].name, c->name)) {
 				ret = yread_err(&ld->r, ynode_get(n, "name"), "name",
 					    "duplicate command name '%s' (first at line %d)",
 					    c->name, (*out)[j].line);
@@ -451,6 +462,8 @@ static int load_commands(struct loader *ld, const struct ynode *root, const char
 			ret = load_matrix(ld, n, c);
 next:
 		yread_kp_pop(&ld->r, old);
+		if (first < 0)
+			ret = first; /* the first error stays the one returned */
 	}
 	return ret;
 }
@@ -954,10 +967,10 @@ static int load_webhooks(struct loader *ld, const struct ynode *v)
 		return yread_err(&ld->r, v, "webhooks", "expected a list, got "
 				"%s", ynode_kind_name(v));
 	cfg->notify.webhooks = xcalloc(v->nr ? v->nr : 1, sizeof(*cfg->notify.webhooks));
-	for (i = 0; i < v->nr && !ret; i++) {
+	for (i = 0; i < v->nr; i++) {
 		struct config_webhook *w = &cfg->notify.webhooks[i];
 		const struct ynode *n = v->kids[i];
-		int format = CONFIG_HOOK_JSON;
+		int format = CONFIG_HOOK_JSON, first = ret;
 
 		old = yread_kp_push(&ld->r, "webhooks");
 		strbuf_addf(&ld->r.kp, "[%zu]", i);
@@ -973,6 +986,8 @@ static int load_webhooks(struct loader *ld, const struct ynode *v)
 		if (!ret)
 			ret = check_url(ld, n, "url", w->url, "secret_env (an HMAC secret)");
 		yread_kp_pop(&ld->r, old);
+		if (first < 0)
+			ret = first;
 	}
 	return ret;
 }
@@ -1114,6 +1129,76 @@ done:
 	return ret;
 }
 
+/* maintainers.roles: a list of "M", "R", "L", each once. */
+static int load_roles(struct loader *ld, const struct ynode *n)
+{
+	static const char *const names[] = { "M", "R", "L" };
+	const struct ynode **nodes = NULL;
+	struct strvec v = STRVEC_INIT;
+	int ret, k, *roles = ld->cfg->maintainers.roles;
+	size_t i, old;
+
+	if ((ret = yread_strlist(&ld->r, n, "roles", &v, &nodes)) < 0 || !ynode_get(n, "roles"))
+		goto done;
+	memset(ld->cfg->maintainers.roles, 0, sizeof(ld->cfg->maintainers.roles));
+	for (i = 0; i < v.nr && !ret; i++) {
+		for (k = 0; k < 3 && strcmp(v.v[i], names[k]); k++)
+			;
+		if (k < 3 && !roles[k]) {
+			roles[k] = 1;
+			continue;
+		}
+		old = yread_kp_push(&ld->r, "roles");
+		yread_kp_push_index(&ld->r, i);
+		ret = yread_err(&ld->r, nodes[i], NULL, k < 3 ? "'%s' is listed twice"
+					 : "'%s' is not a role: M (maintainers), R (reviewers) or "
+					   "L (lists)", v.v[i]);
+		yread_kp_pop(&ld->r, old);
+	}
+done:
+	strvec_clear(&v);
+	return ret;
+}
+
+static int load_maintainers(struct loader *ld, const struct ynode *root)
+{
+	static const char *const keys[] = { "file",	   "roles",	 "max",
+					    "absent_days", "window_days", "audit_list",
+					    NULL };
+	const struct ynode *n = ynode_get(root, "maintainers");
+	struct config *cfg = ld->cfg;
+	size_t old;
+	int ret;
+
+	if (!n || ynode_is_null(n))
+		return 0;
+	if ((ret = yread_map_check(&ld->r, n, "maintainers", keys)) < 0)
+		return ret;
+	cfg->maintainers.line = n->line;
+	old = yread_kp_push(&ld->r, "maintainers");
+	if ((ret = yread_str(&ld->r, n, "file", &cfg->maintainers.file, 0)) < 0 ||
+	    (ret = load_roles(ld, n)) < 0 ||
+	    (ret = yread_int(&ld->r, n, "max", &cfg->maintainers.max, 0, 1000)) < 0 ||
+	    (ret = yread_int(&ld->r, n, "absent_days", &cfg->maintainers.absent_days, 1,
+			     36500)) < 0 ||
+	    (ret = yread_int(&ld->r, n, "window_days", &cfg->maintainers.window_days, 1,
+			     36500)) < 0 ||
+	    (ret = yread_str(&ld->r, n, "audit_list", &cfg->maintainers.audit_list, 0)) < 0)
+		goto done;
+	if (!*cfg->maintainers.file || cfg->maintainers.file[0] == '/' ||
+	    strstr(cfg->maintainers.file, "..")) {
+		ret = yread_err(&ld->r, ynode_get(n, "file"), "file",
+				"'%s' is not a path inside the tree", cfg->maintainers.file);
+		goto done;
+	}
+	if (cfg->maintainers.audit_list && !strchr(cfg->maintainers.audit_list, '@'))
+		ret = yread_err(&ld->r, ynode_get(n, "audit_list"), "audit_list",
+				"'%s' is not a mail address", cfg->maintainers.audit_list);
+done:
+	yread_kp_pop(&ld->r, old);
+	return ret;
+}
+
 static int load_misc(struct loader *ld, const struct ynode *root)
 {
 	static const char *const breakage[] = { "revert-culprit", "previous-version", "drop-tree",
@@ -1213,6 +1298,11 @@ static struct config *config_new(const char *path)
 	cfg->inbox.poll = 300;
 	cfg->inbox.max_tests = 10;
 	cfg->inbox.test_urls = (struct strvec)STRVEC_INIT;
+	cfg->maintainers.file = xstrdup("MAINTAINERS");
+	cfg->maintainers.roles[0] = cfg->maintainers.roles[1] = cfg->maintainers.roles[2] = 1;
+	cfg->maintainers.max = 20;
+	cfg->maintainers.absent_days = 730;
+	cfg->maintainers.window_days = 1825;
 	return cfg;
 }
 
@@ -1236,26 +1326,40 @@ static int load_root(struct loader *ld, const struct ynode *root)
 {
 	const struct ynode *base;
 	struct config *cfg = ld->cfg;
-	int ret;
+	int ret, trees, commands;
 
 	if (!root || ynode_is_null(root))
 		return yread_err(&ld->r, root, NULL, "the config is empty");
-	if ((ret = yread_map_check(&ld->r, root, NULL, top_keys)) < 0)
-		return ret;
+	/*
+	 * Every section is read whatever went wrong in another, so that check-config
+	 * names every error of the file; checks that build on a section (never_merge
+	 * on the trees, the cells on the commands) run only when it was read whole.
+	 */
+	ret = yread_map_check(&ld->r, root, NULL, top_keys);
 	if (!(base = ynode_get(root, "base")))
-		return yread_err(&ld->r, root, "base", "missing (required): the mainline to "
-				"build on");
-	if ((ret = yread_str(&ld->r, root, "workdir", &cfg->workdir, 0)) < 0 ||
-	    (ret = abs_path(ld, root, "workdir", &cfg->workdir)) < 0 ||
-	    (ret = load_tree(ld, base, "base", &cfg->base, 1)) < 0 ||
-	    (ret = load_trees(ld, root)) < 0 || (ret = load_never_merge(ld, root)) < 0 ||
-	    (ret = check_never_merge(ld, root)) < 0 ||
-	    (ret = load_commands(ld, root, "build", &cfg->build, &cfg->build_nr)) < 0 ||
-	    (ret = load_commands(ld, root, "test", &cfg->test, &cfg->test_nr)) < 0 ||
-	    (ret = load_cells(ld)) < 0 ||
-	    (ret = load_misc(ld, root)) < 0 || (ret = load_deadline(ld, root)) < 0 ||
-	    (ret = load_runner(ld, root)) < 0 || (ret = load_git_publish(ld, root)) < 0 ||
-	    (ret = load_notify(ld, root)) < 0 || (ret = load_inbox(ld, root)) < 0)
+		keep(&ret, yread_err(&ld->r, root, "base", "missing (required): the mainline to "
+				     "build on"));
+	keep(&ret, yread_str(&ld->r, root, "workdir", &cfg->workdir, 0));
+	keep(&ret, abs_path(ld, root, "workdir", &cfg->workdir));
+	trees = base ? load_tree(ld, base, "base", &cfg->base, 1) : NB_EINVALID;
+	keep(&trees, load_trees(ld, root));
+	keep(&trees, load_never_merge(ld, root));
+	if (trees >= 0)
+		keep(&trees, check_never_merge(ld, root));
+	keep(&ret, trees);
+	commands = load_commands(ld, root, "build", &cfg->build, &cfg->build_nr);
+	keep(&commands, load_commands(ld, root, "test", &cfg->test, &cfg->test_nr));
+	if (commands >= 0)
+		keep(&commands, load_cells(ld));
+	keep(&ret, commands);
+	keep(&ret, load_misc(ld, root));
+	keep(&ret, load_deadline(ld, root));
+	keep(&ret, load_runner(ld, root));
+	keep(&ret, load_git_publish(ld, root));
+	keep(&ret, load_notify(ld, root));
+	keep(&ret, load_inbox(ld, root));
+	keep(&ret, load_maintainers(ld, root));
+	if (ret < 0)
 		return ret;
 	runner_defaults(cfg);
 	if (!cfg->merge_identity)
@@ -1267,7 +1371,13 @@ static int load_root(struct loader *ld, const struct ynode *root)
 
 int config_load(struct config **out, const char *path)
 {
-	struct loader ld = { .r = { .path = path, .kp = STRBUF_INIT } };
+	return config_load_all(out, path, NULL);
+}
+
+int config_load_all(struct config **out, const char *path, struct strvec *errors)
+{
+	struct strvec mine = STRVEC_INIT;
+	struct loader ld = { .r = { .path = path, .kp = STRBUF_INIT, .errors = &mine } };
 	struct strbuf data = STRBUF_INIT;
 	struct ynode *root = NULL;
 	struct stat st;
@@ -1300,6 +1410,13 @@ int config_load(struct config **out, const char *path)
 	*out = ld.cfg;
 	ld.cfg = NULL;
 done:
+	/* the error recorded is the first one found, as before; `errors` gets them all */
+	if (ret < 0 && mine.nr)
+		nb_error_set(NB_EINVALID, "%s", mine.v[0]);
+	if (ret < 0 && errors)
+		for (size_t i = 0; i < (mine.nr ? mine.nr : 1); i++)
+			strvec_push(errors, mine.nr ? mine.v[i] : nb_error_last());
+	strvec_clear(&mine);
 	config_free(ld.cfg);
 	ynode_free(root);
 	free(ld.never_lines);
@@ -1379,6 +1496,8 @@ void config_free(struct config *cfg)
 		free(cfg->notify.webhooks[i].secret_env);
 	}
 	free(cfg->notify.webhooks);
+	free(cfg->maintainers.file);
+	free(cfg->maintainers.audit_list);
 	free(cfg->inbox.url);
 	free(cfg->inbox.user);
 	free(cfg->inbox.password_env);

@@ -201,6 +201,17 @@ struct config {
 	} inbox;
 	int drop_push;        /* a drop by mail also pushes (as `drop --push`); default 0 */
 
+	/* MAINTAINERS routing and its audit (bot/people/): off when the tree has no file */
+	struct {
+		char *file;           /* the file at the base's tip; default "MAINTAINERS" */
+		int roles[3];         /* M, R, L wanted (1); default all three */
+		int max;              /* people and lists added to a mail; default 20; 0: none */
+		int absent_days;      /* not seen this long: absent; default 730 */
+		int window_days;      /* history the audit reads; default 1825 (5 years) */
+		char *audit_list;     /* the monthly audit's address; NULL: no mail */
+		int line;             /* of the `maintainers` key; 0: absent */
+	} maintainers;
+
 	char *schedule;       /* 5-field cron; default "0 2 * * *" */
 	int keep_days;        /* default 60, >= 1 */
 };
@@ -216,6 +227,12 @@ struct config {
  * "FILE:LINE:COLUMN: KEY.PATH: what is wrong" (the CLI exits 2 on it).
  */
 int config_load(struct config **out, const char *path);
+/*
+ * The same, and on failure every error of the file appended to `errors` (may be
+ * NULL), in the order found: every section and every list item is read whatever
+ * went wrong before it (a YAML syntax error stops the reading: it is the only one).
+ */
+int config_load_all(struct config **out, const char *path, struct strvec *errors);
 void config_free(struct config *cfg);
 
 /*

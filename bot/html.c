@@ -15,6 +15,8 @@ static const char *const css =
 	"table{border-collapse:collapse;margin:.3em 0}"
 	"td,th{border:1px solid #bbb;padding:3px 6px;font-size:90%;vertical-align:top;"
 	"text-align:left}"
+	/* a 40-hex id or a long address breaks anywhere rather than widen a phone's page */
+	"td,th,li,p,h1,h2,h3,code{overflow-wrap:anywhere}"
 	"th{background:#eee}.grid th{white-space:nowrap}"
 	".merged,.clean{background:#b7e4b0}.reverted,.regression{background:#f7d27a}"
 	".previous-version{background:#f3e6a0}.stale,.unfinished{background:#d8d8d8}"

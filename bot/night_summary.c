@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "bot/night.h"
+#include "bot/people/people.h"
 #include "merge/lookup.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -91,13 +92,54 @@ static void commit_checks(struct night *n, struct strvec *dups, struct strvec *n
 	lookup_patches_release(&pool);
 }
 
+/* The first night of its month: no earlier night of the state is in the same month. */
+static int first_of_month(const struct night *n)
+{
+	size_t i;
+
+	for (i = 0; i < n->st->runs_nr; i++)
+		if (n->st->runs[i].date && strncmp(n->st->runs[i].date, n->opts->date, 7) == 0 &&
+		    strcmp(n->st->runs[i].date, n->opts->date) < 0)
+			return 0;
+	return 1;
+}
+
+/*
+ * bot/people/'s share: the review queue's oldest patches for the summary, and on the
+ * first night of a month the audit of MAINTAINERS to maintainers.audit_list.
+ */
+static void people_share(struct night *n, struct strvec *reviews)
+{
+	struct strbuf text = STRBUF_INIT, summary = STRBUF_INIT;
+	char month[8];
+
+	if (people_review_lines(reviews, n->cfg, n->repo, 10) < 0) {
+		log_warn("review queue: %s", nb_error_last());
+		nb_error_clear();
+	}
+	if (!n->cfg->maintainers.audit_list || !first_of_month(n))
+		return;
+	snprintf(month, sizeof(month), "%.7s", n->opts->date);
+	if (people_audit_mail_text(&text, &summary, n->cfg, n->repo) == 0) {
+		struct notice_audit a = { .to = n->cfg->maintainers.audit_list, .month = month,
+					  .date = n->opts->date, .summary = summary.buf,
+					  .text = text.buf };
+
+		if (notice_queue_audit(&n->notices.settings, &a) < 0)
+			log_warn("the monthly MAINTAINERS audit: %s", nb_error_last());
+	}
+	nb_error_clear();
+	strbuf_release(&text);
+	strbuf_release(&summary);
+}
+
 int night_summary_queue(struct night *n)
 {
 	struct notice_summary sum = { 0 };
 	struct notice_summary_tree *trees;
 	struct notice_summary_flag *open_flags;
 	struct strvec news = STRVEC_INIT, gone = STRVEC_INIT, dups = STRVEC_INIT,
-		      nosob = STRVEC_INIT;
+		      nosob = STRVEC_INIT, reviews = STRVEC_INIT;
 	size_t i;
 	int error = 0;
 
@@ -129,6 +171,9 @@ int night_summary_queue(struct night *n)
 	sum.missing_signoff_nr = nosob.nr;
 	sum.notes = (const char *const *)n->run->notes.v;
 	sum.notes_nr = n->run->notes.nr;
+	people_share(n, &reviews);
+	sum.reviews = (const char *const *)reviews.v;
+	sum.reviews_nr = reviews.nr;
 	open_flags = xcalloc(n->st->flags_nr + 1, sizeof(*open_flags));
 	for (i = 0; i < n->st->flags_nr; i++) {
 		const struct flag *f = &n->st->flags[i];
@@ -151,5 +196,6 @@ int night_summary_queue(struct night *n)
 	strvec_clear(&gone);
 	strvec_clear(&dups);
 	strvec_clear(&nosob);
+	strvec_clear(&reviews);
 	return error;
 }

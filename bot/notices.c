@@ -4,8 +4,11 @@
 
 #include "bot/notices.h"
 #include "bot/repro.h"
+#include "merge/activity.h"
 #include "merge/lookup.h"
 #include "merge/repo.h"
+#include "util/error.h"
+#include "util/log.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
@@ -50,6 +53,7 @@ void notices_init(struct notices *n, const struct config *cfg)
 void notices_release(struct notices *n)
 {
 	notices_scratch_clear(n);
+	people_free(n->people);
 	free(n->hooks);
 	free(n->outbox_dir);
 	strvec_clear(&n->sent);
@@ -100,6 +104,70 @@ void notices_scratch_clear(struct notices *n)
 	strvec_clear(&n->repro);
 	free(n->now_commit);
 	n->now_commit = NULL;
+	people_route_release(&n->route);
+	free(n->extras);
+	n->extras = NULL;
+}
+
+/* The base's MAINTAINERS, read once; its problems logged then. */
+static const struct people *people_of(struct notices *n)
+{
+	char *ref;
+	size_t i, nr;
+
+	if (n->people_read || !n->repo || !n->cfg->maintainers.max)
+		return n->people;
+	n->people_read = 1;
+	ref = xstrfmt("refs/feeds/%s", n->cfg->base.name);
+	if (people_load(&n->people, n->repo, ref, n->cfg->maintainers.file) < 0) {
+		log_warn("%s: MAINTAINERS routing is off tonight: %s", ref, nb_error_last());
+		nb_error_clear();
+	}
+	nr = n->people ? people_problems(n->people)->nr : 0;
+	for (i = 0; i < nr && i < 10; i++)
+		log_warn("%s", people_problems(n->people)->v[i]);
+	if (nr > 10)
+		log_warn("%s: %zu more problems (nextbot maintainers lists them)",
+			 n->cfg->maintainers.file, nr - 10);
+	free(ref);
+	return n->people;
+}
+
+/*
+ * Routes `paths` (and the files of `commits`, when given) through MAINTAINERS into
+ * n->route and n->extras (valid until the next notices_scratch_clear()); *out
+ * points at them.  Nothing when the tree has no MAINTAINERS.
+ */
+static size_t route(struct notices *n, const struct notice_extra **out, const char *const *paths,
+		    size_t paths_nr, const char *const *commits, size_t commits_nr)
+{
+	const struct people *p = people_of(n);
+	struct people_route_opts o;
+	struct strvec all = STRVEC_INIT;
+	struct nb_oid id;
+	size_t i;
+
+	*out = NULL;
+	if (!p)
+		return 0;
+	for (i = 0; i < paths_nr; i++)
+		strvec_push(&all, paths[i]);
+	for (i = 0; i < commits_nr; i++)
+		if (commits[i] && nb_oid_parse(&id, commits[i]) == 0 &&
+		    activity_commit_paths(&all, n->repo, &id) < 0)
+			nb_error_clear(); /* a commit gone since: its files are unknown */
+	people_route_opts_from_config(&o, n->cfg);
+	people_route_release(&n->route);
+	people_route(&n->route, p, (const char *const *)all.v, all.nr, &o);
+	free(n->extras);
+	n->extras = xcalloc(n->route.nr + 1, sizeof(*n->extras));
+	for (i = 0; i < n->route.nr; i++) {
+		n->extras[i].spec = n->route.v[i].spec;
+		n->extras[i].why = n->route.v[i].why;
+	}
+	strvec_clear(&all);
+	*out = n->extras;
+	return n->route.nr;
 }
 
 /*
@@ -232,6 +300,13 @@ static void breakage(struct notice_breakage *b, struct notices *n, const struct 
 		b->fix_by = f->fix_by;
 		b->fix_date = f->fix_date;
 	}
+	/* the files in question: the culprit's (and the partner's); none for flaky */
+	if (f->kind != FLAG_FLAKY) {
+		const char *commits[2] = { f->commit, f->partner_commit };
+
+		b->maintainers_nr = route(n, &b->maintainers, NULL, 0, commits,
+					  f->partner_tree ? 2 : 1);
+	}
 }
 
 /* Keeps the Message-IDs the last queue call reported, when there is a state to keep them. */
@@ -255,10 +330,16 @@ static void begin(struct notices *n)
 int notices_conflict(struct notices *n, const struct notice_conflict *c)
 {
 	char *what = xstrfmt("%s %s %s", c->date, c->tree, c->other);
+	struct notice_conflict routed = *c;
 	int ret;
 
+	/* the files in question: the conflicted paths */
+	notices_scratch_clear(n);
+	routed.maintainers_nr = route(n, &routed.maintainers, c->paths, c->paths_nr, NULL, 0);
 	begin(n);
-	ret = record(n, notice_queue_conflict(&n->settings, c), "merge-conflict", NULL, what);
+	ret = record(n, notice_queue_conflict(&n->settings, &routed), "merge-conflict", NULL,
+		     what);
+	notices_scratch_clear(n);
 
 	free(what);
 	return ret;

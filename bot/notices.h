@@ -3,6 +3,7 @@
 #define BOT_NOTICES_H
 
 #include "bot/config.h"
+#include "bot/people/people.h"
 #include "bot/state.h"
 #include "notify/notice.h"
 
@@ -24,6 +25,12 @@ struct notices {
 	/* scratch for one notice: its Reproduce: lines, the rebased culprit's commit */
 	struct strvec repro;
 	char *now_commit;
+	/* MAINTAINERS at the base's tip, read at the first mail that needs it (NULL:
+	   none, or no repository); the last routing and its notice form */
+	struct people *people;
+	int people_read;
+	struct people_route route;
+	struct notice_extra *extras;
 };
 
 void notices_init(struct notices *n, const struct config *cfg);

@@ -72,6 +72,8 @@ int yread_err(struct yread *ld, const struct ynode *at, const char *key, const c
 	strbuf_vaddf(&msg, fmt, ap);
 	va_end(ap);
 	nb_error_set(NB_EINVALID, "%s", msg.buf);
+	if (ld->errors && !strvec_contains(ld->errors, msg.buf))
+		strvec_push(ld->errors, msg.buf);
 	strbuf_release(&msg);
 	return NB_EINVALID;
 }
@@ -354,32 +356,41 @@ int yread_map_check(struct yread *ld, const struct ynode *map, const char *key,
 		       const char *const *allowed)
 {
 	size_t i, j, k;
+	int ret = 0, r;
 
 	if (map->kind != YN_MAP)
 		return yread_err(ld, map, key, "expected a mapping, got %s", ynode_kind_name(map));
 	for (i = 0; i < map->nr; i += 2) {
 		const struct ynode *k_node = map->kids[i];
 
-		if (k_node->kind != YN_SCALAR)
-			return yread_err(ld, k_node, key, "keys must be plain strings");
+		if (k_node->kind != YN_SCALAR) {
+			r = yread_err(ld, k_node, key, "keys must be plain strings");
+			ret = ret ? ret : r;
+			continue;
+		}
 		for (j = 0; j < i; j += 2)
-			if (!strcmp(map->kids[j]->value, k_node->value))
-				return yread_err(ld, k_node, k_node->value,
-					     "duplicate key (first at line %d)",
-					     map->kids[j]->line);
+			if (map->kids[j]->kind == YN_SCALAR &&
+			    !strcmp(map->kids[j]->value, k_node->value))
+				break;
+		if (j < i) {
+			r = yread_err(ld, k_node, k_node->value, "duplicate key (first at line %d)",
+				      map->kids[j]->line);
+			ret = ret ? ret : r;
+			continue;
+		}
 		if (!allowed)
 			continue;
 		for (k = 0; allowed[k] && strcmp(allowed[k], k_node->value); k++)
 			;
 		if (!allowed[k]) {
 			size_t old = key ? yread_kp_push(ld, key) : ld->kp.len;
-			int ret = unknown_key(ld, k_node, allowed);
 
+			r = unknown_key(ld, k_node, allowed);
+			ret = ret ? ret : r;
 			yread_kp_pop(ld, old);
-			return ret;
 		}
 	}
-	return 0;
+	return ret;
 }
 
 const struct ynode *ynode_get(const struct ynode *map, const char *key)

@@ -27,6 +27,7 @@ struct ynode {
 struct yread {
 	const char *path;
 	struct strbuf kp;  /* ".trees[2].branch" */
+	struct strvec *errors; /* when set, every error recorded is also appended here */
 };
 #define YREAD_MAX_DEPTH 32
 
@@ -47,7 +48,10 @@ int yread_err(struct yread *r, const struct ynode *at, const char *key, const ch
 size_t yread_kp_push(struct yread *r, const char *key);
 size_t yread_kp_push_index(struct yread *r, size_t i);
 void yread_kp_pop(struct yread *r, size_t len);
-/* `map` (named `key`, NULL: the top) is a mapping whose keys are all in `allowed`. */
+/*
+ * `map` (named `key`, NULL: the top) is a mapping whose keys are all in `allowed`;
+ * every unknown or duplicate key is an error (the first is returned).
+ */
 int yread_map_check(struct yread *r, const struct ynode *map, const char *key,
 		    const char *const *allowed);
 

@@ -29,6 +29,17 @@ enum sim_kind { SIM_NORMAL = -1, SIM_BUILD, SIM_TEST, SIM_FLAKY, SIM_CONFLICT, S
 		SIM_KINDS };
 /* What an mm-unstable defect does at review: move on to mm-next or be dropped. */
 enum sim_fate { SIM_FATE_GRADUATE, SIM_FATE_DROP };
+/* The review trailers a patch may carry (feeds/journey.c). */
+enum sim_review_kind { SIM_REVIEWED_BY, SIM_ACKED_BY };
+/* A patch's journey as truth.json's `patches` records it. */
+enum sim_event { SIM_EV_ADDED, SIM_EV_MOVED, SIM_EV_REPLACED, SIM_EV_REMOVED, SIM_EV_MERGED };
+
+/* A review of a patch: by a submitter (the author too, which counts for nothing). */
+struct sim_review {
+	int who;    /* index into the submitters */
+	int kind;   /* enum sim_review_kind */
+	int day;    /* the day it is given: in the commit from then on */
+};
 
 struct sim_op {
 	char *path;
@@ -55,6 +66,38 @@ struct sim_patch {
 	struct strvec locks;     /* regions it holds: "s:SUB:SLOT", "t:SUB", "p:N", "a:SUB" */
 	struct strvec new_files; /* files it creates with slots, registered when absorbed */
 	struct nb_oid commit;
+	/* its trailers besides the sign-offs and Link (feeds/journey.c; the journey stream) */
+	struct sim_review *reviews;
+	size_t reviews_nr, reviews_alloc;
+	int version;    /* 1, 2, …: a new version has its own Message-ID */
+	int tester;     /* a submitter's Tested-by, or -1 */
+	int codev;      /* a submitter's Co-developed-by (and Signed-off-by), or -1 */
+	int extras;     /* SIM_TRAILER_CC | SIM_TRAILER_ROBOT */
+	int event_day;  /* the day of its last journey event */
+};
+#define SIM_TRAILER_CC 1    /* a Cc: of the subsystem's list */
+#define SIM_TRAILER_ROBOT 2 /* a Tested-by of a test robot (nobody to mail) */
+
+/* One patch's journey in the ground truth; kept after the patch is forgotten. */
+struct sim_journey {
+	int id;          /* the patch's id */
+	int author;      /* index into the submitters */
+	char *subject;
+	struct sim_version {
+		struct nb_oid patch_id; /* filled once its commit is written */
+		int day;
+		char *msgid;
+	} *versions;
+	size_t versions_nr, versions_alloc;
+	struct sim_event_rec {
+		int day;
+		int event;   /* enum sim_event */
+		int tree;    /* index into world->trees (0: mainline) */
+		int from;    /* moved: the tree it left; else -1 */
+	} *events;
+	size_t events_nr, events_alloc;
+	struct sim_review *reviews; /* those in its latest commit, in order */
+	size_t reviews_nr, reviews_alloc;
 };
 
 struct sim_tree {
@@ -106,6 +149,8 @@ struct sim_defect {
 	struct nb_oid patch_id;
 	struct nb_oid partner_patch_id;
 	char *trees;  /* "a,b" culprit's tree then partner's, as they were last seen */
+	char *maintainers; /* "a,b,…": whom MAINTAINERS adds to its mails (truth.json),
+			      computed once while the patches' texts are at hand; NULL: not yet */
 	int archs;    /* matrix worlds: the configurations it breaks (mask); 0 none */
 };
 
@@ -118,6 +163,7 @@ struct sim_world {
 	char *dir;
 	uint64_t seed;
 	uint64_t rng;
+	uint64_t jrng;  /* the journeys' own stream: reviews, versions (feeds/journey.c) */
 	int ntrees, nfiles;
 	int matrix;     /* configurations: `make ARCH=…` over sim_arch[] */
 	int history;    /* commits of mainline history before the initial import */
@@ -133,6 +179,8 @@ struct sim_world {
 	size_t patches_nr, patches_alloc;
 	struct sim_defect *defects;
 	size_t defects_nr, defects_alloc;
+	struct sim_journey *journeys; /* by ascending patch id */
+	size_t journeys_nr, journeys_alloc;
 	struct sim_lockset {
 		char **keys; /* open addressing; NULL: empty */
 		size_t cap, nr;
@@ -207,6 +255,27 @@ int sim_git_init_remote(const char *path, const char *store_objects, const char 
 #define SIM_HISTORY_MAX 2000000
 int sim_history_write(struct nb_oid *out, struct sim_world *w, int n);
 
+/*
+ * feeds/maintainers.c: the mainline's MAINTAINERS and .mailmap, the Acked-by lines
+ * of the initial import (everyone listed who is not absent), and the ground truth:
+ * the absent people's addresses, the orphaned sections' names, and the addresses
+ * MAINTAINERS names for some paths (a section's folders by construction, .mailmap
+ * applied, each once).
+ */
+void sim_maintainers_text(struct strbuf *out, const struct sim_world *w);
+void sim_mailmap_text(struct strbuf *out);
+void sim_maintainers_acks(struct strbuf *msg, const struct sim_world *w);
+void sim_maintainers_absent(struct strvec *out, const struct sim_world *w);
+void sim_maintainers_orphans(struct strvec *out, const struct sim_world *w);
+void sim_maintainers_for(struct strvec *out, const struct sim_world *w,
+			 const char *const *paths, size_t paths_nr);
+/*
+ * Sets d->maintainers, once, from the files in question (the culprit's; a semantic
+ * conflict's both patches'; a textual conflict's files both touch; none for flaky)
+ * while both patches still hold their text.
+ */
+void sim_defect_recipients(struct sim_world *w, struct sim_defect *d);
+
 /* feeds/state.c: the lock set. */
 int sim_lock_has(const struct sim_lockset *ls, const char *key);
 void sim_lock_add(struct sim_lockset *ls, const char *key);
@@ -214,6 +283,24 @@ void sim_lock_clear(struct sim_lockset *ls);
 
 /* feeds/world.c: the list of branches, from w->ntrees and w->subs. */
 void sim_trees_build(struct sim_world *w);
+
+/*
+ * feeds/journey.c: what a patch's journey adds to the world, all drawn from w->jrng
+ * so that the world stream (w->rng) and so every seed's defects stay as they were.
+ */
+uint64_t sim_journey_seed(uint64_t seed);
+/* A patch joins `tree` (its first arrival: reviews and trailers drawn) or moves there. */
+void sim_journey_arrive(struct sim_world *w, struct sim_patch *p, int tree);
+void sim_journey_leave(struct sim_world *w, struct sim_patch *p, int event);
+/* The day's reviews landing and new versions, after the world's own moves. */
+void sim_journey_day(struct sim_world *w);
+/* The trailers of `p`'s commit between the author's sign-off and the Link. */
+void sim_journey_trailers(struct strbuf *msg, struct sim_world *w, const struct sim_patch *p);
+/* Patch-ids of versions whose commits were written today. */
+void sim_journey_patch_ids(struct sim_world *w);
+struct sim_journey *sim_journey_find(struct sim_world *w, int id);
+void sim_journey_release(struct sim_journey *j);
+void sim_patch_version_msgid(struct sim_patch *p, int day);
 
 /* feeds/state.c: sim-state.json, truth.json, nextbot.yaml. */
 int sim_state_save(struct sim_world *w);

@@ -54,6 +54,7 @@ void sim_patch_free(struct sim_patch *p)
 	free(p->msgid);
 	strvec_clear(&p->locks);
 	strvec_clear(&p->new_files);
+	free(p->reviews);
 	free(p);
 }
 
@@ -71,9 +72,14 @@ void sim_world_release(struct sim_world *w)
 		free(w->trees[i].patches);
 	}
 	free(w->trees);
-	for (i = 0; i < w->defects_nr; i++)
+	for (i = 0; i < w->defects_nr; i++) {
 		free(w->defects[i].trees);
+		free(w->defects[i].maintainers);
+	}
 	free(w->defects);
+	for (i = 0; i < w->journeys_nr; i++)
+		sim_journey_release(&w->journeys[i]);
+	free(w->journeys);
 	sim_subs_release(w);
 	sim_lock_clear(&w->locks);
 	free(w->locks.keys);
@@ -159,6 +165,57 @@ static json_object *strvec_json(const struct strvec *sv)
 	return a;
 }
 
+/* Reviews as [who, kind, day] (state) or [who, kind] (journeys). */
+static json_object *reviews_json(const struct sim_review *r, size_t nr, int with_day)
+{
+	json_object *a = json_object_new_array();
+	size_t i;
+
+	for (i = 0; i < nr; i++) {
+		json_object *x = json_object_new_array();
+
+		json_object_array_add(x, json_object_new_int(r[i].who));
+		json_object_array_add(x, json_object_new_int(r[i].kind));
+		if (with_day)
+			json_object_array_add(x, json_object_new_int(r[i].day));
+		json_object_array_add(a, x);
+	}
+	return a;
+}
+
+/* A journey as sim-state.json keeps it (indices; truth.json has names). */
+static json_object *journey_json(const struct sim_journey *j)
+{
+	json_object *o = json_object_new_object(), *a = json_object_new_array();
+	size_t i;
+
+	set_int(o, "id", j->id);
+	set_int(o, "author", j->author);
+	set_str(o, "subject", j->subject);
+	for (i = 0; i < j->versions_nr; i++) {
+		json_object *x = json_object_new_array();
+
+		json_object_array_add(x, json_object_new_string(j->versions[i].patch_id.hex));
+		json_object_array_add(x, json_object_new_int(j->versions[i].day));
+		json_object_array_add(x, json_object_new_string(j->versions[i].msgid));
+		json_object_array_add(a, x);
+	}
+	json_object_object_add(o, "versions", a);
+	a = json_object_new_array();
+	for (i = 0; i < j->events_nr; i++) {
+		json_object *x = json_object_new_array();
+
+		json_object_array_add(x, json_object_new_int(j->events[i].day));
+		json_object_array_add(x, json_object_new_int(j->events[i].event));
+		json_object_array_add(x, json_object_new_int(j->events[i].tree));
+		json_object_array_add(x, json_object_new_int(j->events[i].from));
+		json_object_array_add(a, x);
+	}
+	json_object_object_add(o, "events", a);
+	json_object_object_add(o, "reviews", reviews_json(j->reviews, j->reviews_nr, 0));
+	return o;
+}
+
 static json_object *patch_json(const struct sim_patch *p)
 {
 	json_object *o = json_object_new_object(), *ops = json_object_new_array();
@@ -191,6 +248,12 @@ static json_object *patch_json(const struct sim_patch *p)
 	json_object_object_add(o, "ops", ops);
 	json_object_object_add(o, "locks", strvec_json(&p->locks));
 	json_object_object_add(o, "new_files", strvec_json(&p->new_files));
+	json_object_object_add(o, "reviews", reviews_json(p->reviews, p->reviews_nr, 1));
+	set_int(o, "version", p->version);
+	set_int(o, "tester", p->tester);
+	set_int(o, "codev", p->codev);
+	set_int(o, "extras", p->extras);
+	set_int(o, "event_day", p->event_day);
 	return o;
 }
 
@@ -218,6 +281,8 @@ static json_object *state_json(struct sim_world *w)
 	json_object_object_add(o, "seed", json_object_new_uint64(w->seed));
 	snprintf(rng, sizeof(rng), "%016" PRIx64, w->rng);
 	set_str(o, "rng", rng);
+	snprintf(rng, sizeof(rng), "%016" PRIx64, w->jrng);
+	set_str(o, "jrng", rng);
 	set_int(o, "trees", w->ntrees);
 	set_int(o, "files", w->nfiles);
 	if (w->matrix)  /* absent otherwise: worlds without a matrix stay as they were */
@@ -260,11 +325,16 @@ static json_object *state_json(struct sim_world *w)
 		set_str(x, "patch_id", d->patch_id.hex);
 		set_str(x, "partner_patch_id", d->partner_patch_id.hex);
 		set_str(x, "trees", d->trees);
+		set_str(x, "maintainers", d->maintainers);
 		if (w->matrix)
 			set_int(x, "archs", d->archs);
 		json_object_array_add(a, x);
 	}
 	json_object_object_add(o, "defects", a);
+	a = json_object_new_array();
+	for (i = 0; i < w->journeys_nr; i++)
+		json_object_array_add(a, journey_json(&w->journeys[i]));
+	json_object_object_add(o, "journeys", a);
 	return o;
 }
 
@@ -331,6 +401,19 @@ static json_object *cells_json(const struct sim_defect *d)
 	return a;
 }
 
+/* d->maintainers ("a,b,c", set by sim_defect_recipients()) as a list. */
+static json_object *recipients_json(const struct sim_defect *d)
+{
+	json_object *a = json_object_new_array();
+	const char *p = d->maintainers ? d->maintainers : "", *comma;
+
+	for (; *p; p = *comma ? comma + 1 : comma) {
+		comma = strchrnul(p, ',');
+		json_object_array_add(a, json_object_new_string_len(p, (int)(comma - p)));
+	}
+	return a;
+}
+
 static json_object *defect_json(struct sim_world *w, const struct sim_defect *d)
 {
 	struct sim_patch *c = sim_patch_by_id(w, d->culprit);
@@ -366,9 +449,79 @@ static json_object *defect_json(struct sim_world *w, const struct sim_defect *d)
 		json_object_object_add(o, "partner", NULL);
 	}
 	json_object_object_add(o, "dropped", json_object_new_boolean(c->state == SIM_DROPPED));
+	json_object_object_add(o, "maintainers", recipients_json(d));
 	if (w->matrix)
 		json_object_object_add(o, "cells", cells_json(d));
 	free(author);
+	return o;
+}
+
+/* {absent: [emails], orphans: [section names]} of the mainline's MAINTAINERS. */
+static json_object *maintainers_json(struct sim_world *w)
+{
+	struct strvec absent = STRVEC_INIT, orphans = STRVEC_INIT;
+	json_object *o = json_object_new_object();
+
+	sim_maintainers_absent(&absent, w);
+	sim_maintainers_orphans(&orphans, w);
+	json_object_object_add(o, "absent", strvec_json(&absent));
+	json_object_object_add(o, "orphans", strvec_json(&orphans));
+	strvec_clear(&absent);
+	strvec_clear(&orphans);
+	return o;
+}
+
+static const char *const event_names[] = { "added", "moved", "replaced", "removed", "merged" };
+static const char *const review_trailers[] = { "Reviewed-by", "Acked-by" };
+
+static json_object *person_json(int who)
+{
+	json_object *o = json_object_new_object();
+
+	set_str(o, "name", sim_submitters[who].name);
+	set_str(o, "email", sim_submitters[who].email);
+	return o;
+}
+
+/* A journey as truth.json has it: branch names, people by name and address. */
+static json_object *journey_truth(struct sim_world *w, const struct sim_journey *j)
+{
+	json_object *o = json_object_new_object(), *a = json_object_new_array(), *x;
+	const struct sim_version *last = &j->versions[j->versions_nr - 1];
+	size_t i;
+
+	set_int(o, "id", j->id);
+	set_str(o, "patch_id", last->patch_id.hex);
+	set_str(o, "message_id", last->msgid);
+	set_str(o, "subject", j->subject);
+	json_object_object_add(o, "author", person_json(j->author));
+	for (i = 0; i < j->versions_nr; i++) {
+		x = json_object_new_object();
+		set_str(x, "patch_id", j->versions[i].patch_id.hex);
+		set_int(x, "day", j->versions[i].day);
+		set_str(x, "message_id", j->versions[i].msgid);
+		json_object_array_add(a, x);
+	}
+	json_object_object_add(o, "versions", a);
+	a = json_object_new_array();
+	for (i = 0; i < j->events_nr; i++) {
+		const struct sim_event_rec *e = &j->events[i];
+
+		x = json_object_new_object();
+		set_int(x, "day", e->day);
+		set_str(x, "event", event_names[e->event]);
+		set_str(x, "branch", w->trees[e->tree].branch);
+		set_str(x, "from", e->from >= 0 ? w->trees[e->from].branch : NULL);
+		json_object_array_add(a, x);
+	}
+	json_object_object_add(o, "events", a);
+	a = json_object_new_array();
+	for (i = 0; i < j->reviews_nr; i++) {
+		x = person_json(j->reviews[i].who);
+		set_str(x, "trailer", review_trailers[j->reviews[i].kind]);
+		json_object_array_add(a, x);
+	}
+	json_object_object_add(o, "reviews", a);
 	return o;
 }
 
@@ -392,6 +545,12 @@ int sim_truth_save(struct sim_world *w)
 	for (i = 0; i < w->defects_nr; i++)
 		json_object_array_add(a, defect_json(w, &w->defects[i]));
 	json_object_object_add(o, "defects", a);
+	json_object_object_add(o, "maintainers", maintainers_json(w));
+	a = json_object_new_array();
+	for (i = 0; i < w->journeys_nr; i++)
+		if (w->journeys[i].versions_nr)
+			json_object_array_add(a, journey_truth(w, &w->journeys[i]));
+	json_object_object_add(o, "patches", a);
 	error = write_json(w->dir, "truth.json", o, 1);
 	json_object_put(o);
 	return error;
@@ -509,6 +668,80 @@ static void strvec_load(struct strvec *sv, json_object *a)
 		strvec_push(sv, json_object_get_string(json_object_array_get_idx(a, i)));
 }
 
+/* An int field, or `dflt` when absent (states written before the field was). */
+static int get_int_or(json_object *o, const char *key, int dflt)
+{
+	json_object *v = get(o, key);
+
+	return v ? json_object_get_int(v) : dflt;
+}
+
+static void reviews_load(struct sim_review **r, size_t *nr, size_t *alloc, json_object *a)
+{
+	size_t i, n = json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
+
+	for (i = 0; i < n; i++) {
+		json_object *x = json_object_array_get_idx(a, i);
+		int who = json_object_get_int(json_object_array_get_idx(x, 0));
+
+		if (who < 0 || (size_t)who >= sim_submitters_nr)
+			continue;
+		ALLOC_GROW(*r, *nr + 1, *alloc);
+		(*r)[(*nr)++] = (struct sim_review){
+			.who = who,
+			.kind = json_object_get_int(json_object_array_get_idx(x, 1)) ? 1 : 0,
+			.day = json_object_get_int(json_object_array_get_idx(x, 2)),
+		};
+	}
+}
+
+static int journey_load(struct sim_journey *j, json_object *o, int trees_nr)
+{
+	json_object *a = get(o, "versions");
+	size_t i, n = json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
+
+	memset(j, 0, sizeof(*j));
+	j->id = get_int(o, "id");
+	j->author = get_int(o, "author");
+	j->subject = dup(o, "subject");
+	for (i = 0; i < n; i++) {
+		json_object *x = json_object_array_get_idx(a, i);
+		const char *id = json_object_get_string(json_object_array_get_idx(x, 0));
+
+		ALLOC_GROW(j->versions, j->versions_nr + 1, j->versions_alloc);
+		j->versions[j->versions_nr] = (struct sim_version){
+			.day = json_object_get_int(json_object_array_get_idx(x, 1)),
+			.msgid = xstrdup(json_object_get_string(json_object_array_get_idx(x, 2))),
+		};
+		if (id && *id)
+			nb_oid_parse(&j->versions[j->versions_nr].patch_id, id);
+		j->versions_nr++;
+	}
+	a = get(o, "events");
+	n = json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
+	for (i = 0; i < n; i++) {
+		json_object *x = json_object_array_get_idx(a, i);
+
+		struct sim_event_rec *e;
+
+		ALLOC_GROW(j->events, j->events_nr + 1, j->events_alloc);
+		e = &j->events[j->events_nr++];
+		*e = (struct sim_event_rec){
+			.day = json_object_get_int(json_object_array_get_idx(x, 0)),
+			.event = json_object_get_int(json_object_array_get_idx(x, 1)),
+			.tree = json_object_get_int(json_object_array_get_idx(x, 2)),
+			.from = json_object_get_int(json_object_array_get_idx(x, 3)),
+		};
+		if (e->tree < 0 || e->tree >= trees_nr || e->from < -1 || e->from >= trees_nr ||
+		    e->event < 0 || e->event > SIM_EV_MERGED)
+			return -1;
+	}
+	reviews_load(&j->reviews, &j->reviews_nr, &j->reviews_alloc, get(o, "reviews"));
+	if (!j->subject || (size_t)j->author >= sim_submitters_nr || !j->versions_nr)
+		return -1;
+	return 0;
+}
+
 static struct sim_patch *patch_load(json_object *o)
 {
 	struct sim_patch *p = xcalloc(1, sizeof(*p));
@@ -544,6 +777,15 @@ static struct sim_patch *patch_load(json_object *o)
 	p->ops_nr = n;
 	strvec_load(&p->locks, get(o, "locks"));
 	strvec_load(&p->new_files, get(o, "new_files"));
+	reviews_load(&p->reviews, &p->reviews_nr, &p->reviews_alloc, get(o, "reviews"));
+	p->version = get_int_or(o, "version", 1);
+	p->tester = get_int_or(o, "tester", -1);
+	p->codev = get_int_or(o, "codev", -1);
+	p->extras = get_int(o, "extras");
+	p->event_day = get_int(o, "event_day");
+	if (p->tester < -1 || p->tester >= (int)sim_submitters_nr || p->codev < -1 ||
+	    p->codev >= (int)sim_submitters_nr)
+		p->tester = p->codev = -1;
 	if (!p->subject || !p->body || !p->msgid || (size_t)p->author >= sim_submitters_nr) {
 		sim_patch_free(p);
 		return NULL;
@@ -586,6 +828,8 @@ static int world_load(struct sim_world *w, json_object *o)
 		return -1;
 	w->seed = json_object_get_uint64(get(o, "seed"));
 	w->rng = strtoull(json_object_get_string(get(o, "rng")), NULL, 16);
+	w->jrng = get(o, "jrng") ? strtoull(json_object_get_string(get(o, "jrng")), NULL, 16) :
+				   sim_journey_seed(w->seed);
 	w->ntrees = get_int(o, "trees");
 	w->nfiles = get_int(o, "files");
 	w->matrix = get_int(o, "matrix");
@@ -635,8 +879,17 @@ static int world_load(struct sim_world *w, json_object *o)
 		hex(d->patch_id.hex, x, "patch_id");
 		hex(d->partner_patch_id.hex, x, "partner_patch_id");
 		d->trees = dup(x, "trees");
+		d->maintainers = dup(x, "maintainers");
 		d->archs = get_int(x, "archs");
 		if (!sim_patch_by_id(w, d->culprit))
+			return -1;
+	}
+	a = get(o, "journeys");
+	n = json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
+	for (i = 0; i < n; i++) {
+		ALLOC_GROW(w->journeys, w->journeys_nr + 1, w->journeys_alloc);
+		if (journey_load(&w->journeys[w->journeys_nr++], json_object_array_get_idx(a, i),
+				 4 + w->ntrees))
 			return -1;
 	}
 	return 0;

@@ -131,6 +131,7 @@ static void tree_append(struct sim_world *w, int tree, struct sim_patch *p)
 {
 	struct sim_tree *t = &w->trees[tree];
 
+	sim_journey_arrive(w, p, tree);
 	p->tree = tree;
 	ALLOC_GROW(t->patches, t->nr + 1, t->alloc);
 	if (t->dirty_from < 0 || t->dirty_from > (int)t->nr)
@@ -167,6 +168,7 @@ static int held(struct sim_world *w, struct sim_patch *p)
 
 static void drop(struct sim_world *w, struct sim_patch *p)
 {
+	sim_journey_leave(w, p, SIM_EV_REMOVED);
 	tree_remove(w, p);
 	p->state = SIM_DROPPED;
 }
@@ -876,6 +878,7 @@ static int absorb(struct sim_world *w, int tree, int k)
 	for (i = 0; i < t->nr; i++) {
 		struct sim_patch *p = t->patches[i];
 
+		sim_journey_leave(w, p, SIM_EV_MERGED);
 		p->state = SIM_ABSORBED;
 		for (j = 0; j < p->new_files.nr; j++)
 			strvec_push(&w->subs[p->sub].extras, p->new_files.v[j]);
@@ -955,12 +958,15 @@ static int mainline_day(struct sim_world *w)
 
 /* ---- writing the branches ---- */
 
-static void message(struct strbuf *msg, const struct sim_patch *p, const struct sim_person *m)
+static void message(struct strbuf *msg, struct sim_world *w, const struct sim_patch *p,
+		    const struct sim_person *m)
 {
 	const struct sim_person *a = &sim_submitters[p->author];
 
-	strbuf_addf(msg, "%s\n\n%s\n\nSigned-off-by: %s <%s>\nLink: https://lore.kernel.org/r/%s\n",
-		    p->subject, p->body, a->name, a->email, p->msgid);
+	strbuf_addf(msg, "%s\n\n%s\n\nSigned-off-by: %s <%s>\n", p->subject, p->body, a->name,
+		    a->email);
+	sim_journey_trailers(msg, w, p);
+	strbuf_addf(msg, "Link: https://lore.kernel.org/r/%s\n", p->msgid);
 	if (strcmp(a->email, m->email))
 		strbuf_addf(msg, "Signed-off-by: %s <%s>\n", m->name, m->email);
 }
@@ -1005,7 +1011,7 @@ static int replay(struct sim_world *w, int tree, int all)
 		}
 		p->commit_day = w->day;
 		strbuf_reset(&msg);
-		message(&msg, p, &m);
+		message(&msg, w, p, &m);
 		error = sim_git_commit(&p->commit, w->store, &tree_oid, parents, 1,
 				       &sim_submitters[p->author], author_time(p), &m,
 				       commit_time(w->day, i), msg.buf);
@@ -1075,6 +1081,7 @@ static void refresh_truth(struct sim_world *w)
 		}
 		if (p && p->state == SIM_LIVE && !merge_oid_to_git(&oid, &p->commit))
 			merge_patch_id_oid(&d->partner_patch_id, w->store, &oid);
+		sim_defect_recipients(w, d);
 	}
 	nb_error_clear();
 }
@@ -1101,6 +1108,7 @@ static int finish_day(struct sim_world *w)
 		return error;
 	t2 = now();
 	refresh_truth(w);
+	sim_journey_patch_ids(w);
 	prune(w);
 	if ((error = sim_truth_save(w)) < 0 || (error = sim_state_save(w)) < 0)
 		return error;
@@ -1121,6 +1129,7 @@ static int play_day(struct sim_world *w)
 		return error;
 	drops(w);
 	graduate(w);
+	sim_journey_day(w);
 	relock(w);
 	prune(w);
 	arrivals(w);
@@ -1186,6 +1195,22 @@ static int import_file(void *ctx, const char *path, const char *text)
 	return 0;
 }
 
+/* MAINTAINERS and .mailmap at the top of mainline (feeds/maintainers.c). */
+static int import_people(struct sim_world *w, struct import *im)
+{
+	struct strbuf text = STRBUF_INIT;
+	int error;
+
+	sim_maintainers_text(&text, w);
+	error = import_file(im, "MAINTAINERS", text.buf);
+	strbuf_reset(&text);
+	sim_mailmap_text(&text);
+	if (!error)
+		error = import_file(im, ".mailmap", text.buf);
+	strbuf_release(&text);
+	return error;
+}
+
 static int import(struct sim_world *w)
 {
 	struct import im = { NULL, 0, 0, w->store, STRVEC_INIT };
@@ -1195,10 +1220,12 @@ static int import(struct sim_world *w)
 	git_oid oid, tree_oid;
 	struct nb_oid history = NB_OID_INIT;
 	const char *parents[1] = { history.hex };
+	struct strbuf msg = STRBUF_INIT;
 	size_t i;
 	int error;
 
-	if ((error = sim_project_files(w, import_file, &im)) < 0)
+	if ((error = sim_project_files(w, import_file, &im)) < 0 ||
+	    (error = import_people(w, &im)) < 0)
 		goto done;
 	for (i = 0; i < im.nr; i++)
 		im.u[i].path = im.paths.v[i];
@@ -1210,9 +1237,10 @@ static int import(struct sim_world *w)
 	}
 	if (w->history > 0 && (error = sim_history_write(&history, w, w->history)) < 0)
 		goto done;
+	strbuf_addstr(&msg, "Initial import of the nb kernel\n");
+	sim_maintainers_acks(&msg, w);
 	error = sim_git_commit(&w->mainline, w->store, &tree_oid, parents, w->history > 0,
-			       &linus, SIM_EPOCH, &linus, SIM_EPOCH,
-			       "Initial import of the nb kernel\n");
+			       &linus, SIM_EPOCH, &linus, SIM_EPOCH, msg.buf);
 	for (i = 0; i < w->trees_nr && !error; i++) {
 		w->trees[i].base = w->mainline;
 		w->trees[i].tip = w->mainline;
@@ -1222,6 +1250,7 @@ done:
 	git_treebuilder_free(tb);
 	free(im.u);
 	strvec_clear(&im.paths);
+	strbuf_release(&msg);
 	return error;
 }
 
@@ -1289,6 +1318,7 @@ int feeds_world_init(const char *dir, const struct feeds_world_opts *opts)
 	w.dir = abs;
 	abs = NULL;
 	w.seed = w.rng = opts->seed;
+	w.jrng = sim_journey_seed(opts->seed);
 	w.ntrees = opts->trees;
 	w.nfiles = opts->files;
 	w.matrix = opts->matrix;

@@ -1,11 +1,13 @@
-/* Parsing kernel-style commit messages: subject, body, Signed-off-by, Message-ID. */
+/* Parsing kernel-style commit messages: subject, body, trailers and their people, reviews. */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "merge/trailer.h"
 #include "merge/trailer_int.h"
 #include "util/strbuf.h"
+#include "util/utf8.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
 
@@ -288,5 +290,191 @@ done:
 	trailer_info_release(&info);
 	strbuf_release(&want);
 	strbuf_release(&addr);
+	return found;
+}
+
+/* ---- the trailer block and its people (merge/trailer.h) ---- */
+
+/* The length of the key of a "Key: value" line (letters, digits, '-'), or 0. */
+static size_t trailer_key_len(const char *line, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len && (isalnum((unsigned char)line[i]) || line[i] == '-'); i++)
+		;
+	return i && i < len && line[i] == ':' ? i : 0;
+}
+
+/*
+ * Where the trailer block of `text` (LF line ends) starts, or NULL: the last
+ * paragraph after the subject's, when its lines are all trailers, or when one of
+ * them is git's own ("Signed-off-by:") and trailers are at least a quarter of them,
+ * as git's trailer.c decides.
+ */
+static const char *trailer_block(const char *text)
+{
+	const char *p = skip_blank_lines(text), *block = NULL, *eol;
+	int in_subject = 1, trailers = 0, others = 0, git_own = 0;
+
+	for (; *p; p = *eol ? eol + 1 : eol) {
+		eol = strchrnul(p, '\n');
+		if (is_blank_line(p, eol - p)) {
+			in_subject = 0;
+			block = NULL;
+			continue;
+		}
+		if (in_subject)
+			continue;
+		if (!block) {
+			block = p;
+			trailers = others = git_own = 0;
+		}
+		if (trailer_key_len(p, eol - p)) {
+			trailers++;
+			git_own |= !strncasecmp(p, "Signed-off-by:", 14);
+		} else if (!isspace((unsigned char)*p)) {
+			others++;
+		}
+	}
+	if (!block || !trailers || (others && !(git_own && trailers * 3 >= others)))
+		return NULL;
+	return block;
+}
+
+static int key_wanted(const char *key, size_t len, const char *const *keys, size_t keys_nr)
+{
+	size_t i;
+
+	if (!keys_nr)
+		return 1;
+	for (i = 0; i < keys_nr; i++)
+		if (strlen(keys[i]) == len && !strncasecmp(keys[i], key, len))
+			return 1;
+	return 0;
+}
+
+/* A one-line, valid UTF-8 copy of s[0..len), trimmed. */
+static char *one_line(const char *s, size_t len)
+{
+	struct strbuf sb = STRBUF_INIT, clean = STRBUF_INIT;
+
+	utf8_repair(&sb, s, len);
+	utf8_strip_controls(&sb);
+	add_trimmed(&clean, sb.buf, sb.len);
+	strbuf_release(&sb);
+	return strbuf_detach(&clean, NULL);
+}
+
+static void add_person(struct trailer_people *out, const char *key, size_t klen,
+		       const char *value)
+{
+	struct trailer_person *t;
+	struct strbuf email = STRBUF_INIT;
+	const char *lt = strrchr(value, '<');
+	size_t nlen = lt && strchr(lt, '>') ? (size_t)(lt - value) : 0;
+
+	ALLOC_GROW(out->v, out->nr + 1, out->alloc);
+	t = &out->v[out->nr++];
+	t->key = one_line(key, klen);
+	ident_address(&email, value);
+	t->email = one_line(email.buf, email.len);
+	if (nlen >= 2 && value[0] == '"' && value[nlen - 1] == '"')
+		t->name = one_line(value + 1, nlen - 2);
+	else
+		t->name = one_line(value, nlen);
+	if (!nlen && !strchr(t->email, '@')) { /* "Acked-by: someone" names no address */
+		free(t->name);
+		t->name = t->email;
+		t->email = xstrdup("");
+	}
+	strbuf_release(&email);
+}
+
+void trailer_people_parse(struct trailer_people *out, const char *message,
+			  const char *const *keys, size_t keys_nr)
+{
+	char *text = normalise_newlines(message ? message : "");
+	const char *p = trailer_block(text), *eol, *key = NULL;
+	struct strbuf value = STRBUF_INIT;
+	size_t klen = 0;
+
+	for (; p && *p; p = *eol ? eol + 1 : eol) {
+		size_t kl;
+
+		eol = strchrnul(p, '\n');
+		if (isspace((unsigned char)*p) && key) {
+			strbuf_addch(&value, ' ');
+			add_trimmed(&value, p, eol - p);
+			continue;
+		}
+		if (key)
+			add_person(out, key, klen, value.buf);
+		key = NULL;
+		kl = trailer_key_len(p, eol - p);
+		if (!kl || !key_wanted(p, kl, keys, keys_nr))
+			continue;
+		key = p;
+		klen = kl;
+		strbuf_reset(&value);
+		add_trimmed(&value, p + kl + 1, eol - p - kl - 1);
+	}
+	if (key)
+		add_person(out, key, klen, value.buf);
+	strbuf_release(&value);
+	free(text);
+}
+
+void trailer_people_release(struct trailer_people *people)
+{
+	size_t i;
+
+	for (i = 0; i < people->nr; i++) {
+		free(people->v[i].key);
+		free(people->v[i].name);
+		free(people->v[i].email);
+	}
+	free(people->v);
+	memset(people, 0, sizeof(*people));
+}
+
+static const char *mapped(const struct trailer_mailmap *mm, const char *name, const char *email)
+{
+	const char *c = mm && mm->canonical ? mm->canonical(mm->ctx, name ? name : "", email) :
+					      NULL;
+
+	return c ? c : email;
+}
+
+int trailer_person_is_other(const struct trailer_person *t, const char *author_name,
+			    const char *author_email, const struct trailer_mailmap *mailmap)
+{
+	char *author = one_line(author_email ? author_email : "", author_email ?
+			       strlen(author_email) : 0);
+	const char *a, *r;
+	int other;
+
+	a = mapped(mailmap, author_name, author);
+	r = t->email[0] ? mapped(mailmap, t->name, t->email) : "";
+	other = r[0] && strcasecmp(a, r) != 0;
+	free(author);
+	return other;
+}
+
+int trailer_reviewed(const char *message, const char *author_name, const char *author_email,
+		     const char *const *require, size_t require_nr,
+		     const struct trailer_mailmap *mailmap, size_t *out_index)
+{
+	struct trailer_people people = TRAILER_PEOPLE_INIT;
+	size_t i;
+	int found = 0;
+
+	if (!require_nr)
+		return 0;
+	trailer_people_parse(&people, message, require, require_nr);
+	for (i = 0; i < people.nr && !found; i++)
+		found = trailer_person_is_other(&people.v[i], author_name, author_email, mailmap);
+	if (found && out_index)
+		*out_index = i - 1;
+	trailer_people_release(&people);
 	return found;
 }

@@ -56,6 +56,13 @@ void draft_add_spec(struct draft *d, const char *spec, int cc);
 void draft_add_specs(struct draft *d, const char *const *v, size_t nr, int cc);
 
 /*
+ * Cc's MAINTAINERS' people and lists and says why each got the mail, after "what"
+ * ("the files of the commit"): a paragraph and one line each.  Nothing for none.
+ */
+void draft_maintainers(struct draft *d, const struct notice_extra *v, size_t nr,
+		       const char *what);
+
+/*
  * Appends one paragraph, formatted, wrapped at DRAFT_WRAP columns, then a blank
  * line.  Arguments from strangers must be cleaned with draft_cl() first.
  */

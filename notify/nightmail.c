@@ -164,6 +164,7 @@ int notice_queue_conflict(const struct notice_settings *s, const struct notice_c
 		draft_para(&d, "Please sort it out between the two trees (one of them can be "
 			       "based on the other's change), or send a resolution to the operator "
 			       "of this bot, who can record it for the nights to come.");
+		draft_maintainers(&d, c->maintainers, c->maintainers_nr, "the conflicted files");
 	}
 	strbuf_addstr(&d.body, "-- \nCheers,\nnextbot\n");
 	if (!c->gone)
@@ -280,7 +281,8 @@ static void slack_summary(struct strbuf *out, const struct notice_settings *s,
 			hook_slack_link(out, url.buf, f->id);
 		else
 			hook_slack_text(out, f->id);
-		strbuf_addf(&line, " %s in %s: %.12s (\"%s\")", f->kind ? f->kind : "",
+		strbuf_addch(out, ' '); /* Slack wants a space after a link */
+		strbuf_addf(&line, "%s in %s: %.12s (\"%s\")", f->kind ? f->kind : "",
 			    f->tree ? f->tree : "", f->commit ? f->commit : "",
 			    f->subject ? f->subject : "");
 		if (f->partner_tree)
@@ -348,6 +350,8 @@ int notice_queue_summary(const struct notice_settings *s, const struct notice_su
 	section(&d, "Commits without their author's Signed-off-by", sum->missing_signoff,
 		sum->missing_signoff_nr, 0);
 	section(&d, "Notes", sum->notes, sum->notes_nr, 1);
+	section(&d, "Waiting for review, the oldest first (nextbot reviews lists them all)",
+		sum->reviews, sum->reviews_nr, 1);
 	strbuf_addstr(&d.body, "-- \nnextbot\n");
 	ev.event = "summary";
 	ev.date = sum->date;
@@ -361,5 +365,32 @@ int notice_queue_summary(const struct notice_settings *s, const struct notice_su
 	slack_summary(&slack, s, sum);
 	ret = draft_queue_all(s, &d, &ev, parts, "daily summary", slack.buf);
 	strbuf_release(&slack);
+	return ret;
+}
+
+int notice_queue_audit(const struct notice_settings *s, const struct notice_audit *a)
+{
+	struct draft d = DRAFT_INIT;
+	int ret;
+
+	if ((ret = draft_check_settings(s)) < 0)
+		return ret;
+	d.kind = "maintainers-audit";
+	d.parts[0] = d.kind;
+	d.parts[1] = a->month;
+	d.parts[2] = "mail";
+	draft_add_spec(&d, a->to, 0);
+	strbuf_addf(&d.subject, "MAINTAINERS held against history, %s: %s", draft_cl(&d, a->month),
+		    draft_cl(&d, a->summary));
+	strbuf_addstr(&d.body, "Hi all,\n\n");
+	draft_para(&d, "This is the monthly look at the MAINTAINERS file against who has "
+		       "authored, signed off, reviewed, acked or tested its sections' files "
+		       "(`nextbot maintainers`, as of %s):", draft_cl(&d, a->date));
+	draft_quote(&d, a->text);
+	draft_para(&d, "People listed but long absent may want to move to CREDITS; sections "
+		       "without an active maintainer may want one.");
+	strbuf_addstr(&d.body, "-- \nnextbot\n");
+	ret = draft_queue(s, &d);
+	draft_release(&d);
 	return ret;
 }

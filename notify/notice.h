@@ -89,6 +89,15 @@ enum notice_action {
 	NOTICE_ACTION_DROPPED_TREE,	/* "I have dropped the <tree> tree for today." */
 };
 
+/*
+ * Someone the tree's MAINTAINERS names for the files in question (bot/people/):
+ * Cc'd, with the reason given in the mail.
+ */
+struct notice_extra {
+	const char *spec; /* "Name <email>" or "list@host" */
+	const char *why;  /* "R: in SLAB ALLOCATOR" */
+};
+
 /* A cell of a build matrix that a breakage fails in. */
 struct notice_cell {
 	const char *name;        /* "build[ARCH=arm64]" */
@@ -155,6 +164,10 @@ struct notice_breakage {
 	const char *fix_subject, *fix_by, *fix_date; /* NULL: none */
 	const struct notice_cell *cells; /* with a build matrix, every cell it fails in */
 	size_t cells_nr;
+	/* MAINTAINERS' people and lists for the culprit's files (both patches' for a
+	   semantic conflict): Cc on the report and the maintainer mail; none for flaky */
+	const struct notice_extra *maintainers;
+	size_t maintainers_nr;
 };
 
 /* One commit as a notice names it. */
@@ -186,6 +199,9 @@ struct notice_conflict {
 	const struct notice_commit *theirs; /* commits of `tree` touching them */
 	size_t theirs_nr;
 	const char *outcome; /* what was done tonight, one or more sentences; NULL */
+	/* MAINTAINERS' people and lists for the conflicted paths: Cc, with the why */
+	const struct notice_extra *maintainers;
+	size_t maintainers_nr;
 	/*
 	 * To notify.operator only (never a list): where the conflicted files are and
 	 * the command that records a resolution.  NULL: no operator mail.
@@ -231,7 +247,24 @@ struct notice_summary {
 	size_t missing_signoff_nr;
 	const char *const *notes; /* anything else the night wants said */
 	size_t notes_nr;
+	/* the review queue's oldest patches, one line each (bot/people/) */
+	const char *const *reviews;
+	size_t reviews_nr;
 };
+
+/*
+ * The monthly audit of MAINTAINERS (kind `maintainers-audit`) to `to`: `text` is
+ * `nextbot maintainers`' output; one per `month` (YYYY-MM): queued again, it is
+ * the same notice.
+ */
+struct notice_audit {
+	const char *to;
+	const char *month;
+	const char *date;    /* the night's YYYY-MM-DD */
+	const char *summary; /* one line: "3 people absent, 1 orphaned section" */
+	const char *text;
+};
+int notice_queue_audit(const struct notice_settings *s, const struct notice_audit *a);
 
 /*
  * Queueing.  Each call writes one outbox file per notice (mail to the people, one

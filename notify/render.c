@@ -120,6 +120,22 @@ void draft_add_specs(struct draft *d, const char *const *v, size_t nr, int cc)
 		draft_add_spec(d, v[i], cc);
 }
 
+void draft_maintainers(struct draft *d, const struct notice_extra *v, size_t nr,
+		       const char *what)
+{
+	size_t i;
+
+	if (!nr)
+		return;
+	for (i = 0; i < nr; i++)
+		draft_add_spec(d, v[i].spec, 1);
+	draft_para(d, "The tree's MAINTAINERS file names these people and lists for %s, "
+		      "so they get this mail too:", what);
+	for (i = 0; i < nr; i++)
+		strbuf_addf(&d->body, "  %s (%s)\n", draft_cl(d, v[i].spec), draft_cl(d, v[i].why));
+	strbuf_addch(&d->body, '\n');
+}
+
 void draft_para(struct draft *d, const char *fmt, ...)
 {
 	struct strbuf sb = STRBUF_INIT;

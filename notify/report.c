@@ -343,6 +343,12 @@ static void report_subject(struct draft *d, const struct notice_breakage *b)
 	strbuf_release(&msgid);
 }
 
+/* What MAINTAINERS was asked about, as the mail says it. */
+static const char *files_of(const struct notice_breakage *b)
+{
+	return b->partner.tree ? "the files of both commits" : "the files of the commit";
+}
+
 /* Both trees' maintainers and both authors, on every notice of a semantic conflict. */
 static void people(struct draft *d, const struct notice_breakage *b, int authors_cc,
 		   int contacts_cc)
@@ -353,6 +359,19 @@ static void people(struct draft *d, const struct notice_breakage *b, int authors
 	draft_add_specs(d, b->contacts, b->contacts_nr, contacts_cc);
 	if (b->partner.tree)
 		draft_add_specs(d, b->partner.contacts, b->partner.contacts_nr, contacts_cc);
+}
+
+/*
+ * "Hi <name>," with the name exactly as its owner writes it (the commit's author
+ * name: many names put the family name first, so no first name is guessed), or no
+ * greeting at all when there is no name.
+ */
+static void greeting(struct draft *d, const struct notice_person *p)
+{
+	const char *name = p->name ? draft_cl(d, p->name) : "";
+
+	if (*name)
+		strbuf_addf(&d->body, "Hi %s,\n\n", name);
 }
 
 static int queue_report(const struct notice_settings *s, const struct notice_breakage *b,
@@ -370,7 +389,7 @@ static int queue_report(const struct notice_settings *s, const struct notice_bre
 	d.parts[3] = reminder;
 	people(&d, b, 0, 1);
 	report_subject(&d, b);
-	strbuf_addf(&d.body, "Hi %s,\n\n", b->author.name ? draft_cl(&d, b->author.name) : "");
+	greeting(&d, &b->author);
 	reminder_para(&d, b);
 	draft_para(&d,
 		   "nextbot's %s of %s fails after the merge of the %s tree, and the "
@@ -391,6 +410,7 @@ static int queue_report(const struct notice_settings *s, const struct notice_bre
 	bisect_summary(&d, b, 1);
 	reproduce(&d, b);
 	action(&d, b);
+	draft_maintainers(&d, b->maintainers, b->maintainers_nr, files_of(b));
 	tags(&d, s, b->flag_id);
 	signature(&d, "Thanks", b->flag_id);
 	draft_commands(&d, s, DRAFT_COMMANDS_FLAG, b->flag_id);
@@ -469,6 +489,7 @@ static int queue_maintainer(const struct notice_settings *s, const struct notice
 			   "The author%s been sent a report with the details and the "
 			   "bisect logs.",
 			   b->partner.tree ? "s have" : " has");
+		draft_maintainers(&d, b->maintainers, b->maintainers_nr, files_of(b));
 	}
 	signature(&d, "Cheers", b->flag_id);
 	draft_commands(&d, s, flaky ? DRAFT_COMMANDS_FLAKY : DRAFT_COMMANDS_FLAG, b->flag_id);
@@ -477,7 +498,10 @@ static int queue_maintainer(const struct notice_settings *s, const struct notice
 	return ret;
 }
 
-/* A short chat line for the event, with links (the flag's page, the patch). */
+/*
+ * A short chat line for the event, with links (the flag's page, the patch); a link
+ * is always followed by a space or ends the message, as Slack wants it.
+ */
 static void slack_breakage(struct strbuf *out, const struct notice_settings *s,
 			   const struct notice_breakage *b, const char *lead)
 {
@@ -491,25 +515,27 @@ static void slack_breakage(struct strbuf *out, const struct notice_settings *s,
 			hook_slack_link(out, b->patch_link, ref.buf);
 		else
 			hook_slack_text(out, ref.buf);
+		strbuf_addch(out, ' ');
 		if (b->author.name || b->author.email) {
-			strbuf_addstr(out, " by ");
+			strbuf_addstr(out, "by ");
 			hook_slack_text(out, b->author.name ? b->author.name : b->author.email);
+			strbuf_addch(out, ' ');
 		}
 	}
 	if (b->partner.tree) {
-		strbuf_addstr(out, ", with ");
+		strbuf_addstr(out, "with ");
 		strbuf_reset(&ref);
 		strbuf_addf(&ref, "%.12s (\"%s\") of %s",
 			    b->partner.commit ? b->partner.commit : "",
 			    b->partner.subject ? b->partner.subject : "", b->partner.tree);
 		hook_slack_text(out, ref.buf);
+		strbuf_addch(out, ' ');
 	}
-	strbuf_addstr(out, " (");
+	strbuf_addstr(out, "- flag ");
 	if (!draft_report_url(&url, s, b->flag_id))
 		hook_slack_link(out, url.buf, b->flag_id ? b->flag_id : "flag");
 	else
 		hook_slack_text(out, b->flag_id ? b->flag_id : "");
-	strbuf_addstr(out, ")");
 	strbuf_release(&url);
 	strbuf_release(&ref);
 }
@@ -633,11 +659,13 @@ static int queue_followup(const struct notice_settings *s, const struct notice_b
 		thread_under_report(&d, s, b);
 	strbuf_addf(&d.subject, "[%s] %s", kind, draft_cl(&d, b->subject));
 	if (dropped) {
-		draft_para(&d, "This patch was dropped from the %s tree because %s",
-			   draft_cl(&d, b->tree),
-			   draft_cl(&d, why ? why : "of a maintainer's decision."));
+		draft_para(&d, "This patch was left out of next at the request of the %s tree's "
+			       "maintainer%s%s",
+			   draft_cl(&d, b->tree), why ? ": " : ".", why ? draft_cl(&d, why) : "");
 		draft_commit_line(&d, b->commit, b->subject);
 		strbuf_addch(&d.body, '\n');
+		draft_para(&d, "It stays in the %s tree until its maintainer removes it; next "
+			       "leaves it out from now on.", draft_cl(&d, b->tree));
 	} else {
 		draft_para(&d,
 			   "The %s failure caused by this commit in the %s tree is gone as "
@@ -666,7 +694,7 @@ static int queue_followup(const struct notice_settings *s, const struct notice_b
 	strbuf_addf(&lead, "%s: %s", b->next_tag ? b->next_tag : "", kind);
 	slack_breakage(&slack, s, b, lead.buf);
 	if (why) {
-		strbuf_addstr(&slack, ": ");
+		strbuf_addstr(&slack, " - ");
 		hook_slack_text(&slack, why);
 	}
 	ret = draft_queue_all(s, &d, &ev, parts, b->subject, slack.buf);

@@ -11,7 +11,10 @@ the end), then:
     every night's verdict class is applied (the class is there and its background
     is coloured), every flag's culprit subject is visible text on the index (not a
     tooltip), the pages have a viewport, markup in commit subjects stays text, and
-    at 375 px wide (a phone) the page itself does not scroll sideways.
+    at 390 px (a phone) and 1280 px every page fits: the document does not scroll
+    sideways, no element's box reaches past the viewport (text inside a <pre> or a
+    .scroll block may scroll within it), no table cell clips its content, and nothing
+    is cut by overflow: hidden.
 Prints "# ..." lines; exits 1 on the first failed check.
 """
 import html.parser
@@ -57,6 +60,21 @@ function visit(i) {
                         el.getClientRects().length > 0]);
     }
     r.injected = d.querySelectorAll("script, .injected, img[onerror]").length;
+    // the phone: no element's box past the viewport, no table cell clipping its text
+    r.past = []; r.clipped = []; r.hidden = [];
+    const vw = d.documentElement.clientWidth;
+    for (const el of d.body.querySelectorAll("*")) {
+      const b = el.getBoundingClientRect(), cs = w.getComputedStyle(el);
+      const inScroller = el.closest("pre") && !el.matches("pre");
+      if (b.width > 0 && b.right > vw + 1 && !inScroller)
+        r.past.push(el.tagName.toLowerCase() + "." + el.className + " right " +
+                    Math.round(b.right) + ": " + (el.textContent || "").slice(0, 40));
+      if ((el.tagName === "TD" || el.tagName === "TH") && el.scrollWidth > el.clientWidth + 1)
+        r.clipped.push(el.tagName.toLowerCase() + ": " + (el.textContent || "").slice(0, 40));
+      if ((cs.overflowX === "hidden" || cs.overflow === "hidden") &&
+          el.scrollWidth > el.clientWidth + 1)
+        r.hidden.push(el.tagName.toLowerCase() + "." + el.className);
+    }
     results[p.name] = r;
     f.remove();
     visit(i + 1);
@@ -138,8 +156,9 @@ def main(argv):
             fail("%d night pages for %d nights" % (len(nights), len(runs)))
         if "--links-only" in argv:
             return 0
-        probe = [{"name": p, "url": "site/" + p, "width": 1100} for p in sorted(pages)]
-        probe.append({"name": "phone", "url": "site/index.html", "width": 375})
+        probe = [{"name": p, "url": "site/" + p, "width": 1280} for p in sorted(pages)]
+        probe += [{"name": "390:" + p, "url": "site/" + p, "width": 390} for p in sorted(pages)
+                  if not p.endswith(".txt")]
         with open(os.path.join(root, "probe.html"), "w") as f:
             f.write(PROBE % {"pages": json.dumps(probe)})
         flags_ = ["--headless", "--no-sandbox", "--disable-gpu",
@@ -174,6 +193,7 @@ def coloured(bg):
 def check(res, flags, runs):
     idx = res["index.html"]
     for name, r in res.items():
+        name = name.split(":", 1)[-1]
         if name.endswith(".txt"):
             continue
         if not r["viewport"] or "width=device-width" not in r["viewport"]:
@@ -205,11 +225,24 @@ def check(res, flags, runs):
             fail("flag %s: no page of its own showing the subject" % f["id"])
         n += 1
     print("# every culprit's subject (%d) is visible text, and each flag has its page" % n)
-    phone = res["phone"]
-    if phone["scrollWidth"] > phone["width"] + 2:
-        fail("at %d px the index scrolls sideways (%d px wide)" % (phone["width"],
-                                                                   phone["scrollWidth"]))
-    print("# at %d px (a phone) the index fits its width" % phone["width"])
+    n = 0
+    for name, r in res.items():
+        if name.endswith(".txt"):
+            continue
+        if r["scrollWidth"] > r["width"] + 1:
+            fail("%s: at %d px the page scrolls sideways (%d px wide)" % (name, r["width"],
+                                                                         r["scrollWidth"]))
+        if r["past"]:
+            fail("%s: at %d px %d element(s) reach past the viewport: %s" %
+                 (name, r["width"], len(r["past"]), r["past"][:3]))
+        if r["clipped"]:
+            fail("%s: at %d px table cells clip their content: %s" % (name, r["width"],
+                                                                      r["clipped"][:3]))
+        if r["hidden"]:
+            fail("%s: content cut by overflow: hidden: %s" % (name, r["hidden"][:3]))
+        n += 1
+    print("# %d page views at 390 and 1280 px: none scrolls sideways, no box past the "
+          "viewport, no cell clipped" % n)
     nights = [p for p in res if p.startswith("nights/") and p.endswith(".html")]
     if len(nights) != len(runs):
         fail("%d night pages for %d nights" % (len(nights), len(runs)))

@@ -184,9 +184,19 @@ for k in workdir base trees name url branch contacts fixes never_merge build tes
 	timeout env build_after_each_merge on_breakage bisect confirm jobs deadline \
 	merge_identity runner kind user partition srun_args max_jobs git token_env ssh_key \
 	publish notify from list report_url remind_days smtp tls password_env webhooks \
-	secret_env schedule keep_days; do
+	secret_env schedule keep_days maintainers roles absent_days window_days audit_list; do
 	check "nextbot.yaml(5) documents $k" grep -q "^\.BR $k " "$ROOT/man/nextbot.yaml.5"
 done
+# each key once in its mapping: no two entries of one name in one .RS block
+cat >"$TMP/once.awk" <<'EOF'
+/^\.RS/ { stack[++depth] = ++blocks }
+/^\.RE/ { depth-- }
+/^\.TP/ { tp = 1; next }
+tp && /^\.BR? [a-z_]+/ { k = stack[depth] SUBSEP $2; if (k in seen) { print $2; bad = 1 }; seen[k] = 1 }
+{ tp = 0 }
+END { exit bad }
+EOF
+check "nextbot.yaml(5) documents each key once" awk -f "$TMP/once.awk" "$ROOT/man/nextbot.yaml.5"
 if command -v groff >/dev/null; then
 	for m in nextbot.1 nextbot.yaml.5; do
 		check "$m renders without warnings" sh -c \

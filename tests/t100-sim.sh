@@ -159,12 +159,81 @@ assert t["seed"] == 1 and t["days"] == 10, t
 kinds = {d["kind"] for d in t["defects"]}
 assert kinds == {"build", "test", "flaky", "conflict", "semantic"}, kinds
 keys = {"id", "day", "kind", "trees", "branches", "subject", "patch_id", "message_id",
-        "author", "partner", "dropped"}
+        "author", "partner", "dropped", "maintainers"}
 for d in t["defects"]:
     assert set(d) == keys, set(d) ^ keys
     assert len(d["patch_id"]) == 40 and "@" in d["message_id"] and "<" in d["author"]
     assert (d["partner"] is None) == (d["kind"] not in ("conflict", "semantic"))
     assert d["dropped"] == (not d["branches"])
+    assert (d["maintainers"] == []) == (d["kind"] == "flaky"), d
+m = t["maintainers"]
+assert len(m["absent"]) == 3 and m["orphans"] == ["NB TUNABLES"], m
+EOF
+
+# Journeys (issue 31): the world's own stream is the one it was before journeys were
+# added (seed 1's defects, their days, trees, patch-ids and Message-IDs are pinned);
+# review trailers, versions and moves come from a stream of their own.
+check "seed 1 keeps the defects it had before journeys" $PYTHON - "$W/truth.json" <<'EOF'
+import hashlib, json, sys
+ds = json.load(open(sys.argv[1]))["defects"]
+s = "\n".join("%d %d %s %s %s %s %s" % (d["id"], d["day"], d["kind"], ",".join(d["trees"]),
+                                        d["patch_id"], d["message_id"], d["dropped"])
+              for d in ds)
+assert hashlib.sha1(s.encode()).hexdigest() == "9949f0f121f260c16a456a93142ab9eacd710b60", s
+EOF
+# Every patch still in a branch: its commit there (found by the Link of its latest
+# version) carries the reviews truth.json lists, as git interpret-trailers reads them,
+# and its versions' patch-ids are git's.
+$PYTHON - "$W/truth.json" >"$TMP/journeys" <<'EOF'
+import json, sys
+t = json.load(open(sys.argv[1]))
+for p in t["patches"]:
+    e = p["events"][-1]
+    if e["event"] in ("removed", "merged"):
+        continue
+    revs = ",".join(sorted(r["trailer"] + ":" + r["email"] for r in p["reviews"])) or "-"
+    print(e["branch"], p["message_id"], p["patch_id"], revs)
+EOF
+rev_bad=0
+rev_checked=0
+while read -r b msgid pid revs; do
+	c=$(commit_of "$b" "$msgid")
+	got=$(git -C "$C" log -1 --format=%B "$c" | git interpret-trailers --parse |
+		sed -n 's/^\(Reviewed-by\|Acked-by\): .*<\(.*\)>$/\1:\2/p' | sort | paste -sd, -)
+	rev_checked=$((rev_checked + 1))
+	if [ -z "$c" ] || [ "${got:--}" != "$revs" ] || [ "$(patch_id_of "$c")" != "$pid" ]; then
+		rev_bad=$((rev_bad + 1))
+		echo "# $b $msgid: commit '$c' reviews '$got' (truth '$revs')"
+	fi
+done <"$TMP/journeys"
+check "reviews and patch-ids in truth.json are those of the branches ($rev_checked patches)" \
+	test "$rev_bad" = 0 -a "$rev_checked" -gt 10
+check "truth.json's patches: journeys, versions, reviews of every sort" \
+	$PYTHON - "$W/truth.json" <<'EOF'
+import json, sys
+t = json.load(open(sys.argv[1]))
+ps = t["patches"]
+keys = {"id", "patch_id", "message_id", "subject", "author", "versions", "events", "reviews"}
+for p in ps:
+    assert set(p) == keys, set(p) ^ keys
+    assert p["events"][0]["event"] == "added", p
+    assert p["message_id"] == p["versions"][-1]["message_id"]
+    assert len({v["message_id"] for v in p["versions"]}) == len(p["versions"]), p
+    assert sum(e["event"] == "replaced" for e in p["events"]) == len(p["versions"]) - 1, p
+    for e in p["events"]:
+        assert (e["from"] is not None) == (e["event"] == "moved"), e
+events = {e["event"] for p in ps for e in p["events"]}
+assert events == {"added", "moved", "replaced", "removed", "merged"}, events
+author = lambda p: p["author"]["email"]
+assert any(not p["reviews"] for p in ps)
+assert any(p["reviews"] and all(r["email"] == author(p) for r in p["reviews"]) for p in ps)
+assert any(any(r["email"] != author(p) for r in p["reviews"]) for p in ps)
+assert {r["trailer"] for p in ps for r in p["reviews"]} == {"Reviewed-by", "Acked-by"}
+vs = [(a, b) for p in ps for a, b in zip(p["versions"], p["versions"][1:])]
+assert any(a["patch_id"] != b["patch_id"] for a, b in vs), "no version changed the code"
+assert any(a["patch_id"] == b["patch_id"] for a, b in vs), "no version kept the code"
+moves = {(e["from"], e["branch"]) for p in ps for e in p["events"] if e["event"] == "moved"}
+assert ("mm-unstable", "mm-next") in moves and ("mm-next", "mm-stable") in moves, moves
 EOF
 
 check "mm-next commit ids differ between day 4 and day 5" \

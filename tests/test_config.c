@@ -624,10 +624,59 @@ static void test_missing_file(void **state)
 	assert_non_null(strstr(nb_error_last(), "/nonexistent/nextbot.yaml"));
 }
 
+/* check-config names every error of a file; a YAML syntax error alone. */
+static void test_every_error(void **state)
+{
+	static const char text[] =
+		"workdir: state\n"
+		"base: {name: origin, url: \"https://example.org/linux.git\", branch: master}\n"
+		"trees:\n"
+		"  - {name: good, url: \"https://example.org/a.git\", branch: main}\n"
+		"  - {name: bad/name, url: \"https://example.org/b.git\", branch: main}\n"
+		"  - {name: other, url: \"https://example.org/c.git\", branch: \"bad..branch\"}\n"
+		"build:\n"
+		"  - {name: x86, command: make, timeout: forever}\n"
+		"bisect: {confirm: 500}\n"
+		"notify: {colour: blue}\n"
+		"maintainers: {roles: [M, Q]}\n"
+		"unknown_key: 1\n";
+	static const char *const want[] = { "bad.yaml:12:1: unknown_key", "bad.yaml:5:",
+					    "bad.yaml:6:", "bad.yaml:8:", "bad.yaml:9:",
+					    "bad.yaml:10:", "bad.yaml:11:" };
+	struct strvec errors = STRVEC_INIT;
+	struct config *cfg = NULL;
+	char *path = write_cfg("bad.yaml", text);
+	size_t i, j;
+
+	assert_int_equal(config_load_all(&cfg, path, &errors), NB_EINVALID);
+	assert_null(cfg);
+	for (i = 0; i < errors.nr; i++)
+		print_message("%s\n", errors.v[i]);
+	assert_int_equal(errors.nr, sizeof(want) / sizeof(*want));
+	for (i = 0; i < sizeof(want) / sizeof(*want); i++) {
+		for (j = 0; j < errors.nr && !strstr(errors.v[j], want[i]); j++)
+			;
+		if (j == errors.nr)
+			fail_msg("no error at '%s'", want[i]);
+	}
+	/* config_load() still records the first one found */
+	assert_int_equal(config_load(&cfg, path), NB_EINVALID);
+	assert_non_null(strstr(nb_error_last(), "unknown_key"));
+	strvec_clear(&errors);
+	free(path);
+	path = write_cfg("bad.yaml", "trees: [\nunknown_key: 1\n");
+	assert_int_equal(config_load_all(&cfg, path, &errors), NB_EINVALID);
+	assert_int_equal(errors.nr, 1);
+	assert_non_null(strstr(errors.v[0], "malformed YAML"));
+	strvec_clear(&errors);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_every_error),
 		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_smtp_tls_default),
 		cmocka_unit_test(test_bare_from),

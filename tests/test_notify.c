@@ -1000,8 +1000,11 @@ static void test_dropped_and_resolved_thread(void **state)
 		" <nextbot.%s@example.org>\r\n",
 		report.id);
 	assert_non_null(strstr(dropped.body, want.buf));
-	assert_non_null(strstr(dropped.body, "This patch was dropped from the net-next tree "
-					     "because it breaks the\r\nbuild."));
+	/* left out of next by the maintainer's decision, not removed from the tree */
+	assert_non_null(strstr(dropped.body, "This patch was left out of next at the request "
+					     "of the net-next tree's\r\nmaintainer: it breaks"));
+	assert_non_null(strstr(dropped.body, "It stays in the net-next tree until its"));
+	assert_null(strstr(dropped.body, "dropped from the"));
 	assert_non_null(strstr(dropped.body, "X-Nextbot-Flag: 0123456789ab\r\n"));
 	assert_non_null(strstr(resolved.body, "X-Nextbot-Flag: 0123456789ab\r\n"));
 	assert_non_null(strstr(resolved.body, "\r\nWhy: fixed upstream\r\n"));
@@ -1011,6 +1014,33 @@ static void test_dropped_and_resolved_thread(void **state)
 	outbox_notice_release(&dropped);
 	outbox_notice_release(&resolved);
 	strbuf_release(&want);
+}
+
+/* Greetings: the name as its owner writes it (family name first too), or none. */
+static void test_greeting_as_signed(void **state)
+{
+	struct fx *f = *state;
+	struct notice_breakage b;
+	struct outbox_notice report;
+
+	breakage_init(&b);
+	b.author.name = "Zhang Wei";
+	b.message_id = NULL;
+	assert_int_equal(notice_queue_breakage(&f->s, &b), 2);
+	load_notice(&report, f, "build-failure", "mail", "[net-next] ");
+	assert_non_null(strstr(report.body, "\r\n\r\nHi Zhang Wei,\r\n"));
+	outbox_notice_release(&report);
+	breakage_init(&b);
+	b.flag_id = "ba9876543210";
+	b.author.name = NULL;
+	b.message_id = NULL;
+	b.subject = "net: no name";
+	assert_int_equal(notice_queue_breakage(&f->s, &b), 2);
+	load_notice(&report, f, "build-failure", "mail", "[net-next] build failure: net: no");
+	assert_null(strstr(report.body, "Hi ,"));
+	assert_null(strstr(report.body, "\nHi"));
+	assert_non_null(strstr(report.body, "\r\n\r\nnextbot's build of next-20261203 fails"));
+	outbox_notice_release(&report);
 }
 
 /* ---- webhooks ---- */
@@ -1456,8 +1486,14 @@ static void test_webhook_slack_and_summary(void **state)
 		body = json_tokener_parse(jstr(r[i], "body"));
 		assert_non_null(body);
 		if (json_object_object_length(body) == 1) {
+			const char *gt;
+
 			/* Slack, Mattermost, Rocket.Chat: {"text": …} */
 			text = jstr(body, "text");
+			/* every link is followed by a space or ends the message */
+			for (gt = strchr(text, '>'); gt; gt = strchr(gt + 1, '>'))
+				if (gt[1] && gt[1] != ' ' && gt[1] != '\n')
+					fail_msg("no space after a link: %s", gt - 20);
 			if (strstr(text, "BUILD REGRESSION")) {
 				assert_non_null(strstr(text, "net-next reverted"));
 				assert_non_null(strstr(text, "<https://nextbot.example.org/r/"
@@ -1494,6 +1530,7 @@ int main(void)
 		cmocka_unit_test(test_msgid),
 		cmocka_unit_test_setup_teardown(test_queue_idempotent, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_outbox_list_json, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_greeting_as_signed, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_dropped_and_resolved_thread, fx_setup,
 						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_smtp_report_and_maintainer_mail, fx_setup,

@@ -10,6 +10,7 @@
 
 #include "merge/commitinfo_int.h"
 #include "merge/patchid_int.h"
+#include "merge/trailer.h"
 #include "merge/trailer_int.h"
 #include "util/error.h"
 #include "tests/gitfixture.h"
@@ -290,6 +291,113 @@ static void test_trailer_odd_messages(void **state)
 	strbuf_release(&big);
 }
 
+/*
+ * trailer_people_parse() reads the trailers `git interpret-trailers --parse` reads:
+ * the same keys and addresses (the part in <>, or the whole value), in order.
+ */
+static void test_trailer_people_like_git(void **state)
+{
+	static const char *const msgs[] = {
+		"mm: x\n\nBody.\n\nSigned-off-by: A B <a@x.org>\nReviewed-by: C <c@x.org>\n"
+		"Acked-by: \"D, E\" <d@x.org>\nLink: https://lore.kernel.org/r/1@x\n",
+		"mm: x\n\nReviewed-by: early <e@x.org> is prose here\nand more prose.\n\n"
+		"Signed-off-by: A <a@x.org>\nTested-by: T\n <t@x.org>\nCc: list@x.org\n",
+		"mm: x\r\n\r\nbody\r\n\r\nSigned-off-by: A <a@x.org>\r\nAcked-by: Z <z@x.org>\r\n",
+		"only: a subject line\n",
+		"mm: x\n\nSigned-off-by: A <a@x.org>\nsome words that are not a trailer\n"
+		"Reviewed-by: R <r@x.org>\n",
+		"mm: x\n\nthree lines of prose\nwithout trailers\nReviewed-by: R <r@x.org>\n",
+		"mm: x\n\nReviewed-by: R <R@X.org>\nCo-developed-by: Q <q@x.org>\n"
+		"Signed-off-by: Q <q@x.org>\n",
+	};
+	size_t i, j;
+
+	for (i = 0; i < sizeof(msgs) / sizeof(msgs[0]); i++) {
+		struct trailer_people people = TRAILER_PEOPLE_INIT;
+		struct strbuf want = STRBUF_INIT, got = STRBUF_INIT;
+		char *path = xstrfmt("%s/msg", repo_dir);
+
+		assert_int_equal(file_write_atomic(path, msgs[i], strlen(msgs[i])), 0);
+		sh_out(&want, "git interpret-trailers --parse msg |"
+			      " sed -E 's/^([^:]+): (.*<([^>]*)>.*|(.*))$/\\1: <\\3\\4>/'");
+		trailer_people_parse(&people, msgs[i], NULL, 0);
+		for (j = 0; j < people.nr; j++) {
+			const char *e = people.v[j].email[0] ? people.v[j].email : people.v[j].name;
+
+			strbuf_addf(&got, "%s%s: <%s>", j ? "\n" : "", people.v[j].key, e);
+		}
+		if (strcmp(want.buf, got.buf))
+			fail_msg("message %zu: git says\n%s\nnextbot says\n%s", i, want.buf,
+				 got.buf);
+		trailer_people_release(&people);
+		strbuf_release(&want);
+		strbuf_release(&got);
+		free(path);
+	}
+}
+
+/* A .mailmap of one line: alias@x.org is the author's other address. */
+static const char *alias_map(void *ctx, const char *name, const char *email)
+{
+	(void)name;
+	return !strcasecmp(email, "alias@x.org") ? (const char *)ctx : NULL;
+}
+
+/* The review predicate: reviewed by someone other than the author, as the gate wants. */
+static void test_trailer_reviewed(void **state)
+{
+	static const char *const both[] = { "Reviewed-by", "Acked-by" };
+	static const char *const reviewed_only[] = { "Reviewed-by" };
+	struct trailer_mailmap mm = { alias_map, "Author@X.org" };
+	const char *own = "x: y\n\nSigned-off-by: A <author@x.org>\n"
+			  "Reviewed-by: A <AUTHOR@x.org>\n";
+	const char *alias = "x: y\n\nSigned-off-by: A <author@x.org>\n"
+			    "Acked-by: A <alias@x.org>\n";
+	const char *acked = "x: y\n\nSigned-off-by: A <author@x.org>\n"
+			    "Reviewed-by: A <author@x.org>\nAcked-by: B <b@x.org>\n";
+	const char *prose = "x: y\n\nReviewed-by: B <b@x.org> said so in a mail.\n"
+			    "And more prose.\n\nSigned-off-by: A <author@x.org>\n";
+	const char *noaddr = "x: y\n\nSigned-off-by: A <author@x.org>\nReviewed-by: Bob\n";
+	size_t at = 99;
+
+	assert_false(trailer_reviewed(own, "A", "author@x.org", both, 2, NULL, NULL));
+	assert_true(trailer_reviewed(alias, "A", "author@x.org", both, 2, NULL, &at));
+	assert_int_equal(at, 0);
+	assert_false(trailer_reviewed(alias, "A", "author@x.org", both, 2, &mm, NULL));
+	assert_true(trailer_reviewed(acked, "A", "author@x.org", both, 2, &mm, &at));
+	assert_int_equal(at, 1);
+	assert_false(trailer_reviewed(acked, "A", "author@x.org", reviewed_only, 1, NULL, NULL));
+	assert_false(trailer_reviewed(acked, "A", "author@x.org", both, 0, NULL, NULL));
+	assert_false(trailer_reviewed(prose, "A", "author@x.org", both, 2, NULL, NULL));
+	assert_false(trailer_reviewed(noaddr, "A", "author@x.org", both, 2, NULL, NULL));
+	assert_true(trailer_reviewed(acked, NULL, "", both, 2, NULL, NULL));
+	assert_false(trailer_reviewed("", "A", "a@x.org", both, 2, NULL, NULL));
+}
+
+/* Hostile trailers: CR, control bytes and invalid UTF-8 never reach a name or address. */
+static void test_trailer_people_hostile(void **state)
+{
+	struct trailer_people people = TRAILER_PEOPLE_INIT;
+	struct strbuf big = STRBUF_INIT;
+	size_t i;
+
+	strbuf_addstr(&big, "x\n\nSigned-off-by: \xff\x1b[31m\xe2\x80\xae Evil <e\rvil@x.org>\n"
+			    "Reviewed-by: ");
+	for (i = 0; i < 1000; i++)
+		strbuf_addch(&big, 'n');
+	strbuf_addstr(&big, " <r@x.org>\n");
+	trailer_people_parse(&people, big.buf, NULL, 0);
+	assert_int_equal(people.nr, 2);
+	for (i = 0; i < people.nr; i++) {
+		assert_null(strpbrk(people.v[i].name, "\r\n\x1b"));
+		assert_null(strpbrk(people.v[i].email, "\r\n\x1b"));
+	}
+	assert_int_equal(strlen(people.v[1].name), 1000);
+	assert_string_equal(people.v[1].email, "r@x.org");
+	trailer_people_release(&people);
+	strbuf_release(&big);
+}
+
 static void head_info(struct commit_info *ci)
 {
 	struct strbuf head = STRBUF_INIT;
@@ -373,6 +481,10 @@ int main(void)
 		cmocka_unit_test(test_trailer_parse_kernel_message),
 		cmocka_unit_test(test_trailer_msgid_forms),
 		cmocka_unit_test(test_trailer_odd_messages),
+		cmocka_unit_test_setup_teardown(test_trailer_people_like_git, setup_repo,
+						teardown_repo),
+		cmocka_unit_test(test_trailer_reviewed),
+		cmocka_unit_test(test_trailer_people_hostile),
 	};
 
 	return cmocka_run_group_tests_name("patchid", tests, NULL, NULL);

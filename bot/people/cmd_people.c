@@ -1,0 +1,220 @@
+/* The people room's commands: `nextbot maintainers` (the audit) and `nextbot reviews`. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bot/botutil.h"
+#include "bot/cli.h"
+#include "bot/commands.h"
+#include "bot/people/people.h"
+#include "merge/merge_global.h"
+#include "merge/repo.h"
+#include "util/error.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+#include "util/banned.h"
+
+/* The work repository, read-only, and the base's tip as a ref name (caller frees). */
+static int open_base(struct repo **repo, char **ref, const struct config *cfg)
+{
+	char *path = xstrfmt("%s/repo.git", cfg->workdir);
+	int error = repo_open_readonly(repo, path);
+
+	if (error < 0) {
+		bot_error("the work repository (run a night first)");
+		free(path);
+		return EXIT_FAILED;
+	}
+	free(path);
+	*ref = xstrfmt("refs/feeds/%s", cfg->base.name);
+	return 0;
+}
+
+int people_audit_of_config(struct people_audit *out, struct people **p_out,
+			   const struct config *cfg, struct repo *repo, const char *ref,
+			   int absent_days)
+{
+	struct people_audit_opts o = {
+		.absent_days = absent_days > 0 ? absent_days : cfg->maintainers.absent_days,
+		.window_days = cfg->maintainers.window_days,
+	};
+	int error;
+
+	memset(out, 0, sizeof(*out));
+	if ((error = people_load(p_out, repo, ref, cfg->maintainers.file)) < 0)
+		return error;
+	if (!*p_out)
+		return nb_error_set(NB_ENOTFOUND, "%s has no %s", ref, cfg->maintainers.file);
+	return people_audit_run(out, repo, ref, *p_out, &o);
+}
+
+int cmd_maintainers(const struct cli_ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = { { "absent-days", required_argument, NULL, 'a' },
+					       { NULL, 0, NULL, 0 } };
+	struct config *cfg = NULL;
+	struct repo *repo = NULL;
+	struct people *p = NULL;
+	struct people_audit a;
+	struct strbuf out = STRBUF_INIT;
+	char *ref = NULL;
+	long days = 0;
+	int c, code;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1)
+		if (c != 'a' || str_to_long(optarg, &days) < 0 || days < 1 || days > 36500) {
+			fprintf(stderr, "usage: nextbot maintainers [--absent-days N] "
+					"(N: 1 to 36500)\n");
+			return EXIT_USAGE;
+		}
+	if (optind < argc) {
+		fprintf(stderr, "usage: nextbot maintainers [--absent-days N]\n");
+		return EXIT_USAGE;
+	}
+	if ((code = bot_config_open(&cfg, ctx)))
+		return code;
+	if (merge_global_init() < 0) {
+		bot_error("maintainers");
+		config_free(cfg);
+		return EXIT_FAILED;
+	}
+	if ((code = open_base(&repo, &ref, cfg)))
+		goto done;
+	if (people_audit_of_config(&a, &p, cfg, repo, ref, (int)days) < 0) {
+		bot_error("maintainers");
+		code = EXIT_FAILED;
+		goto done;
+	}
+	people_audit_show(&out, &a, people_problems(p), ctx->json);
+	fputs(out.buf, stdout);
+	people_audit_release(&a);
+done:
+	strbuf_release(&out);
+	people_free(p);
+	repo_free(repo);
+	free(ref);
+	config_free(cfg);
+	merge_global_shutdown();
+	return code;
+}
+
+int cmd_reviews(const struct cli_ctx *ctx, int argc, char **argv)
+{
+	struct config *cfg = NULL;
+	struct repo *repo = NULL;
+	struct people *p = NULL;
+	struct people_reviews r;
+	struct strbuf out = STRBUF_INIT;
+	const char *tree = NULL;
+	char *ref = NULL;
+	size_t i;
+	int code;
+
+	if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
+		fprintf(stderr, "usage: nextbot reviews [TREE]\n");
+		return EXIT_USAGE;
+	}
+	tree = argc == 2 ? argv[1] : NULL;
+	if ((code = bot_config_open(&cfg, ctx)))
+		return code;
+	for (i = 0; tree && i < cfg->trees_nr && strcmp(cfg->trees[i].name, tree); i++)
+		;
+	if (tree && i == cfg->trees_nr) {
+		fprintf(stderr, "nextbot: reviews: no tree '%s' in %s\n", tree, cfg->path);
+		config_free(cfg);
+		return EXIT_USAGE;
+	}
+	if (merge_global_init() < 0) {
+		bot_error("reviews");
+		config_free(cfg);
+		return EXIT_FAILED;
+	}
+	if ((code = open_base(&repo, &ref, cfg)))
+		goto done;
+	if (people_load(&p, repo, ref, cfg->maintainers.file) < 0)
+		nb_error_clear(); /* suggestions then come from history alone */
+	if (people_reviews_run(&r, cfg, repo, tree, p) < 0) {
+		bot_error("reviews");
+		code = EXIT_FAILED;
+		goto done;
+	}
+	people_reviews_show(&out, &r, ctx->json);
+	fputs(out.buf, stdout);
+	people_reviews_release(&r);
+done:
+	strbuf_release(&out);
+	people_free(p);
+	repo_free(repo);
+	free(ref);
+	config_free(cfg);
+	merge_global_shutdown();
+	return code;
+}
+
+int people_review_lines(struct strvec *out, const struct config *cfg, struct repo *repo,
+			size_t max)
+{
+	char *ref = xstrfmt("refs/feeds/%s", cfg->base.name);
+	struct people *p = NULL;
+	struct people_reviews r;
+	int error;
+
+	if (people_load(&p, repo, ref, cfg->maintainers.file) < 0)
+		nb_error_clear();
+	if ((error = people_reviews_run(&r, cfg, repo, NULL, p)) == 0) {
+		people_reviews_summary(out, &r, max);
+		people_reviews_release(&r);
+	}
+	people_free(p);
+	free(ref);
+	return error;
+}
+
+int people_audit_mail_text(struct strbuf *text, struct strbuf *summary,
+			   const struct config *cfg, struct repo *repo)
+{
+	char *ref = xstrfmt("refs/feeds/%s", cfg->base.name);
+	struct strvec absent = STRVEC_INIT;
+	struct people *p = NULL;
+	struct people_audit a;
+	size_t i, orphans = 0, all_absent = 0;
+	int error = people_audit_of_config(&a, &p, cfg, repo, ref, 0);
+
+	if (error == 0) {
+		people_audit_show(text, &a, people_problems(p), 0);
+		people_audit_absent(&absent, &a);
+		for (i = 0; i < a.sections_nr; i++) {
+			unsigned f = a.sections[i].findings;
+
+			orphans += !!(f & (1u << PEOPLE_FINDING_ORPHAN));
+			all_absent += !!(f & (1u << PEOPLE_FINDING_ALL_ABSENT));
+		}
+		strbuf_addf(summary, "%zu absent, %zu section%s without an active maintainer, "
+			    "%zu orphaned", absent.nr, all_absent, all_absent == 1 ? "" : "s",
+			    orphans);
+		people_audit_release(&a);
+	}
+	strvec_clear(&absent);
+	people_free(p);
+	free(ref);
+	return error;
+}
+
+int people_recipients(struct people_route *out, const struct config *cfg, struct repo *repo,
+		      const char *const *paths, size_t paths_nr)
+{
+	char *ref = xstrfmt("refs/feeds/%s", cfg->base.name);
+	struct people_route_opts o;
+	struct people *p = NULL;
+	int error = people_load(&p, repo, ref, cfg->maintainers.file);
+
+	people_route_opts_from_config(&o, cfg);
+	if (!o.max)
+		o.roles[0] = o.roles[1] = o.roles[2] = 0; /* max 0: routing is off */
+	people_route(out, error < 0 ? NULL : p, paths, paths_nr, &o);
+	people_free(p);
+	free(ref);
+	return error;
+}

@@ -1,0 +1,134 @@
+#!/bin/sh
+# Who should hear it, on a simulated world (seed 1, eight days, two nights; about
+# 20 s):
+#  - every report and maintainer mail of a flag is Cc'd to the people and lists
+#    that truth.json says MAINTAINERS names for the defect's files (by
+#    construction, not by the routing code), each with its why; a flaky report
+#    gets none; a conflict mail gets those of its conflicted paths;
+#  - `nextbot maintainers` names as absent exactly the people truth.json names, and
+#    as orphaned exactly its orphaned sections;
+#  - `nextbot reviews` agrees with the trailers of every patch of every tree, read
+#    by git (git log --format=%(trailers)), and never suggests a patch's author;
+#  - the dashboard's audit and review pages, with every other page, fit 390 and
+#    1280 px in headless Chromium (tests/dashboard.py).
+. "$(dirname "$0")/lib.sh"
+
+W=$TMP/world
+"$NEXTBOT" sim init "$W" --seed 1 >/dev/null 2>&1 || { not_ok "sim init"; done_testing; exit; }
+"$NEXTBOT" sim advance "$W" --days 5 >/dev/null 2>&1
+"$NEXTBOT" -q -c "$W/nextbot.yaml" run --date 2025-01-11 >"$TMP/run1" 2>&1
+"$NEXTBOT" sim advance "$W" --days 3 >/dev/null 2>&1
+"$NEXTBOT" -q -c "$W/nextbot.yaml" run --date 2025-01-14 >"$TMP/run2" 2>&1
+"$NEXTBOT" -c "$W/nextbot.yaml" --json flagged >"$TMP/flags.json"
+
+# ---- routing ----
+$PYTHON - "$W" "$TMP/flags.json" >"$TMP/routing" 2>&1 <<'EOF'
+import glob, json, sys
+w, flags_path = sys.argv[1], sys.argv[2]
+truth = json.load(open(w + "/truth.json"))
+flags = json.load(open(flags_path))["flags"]
+by_pid = {d["patch_id"]: d for d in truth["defects"]}
+mails = [json.load(open(f)) for f in glob.glob(w + "/state/outbox/*.json")]
+mails = [m for m in mails if m.get("channel") == "mail"]
+bad = checked = 0
+for f in flags:
+    d = by_pid.get(f["patch_id"])
+    if not d:
+        continue
+    want = {a.lower() for a in d["maintainers"]}
+    mine = [m for m in mails if ("flag " + f["id"]) in m["text"] and m["kind"] == f["kind"]]
+    for m in mine:
+        got = {r["to"].lower() for r in m["recipients"]}
+        checked += 1
+        if f["kind"] == "flaky":
+            if "MAINTAINERS file names" in m["text"]:
+                bad += 1
+                print("flaky mail", m["id"], "names MAINTAINERS people")
+            continue
+        if not want <= got:
+            bad += 1
+            print("mail", m["id"], "of flag", f["id"], "lacks", sorted(want - got))
+        for a in want:
+            if a not in m["text"].lower():
+                bad += 1
+                print("mail", m["id"], "does not say why", a, "got it")
+conf = [m for m in mails if m["kind"] == "merge-conflict" and "MAINTAINERS file names" in m["text"]]
+print("checked", checked, "mails,", len(conf), "conflict mails with MAINTAINERS people, bad", bad)
+sys.exit(1 if bad or not checked else 0)
+EOF
+check "each flag's mails reach the people MAINTAINERS names for its files (truth.json), saying why" \
+	test $? = 0
+sed 's/^/# /' "$TMP/routing"
+
+# ---- the audit ----
+"$NEXTBOT" -c "$W/nextbot.yaml" --json maintainers >"$TMP/audit.json" 2>"$TMP/audit.err"
+$PYTHON - "$W" "$TMP/audit.json" >"$TMP/audit" 2>&1 <<'EOF'
+import json, sys
+truth = json.load(open(sys.argv[1] + "/truth.json"))["maintainers"]
+audit = json.load(open(sys.argv[2]))
+absent = {a.lower() for a in audit["absent"]}
+orphans = {s["name"] for s in audit["sections"] if "orphan" in s["findings"]}
+print("absent", sorted(absent), "orphans", sorted(orphans))
+ok = absent == {a.lower() for a in truth["absent"]} and orphans == set(truth["orphans"])
+ok = ok and not audit["problems"]
+sys.exit(0 if ok else 1)
+EOF
+check "maintainers: exactly truth.json's absent people and orphaned sections" test $? = 0
+sed 's/^/# /' "$TMP/audit"
+"$NEXTBOT" -c "$W/nextbot.yaml" maintainers >"$TMP/audit.txt" 2>&1
+check "maintainers: the text says who is absent since when" \
+	grep -q 'Wilhelmina Gone <w.gone@retired.example.org>  not since .*ABSENT' "$TMP/audit.txt"
+expect_exit 2 "maintainers: a bad --absent-days is a usage error" \
+	"$NEXTBOT" -c "$W/nextbot.yaml" maintainers --absent-days -3
+
+# ---- the review queue ----
+"$NEXTBOT" -c "$W/nextbot.yaml" --json reviews >"$TMP/reviews.json" 2>"$TMP/reviews.err"
+: >"$TMP/git-view"
+base=$(sed -n 's/^base: {name: \([^,]*\),.*/\1/p' "$W/nextbot.yaml")
+for t in $(sed -n 's/^  - name: //p' "$W/nextbot.yaml"); do
+	git -C "$W/state/repo.git" log --no-merges \
+		--format="$t %H %ae%x01%(trailers:key=Reviewed-by,key=Acked-by,valueonly,separator=%x02)" \
+		"refs/feeds/$base..refs/feeds/$t" >>"$TMP/git-view"
+done
+$PYTHON - "$TMP/reviews.json" "$TMP/git-view" >"$TMP/reviews" 2>&1 <<'EOF'
+import json, re, sys
+q = json.load(open(sys.argv[1]))
+waiting = {(t["name"], p["commit"]) for t in q["trees"] for p in t["patches"]}
+authors = {(t["name"], p["commit"]): p["author"]["email"].lower()
+           for t in q["trees"] for p in t["patches"]}
+bad = total = 0
+for line in open(sys.argv[2], encoding="utf-8"):
+    head, _, trailers = line.rstrip("\n").partition("\x01")
+    tree, commit, author = head.split(" ", 2)
+    others = [a for a in re.findall(r"<([^>]*)>", trailers) if a.lower() != author.lower()]
+    total += 1
+    if bool(others) == ((tree, commit) in waiting):
+        bad += 1
+        print("disagrees:", tree, commit[:12], "reviews by others:", others)
+for t in q["trees"]:
+    for p in t["patches"]:
+        for s in p["suggested"]:
+            if s["email"].lower() == p["author"]["email"].lower():
+                bad += 1
+                print("suggests the author of", p["commit"][:12])
+print(total, "patches,", len(waiting), "waiting,", bad, "bad")
+sys.exit(1 if bad or not total or not waiting or len(waiting) == total else 0)
+EOF
+check "reviews: agrees with every patch's trailers (git's reading), never suggests the author" \
+	test $? = 0
+sed 's/^/# /' "$TMP/reviews"
+expect_exit 2 "reviews: an unknown tree is a usage error" \
+	"$NEXTBOT" -c "$W/nextbot.yaml" reviews no-such-tree
+
+# ---- the dashboard's pages, on a phone and a desk ----
+"$NEXTBOT" -c "$W/nextbot.yaml" report --html "$TMP/site" >/dev/null 2>&1
+check "report --html: the audit and the review queue have their pages, linked from the index" \
+	sh -c "grep -q 'Wilhelmina Gone' '$TMP/site/people/maintainers.html' &&
+	       grep -q 'Waiting for review' '$TMP/site/people/reviews.html' &&
+	       grep -q 'people/reviews.html' '$TMP/site/index.html'"
+"$NEXTBOT" -c "$W/nextbot.yaml" --json status >"$TMP/status.json"
+$PYTHON "$(dirname "$0")/dashboard.py" "$TMP/site" "$TMP/flags.json" "$TMP/status.json" \
+	>"$TMP/dash" 2>&1
+check "the dashboard at 390 and 1280 px: nothing scrolls sideways, no cell clipped" test $? = 0
+sed 's/^/# /' "$TMP/dash"
+done_testing

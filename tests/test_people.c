@@ -1,0 +1,601 @@
+/*
+ * Unit tests of the people room (bot/people/) and util/mailmap.c: MAINTAINERS
+ * routing against the real get_maintainer.pl's answers (the .expected files of tests/people/),
+ * .mailmap against `git check-mailmap`, and hostile MAINTAINERS files.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bot/people/people.h"
+#include "merge/merge_global.h"
+#include "merge/repo.h"
+#include "tests/gitfixture.h"
+#include "util/mailmap.h"
+#include "util/strbuf.h"
+#include "util/strvec.h"
+#include "util/xalloc.h"
+#include "util/banned.h"
+
+#define ALL_ROLES { .roles = { 1, 1, 1 }, .max = 0 }
+
+/* A fresh temporary folder (caller frees the name and removes the folder). */
+static char *temp_dir(void)
+{
+	char *dir = xstrdup("/tmp/nextbot-test-people.XXXXXX");
+
+	assert_non_null(mkdtemp(dir));
+	return dir;
+}
+
+static void read_file(struct strbuf *out, const char *path)
+{
+	if (strbuf_read_file(out, path, 0) < 0)
+		fail_msg("cannot read %s", path);
+}
+
+static void split_lines(struct strvec *out, const char *text)
+{
+	const char *p = text;
+
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+
+		if (n)
+			strvec_push_nodup(out, xstrndup(p, n));
+		p += n + (nl != NULL);
+	}
+}
+
+/* The people of a fixture: tests/people/NAME.{MAINTAINERS,mailmap,files}. */
+static struct people *fixture_people(const char *name)
+{
+	struct strbuf m = STRBUF_INIT, mm = STRBUF_INIT, f = STRBUF_INIT;
+	struct strvec files = STRVEC_INIT;
+	struct people_source src = { .path = "MAINTAINERS" };
+	struct people *p;
+	char *path;
+
+	path = xstrfmt("tests/people/%s.MAINTAINERS", name);
+	read_file(&m, path);
+	free(path);
+	path = xstrfmt("tests/people/%s.mailmap", name);
+	if (strbuf_read_file(&mm, path, 0) == 0) {
+		src.mailmap = mm.buf;
+		src.mailmap_len = mm.len;
+	}
+	free(path);
+	path = xstrfmt("tests/people/%s.files", name);
+	read_file(&f, path);
+	free(path);
+	split_lines(&files, f.buf);
+	src.text = m.buf;
+	src.len = m.len;
+	src.files = &files;
+	p = people_new(&src);
+	strbuf_release(&m);
+	strbuf_release(&mm);
+	strbuf_release(&f);
+	strvec_clear(&files);
+	return p;
+}
+
+/* The address of one line get_maintainer.pl printed: "Name <a>", "\"N\" <a>" or "a". */
+static char *printed_address(const char *line)
+{
+	const char *lt = strchr(line, '<'), *gt = lt ? strchr(lt, '>') : NULL;
+
+	return lt && gt ? xstrndup(lt + 1, (size_t)(gt - lt - 1)) : xstrdup(line);
+}
+
+static int cmp_strp(const void *a, const void *b)
+{
+	return strcasecmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void sort_vec(struct strvec *v)
+{
+	qsort(v->v, v->nr, sizeof(*v->v), cmp_strp);
+}
+
+/* Compares one case: the addresses nextbot routes to those the script printed. */
+static int check_case(const struct people *p, const char *paths_line, const struct strvec *want)
+{
+	struct strvec paths = STRVEC_INIT, got = STRVEC_INIT, exp = STRVEC_INIT;
+	struct people_route_opts o = ALL_ROLES;
+	struct people_route r;
+	char *copy = xstrdup(paths_line), *tok, *save = NULL;
+	size_t i;
+	int bad = 0;
+
+	for (tok = strtok_r(copy, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
+		strvec_push(&paths, tok);
+	people_route(&r, p, (const char *const *)paths.v, paths.nr, &o);
+	for (i = 0; i < r.nr; i++)
+		strvec_push(&got, r.v[i].email);
+	for (i = 0; i < want->nr; i++)
+		strvec_push_nodup(&exp, printed_address(want->v[i]));
+	sort_vec(&got);
+	sort_vec(&exp);
+	bad = got.nr != exp.nr;
+	for (i = 0; !bad && i < got.nr; i++)
+		bad = strcasecmp(got.v[i], exp.v[i]) != 0;
+	if (bad) {
+		print_message("case '%s':\n  get_maintainer.pl:", paths_line);
+		for (i = 0; i < exp.nr; i++)
+			print_message(" %s", exp.v[i]);
+		print_message("\n  nextbot:          ");
+		for (i = 0; i < got.nr; i++)
+			print_message(" %s", got.v[i]);
+		print_message("\n");
+	}
+	people_route_release(&r);
+	strvec_clear(&paths);
+	strvec_clear(&got);
+	strvec_clear(&exp);
+	free(copy);
+	return bad;
+}
+
+/* Every case of tests/people/NAME.expected; returns how many cases there were. */
+static size_t check_oracle(const char *name)
+{
+	struct people *p = fixture_people(name);
+	struct strbuf text = STRBUF_INIT;
+	struct strvec lines = STRVEC_INIT, want = STRVEC_INIT;
+	char *path = xstrfmt("tests/people/%s.expected", name);
+	const char *cur = NULL;
+	size_t i, cases = 0, bad = 0;
+
+	read_file(&text, path);
+	split_lines(&lines, text.buf);
+	for (i = 0; i <= lines.nr; i++) {
+		const char *l = i < lines.nr ? lines.v[i] : "== ";
+
+		if (l[0] == '#')
+			continue;
+		if (strncmp(l, "== ", 3)) {
+			strvec_push(&want, l);
+			continue;
+		}
+		if (cur) {
+			bad += (size_t)check_case(p, cur, &want);
+			cases++;
+		}
+		strvec_clear(&want);
+		cur = l + 3;
+	}
+	for (i = 0; i < people_problems(p)->nr; i++)
+		print_message("%s\n", people_problems(p)->v[i]);
+	if (bad)
+		fail_msg("%zu of %zu cases of %s differ from get_maintainer.pl", bad, cases, path);
+	people_free(p);
+	strvec_clear(&lines);
+	strvec_clear(&want);
+	strbuf_release(&text);
+	free(path);
+	return cases;
+}
+
+/* Hand-made cases: globs, '?', classes, X:, N:, nested and overlapping sections. */
+static void test_route_hand_made(void **state)
+{
+	struct people *p = fixture_people("hand");
+
+	assert_int_equal(people_problems(p)->nr, 0);
+	people_free(p);
+	assert_true(check_oracle("hand") > 50);
+}
+
+/* A sample of real kernel paths against an excerpt of the real MAINTAINERS. */
+static void test_route_kernel_sample(void **state)
+{
+	assert_true(check_oracle("kernel") > 90);
+}
+
+static struct people *people_of(const char *text, const char *const *files)
+{
+	struct strvec fv = STRVEC_INIT;
+	struct people_source src = { .path = "MAINTAINERS", .text = text, .len = strlen(text) };
+	struct people *p;
+
+	for (; files && *files; files++)
+		strvec_push(&fv, *files);
+	src.files = &fv;
+	p = people_new(&src);
+	strvec_clear(&fv);
+	return p;
+}
+
+/* The order and the cap: M: first, then R:, then L:, the most specific section first. */
+static void test_route_order_and_cap(void **state)
+{
+	static const char text[] =
+		"MEMORY MANAGEMENT\nM:\tAndrea <a@mm.example>\nR:\tRay <r@mm.example>\n"
+		"L:\tmm@lists.example\nS:\tMaintained\nF:\tmm/\n\n"
+		"SLAB ALLOCATOR\nM:\tChris <c@slab.example>\nR:\tVera <v@slab.example>\n"
+		"R:\tRay <R@MM.example>\nL:\tmm@lists.example\nS:\tMaintained\nF:\tmm/slab.c\n\n"
+		"WIDGET\nL:\twidget@lists.example\nS:\tOrphan\nF:\tmm/slab.c\n";
+	static const char *const files[] = { "mm/slab.c", "mm/x.c", NULL };
+	const char *paths[] = { "mm/slab.c" };
+	struct people *p = people_of(text, files);
+	struct people_route_opts o = ALL_ROLES;
+	struct people_route r;
+
+	people_route(&r, p, paths, 1, &o);
+	assert_int_equal(r.nr, 6);
+	assert_string_equal(r.v[0].email, "c@slab.example"); /* M: of the most specific */
+	assert_string_equal(r.v[0].why, "M: in SLAB ALLOCATOR");
+	assert_string_equal(r.v[1].email, "a@mm.example");
+	assert_string_equal(r.v[2].email, "v@slab.example");
+	assert_string_equal(r.v[3].email, "R@MM.example"); /* once, as first met */
+	assert_string_equal(r.v[3].why, "R: in SLAB ALLOCATOR, R: in MEMORY MANAGEMENT");
+	assert_string_equal(r.v[4].email, "mm@lists.example");
+	assert_string_equal(r.v[5].email, "widget@lists.example");
+	assert_string_equal(r.v[5].why, "L: in WIDGET (orphan)");
+	assert_int_equal(r.sections.nr, 3);
+	assert_string_equal(r.sections.v[2], "MEMORY MANAGEMENT");
+	people_route_release(&r);
+	o.max = 3;
+	o.roles[PEOPLE_ROLE_L] = 0;
+	people_route(&r, p, paths, 1, &o);
+	assert_int_equal(r.nr, 3);
+	assert_int_equal(r.left_out, 1);
+	assert_string_equal(r.v[2].email, "v@slab.example");
+	people_route_release(&r);
+	people_free(p);
+}
+
+/* ---- bad and hostile MAINTAINERS ---- */
+
+static int has_problem(const struct people *p, const char *line, const char *words)
+{
+	size_t i;
+	const struct strvec *v = people_problems(p);
+
+	for (i = 0; i < v->nr; i++)
+		if (strstr(v->v[i], line) && strstr(v->v[i], words))
+			return 1;
+	return 0;
+}
+
+static void test_bad_lines(void **state)
+{
+	static const char text[] =
+		/* lines 1-3 */
+		"GOOD\nM:\tGood One <good@example.org>\nF:\tgood/\n\n"
+		/* 5-9 */
+		"BAD\nM:\tno address here\nR:\tA <a@b@c>\nF:\t../x\nF:\t/etc/passwd\n"
+		/* 10-14 */
+		"N:\t(a)\\1\nN:\t(?=x)y\nN:\t(?<!x)y\nN:\t((a{50}){50}){50}\nX:\tfoo[ch\n"
+		/* 15-16 */
+		"N:\tsun[x456]i\nF:\tgood/a/./b\n\n"
+		/* 18 */
+		"GOOD\nM:\tTwice <twice@example.org>\nF:\tgood/\n";
+	struct people *p = people_of(text, NULL);
+	const char *paths[] = { "good/sun6i.c" };
+	struct people_route_opts o = ALL_ROLES;
+	struct people_route r;
+	size_t i;
+
+	for (i = 0; i < people_problems(p)->nr; i++)
+		print_message("%s\n", people_problems(p)->v[i]);
+	assert_true(has_problem(p, "MAINTAINERS:6:", "is not a mail address"));
+	assert_true(has_problem(p, "MAINTAINERS:7:", "is not a mail address"));
+	assert_true(has_problem(p, "MAINTAINERS:8:", "'..'"));
+	assert_true(has_problem(p, "MAINTAINERS:9:", "absolute path"));
+	assert_true(has_problem(p, "MAINTAINERS:10:", "backreference"));
+	assert_true(has_problem(p, "MAINTAINERS:11:", "lookaround"));
+	assert_true(has_problem(p, "MAINTAINERS:12:", "lookaround"));
+	assert_true(has_problem(p, "MAINTAINERS:13:", "counted repetition"));
+	assert_true(has_problem(p, "MAINTAINERS:14:", "without its ']'"));
+	assert_true(has_problem(p, "MAINTAINERS:16:", "'.'"));
+	assert_true(has_problem(p, "MAINTAINERS:18:", "named twice (first at line 1)"));
+	assert_int_equal(people_problems(p)->nr, 11);
+	/* what was left is still used: the good N: and both GOOD sections */
+	people_route(&r, p, paths, 1, &o);
+	assert_int_equal(r.nr, 2);
+	assert_string_equal(r.v[0].email, "good@example.org");
+	assert_string_equal(r.v[1].email, "twice@example.org");
+	people_route_release(&r);
+	people_free(p);
+}
+
+/* Runs `fn` under an alarm: a hang fails the test instead of stalling make check. */
+static void no_hang(void (*fn)(void))
+{
+	alarm(120);
+	fn();
+	alarm(0);
+}
+
+static void hostile_big_file(void)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct people_route_opts o = ALL_ROLES;
+	struct people_route r;
+	const char *paths[] = { "d/17/x.c", "d/49999/y.c" };
+	struct people *p;
+	int i;
+
+	/* 100,000 lines: 25,000 sections of four lines each */
+	for (i = 0; i < 25000; i++)
+		strbuf_addf(&sb, "SECTION %d\nM:\tP%d <p%d@example.org>\nF:\td/%d/\n\n", i, i, i,
+			    i % 20000);
+	p = people_of(sb.buf, NULL);
+	people_route(&r, p, paths, 2, &o);
+	assert_int_equal(r.nr, 2); /* sections 17 and 20017 */
+	assert_string_equal(r.v[1].email, "p20017@example.org");
+	people_route_release(&r);
+	people_free(p);
+	strbuf_release(&sb);
+}
+
+static void hostile_stars_crlf_bytes(void)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct people_route_opts o = ALL_ROLES;
+	struct people_route r;
+	char long_path[4000];
+	const char *paths[] = { long_path, "a/b.c" };
+	struct people *p;
+	int i;
+
+	memset(long_path, 'a', sizeof(long_path) - 1);
+	long_path[sizeof(long_path) - 1] = 0;
+	strbuf_addstr(&sb, "STARS\r\nM:\tS\xff\xfe Star <star@example.org>\r\nF:\t");
+	for (i = 0; i < 10000; i++)
+		strbuf_addch(&sb, '*');
+	strbuf_addstr(&sb, "\r\n\r\nBACKTRACK \xc3\x28 NAME\r\nM:\tB <b@example.org>\r\n"
+			   "N:\t(a|aa)*(a*)*(a+)+b\r\nN:\t(.*a){12}x\r\n");
+	p = people_of(sb.buf, NULL);
+	for (i = 0; i < (int)people_problems(p)->nr; i++)
+		print_message("%s\n", people_problems(p)->v[i]);
+	/* the stars are one '*' now; the names were repaired, CR LF read as LF */
+	assert_true(has_problem(p, "MAINTAINERS:2:", "not valid UTF-8"));
+	assert_true(has_problem(p, "MAINTAINERS:5:", "not valid UTF-8"));
+	assert_int_equal(people_problems(p)->nr, 2);
+	people_route(&r, p, paths, 2, &o);
+	assert_int_equal(r.nr, 1);
+	assert_string_equal(r.v[0].email, "star@example.org");
+	assert_non_null(strstr(r.v[0].name, "Star"));
+	people_route_release(&r);
+	people_free(p);
+	strbuf_release(&sb);
+}
+
+static void test_hostile_files(void **state)
+{
+	no_hang(hostile_big_file);
+	no_hang(hostile_stars_crlf_bytes);
+}
+
+/* ---- .mailmap against git check-mailmap ---- */
+
+static void test_mailmap_git(void **state)
+{
+	static const char map[] =
+		"# comment\n"
+		"Proper Name <commit@example.org>\n"
+		"<proper@example.org> <other@example.org>\n"
+		"Both Name <both@example.org> <old-both@example.org>\n"
+		"Name Four <four@example.org> Commit Four <shared@example.org>\n"
+		"Shared Default <shared-default@example.org> <shared@example.org>\n"
+		"  Spaced   Name   <spaced@example.org>   # trailing comment\n"
+		"<upper@example.org> <MiXeD@Example.ORG>\n"
+		"Later Wins <later@example.org> <twice@example.org>\n"
+		"Later Wins Two <later2@example.org> <twice@example.org>\n"
+		"broken line without address\n"
+		"<> <empty@example.org>\n";
+	static const char *const who[] = {
+		"Someone <commit@example.org>", "X <other@example.org>",
+		"Y <old-both@example.org>",	"Commit Four <shared@example.org>",
+		"commit four <SHARED@example.org>", "Else <shared@example.org>",
+		"Z <spaced@example.org>",	"W <mixed@example.org>",
+		"V <twice@example.org>",	"U <nobody@example.org>",
+		"T <empty@example.org>",	"S <COMMIT@EXAMPLE.ORG>",
+	};
+	struct mailmap *mm = mailmap_parse(map, sizeof(map) - 1, NULL);
+	struct strbuf out = STRBUF_INIT, sb = STRBUF_INIT;
+	char *dir = temp_dir();
+	size_t i;
+
+	fixture_dir = dir;
+	strbuf_addf(&sb, "%s/.mailmap", dir);
+	{
+		FILE *f = fopen(sb.buf, "w");
+
+		assert_non_null(f);
+		fputs(map, f);
+		fclose(f);
+	}
+	assert_int_equal(fixture_sh("git init -q . && git config mailmap.file .mailmap"), 0);
+	for (i = 0; i < sizeof(who) / sizeof(*who); i++) {
+		char *n = xstrndup(who[i], (size_t)(strchr(who[i], '<') - who[i] - 1));
+		char *e = xstrndup(strchr(who[i], '<') + 1,
+				   strlen(strchr(who[i], '<') + 1) - 1);
+		const char *name = n, *email = e;
+		char *mine;
+
+		strbuf_reset(&out);
+		assert_int_equal(fixture_sh_out(&out, 1, "git check-mailmap '%s'", who[i]), 0);
+		mailmap_map(mm, &name, &email);
+		mine = xstrfmt("%s <%s>", name, email);
+		if (strcmp(mine, out.buf))
+			fail_msg("'%s': git says '%s', nextbot '%s'", who[i], out.buf, mine);
+		free(mine);
+		free(n);
+		free(e);
+	}
+	assert_true(mailmap_same_email(mm, "other@example.org", "PROPER@example.org"));
+	assert_false(mailmap_same_email(mm, "other@example.org", "commit@example.org"));
+	assert_false(mailmap_same_email(NULL, "a@b.c", "x@b.c"));
+	assert_true(mailmap_same_email(NULL, "A@b.c", "a@B.c"));
+	mailmap_free(mm);
+	strbuf_release(&out);
+	strbuf_release(&sb);
+	fixture_sys_free(xstrfmt("rm -rf '%s'", dir));
+	free(dir);
+}
+
+/* ---- the audit: two of six maintainers of a section stopped long ago ---- */
+
+static const char slab_maintainers[] =
+	"SLAB ALLOCATOR\n"
+	"M:\tChristoph Lameter <cl@linux.example>\n"
+	"M:\tPekka Enberg <penberg@kernel.example>\n"
+	"M:\tDavid Rientjes <rientjes@google.example>\n"
+	"M:\tJoonsoo Kim <iamjoonsoo.kim@lge.example>\n"
+	"M:\tAndrew Morton <akpm@linux-foundation.example>\n"
+	"M:\tVlastimil Babka <vbabka@suse.example>\n"
+	"R:\tRoman Gushchin <roman.gushchin@linux.example>\n"
+	"R:\tHyeonggon Yoo <42.hyeyoo@gmail.example>\n"
+	"L:\tlinux-mm@kvack.example\n"
+	"S:\tMaintained\n"
+	"F:\tinclude/linux/sl?b*.h\n"
+	"F:\tmm/sl?b*\n\n"
+	"MEMORY MANAGEMENT\n"
+	"M:\tAndrew Morton <AKPM@linux-foundation.example>\n"
+	"L:\tlinux-mm@kvack.example\n"
+	"S:\tMaintained\n"
+	"F:\tmm/\n\n"
+	"FORGOTTEN\n"
+	"M:\tNobody Here <nobody@example.org>\n"
+	"S:\tMaintained\n"
+	"F:\tdrivers/forgotten/\n\n"
+	"ORPHANED THING\n"
+	"L:\tlinux-kernel@vger.example\n"
+	"S:\tOrphan\n"
+	"F:\tlib/thing.c\n";
+
+/* A commit at DATE by NAME <MAIL> of FILE, with TRAILERS (a printf-safe string). */
+#define COMMIT(date, name, mail, file, trailers)                                          \
+	"echo " date " >> " file " && git add -A && GIT_AUTHOR_NAME='" name "' "           \
+	"GIT_AUTHOR_EMAIL='" mail "' GIT_AUTHOR_DATE='" date "T12:00:00Z' "                 \
+	"GIT_COMMITTER_DATE='" date "T12:00:00Z' git commit -q -m 'mm: change' -m '"       \
+	trailers "'; "
+
+static void test_audit_two_of_six_stopped_slow(void **state)
+{
+	struct people_audit a;
+	struct people_audit_opts o = { .absent_days = 730, .window_days = 3650 };
+	struct strvec absent = STRVEC_INIT;
+	struct repo *repo = NULL;
+	struct people *p = NULL;
+	char *dir = temp_dir(), *git;
+	const struct people_audit_section *slab;
+	size_t i;
+	int f;
+
+	fixture_dir = dir;
+	assert_int_equal(merge_global_init(), 0);
+	{
+		FILE *fp;
+		char *path = xstrfmt("%s/MAINTAINERS", dir);
+
+		assert_int_equal(fixture_sh("git init -q . && mkdir -p mm include/linux lib"), 0);
+		fp = fopen(path, "w");
+		assert_non_null(fp);
+		fputs(slab_maintainers, fp);
+		fclose(fp);
+		free(path);
+	}
+	assert_int_equal(
+		fixture_sh("printf 'Joonsoo Kim <js1304@gmail.example> "
+			   "<iamjoonsoo.kim@lge.example>\n' > .mailmap && touch lib/thing.c && "
+			   COMMIT("2015-03-01", "Linus", "torvalds@example.org", "mm/slab.c", "")
+			   /* the two who stopped, long ago */
+			   COMMIT("2016-05-01", "Pekka Enberg", "penberg@kernel.example",
+				  "mm/slab.c",
+				  "Signed-off-by: Pekka Enberg <penberg@kernel.example>")
+			   COMMIT("2016-06-01", "Someone", "someone@example.org", "mm/slub.c",
+				  "Acked-by: David Rientjes <rientjes@google.example>")
+			   /* the four who are here: each a different way */
+			   COMMIT("2024-11-01", "Christoph Lameter", "CL@linux.example",
+				  "mm/slub.c", "")
+			   COMMIT("2025-01-10", "Someone", "someone@example.org",
+				  "include/linux/slab.h",
+				  "Reviewed-by: Vlastimil Babka <vbabka@suse.example>")
+			   COMMIT("2025-02-01", "Someone", "someone@example.org", "mm/slob.c",
+				  "Signed-off-by: Joonsoo Kim <js1304@gmail.example>\n"
+				  "Tested-by: Hyeonggon Yoo <42.hyeyoo@gmail.example>")
+			   COMMIT("2025-03-01", "Andrew Morton", "akpm@linux-foundation.example",
+				  "mm/slab_common.c", "")
+			   /* outside the section: counts for nothing there */
+			   COMMIT("2025-04-01", "Roman Gushchin", "roman.gushchin@linux.example",
+				  "lib/thing.c", "")
+			   "git commit-graph write --reachable"),
+		0);
+	git = xstrfmt("%s/.git", dir);
+	assert_int_equal(repo_open_readonly(&repo, git), 0);
+	assert_int_equal(people_load(&p, repo, "HEAD", "MAINTAINERS"), 0);
+	assert_non_null(p);
+	assert_int_equal(people_audit_run(&a, repo, "HEAD", p, &o), 0);
+	assert_int_equal(a.commits, 7); /* 2015-03-01 is before the window */
+	slab = &a.sections[0];
+	assert_string_equal(slab->name, "SLAB ALLOCATOR");
+	assert_int_equal(slab->files_matched, 5); /* slab.c slub.c slob.c slab_common.c, slab.h */
+	for (i = 0; i < slab->people_nr; i++)
+		print_message("%s %s last %lld absent %d\n", people_role_name(slab->people[i].role),
+			      slab->people[i].email, slab->people[i].last, slab->people[i].absent);
+	/* Pekka and David stopped in 2016; Roman was never seen on the section's files */
+	assert_true(slab->people[1].absent && slab->people[1].last);
+	assert_true(slab->people[2].absent && slab->people[2].last);
+	assert_true(slab->people[6].absent && !slab->people[6].last);
+	for (i = 0; i < slab->people_nr; i++)
+		if (i != 1 && i != 2 && i != 6)
+			assert_false(slab->people[i].absent);
+	assert_false(slab->findings & (1u << PEOPLE_FINDING_ALL_ABSENT));
+	assert_true(slab->findings & (1u << PEOPLE_FINDING_MAILMAP_DUPLICATE)); /* Joonsoo */
+	assert_true(slab->findings & (1u << PEOPLE_FINDING_CASE_DUPLICATE));	 /* AKPM */
+	assert_true(a.sections[2].findings & (1u << PEOPLE_FINDING_ALL_ABSENT));
+	assert_true(a.sections[2].findings & (1u << PEOPLE_FINDING_NO_FILES));
+	assert_true(a.sections[3].findings & (1u << PEOPLE_FINDING_ORPHAN));
+	for (f = 0; f < PEOPLE_FINDINGS; f++) {
+		enum people_finding back;
+
+		assert_int_equal(people_finding_parse(&back, people_finding_name(f)), 0);
+		assert_int_equal(back, f);
+	}
+	people_audit_absent(&absent, &a);
+	assert_int_equal(absent.nr, 4); /* Pekka, David, Roman, Nobody */
+	people_audit_release(&a);
+	/* a window of five years: the two are no longer seen at all */
+	o.window_days = 1825;
+	assert_int_equal(people_audit_run(&a, repo, "HEAD", p, &o), 0);
+	assert_int_equal(a.commits, 5);
+	assert_true(a.sections[0].people[1].absent && !a.sections[0].people[1].last);
+	people_audit_release(&a);
+	strvec_clear(&absent);
+	people_free(p);
+	repo_free(repo);
+	free(git);
+	merge_global_shutdown();
+	fixture_sys_free(xstrfmt("rm -rf '%s'", dir));
+	free(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_route_hand_made),
+		cmocka_unit_test(test_route_kernel_sample),
+		cmocka_unit_test(test_route_order_and_cap),
+		cmocka_unit_test(test_bad_lines),
+		cmocka_unit_test(test_hostile_files),
+		cmocka_unit_test(test_mailmap_git),
+		cmocka_unit_test(test_audit_two_of_six_stopped_slow),
+	};
+
+	return cmocka_run_group_tests_name("people", tests, NULL, NULL);
+}
