@@ -18,6 +18,7 @@
         FID_COPY    a copy of the repository the test holds: the oracle's truth
         FID_LOG     a line per step is appended: "OK <commit>" or "WRONG <commit> <what>"
         FID_K       the first bad commit's number
+        FID_ANCESTOR  instead (a real history): bad from this commit on
         FID_MUTATE  1: damage the tree after the check
         FID_SEED    the seed of the damage (with the commit id)
         FID_RESET   1: `git reset --hard` after the check (for `git bisect run`)
@@ -310,7 +311,8 @@ def rebuilt_tree(work, copy, tree_dir):
         os.unlink(idx)
     env = {"GIT_INDEX_FILE": idx, "GIT_OBJECT_DIRECTORY": objects,
            "GIT_ALTERNATE_OBJECT_DIRECTORIES": os.path.join(copy, "objects")}
-    git("add", "-A", cwd=tree_dir, env=env)
+    # -f: a tracked file the repository's .gitignore matches (real histories have them)
+    git("add", "-A", "-f", cwd=tree_dir, env=env)
     tree = git("write-tree", cwd=tree_dir, env=env).decode().strip()
     return ls_tree(copy, tree, env=env)
 
@@ -488,12 +490,17 @@ def step():
         wrong += check(tree_dir, copy, commit, work, private)
     finally:
         shutil.rmtree(private)
-    try:
-        with open("marker.txt", "rb") as f:
-            n = int(f.read(4))
-    except (OSError, ValueError):
-        n = 9999
-    verdict = 1 if n >= int(os.environ["FID_K"]) else 0
+    if os.environ.get("FID_ANCESTOR"):
+        # a real history: bad from that commit on (the steps' trees are what is checked)
+        verdict = 1 - subprocess.run(["git", "--git-dir=" + copy, "merge-base", "--is-ancestor",
+                                      os.environ["FID_ANCESTOR"], commit]).returncode
+    else:
+        try:
+            with open("marker.txt", "rb") as f:
+                n = int(f.read(4))
+        except (OSError, ValueError):
+            n = 9999
+        verdict = 1 if n >= int(os.environ["FID_K"]) else 0
     done = []
     if os.environ.get("FID_RESET") == "1":
         # git's checkout keeps a file whose blob did not change when its attributes
