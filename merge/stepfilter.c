@@ -1,4 +1,4 @@
-/* A commit's attribute filters for a worker's checkout, read from the commit, never from the tree. */
+/* A commit's attribute filters for a worker's checkout, read from the commit, not the tree. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>

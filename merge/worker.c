@@ -3,10 +3,12 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "merge/commitgraph_int.h"
@@ -344,6 +346,91 @@ const char *worker_common_path(const struct worker *w)
 git_repository *worker_repo(struct worker *w)
 {
 	return w->repo;
+}
+
+/* ---- disposable workers: a disk a command filled is given back at once ---- */
+
+/* Fewer free inodes than this is a full disk too (a build makes many small files). */
+#define MIN_FREE_INODES 1000
+
+static unsigned long long min_free;
+static pthread_mutex_t events_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct strvec events = STRVEC_INIT;
+
+void worker_min_free_set(unsigned long long bytes)
+{
+	__atomic_store_n(&min_free, bytes, __ATOMIC_RELAXED);
+}
+
+void worker_disk_events_take(struct strvec *out)
+{
+	size_t i;
+
+	pthread_mutex_lock(&events_lock);
+	for (i = 0; i < events.nr; i++)
+		strvec_push(out, events.v[i]);
+	strvec_clear(&events);
+	pthread_mutex_unlock(&events_lock);
+}
+
+/* The disk of `path`: 0 with what is free, or -1 when it cannot be looked at. */
+static int disk_look(const char *path, unsigned long long *avail, unsigned long *inodes)
+{
+	struct statvfs sv;
+
+	if (statvfs(path, &sv) < 0)
+		return -1;
+	*avail = (unsigned long long)sv.f_bavail * sv.f_frsize;
+	*inodes = sv.f_files ? (unsigned long)sv.f_favail : (unsigned long)-1;
+	return 0;
+}
+
+/* Below the floor of worker_min_free_set() (never when it is 0). */
+static int disk_short(unsigned long long avail, unsigned long inodes)
+{
+	unsigned long long floor = __atomic_load_n(&min_free, __ATOMIC_RELAXED);
+
+	return floor && (avail < floor || inodes < MIN_FREE_INODES);
+}
+
+int worker_disk_settle(struct worker *w, const char *commit_hex, const char *what,
+		       struct strbuf *why)
+{
+	unsigned long long avail, after;
+	unsigned long inodes, inodes_after;
+	struct strbuf line = STRBUF_INIT;
+	git_commit *c = NULL;
+	git_oid id;
+	int err;
+
+	if (disk_look(w->dir, &avail, &inodes) < 0 || !disk_short(avail, inodes))
+		return 0;
+	strbuf_addf(&line, "`%s` of %.12s", what ? what : "?", commit_hex);
+	if (git_oid_fromstr(&id, commit_hex) == 0 && git_commit_lookup(&c, w->repo, &id) == 0)
+		strbuf_addf(&line, " (\"%s\")", git_commit_summary(c) ? git_commit_summary(c) : "");
+	git_commit_free(c);
+	strbuf_addf(&line, " left the disk of %s short (%llu KiB", w->dir, avail >> 10);
+	if (inodes != (unsigned long)-1)
+		strbuf_addf(&line, ", %lu inodes", inodes);
+	strbuf_addstr(&line, " free)");
+	/* the tree and its git dir: the next checkout makes both again, pristine */
+	err = file_remove_tree(w->tree);
+	if (!err)
+		err = file_remove_tree(w->git);
+	if (err < 0) {
+		strbuf_addf(&line, "; its worker could not be removed: %s", nb_error_last());
+	} else {
+		strbuf_addstr(&line, "; its worker was removed");
+		if (disk_look(w->dir, &after, &inodes_after) == 0)
+			strbuf_addf(&line, " (%llu KiB free now)", after >> 10);
+	}
+	log_warn("%s", line.buf);
+	strbuf_addbuf(why, &line);
+	pthread_mutex_lock(&events_lock);
+	strvec_push(&events, line.buf);
+	pthread_mutex_unlock(&events_lock);
+	strbuf_release(&line);
+	return 1;
 }
 
 /* ---- the child: `nextbot worker-checkout`, as the runner user ---- */
