@@ -117,6 +117,12 @@ static void worker_head(char out[41], const char *worker)
 	}
 }
 
+/* Whether `a` is later than `b`. */
+static int later(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec > b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec > b->tv_nsec);
+}
+
 /*
  * The command that ran last tonight on `hex`, by its log in the night's runs/
  * (step-NNN-<name>-<12 hex>[-pristine].log), into `out`; nothing when none did.
@@ -138,9 +144,7 @@ static void last_command(struct strbuf *out, const char *runs_dir, const char *h
 		    start >= at)
 			continue;
 		path = xstrfmt("%s/%s", runs_dir, name);
-		if (lstat(path, &st) == 0 &&
-		    (st.st_mtim.tv_sec > newest.tv_sec ||
-		     (st.st_mtim.tv_sec == newest.tv_sec && st.st_mtim.tv_nsec >= newest.tv_nsec))) {
+		if (lstat(path, &st) == 0 && !later(&newest, &st.st_mtim)) {
 			newest = st.st_mtim;
 			strbuf_reset(out);
 			strbuf_add(out, start + 1, at - start - 1);

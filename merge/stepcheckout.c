@@ -57,6 +57,9 @@ struct step {
 	/* the target's .gitattributes files (paths and ids), for the stamp */
 	struct sha1_ctx attrs;
 	int has_attrs;
+	int macros;             /* the top .gitattributes defines macros */
+	git_oid *attr_ids;      /* the target's .gitattributes files */
+	size_t nr_attr_ids, alloc_attr_ids;
 	struct stepfilter *filter;      /* NULL: no filter anywhere */
 	int verify;             /* compare the content of every file kept */
 	unsigned char stamp[SHA1_RAWSZ];
@@ -80,6 +83,32 @@ static int refuse(struct step *s, const char *fmt, ...)
 	va_end(ap);
 	s->refused = 1;
 	return 1;
+}
+
+/* Whether the attributes file `id` defines a macro (a line "[attr]..."). */
+static int defines_macros(git_repository *repo, const git_oid *id)
+{
+	git_blob *blob = NULL;
+	const char *p, *end;
+	int found = 1;  /* cannot tell: as if it did (the slower, sure way) */
+
+	if (git_blob_lookup(&blob, repo, id) < 0) {
+		git_error_clear();
+		return found;
+	}
+	p = git_blob_rawcontent(blob);
+	end = p + git_blob_rawsize(blob);
+	found = 0;
+	while (p < end && !found) {
+		const char *eol = memchr(p, '\n', end - p);
+
+		while (p < end && (*p == ' ' || *p == '\t'))
+			p++;
+		found = end - p >= 6 && !memcmp(p, "[attr]", 6);
+		p = eol ? eol + 1 : end;
+	}
+	git_blob_free(blob);
+	return found;
 }
 
 /* git_tree_walk()'s callback: every file of the target, in git's (the index's) order. */
@@ -115,6 +144,13 @@ static int collect(const char *root, const git_tree_entry *e, void *payload)
 		sha1_update(&s->attrs, want_path(s, w), strlen(want_path(s, w)) + 1);
 		sha1_update(&s->attrs, w->id.id, GIT_OID_RAWSZ);
 		s->has_attrs = 1;
+		if (s->nr_attr_ids == s->alloc_attr_ids) {
+			s->alloc_attr_ids = s->alloc_attr_ids ? 2 * s->alloc_attr_ids : 8;
+			s->attr_ids = xrealloc(s->attr_ids, s->alloc_attr_ids * sizeof(git_oid));
+		}
+		git_oid_cpy(&s->attr_ids[s->nr_attr_ids++], &w->id);
+		if (!*root)
+			s->macros = defines_macros(s->o->repo, &w->id);
 	}
 	s->nr_wants++;
 	return 0;
@@ -552,7 +588,11 @@ static int decide_filters(struct step *s)
 	s->verify = o->idx->nr && !stamp_matches(s);
 	if (!s->has_attrs && !*config)
 		return 0;
-	return stepfilter_open(&s->filter, o->git, o->gfd, o->commit);
+	return stepfilter_open(&s->filter, &(struct stepfilter_source){
+					   .git = o->git, .gfd = o->gfd, .commit = o->commit,
+					   .attributes = s->attr_ids,
+					   .attributes_nr = s->nr_attr_ids, .macros = s->macros,
+					   .config = config });
 }
 
 int stepcheckout_run(struct strbuf *why, const struct stepcheckout_opts *o)
@@ -571,6 +611,7 @@ int stepcheckout_run(struct strbuf *why, const struct stepcheckout_opts *o)
 		err = apply(&s);
 	forget_dir(&s);
 	stepfilter_free(s.filter);
+	free(s.attr_ids);
 	strbuf_release(&s.dir);
 	strbuf_release(&s.paths);
 	free(s.wants);

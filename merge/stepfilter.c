@@ -22,7 +22,64 @@ struct stepfilter {
 	git_repository *repo;   /* the git dir again, its work tree an empty folder */
 	git_index *index;       /* empty: attributes come from the commit only */
 	git_filter_options opts;
+	git_attr_options attr_opts; /* the same sources, for one look at eol and ident */
+	int always;             /* the config makes text CRLF: every file goes through */
 };
+
+/* Whether `text` mentions what could make a checkout change bytes on this host. */
+static int mentions_filters(const char *text, size_t len)
+{
+	static const char *const words[] = { "crlf", "ident" };
+	size_t i;
+
+	for (i = 0; i < sizeof(words) / sizeof(*words); i++)
+		if (memmem(text, len, words[i], strlen(words[i])))
+			return 1;
+	return 0;
+}
+
+/*
+ * Whether the configuration writes text with CRLF (core.autocrlf true, core.eol
+ * crlf): then any file may be converted, and each goes through libgit2's filters.
+ */
+static int config_crlf(git_repository *repo)
+{
+	git_config *cfg = NULL;
+	const char *value;
+	int crlf = 0, b;
+
+	if (git_repository_config_snapshot(&cfg, repo) < 0) {
+		git_error_clear();
+		return 1;
+	}
+	if (git_config_get_string(&value, cfg, "core.autocrlf") == 0 &&
+	    git_config_parse_bool(&b, value) == 0 && b)
+		crlf = 1;
+	if (git_config_get_string(&value, cfg, "core.eol") == 0 && !strcmp(value, "crlf"))
+		crlf = 1;
+	git_config_free(cfg);
+	git_error_clear();
+	return crlf;
+}
+
+/* Whether any of the attributes files `ids` mentions a filter (cannot tell: yes). */
+static int blobs_mention_filters(git_repository *repo, const git_oid *ids, size_t n)
+{
+	size_t i;
+	int found = 0;
+
+	for (i = 0; i < n && !found; i++) {
+		git_blob *blob = NULL;
+
+		if (git_blob_lookup(&blob, repo, &ids[i]) < 0) {
+			git_error_clear();
+			return 1;
+		}
+		found = mentions_filters(git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob));
+		git_blob_free(blob);
+	}
+	return found;
+}
 
 /* "<name>: <contents>\n" of an attributes file that is there. */
 static void describe_file(struct strbuf *out, const char *name, const char *path)
@@ -93,24 +150,50 @@ static int empty_root(int gfd, const char *git)
 	return 0;
 }
 
-int stepfilter_open(struct stepfilter **out, const char *git, int gfd, const git_oid *commit)
+int stepfilter_open(struct stepfilter **out, const struct stepfilter_source *src)
 {
 	struct stepfilter *f = xcalloc(1, sizeof(*f));
-	char *root = xstrfmt("%s/%s", git, ROOT_NAME);
-	int err;
+	char *root = xstrfmt("%s/%s", src->git, ROOT_NAME);
+	const char *git = src->git;
+	int gfd = src->gfd, macros = src->macros, err = 0;
 
 	*out = NULL;
-	if ((err = empty_root(gfd, git)) < 0)
+	/*
+	 * Without a work tree libgit2 takes no macros from the top attributes file,
+	 * and with one it pays a realpath() of every file's folder and a stat of
+	 * each folder's attributes file for every file (30 system calls a file): the
+	 * work tree only when the top file defines macros.
+	 */
+	if (macros && (err = empty_root(gfd, git)) < 0)
 		goto done;
 	if (git_repository_open_bare(&f->repo, git) < 0 ||
-	    git_repository_set_workdir(f->repo, root, 0) < 0 || git_index_new(&f->index) < 0 ||
-	    git_repository_set_index(f->repo, f->index) < 0) {
+	    (macros && git_repository_set_workdir(f->repo, root, 0) < 0) ||
+	    git_index_new(&f->index) < 0 || git_repository_set_index(f->repo, f->index) < 0) {
 		err = merge_git_fail("cannot open %s for attributes", git);
 		goto done;
 	}
 	f->opts.version = GIT_FILTER_OPTIONS_VERSION;
 	f->opts.flags = GIT_FILTER_ATTRIBUTES_FROM_COMMIT;
-	git_oid_cpy(&f->opts.attr_commit_id, commit);
+	f->attr_opts.version = GIT_ATTR_OPTIONS_VERSION;
+	f->attr_opts.flags = GIT_ATTR_CHECK_INCLUDE_COMMIT;
+	/* a system attributes file that is not there need not be looked for each time */
+	if (access("/etc/gitattributes", F_OK) < 0) {
+		f->opts.flags |= GIT_FILTER_NO_SYSTEM_ATTRIBUTES;
+		f->attr_opts.flags |= GIT_ATTR_CHECK_NO_SYSTEM;
+	}
+	git_oid_cpy(&f->opts.attr_commit_id, src->commit);
+	git_oid_cpy(&f->attr_opts.attr_commit_id, src->commit);
+	f->always = config_crlf(f->repo);
+	/*
+	 * Here text is written with LF: unless the configuration says CRLF, only an
+	 * eol=crlf or an ident attribute can change a file's bytes, and attributes
+	 * that mention neither change none.
+	 */
+	if (!f->always && !mentions_filters(src->config, strlen(src->config)) &&
+	    !blobs_mention_filters(f->repo, src->attributes, src->attributes_nr)) {
+		stepfilter_free(f);
+		f = NULL;
+	}
 	err = 0;
 done:
 	free(root);
@@ -119,6 +202,26 @@ done:
 	else
 		*out = f;
 	return err;
+}
+
+/*
+ * Whether a file at `path` could be converted: its eol attribute says crlf, or it
+ * has ident (libgit2's filters decide, then).  One attribute look instead of one
+ * for each of libgit2's two filters.
+ */
+static int may_convert(struct stepfilter *f, const char *path)
+{
+	static const char *names[] = { "eol", "ident" };
+	const char *values[2] = { NULL, NULL };
+
+	if (f->always)
+		return 1;
+	if (git_attr_get_many_ext(values, f->repo, &f->attr_opts, path, 2, names) < 0) {
+		git_error_clear();
+		return 1;
+	}
+	return (GIT_ATTR_HAS_VALUE(values[0]) && !strcmp(values[0], "crlf")) ||
+	       !(GIT_ATTR_IS_UNSPECIFIED(values[1]) || GIT_ATTR_IS_FALSE(values[1]));
 }
 
 void stepfilter_free(struct stepfilter *f)
@@ -138,7 +241,7 @@ int stepfilter_apply(const char **data, size_t *len, git_buf *buf, struct stepfi
 
 	*data = git_blob_rawcontent(blob);
 	*len = (size_t)git_blob_rawsize(blob);
-	if (!f)
+	if (!f || !may_convert(f, path))
 		return 0;
 	if (git_filter_list_load_ext(&fl, f->repo, blob, path, GIT_FILTER_TO_WORKTREE,
 				     &f->opts) < 0)

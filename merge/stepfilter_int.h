@@ -31,12 +31,29 @@ struct stepfilter;
 void stepfilter_describe_config(struct strbuf *out, git_repository *repo,
 				const char *common_dir);
 
+/* What stepfilter_open() reads. */
+struct stepfilter_source {
+	const char *git;                /* the worker's git dir, open at `gfd` */
+	int gfd;
+	const git_oid *commit;          /* whose attributes count */
+	const git_oid *attributes;      /* the ids of the commit's .gitattributes files */
+	size_t attributes_nr;
+	/*
+	 * the top .gitattributes defines macros (`[attr]`), which libgit2 takes only
+	 * with a work tree: an empty folder in the git dir, "attributes-root", stands
+	 * for it then
+	 */
+	int macros;
+	const char *config;             /* stepfilter_describe_config()'s words */
+};
+
 /*
- * Opens the filters of `commit` for the worker whose git dir is `git`, open at
- * `gfd` (it keeps an empty folder there, "attributes-root", to stand for the work
- * tree).  Returns 0, or NB_ERROR (recorded).  Free with stepfilter_free().
+ * Opens the filters of src->commit.  `*out` is NULL when nothing can convert a
+ * file's bytes (text is written with LF here: no attribute mentions eol=crlf or
+ * ident, and the configuration does not ask for CRLF).  Returns 0, or NB_ERROR
+ * (recorded).  Free with stepfilter_free().
  */
-int stepfilter_open(struct stepfilter **out, const char *git, int gfd, const git_oid *commit);
+int stepfilter_open(struct stepfilter **out, const struct stepfilter_source *src);
 void stepfilter_free(struct stepfilter *f);
 
 /*

@@ -697,6 +697,35 @@ static void attributes_from_the_commit(void **state)
 }
 
 /*
+ * No attribute at all, but the repository says core.autocrlf true: text goes out
+ * with CRLF as git's checkout-index writes it with that setting; a binary file
+ * does not.  Then the setting goes: the stamp changes, and the files with it.
+ */
+static void config_autocrlf(void **state)
+{
+	struct worker *w;
+	char *repo = xstrfmt("%s/crlf.git", top), *dir = xstrfmt("%s/wc", top);
+	git_oid id;
+
+	sh("git init -q crlf && cd crlf && printf 'a\\nb\\n' >t.txt && printf 'x\\0y\\n' >bin && "
+	   "mkdir d && printf 'c\\n' >d/u.c && c one && git clone -q --bare . ../crlf.git && "
+	   "git -C ../crlf.git config core.autocrlf true");
+	rev_oid(&id, "crlf.git", "HEAD");
+	assert_int_equal(worker_open(&w, repo, dir, fixture_wo()), 0);
+	assert_int_equal(worker_checkout(w, &id, 1), 0);
+	sh("rm -rf ref ref.idx && mkdir ref && GIT_INDEX_FILE=$PWD/ref.idx git --git-dir=crlf.git "
+	   "read-tree HEAD && GIT_INDEX_FILE=$PWD/ref.idx git --git-dir=crlf.git --work-tree=ref "
+	   "checkout-index -a -f && diff -r -x .git ref wc/tree && od -c wc/tree/t.txt | "
+	   "grep -q '\\\\r' && ! od -c wc/tree/bin | grep -q '\\\\r'");
+	sh("git -C crlf.git config core.autocrlf false");
+	assert_int_equal(worker_checkout(w, &id, 0), 0);
+	same_bytes_as_git("crlf.git", "HEAD", "wc/tree");
+	worker_free(w);
+	free(repo);
+	free(dir);
+}
+
+/*
  * An index git rewrote (a command ran `git status`, `git add`, or forged it)
  * is not the one the stamp file names: every file's content is compared, a
  * change the index hides is found, and the files still right keep their inodes.
@@ -789,6 +818,7 @@ int main(void)
 		cmocka_unit_test(symlink_swaps_stay_inside),
 		cmocka_unit_test(odd_names),
 		cmocka_unit_test(attributes_from_the_commit),
+		cmocka_unit_test(config_autocrlf),
 		cmocka_unit_test(foreign_index_compared),
 		cmocka_unit_test(submodule_folder),
 	};
