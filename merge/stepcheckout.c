@@ -60,6 +60,7 @@ struct step {
 	int macros;             /* the top .gitattributes defines macros */
 	git_oid *attr_ids;      /* the target's .gitattributes files */
 	size_t nr_attr_ids, alloc_attr_ids;
+	struct strvec attr_paths;
 	struct stepfilter *filter;      /* NULL: no filter anywhere */
 	int verify;             /* compare the content of every file kept */
 	unsigned char stamp[SHA1_RAWSZ];
@@ -149,6 +150,7 @@ static int collect(const char *root, const git_tree_entry *e, void *payload)
 			s->attr_ids = xrealloc(s->attr_ids, s->alloc_attr_ids * sizeof(git_oid));
 		}
 		git_oid_cpy(&s->attr_ids[s->nr_attr_ids++], &w->id);
+		strvec_push(&s->attr_paths, want_path(s, w));
 		if (!*root)
 			s->macros = defines_macros(s->o->repo, &w->id);
 	}
@@ -590,6 +592,7 @@ static int decide_filters(struct step *s)
 		return 0;
 	return stepfilter_open(&s->filter, &(struct stepfilter_source){
 					   .git = o->git, .gfd = o->gfd, .commit = o->commit,
+					   .attribute_paths = (const char *const *)s->attr_paths.v,
 					   .attributes = s->attr_ids,
 					   .attributes_nr = s->nr_attr_ids, .macros = s->macros,
 					   .config = config });
@@ -598,7 +601,8 @@ static int decide_filters(struct step *s)
 int stepcheckout_run(struct strbuf *why, const struct stepcheckout_opts *o)
 {
 	struct step s = { .o = o, .why = why, .paths = STRBUF_INIT, .empty_tree = !o->files,
-			  .root = o->tfd, .dir_fd = -1, .dir = STRBUF_INIT };
+			  .root = o->tfd, .dir_fd = -1, .dir = STRBUF_INIT,
+			  .attr_paths = STRVEC_INIT };
 	int err;
 
 	sha1_init(&s.attrs);
@@ -612,6 +616,7 @@ int stepcheckout_run(struct strbuf *why, const struct stepcheckout_opts *o)
 	forget_dir(&s);
 	stepfilter_free(s.filter);
 	free(s.attr_ids);
+	strvec_clear(&s.attr_paths);
 	strbuf_release(&s.dir);
 	strbuf_release(&s.paths);
 	free(s.wants);

@@ -7,10 +7,12 @@
 #include <unistd.h>
 #include <git2/sys/repository.h>
 
+#include "merge/attrrules_int.h"
 #include "merge/git_int.h"
 #include "merge/merge_global.h"
 #include "merge/stepfilter_int.h"
 #include "util/error.h"
+#include "util/strvec.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
 
@@ -24,19 +26,8 @@ struct stepfilter {
 	git_filter_options opts;
 	git_attr_options attr_opts; /* the same sources, for one look at eol and ident */
 	int always;             /* the config makes text CRLF: every file goes through */
+	struct attrrules *rules; /* else: where eol=crlf or ident may apply */
 };
-
-/* Whether `text` mentions what could make a checkout change bytes on this host. */
-static int mentions_filters(const char *text, size_t len)
-{
-	static const char *const words[] = { "crlf", "ident" };
-	size_t i;
-
-	for (i = 0; i < sizeof(words) / sizeof(*words); i++)
-		if (memmem(text, len, words[i], strlen(words[i])))
-			return 1;
-	return 0;
-}
 
 /*
  * Whether the configuration writes text with CRLF (core.autocrlf true, core.eol
@@ -62,25 +53,6 @@ static int config_crlf(git_repository *repo)
 	return crlf;
 }
 
-/* Whether any of the attributes files `ids` mentions a filter (cannot tell: yes). */
-static int blobs_mention_filters(git_repository *repo, const git_oid *ids, size_t n)
-{
-	size_t i;
-	int found = 0;
-
-	for (i = 0; i < n && !found; i++) {
-		git_blob *blob = NULL;
-
-		if (git_blob_lookup(&blob, repo, &ids[i]) < 0) {
-			git_error_clear();
-			return 1;
-		}
-		found = mentions_filters(git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob));
-		git_blob_free(blob);
-	}
-	return found;
-}
-
 /* "<name>: <contents>\n" of an attributes file that is there. */
 static void describe_file(struct strbuf *out, const char *name, const char *path)
 {
@@ -97,21 +69,52 @@ static void describe_file(struct strbuf *out, const char *name, const char *path
 	strbuf_release(&sb);
 }
 
-void stepfilter_describe_config(struct strbuf *out, git_repository *repo,
-				const char *common_dir)
+/*
+ * The attributes files outside the tree that git and libgit2 read, as "<name>
+ * <path>" pairs in `out` (names "info", "system", "user"); those missing too.
+ */
+static void outside_files(struct strvec *out, git_repository *repo, const char *common_dir)
 {
 	git_config *cfg = NULL;
 	git_buf user = GIT_BUF_INIT;
-	const char *value = NULL;
-	char *path = xstrfmt("%s/info/attributes", common_dir);
-	int have_user = 0;
+	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+	size_t len = strlen(common_dir);
 
-	describe_file(out, "info", path);
-	free(path);
+	/* libgit2's commondir ends with a slash */
+	while (len > 1 && common_dir[len - 1] == '/')
+		len--;
+	strvec_pushf(out, "info %.*s/info/attributes", (int)len, common_dir);
 	/* libgit2 looks in the system config's folder: /etc here */
-	describe_file(out, "system", "/etc/gitattributes");
+	strvec_push(out, "system /etc/gitattributes");
+	if (git_repository_config_snapshot(&cfg, repo) == 0 &&
+	    git_config_get_path(&user, cfg, "core.attributesfile") == 0)
+		strvec_pushf(out, "user %s", user.ptr);
+	else if (xdg && *xdg)
+		/* git's per-user attributes file, read when core.attributesFile is unset */
+		strvec_pushf(out, "user %s/git/attributes", xdg);
+	else if (home)
+		strvec_pushf(out, "user %s/.config/git/attributes", home);
+	git_buf_dispose(&user);
+	git_config_free(cfg);
+	git_error_clear();
+}
+
+void stepfilter_describe_config(struct strbuf *out, git_repository *repo,
+				const char *common_dir)
+{
+	struct strvec files = STRVEC_INIT;
+	git_config *cfg = NULL;
+	const char *value = NULL;
+	size_t i;
+
+	outside_files(&files, repo, common_dir);
+	for (i = 0; i < files.nr; i++) {
+		char *space = strchr(files.v[i], ' ');
+
+		*space = '\0';
+		describe_file(out, files.v[i], space + 1);
+	}
 	if (git_repository_config_snapshot(&cfg, repo) == 0) {
-		have_user = git_config_get_path(&user, cfg, "core.attributesfile") == 0;
 		/* "false" is the default: it asks for nothing */
 		if (git_config_get_string(&value, cfg, "core.autocrlf") == 0 &&
 		    strcmp(value, "false"))
@@ -119,21 +122,55 @@ void stepfilter_describe_config(struct strbuf *out, git_repository *repo,
 		if (git_config_get_string(&value, cfg, "core.eol") == 0)
 			strbuf_addf(out, "core.eol=%s\n", value);
 	}
-	if (have_user) {
-		describe_file(out, "user", user.ptr);
-	} else {
-		/* git's per-user attributes file, read when core.attributesFile is unset */
-		const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
-
-		path = xdg && *xdg ? xstrfmt("%s/git/attributes", xdg)
-		       : home	   ? xstrfmt("%s/.config/git/attributes", home)
-				   : NULL;
-		describe_file(out, "user", path);
-		free(path);
-	}
-	git_buf_dispose(&user);
+	strvec_clear(&files);
 	git_config_free(cfg);
 	git_error_clear();
+}
+
+/*
+ * The rules that may convert a file, from the commit's attributes files and those
+ * outside the tree; NULL when one cannot be read (then every file is looked up).
+ */
+static struct attrrules *read_rules(git_repository *repo, const struct stepfilter_source *src)
+{
+	struct attrrules *r = attrrules_new();
+	struct strvec files = STRVEC_INIT;
+	struct strbuf sb = STRBUF_INIT;
+	size_t i;
+	int ok = 1;
+
+	for (i = 0; i < src->attributes_nr && ok; i++) {
+		const char *path = src->attribute_paths[i], *slash = strrchr(path, '/');
+		char *dir = xstrndup(path, slash ? (size_t)(slash - path + 1) : 0);
+		git_blob *blob = NULL;
+
+		ok = git_blob_lookup(&blob, repo, &src->attributes[i]) == 0;
+		if (ok)
+			attrrules_add(r, dir, git_blob_rawcontent(blob),
+				      (size_t)git_blob_rawsize(blob));
+		git_blob_free(blob);
+		free(dir);
+	}
+	outside_files(&files, repo, git_repository_commondir(repo));
+	for (i = 0; i < files.nr && ok; i++) {
+		const char *path = strchr(files.v[i], ' ') + 1;
+
+		strbuf_reset(&sb);
+		if (access(path, F_OK) < 0)
+			continue;
+		ok = strbuf_read_file(&sb, path, DESCRIBE_MAX) == 0;
+		if (ok)
+			attrrules_add(r, "", sb.buf, sb.len);
+	}
+	strvec_clear(&files);
+	strbuf_release(&sb);
+	git_error_clear();
+	if (!ok) {
+		attrrules_free(r);
+		return NULL;
+	}
+	attrrules_finish(r);
+	return r;
 }
 
 /*
@@ -186,11 +223,10 @@ int stepfilter_open(struct stepfilter **out, const struct stepfilter_source *src
 	f->always = config_crlf(f->repo);
 	/*
 	 * Here text is written with LF: unless the configuration says CRLF, only an
-	 * eol=crlf or an ident attribute can change a file's bytes, and attributes
-	 * that mention neither change none.
+	 * eol=crlf or an ident attribute can change a file's bytes, and where no
+	 * rule mentioning them reaches, nothing does (merge/attrrules.c).
 	 */
-	if (!f->always && !mentions_filters(src->config, strlen(src->config)) &&
-	    !blobs_mention_filters(f->repo, src->attributes, src->attributes_nr)) {
+	if (!f->always && (f->rules = read_rules(f->repo, src)) && !attrrules_any(f->rules)) {
 		stepfilter_free(f);
 		f = NULL;
 	}
@@ -216,6 +252,8 @@ static int may_convert(struct stepfilter *f, const char *path)
 
 	if (f->always)
 		return 1;
+	if (f->rules && !attrrules_may_match(f->rules, path))
+		return 0;
 	if (git_attr_get_many_ext(values, f->repo, &f->attr_opts, path, 2, names) < 0) {
 		git_error_clear();
 		return 1;
@@ -228,6 +266,7 @@ void stepfilter_free(struct stepfilter *f)
 {
 	if (!f)
 		return;
+	attrrules_free(f->rules);
 	git_index_free(f->index);
 	git_repository_free(f->repo);
 	free(f);

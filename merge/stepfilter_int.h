@@ -36,7 +36,9 @@ struct stepfilter_source {
 	const char *git;                /* the worker's git dir, open at `gfd` */
 	int gfd;
 	const git_oid *commit;          /* whose attributes count */
-	const git_oid *attributes;      /* the ids of the commit's .gitattributes files */
+	/* the commit's .gitattributes files: their paths and ids */
+	const char *const *attribute_paths;
+	const git_oid *attributes;
 	size_t attributes_nr;
 	/*
 	 * the top .gitattributes defines macros (`[attr]`), which libgit2 takes only

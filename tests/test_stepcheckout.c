@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "merge/attrrules_int.h"
 #include "merge/gitindex_int.h"
 #include "merge/sha1_int.h"
 #include "merge/worker_int.h"
@@ -725,6 +726,61 @@ static void config_autocrlf(void **state)
 	free(dir);
 }
 
+static struct attrrules *rules_of(const char *const *dirs_texts)
+{
+	struct attrrules *r = attrrules_new();
+
+	for (; *dirs_texts; dirs_texts += 2)
+		attrrules_add(r, dirs_texts[0], dirs_texts[1], strlen(dirs_texts[1]));
+	attrrules_finish(r);
+	return r;
+}
+
+/*
+ * Which files a rule that could convert may reach (merge/attrrules.c): patterns
+ * by base name, below their file's folder, without regard to case; macros, also
+ * through macros; anything with a slash or in quotes reaches every file; rules
+ * and comments that mention neither crlf nor ident reach none.
+ */
+static void attribute_rules(void **state)
+{
+	static const char *const top_only[] = {
+		"", "# a comment: eol=crlf\n* text=auto\n*.sh eol=lf\n*.png binary\n", NULL
+	};
+	static const char *const several[] = {
+		"", "[attr]b eol=crlf\n[attr]a b\n[attr]plain -diff\n*.bat text eol=crlf\n"
+		    "*.z a\n*.p plain\n*.c -crlf\n",
+		"sub/", "*.h ident\n", NULL
+	};
+	static const char *const wide[] = { "d/", "docs/*.txt eol=crlf\n", NULL };
+	static const char *const quoted[] = { "", "\"a b\" ident\n", NULL };
+	struct attrrules *r = rules_of(top_only);
+
+	assert_false(attrrules_any(r));
+	assert_false(attrrules_may_match(r, "x.sh"));
+	attrrules_free(r);
+	r = rules_of(several);
+	assert_true(attrrules_any(r));
+	assert_true(attrrules_may_match(r, "a.bat"));
+	assert_true(attrrules_may_match(r, "deep/er/A.BAT"));
+	assert_true(attrrules_may_match(r, "q.z"));
+	assert_false(attrrules_may_match(r, "q.p"));
+	assert_true(attrrules_may_match(r, "m.c"));
+	assert_true(attrrules_may_match(r, "sub/k.h"));
+	assert_true(attrrules_may_match(r, "sub/deep/k.h"));
+	assert_false(attrrules_may_match(r, "k.h"));
+	assert_false(attrrules_may_match(r, "subway/k.h"));
+	assert_false(attrrules_may_match(r, "readme"));
+	attrrules_free(r);
+	r = rules_of(wide);
+	assert_true(attrrules_may_match(r, "d/x.o"));
+	assert_false(attrrules_may_match(r, "x.txt"));
+	attrrules_free(r);
+	r = rules_of(quoted);
+	assert_true(attrrules_may_match(r, "anything"));
+	attrrules_free(r);
+}
+
 /*
  * An index git rewrote (a command ran `git status`, `git add`, or forged it)
  * is not the one the stamp file names: every file's content is compared, a
@@ -819,6 +875,7 @@ int main(void)
 		cmocka_unit_test(odd_names),
 		cmocka_unit_test(attributes_from_the_commit),
 		cmocka_unit_test(config_autocrlf),
+		cmocka_unit_test(attribute_rules),
 		cmocka_unit_test(foreign_index_compared),
 		cmocka_unit_test(submodule_folder),
 	};
