@@ -107,6 +107,10 @@ static void print_sandbox(FILE *out, const struct config *cfg)
 	size_format(&sb, cfg->runner.limits.file_size);
 	fprintf(out, ", file_size %s\n", sb.buf);
 	strbuf_reset(&sb);
+	size_format(&sb, cfg->runner.min_free);
+	fprintf(out, "disk: below %s free, the workers are reclaimed (runner.min_free)\n",
+		sb.buf);
+	strbuf_reset(&sb);
 	fprintf(out, "cgroups: %s", cgroup_kind_name(cgroup_available(&sb)));
 	fprintf(out, " (%s)\n", sb.buf);
 	strbuf_release(&sb);
@@ -124,6 +128,7 @@ static void jsandbox(json_object *x, const struct config *cfg)
 								     cfg->runner.bwrap) : NULL);
 	json_object_object_add(x, "network", json_object_new_boolean(cfg->runner.network));
 	json_object_object_add(x, "read_only", jstrvec(&cfg->runner.read_only));
+	json_object_object_add(x, "min_free", json_object_new_int64(cfg->runner.min_free));
 	json_object_object_add(l, "memory", json_object_new_int64(cfg->runner.limits.memory));
 	json_object_object_add(l, "processes",
 			       json_object_new_int64(cfg->runner.limits.processes));

@@ -792,7 +792,7 @@ static int load_runner(struct loader *ld, const struct ynode *root)
 {
 	static const char *const keys[] = { "kind",    "user",    "partition", "srun_args",
 					    "max_jobs", "sandbox", "network",  "limits",
-					    "read_only", NULL };
+					    "read_only", "min_free", NULL };
 	static const char *const kinds[] = { "local", "slurm", NULL };
 	static const char *const sandboxes[] = { "bwrap", "none", NULL };
 	const struct ynode *n = ynode_get(root, "runner"), *v;
@@ -814,6 +814,7 @@ static int load_runner(struct loader *ld, const struct ynode *root)
 		  (ret = yread_enum(&ld->r, n, "sandbox", sandboxes, &sandbox)) < 0 ||
 		  (ret = yread_bool(&ld->r, n, "network", &cfg->runner.network)) < 0 ||
 		  (ret = get_paths(ld, n, "read_only", &cfg->runner.read_only)) < 0 ||
+		  (ret = get_size(ld, n, "min_free", &cfg->runner.min_free)) < 0 ||
 		  ((v = ynode_get(n, "limits")) && (ret = load_limits(ld, v)) < 0)))
 		goto done;
 	cfg->runner.kind = (enum config_runner_kind)kind;
@@ -1289,6 +1290,7 @@ static struct config *config_new(const char *path)
 	cfg->runner.limits.processes = 2048;
 	cfg->runner.limits.file_size = 8LL << 30;
 	cfg->runner.limits.memory = default_memory();
+	cfg->runner.min_free = 256LL << 20;
 	cfg->publish.branch = xstrdup("master");
 	cfg->notify.from = xstrdup("nextbot <nextbot@localhost>");
 	cfg->schedule = xstrdup("0 2 * * *");

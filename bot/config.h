@@ -142,6 +142,9 @@ struct config {
 		char *bwrap;            /* absolute path of bwrap; NULL with sandbox none */
 		int network;            /* commands may reach the network; default 0 */
 		struct strvec read_only; /* absolute paths shown read-only in the sandbox */
+		/* free space below which nextbot reclaims its workers before it calls a
+		   full disk an infrastructure problem; default 256 MiB */
+		long long min_free;
 		struct {
 			long long memory;   /* bytes for all of a command's processes;
 					       default 3/4 of the host's RAM */

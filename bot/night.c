@@ -1135,7 +1135,10 @@ static int night(struct night *n)
 	double t = metrics_clock();
 	int error;
 
-	if ((error = repo_open(&n->repo, n->repo_path)) < 0 || (error = fetch(n)) < 0)
+	if ((error = repo_open(&n->repo, n->repo_path)) < 0)
+		return error;
+	night_disk_begin(n);
+	if ((error = fetch(n)) < 0)
 		return error;
 	n->phase.fetch = metrics_clock() - t;
 	n->notices.repo = n->repo;
@@ -1156,6 +1159,7 @@ static int night(struct night *n)
 	   state says what it was) before the notices of tonight are queued */
 	if (notices_outbox_mend(&n->notices, n->st, n->opts->no_notify, &n->run->notes) < 0)
 		log_warn("outbox: %s", nb_error_last());
+	night_disk_finish(n);
 	if ((error = night_flags_notify(n)) < 0 || (error = night_summary_queue(n)) < 0)
 		return error;
 	return write_run_files(n);

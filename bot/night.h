@@ -194,8 +194,31 @@ void night_cells_release(struct night *n);
  */
 int night_fallback(struct night *n, size_t ti, const char *why);
 int night_past_deadline(struct night *n);
-/* night_check.c: 1 with out->infra filled when the work directory's disk is full. */
+/*
+ * night_check.c: 1 with out->infra filled when the work directory's disk is full,
+ * even after night_disk_reclaim().
+ */
 int night_disk_full(struct night *n, struct night_failure *out);
+/*
+ * night_disk.c.  When the workdir's disk is short (below runner.min_free, or fewer
+ * than 1000 inodes), every worker is removed (each is checked out anew at its next
+ * use) and a note names the one that held the most: its commit and the command
+ * that last ran on it tonight.  The workers' own disk events since the last call
+ * become notes too.  Returns 1 when the disk is still short, with `*why`
+ * (malloc'd; NULL `why`: not wanted), else 0.
+ */
+int night_disk_reclaim(struct night *n, char **why);
+/*
+ * At the night's start: merge/'s workers learn runner.min_free (a worker whose
+ * commands leave the disk short is removed at once, merge/worker.h), and the disk
+ * is reclaimed if an earlier night left it short.
+ */
+void night_disk_begin(struct night *n);
+/*
+ * At the night's end: the disk reclaimed if it is short (it never outlives the
+ * night), and the night's disk and infrastructure notes mailed to notify.operator.
+ */
+void night_disk_finish(struct night *n);
 /*
  * What stops a night early, for notes: night_stop_cause() "the deadline" or "a stop
  * request (SIGTERM)"; night_stop_event() "the deadline passed" or "a stop request

@@ -1,7 +1,6 @@
 /* Building next, and when it breaks: find the culprit, flag it, act on it. */
 #include <signal.h>
 #include <stdarg.h>
-#include <sys/statvfs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -350,21 +349,14 @@ done:
 	return error;
 }
 
-/* A build step needs room: below this much free space it is not started. */
-#define NIGHT_MIN_FREE_BYTES (256ULL << 20)
-
+/* A build step needs room: runner.min_free, after the workers were reclaimed. */
 int night_disk_full(struct night *n, struct night_failure *out)
 {
-	struct statvfs sv;
-	unsigned long long avail;
+	char *why = NULL;
 
-	if (statvfs(n->cfg->workdir, &sv) < 0)
+	if (!night_disk_reclaim(n, &why))
 		return 0;
-	avail = (unsigned long long)sv.f_bavail * sv.f_frsize;
-	if (avail >= NIGHT_MIN_FREE_BYTES && (!sv.f_files || sv.f_favail > 1000))
-		return 0;
-	out->infra = xstrfmt("the disk of %s is full (%llu MiB, %lu inodes free)",
-			     n->cfg->workdir, avail >> 20, (unsigned long)sv.f_favail);
+	out->infra = why;
 	if (n->cells[0].builds_nr) {
 		out->cmd = n->cells[0].build_src[0];
 		out->name = n->cells[0].builds[0].name;

@@ -173,6 +173,7 @@ static int parse(struct gitindex *idx, struct strbuf *why)
 	count = get32(p + 8);
 	if (version != 2 && version != 3)
 		return refuse(why, version == 4 ? "version 4" : "an unknown version");
+	memcpy(idx->checksum, p + idx->buf.len - SHA1_RAWSZ, SHA1_RAWSZ);
 	/* git's index.skipHash writes no checksum: zeros */
 	if (memcmp(p + idx->buf.len - SHA1_RAWSZ, zero, SHA1_RAWSZ)) {
 		sha1_raw(sum, p, idx->buf.len - SHA1_RAWSZ);

@@ -36,9 +36,11 @@ struct gitindex {
 	struct gitindex_entry *entries; /* sorted by path, as the file */
 	size_t nr;
 	struct strbuf buf;              /* the file */
+	/* the file's trailing checksum: which index this is (zeros: git's skipHash) */
+	unsigned char checksum[20];
 };
 
-#define GITINDEX_INIT { NULL, 0, STRBUF_INIT }
+#define GITINDEX_INIT { NULL, 0, STRBUF_INIT, { 0 } }
 
 /*
  * Reads the index file `name` in the folder open at `dirfd` (never through a

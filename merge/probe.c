@@ -279,6 +279,25 @@ static void log_append(const char *path, const char *limit)
 	free(line);
 }
 
+/*
+ * Command `i` failed: when the disk is short, its worker goes at once (it is
+ * disposable, merge/worker.h) and the failure is nobody's: an infrastructure
+ * verdict naming the command, never cached.  1 when so.
+ */
+static int disk_failure(struct probe_result *out, struct worker *w, const char *commit_hex,
+			size_t i, const struct probe_spec *spec)
+{
+	struct strbuf why = STRBUF_INIT;
+	int full = worker_disk_settle(w, commit_hex, spec->cmds[i].name, &why);
+
+	if (full) {
+		infra(out, "%s: a failure on a full disk is nobody's", why.buf);
+		out->cmd_index = (int)i;
+	}
+	strbuf_release(&why);
+	return full;
+}
+
 static int run_all(struct probe_result *out, struct worker *w, const char *commit_hex,
 		     const char *tree_hex, unsigned step, const struct probe_spec *spec,
 		     int pristine)
@@ -329,6 +348,11 @@ static int run_all(struct probe_result *out, struct worker *w, const char *commi
 		metrics_add(METRIC_COMMANDS, 1);
 		metrics_add(METRIC_COMMAND_SECONDS, r.seconds);
 		metrics_add(METRIC_COMMAND_CPU, r.cpu_seconds);
+		if ((r.exit_code || r.signal) && disk_failure(out, w, commit_hex, i, spec)) {
+			runcmd_result_release(&r);
+			free(log);
+			break;
+		}
 		remember(spec, tree_hex, i, &r, pristine);
 		decided = classify(out, &r, i, c);
 		runcmd_result_release(&r);
@@ -366,6 +390,7 @@ static int attempt(struct probe_result *out, struct worker *w, const git_oid *co
 	 */
 	char *busy = xstrfmt("%s.busy", worker_tree_path(w));
 	char hex[NB_OID_HEXSZ + 1];
+	struct strbuf settled = STRBUF_INIT;
 	int fd, err = 0;
 
 	reset(out);
@@ -383,7 +408,13 @@ static int attempt(struct probe_result *out, struct worker *w, const git_oid *co
 		close(fd);
 	err = run_all(out, w, hex, tree_hex, step, spec, pristine);
 	unlink(busy);
+	/* what passing commands left on a short disk goes too */
+	if (out->verdict != PROBE_INFRA && spec->cmds_nr)
+		worker_disk_settle(w, hex, spec->cmds[out->cmd_index >= 0 ? (size_t)out->cmd_index
+								 : spec->cmds_nr - 1].name,
+				   &settled);
 done:
+	strbuf_release(&settled);
 	free(busy);
 	return err;
 }

@@ -8,8 +8,13 @@
  * merge/gitindex.c), rewrites only the files that differ or that the last command
  * touched, and writes the index back.  It is the runner user's child that runs
  * it, in the sandbox, after the trap scan (merge/worker.c) found the tree sound.
- * What it does not handle (submodules, attribute filters, a folder where a file
- * goes) it reports, and the caller falls back to libgit2's checkout.
+ *
+ * It is the only way a worker's tree is written, pristine or not, so that the
+ * tracked files are the commit's byte for byte whatever the last command did:
+ * attribute filters are applied from the commit's attributes (merge/stepfilter.c),
+ * a submodule is an empty folder (as git leaves one that is not initialised), and
+ * whatever is in a file's way (a folder, a file where a folder goes) is removed.
+ * Untracked files elsewhere are kept.
  */
 #ifndef MERGE_STEPCHECKOUT_INT_H
 #define MERGE_STEPCHECKOUT_INT_H
@@ -18,7 +23,6 @@
 
 #include "merge/gitindex_int.h"
 #include "util/strbuf.h"
-#include "util/strvec.h"
 
 /* What the trap scan found of an index entry's file. */
 enum step_file {
@@ -28,20 +32,34 @@ enum step_file {
 	STEP_FILE_RACY,         /* as recorded, but as new as the index: compare content */
 };
 
+struct stepcheckout_opts {
+	git_repository *repo;           /* the worker's, for objects */
+	git_tree *target;               /* the commit's tree */
+	const git_oid *commit;          /* the commit: its attributes choose the filters */
+	const struct gitindex *idx;     /* the worker's index (empty: a pristine checkout) */
+	/*
+	 * the scan's verdict on each entry of `idx` (an enum step_file each); NULL:
+	 * the tree is empty, nothing can be in a file's way
+	 */
+	const unsigned char *files;
+	/* stepfilter_describe_config()'s words: what outside the tree asks for filters */
+	const char *filter_config;
+	int tfd, gfd;                   /* the tree and the git dir, open */
+	const char *git;                /* the git dir's path (for errors and attributes) */
+};
+
+#define STEPCHECKOUT_OPTS_INIT { .tfd = -1, .gfd = -1 }
+
 /*
- * Makes the tree open at `tfd` hold `target`, given the index `idx` read from the
- * git dir open at `gfd` and the scan's verdict on each of its entries (`files`,
- * one per entry, an enum step_file), and writes the new index there.  `filters`:
- * whether the configuration asks for attribute filters (then it does nothing).
- * An empty `idx` and NULL `files`: the tree is empty (a pristine checkout), so
- * nothing is looked for in the way of a file.
- * Returns 0 done; 1 with `why` when it cannot, and the files it wrote by then in
- * `written` (the caller checks out with libgit2, which must write those again: its
- * index has their old stat data); NB_ERROR (recorded, naming `where`, the git
- * dir) on a system error.
+ * Makes the tree open at o->tfd hold o->target and writes the new index to the
+ * git dir.  Files whose index entry the scan found clean are trusted, unless the
+ * index is not one a checkout of nextbot's wrote (git rewrote it: every file's
+ * content is compared then) or the attributes that choose the filters changed
+ * since (every file's content is compared with what the filters give now).
+ * Returns 0 done; 1 with `why` when git would not check the tree out either (a
+ * path with a .git part, a link target with a NUL byte); NB_ERROR (recorded,
+ * naming the git dir) on a system error, a file that cannot be written.
  */
-int stepcheckout_run(struct strbuf *why, struct strvec *written, git_repository *repo,
-		     git_tree *target, const struct gitindex *idx, const unsigned char *files,
-		     int filters, int tfd, int gfd, const char *where);
+int stepcheckout_run(struct strbuf *why, const struct stepcheckout_opts *o);
 
 #endif

@@ -18,6 +18,7 @@
 #define MAX_THREADS 8
 /* as git's preload-index: a thread for so many index entries, up to the CPUs */
 #define FILES_PER_THREAD 2000
+#define GITLINK_MODE 0160000
 
 struct folder {
 	int fd;
@@ -104,6 +105,11 @@ static void note_tracked(struct walker *w, const struct stat *st)
 	if (!e)
 		return;
 	w->tracked++;
+	if (e->mode == GITLINK_MODE) {
+		/* a file where a submodule's folder goes */
+		s->files[e - s->idx->entries] = STEP_FILE_DIRTY;
+		return;
+	}
 	link = (e->mode & S_IFMT) == S_IFLNK;
 	same = e->size == (uint32_t)st->st_size &&
 	       e->mtime_s == (uint32_t)st->st_mtim.tv_sec &&
@@ -118,6 +124,18 @@ static void note_tracked(struct walker *w, const struct stat *st)
 	/* each entry is one path: no two threads write the same byte */
 	s->files[e - s->idx->entries] = !same ? STEP_FILE_DIRTY
 					: racy ? STEP_FILE_RACY : STEP_FILE_CLEAN;
+}
+
+/* A folder the scan met: a submodule's, if the index has one there. */
+static void note_folder(struct walker *w)
+{
+	const struct treescan *s = w->q->s;
+	const struct gitindex_entry *e = gitindex_find(s->idx, w->path.buf);
+
+	if (e && e->mode == GITLINK_MODE) {
+		w->tracked++;
+		s->files[e - s->idx->entries] = STEP_FILE_CLEAN;
+	}
 }
 
 static void push(struct queue *q, int fd, const char *path, int depth)
@@ -166,6 +184,7 @@ static int scan_entry(struct walker *w, int fd, const char *name, int depth)
 							    : "a device node");
 	if (depth >= TREESCAN_MAX_DEPTH)
 		return trap(w, "folders nested deeper than %d", TREESCAN_MAX_DEPTH);
+	note_folder(w);
 	sub = openat(fd, name, OPEN_DIR);
 	if (sub < 0)
 		return trap(w, "a folder it cannot enter (%s)", strerror(errno));

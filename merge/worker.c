@@ -3,15 +3,18 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "merge/commitgraph_int.h"
 #include "merge/gitindex_int.h"
 #include "merge/stepcheckout_int.h"
+#include "merge/stepfilter_int.h"
 #include "merge/treescan_int.h"
 #include "merge/git_int.h"
 #include "merge/merge_global.h"
@@ -345,6 +348,91 @@ git_repository *worker_repo(struct worker *w)
 	return w->repo;
 }
 
+/* ---- disposable workers: a disk a command filled is given back at once ---- */
+
+/* Fewer free inodes than this is a full disk too (a build makes many small files). */
+#define MIN_FREE_INODES 1000
+
+static unsigned long long min_free;
+static pthread_mutex_t events_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct strvec events = STRVEC_INIT;
+
+void worker_min_free_set(unsigned long long bytes)
+{
+	__atomic_store_n(&min_free, bytes, __ATOMIC_RELAXED);
+}
+
+void worker_disk_events_take(struct strvec *out)
+{
+	size_t i;
+
+	pthread_mutex_lock(&events_lock);
+	for (i = 0; i < events.nr; i++)
+		strvec_push(out, events.v[i]);
+	strvec_clear(&events);
+	pthread_mutex_unlock(&events_lock);
+}
+
+/* The disk of `path`: 0 with what is free, or -1 when it cannot be looked at. */
+static int disk_look(const char *path, unsigned long long *avail, unsigned long *inodes)
+{
+	struct statvfs sv;
+
+	if (statvfs(path, &sv) < 0)
+		return -1;
+	*avail = (unsigned long long)sv.f_bavail * sv.f_frsize;
+	*inodes = sv.f_files ? (unsigned long)sv.f_favail : (unsigned long)-1;
+	return 0;
+}
+
+/* Below the floor of worker_min_free_set() (never when it is 0). */
+static int disk_short(unsigned long long avail, unsigned long inodes)
+{
+	unsigned long long floor = __atomic_load_n(&min_free, __ATOMIC_RELAXED);
+
+	return floor && (avail < floor || inodes < MIN_FREE_INODES);
+}
+
+int worker_disk_settle(struct worker *w, const char *commit_hex, const char *what,
+		       struct strbuf *why)
+{
+	unsigned long long avail, after;
+	unsigned long inodes, inodes_after;
+	struct strbuf line = STRBUF_INIT;
+	git_commit *c = NULL;
+	git_oid id;
+	int err;
+
+	if (disk_look(w->dir, &avail, &inodes) < 0 || !disk_short(avail, inodes))
+		return 0;
+	strbuf_addf(&line, "`%s` of %.12s", what ? what : "?", commit_hex);
+	if (git_oid_fromstr(&id, commit_hex) == 0 && git_commit_lookup(&c, w->repo, &id) == 0)
+		strbuf_addf(&line, " (\"%s\")", git_commit_summary(c) ? git_commit_summary(c) : "");
+	git_commit_free(c);
+	strbuf_addf(&line, " left the disk of %s short (%llu KiB", w->dir, avail >> 10);
+	if (inodes != (unsigned long)-1)
+		strbuf_addf(&line, ", %lu inodes", inodes);
+	strbuf_addstr(&line, " free)");
+	/* the tree and its git dir: the next checkout makes both again, pristine */
+	err = file_remove_tree(w->tree);
+	if (!err)
+		err = file_remove_tree(w->git);
+	if (err < 0) {
+		strbuf_addf(&line, "; its worker could not be removed: %s", nb_error_last());
+	} else {
+		strbuf_addstr(&line, "; its worker was removed");
+		if (disk_look(w->dir, &after, &inodes_after) == 0)
+			strbuf_addf(&line, " (%llu KiB free now)", after >> 10);
+	}
+	log_warn("%s", line.buf);
+	strbuf_addbuf(why, &line);
+	pthread_mutex_lock(&events_lock);
+	strvec_push(&events, line.buf);
+	pthread_mutex_unlock(&events_lock);
+	strbuf_release(&line);
+	return 1;
+}
+
 /* ---- the child: `nextbot worker-checkout`, as the runner user ---- */
 
 /* Writes `text` to <dirfd>/<name>, never through a link someone put there. */
@@ -383,175 +471,18 @@ static int git_dir_ready(const char *git, const char *common_dir)
 	return ok;
 }
 
-/* The paths where the index and the target differ, both sides of each. */
-static int changed_paths(struct strvec *out, git_repository *repo, git_index *index,
-			 git_tree *target)
-{
-	git_diff *diff = NULL;
-	size_t i;
-
-	if (git_diff_tree_to_index(&diff, repo, target, index, NULL) < 0)
-		return nb_error_set(NB_ERROR, "checkout: %s", merge_git_error());
-	for (i = 0; i < git_diff_num_deltas(diff); i++) {
-		const git_diff_delta *d = git_diff_get_delta(diff, i);
-
-		strvec_push(out, d->old_file.path);
-		if (strcmp(d->old_file.path, d->new_file.path))
-			strvec_push(out, d->new_file.path);
-	}
-	git_diff_free(diff);
-	return 0;
-}
-
-/*
- * libgit2's checkout, for what merge/stepcheckout.c does not do.  When the scan met
- * every tracked file, it looks only at the paths the commit changes and those the
- * command changed, not at every file of the tree.  Returns 2 when there is nothing
- * to check out (an empty path list would mean every path).
- */
-static int limit_paths(git_checkout_options *opts, struct strvec *paths, git_repository *repo,
-		       git_index *index, git_tree *target, const struct treescan *s,
-		       const struct strvec *written, int tfd)
-{
-	size_t i;
-	int err = 0;
-
-	/* what merge/stepcheckout.c wrote before it gave up: libgit2 writes it again */
-	for (i = 0; i < written->nr && !err; i++)
-		if (unlinkat(tfd, written->v[i], 0) < 0 && errno != ENOENT)
-			err = nb_error_errno(NB_ERROR, "cannot remove '%s' before the checkout",
-					     written->v[i]);
-	if (err || s->tracked != s->idx->nr)
-		return err;
-	for (i = 0; i < written->nr; i++)
-		strvec_push(paths, written->v[i]);
-	if ((err = changed_paths(paths, repo, index, target)) < 0)
-		return err;
-	for (i = 0; i < s->idx->nr && !err; i++) {
-		const char *path = s->idx->entries[i].path;
-
-		/*
-		 * libgit2 takes a file whose stat data matches its index as unchanged
-		 * (it does not look at ctime): a changed file is removed first, so
-		 * the checkout writes it again whatever its times say.  This child is
-		 * the runner user in the box: a path is nothing it could not reach.
-		 */
-		if (s->files[i] == STEP_FILE_DIRTY && unlinkat(tfd, path, 0) < 0 &&
-		    errno != ENOENT)
-			err = nb_error_errno(NB_ERROR, "cannot remove '%s' before the checkout",
-					     path);
-		if (s->files[i] == STEP_FILE_DIRTY || s->files[i] == STEP_FILE_RACY)
-			strvec_push(paths, path);
-	}
-	if (!err && !paths->nr)
-		return 2;
-	opts->paths.strings = paths->v;
-	opts->paths.count = paths->nr;
-	opts->checkout_strategy |= GIT_CHECKOUT_DISABLE_PATHSPEC_MATCH;
-	return err;
-}
-
-/*
- * libgit2's checkout of `target` over what the worker's index says is on disk:
- * files equal in both are left alone, their mtimes too, so a build stays
- * incremental.  `s`: the scan of an incremental checkout, and `written` what was
- * written of it already (NULL: a pristine one, with filters only when `filters`).
- */
-static int checkout_libgit2(git_repository *repo, git_tree *target, const struct treescan *s,
-			    const struct strvec *written, int filters, int tfd)
-{
-	git_index *index = NULL;
-	git_checkout_options opts;
-	struct strvec paths = STRVEC_INIT;
-	int err = 0;
-
-	if (git_repository_index(&index, repo) < 0)
-		return nb_error_set(NB_ERROR, "cannot read the index: %s", merge_git_error());
-	git_checkout_options_init(&opts, GIT_CHECKOUT_OPTIONS_VERSION);
-	opts.checkout_strategy = GIT_CHECKOUT_FORCE;
-	opts.baseline_index = index;
-	opts.disable_filters = !filters;
-	if (s)
-		err = limit_paths(&opts, &paths, repo, index, target, s, written, tfd);
-	if (err == 2)
-		err = 0;  /* the tree is the commit's already */
-	else if (!err && (git_checkout_tree(repo, (git_object *)target, &opts) < 0 ||
-			  git_index_write(index) < 0))
-		err = nb_error_set(NB_ERROR, "checkout: %s", merge_git_error());
-	strvec_clear(&paths);
-	git_index_free(index);
-	return err;
-}
-
-static int attributes_file(const char *root, const git_tree_entry *entry, void *payload)
-{
-	(void)root;
-	if (strcmp(git_tree_entry_name(entry), ".gitattributes"))
-		return 0;
-	*(int *)payload = 1;
-	return 1;       /* found: stop */
-}
-
-/* Whether attributes outside the tree or core.autocrlf could ask for a filter. */
-static int filters_configured(git_repository *repo, const char *common_dir)
-{
-	git_config *cfg = NULL;
-	const char *value = NULL;
-	char *info = xstrfmt("%s/info/attributes", common_dir);
-	int found = access(info, F_OK) == 0 || access("/etc/gitattributes", F_OK) == 0;
-
-	free(info);
-	if (!found) {
-		/* git's per-user attributes file, read when core.attributesFile is unset */
-		const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
-
-		info = xdg && *xdg ? xstrfmt("%s/git/attributes", xdg)
-		       : xstrfmt("%s/.config/git/attributes", home ? home : "/nonexistent");
-		found = access(info, F_OK) == 0;
-		free(info);
-	}
-	if (!found && git_repository_config_snapshot(&cfg, repo) == 0) {
-		found = git_config_get_string(&value, cfg, "core.attributesfile") == 0;
-		/* any core.autocrlf but "false" (true, input, 1, yes) keeps the filters */
-		if (git_config_get_string(&value, cfg, "core.autocrlf") == 0 &&
-		    strcmp(value, "false"))
-			found = 1;
-	}
-	git_config_free(cfg);
-	return found;
-}
-
-/*
- * Does a checkout of `tree` need libgit2's filters (eol conversion, ident)?  Only
- * where an attribute or core.autocrlf asks for one.  Without them it writes the
- * same bytes, and a pristine checkout is 40 % faster: libgit2 1.5.1 looks the
- * attributes up for every file, with a realpath() of its folder each time.
- */
-static int needs_filters(git_repository *repo, git_tree *tree, const char *common_dir)
-{
-	int found = filters_configured(repo, common_dir);
-
-	if (!found && git_tree_walk(tree, GIT_TREEWALK_PRE, attributes_file, &found) < 0)
-		found = 1;      /* cannot tell: keep the filters */
-	return found;
-}
-
 /*
  * An incremental checkout: the trap scan (1 with `why` when the tree must be
- * checked out pristine), then the step by what changed, or libgit2's checkout
- * where that cannot go.
+ * checked out pristine), then the step by what changed.
  */
-static int checkout_step(struct strbuf *why, git_repository *repo, git_tree *target,
-			 const char *common_dir, const char *git, int gfd, int tfd)
+static int checkout_step(struct strbuf *why, struct stepcheckout_opts *o)
 {
 	struct gitindex idx = GITINDEX_INIT;
-	struct treescan s = { &idx, target, { 0, 0 }, NULL, 0 };
-	struct strbuf fallback = STRBUF_INIT;
-	struct strvec written = STRVEC_INIT;
+	struct treescan s = { &idx, o->target, { 0, 0 }, NULL, 0 };
 	struct stat st;
 	int err;
 
-	err = gitindex_read(&idx, why, gfd, "index");
+	err = gitindex_read(&idx, why, o->gfd, "index");
 	if (err == NB_ENOTFOUND) {
 		strbuf_addstr(why, "no index yet");
 		err = 1;
@@ -559,41 +490,34 @@ static int checkout_step(struct strbuf *why, git_repository *repo, git_tree *tar
 	if (err)
 		goto done;
 	s.files = xcalloc(idx.nr + 1, 1);
-	if (!fstatat(gfd, "index", &st, AT_SYMLINK_NOFOLLOW))
+	if (!fstatat(o->gfd, "index", &st, AT_SYMLINK_NOFOLLOW))
 		s.index_time = st.st_mtim;
 	/* a trap (1, with `why`): the caller checks out pristine */
-	if ((err = treescan_run(&s, why, tfd)) != 0)
+	if ((err = treescan_run(&s, why, o->tfd)) != 0)
 		goto done;
-	err = stepcheckout_run(&fallback, &written, repo, target, &idx, s.files,
-			       filters_configured(repo, common_dir), tfd, gfd, git);
-	if (err == 1)   /* not a trap: what the step does not do */
-		err = checkout_libgit2(repo, target, &s, &written, 1, tfd);
+	o->idx = &idx;
+	o->files = s.files;
+	err = stepcheckout_run(why, o);
 done:
-	strvec_clear(&written);
-	strbuf_release(&fallback);
+	o->idx = NULL;
+	o->files = NULL;
 	free(s.files);
 	gitindex_release(&idx);
 	return err;
 }
 
-/*
- * A pristine checkout into the empty tree: merge/stepcheckout.c's step from an
- * empty index writes every file, or libgit2's checkout where it cannot (filters).
- */
-static int checkout_fresh(git_repository *repo, git_tree *target, const char *common_dir,
-			  const char *git, int gfd, int tfd)
+/* A pristine checkout into the empty tree: the step from an empty index writes every file. */
+static int checkout_fresh(struct stepcheckout_opts *o)
 {
 	struct gitindex empty = GITINDEX_INIT;
 	struct strbuf cannot = STRBUF_INIT;
-	struct strvec written = STRVEC_INIT;
 	int err;
 
-	err = stepcheckout_run(&cannot, &written, repo, target, &empty, NULL,
-			       filters_configured(repo, common_dir), tfd, gfd, git);
-	if (err == 1)   /* libgit2's checkout overwrites what the step wrote */
-		err = checkout_libgit2(repo, target, NULL, NULL,
-				       needs_filters(repo, target, common_dir), tfd);
-	strvec_clear(&written);
+	o->idx = &empty;
+	err = stepcheckout_run(&cannot, o);
+	if (err == 1)
+		err = nb_error_set(NB_ERROR, "cannot check it out: %s", cannot.buf);
+	o->idx = NULL;
 	strbuf_release(&cannot);
 	gitindex_release(&empty);
 	return err;
@@ -608,6 +532,8 @@ int worker_checkout_here(struct strbuf *why, const char *common_dir, const char 
 	git_repository *repo = NULL;
 	git_commit *c = NULL;
 	git_tree *target = NULL;
+	struct stepcheckout_opts o = STEPCHECKOUT_OPTS_INIT;
+	struct strbuf config = STRBUF_INIT;
 	int gfd = -1, tfd = -1, err = 0;
 
 	if (git_oid_fromstr(&id, commit_hex) < 0) {
@@ -650,8 +576,15 @@ int worker_checkout_here(struct strbuf *why, const char *common_dir, const char 
 		err = nb_error_set(NB_ENOTFOUND, "no commit %s: %s", hex, merge_git_error());
 		goto done;
 	}
-	err = pristine ? checkout_fresh(repo, target, common_dir, git, gfd, tfd)
-		       : checkout_step(why, repo, target, common_dir, git, gfd, tfd);
+	stepfilter_describe_config(&config, repo, common_dir);
+	o.repo = repo;
+	o.target = target;
+	o.commit = commit;
+	o.filter_config = config.buf;
+	o.tfd = tfd;
+	o.gfd = gfd;
+	o.git = git;
+	err = pristine ? checkout_fresh(&o) : checkout_step(why, &o);
 	if (err)
 		goto done;
 	free(line);
@@ -672,5 +605,6 @@ done:
 	free(line);
 	free(tree);
 	free(git);
+	strbuf_release(&config);
 	return err;
 }

@@ -7,6 +7,7 @@
 #define MERGE_WORKER_H
 
 #include "util/strbuf.h"
+#include "util/strvec.h"
 
 /*
  * Checks `commit_hex` out into <dir>/tree with <dir>/git as its git dir over
@@ -27,5 +28,19 @@ int worker_checkout_here(struct strbuf *why, const char *common_dir, const char 
  */
 int worker_checkout_child(const char *common_dir, const char *dir, const char *commit_hex,
 			  int pristine);
+
+/*
+ * Disposable workers, process-wide: after its commands, a worker whose disk has
+ * less than `bytes` free (or fewer than 1000 inodes) is removed at once, so that
+ * what its commands left cannot fill the disk for the commands after them (0, the
+ * default: never).  Set it before any worker is used.
+ */
+void worker_min_free_set(unsigned long long bytes);
+/*
+ * What workers said since the last call, one line each ("`build` of 1a2b3c4d5e6f
+ * left the disk of ... short (...); its worker was removed"), appended to `out`
+ * and forgotten.
+ */
+void worker_disk_events_take(struct strvec *out);
 
 #endif

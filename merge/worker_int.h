@@ -27,6 +27,7 @@
 #include <git2.h>
 
 struct runcmd_box;
+struct strbuf;
 struct worker;
 
 struct worker_opts {
@@ -60,6 +61,16 @@ void worker_free(struct worker *w);
  * Returns 0 or NB_ENOTFOUND/NB_ERROR (recorded; the child's words in it).
  */
 int worker_checkout(struct worker *w, const git_oid *commit, int pristine);
+
+/*
+ * After the worker's commands on `commit_hex`, the last of them named `what`: when
+ * its disk is short (merge/worker.h: worker_min_free_set()), its tree and git dir
+ * are removed (the next checkout is pristine), the event is kept for
+ * worker_disk_events_take(), and 1 is returned with `why` (caller's) saying so;
+ * else 0.
+ */
+int worker_disk_settle(struct worker *w, const char *commit_hex, const char *what,
+		       struct strbuf *why);
 
 /* The checkout directory ("<dir>/tree"); valid while the worker is. */
 const char *worker_tree_path(const struct worker *w);

@@ -297,6 +297,20 @@ int notice_queue_base_broken(const struct notice_settings *s, const struct notic
 int notice_queue_summary(const struct notice_settings *s, const struct notice_summary *sum);
 
 /*
+ * The night's infrastructure notes (a disk that filled, and which step filled it)
+ * to notify.operator alone: they name local paths, never go to a list.  Nothing
+ * when no operator is configured or `notes` is empty.  Returns 1 queued, 0 not,
+ * or < 0.
+ */
+struct notice_operator_notes {
+	const char *date, *next_tag;
+	const char *const *notes;
+	size_t notes_nr;
+};
+int notice_queue_operator_notes(const struct notice_settings *s,
+				const struct notice_operator_notes *o);
+
+/*
  * A reply to a mail someone sent nextbot (an acknowledgement or a refusal of its
  * commands); bot/ writes the text.  The notice id comes from `key` and `role`, so
  * the same mail answered again queues nothing new.  It answers in that mail's

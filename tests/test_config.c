@@ -580,6 +580,8 @@ static void test_refusals(void **state)
 	load_bad(BASE "runner: {limits: {processes: 2}}\n", 2, "runner.limits.processes",
 		 "range");
 	load_bad(BASE "runner: {network: maybe}\n", 2, "runner.network", "true");
+	load_bad(BASE "runner: {min_free: plenty}\n", 2, "runner.min_free", "size");
+	load_bad(BASE "runner: {min_free: 0}\n", 2, "runner.min_free", "size");
 }
 
 /* A user name, an ssh URL and a token-less https URL are fine; so are the sandbox keys. */
@@ -590,7 +592,7 @@ static void test_runner_sandbox(void **state)
 	cfg = load_ok(BASE "trees:\n"
 		      "  - {name: a-1.b_c, url: 'git@example.org:a.git', branch: b}\n"
 		      "  - {name: b, url: 'https://me@example.org/b.git', branch: b}\n"
-		      "runner:\n  sandbox: none\n  network: true\n"
+		      "runner:\n  sandbox: none\n  network: true\n  min_free: 1G\n"
 		      "  limits: {memory: 512M, processes: 64, cpu: 2h, file_size: 1GiB}\n");
 
 	assert_int_equal(cfg->runner.sandbox, CONFIG_SANDBOX_NONE);
@@ -601,9 +603,11 @@ static void test_runner_sandbox(void **state)
 	assert_int_equal(cfg->runner.limits.processes, 64);
 	assert_int_equal(cfg->runner.limits.cpu, 7200);
 	assert_true(cfg->runner.limits.file_size == 1LL << 30);
+	assert_true(cfg->runner.min_free == 1LL << 30);
 	config_free(cfg);
 
 	cfg = load_ok(BASE);
+	assert_true(cfg->runner.min_free == 256LL << 20);
 	assert_int_equal(cfg->runner.sandbox_defaulted, 1);
 	assert_int_equal(cfg->runner.network, 0);
 	assert_int_equal(cfg->runner.limits.processes, 2048);

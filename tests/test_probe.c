@@ -14,10 +14,12 @@
 #include "merge/known_int.h"
 #include "merge/probe_int.h"
 #include "merge/verdict_int.h"
+#include "merge/worker.h"
 #include "merge/worker_int.h"
 #include "tests/gitfixture.h"
 #include "util/fileutil.h"
 #include "util/strbuf.h"
+#include "util/strvec.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
 
@@ -274,6 +276,56 @@ static enum probe_verdict probe_shell(const char *shell, double timeout, int *ex
 	free(repo);
 	free(dir);
 	return v;
+}
+
+/*
+ * Disposable workers (issue 28): with a floor above any disk's free space, every
+ * probe leaves the disk "short".  A failure then is an infrastructure verdict
+ * naming the command and commit, never cached; a pass stays a pass; either way
+ * the worker is removed at once (its build output gone) and the events are told.
+ */
+static void disposable_worker(void **state)
+{
+	struct probe_command cmd = { "build", "echo out >junk.o; test -e pass", NULL, NULL, 0, 0 };
+	char *cache = path_in("disk-cache"), *repo = path_in("bare.git");
+	char *dir = path_in("workers/d");
+	struct probe_spec spec = { .cmds = &cmd, .cmds_nr = 1, .cache_dir = cache };
+	struct probe_result r = PROBE_RESULT_INIT;
+	struct strvec events = STRVEC_INIT;
+	struct worker *w;
+
+	assert_int_equal(worker_open(&w, repo, dir, fixture_wo()), 0);
+	worker_min_free_set(1ULL << 62);
+	assert_int_equal(probe_run(&r, w, &c2, 1, &spec), 0);
+	assert_int_equal(r.verdict, PROBE_INFRA);
+	assert_non_null(strstr(r.infra_reason, "`build` of "));
+	assert_non_null(strstr(r.infra_reason, "(\"c2\") left the disk of"));
+	assert_non_null(strstr(r.infra_reason, "a failure on a full disk is nobody's"));
+	sh("test ! -e %s/workers/d/tree && test ! -e %s/workers/d/git", top, top);
+	sh("test -z \"$(find %s/disk-cache -type f 2>/dev/null)\"", top);
+	probe_result_release(&r);
+	/* a pass is a pass, and its worker goes too */
+	cmd.shell = "echo out >junk.o && test -e b";
+	assert_int_equal(probe_run(&r, w, &c2, 2, &spec), 0);
+	assert_int_equal(r.verdict, PROBE_GOOD);
+	sh("test ! -e %s/workers/d/tree/junk.o", top);
+	worker_disk_events_take(&events);
+	assert_int_equal(events.nr, 2);
+	assert_non_null(strstr(events.v[1], "its worker was removed"));
+	strvec_clear(&events);
+	worker_disk_events_take(&events);
+	assert_int_equal(events.nr, 0);
+	/* room again: the worker is kept (another command: the pass above is cached) */
+	worker_min_free_set(0);
+	cmd.shell = "echo out >junk.o && test -e a";
+	assert_int_equal(probe_run(&r, w, &c2, 3, &spec), 0);
+	assert_int_equal(r.verdict, PROBE_GOOD);
+	sh("test -e %s/workers/d/tree/junk.o", top);
+	probe_result_release(&r);
+	worker_free(w);
+	free(cache);
+	free(repo);
+	free(dir);
 }
 
 static void verdicts(void **state)
@@ -1096,6 +1148,7 @@ int main(void)
 		cmocka_unit_test(pristine_checkout_filters),
 		cmocka_unit_test(own_index),
 		cmocka_unit_test(verdicts),
+		cmocka_unit_test(disposable_worker),
 		cmocka_unit_test(argv_exec_failure_is_infra),
 		cmocka_unit_test(pristine_retry),
 		cmocka_unit_test(cache),

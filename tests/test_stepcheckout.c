@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "merge/attrrules_int.h"
 #include "merge/gitindex_int.h"
 #include "merge/sha1_int.h"
 #include "merge/worker_int.h"
@@ -82,6 +83,14 @@ static int read_index(struct gitindex *idx, struct strbuf *why, const char *gitd
 	close(fd);
 	free(dir);
 	return err;
+}
+
+static void rev_oid(git_oid *out, const char *repo, const char *rev)
+{
+	char *hex = out_of("git --git-dir=%s rev-parse %s", repo, rev);
+
+	assert_int_equal(git_oid_fromstr(out, hex), 0);
+	free(hex);
 }
 
 /*
@@ -369,6 +378,71 @@ static void command_damage_undone(void **state)
 	free(hex);
 }
 
+/* The stamp file of worker `wdir` names its index (a checkout of nextbot's wrote it). */
+static int stamp_names_index(const char *wdir)
+{
+	struct gitindex idx = GITINDEX_INIT;
+	struct strbuf why = STRBUF_INIT, want = STRBUF_INIT;
+	char *gitdir = xstrfmt("%s/git", wdir), *line;
+	size_t i;
+	int same;
+
+	assert_int_equal(read_index(&idx, &why, gitdir), 0);
+	for (i = 0; i < sizeof(idx.checksum); i++)
+		strbuf_addf(&want, "%02x", idx.checksum[i]);
+	line = out_of("sed -n 2p %s/nextbot-checkout | cut -d' ' -f1", gitdir);
+	same = !strcmp(line, want.buf);
+	gitindex_release(&idx);
+	strbuf_release(&why);
+	strbuf_release(&want);
+	free(gitdir);
+	free(line);
+	return same;
+}
+
+/*
+ * Writes worker `wdir`'s index again with the current stat data of `path` and
+ * its old blob: what an index says after a change in the same clock tick as its
+ * writing (`as_nextbot`: the stamp file names the new index), or what a forged
+ * one says.
+ */
+static void forge_index(const char *wdir, const char *path, int as_nextbot)
+{
+	struct gitindex idx = GITINDEX_INIT;
+	struct strbuf why = STRBUF_INIT, out = STRBUF_INIT, hex = STRBUF_INIT;
+	char *gitdir = xstrfmt("%s/git", wdir), *full = xstrfmt("%s/%s/git", top, wdir);
+	char *file = xstrfmt("%s/%s/tree/%s", top, wdir, path);
+	struct stat st;
+	size_t i;
+	int fd;
+
+	assert_int_equal(read_index(&idx, &why, gitdir), 0);
+	gitindex_out_begin(&out);
+	for (i = 0; i < idx.nr; i++) {
+		if (strcmp(idx.entries[i].path, path)) {
+			gitindex_out_raw(&out, &idx.entries[i]);
+			continue;
+		}
+		assert_int_equal(lstat(file, &st), 0);
+		gitindex_out_new(&out, path, &st, idx.entries[i].mode, &idx.entries[i].id);
+	}
+	gitindex_out_finish(&out, idx.nr);
+	fd = open(full, O_RDONLY | O_DIRECTORY);
+	assert_int_equal(gitindex_write(fd, "index", &out, full), 0);
+	close(fd);
+	for (i = 0; i < 20; i++)
+		strbuf_addf(&hex, "%02x", (unsigned char)out.buf[out.len - 20 + i]);
+	if (as_nextbot)
+		sh("cd %s && sed -i '2s/^[0-9a-f]* /%s /' nextbot-checkout", gitdir, hex.buf);
+	gitindex_release(&idx);
+	strbuf_release(&why);
+	strbuf_release(&out);
+	strbuf_release(&hex);
+	free(gitdir);
+	free(full);
+	free(file);
+}
+
 /*
  * Racily clean entries (as new as the index file) have their content compared: a
  * file changed with its stat data written into the index (what a change in the
@@ -377,54 +451,28 @@ static void command_damage_undone(void **state)
  */
 static void racy_entries_compared(void **state)
 {
-	struct gitindex idx = GITINDEX_INIT;
-	struct strbuf why = STRBUF_INIT, out = STRBUF_INIT;
 	struct worker *w;
 	char *repo = xstrfmt("%s/hist.git", top), *dir = xstrfmt("%s/wr", top);
-	char *gitdir = xstrfmt("%s/wr/git", top), *hex, *ino1, *ino2, *path;
-	struct stat st;
+	char *ino1, *ino2;
 	git_oid id;
-	size_t i;
-	int fd;
 
 	history();
-	hex = out_of("git -C hist.git rev-parse c1");
-	assert_int_equal(git_oid_fromstr(&id, hex), 0);
+	rev_oid(&id, "hist.git", "c1");
 	assert_int_equal(worker_open(&w, repo, dir, fixture_wo()), 0);
 	assert_int_equal(worker_checkout(w, &id, 1), 0);
 	ino1 = out_of("stat -c %%i wr/tree/top");
 	sh("cd wr/tree && printf 'SAME\\n' >same");
-	/* the index told the new stat data, the old blob */
-	assert_int_equal(read_index(&idx, &why, "wr/git"), 0);
-	gitindex_out_begin(&out);
-	for (i = 0; i < idx.nr; i++) {
-		if (strcmp(idx.entries[i].path, "same")) {
-			gitindex_out_raw(&out, &idx.entries[i]);
-			continue;
-		}
-		path = xstrfmt("%s/wr/tree/same", top);
-		assert_int_equal(lstat(path, &st), 0);
-		gitindex_out_new(&out, "same", &st, idx.entries[i].mode, &idx.entries[i].id);
-		free(path);
-	}
-	gitindex_out_finish(&out, idx.nr);
-	fd = open(gitdir, O_RDONLY | O_DIRECTORY);
-	assert_int_equal(gitindex_write(fd, "index", &out, gitdir), 0);
-	close(fd);
+	forge_index("wr", "same", 1);
+	assert_true(stamp_names_index("wr"));
 	/* every entry as new as the index: git compares content and sees the change */
 	sh("cd wr/tree && touch -d 2000-01-01 ../git/index && ! git diff-files --quiet");
 	assert_int_equal(worker_checkout(w, &id, 0), 0);
 	ino2 = out_of("stat -c %%i wr/tree/top");
 	sh("cd wr/tree && grep -qx same same && git diff-files --quiet");
 	assert_string_equal(ino1, ino2);
-	gitindex_release(&idx);
-	strbuf_release(&why);
-	strbuf_release(&out);
 	worker_free(w);
 	free(repo);
 	free(dir);
-	free(gitdir);
-	free(hex);
 	free(ino1);
 	free(ino2);
 }
@@ -582,32 +630,234 @@ static void threaded_scan(void **state)
 }
 
 /*
- * A step onto a commit with attributes goes through libgit2's checkout, filters
- * and all: the file has the CRLF git's checkout gives it.
+ * The worker's tree `dir` holds what git's checkout-index of `rev` (from `repo`,
+ * into an empty folder: no earlier attributes to keep) writes, byte for byte, type
+ * and execute bit, but for build output (*.o) and submodules' contents.
  */
-static void attributes_fall_back(void **state)
+static void same_bytes_as_git(const char *repo, const char *rev, const char *dir)
+{
+	sh("rm -rf ref ref.idx && mkdir ref && GIT_INDEX_FILE=$PWD/ref.idx git --git-dir=%s "
+	   "read-tree %s && GIT_INDEX_FILE=$PWD/ref.idx git --git-dir=%s --work-tree=ref "
+	   "-c core.autocrlf=false checkout-index -a -f",
+	   repo, rev, repo);
+	sh("(cd %s && find . -path ./.git -prune -o ! -name '*.o' -printf '%%y %%m %%p\\n') | "
+	   "grep -v '^d' | LC_ALL=C sort >list.got && (cd ref && find . ! -name '*.o' "
+	   "-printf '%%y %%m %%p\\n') | grep -v '^d' | LC_ALL=C sort >list.want && "
+	   "diff -u list.want list.got && diff -r --no-dereference -x .git -x '*.o' ref %s",
+	   dir, dir);
+}
+
+/*
+ * Attributes are the commit's, however the tree came to be: a file whose name
+ * sorts before .gitattributes, a macro of the top attributes file, eol and
+ * ident filters; a commit that changes only the attributes changes the files
+ * (their blobs did not: git's own checkout keeps the old bytes); a command that
+ * edits .gitattributes at the same size with its mtime put back, or leaves an
+ * untracked one, chooses nothing.
+ */
+static void attributes_from_the_commit(void **state)
 {
 	struct worker *w;
 	char *repo = xstrfmt("%s/attrs.git", top), *dir = xstrfmt("%s/wa", top);
-	git_oid plain, attrs;
-	char *h1, *h2;
+	git_oid a, b, c;
 
-	sh("git init -q attrs && cd attrs && printf 'x\\ny\\n' >t.txt && c plain && "
-	   "printf '*.txt text eol=crlf\\n' >.gitattributes && printf 'x\\nz\\n' >t.txt && "
-	   "c attrs && git clone -q --bare . ../attrs.git && git clone -q . ../attrs-git");
-	h1 = out_of("git -C attrs.git rev-parse HEAD~1");
-	h2 = out_of("git -C attrs.git rev-parse HEAD");
-	assert_int_equal(git_oid_fromstr(&plain, h1), 0);
-	assert_int_equal(git_oid_fromstr(&attrs, h2), 0);
+	sh("git init -q attrs && cd attrs && mkdir sub && printf 'x\\ny\\n' >t.txt && "
+	   "printf 'one\\ntwo\\n' >-first.txt && printf 'r\\n' >s.bat && "
+	   "printf '$Id$\\nid\\n' >sub/v.c && printf 'k\\nl\\n' >sub/k.txt && "
+	   "printf '[attr]crlftext text eol=crlf\\n*.txt text eol=crlf\\n*.bat crlftext\\n' "
+	   ">.gitattributes && printf '*.c ident\\n' >sub/.gitattributes && c a && "
+	   "printf '*.txt -text\\n*.bat crlftext\\n' >.gitattributes && "
+	   "printf '*.c -ident\\n' >sub/.gitattributes && c b && "
+	   "printf 'z\\n' >sub/z.txt && c c && git clone -q --bare . ../attrs.git");
+	rev_oid(&a, "attrs.git", "HEAD~2");
+	rev_oid(&b, "attrs.git", "HEAD~1");
+	rev_oid(&c, "attrs.git", "HEAD");
 	assert_int_equal(worker_open(&w, repo, dir, fixture_wo()), 0);
-	assert_int_equal(worker_checkout(w, &plain, 1), 0);
-	assert_int_equal(worker_checkout(w, &attrs, 0), 0);
-	sh("od -c wa/tree/t.txt | grep -q '\\\\r' && cmp wa/tree/t.txt attrs-git/t.txt");
+	assert_int_equal(worker_checkout(w, &a, 1), 0);
+	same_bytes_as_git("attrs.git", "HEAD~2", "wa/tree");
+	sh("od -c wa/tree/-first.txt | grep -q '\\\\r' && grep -q 'Id: ' wa/tree/sub/v.c");
+	assert_int_equal(worker_checkout(w, &b, 0), 0);
+	same_bytes_as_git("attrs.git", "HEAD~1", "wa/tree");
+	assert_int_equal(worker_checkout(w, &a, 0), 0);
+	same_bytes_as_git("attrs.git", "HEAD~2", "wa/tree");
+	/* the command's attributes: the commit's file edited, and one of its own */
+	sh("cd wa/tree && cp -p .gitattributes ../ga && sed -i 's/eol=crlf/eol=lf  /' "
+	   ".gitattributes && touch -r ../ga .gitattributes && "
+	   "printf '* text eol=crlf ident\\n' >.gitattributes.o && cp .gitattributes.o "
+	   "sub/.gitattributes.o && printf '*.txt text eol=crlf\\n' >sub/x.o && "
+	   "mkdir new && printf '* ident\\n' >new/.gitattributes");
+	assert_int_equal(worker_checkout(w, &c, 0), 0);
+	sh("rm -r wa/tree/new");
+	same_bytes_as_git("attrs.git", "HEAD", "wa/tree");
+	assert_int_equal(worker_checkout(w, &a, 1), 0);
+	assert_int_equal(worker_checkout(w, &c, 0), 0);
+	same_bytes_as_git("attrs.git", "HEAD", "wa/tree");
 	worker_free(w);
 	free(repo);
 	free(dir);
-	free(h1);
-	free(h2);
+}
+
+/*
+ * No attribute at all, but the repository says core.autocrlf true: text goes out
+ * with CRLF as git's checkout-index writes it with that setting; a binary file
+ * does not.  Then the setting goes: the stamp changes, and the files with it.
+ */
+static void config_autocrlf(void **state)
+{
+	struct worker *w;
+	char *repo = xstrfmt("%s/crlf.git", top), *dir = xstrfmt("%s/wc", top);
+	git_oid id;
+
+	sh("git init -q crlf && cd crlf && printf 'a\\nb\\n' >t.txt && printf 'x\\0y\\n' >bin && "
+	   "mkdir d && printf 'c\\n' >d/u.c && c one && git clone -q --bare . ../crlf.git && "
+	   "git -C ../crlf.git config core.autocrlf true");
+	rev_oid(&id, "crlf.git", "HEAD");
+	assert_int_equal(worker_open(&w, repo, dir, fixture_wo()), 0);
+	assert_int_equal(worker_checkout(w, &id, 1), 0);
+	sh("rm -rf ref ref.idx && mkdir ref && GIT_INDEX_FILE=$PWD/ref.idx git --git-dir=crlf.git "
+	   "read-tree HEAD && GIT_INDEX_FILE=$PWD/ref.idx git --git-dir=crlf.git --work-tree=ref "
+	   "checkout-index -a -f && diff -r -x .git ref wc/tree && od -c wc/tree/t.txt | "
+	   "grep -q '\\\\r' && ! od -c wc/tree/bin | grep -q '\\\\r'");
+	sh("git -C crlf.git config core.autocrlf false");
+	assert_int_equal(worker_checkout(w, &id, 0), 0);
+	same_bytes_as_git("crlf.git", "HEAD", "wc/tree");
+	worker_free(w);
+	free(repo);
+	free(dir);
+}
+
+static struct attrrules *rules_of(const char *const *dirs_texts)
+{
+	struct attrrules *r = attrrules_new();
+
+	for (; *dirs_texts; dirs_texts += 2)
+		attrrules_add(r, dirs_texts[0], dirs_texts[1], strlen(dirs_texts[1]));
+	attrrules_finish(r);
+	return r;
+}
+
+/*
+ * Which files a rule that could convert may reach (merge/attrrules.c): patterns
+ * by base name, below their file's folder, without regard to case; macros, also
+ * through macros; anything with a slash or in quotes reaches every file; rules
+ * and comments that mention neither crlf nor ident reach none.
+ */
+static void attribute_rules(void **state)
+{
+	static const char *const top_only[] = {
+		"", "# a comment: eol=crlf\n* text=auto\n*.sh eol=lf\n*.png binary\n", NULL
+	};
+	static const char *const several[] = {
+		"", "[attr]b eol=crlf\n[attr]a b\n[attr]plain -diff\n*.bat text eol=crlf\n"
+		    "*.z a\n*.p plain\n*.c -crlf\n",
+		"sub/", "*.h ident\n", NULL
+	};
+	static const char *const wide[] = { "d/", "docs/*.txt eol=crlf\n", NULL };
+	static const char *const quoted[] = { "", "\"a b\" ident\n", NULL };
+	struct attrrules *r = rules_of(top_only);
+
+	assert_false(attrrules_any(r));
+	assert_false(attrrules_may_match(r, "x.sh"));
+	attrrules_free(r);
+	r = rules_of(several);
+	assert_true(attrrules_any(r));
+	assert_true(attrrules_may_match(r, "a.bat"));
+	assert_true(attrrules_may_match(r, "deep/er/A.BAT"));
+	assert_true(attrrules_may_match(r, "q.z"));
+	assert_false(attrrules_may_match(r, "q.p"));
+	assert_true(attrrules_may_match(r, "m.c"));
+	assert_true(attrrules_may_match(r, "sub/k.h"));
+	assert_true(attrrules_may_match(r, "sub/deep/k.h"));
+	assert_false(attrrules_may_match(r, "k.h"));
+	assert_false(attrrules_may_match(r, "subway/k.h"));
+	assert_false(attrrules_may_match(r, "readme"));
+	attrrules_free(r);
+	r = rules_of(wide);
+	assert_true(attrrules_may_match(r, "d/x.o"));
+	assert_false(attrrules_may_match(r, "x.txt"));
+	attrrules_free(r);
+	r = rules_of(quoted);
+	assert_true(attrrules_may_match(r, "anything"));
+	attrrules_free(r);
+}
+
+/*
+ * An index git rewrote (a command ran `git status`, `git add`, or forged it)
+ * is not the one the stamp file names: every file's content is compared, a
+ * change the index hides is found, and the files still right keep their inodes.
+ */
+static void foreign_index_compared(void **state)
+{
+	struct worker *w;
+	char *repo = xstrfmt("%s/hist.git", top), *dir = xstrfmt("%s/wf", top);
+	char *ino1, *ino2;
+	git_oid id;
+
+	history();
+	rev_oid(&id, "hist.git", "c1");
+	assert_int_equal(worker_open(&w, repo, dir, fixture_wo()), 0);
+	assert_int_equal(worker_checkout(w, &id, 1), 0);
+	assert_true(stamp_names_index("wf"));
+	/* git status rewrites the index when it refreshes an entry */
+	sh("cd wf/tree && touch -d @$(($(date +%%s) + 5)) top && "
+	   "git status --porcelain >/dev/null");
+	assert_false(stamp_names_index("wf"));
+	ino1 = out_of("stat -c %%i wf/tree/top");
+	/* a change with its stat data written into the index, not as nextbot would */
+	sh("cd wf/tree && printf 'SAME\\n' >same");
+	forge_index("wf", "same", 0);
+	/* not racy: only the missing stamp says to compare */
+	sh("cd wf/tree && sleep 0.01 && touch ../git/index");
+	assert_int_equal(worker_checkout(w, &id, 0), 0);
+	ino2 = out_of("stat -c %%i wf/tree/top");
+	sh("cd wf/tree && grep -qx same same && git diff-files --quiet");
+	assert_string_equal(ino1, ino2);
+	assert_true(stamp_names_index("wf"));
+	worker_free(w);
+	free(repo);
+	free(dir);
+	free(ino1);
+	free(ino2);
+}
+
+/*
+ * A submodule (not initialised) is an empty folder, as git leaves one: made,
+ * kept with whatever a build put in it, made again when a command replaced it
+ * with a file, gone when the commit has a file there instead, and back.
+ */
+static void submodule_folder(void **state)
+{
+	struct worker *w;
+	char *repo = xstrfmt("%s/sub.git", top), *dir = xstrfmt("%s/ws", top), *sub;
+	git_oid a, b;
+
+	sh("git init -q subsrc && cd subsrc && echo s >s && c s");
+	sub = out_of("git -C subsrc rev-parse HEAD");
+	sh("git init -q sup && cd sup && echo x >x && git add x && "
+	   "git update-index --add --cacheinfo 160000,%s,lib && git commit -qm a && "
+	   "git rm -q --cached lib && echo 'not a submodule' >lib && c b && "
+	   "git clone -q --bare . ../sub.git",
+	   sub);
+	rev_oid(&a, "sub.git", "HEAD~1");
+	rev_oid(&b, "sub.git", "HEAD");
+	assert_int_equal(worker_open(&w, repo, dir, fixture_wo()), 0);
+	assert_int_equal(worker_checkout(w, &a, 1), 0);
+	sh("cd ws/tree && test -d lib && test -z \"$(ls -A lib)\" && "
+	   "git ls-files -s lib | grep -q '^160000 %s 0' && git diff-files --quiet", sub);
+	sh("cd ws/tree && echo o >lib/built.o");
+	assert_int_equal(worker_checkout(w, &a, 0), 0);
+	sh("test -f ws/tree/lib/built.o");
+	sh("cd ws/tree && rm -r lib && echo file >lib");
+	assert_int_equal(worker_checkout(w, &a, 0), 0);
+	sh("cd ws/tree && test -d lib && test -z \"$(ls -A lib)\"");
+	assert_int_equal(worker_checkout(w, &b, 0), 0);
+	sh("cd ws/tree && test -f lib && grep -qx 'not a submodule' lib && git diff-files --quiet");
+	assert_int_equal(worker_checkout(w, &a, 0), 0);
+	sh("cd ws/tree && test -d lib && git diff-files --quiet");
+	worker_free(w);
+	free(repo);
+	free(dir);
+	free(sub);
 }
 
 int main(void)
@@ -623,7 +873,11 @@ int main(void)
 		cmocka_unit_test(threaded_scan),
 		cmocka_unit_test(symlink_swaps_stay_inside),
 		cmocka_unit_test(odd_names),
-		cmocka_unit_test(attributes_fall_back),
+		cmocka_unit_test(attributes_from_the_commit),
+		cmocka_unit_test(config_autocrlf),
+		cmocka_unit_test(attribute_rules),
+		cmocka_unit_test(foreign_index_compared),
+		cmocka_unit_test(submodule_folder),
 	};
 
 	git_libgit2_init();

@@ -17,6 +17,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <unistd.h>
 
 #include "util/error.h"
@@ -494,6 +495,71 @@ static void test_file_remove_tree_hostile(void **state)
 	free(dir), free(out), free(outfile);
 }
 
+/* Builds the hostile tree of the test below in `dir`; 0 or -1. */
+static int unprivileged_tree(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY), next, i, ok = fd >= 0;
+	char *p;
+
+	/* 5,000 folders deep: made one below the other, beyond PATH_MAX */
+	for (i = 0; ok && i < 5000; i++) {
+		ok = mkdirat(fd, "d", 0755) == 0 && (next = openat(fd, "d", O_RDONLY)) >= 0;
+		if (i == 4000 && ok)
+			ok = close(openat(next, "f", O_CREAT | O_WRONLY, 0644)) == 0;
+		close(fd);
+		fd = ok ? next : -1;
+	}
+	if (fd >= 0)
+		close(fd);
+	/* files in a folder without write permission, one mode 000 inside it, and more */
+	p = xstrfmt("%s/ro/locked/inner", dir), ok = ok && file_mkdir_p(p, 0755) == 0, free(p);
+	p = xstrfmt("%s/ro/locked/inner/x", dir), ok = ok && file_write_atomic(p, "x", 1) == 0;
+	free(p);
+	p = xstrfmt("%s/ro/file", dir), ok = ok && file_write_atomic(p, "x", 1) == 0, free(p);
+	p = xstrfmt("%s/ro/locked", dir), ok = ok && chmod(p, 0) == 0, free(p);
+	p = xstrfmt("%s/ro", dir), ok = ok && chmod(p, 0555) == 0, free(p);
+	/* and the top itself: what is moved up out of the depths lands there */
+	return ok && chmod(dir, 0500) == 0 ? 0 : -1;
+}
+
+/*
+ * Issue 28: what a command can leave as an unprivileged user (as the runner user
+ * does; the test drops to `nobody` when run as root, so that permissions count):
+ * folders without write permission (files in them cannot be unlinked as they
+ * are), a mode 000 folder inside one, 5,000 folders deep.  All of it goes.
+ */
+static void test_file_remove_tree_unprivileged(void **state)
+{
+	char *home = xstrfmt("%s/n", tmpdir), *dir = xstrfmt("%s/n/u", tmpdir);
+	struct passwd *pw = getpwnam("nobody");
+	int status = -1;
+	pid_t pid;
+
+	assert_int_equal(mkdir(home, 0755), 0);
+	if (!geteuid()) {
+		if (!pw)
+			skip();
+		assert_int_equal(chmod(tmpdir, 0711), 0);
+		assert_int_equal(chown(home, pw->pw_uid, pw->pw_gid), 0);
+	}
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		if (!geteuid() && (setgid(pw->pw_gid) < 0 || setuid(pw->pw_uid) < 0))
+			_exit(2);
+		if (mkdir(dir, 0755) < 0 || unprivileged_tree(dir) < 0)
+			_exit(3);
+		if (file_remove_tree(dir) < 0)
+			fprintf(stderr, "%s\n", nb_error_last());
+		_exit(!file_exists(dir) ? 0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	free(home);
+	free(dir);
+}
+
 static void test_sizes_and_durations(void **state)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -542,6 +608,7 @@ int main(void)
 		TT(test_file_dirs),
 		TT(test_file_remove_tree_keeps_symlink_targets),
 		TT(test_file_remove_tree_hostile),
+		TT(test_file_remove_tree_unprivileged),
 		cmocka_unit_test(test_sizes_and_durations),
 	};
 

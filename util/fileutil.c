@@ -190,11 +190,13 @@ int file_mkdir_p(const char *path, int mode)
  * A directory we cannot open (chmod 000) is given back its owner's rights first.
  * A tree deeper than REMOVE_DEPTH open directories has its deep part moved up to
  * the top and removed on a later pass, so neither the stack nor the descriptors
- * grow with the depth; a bounded number of passes ends even a tree that a
- * leftover process keeps filling.
+ * grow with the depth (a pass that did only that is not counted); a bounded
+ * number of passes ends even a tree that a leftover process keeps filling.
  */
 #define REMOVE_DEPTH 48
 #define REMOVE_PASSES 64
+/* deep parts moved up before passes that move them count too: a tree that grows */
+#define REMOVE_MOVES_MAX (1u << 20)
 
 struct rm_frame {
 	int fd;
@@ -213,6 +215,29 @@ static int open_dir_at(int dirfd, const char *name)
 	return fd;
 }
 
+/*
+ * unlinkat() in a folder being emptied, which a command may have left without
+ * write permission (chmod 555): its owner's rights are given back and it is tried
+ * again.
+ */
+static int unlink_in(int dirfd, const char *name)
+{
+	int ret = unlinkat(dirfd, name, 0);
+
+	if (ret < 0 && errno == EACCES && fchmod(dirfd, 0700) == 0)
+		ret = unlinkat(dirfd, name, 0);
+	return ret;
+}
+
+static int rmdir_in(int dirfd, const char *name)
+{
+	int ret = unlinkat(dirfd, name, AT_REMOVEDIR);
+
+	if (ret < 0 && errno == EACCES && fchmod(dirfd, 0700) == 0)
+		ret = unlinkat(dirfd, name, AT_REMOVEDIR);
+	return ret;
+}
+
 static int is_dir_at(int dirfd, const char *name, unsigned char type)
 {
 	struct stat st;
@@ -222,11 +247,14 @@ static int is_dir_at(int dirfd, const char *name, unsigned char type)
 	return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* One pass over the directory open at `top`: 0 when it is empty now, 1 to go again. */
+/*
+ * One pass over the directory open at `top`: 0 when it is empty now, 1 to go
+ * again (something changed meanwhile), 2 to go again for the deep parts it moved up.
+ */
 static int remove_pass(int top, const char *path, unsigned *moved)
 {
 	struct rm_frame stack[REMOVE_DEPTH];
-	int depth = 0, again = 0, fd;
+	int depth = 0, again = 0, deep = 0, fd;
 	struct dirent *de;
 
 	fd = dup(top);
@@ -248,7 +276,7 @@ static int remove_pass(int top, const char *path, unsigned *moved)
 		if (!de) {
 			closedir(f->d);
 			depth--;
-			if (depth > 0 && unlinkat(stack[depth - 1].fd, f->name, AT_REMOVEDIR) < 0 &&
+			if (depth > 0 && rmdir_in(stack[depth - 1].fd, f->name) < 0 &&
 			    errno != ENOENT)
 				again = 1;
 			free(f->name);
@@ -257,7 +285,7 @@ static int remove_pass(int top, const char *path, unsigned *moved)
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		if (!is_dir_at(f->fd, de->d_name, de->d_type)) {
-			if (unlinkat(f->fd, de->d_name, 0) < 0 && errno != ENOENT) {
+			if (unlink_in(f->fd, de->d_name) < 0 && errno != ENOENT) {
 				if (errno != EISDIR)
 					goto fail;
 				again = 1; /* replaced by a directory meanwhile */
@@ -268,9 +296,11 @@ static int remove_pass(int top, const char *path, unsigned *moved)
 			char name[64];
 
 			snprintf(name, sizeof(name), ".nextbot-deep-%u", (*moved)++);
-			if (renameat(f->fd, de->d_name, top, name) < 0)
+			if (renameat(f->fd, de->d_name, top, name) < 0 &&
+			    (errno != EACCES || fchmod(f->fd, 0700) < 0 || fchmod(top, 0700) < 0 ||
+			     renameat(f->fd, de->d_name, top, name) < 0))
 				goto fail;
-			again = 1;
+			deep = 1;
 			continue;
 		}
 		fd = open_dir_at(f->fd, de->d_name);
@@ -291,7 +321,7 @@ static int remove_pass(int top, const char *path, unsigned *moved)
 		}
 		depth++;
 	}
-	return again;
+	return again ? 1 : deep ? 2 : 0;
 fail:
 	nb_error_errno(NB_ERROR, "cannot remove '%s/…/%s'", path, de ? de->d_name : "");
 	while (depth > 0) {
@@ -302,55 +332,66 @@ fail:
 	return NB_ERROR;
 }
 
+/* Removes the entry `base` of the folder open at `pfd`; `path` names it in errors. */
+static int remove_at(int pfd, const char *base, const char *path)
+{
+	struct stat st;
+	unsigned moved = 0;
+	int top = -1, error = 0, pass;
+
+	if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : nb_error_errno(NB_ERROR, "cannot stat '%s'", path);
+	if (!S_ISDIR(st.st_mode)) {
+		if (unlinkat(pfd, base, 0) < 0 && errno != ENOENT)
+			error = nb_error_errno(NB_ERROR, "cannot remove '%s'", path);
+		return error;
+	}
+	top = open_dir_at(pfd, base);
+	if (top < 0)
+		return errno == ENOENT ? 0 : nb_error_errno(NB_ERROR, "cannot open '%s'", path);
+	/* a pass that only moved deep parts up made progress: it is not counted */
+	for (pass = 0; pass < REMOVE_PASSES;) {
+		error = remove_pass(top, path, &moved);
+		if (error <= 0)
+			break;
+		if (error == 1 || moved > REMOVE_MOVES_MAX)
+			pass++;
+	}
+	if (error > 0)
+		error = nb_error_set(NB_ERROR, "cannot remove '%s': it keeps changing", path);
+	else if (!error && unlinkat(pfd, base, AT_REMOVEDIR) < 0 && errno != ENOENT)
+		error = nb_error_errno(NB_ERROR, "cannot remove directory '%s'", path);
+	close(top);
+	return error;
+}
+
 int file_remove_tree(const char *path)
 {
 	char *parent = dirname(path);
 	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-	struct stat st;
-	unsigned moved = 0;
-	int pfd, top = -1, error = 0, pass;
+	int pfd, error = 0;
 
 	if (!*base || !strcmp(base, ".") || !strcmp(base, "..")) {
 		free(parent);
 		return nb_error_set(NB_EINVALID, "will not remove '%s'", path);
 	}
-	pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (pfd < 0) {
+	/* O_PATH: a parent one may enter but not list (0711) is enough */
+	pfd = open(parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (pfd < 0)
 		error = errno == ENOENT ? 0 : nb_error_errno(NB_ERROR, "cannot open '%s'", parent);
-		goto done;
-	}
-	if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		error = errno == ENOENT ? 0 : nb_error_errno(NB_ERROR, "cannot stat '%s'", path);
-		goto done;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		if (unlinkat(pfd, base, 0) < 0 && errno != ENOENT)
-			error = nb_error_errno(NB_ERROR, "cannot remove '%s'", path);
-		goto done;
-	}
-	top = open_dir_at(pfd, base);
-	if (top < 0) {
-		error = errno == ENOENT ? 0 : nb_error_errno(NB_ERROR, "cannot open '%s'", path);
-		goto done;
-	}
-	for (pass = 0; pass < REMOVE_PASSES; pass++) {
-		error = remove_pass(top, path, &moved);
-		if (error <= 0)
-			break;
-	}
-	if (error > 0) {
-		error = nb_error_set(NB_ERROR, "cannot remove '%s': it keeps changing", path);
-		goto done;
-	}
-	if (!error && unlinkat(pfd, base, AT_REMOVEDIR) < 0 && errno != ENOENT)
-		error = nb_error_errno(NB_ERROR, "cannot remove directory '%s'", path);
-done:
-	if (top >= 0)
-		close(top);
+	else
+		error = remove_at(pfd, base, path);
 	if (pfd >= 0)
 		close(pfd);
 	free(parent);
 	return error;
+}
+
+int file_remove_at(int dirfd, const char *name, const char *path)
+{
+	if (!*name || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
+		return nb_error_set(NB_EINVALID, "will not remove '%s'", path);
+	return remove_at(dirfd, name, path);
 }
 
 int file_exists(const char *path)

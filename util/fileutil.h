@@ -22,10 +22,17 @@ int file_mkdir_p(const char *path, int mode);
  * Removes a file or a whole directory tree; a missing path is not an error.  Safe
  * on a tree that hostile code filled: below `path` no symlink is followed and
  * nothing but a directory is opened (FIFOs, sockets and devices are unlinked),
- * chmod 000 directories are opened again after a chmod, any depth works.  Only
- * the components of `path` itself are trusted.
+ * chmod 000 directories are opened again after a chmod, a directory left without
+ * write permission is given it back, any depth works.  Only the components of
+ * `path` itself are trusted.
  */
 int file_remove_tree(const char *path);
+/*
+ * The same for the entry `name` (one component) of the folder open at `dirfd`
+ * (which stays the caller's): nothing above it is looked up by path.  `path`
+ * names it in errors.
+ */
+int file_remove_at(int dirfd, const char *name, const char *path);
 int file_exists(const char *path);
 int file_is_dir(const char *path);
 /* fsyncs a directory (after a rename or create inside it). */
