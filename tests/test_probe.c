@@ -286,7 +286,7 @@ static enum probe_verdict probe_shell(const char *shell, double timeout, int *ex
  */
 static void disposable_worker(void **state)
 {
-	struct probe_command cmd = { "build", "echo out >junk.o; test -e pass", NULL, NULL, 0, 0 };
+	struct probe_command cmd = { .name = "build", .shell = "echo out >junk.o; test -e pass" };
 	char *cache = path_in("disk-cache"), *repo = path_in("bare.git");
 	char *dir = path_in("workers/d");
 	struct probe_spec spec = { .cmds = &cmd, .cmds_nr = 1, .cache_dir = cache };
