@@ -30,6 +30,11 @@ enum config_sandbox {
 	CONFIG_SANDBOX_NONE,      /* an explicit choice; check-config warns about it */
 };
 
+/* runner.cache.kind: only ccache (a compile service of nextbot's, cc/cc.h) for now. */
+enum config_cache_kind {
+	CONFIG_CACHE_CCACHE = 0,
+};
+
 enum config_tls {
 	CONFIG_TLS_NONE = 0,
 	CONFIG_TLS_STARTTLS, /* required: no plain fallback */
@@ -142,6 +147,13 @@ struct config {
 		char *bwrap;            /* absolute path of bwrap; NULL with sandbox none */
 		int network;            /* commands may reach the network; default 0 */
 		struct strvec read_only; /* absolute paths shown read-only in the sandbox */
+		/* runner.cache: the compiler cache (cc/cc.h); off unless given */
+		struct {
+			int on;
+			enum config_cache_kind kind;
+			char *dir;          /* absolute; default <workdir>/ccache */
+			long long max;      /* bytes; default 5 GiB */
+		} cache;
 		struct {
 			long long memory;   /* bytes for all of a command's processes;
 					       default 3/4 of the host's RAM */
