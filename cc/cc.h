@@ -53,8 +53,9 @@ int cc_service_start(struct cc_service **out, const struct cc_service_opts *o);
 
 /*
  * Adds what a box needs for the cache to `box`: the shims' folder bound read-only
- * at CC_BOX_DIR and first on PATH.  Nothing when s is NULL.  What it points to lives
- * as long as `s`.
+ * at CC_BOX_DIR and first on PATH, and an empty folder over the store (wherever
+ * runner.cache.dir is, no build sees it).  Nothing when s is NULL.  What it points
+ * to lives as long as `s`.
  */
 void cc_service_box(const struct cc_service *s, struct runcmd_box *box);
 

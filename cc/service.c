@@ -35,8 +35,8 @@
 struct cc_service {
 	pid_t pid;
 	int status_fd;          /* its lines: "ready", "error …", "stats …" */
-	char *run_dir, *jobs_dir;
-	struct runcmd_bind binds[2];
+	char *run_dir, *jobs_dir, *empty, *store;
+	struct runcmd_bind binds[3];
 };
 
 /* ---- the service's folder (made by the service process itself) ---- */
@@ -143,11 +143,12 @@ int cc_run_dir_make(const char *run_dir, const char *shim, const char *path,
 		    const struct cc_serve_opts *o)
 {
 	char *bin = xstrfmt("%s/bin", run_dir), *copy = xstrfmt("%s/" SHIM_NAME, bin);
+	char *empty = xstrfmt("%s/empty", run_dir);
 	struct strbuf exe = STRBUF_INIT;
 	int ret;
 
 	if ((ret = file_remove_tree(run_dir)) < 0 || (ret = file_mkdir_p(run_dir, 0711)) < 0 ||
-	    (ret = file_mkdir_p(bin, 0755)) < 0)
+	    (ret = file_mkdir_p(bin, 0755)) < 0 || (ret = file_mkdir_p(empty, 0555)) < 0)
 		goto done;
 	/* a copy: the runner user can start it wherever nextbot itself lives */
 	if ((ret = strbuf_read_file(&exe, shim, SHIM_MAX)) < 0 ||
@@ -163,6 +164,7 @@ done:
 	strbuf_release(&exe);
 	free(bin);
 	free(copy);
+	free(empty);
 	return ret;
 }
 
@@ -285,6 +287,8 @@ int cc_service_start(struct cc_service **out, const struct cc_service_opts *o)
 	s->status_fd = -1;
 	s->run_dir = xstrdup(o->run_dir);
 	s->jobs_dir = xstrdup(o->jobs_dir);
+	s->empty = xstrfmt("%s/empty", o->run_dir);
+	s->store = xstrdup(o->store);
 	if (access(shim, X_OK) < 0) {
 		error = nb_error_errno(NB_ENOTFOUND, "compiler cache: no shim program '%s'", shim);
 		goto done;
@@ -312,8 +316,10 @@ int cc_service_start(struct cc_service **out, const struct cc_service_opts *o)
 				     str_starts_with(line.buf, "error ") ? line.buf + 6 : "");
 		goto done;
 	}
+	/* the shims; and the store, wherever it is, covered by an empty folder */
 	s->binds[0] = (struct runcmd_bind){ s->run_dir, CC_BOX_DIR, 0 };
-	s->binds[1] = (struct runcmd_bind){ NULL, NULL, 0 };
+	s->binds[1] = (struct runcmd_bind){ s->empty, s->store, 0 };
+	s->binds[2] = (struct runcmd_bind){ NULL, NULL, 0 };
 	*out = s;
 done:
 	if (pipefd[1] >= 0)
@@ -364,5 +370,7 @@ void cc_service_stop(struct cc_service *s, struct cc_stats *stats)
 	strbuf_release(&line);
 	free(s->run_dir);
 	free(s->jobs_dir);
+	free(s->empty);
+	free(s->store);
 	free(s);
 }
