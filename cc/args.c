@@ -439,6 +439,14 @@ int cc_text_timed(const char *text, size_t len)
 	return 0;
 }
 
+const char *cc_pp_option(const char *real)
+{
+	const char *slash = strrchr(real, '/');
+
+	return strstr(slash ? slash + 1 : real, "clang") ? "-frewrite-includes"
+							 : "-fdirectives-only";
+}
+
 int cc_is_elf(const char *path)
 {
 	char head[4];

@@ -60,6 +60,13 @@ int cc_compiler_name(const char *name);
  */
 int cc_is_elf(const char *path);
 
+/*
+ * The preprocessing that makes the text the key holds: every included file's text,
+ * macros not expanded (gcc's -fdirectives-only; clang has no such option and its
+ * -frewrite-includes does the same), by the real compiler's name.
+ */
+const char *cc_pp_option(const char *real);
+
 /* Whether a compile's preprocessed text names the time it is compiled at. */
 int cc_text_timed(const char *text, size_t len);
 

@@ -32,15 +32,16 @@
  * only, under a key that names everything its compile read that differs from box
  * to box: the compiler (a program only root may change, by its bytes), the
  * options, the locale, the working directory, the hash of the box's
- * `-E -fdirectives-only` text, and the path and hash of every file that text came
- * from in a place of the box's own (the worker tree, /tmp, …).  On a miss those
- * files are asked for, checked against their hashes and laid out at their paths in
- * a box of the service's (the system read-only, as in every box; nothing of any
- * build but them); the compiler preprocesses there again, and only when its text
- * is the key's does its object count: the real compiler's output for exactly the
- * inputs the key names.  A request can name any key; it cannot choose the bytes
- * stored for it.  A compile that fails there is neither stored nor answered with:
- * the shim compiles itself, so a failure always comes from the box that asked.
+ * `-E -fdirectives-only` text (clang: -frewrite-includes), and the path and hash
+ * of every file that text came from in a place of the box's own (the worker tree,
+ * /tmp, ...).  On a miss those files are asked for, checked against their hashes
+ * and laid out at their paths in a box of the service's (the system read-only, as
+ * in every box; nothing of any build but them); the compiler preprocesses there
+ * again, and only when its text is the key's does its object count: the real
+ * compiler's output for exactly the inputs the key names.  A request can name any
+ * key; it cannot choose the bytes stored for it.  A compile that fails there is
+ * neither stored nor answered with: the shim compiles itself, so a failure always
+ * comes from the box that asked.
  */
 
 #define MAX_CONNECTIONS 64
@@ -548,11 +549,12 @@ static struct runcmd_bind *job_binds(const struct server *s, const struct job *j
  * itself, of the source, with the options as the build gave them.
  */
 static const char compile_script[] =
-	"\"$0\" \"$@\" -E -fdirectives-only -o " CHECK_NAME " 2>/dev/null || exit 97\n"
+	"pp=$1; shift\n"
+	"\"$0\" \"$@\" -E \"$pp\" -o " CHECK_NAME " 2>/dev/null || exit 97\n"
 	"exec \"$0\" \"$@\" -c -o " OUT_NAME "\n";
 
 static int compile_in_box(struct runcmd_result *r, struct conn *c, const struct cc_request *req,
-			  const struct job *j)
+			  const struct job *j, const char *real)
 {
 	const struct server *s = c->srv;
 	const struct cc_serve_opts *o = s->o;
@@ -564,7 +566,8 @@ static int compile_in_box(struct runcmd_result *r, struct conn *c, const struct 
 	size_t i;
 	int err;
 
-	strvec_pushl(&argv, "/bin/sh", "-c", compile_script, req->compiler, NULL);
+	strvec_pushl(&argv, "/bin/sh", "-c", compile_script, req->compiler, cc_pp_option(real),
+		     NULL);
 	for (i = 0; i < req->args.nr; i++)
 		strvec_push(&argv, req->args.v[i]);
 	ro.argv = (const char *const *)argv.v;
@@ -636,7 +639,7 @@ static void fail(struct conn *c, long *counter, const char *fmt, ...)
 
 /* A miss: compile, store, answer; a failure is neither stored nor answered with. */
 static void answer_miss(struct conn *c, const struct cc_request *req, const char *key,
-			struct job *j)
+			struct job *j, const char *real)
 {
 	struct runcmd_result r = RUNCMD_RESULT_INIT;
 	struct stat st;
@@ -647,7 +650,7 @@ static void answer_miss(struct conn *c, const struct cc_request *req, const char
 		fail(c, &c->srv->stats.refused, "%s", why);
 		return;
 	}
-	if (compile_in_box(&r, c, req, j) < 0 || !compiled(&r)) {
+	if (compile_in_box(&r, c, req, j, real) < 0 || !compiled(&r)) {
 		/* the asker may see what its own compile said; it compiles itself now */
 		fail(c, &c->srv->stats.failed,
 		     "the compile failed in the service's box (exit %d): %.*s", r.exit_code,
@@ -796,7 +799,7 @@ static void serve_request(struct conn *c)
 	if (job_open(&j, s) < 0)
 		reply_fallback(c, "the service has no room for the compile");
 	else
-		answer_miss(c, &req, key, &j);
+		answer_miss(c, &req, key, &j, real);
 	land(s, &mine);
 done:
 	job_close(&j);

@@ -183,10 +183,11 @@ done:
 	return fd;
 }
 
-/* The -E -fdirectives-only pass, here in the box: the text into sh->text; 0 or -1. */
+/* The -E pass, here in the box (cc_pp_option()): the text into sh->text; 0 or -1. */
 static int preprocess(struct shim *sh, const char **why)
 {
 	struct strvec av = STRVEC_INIT;
+	char *real = realpath(sh->real, NULL);
 	int status = 0;
 	size_t i;
 	pid_t pid;
@@ -199,7 +200,8 @@ static int preprocess(struct shim *sh, const char **why)
 	strvec_push(&av, sh->real);
 	for (i = 0; i < sh->args.pre.nr; i++)
 		strvec_push(&av, sh->args.pre.v[i]);
-	strvec_pushl(&av, "-E", "-fdirectives-only", NULL);
+	strvec_pushl(&av, "-E", cc_pp_option(real ? real : sh->real), NULL);
+	free(real);
 	pid = fork();
 	if (!pid) {
 		/* its messages are the compile's too: the service's compile says them */

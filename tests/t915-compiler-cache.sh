@@ -29,7 +29,7 @@ serve() { # serve STORE [MAX]: a service for $W, its shims in $W/run/bin
 		${2:+--max "$2"} >"$TMP/serve.out" 2>"$TMP/serve.err" &
 	SERVE_PID=$!
 	i=0
-	while ! grep -q ready "$TMP/serve.out" 2>/dev/null && [ $i -lt 100 ]; do
+	while ! grep -q ready "$TMP/serve.out" 2>/dev/null && [ $i -lt 300 ]; do
 		sleep 0.1; i=$((i + 1))
 	done
 	grep -q ready "$TMP/serve.out"
@@ -88,6 +88,18 @@ for f in main.o util.o main.d util.d; do
 done
 check "the compiler's messages are the direct compile's" cmp -s "$TMP/cached.err" "$TMP/direct.err"
 check "(misleading indentation among them)" grep -q misleading-indentation "$TMP/direct.err"
+if [ -x /usr/bin/clang ]; then
+	for run in miss hit; do
+		make -s clean
+		$CACHED make -s CC=clang CFLAGS="$FLAGS" main.o util.o >/dev/null 2>"$TMP/cached.err"
+	done
+	cp main.o util.o "$TMP/cached/"
+	make -s clean && make -s CC=clang CFLAGS="$FLAGS" main.o util.o >/dev/null 2>"$TMP/direct.err"
+	check "clang: the hit was a hit" test "$(grep -c '^hit' "$TMP/trace")" = 4
+	check "clang: the objects and messages are the direct compile's" \
+		sh -c "cmp -s main.o '$TMP/cached/main.o' && cmp -s util.o '$TMP/cached/util.o' &&
+		       cmp -s '$TMP/cached.err' '$TMP/direct.err'"
+fi
 
 # a compile that fails is never answered from the cache: the box's own compiler says why
 printf 'int broken(void) { return }\n' >bad.c
