@@ -449,7 +449,8 @@ static int receive_file(struct conn *c, struct job *j, const struct cc_file *f, 
 	uint64_t len;
 	int pfd, fd = -1, ret = -1;
 
-	if (cc_read_full(c->fd, num, 8) < 0 ||
+	/* a file is below its place, never the place itself */
+	if (!slash || !slash[1] || cc_read_full(c->fd, num, 8) < 0 ||
 	    (len = cc_get_u64(num)) > CC_MAX_FILES_BYTES - *total)
 		return -1;
 	*total += len;

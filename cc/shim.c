@@ -271,6 +271,7 @@ static int note_file(struct shim *sh, const char *name, size_t len)
 {
 	struct strbuf raw = STRBUF_INIT;
 	char hash[SHA256_HEXSZ + 1], *abs = NULL;
+	struct stat st;
 	size_t i;
 	int fd = -1, ret = -1;
 
@@ -294,8 +295,9 @@ static int note_file(struct shim *sh, const char *name, size_t len)
 		ret = 0;
 		goto done;
 	}
-	fd = open(abs, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || hash_fd(hash, fd) < 0 || !cc_path_plain(abs))
+	fd = open(abs, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || hash_fd(hash, fd) < 0 ||
+	    !cc_path_plain(abs))
 		goto done;
 	cc_request_add_file(&sh->req, hash, abs);
 	ret = 0;
@@ -466,7 +468,7 @@ static char next_tag(struct shim *sh)
 static int take_object(struct shim *sh, const char **why)
 {
 	struct strbuf err = STRBUF_INIT;
-	unsigned char head[8];
+	unsigned char head[9];  /* the hit byte, then a u32 or a u64 */
 	char *out = NULL;
 	uint32_t elen;
 	uint64_t len;
@@ -538,6 +540,10 @@ static int through_service(struct shim *sh)
 		trace(sh, "uncached", why ? why : "no service, or a compiler it does not take");
 		return 0;
 	}
+	if (!cc_path_private(sh->cwd, &sh->roots, &sh->shown)) {
+		trace(sh, "uncached", "the working directory is not a place of the box's own");
+		return 0;
+	}
 	if ((sh->sock = dial(sh)) < 0) {
 		trace(sh, "uncached", "no service");
 		return 0;
@@ -552,12 +558,29 @@ static int through_service(struct shim *sh)
 	return done;
 }
 
+/* Everything the shim holds (but sh->real, which the exec still needs). */
+static void shim_release(struct shim *sh)
+{
+	if (sh->sock >= 0)
+		close(sh->sock);
+	if (sh->text >= 0)
+		close(sh->text);
+	sh->sock = sh->text = -1;
+	cc_args_release(&sh->args);
+	cc_request_release(&sh->req);
+	strvec_clear(&sh->roots);
+	strvec_clear(&sh->shown);
+	free(sh->own_dir);
+	sh->own_dir = NULL;
+}
+
 int cc_shim_main(int argc, char **argv)
 {
 	struct shim sh = { .argc = argc, .argv = argv, .args = CC_ARGS_INIT, .sock = -1,
 			   .text = -1, .roots = STRVEC_INIT, .shown = STRVEC_INIT,
 			   .req = CC_REQUEST_INIT };
 	const char *slash = strrchr(argv[0], '/');
+	int code, done;
 
 	sh.name = slash ? slash + 1 : argv[0];
 	if (!cc_compiler_name(sh.name)) {
@@ -568,17 +591,20 @@ int cc_shim_main(int argc, char **argv)
 	find_real(&sh);
 	if (!sh.real) {
 		fprintf(stderr, "%s: command not found\n", sh.name);
+		free(sh.own_dir);
 		return 127;
 	}
-	if (through_service(&sh))
+	done = through_service(&sh);
+	shim_release(&sh);
+	if (done) {
+		free(sh.real);
 		return 0;
-	if (sh.sock >= 0)
-		close(sh.sock);
-	if (sh.text >= 0)
-		close(sh.text);
+	}
 	/* the real compiler, as asked: its argv[0] the path found, as a shell would give */
 	argv[0] = sh.real;
 	execv(sh.real, argv);
 	fprintf(stderr, "%s: %s\n", sh.real, strerror(errno));
-	return errno == ENOENT ? 127 : 126;
+	code = errno == ENOENT ? 127 : 126;
+	free(sh.real);
+	return code;
 }

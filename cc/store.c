@@ -117,6 +117,7 @@ static void recount_and_trim(struct cc_store *s)
 int cc_store_open(struct cc_store **out, const char *dir, long long max)
 {
 	struct cc_store *s = xcalloc(1, sizeof(*s));
+	struct stat st;
 
 	*out = NULL;
 	s->dir = xstrdup(dir);
@@ -124,11 +125,14 @@ int cc_store_open(struct cc_store **out, const char *dir, long long max)
 	s->tmp = xstrfmt("%s/tmp", dir);
 	s->max = max;
 	pthread_mutex_init(&s->lock, NULL);
-	if (file_mkdir_p(dir, 0700) < 0 || chmod(dir, 0700) < 0 ||
-	    file_remove_tree(s->tmp) < 0 || file_mkdir_p(s->tmp, 0700) < 0 ||
-	    file_mkdir_p(s->entries, 0700) < 0) {
-		if (!*nb_error_last())
-			nb_error_errno(NB_ERROR, "compiler cache: cannot make '%s' private", dir);
+	/* the store's own folder, of this user's, nobody else's to enter */
+	nb_error_clear();
+	if (!file_mkdir_p(dir, 0700) &&
+	    (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	     chmod(dir, 0700) < 0))
+		nb_error_set(NB_ERROR, "not a folder of nextbot's own");
+	if (*nb_error_last() || file_remove_tree(s->tmp) < 0 ||
+	    file_mkdir_p(s->tmp, 0700) < 0 || file_mkdir_p(s->entries, 0700) < 0) {
 		nb_error_prefix("compiler cache store '%s': ", dir);
 		cc_store_free(s);
 		return NB_ERROR;

@@ -515,6 +515,16 @@ static void test_store(void **state)
 		cc_store_free(s);
 		free(path);
 	}
+	/* a folder someone else could write in is no store */
+	if (!geteuid()) {
+		char *theirs = xstrfmt("%s/theirs", tmpdir);
+
+		assert_int_equal(mkdir(theirs, 0700), 0);
+		assert_int_equal(chown(theirs, 65534, 65534), 0);
+		assert_int_equal(cc_store_open(&s, theirs, 10000), NB_ERROR);
+		assert_non_null(strstr(nb_error_last(), "not a folder of nextbot's own"));
+		free(theirs);
+	}
 	free(dir);
 }
 
