@@ -50,8 +50,8 @@ QCC = @echo "  CC      $<";
 QLD = @echo "  LD      $@";
 endif
 
-LIB_SRC := $(sort $(wildcard util/*.c merge/*.c notify/*.c feeds/*.c bot/*.c bot/people/*.c))
-LIB_SRC := $(filter-out bot/main.c,$(LIB_SRC))
+LIB_SRC := $(sort $(wildcard util/*.c merge/*.c notify/*.c feeds/*.c cc/*.c bot/*.c bot/people/*.c))
+LIB_SRC := $(filter-out bot/main.c cc/shim_main.c,$(LIB_SRC))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
@@ -64,7 +64,13 @@ else
 NEXTBOT := nextbot
 endif
 
-all: $(NEXTBOT)
+# nextbot-cc, the compiler cache's shim (cc/), beside nextbot: a compile starts it,
+# so it links nothing but libc
+SHIM := $(dir $(NEXTBOT))nextbot-cc
+SHIM_OBJ := $(addprefix $(BUILD)/,cc/shim_main.o cc/shim.o cc/args.o cc/proto.o \
+	util/sha256.o util/strbuf.o util/strvec.o util/xalloc.o util/error.o)
+
+all: $(NEXTBOT) $(SHIM)
 
 # As git's GIT-CFLAGS: the compiler and flags of the last build, rewritten only
 # when they change, so a changed CC or CFLAGS rebuilds every object.
@@ -94,13 +100,16 @@ $(BUILD)/libnextbot.a: $(LIB_OBJ)
 $(NEXTBOT): $(BUILD)/bot/main.o $(LIB_OBJ)
 	$(QLD)$(CC) $(NB_LDFLAGS) $(LDFLAGS) -o $@ $^ $(NB_LIBS)
 
+$(SHIM): $(SHIM_OBJ)
+	$(QLD)$(CC) $(NB_LDFLAGS) $(LDFLAGS) -o $@ $^
+
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_SUPPORT_OBJ) $(BUILD)/libnextbot.a | testpkgcheck
 	$(QLD)$(CC) $(NB_LDFLAGS) $(LDFLAGS) -o $@ $^ $(NB_LIBS) $(TEST_LIBS)
 
 deps:
 	@scripts/deps
 
-tests: $(NEXTBOT) $(TEST_BIN)
+tests: $(NEXTBOT) $(SHIM) $(TEST_BIN)
 
 # `make check`: every unit test (cmocka, one binary per module) and every scenario
 # test (tests/t*.sh, driving the real binary), side by side (JOBS=N, default the
@@ -139,15 +148,16 @@ fuzz: deps
 style:
 	@scripts/check-style
 
-install: $(NEXTBOT)
+install: $(NEXTBOT) $(SHIM)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(DOCDIR)/configs
 	install -m 755 $(NEXTBOT) $(DESTDIR)$(BINDIR)/nextbot
+	install -m 755 $(SHIM) $(DESTDIR)$(BINDIR)/nextbot-cc
 	install -m 644 man/nextbot.1 $(DESTDIR)$(MANDIR)/man1/nextbot.1
 	install -m 644 man/nextbot.yaml.5 $(DESTDIR)$(MANDIR)/man5/nextbot.yaml.5
 	install -m 644 configs/* $(DESTDIR)$(DOCDIR)/configs/
 
 clean:
-	rm -rf build build-san nextbot
+	rm -rf build build-san nextbot nextbot-cc
 
 .PHONY: all deps tests check unit demo bench fuzz style install clean pkgcheck testpkgcheck FORCE
 .SECONDARY:

@@ -250,6 +250,8 @@ int cli_main(int argc, char **argv)
 	}
 	if (!strcmp(argv[i], "worker-checkout"))
 		return cmd_worker_checkout(&ctx, argc - i, argv + i);
+	if (!strcmp(argv[i], "cc-serve"))
+		return cmd_cc_serve(&ctx, argc - i, argv + i);
 	if (!(cmd = find(argv[i])))
 		return usage_error("'%s' is not a nextbot command", argv[i]);
 	if (wants_help(argc - i, argv + i)) {

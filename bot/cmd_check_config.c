@@ -113,6 +113,12 @@ static void print_sandbox(FILE *out, const struct config *cfg)
 	strbuf_reset(&sb);
 	fprintf(out, "cgroups: %s", cgroup_kind_name(cgroup_available(&sb)));
 	fprintf(out, " (%s)\n", sb.buf);
+	strbuf_reset(&sb);
+	if (cfg->runner.cache.on) {
+		size_format(&sb, cfg->runner.cache.max);
+		fprintf(out, "compiler cache: ccache in %s, at most %s\n", cfg->runner.cache.dir,
+			sb.buf);
+	}
 	strbuf_release(&sb);
 }
 
@@ -136,6 +142,14 @@ static void jsandbox(json_object *x, const struct config *cfg)
 	json_object_object_add(l, "file_size",
 			       json_object_new_int64(cfg->runner.limits.file_size));
 	json_object_object_add(x, "limits", l);
+	if (cfg->runner.cache.on) {
+		json_object *c = json_object_new_object();
+
+		json_object_object_add(c, "kind", json_object_new_string("ccache"));
+		json_object_object_add(c, "dir", json_object_new_string(cfg->runner.cache.dir));
+		json_object_object_add(c, "max", json_object_new_int64(cfg->runner.cache.max));
+		json_object_object_add(x, "cache", c);
+	}
 }
 
 /*

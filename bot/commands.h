@@ -35,5 +35,7 @@ int cmd_maintainers(const struct cli_ctx *ctx, int argc, char **argv);
 int cmd_reviews(const struct cli_ctx *ctx, int argc, char **argv);
 /* Not in the help: run by nextbot itself, as the runner user (bot/cmd_worker.c). */
 int cmd_worker_checkout(const struct cli_ctx *ctx, int argc, char **argv);
+/* Not in the help: the compile service a night starts (bot/cmd_cc.c). */
+int cmd_cc_serve(const struct cli_ctx *ctx, int argc, char **argv);
 
 #endif

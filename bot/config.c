@@ -744,6 +744,64 @@ static int load_limits(struct loader *ld, const struct ynode *n)
 	return ret;
 }
 
+/*
+ * runner.cache: {kind: ccache, dir, max}.  The store must be out of every build's
+ * reach, which only the sandbox gives; and the service's socket is on this host.
+ */
+static int load_cache(struct loader *ld, const struct ynode *n)
+{
+	static const char *const keys[] = { "kind", "dir", "max", NULL };
+	static const char *const kinds[] = { "ccache", NULL };
+	struct config *cfg = ld->cfg;
+	int kind = -1, ret;
+	size_t old;
+
+	if (ynode_is_null(n))
+		return 0;
+	if ((ret = yread_map_check(&ld->r, n, "cache", keys)) < 0)
+		return ret;
+	old = yread_kp_push(&ld->r, "cache");
+	if ((ret = yread_enum(&ld->r, n, "kind", kinds, &kind)) < 0 ||
+	    (ret = yread_str(&ld->r, n, "dir", &cfg->runner.cache.dir, 0)) < 0 ||
+	    (ret = abs_path(ld, n, "dir", &cfg->runner.cache.dir)) < 0 ||
+	    (ret = get_size(ld, n, "max", &cfg->runner.cache.max)) < 0)
+		goto done;
+	if (kind < 0) {
+		ret = yread_err(&ld->r, n, "kind", "missing (required): ccache");
+		goto done;
+	}
+	cfg->runner.cache.on = 1;
+	cfg->runner.cache.kind = (enum config_cache_kind)kind;
+	if (!cfg->runner.cache.dir)
+		cfg->runner.cache.dir = xstrfmt("%s/ccache", cfg->workdir);
+	if (!cfg->runner.cache.max)
+		cfg->runner.cache.max = 5LL << 30;
+	if (cfg->runner.cache.max < (1LL << 20))
+		ret = yread_err(&ld->r, ynode_get(n, "max"), "max", "must be at least 1M");
+done:
+	yread_kp_pop(&ld->r, old);
+	return ret;
+}
+
+/* The cache needs the box (nothing else keeps builds from its store) and this host. */
+static int check_cache(struct loader *ld, const struct ynode *n)
+{
+	const struct ynode *at = ynode_get(n, "cache");
+	struct config *cfg = ld->cfg;
+
+	if (!cfg->runner.cache.on)
+		return 0;
+	if (cfg->runner.sandbox != CONFIG_SANDBOX_BWRAP)
+		return yread_err(&ld->r, at, "cache",
+				 "needs runner.sandbox: bwrap: without the sandbox nothing keeps "
+				 "a build from writing what another build's compile reads");
+	if (cfg->runner.kind != CONFIG_RUNNER_LOCAL)
+		return yread_err(&ld->r, at, "cache",
+				 "needs runner.kind: local: the compile service listens on a "
+				 "socket of this host, which a cluster's nodes cannot reach");
+	return 0;
+}
+
 /* The runner user: it must exist here and must not be root (it runs strangers' code). */
 static int check_runner_user(struct loader *ld, const struct ynode *n)
 {
@@ -792,7 +850,7 @@ static int load_runner(struct loader *ld, const struct ynode *root)
 {
 	static const char *const keys[] = { "kind",    "user",    "partition", "srun_args",
 					    "max_jobs", "sandbox", "network",  "limits",
-					    "read_only", "min_free", NULL };
+					    "read_only", "min_free", "cache", NULL };
 	static const char *const kinds[] = { "local", "slurm", NULL };
 	static const char *const sandboxes[] = { "bwrap", "none", NULL };
 	const struct ynode *n = ynode_get(root, "runner"), *v;
@@ -815,7 +873,8 @@ static int load_runner(struct loader *ld, const struct ynode *root)
 		  (ret = yread_bool(&ld->r, n, "network", &cfg->runner.network)) < 0 ||
 		  (ret = get_paths(ld, n, "read_only", &cfg->runner.read_only)) < 0 ||
 		  (ret = get_size(ld, n, "min_free", &cfg->runner.min_free)) < 0 ||
-		  ((v = ynode_get(n, "limits")) && (ret = load_limits(ld, v)) < 0)))
+		  ((v = ynode_get(n, "limits")) && (ret = load_limits(ld, v)) < 0) ||
+		  ((v = ynode_get(n, "cache")) && (ret = load_cache(ld, v)) < 0)))
 		goto done;
 	cfg->runner.kind = (enum config_runner_kind)kind;
 	if ((ret = check_runner_user(ld, n ? n : root)) < 0)
@@ -835,6 +894,7 @@ static int load_runner(struct loader *ld, const struct ynode *root)
 		free(cfg->runner.bwrap);
 		cfg->runner.bwrap = NULL;
 	}
+	ret = n ? check_cache(ld, n) : 0;
 done:
 	yread_kp_pop(&ld->r, old);
 	return ret;
@@ -1479,6 +1539,7 @@ void config_free(struct config *cfg)
 	free(cfg->runner.user);
 	free(cfg->runner.partition);
 	free(cfg->runner.bwrap);
+	free(cfg->runner.cache.dir);
 	strvec_clear(&cfg->runner.srun_args);
 	strvec_clear(&cfg->runner.read_only);
 	free(cfg->git.token_env);

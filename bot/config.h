@@ -30,6 +30,11 @@ enum config_sandbox {
 	CONFIG_SANDBOX_NONE,      /* an explicit choice; check-config warns about it */
 };
 
+/* runner.cache.kind: only ccache (a compile service of nextbot's, cc/cc.h) for now. */
+enum config_cache_kind {
+	CONFIG_CACHE_CCACHE = 0,
+};
+
 enum config_tls {
 	CONFIG_TLS_NONE = 0,
 	CONFIG_TLS_STARTTLS, /* required: no plain fallback */
@@ -145,6 +150,13 @@ struct config {
 		/* free space below which nextbot reclaims its workers before it calls a
 		   full disk an infrastructure problem; default 256 MiB */
 		long long min_free;
+		/* runner.cache: the compiler cache (cc/cc.h); off unless given */
+		struct {
+			int on;
+			enum config_cache_kind kind;
+			char *dir;          /* absolute; default <workdir>/ccache */
+			long long max;      /* bytes; default 5 GiB */
+		} cache;
 		struct {
 			long long memory;   /* bytes for all of a command's processes;
 					       default 3/4 of the host's RAM */

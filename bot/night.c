@@ -1176,12 +1176,14 @@ int night_run(const struct config *cfg, const struct night_opts *opts)
 		return EXIT_FAILED;
 	}
 	begin(&n, cfg, opts, &st);
+	night_cc_start(&n);
 	log_info("night %s: %zu trees", opts->date, cfg->trees_nr);
 	metrics_reset();
 	n.phase.total = metrics_clock();
 	error = night(&n);
 	n.phase.total = metrics_clock() - n.phase.total;
 	log_progress_done();
+	night_cc_stop(&n);
 	if (error < 0) {
 		bot_error(opts->date);
 		code = EXIT_FAILED;

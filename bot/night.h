@@ -18,6 +18,8 @@
 #include "merge/repo.h"
 #include "util/slurm.h"
 
+struct cc_service;
+
 struct night_opts {
 	const char *date;  /* YYYY-MM-DD */
 	int no_notify;     /* record flags, queue no notice */
@@ -123,7 +125,16 @@ struct night {
 	struct strvec resolved;     /* flag ids resolved tonight */
 	struct strvec gone_conflicts; /* "tree/other" conflicts of last night gone tonight */
 	struct strvec compilers;    /* command name, its compiler's --version line ("": none) */
+	struct cc_service *cc;      /* runner.cache: the compile service, while it runs */
 };
+
+/*
+ * night_cc.c: the compiler cache (runner.cache) for the night's commands: its
+ * service started (n->cc; a failure is logged and the night builds without it)
+ * and stopped, its counts logged.  The box of opts() then carries its shims.
+ */
+void night_cc_start(struct night *n);
+void night_cc_stop(struct night *n);
 
 /* The whole night; returns a cli exit code (0 done, 1 the bot failed). */
 int night_run(const struct config *cfg, const struct night_opts *opts);

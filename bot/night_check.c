@@ -8,6 +8,7 @@
 
 #include "bot/botutil.h"
 #include "bot/night.h"
+#include "cc/cc.h"
 #include "merge/check.h"
 #include "merge/culprit.h"
 #include "merge/excerpt.h"
@@ -261,6 +262,7 @@ static void opts(struct night *n, struct culprit_opts *o, const struct night_cel
 		n->box_hide[0] = n->cfg->workdir;
 		n->box_hide[1] = n->config_abs;
 		n->box_hide[2] = NULL;
+		cc_service_box(n->cc, &n->box);
 		o->box = &n->box;
 	}
 	if (n->cfg->runner.kind == CONFIG_RUNNER_SLURM) {
@@ -330,6 +332,7 @@ int night_check_trial(struct check_result *out, const struct config *cfg, const 
 				     command);
 		goto done;
 	}
+	night_cc_start(&n);
 	opts(&n, &o, cell);
 	o.cache_dir = NULL; /* someone's branch: nothing read from or added to the cache */
 	if (!with_tests) {
@@ -341,6 +344,7 @@ int night_check_trial(struct check_result *out, const struct config *cfg, const 
 	job = (struct check_job){ .o = &o, .commit = *commit, .with_builds = 1,
 				  .with_tests = with_tests, .clean = 1, .tree = tree };
 	error = check_commit(out, &job);
+	night_cc_stop(&n);
 done:
 	night_cells_release(&n);
 	free(n.runs_dir);

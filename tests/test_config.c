@@ -619,6 +619,49 @@ static void test_runner_sandbox(void **state)
 	config_free(cfg);
 }
 
+/* runner.cache: the compiler cache's key, its defaults, and what it refuses at load. */
+static void test_runner_cache(void **state)
+{
+	struct config *cfg;
+	char *dir;
+
+	cfg = load_ok(BASE);
+	assert_int_equal(cfg->runner.cache.on, 0);
+	config_free(cfg);
+	if (access("/usr/bin/bwrap", X_OK))
+		skip();
+	cfg = load_ok(BASE "runner: {cache: {kind: ccache}}\n");
+	dir = xstrfmt("%s/state/ccache", tmpdir);
+	assert_int_equal(cfg->runner.cache.on, 1);
+	assert_int_equal(cfg->runner.cache.kind, CONFIG_CACHE_CCACHE);
+	assert_string_equal(cfg->runner.cache.dir, dir);
+	assert_true(cfg->runner.cache.max == 5LL << 30);
+	config_free(cfg);
+	free(dir);
+	cfg = load_ok(BASE "runner:\n  cache: {kind: ccache, dir: cc-store, max: 2G}\n");
+	dir = xstrfmt("%s/cc-store", tmpdir);
+	assert_string_equal(cfg->runner.cache.dir, dir);
+	assert_true(cfg->runner.cache.max == 2LL << 30);
+	config_free(cfg);
+	free(dir);
+	cfg = load_ok(BASE "runner: {cache: null}\n");
+	assert_int_equal(cfg->runner.cache.on, 0);
+	config_free(cfg);
+
+	load_bad(BASE "runner: {cache: {kind: sccache}}\n", 2, "runner.cache.kind", "ccache");
+	load_bad(BASE "runner:\n  cache:\n    dir: /x\n", 4, "runner.cache.kind", "missing");
+	load_bad(BASE "runner: {cache: {kind: ccache, size: 1G}}\n", 2, "runner.cache.size",
+		 "unknown key");
+	load_bad(BASE "runner: {cache: {kind: ccache, max: 1K}}\n", 2, "runner.cache.max",
+		 "at least 1M");
+	load_bad(BASE "runner: {cache: {kind: ccache, max: lots}}\n", 2, "runner.cache.max",
+		 "size");
+	load_bad(BASE "runner:\n  sandbox: none\n  cache: {kind: ccache}\n", 4, "runner.cache",
+		 "runner.sandbox: bwrap");
+	load_bad(BASE "runner:\n  kind: slurm\n  cache: {kind: ccache}\n", 4, "runner.cache",
+		 "runner.kind: local");
+}
+
 static void test_missing_file(void **state)
 {
 	struct config *cfg;
@@ -696,6 +739,7 @@ int main(void)
 		cmocka_unit_test(test_matrix_errors),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_runner_sandbox),
+		cmocka_unit_test(test_runner_cache),
 		cmocka_unit_test(test_missing_file),
 	};
 

@@ -827,6 +827,61 @@ static void test_box_status(void **state)
 	runcmd_result_release(&res);
 }
 
+/*
+ * What the compiler cache adds to a box: a folder bound read-only at a place of
+ * its own and first on PATH (a command finds its programs before the system's),
+ * and a scratch folder bound writable at a working directory that only exists
+ * inside (in a hidden folder, as a compile's in the service's box).
+ */
+static void test_box_binds_and_path(void **state)
+{
+	struct runcmd_result res = RUNCMD_RESULT_INIT;
+	struct runcmd_opts o = RUNCMD_OPTS_INIT;
+	struct runcmd_box box = { .bwrap = bwrap_path() };
+	char *shims = xstrfmt("%s/shims", tmpdir), *scratch = xstrfmt("%s/scratch", tmpdir);
+	char *hidden = xstrfmt("%s/hidden", tmpdir), *cwd = xstrfmt("%s/hidden/w/tree", tmpdir);
+	char *prog = xstrfmt("%s/cc", shims), *written = xstrfmt("%s/w", scratch);
+	struct runcmd_bind binds[3] = { { shims, "/run/nb-shims", 0 }, { scratch, cwd, 1 },
+					{ NULL, NULL, 0 } };
+	const char *hide[] = { hidden, NULL };
+	const char *env[] = { "PATH=/usr/bin:/bin", NULL };
+
+	if (!box.bwrap) {
+		free(shims), free(scratch), free(hidden), free(cwd), free(prog), free(written);
+		skip();
+	}
+	assert_int_equal(chmod(tmpdir, 0711), 0);
+	assert_int_equal(file_mkdir_p(shims, 0755), 0);
+	assert_int_equal(file_mkdir_p(scratch, 0777), 0);
+	assert_int_equal(file_mkdir_p(hidden, 0700), 0);
+	assert_int_equal(file_write_atomic_mode(prog, "#!/bin/sh\necho shim $0\n", 23, 0755), 0);
+	box.binds = binds;
+	box.hide = hide;
+	box.path_first = "/run/nb-shims";
+	box.cwd_in_box = 1;
+	o.box = &box;
+	o.cwd = cwd;
+	o.env = env;
+	o.user = "nobody";
+	o.shell = "cc; echo PATH=$PATH; pwd; echo x > w && echo W=ok;"
+		  "touch /run/nb-shims/x 2>/dev/null && echo SHIMS-WRITTEN; true";
+	assert_int_equal(runcmd_run(&res, &o), 0);
+	if (res.exit_code != 0 || res.box_failed)
+		fail_msg("boxed command failed (%d): %s", res.exit_code, res.output.buf);
+	assert_non_null(strstr(res.output.buf, "shim /run/nb-shims/cc\n"));
+	assert_non_null(strstr(res.output.buf, "PATH=/run/nb-shims:/usr/bin:/bin\n"));
+	assert_non_null(strstr(res.output.buf, cwd));
+	assert_non_null(strstr(res.output.buf, "W=ok"));
+	assert_null(strstr(res.output.buf, "SHIMS-WRITTEN"));
+	assert_true(file_exists(written));
+	assert_false(file_is_dir(cwd));  /* the place was the box's only */
+	/* without cwd_in_box a working directory the host lacks is an error, as before */
+	box.cwd_in_box = 0;
+	assert_int_equal(runcmd_run(&res, &o), NB_ENOTFOUND);
+	free(shims), free(scratch), free(hidden), free(cwd), free(prog), free(written);
+	runcmd_result_release(&res);
+}
+
 static int stop_after(void *data)
 {
 	return --*(int *)data <= 0;
@@ -901,6 +956,7 @@ int main(void)
 		T(test_bad_opts),
 		T(test_box_sees_only_its_worker),
 		T(test_box_status),
+		T(test_box_binds_and_path),
 		T(test_stop),
 		T(test_memory_limit_named),
 		T(test_fork_bomb_named),

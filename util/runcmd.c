@@ -611,6 +611,21 @@ static void env_set(struct strvec *env, const char *entry)
 	strvec_push(env, entry);
 }
 
+/* PATH=first:<PATH as it is> (a command's own env: PATH included). */
+static void path_prepend(struct strvec *env, const char *first)
+{
+	const char *path = "/usr/local/bin:/usr/bin:/bin";
+	char *s;
+	size_t i;
+
+	for (i = 0; i < env->nr; i++)
+		if (!strncmp(env->v[i], "PATH=", 5))
+			path = env->v[i] + 5;
+	s = xstrfmt("PATH=%s%s%s", first, *path ? ":" : "", path);
+	env_set(env, s);
+	free(s);
+}
+
 static void build_env(struct strvec *env, const struct runcmd_opts *o, const struct passwd *pw)
 {
 	char **e;
@@ -864,7 +879,10 @@ static int prepare(struct prepared *p, const struct runcmd_opts *o, struct passw
 	if (o->fn && (!o->argv || o->box || (is_root && o->user)))
 		return nb_error_set(NB_EINVALID, "runcmd: a function child needs argv, no box "
 				    "and no user switch");
-	if (o->cwd && stat(o->cwd, &st) < 0)
+	/* a place inside the box only: bwrap enters it, or says why not */
+	if (o->box && o->box->cwd_in_box)
+		st.st_mode = S_IFDIR;
+	else if (o->cwd && stat(o->cwd, &st) < 0)
 		return nb_error_errno(NB_ENOTFOUND, "cannot use working directory '%s'", o->cwd);
 	if (o->cwd && !S_ISDIR(st.st_mode))
 		return nb_error_set(NB_EINVALID, "working directory '%s' is not a directory",
@@ -1092,6 +1110,11 @@ void runcmd_limit_describe(struct strbuf *sb, const struct runcmd_result *r)
 /* Places of the host that hold other users' and services' things: never in a box. */
 static const char *const box_private[] = { "/tmp", "/var/tmp", "/run", "/home", "/root", NULL };
 
+const char *const *runcmd_box_private(void)
+{
+	return box_private;
+}
+
 /* Hides `path`: an empty folder over a folder, an empty file over anything else. */
 static void box_hide(struct strvec *av, const char *path)
 {
@@ -1124,6 +1147,9 @@ void runcmd_box_argv(struct strvec *av, const struct runcmd_box *b, const char *
 		strvec_pushl(av, "--ro-bind", b->read_only[i], b->read_only[i], NULL);
 	for (i = 0; b->writable && b->writable[i]; i++)
 		strvec_pushl(av, "--bind", b->writable[i], b->writable[i], NULL);
+	for (i = 0; b->binds && b->binds[i].at; i++)
+		strvec_pushl(av, b->binds[i].writable ? "--bind" : "--ro-bind", b->binds[i].host,
+			     b->binds[i].at, NULL);
 	if (status_fd >= 0) {
 		strvec_push(av, "--json-status-fd");
 		strvec_pushf(av, "%d", status_fd);
@@ -1163,6 +1189,8 @@ static int run(struct runcmd_result *out, const struct runcmd_opts *o, struct st
 	if (o->box) {
 		/* the box has a /tmp of its own: the host's TMPDIR means nothing in it */
 		env_set(&env, "TMPDIR=/tmp");
+		if (o->box->path_first)
+			path_prepend(&env, o->box->path_first);
 		p.envp = env.v;
 		runcmd_box_argv(&box, o->box, o->cwd, BOX_STATUS_FD, p.argv);
 		p.argv = box.v;

@@ -49,7 +49,25 @@ struct runcmd_box {
 	const char *const *hide;
 	const char *const *read_only;
 	const char *const *writable;
+	/* then these, each at a place of its own inside (the compiler cache's folder;
+	   a compile's scratch at its working directory); ended by one with `at` NULL */
+	const struct runcmd_bind *binds;
+	/* a folder inside, put first on the command's PATH (the compiler cache's shims) */
+	const char *path_first;
+	/* runcmd_opts.cwd is a place inside the box only (a bind's): not looked for on
+	   the host */
+	int cwd_in_box;
 };
+
+/* A bind of `host` at `at` inside the box, read-only unless `writable`. */
+struct runcmd_bind {
+	const char *host;
+	const char *at;
+	int writable;
+};
+
+/* The host's places every box replaces with empty ones of its own (/tmp, /home, …). */
+const char *const *runcmd_box_private(void);
 
 struct runcmd_opts {
 	/* Exactly one of argv (execvp'd, no shell) and shell ("/bin/sh -c shell"). */

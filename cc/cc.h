@@ -1,0 +1,97 @@
+/*
+ * The compiler cache (runner.cache): a compile service nextbot runs outside the
+ * box for a night, and the shims a build's own Makefile reaches through PATH.
+ * The one door of cc/ for bot/; its insides are cc/cc_int.h.
+ */
+#ifndef CC_CC_H
+#define CC_CC_H
+
+#include <signal.h>
+#include "util/runcmd.h"
+
+/* What a service did: the night's log line and metrics. */
+struct cc_stats {
+	long requests;   /* requests of shims */
+	long hits;       /* answered from the store, nothing run */
+	long compiled;   /* compiled in the service's box and stored */
+	long failed;     /* the compile failed there: the shim compiled itself */
+	long refused;    /* not a request the cache takes (the shim compiled itself) */
+	long long bytes; /* the store's size at the end */
+};
+
+/* How a service is set up; every string is borrowed for the call. */
+struct cc_service_opts {
+	const char *exe;       /* nextbot, started as `exe cc-serve …` */
+	const char *shim;      /* the nextbot-cc program (NULL: beside `exe`) */
+	const char *run_dir;   /* made afresh: the shims (bin/) and the socket (sock); the
+				  runner user must reach it: it is bound into every box */
+	const char *jobs_dir;  /* made afresh: the scratch folders of compiles */
+	const char *store;     /* the entries: private, never in a box */
+	long long max;         /* bytes the store may hold */
+	const char *user;      /* as root: whom compiles run as (runner.user) */
+	const char *bwrap;
+	const char *const *shown; /* runner.read_only: shown in the compiles' box too */
+	const char *const *hide;  /* hidden from the compiles (the workdir, the config, the
+				     store); with the box's own private places, where a
+				     compile's working directory may be */
+	struct runcmd_limits limits;
+	double timeout;        /* one compile's (0: 30 minutes) */
+};
+
+/* Where the shims' folder is inside a box, and the shims' folder in it. */
+#define CC_BOX_DIR "/run/nextbot-cc"
+#define CC_BOX_BIN CC_BOX_DIR "/bin"
+
+struct cc_service;
+
+/*
+ * Starts the service (a `nextbot cc-serve` child that dies with this process) and
+ * returns once it listens.  On failure (recorded) *out is NULL and builds simply
+ * run without the cache.
+ */
+int cc_service_start(struct cc_service **out, const struct cc_service_opts *o);
+
+/*
+ * Adds what a box needs for the cache to `box`: the shims' folder bound read-only
+ * at CC_BOX_DIR and first on PATH, and an empty folder over the store (wherever
+ * runner.cache.dir is, no build sees it).  Nothing when s is NULL.  What it points
+ * to lives as long as `s`.
+ */
+void cc_service_box(const struct cc_service *s, struct runcmd_box *box);
+
+/* Stops the service (its compiles under way are killed) and frees `s`; NULL: no-op. */
+void cc_service_stop(struct cc_service *s, struct cc_stats *stats);
+
+/* `nextbot cc-serve`'s options (the service process; see bot/cmd_cc.c). */
+struct cc_serve_opts {
+	const char *store, *jobs;
+	long long max;
+	const char *user, *bwrap;
+	const char *const *shown, *const *hide;
+	struct runcmd_limits limits;
+	double timeout;
+	volatile sig_atomic_t *stopping; /* set by SIGTERM: stop taking, kill compiles */
+	void (*ready)(void *data);       /* called once it serves */
+	void *ready_data;
+};
+
+/*
+ * Makes `run_dir` afresh: bin/ with a copy of `shim` and a link to it for each
+ * compiler name found in `path`'s folders, the list of the box's own places the
+ * shims read, and the socket `sock` listening (the runner user's, o->user, as
+ * root).  Returns the socket, or < 0 (recorded).
+ */
+int cc_run_dir_make(const char *run_dir, const char *shim, const char *path,
+		    const struct cc_serve_opts *o);
+
+/*
+ * Serves on `listen_fd` until *o->stopping, then waits (30 s at most) for the
+ * connections still open; `out` gets the counts.  Returns 0, or < 0 (recorded) when
+ * it could not start.
+ */
+int cc_serve_run(struct cc_stats *out, int listen_fd, const struct cc_serve_opts *o);
+
+/* The shim's whole program (nextbot-cc, under a compiler's name); its exit code. */
+int cc_shim_main(int argc, char **argv);
+
+#endif
