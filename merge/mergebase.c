@@ -18,7 +18,9 @@
 #define PARENT2 (1u << 1)
 #define STALE (1u << 2)
 #define RESULT (1u << 3)
-#define ALL_FLAGS (PARENT1 | PARENT2 | STALE | RESULT)
+#define SEEN (1u << 4)
+#define UNINTERESTING (1u << 5)
+#define ALL_FLAGS (PARENT1 | PARENT2 | STALE | RESULT | SEEN | UNINTERESTING)
 
 #define GRAPH_PARENT_NONE 0x70000000u
 #define GRAPH_EXTRA_EDGES 0x80000000u
@@ -607,5 +609,66 @@ int mbgraph_merge_bases(struct mb_commit ***out, size_t *out_nr, struct mbgraph 
 	free(found);
 	*out = g->result;
 	*out_nr = err ? 0 : g->result_nr;
+	return err;
+}
+
+static int queue_all_uninteresting(const struct queue *q)
+{
+	size_t i;
+
+	for (i = 0; i < q->nr; i++)
+		if (!(q->v[i].c->flags & UNINTERESTING))
+			return 0;
+	return 1;
+}
+
+int mbgraph_walk_range(struct mbgraph *g, struct mb_commit *tip, struct mb_commit **hide,
+		       size_t hide_nr, size_t max,
+		       int (*fn)(const git_oid *commit, const git_oid *tree,
+				 const git_oid *parent_tree, void *data),
+		       void *data)
+{
+	struct queue q = { NULL, 0, 0, 0 };
+	size_t i, visited = 0;
+	int err = 0;
+
+	for (i = 0; i < hide_nr; i++) {
+		if ((err = parse(g, hide[i])) < 0)
+			goto done;
+		set_flags(g, hide[i], SEEN | UNINTERESTING);
+		queue_put(&q, hide[i]);
+	}
+	if ((err = parse(g, tip)) < 0)
+		goto done;
+	if (!(tip->flags & SEEN)) {
+		set_flags(g, tip, SEEN);
+		queue_put(&q, tip);
+	}
+	while (q.nr && !queue_all_uninteresting(&q)) {
+		struct mb_commit *c = queue_get(&q);
+		unsigned int flags = c->flags & UNINTERESTING;
+
+		for (i = 0; i < c->nparents; i++) {
+			struct mb_commit *p = c->parents[i];
+
+			if ((err = parse(g, p)) < 0)
+				goto done;
+			if (flags && !(p->flags & UNINTERESTING))
+				set_flags(g, p, UNINTERESTING);
+			if (!(p->flags & SEEN)) {
+				set_flags(g, p, SEEN);
+				queue_put(&q, p);
+			}
+		}
+		if (flags || c->is_virtual)
+			continue;
+		if (max && ++visited > max)
+			break;
+		if (fn(&c->oid, &c->tree, c->nparents == 1 ? &c->parents[0]->tree : NULL, data))
+			break;
+	}
+done:
+	clear_flags(g);
+	free(q.v);
 	return err;
 }

@@ -41,6 +41,19 @@ const git_oid *mbgraph_id(const struct mb_commit *c);
 int mbgraph_merge_bases(struct mb_commit ***out, size_t *out_nr, struct mbgraph *g,
 			struct mb_commit *one, struct mb_commit *two, size_t max_walk);
 
+/*
+ * Calls `fn` on each commit reachable from `tip` and from none of `hide`, newest
+ * committer date first (git log's order), until `fn` returns non-zero or `max`
+ * commits were visited.  `fn` gets the commit, its tree, its first parent's tree
+ * (NULL for a root or a merge: merges are reported with parent_tree NULL too).
+ * 0 or NB_ERROR.
+ */
+int mbgraph_walk_range(struct mbgraph *g, struct mb_commit *tip, struct mb_commit **hide,
+		       size_t hide_nr, size_t max,
+		       int (*fn)(const git_oid *commit, const git_oid *tree,
+				 const git_oid *parent_tree, void *data),
+		       void *data);
+
 /* Commits read so far (read from the commit-graph file / parsed by libgit2). */
 void mbgraph_stats(const struct mbgraph *g, size_t *from_graph, size_t *parsed);
 
