@@ -705,8 +705,8 @@ void ort_rename_detect(struct ort_pairs *q, struct ort_rename_input *in)
 	rename_count = find_exact_renames(&d);
 	remove_unneeded_sources(&d, NULL);
 	initialize_dir_rename_info(&d);
-	rename_count += find_basename_matches(&d, ORT_DEFAULT_RENAME_SCORE +
-						      (ORT_MAX_SCORE - ORT_DEFAULT_RENAME_SCORE) / 2);
+	/* git's basename factor: half way from the rename score to an exact match */
+	rename_count += find_basename_matches(&d, (ORT_DEFAULT_RENAME_SCORE + ORT_MAX_SCORE) / 2);
 	remove_unneeded_sources(&d, in->relevant_sources);
 	handle_early_known_dir_renames(&d);
 	num_destinations = d.dst_nr - (size_t)rename_count;

@@ -42,8 +42,8 @@ int rerere_git_conflict(struct rerere_git_conflict *out, git_repository *repo,
  * merged tree in `out_tree` when every conflicting file is a content conflict all
  * of whose hunks have a recorded resolution (the merge's tree with those files
  * resolved, its other paths as the merge left them); NB_ECONFLICT otherwise (or
- * NB_ERROR when a blob or tree cannot be written).  `matched[i]` / `total[i]` (arrays of c->nr, may be NULL) get the
- * hunks with a record / all hunks of file i.
+ * NB_ERROR when a blob or tree cannot be written).  `matched[i]` / `total[i]`
+ * (arrays of c->nr, may be NULL) get the hunks with a record / all hunks of file i.
  */
 int rerere_git_resolve(git_oid *out_tree, size_t *matched, size_t *total,
 		       git_repository *repo, struct rerere_git_conflict *c,
