@@ -281,8 +281,8 @@ static long myers_split(const unsigned *ha1, long off1, long lim1, const unsigne
 				i1 = kvdf[d];
 				i2 = i1 - d;
 				v = (i1 - off1) + (i2 - off2) - dd;
-				if (v > K_HEUR * ec && v > best && off1 + SNAKE_CNT <= i1 && i1 < lim1 &&
-				    off2 + SNAKE_CNT <= i2 && i2 < lim2) {
+				if (v > K_HEUR * ec && v > best && off1 + SNAKE_CNT <= i1 &&
+				    i1 < lim1 && off2 + SNAKE_CNT <= i2 && i2 < lim2) {
 					for (k = 1; ha1[i1 - k] == ha2[i2 - k]; k++)
 						if (k == SNAKE_CNT) {
 							best = v;

@@ -128,8 +128,9 @@ static void span_add(struct ort_span **tab, size_t *cap, size_t *nr, unsigned in
 		for (i = 0; i < oldcap; i++) {
 			if (!old[i].cnt)
 				continue;
-			for (j = old[i].hashval & (*cap - 1); (*tab)[j].cnt; j = (j + 1) & (*cap - 1))
-				;
+			j = old[i].hashval & (*cap - 1);
+			while ((*tab)[j].cnt)
+				j = (j + 1) & (*cap - 1);
 			(*tab)[j] = old[i];
 		}
 		free(old);
@@ -453,12 +454,13 @@ static int find_basename_matches(struct detect *d, int minimum_score)
 	gitmap_init(&sources, a);
 	gitmap_init(&dests, a);
 	for (i = 0; i < d->src_nr; i++) {
-		struct gitmap_entry *e = gitmap_get(&sources, base_name(d->src[i].p->one->path));
+		const char *base = base_name(d->src[i].p->one->path);
+		struct gitmap_entry *e = gitmap_get(&sources, base);
 
 		if (e)
 			e->num = -1;
 		else
-			gitmap_put(&sources, base_name(d->src[i].p->one->path), 0)->num = (intptr_t)i;
+			gitmap_put(&sources, base, 0)->num = (intptr_t)i;
 	}
 	for (i = 0; i < d->dst_nr; i++) {
 		struct gitmap_entry *e;
