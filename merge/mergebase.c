@@ -30,6 +30,7 @@ struct mb_commit {
 	git_oid oid;
 	git_oid tree;
 	int64_t date;
+	uint32_t gen;           /* topological level (1 for a root); 0: not known yet */
 	struct mb_commit **parents;
 	unsigned int nparents;
 	unsigned int flags;
@@ -268,6 +269,7 @@ static int parse_from_graph(struct mbgraph *g, struct mb_commit *c, uint32_t pos
 	uint32_t p1 = be32(d + GIT_OID_RAWSZ), p2 = be32(d + GIT_OID_RAWSZ + 4);
 
 	git_oid_fromraw(&c->tree, d);
+	c->gen = be32(d + GIT_OID_RAWSZ + 8) >> 2;
 	c->date = (int64_t)((uint64_t)(be32(d + GIT_OID_RAWSZ + 8) & 0x3) << 32 |
 			    be32(d + GIT_OID_RAWSZ + 12));
 	if (p1 != GRAPH_PARENT_NONE && graph_parent(g, c, p1) < 0)
@@ -671,4 +673,93 @@ done:
 	clear_flags(g);
 	free(q.v);
 	return err;
+}
+
+/* The commit's topological level: the graph's, or 1 + its parents' highest. */
+static int generation(struct mbgraph *g, struct mb_commit *c, uint32_t *out)
+{
+	struct mb_commit **stack = NULL;
+	size_t nr = 0, alloc = 0, i;
+	int err = 0;
+
+	ALLOC_GROW(stack, nr + 1, alloc);
+	stack[nr++] = c;
+	while (nr) {
+		struct mb_commit *top = stack[nr - 1];
+		uint32_t max = 0;
+		int pending = 0;
+
+		if ((err = parse(g, top)) < 0)
+			break;
+		if (top->gen) {
+			nr--;
+			continue;
+		}
+		for (i = 0; i < top->nparents; i++) {
+			struct mb_commit *p = top->parents[i];
+
+			if ((err = parse(g, p)) < 0)
+				break;
+			if (!p->gen) {
+				ALLOC_GROW(stack, nr + 1, alloc);
+				stack[nr++] = p;
+				pending = 1;
+			} else if (p->gen > max) {
+				max = p->gen;
+			}
+		}
+		if (err)
+			break;
+		if (!pending) {
+			top->gen = max + 1;
+			nr--;
+		}
+	}
+	free(stack);
+	*out = c->gen;
+	return err;
+}
+
+int mbgraph_reachable(struct mbgraph *g, const git_oid *ancestor, const git_oid *commits,
+		      size_t n)
+{
+	struct mb_commit *a, **stack = NULL;
+	size_t nr = 0, alloc = 0, i;
+	uint32_t ga, gc;
+	int found = 0, err;
+
+	if ((err = mbgraph_lookup(&a, g, ancestor)) < 0 || (err = generation(g, a, &ga)) < 0)
+		return err;
+	for (i = 0; i < n; i++) {
+		struct mb_commit *c;
+
+		if ((err = mbgraph_lookup(&c, g, &commits[i])) < 0)
+			goto done;
+		ALLOC_GROW(stack, nr + 1, alloc);
+		stack[nr++] = c;
+	}
+	while (nr && !found) {
+		struct mb_commit *c = stack[--nr];
+
+		if (c == a) {
+			found = 1;
+			break;
+		}
+		if (c->flags & SEEN)
+			continue;
+		set_flags(g, c, SEEN);
+		/* a descendant of `ancestor` has a higher level */
+		if ((err = generation(g, c, &gc)) < 0)
+			goto done;
+		if (gc <= ga)
+			continue;
+		for (i = 0; i < c->nparents; i++) {
+			ALLOC_GROW(stack, nr + 1, alloc);
+			stack[nr++] = c->parents[i];
+		}
+	}
+done:
+	clear_flags(g);
+	free(stack);
+	return err < 0 ? err : found;
 }

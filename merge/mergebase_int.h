@@ -54,6 +54,13 @@ int mbgraph_walk_range(struct mbgraph *g, struct mb_commit *tip, struct mb_commi
 				 const git_oid *parent_tree, void *data),
 		       void *data);
 
+/*
+ * 1 if `ancestor` is one of `commits` (n of them) or an ancestor of one, 0 if not,
+ * or NB_ERROR.  Walks only commits with a higher topological level than `ancestor`.
+ */
+int mbgraph_reachable(struct mbgraph *g, const git_oid *ancestor, const git_oid *commits,
+		      size_t n);
+
 /* Commits read so far (read from the commit-graph file / parsed by libgit2). */
 void mbgraph_stats(const struct mbgraph *g, size_t *from_graph, size_t *parsed);
 
