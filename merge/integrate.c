@@ -290,10 +290,33 @@ static int touch_one(const git_oid *commit, const git_oid *tree, const git_oid *
 	return w->full == w->nr;
 }
 
+/* A merge that changed none of the paths from a parent: only that parent matters. */
+static int touch_follow(const git_oid *tree, const git_oid *const *parent_trees, unsigned int n,
+			void *data)
+{
+	struct touch_walk *w = data;
+	unsigned int p;
+	size_t i;
+
+	for (p = 0; p < n; p++) {
+		if (treediff_paths_touched(w->touched, w->git, parent_trees[p], tree, w->paths,
+					   w->nr) < 0)
+			return -1;
+		for (i = 0; i < w->nr && !w->touched[i]; i++)
+			;
+		if (i == w->nr)
+			return (int)p;
+	}
+	return -1;
+}
+
 /*
  * For every conflicted path, the non-merge commits from `from` (newest first, at most
  * CONFLICT_COMMITS_MAX) not in the merge bases' history that touch it: one walk of
- * the side, reading the commit-graph, each commit's trees only along the paths.
+ * the side, reading the commit-graph, each commit's trees only along the paths, and
+ * past a merge that left the paths as one parent had them only that parent's side
+ * (git log's history simplification: next's topics that did not touch them are
+ * not walked).
  */
 static void commits_touching(struct integ_night *n, struct strvec **out, const char *const *paths,
 			     size_t nr, const git_oid *from, const git_oid *bases, size_t bases_nr)
@@ -308,7 +331,8 @@ static void commits_touching(struct integ_night *n, struct strvec **out, const c
 		if (mbgraph_lookup(&hide[i], n->graph, &bases[i]) < 0)
 			goto done;
 	if (mbgraph_lookup(&tip, n->graph, from) < 0 ||
-	    mbgraph_walk_range(n->graph, tip, hide, bases_nr, CONFLICT_WALK_MAX, touch_one, &w) < 0)
+	    mbgraph_walk_range(n->graph, tip, hide, bases_nr, CONFLICT_WALK_MAX, touch_one,
+			       touch_follow, &w) < 0)
 		log_verbose("conflict facts incomplete: %s", nb_error_last());
 done:
 	free(w.touched);

@@ -628,6 +628,8 @@ int mbgraph_walk_range(struct mbgraph *g, struct mb_commit *tip, struct mb_commi
 		       size_t hide_nr, size_t max,
 		       int (*fn)(const git_oid *commit, const git_oid *tree,
 				 const git_oid *parent_tree, void *data),
+		       int (*follow)(const git_oid *tree, const git_oid *const *parent_trees,
+				     unsigned int n, void *data),
 		       void *data)
 {
 	struct queue q = { NULL, 0, 0, 0 };
@@ -649,12 +651,24 @@ int mbgraph_walk_range(struct mbgraph *g, struct mb_commit *tip, struct mb_commi
 	while (q.nr && !queue_all_uninteresting(&q)) {
 		struct mb_commit *c = queue_get(&q);
 		unsigned int flags = c->flags & UNINTERESTING;
+		int only = -1;
 
+		for (i = 0; i < c->nparents; i++)
+			if ((err = parse(g, c->parents[i])) < 0)
+				goto done;
+		if (!flags && follow && c->nparents > 1 && !c->is_virtual) {
+			const git_oid **trees = xmalloc(c->nparents * sizeof(*trees));
+
+			for (i = 0; i < c->nparents; i++)
+				trees[i] = &c->parents[i]->tree;
+			only = follow(&c->tree, trees, c->nparents, data);
+			free(trees);
+		}
 		for (i = 0; i < c->nparents; i++) {
 			struct mb_commit *p = c->parents[i];
 
-			if ((err = parse(g, p)) < 0)
-				goto done;
+			if (only >= 0 && i != (size_t)only)
+				continue;
 			if (flags && !(p->flags & UNINTERESTING))
 				set_flags(g, p, UNINTERESTING);
 			if (!(p->flags & SEEN)) {

@@ -46,12 +46,17 @@ int mbgraph_merge_bases(struct mb_commit ***out, size_t *out_nr, struct mbgraph 
  * committer date first (git log's order), until `fn` returns non-zero or `max`
  * commits were visited.  `fn` gets the commit, its tree, its first parent's tree
  * (NULL for a root or a merge: merges are reported with parent_tree NULL too).
- * 0 or NB_ERROR.
+ * With `follow` (may be NULL), a merge's history is simplified as `git log --
+ * paths` does: `follow` gets the merge's tree and its parents' and returns the
+ * index of a parent to follow alone (one the caller sees no change from), or -1
+ * for all of them.  0 or NB_ERROR.
  */
 int mbgraph_walk_range(struct mbgraph *g, struct mb_commit *tip, struct mb_commit **hide,
 		       size_t hide_nr, size_t max,
 		       int (*fn)(const git_oid *commit, const git_oid *tree,
 				 const git_oid *parent_tree, void *data),
+		       int (*follow)(const git_oid *tree, const git_oid *const *parent_trees,
+				     unsigned int n, void *data),
 		       void *data);
 
 /*
