@@ -11,6 +11,7 @@
 #include "merge/integrate.h"
 #include "merge/treediff_int.h"
 #include "merge/nightbase_int.h"
+#include "merge/mergebase_int.h"
 #include "merge/mergememo_int.h"
 #include "merge/fetch.h"
 #include "merge/fixes.h"
@@ -47,10 +48,9 @@ struct integ_night {
 	size_t rerere_resolved; /* files the last try_merge() resolved from memory */
 	struct nightbase *bases; /* merge bases of next and a tip, without walking next */
 	struct mergememo *memo; /* last night's clean merges (integ_night_set_memo()) */
+	struct mbgraph *graph;  /* commits, for the conflicts' facts; made on first use */
 	size_t memo_hits;
 	git_odb *odb;
-	git_oid one_base;       /* the last try_merge()'s merge base, when it had one */
-	int have_one_base;
 };
 
 const char *integ_state_name(enum integ_state s)
@@ -158,6 +158,7 @@ void integ_night_free(struct integ_night *night)
 			    st.fallbacks, st.shared);
 	}
 	nightbase_free(night->bases);
+	mbgraph_free(night->graph);
 	mergememo_free(night->memo);
 	git_odb_free(night->odb);
 	free(night);
@@ -260,60 +261,83 @@ done:
 	git_tree_free(b);
 }
 
-/* 1 if `path` differs between commit c and its first parent. */
-static int touches(git_commit *c, const char *path)
-{
-	git_commit *p = NULL;
-	git_tree *ct = NULL, *pt = NULL;
-	git_tree_entry *ce = NULL, *pe = NULL;
-	int touched = 0;
+/* The conflicted paths' commits on one side: who touched which path. */
+struct touch_walk {
+	git_repository *git;
+	const char *const *paths;
+	size_t nr, full;
+	struct strvec **out;
+	char *touched;
+};
 
-	if (git_commit_parent(&p, c, 0) < 0 || git_commit_tree(&ct, c) < 0 ||
-	    git_commit_tree(&pt, p) < 0)
-		goto done;
-	git_tree_entry_bypath(&ce, ct, path);
-	git_tree_entry_bypath(&pe, pt, path);
-	if (!ce || !pe)
-		touched = ce != pe;
-	else
-		touched = !git_oid_equal(git_tree_entry_id(ce), git_tree_entry_id(pe)) ||
-			  git_tree_entry_filemode(ce) != git_tree_entry_filemode(pe);
-done:
-	git_tree_entry_free(ce);
-	git_tree_entry_free(pe);
-	git_tree_free(ct);
-	git_tree_free(pt);
-	git_commit_free(p);
-	return touched;
+static int touch_one(const git_oid *commit, const git_oid *tree, const git_oid *parent_tree,
+		     void *data)
+{
+	struct touch_walk *w = data;
+	char hex[NB_OID_HEXSZ + 1];
+	size_t i;
+
+	if (!parent_tree)
+		return 0;       /* a merge: its changes are its parents' */
+	if (treediff_paths_touched(w->touched, w->git, parent_tree, tree, w->paths, w->nr) < 0)
+		return 1;
+	for (i = 0; i < w->nr; i++) {
+		if (!w->touched[i] || w->out[i]->nr >= CONFLICT_COMMITS_MAX)
+			continue;
+		strvec_push(w->out[i], git_oid_tostr(hex, sizeof(hex), commit));
+		if (w->out[i]->nr == CONFLICT_COMMITS_MAX)
+			w->full++;
+	}
+	return w->full == w->nr;
 }
 
-/* Non-merge commits reachable from `from`, not from `hide`, that touch `path`. */
-static void commits_touching(struct strvec *out, git_repository *git, const git_oid *from,
-			       const git_oid *hide, const char *path)
+/* A merge that changed none of the paths from a parent: only that parent matters. */
+static int touch_follow(const git_oid *tree, const git_oid *const *parent_trees, unsigned int n,
+			void *data)
 {
-	git_revwalk *walk = NULL;
-	git_oid id;
-	size_t walked = 0;
-	char hex[NB_OID_HEXSZ + 1];
+	struct touch_walk *w = data;
+	unsigned int p;
+	size_t i;
 
-	if (git_revwalk_new(&walk, git) < 0 || git_revwalk_push(walk, from) < 0 ||
-	    git_revwalk_hide(walk, hide) < 0)
-		goto done;
-	git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL);
-	while (out->nr < CONFLICT_COMMITS_MAX && walked++ < CONFLICT_WALK_MAX &&
-	       git_revwalk_next(&id, walk) == 0) {
-		git_commit *c = NULL;
-
-		if (git_commit_lookup(&c, git, &id) < 0)
-			break;
-		if (git_commit_parentcount(c) == 1 && touches(c, path)) {
-			git_oid_tostr(hex, sizeof(hex), &id);
-			strvec_push(out, hex);
-		}
-		git_commit_free(c);
+	for (p = 0; p < n; p++) {
+		if (treediff_paths_touched(w->touched, w->git, parent_trees[p], tree, w->paths,
+					   w->nr) < 0)
+			return -1;
+		for (i = 0; i < w->nr && !w->touched[i]; i++)
+			;
+		if (i == w->nr)
+			return (int)p;
 	}
+	return -1;
+}
+
+/*
+ * For every conflicted path, the non-merge commits from `from` (newest first, at most
+ * CONFLICT_COMMITS_MAX) not in the merge bases' history that touch it: one walk of
+ * the side, reading the commit-graph, each commit's trees only along the paths, and
+ * past a merge that left the paths as one parent had them only that parent's side
+ * (git log's history simplification: next's topics that did not touch them are
+ * not walked).
+ */
+static void commits_touching(struct integ_night *n, struct strvec **out, const char *const *paths,
+			     size_t nr, const git_oid *from, const git_oid *bases, size_t bases_nr)
+{
+	struct touch_walk w = { n->git, paths, nr, 0, out, xcalloc(nr + 1, 1) };
+	struct mb_commit **hide = xcalloc(bases_nr + 1, sizeof(*hide)), *tip;
+	size_t i;
+
+	if (!n->graph)
+		n->graph = mbgraph_new(n->git);
+	for (i = 0; i < bases_nr; i++)
+		if (mbgraph_lookup(&hide[i], n->graph, &bases[i]) < 0)
+			goto done;
+	if (mbgraph_lookup(&tip, n->graph, from) < 0 ||
+	    mbgraph_walk_range(n->graph, tip, hide, bases_nr, CONFLICT_WALK_MAX, touch_one,
+			       touch_follow, &w) < 0)
+		log_verbose("conflict facts incomplete: %s", nb_error_last());
 done:
-	git_revwalk_free(walk);
+	free(w.touched);
+	free(hide);
 }
 
 static void record_conflicts(struct integ_night *n, struct integ_outcome *out,
@@ -321,14 +345,16 @@ static void record_conflicts(struct integ_night *n, struct integ_outcome *out,
 			       const git_oid *theirs)
 {
 	const git_oid *bases;
-	git_oid mb;
-	size_t i, bases_nr = 0;
-	int have_mb = nightbase_get(&bases, &bases_nr, n->bases, next, theirs) == 0 &&
-		      bases_nr > 0;
+	git_oid *mb = NULL;
+	size_t i, k = 0, bases_nr = 0;
+	struct strvec **next_out = xcalloc(c->nr + 1, sizeof(*next_out));
+	struct strvec **tree_out = xcalloc(c->nr + 1, sizeof(*tree_out));
+	const char **paths = xcalloc(c->nr + 1, sizeof(*paths));
 
-	if (have_mb)
-		mb = bases[0];
-
+	if (nightbase_get(&bases, &bases_nr, n->bases, next, theirs) == 0 && bases_nr) {
+		mb = xmalloc(bases_nr * sizeof(*mb));
+		memcpy(mb, bases, bases_nr * sizeof(*mb));
+	}
 	out->conflicts = xcalloc(c->nr ? c->nr : 1, sizeof(*out->conflicts));
 	out->conflicts_nr = c->nr;
 	for (i = 0; i < c->nr; i++) {
@@ -338,11 +364,20 @@ static void record_conflicts(struct integ_night *n, struct integ_outcome *out,
 		ic->kind = xstrdup(c->items[i].kind);
 		ic->next_commits = (struct strvec)STRVEC_INIT;
 		ic->tree_commits = (struct strvec)STRVEC_INIT;
-		if (!have_mb)
+		if (c->items[i].pathless)
 			continue;
-		commits_touching(&ic->next_commits, n->git, next, &mb, ic->path);
-		commits_touching(&ic->tree_commits, n->git, theirs, &mb, ic->path);
+		paths[k] = ic->path;
+		next_out[k] = &ic->next_commits;
+		tree_out[k++] = &ic->tree_commits;
 	}
+	if (mb && k) {
+		commits_touching(n, next_out, paths, k, next, mb, bases_nr);
+		commits_touching(n, tree_out, paths, k, theirs, mb, bases_nr);
+	}
+	free(mb);
+	free(paths);
+	free(next_out);
+	free(tree_out);
 }
 
 /* Writes the --no-ff merge commit of `theirs` with `tree` and moves the head. */
@@ -399,27 +434,21 @@ static char *theirs_label(const struct integ_tree *t)
 	return xstrfmt("%s/%s", t->name, t->branch);
 }
 
-/* The one merge base of the last merge tried, NULL when it had several (or none). */
-static const git_oid *one_base(const struct integ_night *n)
-{
-	return n->have_one_base ? &n->one_base : NULL;
-}
 
 /*
  * Conflict memory: 0 with the merged tree when every conflicting file is resolved
  * from recorded resolutions (merge.log says so per file), else NB_ECONFLICT.
  */
-static int rerere_try(struct integ_night *n, git_oid *tree, const git_oid *head,
-			const git_oid *theirs, const struct integ_tree *t)
+static int rerere_try(struct integ_night *n, git_oid *tree,
+			const struct treemerge_conflicts *c)
 {
 	struct rerere_git_conflict rc = RERERE_GIT_CONFLICT_INIT;
-	char *rdir = rerere_dir(n->workdir), *label = theirs_label(t);
+	char *rdir = rerere_dir(n->workdir);
 	size_t *matched = NULL, *total = NULL, i;
 	int err;
 
 	n->rerere_resolved = 0;
-	if ((err = rerere_git_conflict(&rc, n->git, one_base(n), head, theirs, "next",
-				       label)) < 0)
+	if ((err = rerere_git_conflict(&rc, n->git, c)) < 0)
 		goto done;
 	matched = xcalloc(rc.nr + 1, sizeof(*matched));
 	total = xcalloc(rc.nr + 1, sizeof(*total));
@@ -439,24 +468,24 @@ done:
 	free(matched);
 	free(total);
 	free(rdir);
-	free(label);
 	return err < 0 ? NB_ECONFLICT : 0;
 }
 
 /* Leaves tonight's conflict of `t` in workdir/resolve/<tree>/ for the maintainer. */
 static void rerere_leave(struct integ_night *n, struct integ_outcome *out,
-			   const struct integ_tree *t, const git_oid *head, const git_oid *theirs)
+			   const struct integ_tree *t, const git_oid *head, const git_oid *theirs,
+			   const struct treemerge_conflicts *c)
 {
 	struct rerere_git_conflict rc = RERERE_GIT_CONFLICT_INIT;
 	struct rerere_leave_file *files = NULL;
 	struct rerere_leave_other *others = NULL;
 	struct rerere_leave lv = { .tree = t->name, .date = n->date };
-	char next_hex[NB_OID_HEXSZ + 1], tip_hex[NB_OID_HEXSZ + 1], *label = theirs_label(t);
+	char next_hex[NB_OID_HEXSZ + 1], tip_hex[NB_OID_HEXSZ + 1];
 	size_t i;
 
 	lv.next = git_oid_tostr(next_hex, sizeof(next_hex), head);
 	lv.tip = git_oid_tostr(tip_hex, sizeof(tip_hex), theirs);
-	if (rerere_git_conflict(&rc, n->git, one_base(n), head, theirs, "next", label) < 0) {
+	if (rerere_git_conflict(&rc, n->git, c) < 0) {
 		log_warn("%s: cannot keep the conflicted files: %s", t->name, nb_error_last());
 		goto done;
 	}
@@ -484,7 +513,6 @@ done:
 	rerere_git_conflict_release(&rc);
 	free(files);
 	free(others);
-	free(label);
 }
 
 static int tree_of(git_oid *out, git_repository *git, const git_oid *commit)
@@ -507,7 +535,8 @@ static int tree_of(git_oid *out, git_repository *git, const git_oid *commit)
  */
 static int memo_merge(struct integ_night *n, git_oid *tree, struct strbuf *stat,
 			struct treemerge_conflicts *c, const git_oid *head,
-			const git_oid *theirs, const git_oid *bases, size_t bases_nr)
+			const git_oid *theirs, const git_oid *bases, size_t bases_nr,
+			const struct treemerge_labels *labels)
 {
 	git_oid k[3];
 	const char *memo_stat;
@@ -526,7 +555,8 @@ static int memo_merge(struct integ_night *n, git_oid *tree, struct strbuf *stat,
 		n->memo_hits++;
 		return 0;
 	}
-	err = treemerge_commits_bases(tree, NULL, c, n->git, head, theirs, bases, bases_nr);
+	err = treemerge_commits_labelled(tree, NULL, c, n->git, head, theirs, bases, bases_nr,
+					 labels);
 	if (err < 0)
 		return err;
 	diffstat(stat, n->git, &k[1], tree);
@@ -542,53 +572,54 @@ static int try_merge(struct integ_night *n, int *already, struct treemerge_confl
 		       const struct integ_tree *t, const git_oid *theirs)
 {
 	struct strbuf stat = STRBUF_INIT;
+	char *label = theirs_label(t);
+	struct treemerge_labels labels = { "next", label };
 	const git_oid *bases;
 	git_oid head, tree;
 	size_t i, bases_nr;
-	int err;
+	int err, resolved;
 
 	merge_oid_to_git(&head, &n->head);
 	n->rerere_resolved = 0;
 	*already = 0;
 	if ((err = nightbase_get(&bases, &bases_nr, n->bases, &head, theirs)) < 0)
-		return err;
-	n->have_one_base = bases_nr == 1;
-	if (bases_nr == 1)
-		n->one_base = bases[0];
-	err = memo_merge(n, &tree, &stat, c, &head, theirs, bases, bases_nr);
+		goto done;
+	err = memo_merge(n, &tree, &stat, c, &head, theirs, bases, bases_nr, &labels);
 	if (err == 0)
 		err = commit_merge(n, t, theirs, &tree, 0, stat.buf);
-	strbuf_release(&stat);
 	if (err == 0)
-		return 0;
+		goto done;
 	if (err == 1)
-		err = treemerge_commits_bases(&tree, already, c, n->git, &head, theirs, bases,
-					      bases_nr);
+		err = treemerge_commits_labelled(&tree, already, c, n->git, &head, theirs, bases,
+						 bases_nr, &labels);
 	if (err == NB_EUNRELATED) {
 		strbuf_addstr(&n->log, "fatal: refusing to merge unrelated histories\n");
-		return err;
+		goto done;
 	}
 	if (err == NB_ECONFLICT) {
 		for (i = 0; i < c->nr; i++)
 			strbuf_addf(&n->log, "CONFLICT (%s): Merge conflict in %s\n",
 				    c->items[i].kind, c->items[i].path);
-		if (n->workdir && rerere_try(n, &tree, &head, theirs, t) == 0) {
-			strbuf_addstr(&n->log, "Automatic merge failed; "
-					       "fix conflicts and then commit the result.\n");
-			return commit_merge(n, t, theirs, &tree, 1, NULL);
-		}
+		resolved = n->workdir && rerere_try(n, &tree, c) == 0;
 		strbuf_addstr(&n->log, "Automatic merge failed; "
 				       "fix conflicts and then commit the result.\n");
+		if (resolved) {
+			err = commit_merge(n, t, theirs, &tree, 1, NULL);
+			goto done;
+		}
 		strbuf_addstr(&n->log, "$ git merge --abort\n");
-		return err;
+		goto done;
 	}
 	if (err < 0)
-		return err;
-	if (*already) {
+		goto done;
+	if (*already)
 		strbuf_addstr(&n->log, "Already up to date.\n");
-		return 0;
-	}
-	return commit_merge(n, t, theirs, &tree, 0, NULL);
+	else
+		err = commit_merge(n, t, theirs, &tree, 0, NULL);
+done:
+	strbuf_release(&stat);
+	free(label);
+	return err;
 }
 
 static void left_out(struct integ_night *n, struct integ_outcome *out, const char *name,
@@ -679,7 +710,7 @@ int integ_night_merge_tree(struct integ_night *n, struct integ_outcome *out,
 	merge_oid_to_git(&good, &n->head);
 	record_conflicts(n, out, &c, &good, &candidate);
 	if (n->workdir)
-		rerere_leave(n, out, t, &good, &candidate);
+		rerere_leave(n, out, t, &good, &candidate, &c);
 	err = 0;
 	if (good_hex && git_oid_fromstr(&good, good_hex) == 0 &&
 	    !git_oid_equal(&good, &candidate)) {

@@ -7,6 +7,7 @@
 #include "merge/repo_int.h"
 #include "merge/commitinfo_int.h"
 #include "merge/git_int.h"
+#include "merge/mergebase_int.h"
 #include "merge/lookup.h"
 #include "merge/merge_global.h"
 #include "merge/repo.h"
@@ -211,9 +212,10 @@ int lookup_contains_any(struct repo *repo, const struct nb_oid *commits, size_t 
 			r = 1;
 	}
 	if (r == 0 && n) {
-		r = git_graph_reachable_from_any(repo_git(repo), &a, c, n);
+		/* the commit-graph's levels bound the walk to what is newer than `a` */
+		r = mbgraph_reachable(repo_graph(repo), &a, c, n);
 		if (r < 0)
-			r = merge_git_fail("is %.12s in any of %zu commits", ancestor->hex, n);
+			nb_error_prefix("is %.12s in any of %zu commits: ", ancestor->hex, n);
 	}
 	free(c);
 	return r;

@@ -5,6 +5,7 @@
 #include "merge/nightbase_int.h"
 #include "merge/merge_global.h"
 #include "merge/oidset_int.h"
+#include "merge/mergebase_int.h"
 #include "util/error.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
@@ -26,6 +27,9 @@ struct nightbase {
 	git_oid tip_new_of;
 	int have_tip_new;
 	struct oidlist result;
+	git_oid result_head, result_theirs;     /* what `result` answers */
+	int have_result;
+	struct mbgraph *graph;  /* commits from the commit-graph, for walks that leave U */
 	struct nightbase_stats stats;
 };
 
@@ -43,6 +47,7 @@ int nightbase_new(struct nightbase **out, git_repository *repo, const git_oid *b
 	nb->base = *base;
 	nb->head = *base;
 	nb->valid = 1;          /* base..base is empty */
+	nb->graph = mbgraph_new(repo);
 	*out = nb;
 	return 0;
 }
@@ -52,6 +57,7 @@ void nightbase_free(struct nightbase *nb)
 	if (!nb)
 		return;
 	oidset_release(&nb->since);
+	mbgraph_free(nb->graph);
 	free(nb->tip_new.v);
 	free(nb->result.v);
 	free(nb);
@@ -162,21 +168,27 @@ static int sync(struct nightbase *nb, const git_oid *head)
 	return rebuild(nb, head);
 }
 
+/* git's merge bases of a and b (the commit-graph's walk) appended to `out`. */
+static int merge_bases(struct oidlist *out, struct nightbase *nb, const git_oid *a,
+		       const git_oid *b)
+{
+	struct mb_commit *ca, *cb, **found;
+	size_t nr, i;
+	int err;
+
+	if ((err = mbgraph_lookup(&ca, nb->graph, a)) < 0 ||
+	    (err = mbgraph_lookup(&cb, nb->graph, b)) < 0 ||
+	    (err = mbgraph_merge_bases(&found, &nr, nb->graph, ca, cb, 0)) < 0)
+		return err;
+	for (i = 0; i < nr; i++)
+		push(out, mbgraph_id(found[i]));
+	return 0;
+}
+
 static int fallback(struct nightbase *nb, const git_oid *head, const git_oid *theirs)
 {
-	git_oidarray bases = { 0 };
-	size_t i;
-	int err = git_merge_bases(&bases, nb->repo, head, theirs);
-
 	nb->stats.fallbacks++;
-	if (err == GIT_ENOTFOUND)
-		return 0;
-	if (err < 0)
-		return merge_git_fail("merge base");
-	for (i = 0; i < bases.count; i++)
-		push(&nb->result, &bases.ids[i]);
-	git_oidarray_dispose(&bases);
-	return 0;
+	return merge_bases(&nb->result, nb, head, theirs);
 }
 
 /*
@@ -220,32 +232,22 @@ static void shared_maximal(struct nightbase *nb, struct oidlist *boundary)
 static int below_boundary(struct nightbase *nb, const struct oidlist *boundary,
 			    const git_oid *m)
 {
-	size_t i;
-
-	for (i = 0; i < boundary->nr; i++)
-		if (git_oid_equal(&boundary->v[i], m) ||
-		    git_graph_descendant_of(nb->repo, &boundary->v[i], m) == 1)
-			return 1;
-	return 0;
+	return boundary->nr && mbgraph_reachable(nb->graph, m, boundary->v, boundary->nr) == 1;
 }
 
 /* Adds the merge bases of the base and `theirs` not below a shared commit. */
 static int add_base_side(struct nightbase *nb, const git_oid *theirs,
 			   const struct oidlist *boundary)
 {
-	git_oidarray bases = { 0 };
+	struct oidlist bases = { NULL, 0, 0 };
 	size_t i;
-	int err = git_merge_bases(&bases, nb->repo, &nb->base, theirs);
+	int err = merge_bases(&bases, nb, &nb->base, theirs);
 
-	if (err == GIT_ENOTFOUND)
-		return 0;
-	if (err < 0)
-		return merge_git_fail("merge base with the base");
-	for (i = 0; i < bases.count; i++)
-		if (!boundary->nr || !below_boundary(nb, boundary, &bases.ids[i]))
-			push(&nb->result, &bases.ids[i]);
-	git_oidarray_dispose(&bases);
-	return 0;
+	for (i = 0; !err && i < bases.nr; i++)
+		if (!boundary->nr || !below_boundary(nb, boundary, &bases.v[i]))
+			push(&nb->result, &bases.v[i]);
+	free(bases.v);
+	return err;
 }
 
 int nightbase_get(const git_oid **out, size_t *out_nr, struct nightbase *nb,
@@ -255,6 +257,13 @@ int nightbase_get(const git_oid **out, size_t *out_nr, struct nightbase *nb,
 	int err;
 
 	nb->stats.queries++;
+	if (nb->have_result && git_oid_equal(&nb->result_head, head) &&
+	    git_oid_equal(&nb->result_theirs, theirs)) {
+		*out = nb->result.v;    /* asked again (a conflict's facts): the same answer */
+		*out_nr = nb->result.nr;
+		return 0;
+	}
+	nb->have_result = 0;
 	nb->result.nr = 0;
 	err = sync(nb, head);
 	nb->have_tip_new = 0;           /* sync() used it: it is for this query now */
@@ -280,5 +289,10 @@ done:
 	free(boundary.v);
 	*out = nb->result.v;
 	*out_nr = nb->result.nr;
+	if (!err) {
+		nb->result_head = *head;
+		nb->result_theirs = *theirs;
+		nb->have_result = 1;
+	}
 	return err;
 }

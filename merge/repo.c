@@ -6,6 +6,7 @@
 #include <git2.h>
 #include <git2/sys/midx.h>
 
+#include "merge/mergebase_int.h"
 #include "merge/repo_int.h"
 #include "merge/commitgraph_int.h"
 #include "merge/git_int.h"
@@ -24,6 +25,7 @@
 struct repo {
 	git_repository *git;
 	char *path;
+	struct mbgraph *graph;  /* made on first use (repo_graph()) */
 };
 
 /* Removes *.lock files under `dir`, recursively (refs/ after a SIGKILL). */
@@ -233,6 +235,7 @@ void repo_free(struct repo *repo)
 {
 	if (!repo)
 		return;
+	mbgraph_free(repo->graph);
 	git_repository_free(repo->git);
 	free(repo->path);
 	free(repo);
@@ -246,6 +249,13 @@ const char *repo_gitdir(const struct repo *repo)
 struct git_repository *repo_git(struct repo *repo)
 {
 	return repo->git;
+}
+
+struct mbgraph *repo_graph(struct repo *repo)
+{
+	if (!repo->graph)
+		repo->graph = mbgraph_new(repo->git);
+	return repo->graph;
 }
 
 int repo_ref_get(struct repo *repo, const char *refname, struct nb_oid *out)

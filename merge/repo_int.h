@@ -8,4 +8,11 @@
 /* For merge/ code only: the libgit2 handle, borrowed.  Not thread-safe to share. */
 git_repository *repo_git(struct repo *repo);
 
+/*
+ * The repository's commits as merge/mergebase_int.h walks them (its commit-graph
+ * file, mapped on first use), owned by `repo`.
+ */
+struct mbgraph;
+struct mbgraph *repo_graph(struct repo *repo);
+
 #endif

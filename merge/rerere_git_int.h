@@ -20,30 +20,30 @@ struct rerere_git_file {
 };
 
 struct rerere_git_conflict {
-	git_index *index;       /* the merge's index, with its conflicts */
+	git_oid tree;           /* the merge's tree, conflicted files with markers */
 	struct rerere_git_file *files;
 	size_t nr, alloc;
 };
-#define RERERE_GIT_CONFLICT_INIT { NULL, NULL, 0, 0 }
+#define RERERE_GIT_CONFLICT_INIT { { { 0 } }, NULL, 0, 0 }
 void rerere_git_conflict_release(struct rerere_git_conflict *c);
 
 /*
- * Merges commit `theirs` into `ours` with libgit2's whole merge (renames found as
- * git does) and fills `out` with every conflict; markers are labelled `ours_label`
- * and `theirs_label`.  `base` is their one merge base when the caller knows it
- * (merge/nightbase_int.h: no walk of next), else NULL (libgit2 finds the merge bases).
- * Returns 0 (out->nr may be 0 when libgit2 finds no conflict) or NB_ERROR.
+ * The conflicted paths of a merge merge/treemerge.c left conflicted (`conflicts`,
+ * with the tree it wrote: each conflicted file there holds its markers, labelled as
+ * the merge was) into `out`: each path's kind and, for a text conflict, the file.
+ * Returns 0 or NB_ERROR.
  */
+struct treemerge_conflicts;
 int rerere_git_conflict(struct rerere_git_conflict *out, git_repository *repo,
-			const git_oid *base, const git_oid *ours, const git_oid *theirs,
-			const char *ours_label, const char *theirs_label);
+			const struct treemerge_conflicts *conflicts);
 
 /*
  * Resolves every conflict of `c` from the records under `rerere_dir`: 0 with the
  * merged tree in `out_tree` when every conflicting file is a content conflict all
- * of whose hunks have a recorded resolution; NB_ECONFLICT otherwise (the index is
- * then unusable).  `matched[i]` / `total[i]` (arrays of c->nr, may be NULL) get the
- * hunks with a record / all hunks of file i.
+ * of whose hunks have a recorded resolution (the merge's tree with those files
+ * resolved, its other paths as the merge left them); NB_ECONFLICT otherwise (or
+ * NB_ERROR when a blob or tree cannot be written).  `matched[i]` / `total[i]`
+ * (arrays of c->nr, may be NULL) get the hunks with a record / all hunks of file i.
  */
 int rerere_git_resolve(git_oid *out_tree, size_t *matched, size_t *total,
 		       git_repository *repo, struct rerere_git_conflict *c,

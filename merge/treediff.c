@@ -1,4 +1,5 @@
 /* A tree diff that reads only the subtrees that differ, and libgit2's diff limited to them. */
+#include <stdlib.h>
 #include <string.h>
 #include <git2.h>
 
@@ -105,6 +106,92 @@ int treediff_paths(struct strvec *out, git_repository *repo, const git_oid *a, c
 
 	strbuf_release(&w.path);
 	return error;
+}
+
+/* The entry of `name` in tree `id` (NULL: none) into *id_out / *mode_out. */
+static int child(const git_oid **id_out, unsigned int *mode_out, git_tree **hold,
+		 git_repository *repo, const git_oid *id, const char *name, size_t len)
+{
+	const git_tree_entry *e;
+	char *n;
+
+	*id_out = NULL;
+	*mode_out = 0;
+	if (!id)
+		return 0;
+	if (git_tree_lookup(hold, repo, id) < 0)
+		return -1;
+	n = xstrndup(name, len);
+	e = git_tree_entry_byname(*hold, n);
+	free(n);
+	if (e) {
+		*id_out = git_tree_entry_id(e);
+		*mode_out = git_tree_entry_filemode(e);
+	}
+	return 0;
+}
+
+static int path_touched(git_repository *repo, const git_oid *a, const git_oid *b,
+			const char *path)
+{
+	git_tree *ta = NULL, *tb = NULL;
+	const git_oid *ia = a, *ib = b;
+	unsigned int ma = GIT_FILEMODE_TREE, mb = GIT_FILEMODE_TREE;
+	int touched = -1;
+
+	for (;;) {
+		const char *slash = strchr(path, '/');
+		size_t len = slash ? (size_t)(slash - path) : strlen(path);
+		git_tree *na = NULL, *nb = NULL;
+
+		if (ma == mb && (ia == ib || (ia && ib && git_oid_equal(ia, ib)))) {
+			touched = 0;
+			break;
+		}
+		/* a file on the way: the path is not there on that side */
+		if (ia && ma != GIT_FILEMODE_TREE)
+			ia = NULL;
+		if (ib && mb != GIT_FILEMODE_TREE)
+			ib = NULL;
+		ma = mb = GIT_FILEMODE_TREE;
+		if (!ia && !ib) {
+			touched = 0;
+			break;
+		}
+		if (child(&ia, &ma, &na, repo, ia, path, len) < 0 ||
+		    child(&ib, &mb, &nb, repo, ib, path, len) < 0) {
+			git_tree_free(na);
+			git_tree_free(nb);
+			break;
+		}
+		git_tree_free(ta);
+		git_tree_free(tb);
+		ta = na;
+		tb = nb;
+		if (!slash) {
+			touched = ma != mb || !ia != !ib || (ia && !git_oid_equal(ia, ib));
+			break;
+		}
+		path = slash + 1;
+	}
+	git_tree_free(ta);
+	git_tree_free(tb);
+	return touched;
+}
+
+int treediff_paths_touched(char *touched, git_repository *repo, const git_oid *a,
+			   const git_oid *b, const char *const *paths, size_t nr)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++) {
+		int t = path_touched(repo, a, b, paths[i]);
+
+		if (t < 0)
+			return -1;
+		touched[i] = (char)t;
+	}
+	return 0;
 }
 
 int treediff_new(git_diff **out, git_repository *repo, git_tree *a, git_tree *b,

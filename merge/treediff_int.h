@@ -23,6 +23,14 @@
 int treediff_paths(struct strvec *out, git_repository *repo, const git_oid *a, const git_oid *b);
 
 /*
+ * For each of the `nr` paths: touched[i] = 1 when its entry (id or mode; absent
+ * counts) differs between trees `a` and `b`, else 0.  Only the trees along a path are
+ * read, and not past a subtree both have the same.  0 or a libgit2 error.
+ */
+int treediff_paths_touched(char *touched, git_repository *repo, const git_oid *a,
+			   const git_oid *b, const char *const *paths, size_t nr);
+
+/*
  * git_diff_tree_to_tree(out, repo, a, b, opts) (opts may be NULL; it must have no
  * pathspec of its own) with the same deltas, limited to treediff_paths().
  */

@@ -13,11 +13,13 @@
 #include "merge/treemerge_int.h"
 #include "util/error.h"
 #include "util/strbuf.h"
+#include "util/strvec.h"
 #include "util/xalloc.h"
 #include "tests/gitfixture.h"
 #include "util/banned.h"
 
 static char top[] = "/tmp/nb-treemerge.XXXXXX";
+static char generator[4096];
 static char *repo_dir;
 static int repo_nr;
 
@@ -133,8 +135,9 @@ static void test_disjoint(void **state)
 	treemerge_stats_get(&before);
 	check_merge("ours", "theirs", CLEAN, 1);
 	treemerge_stats_get(&after);
-	assert_int_equal(after.fast, before.fast + 1);  /* no whole-index merge needed */
-	assert_int_equal(after.full, before.full);
+	assert_int_equal(after.merges, before.merges + 1);      /* one, no virtual base */
+	assert_int_equal(after.virtual_merges, before.virtual_merges);
+	assert_int_equal(after.unsure, before.unsure);
 }
 
 /* treemerge_trees with an explicit base: a cherry-pick, checked against git's. */
@@ -369,9 +372,213 @@ static void test_random_slow(void **state)
 	}
 }
 
+/* git's outcome of one merge: clean with `tree`, or the conflicted paths (sorted). */
+struct outcome {
+	int known;              /* 0: git itself failed on it (an assertion in merge-ort) */
+	int clean;
+	char tree[GIT_OID_HEXSZ + 1];
+	struct strvec paths;
+};
+
+struct pair {
+	char ours[GIT_OID_HEXSZ + 1], theirs[GIT_OID_HEXSZ + 1];
+};
+
+/*
+ * Parses `git merge-tree --write-tree --stdin --name-only --no-messages` output:
+ * per merge "<clean>\0<tree>\0<path>\0...\0\0".  Returns the merges read.
+ */
+static size_t parse_stdin_output(struct outcome *o, size_t nr, const struct strbuf *out)
+{
+	const char *p = out->buf, *end = out->buf + out->len;
+	size_t i;
+
+	for (i = 0; i < nr && p < end; i++) {
+		o[i].known = 1;
+		o[i].clean = *p == '1';
+		p += strlen(p) + 1;
+		if (p >= end)
+			break;
+		snprintf(o[i].tree, sizeof(o[i].tree), "%s", p);
+		p += strlen(p) + 1;
+		while (p < end && *p) {
+			if (!o[i].paths.nr || strcmp(o[i].paths.v[o[i].paths.nr - 1], p))
+				strvec_push(&o[i].paths, p);
+			p += strlen(p) + 1;
+		}
+		p++;
+	}
+	return i;
+}
+
+/* A command's stdout in `dir`, untouched: its exit status. */
+static int sh_out_in(struct strbuf *out, const char *dir, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = fixture_vsh_out(out, dir, NULL, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+/* git's outcomes; merges git dies on (a BUG in 2.39's merge-ort) are left unknown. */
+static void git_outcomes(struct outcome *o, const struct pair *pairs, size_t nr,
+			 const char *dir)
+{
+	static const char cmd[] = "git -C repo.git merge-tree --write-tree --stdin --name-only "
+				  "--no-messages";
+	struct strbuf out = STRBUF_INIT;
+	size_t i;
+
+	if (sh_out_in(&out, dir, "%s <pairs", cmd) == 0 && parse_stdin_output(o, nr, &out) == nr)
+		goto done;
+	for (i = 0; i < nr; i++) {
+		strvec_clear(&o[i].paths);
+		memset(&o[i], 0, sizeof(o[i]));
+		o[i].paths = (struct strvec)STRVEC_INIT;
+		if (sh_out_in(&out, dir, "echo '%s %s' | %s", pairs[i].ours, pairs[i].theirs,
+			      cmd) == 0)
+			parse_stdin_output(&o[i], 1, &out);
+	}
+done:
+	strbuf_release(&out);
+}
+
+/*
+ * One generated history (tests/crisscross.py): every merge of it by nextbot and by
+ * git; returns the merges checked.  Prints the first disagreement.
+ */
+static size_t check_history(unsigned seed, size_t *conflicts, size_t *git_failed)
+{
+	char *dir = xstrfmt("%s/cc%u", top, seed), *pairs_path = xstrfmt("%s/pairs", dir);
+	char *repo_path = xstrfmt("%s/repo.git", dir);
+	struct pair *pairs = NULL;
+	struct outcome *o;
+	git_repository *repo = NULL;
+	size_t nr = 0, alloc = 0, i;
+	char line[256];
+	FILE *f;
+
+	assert_int_equal(fixture_sys_free(xstrfmt("mkdir -p '%s' && python3 '%s' --seed %u "
+						  "--out '%s'", dir, generator, seed, dir)), 0);
+	f = fopen(pairs_path, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		ALLOC_GROW(pairs, nr + 1, alloc);
+		assert_int_equal(sscanf(line, "%40s %40s", pairs[nr].ours, pairs[nr].theirs), 2);
+		nr++;
+	}
+	fclose(f);
+	o = xcalloc(nr + 1, sizeof(*o));
+	for (i = 0; i < nr; i++)
+		o[i].paths = (struct strvec)STRVEC_INIT;
+	git_outcomes(o, pairs, nr, dir);
+	assert_int_equal(git_repository_open(&repo, repo_path), 0);
+	for (i = 0; i < nr; i++) {
+		struct treemerge_conflicts c = TREEMERGE_CONFLICTS_INIT;
+		struct treemerge_labels labels = { pairs[i].ours, pairs[i].theirs };
+		struct strvec mine = STRVEC_INIT;
+		git_oidarray bases = { 0 };
+		git_oid a, b, tree;
+		char hex[GIT_OID_HEXSZ + 1];
+		size_t k;
+		int rc, found;
+
+		assert_int_equal(git_oid_fromstr(&a, pairs[i].ours), 0);
+		assert_int_equal(git_oid_fromstr(&b, pairs[i].theirs), 0);
+		found = git_merge_bases(&bases, repo, &a, &b);
+		rc = treemerge_commits_labelled(&tree, NULL, &c, repo, &a, &b, bases.ids,
+						found == GIT_ENOTFOUND ? 0 : bases.count, &labels);
+		git_oidarray_dispose(&bases);
+		if (rc != 0 && rc != NB_ECONFLICT)
+			print_error("seed %u, merge %s %s: %d %s\n", seed, pairs[i].ours,
+				    pairs[i].theirs, rc, nb_error_last());
+		assert_true(rc == 0 || rc == NB_ECONFLICT);
+		if (!o[i].known) {
+			/* git has no answer: nextbot must not claim a clean one */
+			assert_int_equal(rc, NB_ECONFLICT);
+			(*git_failed)++;
+			treemerge_conflicts_release(&c);
+			continue;
+		}
+		if (!o[i].clean)
+			(*conflicts)++;
+		for (k = 0; k < c.nr; k++)
+			if (!c.items[k].pathless && (!mine.nr ||
+						     strcmp(mine.v[mine.nr - 1], c.items[k].path)))
+				strvec_push(&mine, c.items[k].path);
+		if ((rc == 0) != o[i].clean) {
+			print_error("seed %u, merge %s %s: git %s, nextbot %s\n", seed,
+				    pairs[i].ours, pairs[i].theirs,
+				    o[i].clean ? "clean" : "conflict", rc ? "conflict" : "clean");
+			assert_int_equal(rc == 0, o[i].clean);
+		}
+		if (rc == 0) {
+			git_oid_tostr(hex, sizeof(hex), &tree);
+			if (strcmp(hex, o[i].tree))
+				print_error("seed %u, merge %s %s: trees differ\n", seed,
+					    pairs[i].ours, pairs[i].theirs);
+			assert_string_equal(hex, o[i].tree);
+		} else {
+			if (mine.nr != o[i].paths.nr)
+				print_error("seed %u, merge %s %s: %zu conflicted paths, git %zu\n",
+					    seed, pairs[i].ours, pairs[i].theirs, mine.nr,
+					    o[i].paths.nr);
+			assert_int_equal(mine.nr, o[i].paths.nr);
+			for (k = 0; k < mine.nr; k++)
+				assert_string_equal(mine.v[k], o[i].paths.v[k]);
+		}
+		strvec_clear(&mine);
+		treemerge_conflicts_release(&c);
+	}
+	for (i = 0; i < nr; i++)
+		strvec_clear(&o[i].paths);
+	git_repository_free(repo);
+	free(o);
+	free(pairs);
+	free(dir);
+	free(pairs_path);
+	free(repo_path);
+	return nr;
+}
+
+/*
+ * Generated maintainer histories with criss-cross merges (tests/crisscross.py):
+ * merges with 14 merge bases whose pairs have merge bases of their own (virtual
+ * bases two levels deep, with conflict markers in them), renames, modify/delete,
+ * file<->folder, binary, CRLF, no final newline, symlink<->file, mode-only and
+ * case-only changes.  Every merge's outcome is git merge-tree's.  More seeds:
+ * CRISSCROSS_SEEDS="1 2 3 ...".
+ */
+static void test_crisscross_histories_slow(void **state)
+{
+	const char *env = getenv("CRISSCROSS_SEEDS");
+	char *seeds = xstrdup(env ? env : "1 6 37"), *tok, *save = NULL;
+	struct treemerge_stats before, after;
+	size_t merges = 0, conflicts = 0, git_failed = 0;
+
+	treemerge_stats_get(&before);
+	for (tok = strtok_r(seeds, " ,", &save); tok; tok = strtok_r(NULL, " ,", &save))
+		merges += check_history((unsigned)strtoul(tok, NULL, 10), &conflicts, &git_failed);
+	treemerge_stats_get(&after);
+	print_message("%zu merges (%zu conflicts, %zu that git 2.39 cannot do); %lu tree merges, "
+		      "%lu of them inner (%lu conflicted), %lu levels deep, up to %lu merge "
+		      "bases; %lu unsure\n", merges, conflicts, git_failed,
+		      after.merges - before.merges, after.virtual_merges - before.virtual_merges,
+		      after.virtual_conflicts - before.virtual_conflicts, after.max_depth,
+		      after.max_bases, after.unsure - before.unsure);
+	assert_true(after.max_bases >= 14);
+	assert_true(after.max_depth >= 2);
+	assert_true(after.virtual_conflicts > before.virtual_conflicts);
+	assert_true(conflicts > 0 && conflicts < merges);
+	free(seeds);
+}
+
 static int setup_all(void **state)
 {
-	if (!mkdtemp(top))
+	if (!mkdtemp(top) || !realpath("tests/crisscross.py", generator))
 		return -1;
 	setenv("GIT_AUTHOR_NAME", "t", 1);
 	setenv("GIT_AUTHOR_EMAIL", "t@example.org", 1);
@@ -412,6 +619,7 @@ int main(void)
 		cmocka_unit_test(test_unrelated),
 		cmocka_unit_test(test_directory_rename_differs),
 		cmocka_unit_test(test_random_slow),
+		cmocka_unit_test(test_crisscross_histories_slow),
 	};
 
 	return cmocka_run_group_tests_name("treemerge", tests, setup_all, teardown_all);
