@@ -228,7 +228,8 @@ static void new_version(struct sim_world *w, struct sim_patch *p)
 		if (JCHANCE(w, 50)) {
 			p->reviews_nr = 0;
 			if (JCHANCE(w, 60))
-				add_review(w, p, other_person(w, p->author), w->day + 1 + JRNG(w, 4));
+				add_review(w, p, other_person(w, p->author),
+					   w->day + 1 + JRNG(w, 4));
 		}
 	} else {
 		body = xstrfmt("%s\n\nReword the changelog after review; no functional change\n"
