@@ -22,6 +22,8 @@ struct lookup_patch {
 	int has_author_signoff;
 	long long author_time;  /* seconds since the epoch */
 	char *link;             /* URL of the Link: trailer naming message_id; NULL */
+	char *body;             /* the message after its subject: valid UTF-8, LF line
+				   ends, its trailers in it (merge/trailer.h reads them) */
 };
 
 struct lookup_patches {
@@ -36,6 +38,15 @@ struct lookup_patches {
  */
 int lookup_new_patches(struct lookup_patches *out, struct repo *repo, const char *tree,
 		       const char *tip, const char *upto, size_t max);
+
+/*
+ * The non-merge commits reachable from `tip` and not from `upto` (NULL or empty: all),
+ * oldest first, at most `max` (0: 100000): the walk alone, no message or diff read.
+ * *out (*nr entries) is malloc'd; the caller frees it.  0, or NB_ERROR (recorded,
+ * naming `what`).
+ */
+int lookup_commit_ids(struct nb_oid **out, size_t *nr, struct repo *repo, const char *what,
+		      const struct nb_oid *tip, const struct nb_oid *upto, size_t max);
 
 /*
  * Finds the one patch in `pool` that `id` names: a commit or patch-id prefix of
