@@ -9,10 +9,14 @@
 #include "util/banned.h"
 
 static const char *const kind_names[] = {
-	[NOTICE_PATCH_ADDED] = "patch-added",	    [NOTICE_PATCH_MOVED] = "patch-moved",
-	[NOTICE_PATCH_REPLACED] = "patch-replaced", [NOTICE_PATCH_REMOVED] = "patch-removed",
-	[NOTICE_PATCH_MERGED] = "patch-merged",	    [NOTICE_REVIEW_MISSING] = "review-missing",
-	[NOTICE_PATCH_HELD] = "held",		    [NOTICE_PATCH_RELEASED] = "released",
+	[NOTICE_PATCH_ADDED] = "patch-added",
+	[NOTICE_PATCH_MOVED] = "patch-moved",
+	[NOTICE_PATCH_REPLACED] = "patch-replaced",
+	[NOTICE_PATCH_REMOVED] = "patch-removed",
+	[NOTICE_PATCH_MERGED] = "patch-merged",
+	[NOTICE_REVIEW_MISSING] = "review-missing",
+	[NOTICE_PATCH_HELD] = "held",
+	[NOTICE_PATCH_RELEASED] = "released",
 };
 
 const char *notice_journey_kind_name(enum notice_journey_kind k)
@@ -81,7 +85,8 @@ static void delta(struct draft *d, const struct notice_journey *j)
 		strbuf_addstr(&d->body, "The version it replaces:\n");
 		draft_commit_line(d, j->old_commit, j->subject);
 		if (j->old_message_id)
-			strbuf_addf(&d->body, "  Message-ID: <%s>\n", draft_cl(d, j->old_message_id));
+			strbuf_addf(&d->body, "  Message-ID: <%s>\n",
+				    draft_cl(d, j->old_message_id));
 		strbuf_addch(&d->body, '\n');
 	}
 	lines(d, "Reviews the old version had and this one does not:", j->lost_reviews,
@@ -120,7 +125,8 @@ static void event_text(struct draft *d, const struct notice_journey *j)
 	if (j->kind == NOTICE_PATCH_REPLACED)
 		delta(d, j);
 	if (j->patch_id)
-		draft_para(d, "Where it is, any day: nextbot patch %.12s", draft_cl(d, j->patch_id));
+		draft_para(d, "Where it is, any day: nextbot patch %.12s",
+			   draft_cl(d, j->patch_id));
 }
 
 static void subject_of(struct strbuf *out, struct draft *d, const struct notice_journey *j)
