@@ -352,6 +352,27 @@ int rangediff_compute(struct rangediff *out, struct repo *repo, const struct nb_
 	return 0;
 }
 
+int rangediff_compute_pair(struct rangediff *out, struct repo *repo,
+			   const struct nb_oid *old_commit, const struct nb_oid *new_commit,
+			   int creation_factor)
+{
+	git_repository *git = repo_git(repo);
+	git_oid a, b;
+	int error;
+
+	if (merge_oid_to_git(&a, old_commit) < 0 || merge_oid_to_git(&b, new_commit) < 0)
+		return NB_EINVALID;
+	out->old = xcalloc(1, sizeof(*out->old));
+	out->new = xcalloc(1, sizeof(*out->new));
+	out->old_nr = out->new_nr = 1;
+	if ((error = read_commit(&out->old[0], git, &a)) < 0 ||
+	    (error = read_commit(&out->new[0], git, &b)) < 0)
+		return error;
+	exact_matches(out);
+	correspondences(out, creation_factor);
+	return 0;
+}
+
 void rangediff_release(struct rangediff *rd)
 {
 	size_t i;

@@ -44,6 +44,11 @@ int rangediff_compute(struct rangediff *out, struct repo *repo, const struct nb_
 		      const struct nb_oid *new_tip, int creation_factor, size_t max);
 void rangediff_release(struct rangediff *rd);
 
+/* The same over two ranges of one commit each: old_commit^..old_commit, new_commit^..new_commit. */
+int rangediff_compute_pair(struct rangediff *out, struct repo *repo,
+			   const struct nb_oid *old_commit, const struct nb_oid *new_commit,
+			   int creation_factor);
+
 /*
  * Appends the pair header as git range-diff prints it, "1:  1234567 ! 1:  89abcde
  * subject" ('=' same text, '!' changed, '<' only old, '>' only new; old_i or new_j
