@@ -18,6 +18,8 @@
 #include "merge/repo.h"
 #include "util/slurm.h"
 
+struct journey_night;
+
 struct night_opts {
 	const char *date;  /* YYYY-MM-DD */
 	int no_notify;     /* record flags, queue no notice */
@@ -123,6 +125,7 @@ struct night {
 	struct strvec resolved;     /* flag ids resolved tonight */
 	struct strvec gone_conflicts; /* "tree/other" conflicts of last night gone tonight */
 	struct strvec compilers;    /* command name, its compiler's --version line ("": none) */
+	struct journey_night *journey; /* bot/journey/: tonight's patches' journeys */
 };
 
 /* The whole night; returns a cli exit code (0 done, 1 the bot failed). */

@@ -243,6 +243,12 @@ static void spec_address(struct strbuf *out, const char *spec)
 	strbuf_trim(out);
 }
 
+/* Recipient k of a notice: its To people, then its Cc addresses. */
+static const char *rcpt_of(const struct jn_notice *x, size_t k)
+{
+	return k < x->to_nr ? x->to[k].email : x->cc.v[k - x->to_nr];
+}
+
 /* journey.digest: each recipient (To or Cc of some event) gets one mail with theirs. */
 static int digests(struct journey_night *jn, struct jn_notice *x, size_t nr)
 {
@@ -255,23 +261,25 @@ static int digests(struct journey_night *jn, struct jn_notice *x, size_t nr)
 	for (i = 0; i < nr; i++) {
 		for (k = 0; k < x[i].to_nr + x[i].cc.nr; k++) {
 			strbuf_reset(&a);
-			spec_address(&a, k < x[i].to_nr ? x[i].to[k].email : x[i].cc.v[k - x[i].to_nr]);
+			spec_address(&a, rcpt_of(&x[i], k));
 			if (!a.len || strvec_contains(&addrs, a.buf))
 				continue;
 			strvec_push(&addrs, a.buf);
-			strvec_push(&names, k < x[i].to_nr && x[i].to[k].name ? x[i].to[k].name : "");
+			strvec_push(&names,
+				    k < x[i].to_nr && x[i].to[k].name ? x[i].to[k].name : "");
 		}
 	}
 	for (r = 0; r < addrs.nr && !error; r++) {
-		struct notice_journey_digest d = { .date = jn->o.date, .next_tag = jn->o.next_tag,
-						   .to = { names.v[r], addrs.v[r] }, .events = mine };
+		struct notice_journey_digest d = {
+			.date = jn->o.date, .next_tag = jn->o.next_tag,
+			.to = { names.v[r], addrs.v[r] }, .events = mine,
+		};
 
 		d.events_nr = 0;
 		for (i = 0; i < nr; i++)
 			for (k = 0; k < x[i].to_nr + x[i].cc.nr; k++) {
 				strbuf_reset(&a);
-				spec_address(&a, k < x[i].to_nr ? x[i].to[k].email :
-								  x[i].cc.v[k - x[i].to_nr]);
+				spec_address(&a, rcpt_of(&x[i], k));
 				if (!strcasecmp(a.buf, addrs.v[r])) {
 					mine[d.events_nr++] = x[i].n;
 					break;

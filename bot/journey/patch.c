@@ -69,7 +69,8 @@ static int by_id(const struct journey *j, const struct state *st, const char *id
 		const struct journey_version *ver = &j->versions[v];
 
 		if (msgid_is(ver->message_id, id) ||
-		    (is_hex_id(id) && (hex_prefix(&ver->commit, id) || hex_prefix(&ver->patch_id, id))))
+		    (is_hex_id(id) &&
+		     (hex_prefix(&ver->commit, id) || hex_prefix(&ver->patch_id, id))))
 			return 1;
 	}
 	return is_hex_id(id) && by_flag(j, st, id);
@@ -340,7 +341,8 @@ int journey_patch_show(struct strbuf *out, const struct config *cfg, struct stat
 		for (i = 0; i < nr && i < JOURNEY_PATCH_MAX; i++) {
 			const struct journey *j = &s.patches[hits[i]];
 
-			strbuf_addf(out, "  %.12s  %-10s ", j->versions[j->versions_nr - 1].commit.hex,
+			strbuf_addf(out, "  %.12s  %-10s ",
+				    j->versions[j->versions_nr - 1].commit.hex,
 				    journey_state_name(j->state));
 			add_line(out, j->subject);
 			strbuf_addch(out, '\n');
