@@ -15,6 +15,7 @@
 #include "bot/botutil.h"
 #include "bot/cli.h"
 #include "bot/html.h"
+#include "bot/journey/journey.h"
 #include "bot/notices.h"
 #include "bot/repro.h"
 #include "bot/state.h"
@@ -39,6 +40,7 @@ struct site {
 	struct strvec shown;  /* notice ids that have a page */
 	struct strvec nights; /* dates that have a page */
 	size_t from;	      /* first run shown */
+	struct strbuf patches; /* the index's links to the trees' patch lists (bot/journey/) */
 };
 
 static const char *s_or(const char *s, const char *dflt)
@@ -374,6 +376,9 @@ static int index_page(struct site *s)
 		strbuf_addstr(&page, "<p>No nights yet.</p>\n");
 	}
 	open_flags(&page, s);
+	if (s->patches.len)
+		strbuf_addf(&page, "<h2>Patches, tree by tree</h2>\n<ul class=\"items\">\n%s"
+			    "</ul>\n", s->patches.buf);
 	grid(&page, s);
 	strbuf_addstr(&page, "<h2>What each night found</h2>\n");
 	for (i = st->runs_nr; i-- > s->from;) {
@@ -817,6 +822,15 @@ static int swap_in(struct site *s, const char *sub)
 	return err;
 }
 
+/* The patches' pages and the trees' lists of them (bot/journey/). */
+static int report_journeys(struct site *s)
+{
+	char today[16];
+
+	bot_today(today, sizeof(today));
+	return journey_report_html(s->tmp, s->cfg, (struct state *)s->st, today, &s->patches);
+}
+
 static int build(struct site *s)
 {
 	const struct state *st = s->st;
@@ -840,10 +854,13 @@ static int build(struct site *s)
 					       strlen(st->flags[i].id))
 			err = flag_page(s, &st->flags[i]);
 	if (!err)
+		err = report_journeys(s);
+	if (!err)
 		err = index_page(s);
 	if (err)
 		return err;
-	if (swap_in(s, "nights") < 0 || swap_in(s, "flags") < 0 || swap_in(s, "notices") < 0)
+	if (swap_in(s, "nights") < 0 || swap_in(s, "flags") < 0 || swap_in(s, "notices") < 0 ||
+	    swap_in(s, "patches") < 0)
 		return -1;
 	from = xstrfmt("%s/index.html", s->tmp);
 	to = xstrfmt("%s/index.html", s->dir);
@@ -881,6 +898,7 @@ int cmd_report(const struct cli_ctx *ctx, int argc, char **argv)
 	s.tmp = xstrfmt("%s/.nextbot-new", argv[2]);
 	s.shown = (struct strvec)STRVEC_INIT;
 	s.nights = (struct strvec)STRVEC_INIT;
+	s.patches = (struct strbuf)STRBUF_INIT;
 	repo_path = xstrfmt("%s/repo.git", cfg->workdir);
 	if (repo_open_readonly(&s.repo, repo_path) < 0)
 		s.repo = NULL; /* no Next/ files then */
@@ -894,6 +912,7 @@ done:
 	repo_free(s.repo);
 	strvec_clear(&s.shown);
 	strvec_clear(&s.nights);
+	strbuf_release(&s.patches);
 	free(s.outbox);
 	free(s.dir);
 	free(s.tmp);
