@@ -96,7 +96,11 @@ int journey_patch_show(struct strbuf *out, const struct config *cfg, struct stat
 int journey_report_html(const char *dir, const struct config *cfg, struct state *st,
 			const char *today, struct strbuf *index_links);
 
-/* `gc`: journeys that ended (merged, gone) more than keep_days ago are forgotten. */
+/*
+ * `gc`: journeys that ended (merged into mainline, gone) more than keep_days nights
+ * before the last night followed (or `today`, if earlier) are forgotten; *pruned
+ * says how many.  The caller holds the lock.
+ */
 int journey_gc(const struct config *cfg, const char *today, size_t *pruned);
 
 #endif

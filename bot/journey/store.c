@@ -561,6 +561,24 @@ int journey_store_save(const struct journey_store *s, const char *workdir)
 
 /* ---- pruning ---- */
 
+int journey_gc(const struct config *cfg, const char *today, size_t *pruned)
+{
+	struct journey_store s = JOURNEY_STORE_INIT;
+	int error;
+
+	*pruned = 0;
+	if ((error = journey_store_load(&s, cfg->workdir)) < 0 || !s.date)
+		goto done;
+	/* by nights, as gc keeps runs: keep_days before the last night followed */
+	*pruned = journey_store_prune(&s, today && strcmp(today, s.date) < 0 ? today : s.date,
+				      cfg->keep_days);
+	if (*pruned)
+		error = journey_store_save(&s, cfg->workdir);
+done:
+	journey_store_release(&s);
+	return error;
+}
+
 size_t journey_store_prune(struct journey_store *s, const char *today, int keep_days)
 {
 	char cutoff[16];
