@@ -22,7 +22,7 @@ check "nextbot.yaml, truth.json and the bare repos exist" \
 check "the config never merges mm-unstable, watches it, names the remotes beside itself" \
 	sh -c "grep -q 'never_merge: \[mm-unstable\]' '$W/nextbot.yaml' &&
 	       grep -q 'url: \"./remotes/mainline.git\"' '$W/nextbot.yaml' &&
-	       sed -n '/^trees:/,/^[a-z]/p' '$W/nextbot.yaml' | ! grep -q 'name: mm-unstable' &&
+	       ! sed -n '/^trees:/,/^[a-z]/p' '$W/nextbot.yaml' | grep -q 'name: mm-unstable' &&
 	       sed -n '/^watch:/,/^[a-z]/p' '$W/nextbot.yaml' | grep -q 'name: mm-unstable' &&
 	       '$NEXTBOT' -q -c '$W/nextbot.yaml' check-config >/dev/null"
 
