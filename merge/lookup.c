@@ -9,6 +9,7 @@
 #include "merge/git_int.h"
 #include "merge/lookup.h"
 #include "merge/merge_global.h"
+#include "merge/patchid_int.h"
 #include "merge/repo.h"
 #include "merge/trailer_int.h"
 #include "util/error.h"
@@ -78,6 +79,43 @@ static int push_patch(struct lookup_patches *out, git_repository *git, const cha
 	}
 	commitinfo_release(&ci);
 	return 0;
+}
+
+int lookup_commit_meta(struct lookup_patch *out, struct repo *repo, const char *tree,
+		       const struct nb_oid *commit)
+{
+	struct commit_info ci = COMMIT_INFO_INIT;
+	git_oid id;
+	int error;
+
+	memset(out, 0, sizeof(*out));
+	if ((error = merge_oid_to_git(&id, commit)) < 0 ||
+	    (error = commitinfo_read_meta(&ci, repo_git(repo), &id)) < 0)
+		return error;
+	fill(out, &ci, tree);
+	commitinfo_release(&ci);
+	return 0;
+}
+
+int lookup_patch_id(struct nb_oid *out, struct repo *repo, const struct nb_oid *commit)
+{
+	git_oid id;
+	int error;
+
+	nb_oid_clear(out);
+	if ((error = merge_oid_to_git(&id, commit)) < 0)
+		return error;
+	if ((error = merge_patch_id_oid(out, repo_git(repo), &id)) == NB_ENOTFOUND) {
+		git_commit *c = NULL;
+
+		/* a merge, a root or a binary change: no patch-id, and no error */
+		if (git_commit_lookup(&c, repo_git(repo), &id) == 0) {
+			git_commit_free(c);
+			nb_error_clear();
+			error = 0;
+		}
+	}
+	return error;
 }
 
 int lookup_commit(struct lookup_patch *out, struct repo *repo, const char *tree,

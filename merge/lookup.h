@@ -58,6 +58,14 @@ long lookup_patch_find(const struct lookup_patches *pool, const char *id);
 /* Reads one commit (40-hex) as a patch of `tree` into `out` (release it after). */
 int lookup_commit(struct lookup_patch *out, struct repo *repo, const char *tree,
 		  const char *hex);
+/*
+ * The same without its patch-id (patch_id ""), which is most of the cost of reading
+ * a commit: for those who can wait for it, and then ask lookup_patch_id().
+ */
+int lookup_commit_meta(struct lookup_patch *out, struct repo *repo, const char *tree,
+		       const struct nb_oid *commit);
+/* The patch-id of `commit` (empty for a merge, a root or a binary change); NB_ENOTFOUND. */
+int lookup_patch_id(struct nb_oid *out, struct repo *repo, const struct nb_oid *commit);
 
 /*
  * 1 when `ancestor` is `commit` or reachable from it, 0 when not, negative (recorded)

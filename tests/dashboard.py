@@ -13,7 +13,7 @@ the end), then:
     is coloured), every flag's culprit subject is visible text on the index (not a
     tooltip), the pages have a viewport, markup in commit subjects stays text, and
     at 375 px wide (a phone) the page itself does not scroll sideways.
-With --patches (workdir/journeys.json): every patch still in a tree has its page,
+With --patches (workdir/journeys.txt): every patch still in a tree has its page,
 linked from its tree's list, showing its subject as text; the trees' lists and the
 patch pages of the longest subjects fit a phone's width.
 Prints "# ..." lines; exits 1 on the first failed check.
@@ -145,7 +145,7 @@ def main(argv):
             return 0
         journeys = None
         if "--patches" in argv:
-            journeys = json.load(open(argv[argv.index("--patches") + 1]))["patches"]
+            journeys = read_journeys(argv[argv.index("--patches") + 1])
         probe = [{"name": p, "url": "site/" + p, "width": 1100} for p in sorted(pages)
                  if not p.startswith("patches/") or journeys is None]
         probe.append({"name": "phone", "url": "site/index.html", "width": 375})
@@ -178,6 +178,22 @@ def main(argv):
     finally:
         shutil.rmtree(root, ignore_errors=True)
     return 0
+
+
+def read_journeys(path):
+    """The patches of a journeys.txt: key, subject, tree (see bot/journey/store.c)."""
+    def field(s):
+        if s == "\\N":
+            return None
+        return re.sub(r"\\(.)", lambda m: {"t": "\t", "n": "\n", "r": "\r"}.get(m.group(1),
+                                                                          m.group(1)), s)
+    out = []
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            f_ = [field(x) for x in line.rstrip("\n").split("\t")]
+            if f_[0] == "patch":
+                out.append({"key": f_[1], "subject": f_[2], "tree": f_[7]})
+    return out
 
 
 def patch_page_name(key):

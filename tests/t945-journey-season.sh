@@ -96,6 +96,6 @@ for b in bad[:20]:
     print("#", b)
 sys.exit(1 if bad or not events else 0)
 EOF
-check "journeys live in journeys.json, not in state.json" \
-	sh -c "test -s '$W/state/journeys.json' && ! grep -q '\"versions\"' '$W/state/state.json'"
+check "journeys live in journeys.txt, not in state.json" \
+	sh -c "grep -q '^patch	' '$W/state/journeys.txt' && ! grep -q 'patch-added' '$W/state/state.json'"
 done_testing

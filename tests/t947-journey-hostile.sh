@@ -139,5 +139,5 @@ NB --json flagged >"$TMP/flags.json"
 NB --json status --last 10 >"$TMP/status.json"
 check "the dashboard: markup stays text, patch pages and lists fit a phone" \
 	$PYTHON tests/dashboard.py "$TMP/site" "$TMP/flags.json" "$TMP/status.json" \
-	--patches "$W/state/journeys.json"
+	--patches "$W/state/journeys.txt"
 done_testing

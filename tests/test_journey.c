@@ -61,6 +61,7 @@ static struct journey *add(struct journey_store *s, const char *subject, const c
 	j->versions_alloc = j->versions_nr = 1;
 	v = &j->versions[0];
 	nb_oid_parse(&v->patch_id, pid);
+	v->pid_known = 1;
 	nb_oid_parse(&v->commit, "c0ffee0000000000000000000000000000000001");
 	v->message_id = xstrdup(msgid);
 	v->first_seen = xstrdup(date);
@@ -79,7 +80,7 @@ static void test_store_round_trip(void **state)
 	struct journey_store s = JOURNEY_STORE_INIT, t = JOURNEY_STORE_INIT;
 	struct journey *j = add(&s, "mm: \"quoted\" <b>x</b>\n", PID1, "a@b", JOURNEY_HELD,
 				"2025-01-06");
-	char *path = xstrfmt("%s/journeys.json", dir), *aside = xstrfmt("%s.damaged", path);
+	char *path = xstrfmt("%s/journeys.txt", dir), *aside = xstrfmt("%s.damaged", path);
 
 	j->held = xstrdup("it has no review");
 	strvec_push(&j->told, "mm-next");
@@ -100,7 +101,7 @@ static void test_store_round_trip(void **state)
 	journey_store_release(&t);
 	journey_store_release(&s);
 
-	assert_int_equal(file_write_atomic(path, "{\"patches\": [", 13), 0);
+	assert_int_equal(file_write_atomic(path, "{\"patches\": [", 13), 0); /* not ours */
 	assert_int_equal(journey_store_load(&t, dir), 0);
 	assert_int_equal(t.patches_nr, 0);
 	assert_true(file_exists(aside));

@@ -2,7 +2,7 @@
  * A patch's journey (issue 31): each patch followed through the trees and watched
  * branches nextbot fetches, by patch-id, by Message-ID and, for a new version, by
  * subject and author; its arrivals, moves, replacements and departures kept in
- * workdir/journeys.json; the mm-commits notices about them; the review gate; and
+ * workdir/journeys.txt; the mm-commits notices about them; the review gate; and
  * `nextbot patch`, the dashboard's patch pages.  This is the room's one door.
  *
  * The night calls it in three places: journey_night_begin() after the fetch,
@@ -64,7 +64,7 @@ struct journey_tree_outcome {
  * The night's events: arrivals, moves, replacements (with the range-diff against the
  * old version), departures (merged into mainline or removed), holds that cascaded
  * (a patch left out because a held one is missing is held too), releases, reviews
- * missing; their notices queued (or digests); journeys.json saved and the tips kept
+ * missing; their notices queued (or digests); journeys.txt saved and the tips kept
  * for tomorrow's range-diffs.  The first night a tree is followed records what is in
  * it without a notice.  Returns 0 or a negative error (recorded).
  */

@@ -1,5 +1,5 @@
 /*
- * Internal to bot/journey/: the journeys store (workdir/journeys.json) and what its
+ * Internal to bot/journey/: the journeys store (workdir/journeys.txt) and what its
  * files share.  Everything else includes bot/journey/journey.h.
  */
 #ifndef BOT_JOURNEY_JOURNEY_INT_H
@@ -45,10 +45,12 @@ struct journey_person {
 	char *key, *name, *email;
 };
 
-/* What nextbot read once of a commit; kept in the store's cache by commit id. */
+/* What nextbot read of a commit (or knows of it: the latest version of a journey). */
 struct journey_commit {
 	struct nb_oid id;
-	struct nb_oid patch_id;  /* null: none (a binary change) */
+	struct nb_oid patch_id;  /* null: none (a binary change), or not computed yet */
+	int pid_known;           /* patch_id is computed (a diff: most of reading a commit,
+				    so a commit with a Message-ID waits for it) */
 	char *message_id;        /* NULL: none */
 	char *subject;           /* one line, valid UTF-8 */
 	char *author_name, *author_email;
@@ -59,6 +61,7 @@ struct journey_commit {
 
 struct journey_version {
 	struct nb_oid patch_id;
+	int pid_known;           /* as in journey_commit; "?" in the file when not */
 	char *message_id;
 	struct nb_oid commit;    /* its last commit seen */
 	char *first_seen;        /* YYYY-MM-DD */
@@ -95,6 +98,9 @@ struct journey {
 struct journey_tree_seen {
 	char *name;
 	struct nb_oid tip, base; /* its tip and the base's, that night */
+	struct nb_oid *commits;  /* its commits then (base..tip, oldest first): an unchanged
+				    tree is not walked again */
+	size_t commits_nr;
 };
 
 struct journey_store {
@@ -102,14 +108,12 @@ struct journey_store {
 	struct nb_oid base_tip;  /* the base's tip that night */
 	struct journey_tree_seen *trees;
 	size_t trees_nr, trees_alloc;
-	struct journey_commit *commits; /* the cache, sorted by id after load */
-	size_t commits_nr, commits_alloc;
 	struct journey *patches;
 	size_t patches_nr, patches_alloc;
 };
 #define JOURNEY_STORE_INIT { 0 }
 
-/* store.c: workdir/journeys.json, replaced atomically; a missing file is empty. */
+/* store.c: workdir/journeys.txt, replaced atomically; a missing file is empty. */
 int journey_store_load(struct journey_store *out, const char *workdir);
 int journey_store_save(const struct journey_store *s, const char *workdir);
 void journey_store_release(struct journey_store *s);
@@ -121,11 +125,6 @@ struct journey *journey_store_add(struct journey_store *s);
 struct journey_event *journey_event_add(struct journey *j, const char *date,
 					enum journey_event_kind kind);
 struct journey_tree_seen *journey_tree_seen_find(struct journey_store *s, const char *name);
-/* Sorts the cache by commit id, as journey_commit_find() wants it. */
-void journey_store_sort_commits(struct journey_store *s);
-/* The cache entry of `id` (binary search), or NULL. */
-const struct journey_commit *journey_commit_find(const struct journey_store *s,
-						 const struct nb_oid *id);
 /* The journeys whose state is terminal and last event older than `keep_days`: removed. */
 size_t journey_store_prune(struct journey_store *s, const char *today, int keep_days);
 

@@ -140,14 +140,16 @@ done:
 
 static void delta(struct jn_notice *x, struct journey_night *jn, size_t j)
 {
-	const struct journey *jr = &jn->store.patches[j];
-	const struct journey_version *old = &jr->versions[jr->versions_nr - 2];
-	const struct journey_version *neu = &jr->versions[jr->versions_nr - 1];
+	struct journey *jr = &jn->store.patches[j];
+	struct journey_version *old = &jr->versions[jr->versions_nr - 2];
+	struct journey_version *neu = &jr->versions[jr->versions_nr - 1];
 
+	journey_version_pid(jn, old);
+	journey_version_pid(jn, neu);
 	x->n.old_commit = old->commit.hex;
 	x->n.old_message_id = old->message_id;
 	compare_reviews(&x->lost, old, neu, 0);
-	if (!nb_oid_equal(&old->patch_id, &neu->patch_id))
+	if (old->pid_known && neu->pid_known && !nb_oid_equal(&old->patch_id, &neu->patch_id))
 		compare_reviews(&x->stale, neu, old, 1);
 	x->n.lost_reviews = (const char *const *)x->lost.v;
 	x->n.lost_reviews_nr = x->lost.nr;

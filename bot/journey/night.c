@@ -7,6 +7,7 @@
 #include "merge/repo.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/metrics.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
 
@@ -144,6 +145,7 @@ int journey_night_begin(struct journey_night **out, const struct journey_night_o
 	struct nb_oid *watch_tips = xcalloc(cfg->watch_nr + 1, sizeof(*watch_tips));
 	size_t i;
 	int error = 0;
+	double t0 = 0, t1 = 0;
 
 	*out = jn;
 	jn->o = *o;
@@ -153,8 +155,10 @@ int journey_night_begin(struct journey_night **out, const struct journey_night_o
 		fetch_watch(jn, watch_tips);
 	if (!cfg->journey.trees.nr && !cfg->gates_nr)
 		goto done;
+	t0 = metrics_clock();
 	if ((error = journey_store_load(&jn->store, cfg->workdir)) < 0)
 		goto done;
+	t1 = metrics_clock();
 	for (i = 0; i < cfg->trees_nr; i++)
 		follow(jn, &cfg->trees[i], 0, o->tips ? &o->tips[i] : NULL);
 	for (i = 0; i < cfg->watch_nr; i++)
@@ -162,8 +166,13 @@ int journey_night_begin(struct journey_night **out, const struct journey_night_o
 	log_progress("journeys: reading %zu trees", jn->trees_nr);
 	if ((error = journey_observe(jn)) < 0)
 		goto done;
+	journey_patch_ids(jn, JOURNEY_PID_BUDGET);
 	gate(jn);
 	jn->active = 1;
+	log_verbose("journeys: store read in %.2f s (%zu patches), trees read and matched in "
+		    "%.2f s (%zu commits, %zu read anew, %zu patch-ids)", t1 - t0,
+		    jn->store.patches_nr, metrics_clock() - t1, jn->tonight_nr, jn->read_nr,
+		    jn->pid_nr);
 done:
 	if (error < 0)
 		nb_error_prefix("journeys: ");
@@ -452,14 +461,14 @@ static void events(struct journey_night *jn)
 	jmap_clear(&mm.mids);
 }
 
-/* Tonight becomes last night: the trees' tips (kept by refs for range-diffs), the cache. */
+/* Tonight becomes last night: the trees' tips (kept by refs for range-diffs) and commits. */
 static int keep(struct journey_night *jn)
 {
 	struct journey_store *st = &jn->store;
-	size_t t, i;
+	size_t t;
 
 	for (t = 0; t < jn->trees_nr; t++) {
-		const struct jn_tree *jt = &jn->trees[t];
+		struct jn_tree *jt = &jn->trees[t];
 		struct journey_tree_seen *seen = journey_tree_seen_find(st, jt->cfg->name);
 		char *ref;
 
@@ -468,24 +477,23 @@ static int keep(struct journey_night *jn)
 		if (!seen) {
 			ALLOC_GROW(st->trees, st->trees_nr + 1, st->trees_alloc);
 			seen = &st->trees[st->trees_nr++];
+			memset(seen, 0, sizeof(*seen));
 			seen->name = xstrdup(jt->cfg->name);
+		}
+		if (!nb_oid_equal(&seen->tip, &jt->tip) || jt->baseline) {
+			ref = xstrfmt("refs/nextbot/journey/%s", jt->cfg->name);
+			if (repo_ref_set(jn->o.repo, ref, &jt->tip) < 0)
+				log_warn("journeys: %s", nb_error_last());
+			free(ref);
 		}
 		seen->tip = jt->tip;
 		seen->base = *jn->o.base_tip;
-		ref = xstrfmt("refs/nextbot/journey/%s", jt->cfg->name);
-		if (repo_ref_set(jn->o.repo, ref, &jt->tip) < 0)
-			log_warn("journeys: %s", nb_error_last());
-		free(ref);
+		free(seen->commits);
+		seen->commits = jt->commits;
+		seen->commits_nr = jt->commits_nr;
+		jt->commits = NULL;
+		jt->commits_nr = 0;
 	}
-	for (i = 0; i < st->commits_nr; i++)
-		journey_commit_release(&st->commits[i]);
-	free(st->commits);
-	st->commits = jn->tonight;
-	st->commits_nr = jn->tonight_nr;
-	st->commits_alloc = jn->tonight_alloc;
-	jn->tonight = NULL;
-	jn->tonight_nr = jn->tonight_alloc = 0;
-	journey_store_sort_commits(st);
 	free(st->date);
 	st->date = xstrdup(jn->o.date);
 	st->base_tip = *jn->o.base_tip;
@@ -497,6 +505,7 @@ int journey_night_end(struct journey_night *jn, const struct journey_tree_outcom
 {
 	size_t i;
 	int ti, error;
+	double t0, t1, t2;
 
 	if (!jn || !jn->active)
 		return 0;
@@ -505,12 +514,17 @@ int journey_night_end(struct journey_night *jn, const struct journey_tree_outcom
 			jn->trees[ti].in_next = trees[i].in_next;
 			jn->trees[ti].left_out = trees[i].left_out;
 		}
+	t0 = metrics_clock();
 	cascade(jn);
 	events(jn);
+	t1 = metrics_clock();
 	if ((error = journey_mail(jn)) < 0)
 		log_warn("journeys: notices: %s", nb_error_last());
+	t2 = metrics_clock();
 	if ((error = keep(jn)) < 0)
 		nb_error_prefix("journeys: ");
+	log_verbose("journeys: events in %.2f s, %zu notices in %.2f s, kept in %.2f s", t1 - t0,
+		    jn->told_nr, t2 - t1, metrics_clock() - t2);
 	return error;
 }
 
@@ -537,6 +551,7 @@ void journey_night_free(struct journey_night *jn)
 	jmap_clear(&jn->by_pid);
 	jmap_clear(&jn->by_msgid);
 	jmap_clear(&jn->by_commit);
+	jmap_clear(&jn->by_cache);
 	strvec_clear(&jn->unreviewed);
 	journey_store_release(&jn->store);
 	free(jn);

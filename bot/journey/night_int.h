@@ -37,7 +37,7 @@ struct jn_tree {
 /* What tonight says of one journey (parallel to store.patches). */
 struct jn_seen {
 	int tree;                /* index into jn.trees of the most cooked one; -1: none */
-	const struct journey_commit *commit; /* its commit there */
+	struct journey_commit *commit; /* its commit there */
 	int old_tree;            /* where last night's record had it; -1: nowhere */
 	int is_new;              /* a patch first seen tonight */
 	int replaced;            /* a new version tonight: the old one is versions_nr - 2 */
@@ -64,9 +64,12 @@ struct journey_night {
 	size_t trees_nr;
 	struct journey_commit *tonight; /* every commit read tonight: the next cache */
 	size_t tonight_nr, tonight_alloc;
+	size_t read_nr;          /* of them, read from the repository (not cached) */
+	size_t pid_nr;           /* patch-ids computed tonight */
 	struct jn_seen *seen;    /* per journey */
 	size_t seen_alloc;
 	struct jmap by_pid, by_msgid, by_commit; /* -> journey; commit -> tonight[] */
+	struct jmap by_cache;    /* the latest version's commit of each journey -> journey */
 	struct jn_told *told;
 	size_t told_nr, told_alloc;
 	struct strvec unreviewed;
@@ -79,6 +82,14 @@ int journey_tree_index(const struct journey_night *jn, const char *name);
 /* A new journey for `c` first seen in tree ti tonight (seen[] grown to match). */
 size_t journey_adopt(struct journey_night *jn, const struct journey_commit *c, int ti);
 void journey_version_add(struct journey_night *jn, size_t j, const struct journey_commit *c);
+
+/* Computes c's patch-id if it waited (observe.c); 0 or a negative error. */
+int journey_commit_pid(struct journey_night *jn, struct journey_commit *c);
+/* The version's patch-id from its commit, if it waited and the commit is still there. */
+void journey_version_pid(struct journey_night *jn, struct journey_version *v);
+/* Patch-ids that waited, of tonight's commits: at most `budget` of them. */
+#define JOURNEY_PID_BUDGET 200
+void journey_patch_ids(struct journey_night *jn, size_t budget);
 
 /* mail.c: the notices of tonight's events (digests with journey.digest). */
 int journey_mail(struct journey_night *jn);

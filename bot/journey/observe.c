@@ -24,7 +24,11 @@ int journey_tree_index(const struct journey_night *jn, const char *name)
 	return -1;
 }
 
-/* A commit read from the repository, as the cache keeps it. */
+/*
+ * A commit read from the repository.  Its patch-id (a diff, nine tenths of the
+ * cost) waits when it has a Message-ID, which identifies it as well: until a
+ * comparison needs it or the night has time left (journey_patch_ids()).
+ */
 static int read_commit(struct journey_commit *out, struct repo *repo, const struct nb_oid *id)
 {
 	struct lookup_patch lp;
@@ -34,10 +38,16 @@ static int read_commit(struct journey_commit *out, struct repo *repo, const stru
 	int error;
 
 	memset(out, 0, sizeof(*out));
-	if ((error = lookup_commit(&lp, repo, NULL, id->hex)) < 0)
+	if ((error = lookup_commit_meta(&lp, repo, NULL, id)) < 0)
 		return error;
 	out->id = lp.commit;
-	out->patch_id = lp.patch_id;
+	if (!lp.message_id) {
+		if ((error = lookup_patch_id(&out->patch_id, repo, id)) < 0) {
+			lookup_patch_release(&lp);
+			return error;
+		}
+		out->pid_known = 1;
+	}
 	out->message_id = lp.message_id ? xstrdup(lp.message_id) : NULL;
 	out->subject = xstrdup(lp.subject);
 	out->author_name = xstrdup(lp.author_name);
@@ -73,21 +83,41 @@ static void commit_copy(struct journey_commit *out, const struct journey_commit 
 	out->people = journey_people_dup(c->people, c->people_nr);
 }
 
-/* Tonight's entry of commit `id`: from tonight's list, the cache or the repository. */
+/* What a journey's latest version says of its commit: what reading it would say. */
+static void commit_known(struct journey_commit *out, const struct journey *jr)
+{
+	const struct journey_version *v = &jr->versions[jr->versions_nr - 1];
+	struct journey_commit c = {
+		.id = v->commit, .patch_id = v->patch_id, .pid_known = v->pid_known,
+		.message_id = v->message_id,
+		.subject = jr->subject, .author_name = jr->author_name,
+		.author_email = jr->author_email, .link = jr->link, .people = v->people,
+		.people_nr = v->people_nr,
+	};
+
+	commit_copy(out, &c);
+}
+
+/*
+ * Tonight's entry of commit `id`: from tonight's list, from the journey whose latest
+ * version it is (a commit is read from the repository once), or read now.
+ */
 static int commit_of(size_t *out, struct journey_night *jn, const struct nb_oid *id)
 {
-	const struct journey_commit *cached;
 	struct journey_commit *c;
+	size_t j;
 	int error;
 
 	if (jmap_get(&jn->by_commit, id->hex, out))
 		return 0;
 	ALLOC_GROW(jn->tonight, jn->tonight_nr + 1, jn->tonight_alloc);
 	c = &jn->tonight[jn->tonight_nr];
-	if ((cached = journey_commit_find(&jn->store, id)))
-		commit_copy(c, cached);
+	if (jmap_get(&jn->by_cache, id->hex, &j))
+		commit_known(c, &jn->store.patches[j]);
 	else if ((error = read_commit(c, jn->o.repo, id)) < 0)
 		return error;
+	else
+		jn->read_nr++;
 	*out = jn->tonight_nr++;
 	jmap_put(&jn->by_commit, id->hex, *out);
 	return 0;
@@ -95,14 +125,21 @@ static int commit_of(size_t *out, struct journey_night *jn, const struct nb_oid 
 
 static int read_tree(struct journey_night *jn, struct jn_tree *t)
 {
+	const struct journey_tree_seen *seen = journey_tree_seen_find(&jn->store, t->cfg->name);
 	size_t i, at;
 	int error;
 
 	if (nb_oid_is_null(&t->tip))
 		return 0;
-	if ((error = lookup_commit_ids(&t->commits, &t->commits_nr, jn->o.repo, t->cfg->name,
-				       &t->tip, jn->o.base_tip, OBSERVE_MAX_COMMITS)) < 0)
+	if (seen && seen->commits_nr && nb_oid_equal(&seen->tip, &t->tip) &&
+	    nb_oid_equal(&seen->base, jn->o.base_tip)) {
+		t->commits = xcalloc(seen->commits_nr, sizeof(*t->commits));
+		memcpy(t->commits, seen->commits, seen->commits_nr * sizeof(*t->commits));
+		t->commits_nr = seen->commits_nr;
+	} else if ((error = lookup_commit_ids(&t->commits, &t->commits_nr, jn->o.repo, t->cfg->name,
+				       &t->tip, jn->o.base_tip, OBSERVE_MAX_COMMITS)) < 0) {
 		return error;
+	}
 	if (t->commits_nr == OBSERVE_MAX_COMMITS)
 		log_warn("journeys: %s: only its first %d commits are followed", t->cfg->name,
 			 OBSERVE_MAX_COMMITS);
@@ -128,7 +165,7 @@ static void grow_seen(struct journey_night *jn)
 
 static void index_version(struct journey_night *jn, size_t j, const struct journey_version *v)
 {
-	if (!nb_oid_is_null(&v->patch_id))
+	if (v->pid_known && !nb_oid_is_null(&v->patch_id))
 		jmap_put(&jn->by_pid, v->patch_id.hex, j);
 	jmap_put(&jn->by_msgid, v->message_id, j);
 }
@@ -138,6 +175,7 @@ static void version_fill(struct journey_version *v, const struct journey_commit 
 {
 	memset(v, 0, sizeof(*v));
 	v->patch_id = c->patch_id;
+	v->pid_known = c->pid_known;
 	v->message_id = c->message_id ? xstrdup(c->message_id) : NULL;
 	v->commit = c->id;
 	v->first_seen = xstrdup(date);
@@ -175,23 +213,58 @@ size_t journey_adopt(struct journey_night *jn, const struct journey_commit *c, i
 	return j;
 }
 
-/* Does commit c say something the latest version does not (another patch-id or Message-ID)? */
-static int differs(const struct journey_version *v, const struct journey_commit *c)
+int journey_commit_pid(struct journey_night *jn, struct journey_commit *c)
 {
-	if (!nb_oid_is_null(&v->patch_id) && !nb_oid_is_null(&c->patch_id) &&
-	    !nb_oid_equal(&v->patch_id, &c->patch_id))
+	int error;
+
+	if (c->pid_known)
+		return 0;
+	if ((error = lookup_patch_id(&c->patch_id, jn->o.repo, &c->id)) < 0)
+		return error;
+	c->pid_known = 1;
+	jn->pid_nr++;
+	return 0;
+}
+
+void journey_version_pid(struct journey_night *jn, struct journey_version *v)
+{
+	if (v->pid_known || lookup_patch_id(&v->patch_id, jn->o.repo, &v->commit) < 0) {
+		nb_error_clear();
+		return;
+	}
+	v->pid_known = 1;
+	jn->pid_nr++;
+}
+
+/*
+ * Does commit c say something the latest version does not: another Message-ID, or
+ * the same one (or none) with another patch-id (the patch changed in place)?  The
+ * same commit says the same.
+ */
+static int differs(struct journey_night *jn, struct journey_version *v, struct journey_commit *c)
+{
+	if (nb_oid_equal(&v->commit, &c->id))
+		return 0;
+	if (v->message_id && c->message_id && strcmp(v->message_id, c->message_id))
 		return 1;
-	return v->message_id && c->message_id && strcmp(v->message_id, c->message_id);
+	journey_version_pid(jn, v);
+	if (journey_commit_pid(jn, c) < 0) {
+		nb_error_clear();
+		return 0;
+	}
+	return v->pid_known && !nb_oid_is_null(&v->patch_id) && !nb_oid_is_null(&c->patch_id) &&
+	       !nb_oid_equal(&v->patch_id, &c->patch_id);
 }
 
 static int find(const struct journey_night *jn, const struct journey_commit *c, size_t *j)
 {
-	return (!nb_oid_is_null(&c->patch_id) && jmap_get(&jn->by_pid, c->patch_id.hex, j)) ||
+	return (c->pid_known && !nb_oid_is_null(&c->patch_id) &&
+		jmap_get(&jn->by_pid, c->patch_id.hex, j)) ||
 	       jmap_get(&jn->by_msgid, c->message_id, j);
 }
 
 /* Journey j is in tree ti tonight as commit c (the first, most cooked, sighting counts). */
-static void sighted(struct journey_night *jn, size_t j, int ti, const struct journey_commit *c)
+static void sighted(struct journey_night *jn, size_t j, int ti, struct journey_commit *c)
 {
 	struct journey *jr = &jn->store.patches[j];
 	struct jn_seen *s = &jn->seen[j];
@@ -201,14 +274,20 @@ static void sighted(struct journey_night *jn, size_t j, int ti, const struct jou
 		return;
 	s->tree = ti;
 	s->commit = c;
-	if (!s->is_new && differs(&jr->versions[jr->versions_nr - 1], c)) {
+	if (!s->is_new && differs(jn, &jr->versions[jr->versions_nr - 1], c)) {
 		journey_version_add(jn, j, c);
 		s->replaced = 1;
 		return;
 	}
 	/* the same version, maybe rebased with tags added (a review landing): the latest */
 	v = &jr->versions[jr->versions_nr - 1];
+	if (nb_oid_equal(&v->commit, &c->id))
+		return;
 	v->commit = c->id;
+	if (c->pid_known && !v->pid_known) {
+		v->patch_id = c->patch_id;
+		v->pid_known = 1;
+	}
 	journey_people_free(v->people, v->people_nr);
 	v->people = journey_people_dup(c->people, c->people_nr);
 	v->people_nr = c->people_nr;
@@ -230,7 +309,7 @@ static int departing(const struct journey_night *jn, size_t j)
  * author), when exactly one such patch left; otherwise a new patch.
  */
 static void new_or_version(struct journey_night *jn, const size_t *gone, size_t gone_nr, int ti,
-			   const struct journey_commit *c)
+			   struct journey_commit *c)
 {
 	struct strbuf want = STRBUF_INIT, have = STRBUF_INIT;
 	size_t i, hit = 0, hits = 0;
@@ -282,7 +361,7 @@ static void match(struct journey_night *jn)
 	for (t = 0; t < jn->trees_nr; t++)
 		for (i = 0; i < jn->trees[t].commits_nr; i++) {
 			size_t at;
-			const struct journey_commit *c;
+			struct journey_commit *c;
 
 			jmap_get(&jn->by_commit, jn->trees[t].commits[i].hex, &at);
 			c = &jn->tonight[at];
@@ -299,7 +378,7 @@ static void match(struct journey_night *jn)
 	for (i = 0; i < later.nr; i++) {
 		char *colon;
 		size_t ti = strtoul(later.v[i], &colon, 10), at = strtoul(colon + 1, NULL, 10);
-		const struct journey_commit *c = &jn->tonight[at];
+		struct journey_commit *c = &jn->tonight[at];
 
 		if (find(jn, c, &j))
 			sighted(jn, j, (int)ti, c);
@@ -310,11 +389,42 @@ static void match(struct journey_night *jn)
 	strvec_clear(&later);
 }
 
+/*
+ * The patch-ids that waited, of tonight's commits, up to a budget a night (a first
+ * night over 8,000 patches fills them in over some nights rather than doubling its
+ * own cost); each goes to the version whose commit it is.
+ */
+void journey_patch_ids(struct journey_night *jn, size_t budget)
+{
+	size_t j, done = 0;
+
+	for (j = 0; j < jn->store.patches_nr && done < budget; j++) {
+		struct journey *jr = &jn->store.patches[j];
+		struct journey_version *v = &jr->versions[jr->versions_nr - 1];
+		struct journey_commit *c = jn->seen[j].commit;
+
+		if (!c || c->pid_known || !nb_oid_equal(&c->id, &v->commit))
+			continue;
+		if (journey_commit_pid(jn, c) < 0) {
+			nb_error_clear();
+			continue;
+		}
+		done++;
+		v->patch_id = c->patch_id;
+		v->pid_known = 1;
+	}
+}
+
 int journey_observe(struct journey_night *jn)
 {
-	size_t t;
+	size_t t, j;
 	int error;
 
+	for (j = 0; j < jn->store.patches_nr; j++) {
+		const struct journey *jr = &jn->store.patches[j];
+
+		jmap_put(&jn->by_cache, jr->versions[jr->versions_nr - 1].commit.hex, j);
+	}
 	for (t = 0; t < jn->trees_nr; t++)
 		if ((error = read_tree(jn, &jn->trees[t])) < 0)
 			return error;

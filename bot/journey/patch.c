@@ -1,4 +1,4 @@
-/* `nextbot patch ID`: where a patch is and has been, from journeys.json (no lock needed). */
+/* `nextbot patch ID`: where a patch is and has been, from journeys.txt (no lock needed). */
 #include <ctype.h>
 #include <json-c/json.h>
 #include <stdlib.h>

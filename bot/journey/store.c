@@ -1,5 +1,4 @@
-/* workdir/journeys.json: the patches' journeys and the commits read for them (not state.json). */
-#include <json-c/json.h>
+/* workdir/journeys.txt: the patches' journeys, kept apart from state.json. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,12 +136,11 @@ void journey_store_release(struct journey_store *s)
 	size_t i;
 
 	free(s->date);
-	for (i = 0; i < s->trees_nr; i++)
+	for (i = 0; i < s->trees_nr; i++) {
 		free(s->trees[i].name);
+		free(s->trees[i].commits);
+	}
 	free(s->trees);
-	for (i = 0; i < s->commits_nr; i++)
-		journey_commit_release(&s->commits[i]);
-	free(s->commits);
 	for (i = 0; i < s->patches_nr; i++)
 		journey_release(&s->patches[i]);
 	free(s->patches);
@@ -183,206 +181,325 @@ struct journey_tree_seen *journey_tree_seen_find(struct journey_store *s, const 
 	return NULL;
 }
 
-static int commit_cmp(const void *a, const void *b)
+/* ---- the file: one record a line, tab-separated fields ---- */
+
+/*
+ * journeys.txt holds, after a "nextbot-journeys 1" line:
+ *   night   DATE BASE_TIP
+ *   tree    NAME TIP BASE COMMITS        (COMMITS: their ids, one after the other)
+ *   patch   KEY SUBJECT AUTHOR_NAME AUTHOR_EMAIL FAMILY STATE TREE SINCE FIRST_SEEN
+ *           LAST_SEEN HELD LINK
+ *   version PATCH_ID MESSAGE_ID COMMIT FIRST_SEEN        (of the patch above)
+ *   person  KEY NAME EMAIL                               (of the version above)
+ *   event   DATE EVENT TREE BRANCH FROM REASON           (of the patch above)
+ *   told    TREE                                         (of the patch above)
+ * A field escapes backslash, tab, newline and CR as \\ \t \n \r, and is \N when
+ * absent.  Not JSON: a 400-tree night follows 8,000 patches, and json-c's objects
+ * made reading and writing them cost more than the rest of the journeys together.
+ */
+#define STORE_MAGIC "nextbot-journeys\t1"
+#define STORE_FIELDS 16
+
+static void put_field(struct strbuf *sb, const char *s)
 {
-	return strcmp(((const struct journey_commit *)a)->id.hex,
-		      ((const struct journey_commit *)b)->id.hex);
+	strbuf_addch(sb, '\t');
+	if (!s) {
+		strbuf_addstr(sb, "\\N");
+		return;
+	}
+	for (; *s; s++) {
+		switch (*s) {
+		case '\\': strbuf_addstr(sb, "\\\\"); break;
+		case '\t': strbuf_addstr(sb, "\\t"); break;
+		case '\n': strbuf_addstr(sb, "\\n"); break;
+		case '\r': strbuf_addstr(sb, "\\r"); break;
+		default: strbuf_addch(sb, *s);
+		}
+	}
 }
 
-void journey_store_sort_commits(struct journey_store *s)
+static void put_oid(struct strbuf *sb, const struct nb_oid *id)
 {
-	if (s->commits_nr)
-		qsort(s->commits, s->commits_nr, sizeof(*s->commits), commit_cmp);
+	put_field(sb, nb_oid_is_null(id) ? NULL : id->hex);
 }
 
-const struct journey_commit *journey_commit_find(const struct journey_store *s,
-						 const struct nb_oid *id)
+static void put_journey(struct strbuf *sb, const struct journey *j)
 {
-	struct journey_commit key;
+	size_t i, k;
 
-	key.id = *id;
-	return s->commits_nr ? bsearch(&key, s->commits, s->commits_nr, sizeof(key), commit_cmp) :
-			       NULL;
+	strbuf_addstr(sb, "patch");
+	put_field(sb, j->key);
+	put_field(sb, j->subject);
+	put_field(sb, j->author_name);
+	put_field(sb, j->author_email);
+	put_field(sb, j->family);
+	put_field(sb, journey_state_name(j->state));
+	put_field(sb, j->tree);
+	put_field(sb, j->since);
+	put_field(sb, j->first_seen);
+	put_field(sb, j->last_seen);
+	put_field(sb, j->held);
+	put_field(sb, j->link);
+	strbuf_addch(sb, '\n');
+	for (i = 0; i < j->versions_nr; i++) {
+		const struct journey_version *v = &j->versions[i];
+
+		strbuf_addstr(sb, "version");
+		if (v->pid_known)
+			put_oid(sb, &v->patch_id);
+		else
+			strbuf_addstr(sb, "\t?");
+		put_field(sb, v->message_id);
+		put_oid(sb, &v->commit);
+		put_field(sb, v->first_seen);
+		strbuf_addch(sb, '\n');
+		for (k = 0; k < v->people_nr; k++) {
+			strbuf_addstr(sb, "person");
+			put_field(sb, v->people[k].key);
+			put_field(sb, v->people[k].name);
+			put_field(sb, v->people[k].email);
+			strbuf_addch(sb, '\n');
+		}
+	}
+	for (i = 0; i < j->events_nr; i++) {
+		const struct journey_event *e = &j->events[i];
+
+		strbuf_addstr(sb, "event");
+		put_field(sb, e->date);
+		put_field(sb, journey_event_name(e->kind));
+		put_field(sb, e->tree);
+		put_field(sb, e->branch);
+		put_field(sb, e->from);
+		put_field(sb, e->reason);
+		strbuf_addch(sb, '\n');
+	}
+	for (i = 0; i < j->told.nr; i++) {
+		strbuf_addstr(sb, "told");
+		put_field(sb, j->told.v[i]);
+		strbuf_addch(sb, '\n');
+	}
+}
+
+int journey_store_save(const struct journey_store *s, const char *workdir)
+{
+	char *path = xstrfmt("%s/journeys.txt", workdir);
+	struct strbuf sb = STRBUF_INIT;
+	size_t i, k;
+	int error;
+
+	strbuf_addf(&sb, "%s\nnight", STORE_MAGIC);
+	put_field(&sb, s->date);
+	put_oid(&sb, &s->base_tip);
+	strbuf_addch(&sb, '\n');
+	for (i = 0; i < s->trees_nr; i++) {
+		strbuf_addstr(&sb, "tree");
+		put_field(&sb, s->trees[i].name);
+		put_oid(&sb, &s->trees[i].tip);
+		put_oid(&sb, &s->trees[i].base);
+		strbuf_addch(&sb, '\t');
+		for (k = 0; k < s->trees[i].commits_nr; k++)
+			strbuf_addstr(&sb, s->trees[i].commits[k].hex);
+		strbuf_addch(&sb, '\n');
+	}
+	for (i = 0; i < s->patches_nr; i++)
+		put_journey(&sb, &s->patches[i]);
+	error = file_write_atomic(path, sb.buf, sb.len);
+	strbuf_release(&sb);
+	free(path);
+	return error;
 }
 
 /* ---- reading ---- */
 
-static json_object *get(json_object *o, const char *key)
+/* The fields of one line, unescaped in place (f[i] NULL for \N); their number. */
+static size_t split(char **f, char *line)
 {
-	json_object *v = NULL;
+	size_t n = 0;
+	char *p = line;
 
-	return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
+	while (n < STORE_FIELDS) {
+		char *w = p, *r = p, end;
+
+		f[n++] = p;
+		for (; *r && *r != '\t'; r++) {
+			if (*r != '\\' || !r[1]) {
+				*w++ = *r;
+				continue;
+			}
+			r++;
+			if (*r == 'N' && w == f[n - 1] && (!r[1] || r[1] == '\t'))
+				f[n - 1] = NULL;
+			*w++ = *r == 't' ? '\t' : *r == 'n' ? '\n' : *r == 'r' ? '\r' : *r;
+		}
+		end = *r;
+		*w = '\0';
+		if (end != '\t')
+			break;
+		p = r + 1;
+	}
+	return n;
 }
 
-/* A string field, made clean text (the file may be old or mended by hand); NULL if none. */
-static char *get_str(json_object *o, const char *key)
+/* A copy made clean text (a file may have been mended by hand); NULL stays NULL. */
+static char *take(const char *s)
 {
-	json_object *v = get(o, key);
+	const unsigned char *p;
 
-	return v && json_object_is_type(v, json_type_string) ?
-		       utf8_clean_dup(json_object_get_string(v)) : NULL;
+	if (!s)
+		return NULL;
+	for (p = (const unsigned char *)s; *p >= 0x20 && *p < 0x7f; p++)
+		;
+	return *p ? utf8_clean_dup(s) : xstrdup(s); /* most are plain ASCII */
 }
 
-static void get_oid(struct nb_oid *out, json_object *o, const char *key)
+static void take_oid(struct nb_oid *out, const char *s)
 {
-	json_object *v = get(o, key);
-
 	nb_oid_clear(out);
-	if (v && json_object_is_type(v, json_type_string) &&
-	    nb_oid_valid(json_object_get_string(v)))
-		nb_oid_parse(out, json_object_get_string(v));
+	if (s && nb_oid_valid(s))
+		nb_oid_parse(out, s);
 }
 
-static size_t array_len(json_object *a)
+static void tree_read(struct journey_store *s, char **f, size_t n)
 {
-	return a && json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
-}
+	struct journey_tree_seen *t;
+	size_t k, nr;
 
-static struct journey_person *people_read(json_object *a, size_t *nr)
-{
-	size_t i, n = array_len(a);
-	struct journey_person *p = xcalloc(n ? n : 1, sizeof(*p));
+	if (n < 5 || !f[1])
+		return;
+	ALLOC_GROW(s->trees, s->trees_nr + 1, s->trees_alloc);
+	t = &s->trees[s->trees_nr++];
+	memset(t, 0, sizeof(*t));
+	t->name = take(f[1]);
+	take_oid(&t->tip, f[2]);
+	take_oid(&t->base, f[3]);
+	nr = f[4] ? strlen(f[4]) / NB_OID_HEXSZ : 0;
+	t->commits = xcalloc(nr ? nr : 1, sizeof(*t->commits));
+	for (k = 0; k < nr; k++) {
+		char hex[NB_OID_HEXSZ + 1];
 
-	*nr = 0;
-	for (i = 0; i < n; i++) {
-		json_object *x = json_object_array_get_idx(a, i);
-		char *key = get_str(x, "key"), *email = get_str(x, "email");
-
-		if (!key || !email) {
-			free(key);
-			free(email);
-			continue;
+		memcpy(hex, f[4] + k * NB_OID_HEXSZ, NB_OID_HEXSZ);
+		hex[NB_OID_HEXSZ] = '\0';
+		if (!nb_oid_valid(hex)) {
+			t->commits_nr = 0; /* mended or damaged: walked again */
+			return;
 		}
-		p[*nr].key = key;
-		p[*nr].email = email;
-		p[*nr].name = get_str(x, "name");
-		if (!p[*nr].name)
-			p[*nr].name = xstrdup("");
-		(*nr)++;
+		nb_oid_parse(&t->commits[t->commits_nr++], hex);
 	}
-	return p;
 }
 
-static int commit_read(struct journey_commit *c, json_object *o)
+static void patch_read(struct journey *j, char **f, size_t n)
 {
-	memset(c, 0, sizeof(*c));
-	get_oid(&c->id, o, "commit");
-	get_oid(&c->patch_id, o, "patch_id");
-	c->message_id = get_str(o, "message_id");
-	c->subject = get_str(o, "subject");
-	c->author_name = get_str(o, "author_name");
-	c->author_email = get_str(o, "author_email");
-	c->link = get_str(o, "link");
-	c->people = people_read(get(o, "people"), &c->people_nr);
-	if (nb_oid_is_null(&c->id) || !c->subject || !c->author_name || !c->author_email) {
-		journey_commit_release(c);
-		return -1;
-	}
-	return 0;
-}
-
-static void version_read(struct journey_version *v, json_object *o)
-{
-	memset(v, 0, sizeof(*v));
-	get_oid(&v->patch_id, o, "patch_id");
-	get_oid(&v->commit, o, "commit");
-	v->message_id = get_str(o, "message_id");
-	v->first_seen = get_str(o, "first_seen");
-	v->people = people_read(get(o, "trailers"), &v->people_nr);
-}
-
-static int event_read(struct journey_event *e, json_object *o)
-{
-	memset(e, 0, sizeof(*e));
-	e->date = get_str(o, "date");
-	e->tree = get_str(o, "tree");
-	e->branch = get_str(o, "branch");
-	e->from = get_str(o, "from");
-	e->reason = get_str(o, "reason");
-	if (!e->date || journey_event_parse(&e->kind, json_object_get_string(get(o, "event"))))
-		return -1;
-	return 0;
-}
-
-static int journey_read(struct journey *j, json_object *o)
-{
-	json_object *a;
-	size_t i, n;
-
-	j->key = get_str(o, "key");
-	j->subject = get_str(o, "subject");
-	j->author_name = get_str(o, "author_name");
-	j->author_email = get_str(o, "author_email");
-	j->family = get_str(o, "family");
-	j->tree = get_str(o, "tree");
-	j->since = get_str(o, "since");
-	j->first_seen = get_str(o, "first_seen");
-	j->last_seen = get_str(o, "last_seen");
-	j->held = get_str(o, "held");
-	j->link = get_str(o, "link");
-	if (journey_state_parse(&j->state, json_object_get_string(get(o, "state"))))
+	if (n < 13)
+		return;
+	j->key = take(f[1]);
+	j->subject = take(f[2]);
+	j->author_name = take(f[3]);
+	j->author_email = take(f[4]);
+	j->family = take(f[5]);
+	if (journey_state_parse(&j->state, f[6]))
 		j->state = JOURNEY_IN_REVIEW;
-	a = get(o, "versions");
-	n = array_len(a);
-	j->versions = xcalloc(n ? n : 1, sizeof(*j->versions));
-	j->versions_alloc = n ? n : 1;
-	for (i = 0; i < n; i++)
-		version_read(&j->versions[j->versions_nr++], json_object_array_get_idx(a, i));
-	a = get(o, "events");
-	for (i = 0; i < array_len(a); i++) {
-		ALLOC_GROW(j->events, j->events_nr + 1, j->events_alloc);
-		if (!event_read(&j->events[j->events_nr], json_object_array_get_idx(a, i)))
-			j->events_nr++;
-	}
-	a = get(o, "told");
-	for (i = 0; i < array_len(a); i++)
-		strvec_push(&j->told, json_object_get_string(json_object_array_get_idx(a, i)));
-	if (!j->key || !j->subject || !j->author_name || !j->author_email || !j->versions_nr)
-		return -1;
-	return 0;
+	j->tree = take(f[7]);
+	j->since = take(f[8]);
+	j->first_seen = take(f[9]);
+	j->last_seen = take(f[10]);
+	j->held = take(f[11]);
+	j->link = take(f[12]);
 }
 
-static void store_read(struct journey_store *s, json_object *root)
+static void version_read(struct journey *j, char **f, size_t n)
 {
-	json_object *a;
-	size_t i;
+	struct journey_version *v;
 
-	s->date = get_str(root, "date");
-	get_oid(&s->base_tip, root, "base_tip");
-	a = get(root, "trees");
-	for (i = 0; i < array_len(a); i++) {
-		json_object *x = json_object_array_get_idx(a, i);
-		char *name = get_str(x, "name");
+	if (n < 5)
+		return;
+	ALLOC_GROW(j->versions, j->versions_nr + 1, j->versions_alloc);
+	v = &j->versions[j->versions_nr++];
+	memset(v, 0, sizeof(*v));
+	take_oid(&v->patch_id, f[1]);
+	v->pid_known = !f[1] || strcmp(f[1], "?");
+	v->message_id = take(f[2]);
+	take_oid(&v->commit, f[3]);
+	v->first_seen = take(f[4]);
+}
 
-		if (!name)
+static void person_read(struct journey *j, char **f, size_t n, size_t *alloc)
+{
+	struct journey_version *v = j->versions_nr ? &j->versions[j->versions_nr - 1] : NULL;
+
+	if (!v || n < 4 || !f[1] || !f[3])
+		return;
+	if (!v->people_nr)
+		*alloc = 0;
+	ALLOC_GROW(v->people, v->people_nr + 1, *alloc);
+	v->people[v->people_nr].key = take(f[1]);
+	v->people[v->people_nr].name = take(f[2] ? f[2] : "");
+	v->people[v->people_nr++].email = take(f[3]);
+}
+
+static void event_read(struct journey *j, char **f, size_t n)
+{
+	struct journey_event *e;
+	enum journey_event_kind kind;
+
+	if (n < 7 || !f[1] || journey_event_parse(&kind, f[2]))
+		return;
+	e = journey_event_add(j, f[1], kind);
+	e->tree = take(f[3]);
+	e->branch = take(f[4]);
+	e->from = take(f[5]);
+	e->reason = take(f[6]);
+}
+
+/* Drops the last journey read when it lacks what every journey has. */
+static void patch_check(struct journey_store *s)
+{
+	struct journey *j = s->patches_nr ? &s->patches[s->patches_nr - 1] : NULL;
+
+	if (j && (!j->key || !j->subject || !j->author_name || !j->author_email ||
+		  !j->family || !j->versions_nr)) {
+		journey_release(j);
+		s->patches_nr--;
+	}
+}
+
+static void store_read(struct journey_store *s, char *text)
+{
+	char *f[STORE_FIELDS], *line = text, *eol;
+	struct journey *j = NULL;
+	size_t n, people_alloc = 0;
+
+	for (; *line; line = eol) {
+		eol = strchrnul(line, '\n');
+		if (*eol)
+			*eol++ = '\0';
+		n = split(f, line);
+		if (!f[0])
 			continue;
-		ALLOC_GROW(s->trees, s->trees_nr + 1, s->trees_alloc);
-		s->trees[s->trees_nr].name = name;
-		get_oid(&s->trees[s->trees_nr].tip, x, "tip");
-		get_oid(&s->trees[s->trees_nr++].base, x, "base");
-	}
-	a = get(root, "commits");
-	for (i = 0; i < array_len(a); i++) {
-		ALLOC_GROW(s->commits, s->commits_nr + 1, s->commits_alloc);
-		if (!commit_read(&s->commits[s->commits_nr], json_object_array_get_idx(a, i)))
-			s->commits_nr++;
-	}
-	if (s->commits_nr)
-		qsort(s->commits, s->commits_nr, sizeof(*s->commits), commit_cmp);
-	a = get(root, "patches");
-	for (i = 0; i < array_len(a); i++) {
-		struct journey *j = journey_store_add(s);
-
-		if (journey_read(j, json_object_array_get_idx(a, i)) < 0) {
-			journey_release(j);
-			s->patches_nr--;
+		if (!strcmp(f[0], "patch")) {
+			patch_check(s);
+			j = journey_store_add(s);
+			patch_read(j, f, n);
+		} else if (!strcmp(f[0], "version") && j) {
+			version_read(j, f, n);
+		} else if (!strcmp(f[0], "person") && j) {
+			person_read(j, f, n, &people_alloc);
+		} else if (!strcmp(f[0], "event") && j) {
+			event_read(j, f, n);
+		} else if (!strcmp(f[0], "told") && j && n >= 2 && f[1]) {
+			strvec_push(&j->told, f[1]);
+		} else if (!strcmp(f[0], "tree")) {
+			tree_read(s, f, n);
+		} else if (!strcmp(f[0], "night") && n >= 3) {
+			s->date = take(f[1]);
+			take_oid(&s->base_tip, f[2]);
 		}
 	}
+	patch_check(s);
 }
 
 /*
  * A damaged store costs the journeys' history, never the night: it is kept aside
- * (journeys.json.damaged) and the night starts afresh, as on a first night.
+ * (journeys.txt.damaged) and the night starts afresh, as on a first night.
  */
 static void set_aside(const char *path, const struct strbuf *text)
 {
@@ -399,10 +516,8 @@ static void set_aside(const char *path, const struct strbuf *text)
 
 int journey_store_load(struct journey_store *out, const char *workdir)
 {
-	char *path = xstrfmt("%s/journeys.json", workdir);
+	char *path = xstrfmt("%s/journeys.txt", workdir);
 	struct strbuf sb = STRBUF_INIT;
-	json_object *root = NULL;
-	json_tokener *tok = NULL;
 	int error;
 
 	memset(out, 0, sizeof(*out));
@@ -413,147 +528,12 @@ int journey_store_load(struct journey_store *out, const char *workdir)
 	}
 	if (error < 0)
 		goto done;
-	tok = json_tokener_new();
-	root = json_tokener_parse_ex(tok, sb.buf, (int)sb.len);
-	if (!root || !json_object_is_type(root, json_type_object))
+	if (strncmp(sb.buf, STORE_MAGIC "\n", sizeof(STORE_MAGIC)) ||
+	    memchr(sb.buf, '\0', sb.len))
 		set_aside(path, &sb);
 	else
-		store_read(out, root);
+		store_read(out, sb.buf + sizeof(STORE_MAGIC));
 done:
-	json_object_put(root);
-	if (tok)
-		json_tokener_free(tok);
-	strbuf_release(&sb);
-	free(path);
-	return error;
-}
-
-/* ---- writing ---- */
-
-static void put_str(json_object *o, const char *key, const char *v)
-{
-	json_object_object_add(o, key, v ? json_object_new_string(v) : NULL);
-}
-
-static void put_oid(json_object *o, const char *key, const struct nb_oid *id)
-{
-	put_str(o, key, nb_oid_is_null(id) ? NULL : id->hex);
-}
-
-static json_object *people_json(const struct journey_person *p, size_t nr)
-{
-	json_object *a = json_object_new_array();
-	size_t i;
-
-	for (i = 0; i < nr; i++) {
-		json_object *x = json_object_new_object();
-
-		put_str(x, "key", p[i].key);
-		put_str(x, "name", p[i].name);
-		put_str(x, "email", p[i].email);
-		json_object_array_add(a, x);
-	}
-	return a;
-}
-
-static json_object *commit_json(const struct journey_commit *c)
-{
-	json_object *o = json_object_new_object();
-
-	put_oid(o, "commit", &c->id);
-	put_oid(o, "patch_id", &c->patch_id);
-	put_str(o, "message_id", c->message_id);
-	put_str(o, "subject", c->subject);
-	put_str(o, "author_name", c->author_name);
-	put_str(o, "author_email", c->author_email);
-	put_str(o, "link", c->link);
-	json_object_object_add(o, "people", people_json(c->people, c->people_nr));
-	return o;
-}
-
-static json_object *journey_json(const struct journey *j)
-{
-	json_object *o = json_object_new_object(), *a = json_object_new_array();
-	size_t i;
-
-	put_str(o, "key", j->key);
-	put_str(o, "subject", j->subject);
-	put_str(o, "author_name", j->author_name);
-	put_str(o, "author_email", j->author_email);
-	put_str(o, "family", j->family);
-	put_str(o, "state", journey_state_name(j->state));
-	put_str(o, "tree", j->tree);
-	put_str(o, "since", j->since);
-	put_str(o, "first_seen", j->first_seen);
-	put_str(o, "last_seen", j->last_seen);
-	put_str(o, "held", j->held);
-	put_str(o, "link", j->link);
-	for (i = 0; i < j->versions_nr; i++) {
-		const struct journey_version *v = &j->versions[i];
-		json_object *x = json_object_new_object();
-
-		put_oid(x, "patch_id", &v->patch_id);
-		put_str(x, "message_id", v->message_id);
-		put_oid(x, "commit", &v->commit);
-		put_str(x, "first_seen", v->first_seen);
-		json_object_object_add(x, "trailers", people_json(v->people, v->people_nr));
-		json_object_array_add(a, x);
-	}
-	json_object_object_add(o, "versions", a);
-	a = json_object_new_array();
-	for (i = 0; i < j->events_nr; i++) {
-		const struct journey_event *e = &j->events[i];
-		json_object *x = json_object_new_object();
-
-		put_str(x, "date", e->date);
-		put_str(x, "event", journey_event_name(e->kind));
-		put_str(x, "tree", e->tree);
-		put_str(x, "branch", e->branch);
-		put_str(x, "from", e->from);
-		put_str(x, "reason", e->reason);
-		json_object_array_add(a, x);
-	}
-	json_object_object_add(o, "events", a);
-	a = json_object_new_array();
-	for (i = 0; i < j->told.nr; i++)
-		json_object_array_add(a, json_object_new_string(j->told.v[i]));
-	json_object_object_add(o, "told", a);
-	return o;
-}
-
-int journey_store_save(const struct journey_store *s, const char *workdir)
-{
-	json_object *root = json_object_new_object(), *a = json_object_new_array();
-	char *path = xstrfmt("%s/journeys.json", workdir);
-	struct strbuf sb = STRBUF_INIT;
-	size_t i;
-	int error;
-
-	json_object_object_add(root, "version", json_object_new_int(1));
-	put_str(root, "date", s->date);
-	put_oid(root, "base_tip", &s->base_tip);
-	for (i = 0; i < s->trees_nr; i++) {
-		json_object *x = json_object_new_object();
-
-		put_str(x, "name", s->trees[i].name);
-		put_oid(x, "tip", &s->trees[i].tip);
-		put_oid(x, "base", &s->trees[i].base);
-		json_object_array_add(a, x);
-	}
-	json_object_object_add(root, "trees", a);
-	a = json_object_new_array();
-	for (i = 0; i < s->patches_nr; i++)
-		json_object_array_add(a, journey_json(&s->patches[i]));
-	json_object_object_add(root, "patches", a);
-	a = json_object_new_array();
-	for (i = 0; i < s->commits_nr; i++)
-		json_object_array_add(a, commit_json(&s->commits[i]));
-	json_object_object_add(root, "commits", a);
-	strbuf_addstr(&sb, json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN |
-								 JSON_C_TO_STRING_NOSLASHESCAPE));
-	strbuf_addch(&sb, '\n');
-	json_object_put(root);
-	error = file_write_atomic(path, sb.buf, sb.len);
 	strbuf_release(&sb);
 	free(path);
 	return error;
