@@ -9,7 +9,9 @@
         goes to the patch's author and the people of its trailers as git
         interpret-trailers reads them (Signed-off-by, Reviewed-by, Acked-by,
         Tested-by, Co-developed-by; a replacement's old version's too; never Cc:
-        addresses nor robots), Cc LIST.
+        addresses nor robots), Cc LIST.  A replacement's mail names exactly the
+        reviews (Reviewed-by, Acked-by, Tested-by) the old commit has and the new
+        one lacks, and has an interdiff exactly when both have the same parent tree.
     journeys.py patch WORLD NEXTBOT
         `nextbot --json patch <Message-ID>` of every patch of truth.json agrees with
         it: versions (patch-ids, Message-IDs), events (day, kind, branch, from),
@@ -73,6 +75,34 @@ def trailer_people(world, commit):
     return got
 
 
+def reviews_of(world, commit):
+    msg = git_out(world, "log", "-1", "--format=%B", commit)
+    out = subprocess.run(["git", "interpret-trailers", "--parse"], input=msg,
+                         capture_output=True, text=True, check=True).stdout
+    return {line for line in out.splitlines()
+            if line.split(":", 1)[0].lower() in ("reviewed-by", "acked-by", "tested-by")}
+
+
+def git_out(world, *args):
+    return subprocess.run(["git", "-C", os.path.join(world, "sim/store.git")] + list(args),
+                          capture_output=True, text=True, check=True).stdout
+
+
+def delta_problems(world, text, old, new):
+    """The lost reviews and the interdiff of a replacement's mail, against git."""
+    bad = []
+    lost = sorted(reviews_of(world, old) - reviews_of(world, new))
+    m = re.search(r"Reviews the old version had and this one does not:\n((?:  .*\n)+)", text)
+    listed = sorted(l.strip() for l in m.group(1).splitlines()) if m else []
+    if listed != lost:
+        bad.append("lost reviews %s, git says %s" % (listed, lost))
+    same_base = git_out(world, "rev-parse", old + "^^{tree}") == \
+        git_out(world, "rev-parse", new + "^^{tree}")
+    if same_base != ("The interdiff (both versions have the same base)" in text):
+        bad.append("interdiff shown %s, same base %s" % (not same_base, same_base))
+    return bad
+
+
 def commits_in(text, lead):
     """The 12-hex commit on the line after `lead`, or None."""
     m = re.search(re.escape(lead) + r"\n  ([0-9a-f]{12}) ", text)
@@ -88,6 +118,7 @@ def notices(world, nights_dir, list_addr):
     want = expected_events(truth)
     got = collections.Counter()
     bad = []
+    deltas = [0]
     for path in sorted(glob.glob(os.path.join(nights_dir, "night.*"))):
         day = int(path.rsplit(".", 1)[1])
         for name in open(path).read().split():
@@ -110,6 +141,12 @@ def notices(world, nights_dir, list_addr):
                 if c:
                     people |= trailer_people(world, c)
             people.add(list_addr)
+            if kind == "replaced":
+                old = commits_in(text, "The version it replaces:")
+                new = commits_in(text, "Its commit:")
+                bad += ["day %d replaced <%s>: %s" % (day, reply, b)
+                        for b in delta_problems(world, text, old, new)]
+                deltas[0] += 1
             if rcpt != people:
                 bad.append("day %d %s <%s>: to %s, wanted %s" % (day, kind, reply,
                                                                sorted(rcpt), sorted(people)))
@@ -117,7 +154,8 @@ def notices(world, nights_dir, list_addr):
         if want[k] != got[k]:
             bad.append("day %d %s <%s> %s: %d notice(s) for %d event(s)" %
                        (k[0], k[1], k[2], k[3], got[k], want[k]))
-    print("# %d events from day 1 on, %d notices" % (sum(want.values()), sum(got.values())))
+    print("# %d events from day 1 on, %d notices (%d replacements' deltas checked)" %
+          (sum(want.values()), sum(got.values()), deltas[0]))
     return bad
 
 

@@ -57,6 +57,7 @@ struct journey_commit {
 	char *link;              /* the Link: URL naming message_id; NULL */
 	struct journey_person *people; /* its trailers with an address, in order */
 	size_t people_nr;
+	int borrowed;            /* its strings are a journey's: not freed with it */
 };
 
 struct journey_version {

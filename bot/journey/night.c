@@ -391,8 +391,12 @@ static void present(struct journey_night *jn, size_t j)
 	}
 	free(jr->last_seen);
 	jr->last_seen = xstrdup(jn->o.date);
-	free(jr->subject);
-	jr->subject = xstrdup(s->commit->subject);
+	if (s->commit->subject != jr->subject) { /* a borrowed one is jr's own */
+		char *subject = xstrdup(s->commit->subject);
+
+		free(jr->subject);
+		jr->subject = subject;
+	}
 }
 
 /* The review gate's events: review-missing once a gate, held, released. */

@@ -89,6 +89,10 @@ struct journey_person *journey_people_dup(const struct journey_person *p, size_t
 
 void journey_commit_release(struct journey_commit *c)
 {
+	if (c->borrowed) {
+		memset(c, 0, sizeof(*c));
+		return;
+	}
 	free(c->message_id);
 	free(c->subject);
 	free(c->author_name);
