@@ -107,6 +107,20 @@ EOF
 check "night 2: its report went out" sh -c "ls '$OUT' | grep -q . && \
 	grep -l '\"build-failure\"' '$OUT'/*.json | head -1 | grep -q ."
 check "night 2: held mails for both" test "$(kinds held | wc -l)" = 2
+summary_of() { # the summary mail's text of night $1
+	for f in "$OUT"/*.json; do
+		$PYTHON -c 'import email, email.policy, json, sys
+n = json.load(open(sys.argv[1]))
+if n["kind"] == "summary" and n["channel"] == "mail" and sys.argv[2] in n["subject"]:
+    m = email.message_from_string(n["body"], policy=email.policy.default)
+    print(m.get_body(preferencelist=("plain",)).get_content())' "$f" "$1"
+	done
+}
+summary_of next-20261206 >"$TMP/summary2.txt"
+check "night 2: the summary lists A as a patch without a review, and A alone" sh -c "
+	sed -n '/^Patches without a review/,/^\$/p' '$TMP/summary2.txt' | grep -q 'mm: add helper' &&
+	test \$(sed -n '/^Patches without a review/,/^[A-Z-]/p' '$TMP/summary2.txt' |
+		grep -c 'mm-next:') = 1"
 check "night 2: review-missing for A alone" \
 	test "$(kinds review-missing)" = "[review-missing] mm: add helper (mm-next)"
 
