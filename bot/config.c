@@ -1214,7 +1214,7 @@ static int load_watch(struct loader *ld, const struct ynode *root)
 	const struct ynode *v = ynode_get(root, "watch");
 	struct config *cfg = ld->cfg;
 	size_t i;
-	int ret = 0, w;
+	int ret = 0, w = 0;
 
 	if (!v || ynode_is_null(v))
 		return 0;
@@ -1316,7 +1316,7 @@ static int load_gate(struct loader *ld, const struct ynode *n, struct config_gat
 	const struct ynode **trees = NULL, **req = NULL;
 	const struct config *cfg = ld->cfg;
 	size_t i;
-	int ret, policy = 0, w;
+	int ret, policy = 0, w = 0;
 
 	g->line = n->line;
 	if ((ret = yread_map_check(&ld->r, n, NULL, keys)) < 0 ||
