@@ -103,7 +103,7 @@ static void range_diff(struct jn_notice *x, struct journey_night *jn, size_t j,
 	struct strbuf text = STRBUF_INIT;
 	int oi = -1, nj = -1;
 
-	if (last && rangediff_compute(&rd, jn->o.repo, &last->base, &last->tip, jn->o.base_tip,
+	if (last && rangediff_compute(&rd, jn->reader, &last->base, &last->tip, jn->o.base_tip,
 				      &now->tip, RANGEDIFF_CREATION_FACTOR, MAIL_RANGE_MAX) == 0) {
 		oi = index_in(rd.old, rd.old_nr, &old->commit);
 		nj = index_in(rd.new, rd.new_nr, &neu->commit);
@@ -111,7 +111,7 @@ static void range_diff(struct jn_notice *x, struct journey_night *jn, size_t j,
 	if (oi < 0 || nj < 0) {
 		rangediff_release(&rd);
 		nb_error_clear();
-		if (rangediff_compute_pair(&rd, jn->o.repo, &old->commit, &neu->commit,
+		if (rangediff_compute_pair(&rd, jn->reader, &old->commit, &neu->commit,
 					   RANGEDIFF_CREATION_FACTOR) < 0) {
 			log_warn("journeys: range-diff of %.12s: %s", neu->commit.hex,
 				 nb_error_last());
@@ -128,7 +128,7 @@ static void range_diff(struct jn_notice *x, struct journey_night *jn, size_t j,
 	strvec_push(&x->pool, text.buf);
 	x->n.range_diff = x->pool.v[x->pool.nr - 1];
 	strbuf_reset(&text);
-	if (rangediff_interdiff(&text, jn->o.repo, &old->commit, &neu->commit) == 0) {
+	if (rangediff_interdiff(&text, jn->reader, &old->commit, &neu->commit) == 0) {
 		strvec_push(&x->pool, text.len ? text.buf : "(no change in the code)\n");
 		x->n.interdiff = x->pool.v[x->pool.nr - 1];
 	}

@@ -135,6 +135,7 @@ static void gate(struct journey_night *jn)
 			     jr->author_email);
 		if (t->gate->policy == CONFIG_GATE_HOLD && !t->is_watch && !drop_of(jn, jr))
 			s->held = no_review_reason(t->gate);
+		jn->held_nr += s->held != NULL;
 	}
 }
 
@@ -164,7 +165,8 @@ int journey_night_begin(struct journey_night **out, const struct journey_night_o
 	for (i = 0; i < cfg->watch_nr; i++)
 		follow(jn, &cfg->watch[i], 1, &watch_tips[i]);
 	log_progress("journeys: reading %zu trees", jn->trees_nr);
-	if ((error = journey_observe(jn)) < 0)
+	if ((error = repo_open_readonly(&jn->reader, repo_gitdir(o->repo))) < 0 ||
+	    (error = journey_observe(jn)) < 0)
 		goto done;
 	journey_patch_ids(jn, JOURNEY_PID_BUDGET);
 	gate(jn);
@@ -177,13 +179,15 @@ done:
 	if (error < 0)
 		nb_error_prefix("journeys: ");
 	free(watch_tips);
+	repo_free(jn->reader);
+	jn->reader = NULL;
 	return error;
 }
 
 void journey_night_held(const struct journey_night *jn, const char *tree,
 			struct strvec *patch_ids, struct strvec *message_ids)
 {
-	int ti = jn && jn->active ? journey_tree_index(jn, tree) : -1;
+	int ti = jn && jn->active && jn->held_nr ? journey_tree_index(jn, tree) : -1;
 	size_t j;
 
 	for (j = 0; ti >= 0 && j < jn->store.patches_nr; j++) {
@@ -284,13 +288,13 @@ static int in_mainline_commits(struct journey_night *jn, struct jmap *pids, stru
 	if (!*loaded) {
 		*loaded = 1;
 		if (!nb_oid_is_null(&jn->store.base_tip) &&
-		    lookup_commit_ids(&ids, &nr, jn->o.repo, jn->cfg->base.name, jn->o.base_tip,
+		    lookup_commit_ids(&ids, &nr, jn->reader, jn->cfg->base.name, jn->o.base_tip,
 				      &jn->store.base_tip, 20000) < 0)
 			log_warn("journeys: %s", nb_error_last());
 		for (x = 0; x < nr; x++) {
 			struct lookup_patch lp;
 
-			if (lookup_commit(&lp, jn->o.repo, NULL, ids[x].hex) < 0)
+			if (lookup_commit(&lp, jn->reader, NULL, ids[x].hex) < 0)
 				continue;
 			if (!nb_oid_is_null(&lp.patch_id))
 				jmap_put(pids, lp.patch_id.hex, 1);
@@ -342,7 +346,7 @@ static void departed(struct journey_night *jn, size_t j, struct mainline_memo *m
 	const struct drop *d = drop_of(jn, jr);
 	char *why = NULL;
 
-	if (lookup_contains(jn->o.repo, jn->o.base_tip, last) == 1 ||
+	if (lookup_contains(jn->reader, jn->o.base_tip, last) == 1 ||
 	    in_mainline_commits(jn, &mm->pids, &mm->mids, &mm->loaded, jr)) {
 		record(jn, jr, JOURNEY_MERGED_EV, NULL, NULL);
 		jr->state = JOURNEY_MERGED;
@@ -513,6 +517,10 @@ int journey_night_end(struct journey_night *jn, const struct journey_tree_outcom
 
 	if (!jn || !jn->active)
 		return 0;
+	if ((error = repo_open_readonly(&jn->reader, repo_gitdir(jn->o.repo))) < 0) {
+		nb_error_prefix("journeys: ");
+		return error;
+	}
 	for (i = 0; i < nr; i++)
 		if ((ti = journey_tree_index(jn, trees[i].name)) >= 0) {
 			jn->trees[ti].in_next = trees[i].in_next;
@@ -556,6 +564,8 @@ void journey_night_free(struct journey_night *jn)
 	jmap_clear(&jn->by_msgid);
 	jmap_clear(&jn->by_commit);
 	jmap_clear(&jn->by_cache);
+	jmap_clear(&jn->by_tree);
+	repo_free(jn->reader);
 	strvec_clear(&jn->unreviewed);
 	journey_store_release(&jn->store);
 	free(jn);

@@ -57,6 +57,10 @@ struct jn_told {
 
 struct journey_night {
 	struct journey_night_opts o;
+	/* the journeys' own handle on the work repository, for reading, so that the
+	   8,000 commits of a first night do not fill the caches of the night's handle;
+	   closed while the trees merge */
+	struct repo *reader;
 	const struct config *cfg;
 	int active;              /* journeys or gates configured */
 	struct journey_store store;
@@ -70,6 +74,8 @@ struct journey_night {
 	size_t seen_alloc;
 	struct jmap by_pid, by_msgid, by_commit; /* -> journey; commit -> tonight[] */
 	struct jmap by_cache;    /* the latest version's commit of each journey -> journey */
+	struct jmap by_tree;     /* a followed tree's name -> its index in trees[] */
+	size_t held_nr;          /* patches held out of next tonight */
 	struct jn_told *told;
 	size_t told_nr, told_alloc;
 	struct strvec unreviewed;

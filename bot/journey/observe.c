@@ -18,10 +18,7 @@ int journey_tree_index(const struct journey_night *jn, const char *name)
 {
 	size_t i;
 
-	for (i = 0; name && i < jn->trees_nr; i++)
-		if (!strcmp(jn->trees[i].cfg->name, name))
-			return (int)i;
-	return -1;
+	return jmap_get(&jn->by_tree, name, &i) ? (int)i : -1;
 }
 
 /*
@@ -106,7 +103,7 @@ static int commit_of(size_t *out, struct journey_night *jn, const struct nb_oid 
 	c = &jn->tonight[jn->tonight_nr];
 	if (jmap_get(&jn->by_cache, id->hex, &j))
 		commit_known(c, &jn->store.patches[j]);
-	else if ((error = read_commit(c, jn->o.repo, id)) < 0)
+	else if ((error = read_commit(c, jn->reader, id)) < 0)
 		return error;
 	else
 		jn->read_nr++;
@@ -128,7 +125,7 @@ static int read_tree(struct journey_night *jn, struct jn_tree *t)
 		t->commits = xcalloc(seen->commits_nr, sizeof(*t->commits));
 		memcpy(t->commits, seen->commits, seen->commits_nr * sizeof(*t->commits));
 		t->commits_nr = seen->commits_nr;
-	} else if ((error = lookup_commit_ids(&t->commits, &t->commits_nr, jn->o.repo, t->cfg->name,
+	} else if ((error = lookup_commit_ids(&t->commits, &t->commits_nr, jn->reader, t->cfg->name,
 				       &t->tip, jn->o.base_tip, OBSERVE_MAX_COMMITS)) < 0) {
 		return error;
 	}
@@ -213,7 +210,7 @@ int journey_commit_pid(struct journey_night *jn, struct journey_commit *c)
 
 	if (c->pid_known)
 		return 0;
-	if ((error = lookup_patch_id(&c->patch_id, jn->o.repo, &c->id)) < 0)
+	if ((error = lookup_patch_id(&c->patch_id, jn->reader, &c->id)) < 0)
 		return error;
 	c->pid_known = 1;
 	jn->pid_nr++;
@@ -222,7 +219,7 @@ int journey_commit_pid(struct journey_night *jn, struct journey_commit *c)
 
 void journey_version_pid(struct journey_night *jn, struct journey_version *v)
 {
-	if (v->pid_known || lookup_patch_id(&v->patch_id, jn->o.repo, &v->commit) < 0) {
+	if (v->pid_known || lookup_patch_id(&v->patch_id, jn->reader, &v->commit) < 0) {
 		nb_error_clear();
 		return;
 	}
@@ -414,6 +411,8 @@ int journey_observe(struct journey_night *jn)
 	size_t t, j;
 	int error;
 
+	for (t = 0; t < jn->trees_nr; t++)
+		jmap_put(&jn->by_tree, jn->trees[t].cfg->name, t);
 	for (j = 0; j < jn->store.patches_nr; j++) {
 		const struct journey *jr = &jn->store.patches[j];
 
