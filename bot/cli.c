@@ -50,6 +50,10 @@ static const struct cli_command commands[] = {
 	  "  --json (global) prints {\"runs\": [...]}.\n" },
 	{ "flagged", cmd_flagged, "flagged", "flags with their evidence",
 	  "  --json (global) prints {\"flags\": [...]}.\n" },
+	{ "patch", cmd_patch, "patch ID", "where a patch is and has been: its journey",
+	  "  ID    flag id, commit, patch-id or Message-ID, or 4+ characters of its subject;\n"
+	  "        several matches are listed (at most 50)\n"
+	  "  --json (global) prints {\"patches\": [...]}.\n" },
 	{ "drop", cmd_drop, "drop ID [--reason TEXT] [--push]",
 	  "a maintainer drops a patch, flagged or not",
 	  "  ID             flag id, commit, patch-id or Message-ID; a unique prefix will do\n"

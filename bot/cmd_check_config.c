@@ -267,6 +267,33 @@ static void print_warnings(const struct config *cfg)
 		      stderr);
 }
 
+/* watch, journey, review_gate (a patch's journey). */
+static void print_journey(FILE *out, const struct config *cfg)
+{
+	size_t i, j;
+
+	fprintf(out, "watch, fetched and never merged:%s\n", cfg->watch_nr ? "" : " (none)");
+	for (i = 0; i < cfg->watch_nr; i++)
+		print_tree(out, i + 1, &cfg->watch[i]);
+	fputs("journey:", out);
+	for (i = 0; i < cfg->journey.trees.nr; i++)
+		fprintf(out, " %s", cfg->journey.trees.v[i]);
+	if (!cfg->journey.trees.nr)
+		fputs(" (none)", out);
+	fprintf(out, "%s%s%s\n", cfg->journey.list ? ", list " : "",
+		cfg->journey.list ? cfg->journey.list : "", cfg->journey.digest ? ", digest" : "");
+	for (i = 0; i < cfg->gates_nr; i++) {
+		fprintf(out, "review_gate: %s, requires",
+			config_gate_policy_name(cfg->gates[i].policy));
+		for (j = 0; j < cfg->gates[i].require.nr; j++)
+			fprintf(out, "%s %s", j ? " or" : "", cfg->gates[i].require.v[j]);
+		fputs(", on", out);
+		for (j = 0; j < cfg->gates[i].trees.nr; j++)
+			fprintf(out, " %s", cfg->gates[i].trees.v[j]);
+		fputs("\n", out);
+	}
+}
+
 static void print_plan(FILE *out, const struct config *cfg)
 {
 	size_t i;
@@ -280,6 +307,7 @@ static void print_plan(FILE *out, const struct config *cfg)
 	for (i = 0; i < cfg->never_merge.nr; i++)
 		fprintf(out, " %s", cfg->never_merge.v[i]);
 	fputs(cfg->never_merge.nr ? "\n" : " (none)\n", out);
+	print_journey(out, cfg);
 	print_commands(out, cfg->build_after_each_merge ? "build (after each merge)"
 							    : "build (once, after all merges)",
 			 cfg->build, cfg->build_nr);
@@ -420,6 +448,32 @@ static json_object *jcells(const struct config *cfg)
 	return a;
 }
 
+/* watch[], journey, review_gate[] as the file has them, defaults filled in. */
+static void jjourney(json_object *o, const struct config *cfg)
+{
+	json_object *a = json_object_new_array(), *x;
+	size_t i;
+
+	for (i = 0; i < cfg->watch_nr; i++)
+		json_object_array_add(a, jtree(&cfg->watch[i], 1));
+	json_object_object_add(o, "watch", a);
+	x = json_object_new_object();
+	json_object_object_add(x, "trees", jstrvec(&cfg->journey.trees));
+	json_object_object_add(x, "list", jstr(cfg->journey.list));
+	json_object_object_add(x, "digest", json_object_new_boolean(cfg->journey.digest));
+	json_object_object_add(o, "journey", x);
+	a = json_object_new_array();
+	for (i = 0; i < cfg->gates_nr; i++) {
+		x = json_object_new_object();
+		json_object_object_add(x, "trees", jstrvec(&cfg->gates[i].trees));
+		json_object_object_add(x, "require", jstrvec(&cfg->gates[i].require));
+		json_object_object_add(x, "policy",
+				       jstr(config_gate_policy_name(cfg->gates[i].policy)));
+		json_object_array_add(a, x);
+	}
+	json_object_object_add(o, "review_gate", a);
+}
+
 static json_object *jinbox(const struct config *cfg)
 {
 	json_object *o;
@@ -485,6 +539,7 @@ static json_object *jplan(const struct config *cfg)
 		json_object_array_add(trees, jtree(&cfg->trees[i], 1));
 	json_object_object_add(o, "trees", trees);
 	json_object_object_add(o, "never_merge", jstrvec(&cfg->never_merge));
+	jjourney(o, cfg);
 	json_object_object_add(o, "build", jcommands(cfg->build, cfg->build_nr));
 	json_object_object_add(o, "test", jcommands(cfg->test, cfg->test_nr));
 	json_object_object_add(o, "cells", jcells(cfg));

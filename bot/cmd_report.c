@@ -15,6 +15,7 @@
 #include "bot/botutil.h"
 #include "bot/cli.h"
 #include "bot/html.h"
+#include "bot/journey/journey.h"
 #include "bot/notices.h"
 #include "bot/people/people.h"
 #include "bot/repro.h"
@@ -43,6 +44,7 @@ struct site {
 	struct strvec nights; /* dates that have a page */
 	size_t from;	      /* first run shown */
 	int people_pages;     /* 1: people/maintainers.html, 2: people/reviews.html */
+	struct strbuf patches; /* the index's links to the trees' patch lists (bot/journey/) */
 };
 
 static const char *s_or(const char *s, const char *dflt)
@@ -395,6 +397,9 @@ static int index_page(struct site *s)
 			    s->people_pages == 3 ? " &middot; " : "",
 			    s->people_pages & 1 ? "<a href=\"people/maintainers.html\">MAINTAINERS "
 						  "held against history</a>" : "");
+	if (s->patches.len)
+		strbuf_addf(&page, "<h2>Patches, tree by tree</h2>\n<ul class=\"items\">\n%s"
+			    "</ul>\n", s->patches.buf);
 	grid(&page, s);
 	strbuf_addstr(&page, "<h2>What each night found</h2>\n");
 	for (i = st->runs_nr; i-- > s->from;) {
@@ -862,6 +867,15 @@ static int people_site(struct site *s)
 	return err;
 }
 
+/* The patches' pages and the trees' lists of them (bot/journey/). */
+static int report_journeys(struct site *s)
+{
+	char today[16];
+
+	bot_today(today, sizeof(today));
+	return journey_report_html(s->tmp, s->cfg, (struct state *)s->st, today, &s->patches);
+}
+
 static int build(struct site *s)
 {
 	const struct state *st = s->st;
@@ -887,11 +901,13 @@ static int build(struct site *s)
 	if (!err)
 		err = people_site(s);
 	if (!err)
+		err = report_journeys(s);
+	if (!err)
 		err = index_page(s);
 	if (err)
 		return err;
 	if (swap_in(s, "nights") < 0 || swap_in(s, "flags") < 0 || swap_in(s, "notices") < 0 ||
-	    swap_in(s, "people") < 0)
+	    swap_in(s, "people") < 0 || swap_in(s, "patches") < 0)
 		return -1;
 	from = xstrfmt("%s/index.html", s->tmp);
 	to = xstrfmt("%s/index.html", s->dir);
@@ -929,6 +945,7 @@ int cmd_report(const struct cli_ctx *ctx, int argc, char **argv)
 	s.tmp = xstrfmt("%s/.nextbot-new", argv[2]);
 	s.shown = (struct strvec)STRVEC_INIT;
 	s.nights = (struct strvec)STRVEC_INIT;
+	s.patches = (struct strbuf)STRBUF_INIT;
 	repo_path = xstrfmt("%s/repo.git", cfg->workdir);
 	if (merge_global_init() < 0 || repo_open_readonly(&s.repo, repo_path) < 0) {
 		s.repo = NULL; /* no Next/ files and no people pages then */
@@ -945,6 +962,7 @@ done:
 	merge_global_shutdown();
 	strvec_clear(&s.shown);
 	strvec_clear(&s.nights);
+	strbuf_release(&s.patches);
 	free(s.outbox);
 	free(s.dir);
 	free(s.tmp);

@@ -1,6 +1,7 @@
 /* Strict config loading: YAML events into a small marked tree, then a schema walk. */
 #include <ctype.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <pwd.h>
 #include <stdarg.h>
@@ -34,7 +35,8 @@ struct loader {
 static const char *const top_keys[] = {
 	"workdir", "base", "trees", "never_merge", "build", "test", "build_after_each_merge",
 	"on_breakage", "bisect", "deadline", "merge_identity", "runner", "git", "publish",
-	"notify", "schedule", "keep_days", "inbox", "drop_push", "maintainers", NULL,
+	"notify", "schedule", "keep_days", "inbox", "drop_push", "maintainers", "watch",
+	"journey", "review_gate", NULL,
 };
 
 /* Keeps the first error of several checks that each report their own. */
@@ -1324,6 +1326,212 @@ static int load_deadline(struct loader *ld, const struct ynode *root)
 /* ---- the whole file ------------------------------------------------------ */
 
 /* Three quarters of the host's RAM (a build may use most of it, not all); 8 GiB if unknown. */
+/* ---- watch, journey, review_gate (a patch's journey) ---------------------- */
+
+int config_globs_match(const struct strvec *globs, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < globs->nr; i++)
+		if (!fnmatch(globs->v[i], name, 0))
+			return 1;
+	return 0;
+}
+
+const struct config_tree *config_tree_find(const struct config *cfg, const char *name,
+					   int *is_watch)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->trees_nr + cfg->watch_nr; i++) {
+		const struct config_tree *t = i < cfg->trees_nr ? &cfg->trees[i] :
+								  &cfg->watch[i - cfg->trees_nr];
+
+		if (!strcmp(t->name, name)) {
+			if (is_watch)
+				*is_watch = i >= cfg->trees_nr;
+			return t;
+		}
+	}
+	return NULL;
+}
+
+/* watch: as trees, never merged, so never_merge does not apply and fixes mean nothing. */
+static int load_watch(struct loader *ld, const struct ynode *root)
+{
+	const struct ynode *v = ynode_get(root, "watch");
+	struct config *cfg = ld->cfg;
+	size_t i;
+	int ret = 0, w = 0;
+
+	if (!v || ynode_is_null(v))
+		return 0;
+	if (v->kind != YN_SEQ)
+		return yread_err(&ld->r, v, "watch", "expected a list of branches, got %s",
+				 ynode_kind_name(v));
+	cfg->watch = xcalloc(v->nr ? v->nr : 1, sizeof(*cfg->watch));
+	for (i = 0; i < v->nr && !ret; i++) {
+		const struct config_tree *other;
+		struct config_tree *t = &cfg->watch[i];
+		size_t old = yread_kp_push(&ld->r, "watch");
+
+		strbuf_addf(&ld->r.kp, "[%zu]", i);
+		t->contacts = (struct strvec)STRVEC_INIT;
+		ret = load_tree(ld, v->kids[i], NULL, t, 0);
+		cfg->watch_nr++;
+		if (!ret && t->fixes)
+			ret = yread_err(&ld->r, ynode_get(v->kids[i], "fixes"), "fixes",
+					"a watched branch is never merged: it carries no fixes");
+		other = ret ? NULL : config_tree_find(cfg, t->name, &w);
+		if (!ret && (other != t || !strcmp(t->name, cfg->base.name)))
+			ret = yread_err(&ld->r, ynode_get(v->kids[i], "name"), "name",
+					"duplicate name '%s' (%s at line %d): names are unique "
+					"across base, trees and watch", t->name,
+					other == t ? "the base" : w ? "a watched branch" : "a tree",
+					other != t ? other->line : cfg->base.line);
+		yread_kp_pop(&ld->r, old);
+	}
+	return ret;
+}
+
+/* Each glob of `globs` (key `key` of `map`) names at least one tree or watched branch. */
+static int globs_name_trees(struct loader *ld, const struct ynode *map, const char *key,
+			    const struct strvec *globs, const struct ynode **nodes)
+{
+	const struct config *cfg = ld->cfg;
+	size_t i, j;
+
+	for (i = 0; i < globs->nr; i++) {
+		int hit = 0;
+
+		for (j = 0; j < cfg->trees_nr + cfg->watch_nr && !hit; j++)
+			hit = !fnmatch(globs->v[i], j < cfg->trees_nr ? cfg->trees[j].name :
+							  cfg->watch[j - cfg->trees_nr].name, 0);
+		if (!hit) {
+			size_t old = yread_kp_push(&ld->r, key);
+			int ret = yread_err(&ld->r, nodes[i], NULL, "'%s' names no tree or "
+					    "watched branch", globs->v[i]);
+
+			yread_kp_pop(&ld->r, old);
+			return ret;
+		}
+	}
+	(void)map;
+	return 0;
+}
+
+static int load_journey(struct loader *ld, const struct ynode *root)
+{
+	static const char *const keys[] = { "trees", "list", "digest", NULL };
+	const struct ynode *n = ynode_get(root, "journey"), **nodes = NULL;
+	struct config *cfg = ld->cfg;
+	size_t old;
+	int ret;
+
+	if (!n || ynode_is_null(n))
+		return 0;
+	if ((ret = yread_map_check(&ld->r, n, "journey", keys)) < 0)
+		return ret;
+	old = yread_kp_push(&ld->r, "journey");
+	if ((ret = yread_strlist(&ld->r, n, "trees", &cfg->journey.trees, &nodes)) < 0 ||
+	    (ret = yread_str(&ld->r, n, "list", &cfg->journey.list, 0)) < 0 ||
+	    (ret = yread_bool(&ld->r, n, "digest", &cfg->journey.digest)) < 0 ||
+	    (ret = globs_name_trees(ld, n, "trees", &cfg->journey.trees, nodes)) < 0)
+		goto done;
+	if (cfg->journey.list && !strchr(cfg->journey.list, '@'))
+		ret = yread_err(&ld->r, ynode_get(n, "list"), "list", "'%s' is not a mail address",
+				cfg->journey.list);
+done:
+	yread_kp_pop(&ld->r, old);
+	return ret;
+}
+
+/* A trailer key as commits write it: letters, digits and '-' ("Reviewed-by"). */
+static int trailer_key_ok(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '-')
+			return 0;
+	return 1;
+}
+
+static int load_gate(struct loader *ld, const struct ynode *n, struct config_gate *g)
+{
+	static const char *const keys[] = { "trees", "require", "policy", NULL };
+	static const char *const policies[] = { "report", "hold", NULL };
+	const struct ynode **trees = NULL, **req = NULL;
+	const struct config *cfg = ld->cfg;
+	size_t i;
+	int ret, policy = 0, w = 0;
+
+	g->line = n->line;
+	if ((ret = yread_map_check(&ld->r, n, NULL, keys)) < 0 ||
+	    (ret = yread_strlist(&ld->r, n, "trees", &g->trees, &trees)) < 0 ||
+	    (ret = yread_strlist(&ld->r, n, "require", &g->require, &req)) < 0 ||
+	    (ret = yread_enum(&ld->r, n, "policy", policies, &policy)) < 0)
+		return ret;
+	g->policy = (enum config_gate_policy)policy;
+	if (!g->trees.nr)
+		return yread_err(&ld->r, n, "trees", "missing (required): the gated trees");
+	if ((ret = globs_name_trees(ld, n, "trees", &g->trees, trees)) < 0)
+		return ret;
+	for (i = 0; i < g->require.nr; i++)
+		if (!trailer_key_ok(g->require.v[i])) {
+			size_t old = yread_kp_push(&ld->r, "require");
+
+			ret = yread_err(&ld->r, req[i], NULL, "'%s' is not a trailer key such as "
+					"Reviewed-by", g->require.v[i]);
+			yread_kp_pop(&ld->r, old);
+			return ret;
+		}
+	if (!g->require.nr && !ynode_get(n, "require")) {
+		strvec_push(&g->require, "Reviewed-by");
+		strvec_push(&g->require, "Acked-by");
+	} else if (!g->require.nr) {
+		return yread_err(&ld->r, n, "require", "an empty list: no review could count");
+	}
+	for (i = 0; g->policy == CONFIG_GATE_HOLD && i < cfg->watch_nr; i++)
+		if (config_globs_match(&g->trees, cfg->watch[i].name) &&
+		    config_tree_find(cfg, cfg->watch[i].name, &w) && w)
+			return yread_err(&ld->r, ynode_get(n, "policy"), "policy",
+					 "hold on '%s', a watched branch, which is never merged "
+					 "(use report)", cfg->watch[i].name);
+	return 0;
+}
+
+static int load_gates(struct loader *ld, const struct ynode *root)
+{
+	const struct ynode *v = ynode_get(root, "review_gate");
+	struct config *cfg = ld->cfg;
+	size_t i;
+	int ret = 0;
+
+	if (!v || ynode_is_null(v))
+		return 0;
+	if (v->kind != YN_SEQ)
+		return yread_err(&ld->r, v, "review_gate", "expected a list of gates, got %s",
+				 ynode_kind_name(v));
+	cfg->gates = xcalloc(v->nr ? v->nr : 1, sizeof(*cfg->gates));
+	for (i = 0; i < v->nr && !ret; i++) {
+		size_t old = yread_kp_push(&ld->r, "review_gate");
+
+		strbuf_addf(&ld->r.kp, "[%zu]", i);
+		cfg->gates[i].trees = (struct strvec)STRVEC_INIT;
+		cfg->gates[i].require = (struct strvec)STRVEC_INIT;
+		cfg->gates_nr++;
+		ret = load_gate(ld, v->kids[i], &cfg->gates[i]);
+		yread_kp_pop(&ld->r, old);
+	}
+	return ret;
+}
+
+const char *config_gate_policy_name(enum config_gate_policy v)
+{
+	return v == CONFIG_GATE_HOLD ? "hold" : "report";
+}
+
 static long long default_memory(void)
 {
 	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
@@ -1339,6 +1547,7 @@ static struct config *config_new(const char *path)
 
 	cfg->path = xstrdup(path);
 	cfg->never_merge = (struct strvec)STRVEC_INIT;
+	cfg->journey.trees = (struct strvec)STRVEC_INIT;
 	cfg->base.contacts = (struct strvec)STRVEC_INIT;
 	cfg->runner.srun_args = (struct strvec)STRVEC_INIT;
 	cfg->runner.read_only = (struct strvec)STRVEC_INIT;
@@ -1421,6 +1630,9 @@ static int load_root(struct loader *ld, const struct ynode *root)
 	keep(&ret, load_notify(ld, root));
 	keep(&ret, load_inbox(ld, root));
 	keep(&ret, load_maintainers(ld, root));
+	keep(&ret, load_watch(ld, root));
+	keep(&ret, load_journey(ld, root));
+	keep(&ret, load_gates(ld, root));
 	if (ret < 0)
 		return ret;
 	runner_defaults(cfg);
@@ -1527,6 +1739,16 @@ void config_free(struct config *cfg)
 		tree_release(&cfg->trees[i]);
 	free(cfg->trees);
 	strvec_clear(&cfg->never_merge);
+	for (i = 0; i < cfg->watch_nr; i++)
+		tree_release(&cfg->watch[i]);
+	free(cfg->watch);
+	strvec_clear(&cfg->journey.trees);
+	free(cfg->journey.list);
+	for (i = 0; i < cfg->gates_nr; i++) {
+		strvec_clear(&cfg->gates[i].trees);
+		strvec_clear(&cfg->gates[i].require);
+	}
+	free(cfg->gates);
 	commands_free(cfg->build, cfg->build_nr);
 	commands_free(cfg->test, cfg->test_nr);
 	for (i = 0; i < cfg->cells_nr; i++) {

@@ -63,6 +63,20 @@ struct config_tree {
 	int line;
 };
 
+/* review_gate[].policy: what a patch without a review in a gated tree gets. */
+enum config_gate_policy {
+	CONFIG_GATE_REPORT = 0, /* listed in the summary and a review-missing mail (default) */
+	CONFIG_GATE_HOLD,       /* also left out of next, as a drop, until its review lands */
+};
+
+/* review_gate[]: the trees whose patches need a review by someone other than their author. */
+struct config_gate {
+	struct strvec trees;    /* names or fnmatch globs over trees[] and watch[] */
+	struct strvec require;  /* trailer keys that count; default Reviewed-by, Acked-by */
+	enum config_gate_policy policy;
+	int line;
+};
+
 /* One axis of a build or test entry's `matrix`: an env variable and its values. */
 struct config_axis {
 	char *key;             /* a valid env name, not NEXTBOT_*, not in the entry's env */
@@ -115,6 +129,17 @@ struct config {
 	size_t trees_nr;
 	struct strvec never_merge; /* fnmatch globs on tree names and branches;
 				      default ["mm-unstable"] when the key is absent */
+	/* watch[]: branches fetched every night (refs/feeds/<name>) and never merged, such
+	   as mm-unstable; names unique across trees[], watch[] and the base; no fixes */
+	struct config_tree *watch;
+	size_t watch_nr;
+	struct {
+		struct strvec trees; /* names or globs over trees[] and watch[]; empty: none */
+		char *list;          /* Cc of every journey mail; NULL: none */
+		int digest;          /* one mail per recipient per night; default 0 */
+	} journey;
+	struct config_gate *gates; /* review_gate[] */
+	size_t gates_nr;
 
 	struct config_command *build, *test;
 	size_t build_nr, test_nr;
@@ -280,6 +305,16 @@ const char *config_runner_kind_name(enum config_runner_kind v);
 const char *config_sandbox_name(enum config_sandbox v);
 const char *config_tls_name(enum config_tls v);
 const char *config_hook_format_name(enum config_hook_format v);
+const char *config_gate_policy_name(enum config_gate_policy v);
+
+/*
+ * The tree (of trees[], then watch[]) named `name`, or NULL; *is_watch (may be NULL)
+ * says which list.  Borrowed from cfg.
+ */
+const struct config_tree *config_tree_find(const struct config *cfg, const char *name,
+					   int *is_watch);
+/* 1 when `name` matches one of the names or fnmatch globs in `globs`. */
+int config_globs_match(const struct strvec *globs, const char *name);
 
 /*
  * Parses a timeout or duration: a plain number of seconds or "90s", "15m", "2h",

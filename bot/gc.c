@@ -4,10 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bot/botutil.h"
 #include "bot/gc.h"
+#include "bot/journey/journey.h"
 #include "merge/gc.h"
 #include "notify/prune.h"
 #include "util/error.h"
@@ -183,6 +185,17 @@ static int runs(struct bot_gc_report *r, const struct config *cfg, struct state 
 	return err;
 }
 
+/* Patch journeys that ended keep_days nights ago. */
+static int gc_journeys(struct bot_gc_report *r, const struct config *cfg, time_t now)
+{
+	char today[16];
+	struct tm tm;
+
+	gmtime_r(&now, &tm);
+	strftime(today, sizeof(today), "%Y-%m-%d", &tm);
+	return journey_gc(cfg, today, &r->journeys_removed);
+}
+
 int bot_gc(struct bot_gc_report *r, const struct config *cfg, struct state *st, time_t now)
 {
 	char *repo_path = xstrfmt("%s/repo.git", cfg->workdir);
@@ -194,6 +207,8 @@ int bot_gc(struct bot_gc_report *r, const struct config *cfg, struct state *st, 
 	e = drop_workers(r, workers, "", now - (time_t)cfg->keep_days * 86400);
 	err = err ? err : e;
 	e = notice_outbox_prune(outbox, now, &r->notices_removed);
+	err = err ? err : e;
+	e = gc_journeys(r, cfg, now);
 	err = err ? err : e;
 	if (file_is_dir(repo_path)) {
 		r->repacked = 1;
@@ -223,6 +238,9 @@ void bot_gc_print(const struct bot_gc_report *r, const char *repo_path)
 		printf("removed idle worker directory %s\n", r->workers_removed.v[i]);
 	printf("removed %zu sent notice%s\n", r->notices_removed,
 	       r->notices_removed == 1 ? "" : "s");
+	if (r->journeys_removed)
+		printf("forgot %zu ended patch journey%s\n", r->journeys_removed,
+		       r->journeys_removed == 1 ? "" : "s");
 	if (r->repacked)
 		printf("repacked %s with %s: %zu loose objects before, %zu after, %zu pack%s\n",
 		       repo_path, r->repack.how ? r->repack.how : "?", r->repack.loose_before,

@@ -22,6 +22,7 @@ struct bot_gc_report {
 	size_t tags_removed;
 	struct strvec workers_removed; /* directory names */
 	size_t notices_removed;
+	size_t journeys_removed;      /* ended patch journeys forgotten (bot/journey/) */
 	int repacked;                 /* 0: no repository yet */
 	struct gc_result repack;
 };

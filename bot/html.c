@@ -23,11 +23,12 @@ static const char *const css =
 	".left-out{background:#f4a6a6}.fetch-failed,.base-broken,.failed{background:#e58080}"
 	".open{background:#f7d27a}.resolved{background:#b7e4b0}"
 	".dropped,.dismissed{background:#d8d8d8}"
+	".in-next{background:#b7e4b0}.held,.in-review{background:#f3e6a0}.gone{background:#d8d8d8}"
 	".why{display:block;font-size:85%;color:#333}"
 	"code,pre{font-family:ui-monospace,'DejaVu Sans Mono',monospace;font-size:88%}"
 	"pre{background:#f4f4f4;padding:.7em;overflow-x:auto;max-width:100%}"
 	"ul.items{padding-left:1.2em}ul.items li{margin:.3em 0}"
-	".subject{font-weight:600}"
+	".subject{font-weight:600}.wrap{overflow-wrap:anywhere}"
 	"@media (max-width:40em){body{padding:.5em}td,th{font-size:80%;padding:2px 4px}"
 	"h1{font-size:1.25em}}";
 

@@ -6,6 +6,7 @@
 
 #include "bot/botutil.h"
 #include "bot/cli.h"
+#include "bot/journey/journey.h"
 #include "bot/night.h"
 #include "bot/promfile.h"
 #include "bot/repro.h"
@@ -452,6 +453,8 @@ static int merge_one(struct night *n, size_t ti, const char *tip, int previous, 
 
 	have_good = !previous && repo_good_get(n->repo, t->cfg->name, &good) == 0 &&
 		    strcmp(good.hex, tip);
+	/* a review gate's held patches are left out as dropped ones are */
+	journey_night_held(n->journey, t->cfg->name, &pids, &mids);
 	collect_drops(n, &drops, &pids, &mids);
 	log_progress("merging %s (%zu/%zu)", t->cfg->name, ti, n->trees_nr - 1);
 	error = integ_night_merge_tree(n->integ, &o, &it, tip, have_good ? good.hex : NULL,
@@ -986,6 +989,49 @@ static void paths(struct night *n)
 	n->config_abs = xstrfmt("%s/%s", n->cfg->dir, slash ? slash + 1 : n->cfg->path);
 }
 
+/* Journeys: the watched branches fetched, tonight's patches followed, holds decided. */
+static void journeys_begin(struct night *n)
+{
+	struct nb_oid *tips = xcalloc(n->trees_nr, sizeof(*tips));
+	struct journey_night_opts o = {
+		.cfg = n->cfg, .repo = n->repo, .st = n->st, .date = n->opts->date,
+		.next_tag = n->tag, .no_notify = n->opts->no_notify,
+		.settings = &n->notices.settings, .base_tip = &n->trees[0].fetch.tip,
+		.tips = tips + 1,
+	};
+	size_t i;
+
+	for (i = 1; i < n->trees_nr; i++)
+		if (n->trees[i].fetch.state == FETCH_FETCHED ||
+		    n->trees[i].fetch.state == FETCH_STALE)
+			tips[i] = n->trees[i].fetch.tip;
+	if (journey_night_begin(&n->journey, &o) < 0) {
+		log_warn("%s", nb_error_last());
+		strvec_pushf(&n->run->notes, "%s", nb_error_last());
+	}
+	free(tips);
+}
+
+/* Journeys: tonight's events told and kept, once next is what it will be. */
+static void journeys_end(struct night *n)
+{
+	struct journey_tree_outcome *out = xcalloc(n->trees_nr, sizeof(*out));
+	size_t i;
+
+	for (i = 1; i < n->trees_nr; i++) {
+		enum tree_state st = n->trees[i].state;
+
+		out[i - 1].name = n->trees[i].cfg->name;
+		out[i - 1].in_next = st == TREE_MERGED || st == TREE_REVERTED || st == TREE_STALE;
+		out[i - 1].left_out = &n->trees[i].left_out;
+	}
+	if (journey_night_end(n->journey, out, n->trees_nr - 1) < 0) {
+		log_warn("%s", nb_error_last());
+		strvec_pushf(&n->run->notes, "%s", nb_error_last());
+	}
+	free(out);
+}
+
 static void release(struct night *n)
 {
 	size_t i;
@@ -999,6 +1045,7 @@ static void release(struct night *n)
 	}
 	strvec_clear(&n->gone_conflicts);
 	strvec_clear(&n->compilers);
+	journey_night_free(n->journey);
 	free(n->trees);
 	night_cells_release(n);
 	integ_night_free(n->integ);
@@ -1142,6 +1189,7 @@ static int night(struct night *n)
 		return error;
 	n->phase.fetch = metrics_clock() - t;
 	n->notices.repo = n->repo;
+	journeys_begin(n);
 	t = metrics_clock();
 	error = merge_night(n);
 	n->phase.merge = metrics_clock() - t;
@@ -1155,6 +1203,7 @@ static int night(struct night *n)
 	if (n->run->result != RUN_BASE_BROKEN)
 		conflicts_gone(n);
 	night_flags_after(n);
+	journeys_end(n);
 	/* a damaged outbox file is named in tonight's summary (and queued again when the
 	   state says what it was) before the notices of tonight are queued */
 	if (notices_outbox_mend(&n->notices, n->st, n->opts->no_notify, &n->run->notes) < 0)

@@ -19,6 +19,7 @@
 #include "util/slurm.h"
 
 struct cc_service;
+struct journey_night;
 
 struct night_opts {
 	const char *date;  /* YYYY-MM-DD */
@@ -126,6 +127,7 @@ struct night {
 	struct strvec gone_conflicts; /* "tree/other" conflicts of last night gone tonight */
 	struct strvec compilers;    /* command name, its compiler's --version line ("": none) */
 	struct cc_service *cc;      /* runner.cache: the compile service, while it runs */
+	struct journey_night *journey; /* bot/journey/: tonight's patches' journeys */
 };
 
 /*

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bot/journey/journey.h"
 #include "bot/night.h"
 #include "bot/people/people.h"
 #include "merge/lookup.h"
@@ -133,13 +134,23 @@ static void people_share(struct night *n, struct strvec *reviews)
 	strbuf_release(&summary);
 }
 
+/* review_gate: the patches of gated trees without a review (bot/journey/). */
+static void summary_unreviewed(struct night *n, struct notice_summary *sum,
+			       struct strvec *lines)
+{
+	journey_night_unreviewed(n->journey, lines);
+	sum->unreviewed = (const char *const *)lines->v;
+	sum->unreviewed_nr = lines->nr;
+}
+
 int night_summary_queue(struct night *n)
 {
 	struct notice_summary sum = { 0 };
 	struct notice_summary_tree *trees;
 	struct notice_summary_flag *open_flags;
 	struct strvec news = STRVEC_INIT, gone = STRVEC_INIT, dups = STRVEC_INIT,
-		      nosob = STRVEC_INIT, reviews = STRVEC_INIT;
+		      nosob = STRVEC_INIT, reviews = STRVEC_INIT,
+		      unreviewed = STRVEC_INIT;
 	size_t i;
 	int error = 0;
 
@@ -169,6 +180,7 @@ int night_summary_queue(struct night *n)
 	sum.duplicates_nr = dups.nr;
 	sum.missing_signoff = (const char *const *)nosob.v;
 	sum.missing_signoff_nr = nosob.nr;
+	summary_unreviewed(n, &sum, &unreviewed);
 	sum.notes = (const char *const *)n->run->notes.v;
 	sum.notes_nr = n->run->notes.nr;
 	people_share(n, &reviews);
@@ -197,5 +209,6 @@ int night_summary_queue(struct night *n)
 	strvec_clear(&dups);
 	strvec_clear(&nosob);
 	strvec_clear(&reviews);
+	strvec_clear(&unreviewed);
 	return error;
 }

@@ -106,12 +106,17 @@ static int other_person(struct sim_world *w, int not)
 	return who >= not ? who + 1 : who;
 }
 
+/* A review by `who` (one per person: a second one is not added). */
 static void add_review(struct sim_world *w, struct sim_patch *p, int who, int day)
 {
+	int kind = JCHANCE(w, 70) ? SIM_REVIEWED_BY : SIM_ACKED_BY;
+	size_t i;
+
+	for (i = 0; i < p->reviews_nr; i++)
+		if (p->reviews[i].who == who)
+			return;
 	ALLOC_GROW(p->reviews, p->reviews_nr + 1, p->reviews_alloc);
-	p->reviews[p->reviews_nr++] = (struct sim_review){
-		.who = who, .kind = JCHANCE(w, 70) ? SIM_REVIEWED_BY : SIM_ACKED_BY, .day = day
-	};
+	p->reviews[p->reviews_nr++] = (struct sim_review){ .who = who, .kind = kind, .day = day };
 }
 
 /*
@@ -228,7 +233,8 @@ static void new_version(struct sim_world *w, struct sim_patch *p)
 		if (JCHANCE(w, 50)) {
 			p->reviews_nr = 0;
 			if (JCHANCE(w, 60))
-				add_review(w, p, other_person(w, p->author), w->day + 1 + JRNG(w, 4));
+				add_review(w, p, other_person(w, p->author),
+					   w->day + 1 + JRNG(w, 4));
 		}
 	} else {
 		body = xstrfmt("%s\n\nReword the changelog after review; no functional change\n"

@@ -606,7 +606,10 @@ int sim_config_save(struct sim_world *w)
 	for (i = 1; i < w->trees_nr; i++)
 		if (w->trees[i].kind != SIM_MM_UNSTABLE)
 			yaml_tree(&sb, w, &w->trees[i]);
-	strbuf_addstr(&sb, "never_merge: [mm-unstable]\n");
+	strbuf_addstr(&sb, "never_merge: [mm-unstable]\n"
+			   "# fetched every night, never merged: patches start out there\n"
+			   "watch:\n");
+	yaml_tree(&sb, w, &w->trees[3]);
 	if (w->matrix)
 		strbuf_addstr(&sb, "# every cell builds and tests its own configuration\n"
 				   "build:\n"

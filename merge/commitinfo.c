@@ -47,7 +47,8 @@ static void fill_trailers(struct commit_info *out, const char *msg)
 	trailer_info_release(&ti);
 }
 
-int commitinfo_read(struct commit_info *out, git_repository *repo, const git_oid *id)
+static int read_commit(struct commit_info *out, git_repository *repo, const git_oid *id,
+		       int with_patch_id)
 {
 	struct strbuf msg = STRBUF_INIT;
 	git_commit *c = NULL;
@@ -75,7 +76,7 @@ int commitinfo_read(struct commit_info *out, git_repository *repo, const git_oid
 	if (raw)
 		utf8_from_charset(&msg, raw, strlen(raw), enc);
 	fill_trailers(out, msg.buf);
-	if (merge_patch_id(&out->patch_id, repo, c) < 0) {
+	if (with_patch_id && merge_patch_id(&out->patch_id, repo, c) < 0) {
 		nb_oid_clear(&out->patch_id);
 		nb_error_clear(); /* no patch-id is an answer, not a failure */
 	}
@@ -83,6 +84,16 @@ done:
 	git_commit_free(c);
 	strbuf_release(&msg);
 	return error;
+}
+
+int commitinfo_read(struct commit_info *out, git_repository *repo, const git_oid *id)
+{
+	return read_commit(out, repo, id, 1);
+}
+
+int commitinfo_read_meta(struct commit_info *out, git_repository *repo, const git_oid *id)
+{
+	return read_commit(out, repo, id, 0);
 }
 
 void commitinfo_release(struct commit_info *info)

@@ -42,6 +42,8 @@ struct commit_info {
  * patch-id (merge, root, binary) is not an error: patch_id is "".
  */
 int commitinfo_read(struct commit_info *out, git_repository *repo, const git_oid *id);
+/* The same without the patch-id (patch_id ""): a diff is most of a commit's reading. */
+int commitinfo_read_meta(struct commit_info *out, git_repository *repo, const git_oid *id);
 void commitinfo_release(struct commit_info *info);
 
 /* "Name <email>" of the author, malloc'd (caller frees). */

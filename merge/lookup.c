@@ -10,6 +10,7 @@
 #include "merge/mergebase_int.h"
 #include "merge/lookup.h"
 #include "merge/merge_global.h"
+#include "merge/patchid_int.h"
 #include "merge/repo.h"
 #include "merge/trailer_int.h"
 #include "util/error.h"
@@ -62,6 +63,7 @@ static void fill(struct lookup_patch *p, const struct commit_info *ci, const cha
 	p->has_author_signoff = ci->has_author_signoff;
 	p->author_time = ci->author_time;
 	p->link = patch_link(ci);
+	p->body = xstrdup(ci->body ? ci->body : "");
 }
 
 static int push_patch(struct lookup_patches *out, git_repository *git, const char *tree,
@@ -78,6 +80,43 @@ static int push_patch(struct lookup_patches *out, git_repository *git, const cha
 	}
 	commitinfo_release(&ci);
 	return 0;
+}
+
+int lookup_commit_meta(struct lookup_patch *out, struct repo *repo, const char *tree,
+		       const struct nb_oid *commit)
+{
+	struct commit_info ci = COMMIT_INFO_INIT;
+	git_oid id;
+	int error;
+
+	memset(out, 0, sizeof(*out));
+	if ((error = merge_oid_to_git(&id, commit)) < 0 ||
+	    (error = commitinfo_read_meta(&ci, repo_git(repo), &id)) < 0)
+		return error;
+	fill(out, &ci, tree);
+	commitinfo_release(&ci);
+	return 0;
+}
+
+int lookup_patch_id(struct nb_oid *out, struct repo *repo, const struct nb_oid *commit)
+{
+	git_oid id;
+	int error;
+
+	nb_oid_clear(out);
+	if ((error = merge_oid_to_git(&id, commit)) < 0)
+		return error;
+	if ((error = merge_patch_id_oid(out, repo_git(repo), &id)) == NB_ENOTFOUND) {
+		git_commit *c = NULL;
+
+		/* a merge, a root or a binary change: no patch-id, and no error */
+		if (git_commit_lookup(&c, repo_git(repo), &id) == 0) {
+			git_commit_free(c);
+			nb_error_clear();
+			error = 0;
+		}
+	}
+	return error;
 }
 
 int lookup_commit(struct lookup_patch *out, struct repo *repo, const char *tree,
@@ -133,6 +172,50 @@ done:
 	return error;
 }
 
+int lookup_commit_ids(struct nb_oid **out, size_t *nr, struct repo *repo, const char *what,
+		      const struct nb_oid *tip, const struct nb_oid *upto, size_t max)
+{
+	git_repository *git = repo_git(repo);
+	git_revwalk *walk = NULL;
+	git_oid id;
+	size_t alloc = 0;
+	int error = 0;
+
+	*out = NULL;
+	*nr = 0;
+	if (!max)
+		max = 100000;
+	if (git_revwalk_new(&walk, git) < 0 ||
+	    git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_REVERSE) < 0 ||
+	    merge_oid_to_git(&id, tip) < 0 || git_revwalk_push(walk, &id) < 0 ||
+	    (upto && !nb_oid_is_null(upto) &&
+	     (merge_oid_to_git(&id, upto) < 0 || git_revwalk_hide(walk, &id) < 0)))
+		goto fail;
+	while (*nr < max && !(error = git_revwalk_next(&id, walk))) {
+		git_commit *c = NULL;
+		int merge;
+
+		if (git_commit_lookup(&c, git, &id) < 0)
+			goto fail;
+		merge = git_commit_parentcount(c) > 1;
+		git_commit_free(c);
+		if (merge)
+			continue;
+		ALLOC_GROW(*out, *nr + 1, alloc);
+		merge_oid_from_git(&(*out)[(*nr)++], &id);
+	}
+	if (*nr < max && error != GIT_ITEROVER)
+		goto fail;
+	git_revwalk_free(walk);
+	return 0;
+fail:
+	git_revwalk_free(walk);
+	free(*out);
+	*out = NULL;
+	*nr = 0;
+	return nb_error_set(NB_ERROR, "%s: cannot list its commits: %s", what, merge_git_error());
+}
+
 static int hex_prefix(const char *full, const char *id, size_t len)
 {
 	return len >= 4 && full[0] && !strncasecmp(full, id, len);
@@ -183,6 +266,7 @@ void lookup_patch_release(struct lookup_patch *p)
 	free(p->author_name);
 	free(p->author_email);
 	free(p->link);
+	free(p->body);
 }
 
 void lookup_patches_release(struct lookup_patches *list)

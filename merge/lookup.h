@@ -22,6 +22,8 @@ struct lookup_patch {
 	int has_author_signoff;
 	long long author_time;  /* seconds since the epoch */
 	char *link;             /* URL of the Link: trailer naming message_id; NULL */
+	char *body;             /* the message after its subject: valid UTF-8, LF line
+				   ends, its trailers in it (merge/trailer.h reads them) */
 };
 
 struct lookup_patches {
@@ -38,6 +40,15 @@ int lookup_new_patches(struct lookup_patches *out, struct repo *repo, const char
 		       const char *tip, const char *upto, size_t max);
 
 /*
+ * The non-merge commits reachable from `tip` and not from `upto` (NULL or empty: all),
+ * oldest first, at most `max` (0: 100000): the walk alone, no message or diff read.
+ * *out (*nr entries) is malloc'd; the caller frees it.  0, or NB_ERROR (recorded,
+ * naming `what`).
+ */
+int lookup_commit_ids(struct nb_oid **out, size_t *nr, struct repo *repo, const char *what,
+		      const struct nb_oid *tip, const struct nb_oid *upto, size_t max);
+
+/*
  * Finds the one patch in `pool` that `id` names: a commit or patch-id prefix of
  * at least 4 hex digits, or a Message-ID (with or without <>).  Returns its index,
  * or -1 (none) / -2 (ambiguous) with the error recorded.
@@ -47,6 +58,14 @@ long lookup_patch_find(const struct lookup_patches *pool, const char *id);
 /* Reads one commit (40-hex) as a patch of `tree` into `out` (release it after). */
 int lookup_commit(struct lookup_patch *out, struct repo *repo, const char *tree,
 		  const char *hex);
+/*
+ * The same without its patch-id (patch_id ""), which is most of the cost of reading
+ * a commit: for those who can wait for it, and then ask lookup_patch_id().
+ */
+int lookup_commit_meta(struct lookup_patch *out, struct repo *repo, const char *tree,
+		       const struct nb_oid *commit);
+/* The patch-id of `commit` (empty for a merge, a root or a binary change); NB_ENOTFOUND. */
+int lookup_patch_id(struct nb_oid *out, struct repo *repo, const struct nb_oid *commit);
 
 /*
  * 1 when `ancestor` is `commit` or reachable from it, 0 when not, negative (recorded)

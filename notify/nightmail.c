@@ -349,6 +349,8 @@ int notice_queue_summary(const struct notice_settings *s, const struct notice_su
 		sum->duplicates, sum->duplicates_nr, 0);
 	section(&d, "Commits without their author's Signed-off-by", sum->missing_signoff,
 		sum->missing_signoff_nr, 0);
+	section(&d, "Patches without a review by someone other than their author",
+		sum->unreviewed, sum->unreviewed_nr, 0);
 	section(&d, "Notes", sum->notes, sum->notes_nr, 1);
 	section(&d, "Waiting for review, the oldest first (nextbot reviews lists them all)",
 		sum->reviews, sum->reviews_nr, 1);

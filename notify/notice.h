@@ -245,6 +245,8 @@ struct notice_summary {
 	size_t duplicates_nr;
 	const char *const *missing_signoff; /* one line each */
 	size_t missing_signoff_nr;
+	const char *const *unreviewed; /* review_gate: patches without a review, a line each */
+	size_t unreviewed_nr;
 	const char *const *notes; /* anything else the night wants said */
 	size_t notes_nr;
 	/* the review queue's oldest patches, one line each (bot/people/) */
@@ -265,6 +267,66 @@ struct notice_audit {
 	const char *text;
 };
 int notice_queue_audit(const struct notice_settings *s, const struct notice_audit *a);
+
+/*
+ * A patch's journey (bot/journey/): the mm-commits notices (added to a branch, moved
+ * on, replaced by a new version, removed without reaching mainline, merged into
+ * mainline) and the review gate's (review-missing, held out of next, released).
+ */
+enum notice_journey_kind {
+	NOTICE_PATCH_ADDED,
+	NOTICE_PATCH_MOVED,
+	NOTICE_PATCH_REPLACED,
+	NOTICE_PATCH_REMOVED,
+	NOTICE_PATCH_MERGED,
+	NOTICE_REVIEW_MISSING,
+	NOTICE_PATCH_HELD,
+	NOTICE_PATCH_RELEASED,
+};
+/* "patch-added", "patch-moved", …, "review-missing", "held", "released". */
+const char *notice_journey_kind_name(enum notice_journey_kind k);
+
+struct notice_journey {
+	enum notice_journey_kind kind;
+	const char *key;        /* the patch's lasting key (its journey's): notice ids */
+	const char *date, *next_tag;
+	const char *tree, *branch; /* where the event happened (removed: the branch it left) */
+	const char *from;       /* moved: the branch it left; NULL */
+	const char *subject;
+	struct notice_person author;
+	const char *commit;     /* its commit there (40 hex) */
+	const char *patch_id;   /* NULL: none (binary) */
+	const char *message_id; /* its Message-ID, which the mail answers; NULL: none */
+	const char *patch_link; /* the patch on the list archive; NULL */
+	const char *reason;     /* removed, held, released: why; NULL */
+	const char *const *reviews; /* its review trailers, "Reviewed-by: Name <addr>" */
+	size_t reviews_nr;
+	const char *require;    /* review-missing, held: "Reviewed-by or Acked-by" */
+	/* who hears of it, chosen by bot/: To (people) and Cc (addresses as configured) */
+	const struct notice_person *to;
+	size_t to_nr;
+	const char *const *cc;
+	size_t cc_nr;
+	int hook_only;          /* the mail goes out in a digest: only the webhooks here */
+	/* replaced: the old version and the delta */
+	const char *old_commit, *old_message_id;
+	const char *const *lost_reviews;  /* reviews the old version had and the new lacks */
+	size_t lost_reviews_nr;
+	const char *const *stale_reviews; /* kept over a changed diff: may no longer apply */
+	size_t stale_reviews_nr;
+	const char *range_diff; /* the pair line and the diff of the diffs; NULL: none */
+	const char *interdiff;  /* NULL unless the two versions have the same base */
+};
+
+/* journey.digest: one recipient's events of a night in one mail. */
+struct notice_journey_digest {
+	const char *date, *next_tag;
+	struct notice_person to;
+	const char *const *cc;
+	size_t cc_nr;
+	const struct notice_journey *events;
+	size_t events_nr;
+};
 
 /*
  * Queueing.  Each call writes one outbox file per notice (mail to the people, one
@@ -295,6 +357,15 @@ int notice_queue_resolved(const struct notice_settings *s, const struct notice_b
 int notice_queue_conflict(const struct notice_settings *s, const struct notice_conflict *c);
 int notice_queue_base_broken(const struct notice_settings *s, const struct notice_base_broken *bb);
 int notice_queue_summary(const struct notice_settings *s, const struct notice_summary *sum);
+/*
+ * notice_queue_journey: one event of a patch's journey to j->to (Cc j->cc), in the
+ * patch's thread (In-Reply-To its Message-ID), plus webhooks; one notice per patch
+ * per event per night (ids from kind, key, date and branch).
+ * notice_queue_journey_digest: the events of a night for one recipient, one mail.
+ */
+int notice_queue_journey(const struct notice_settings *s, const struct notice_journey *j);
+int notice_queue_journey_digest(const struct notice_settings *s,
+				const struct notice_journey_digest *d);
 
 /*
  * The night's infrastructure notes (a disk that filled, and which step filled it)

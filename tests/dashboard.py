@@ -2,6 +2,7 @@
 """Checks a `nextbot report --html` site the way a maintainer sees it.
 
     dashboard.py SITE FLAGS_JSON STATUS_JSON [--screenshot PNG] [--links-only]
+                 [--patches JOURNEYS_JSON]
 
 Serves SITE over HTTP (python's http.server, a free port on 127.0.0.1, stopped at
 the end), then:
@@ -15,12 +16,16 @@ the end), then:
     sideways, no element's box reaches past the viewport (text inside a <pre> or a
     .scroll block may scroll within it), no table cell clips its content, and nothing
     is cut by overflow: hidden.
+With --patches (workdir/journeys.txt): every patch still in a tree has its page,
+linked from its tree's list, showing its subject as text; the trees' lists and the
+patch pages of the longest subjects fit a phone's width.
 Prints "# ..." lines; exits 1 on the first failed check.
 """
 import html.parser
 import http.server
 import json
 import os
+import re
 import shutil
 import socketserver
 import subprocess
@@ -156,9 +161,14 @@ def main(argv):
             fail("%d night pages for %d nights" % (len(nights), len(runs)))
         if "--links-only" in argv:
             return 0
+        journeys = None
+        if "--patches" in argv:
+            journeys = read_journeys(argv[argv.index("--patches") + 1])
         probe = [{"name": p, "url": "site/" + p, "width": 1280} for p in sorted(pages)]
         probe += [{"name": "390:" + p, "url": "site/" + p, "width": 390} for p in sorted(pages)
                   if not p.endswith(".txt")]
+        if journeys is not None:
+            probe += patch_probes(pages, journeys)
         with open(os.path.join(root, "probe.html"), "w") as f:
             f.write(PROBE % {"pages": json.dumps(probe)})
         flags_ = ["--headless", "--no-sandbox", "--disable-gpu",
@@ -174,6 +184,8 @@ def main(argv):
             fail("the probe page did not finish: %s" % dom[-2000:])
         res = json.loads(html.unescape(dom.split("RESULT ", 1)[1].split("</pre>", 1)[0]))
         check(res, flags, runs)
+        if journeys is not None:
+            check_patches(res, pages, journeys)
         if shot:
             subprocess.run([CHROMIUM] + flags_ + ["--window-size=1000,1100",
                             "--screenshot=" + shot, base + "index.html"],
@@ -184,6 +196,71 @@ def main(argv):
     finally:
         shutil.rmtree(root, ignore_errors=True)
     return 0
+
+
+def read_journeys(path):
+    """The patches of a journeys.txt: key, subject, tree (see bot/journey/store.c)."""
+    def field(s):
+        if s == "\\N":
+            return None
+        return re.sub(r"\\(.)", lambda m: {"t": "\t", "n": "\n", "r": "\r"}.get(m.group(1),
+                                                                          m.group(1)), s)
+    out = []
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            f_ = [field(x) for x in line.rstrip("\n").split("\t")]
+            if f_[0] == "patch":
+                out.append({"key": f_[1], "subject": f_[2], "tree": f_[7]})
+    return out
+
+
+def patch_page_name(key):
+    if re.fullmatch(r"[0-9a-f]{40}", key):
+        return "patches/%s.html" % key
+    h = 1469598103934665603
+    for c in key.encode():
+        h = ((h ^ c) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+    return "patches/m%016x.html" % h
+
+
+def patch_probes(pages, journeys):
+    """Each tree's list at a phone's width; the pages of the 10 longest subjects, both."""
+    out = [{"name": "phone:" + p, "url": "site/" + p, "width": 375}
+           for p in pages if p.startswith("patches/tree-")]
+    longest = sorted((j for j in journeys if j.get("tree")), key=lambda j: -len(j["subject"]))
+    for j in longest[:10]:
+        p = patch_page_name(j["key"])
+        out.append({"name": "phone:" + p, "url": "site/" + p, "width": 375})
+        out.append({"name": p, "url": "site/" + p, "width": 1100})
+    return out
+
+
+def check_patches(res, pages, journeys):
+    current = [j for j in journeys if j.get("tree")]
+    for j in current:
+        p = patch_page_name(j["key"])
+        if p not in pages:
+            fail("patch %r: no page linked from its tree's list (%s)" % (j["subject"], p))
+        tree = "patches/tree-%s.html" % j["tree"]
+        if tree not in pages:
+            fail("tree %s: no list of its patches" % j["tree"])
+    print("# each of %d patches in a tree has its page, linked from its tree's list" %
+          len(current))
+    shown = 0
+    for name, r in res.items():
+        if not name.startswith("phone:"):
+            continue
+        if r["scrollWidth"] > r["width"] + 2:
+            fail("%s scrolls sideways at %d px (%d px wide)" % (name[6:], r["width"],
+                                                                r["scrollWidth"]))
+        if name.startswith("phone:patches/tree-"):
+            continue
+        j = next(j for j in current if "phone:" + patch_page_name(j["key"]) == name)
+        words = [w for w in re.split(r"\s+", j["subject"]) if w.isprintable()][:3]
+        if not all(w in r["text"] for w in words):
+            fail("%s: the subject %r is not visible text" % (name[6:], j["subject"][:80]))
+        shown += 1
+    print("# the trees' lists and %d patch pages fit a phone's width" % shown)
 
 
 def coloured(bg):

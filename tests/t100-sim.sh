@@ -19,10 +19,12 @@ check "nextbot.yaml, truth.json and the bare repos exist" \
 	test -f "$W/nextbot.yaml" -a -f "$W/truth.json" -a -d "$W/remotes/mainline.git" \
 	-a -d "$W/remotes/mm.git" -a -d "$W/remotes/net-next.git" -a -d "$W/remotes/vfs.git" \
 	-a -d "$W/remotes/sched.git"
-check "the config never merges mm-unstable and names the remotes beside itself" \
+check "the config never merges mm-unstable, watches it, names the remotes beside itself" \
 	sh -c "grep -q 'never_merge: \[mm-unstable\]' '$W/nextbot.yaml' &&
 	       grep -q 'url: \"./remotes/mainline.git\"' '$W/nextbot.yaml' &&
-	       ! grep -q 'name: mm-unstable' '$W/nextbot.yaml'"
+	       ! sed -n '/^trees:/,/^[a-z]/p' '$W/nextbot.yaml' | grep -q 'name: mm-unstable' &&
+	       sed -n '/^watch:/,/^[a-z]/p' '$W/nextbot.yaml' | grep -q 'name: mm-unstable' &&
+	       '$NEXTBOT' -q -c '$W/nextbot.yaml' check-config >/dev/null"
 
 git_q init -q "$C"
 for r in mainline mm net-next vfs sched; do

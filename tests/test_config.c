@@ -660,6 +660,68 @@ static void test_runner_cache(void **state)
 		 "runner.sandbox: bwrap");
 	load_bad(BASE "runner:\n  kind: slurm\n  cache: {kind: ccache}\n", 4, "runner.cache",
 		 "runner.kind: local");
+/* watch, journey and review_gate (a patch's journey): loaded, defaulted and checked. */
+static void test_journey(void **state)
+{
+	struct config *cfg;
+
+	cfg = load_ok(BASE "trees:\n"
+			   "  - {name: mm-next, url: 'https://e.org/mm.git', branch: mm-next}\n"
+			   "  - {name: net-next, url: 'https://e.org/n.git', branch: main}\n"
+			   "watch:\n"
+			   "  - {name: mm-unstable, url: 'https://e.org/mm.git',\n"
+			   "     branch: mm-unstable, contacts: [akpm@e.org]}\n"
+			   "journey: {trees: ['mm-*'], list: mm-commits@e.org, digest: true}\n"
+			   "review_gate:\n"
+			   "  - {trees: [mm-next], policy: hold}\n"
+			   "  - {trees: ['*'], require: [Acked-by]}\n");
+	assert_int_equal(cfg->watch_nr, 1);
+	assert_string_equal(cfg->watch[0].name, "mm-unstable");
+	assert_int_equal(cfg->never_merge.nr, 1); /* the default, over trees only */
+	assert_int_equal(cfg->journey.trees.nr, 1);
+	assert_string_equal(cfg->journey.list, "mm-commits@e.org");
+	assert_true(cfg->journey.digest);
+	assert_int_equal(cfg->gates_nr, 2);
+	assert_int_equal(cfg->gates[0].policy, CONFIG_GATE_HOLD);
+	assert_int_equal(cfg->gates[0].require.nr, 2);
+	assert_string_equal(cfg->gates[0].require.v[0], "Reviewed-by");
+	assert_string_equal(cfg->gates[0].require.v[1], "Acked-by");
+	assert_int_equal(cfg->gates[1].policy, CONFIG_GATE_REPORT);
+	assert_int_equal(cfg->gates[1].require.nr, 1);
+	assert_true(config_globs_match(&cfg->journey.trees, "mm-unstable"));
+	assert_false(config_globs_match(&cfg->journey.trees, "net-next"));
+	assert_non_null(config_tree_find(cfg, "mm-unstable", NULL));
+	assert_null(config_tree_find(cfg, "origin", NULL));
+	config_free(cfg);
+
+	load_bad(BASE "trees: [{name: a, url: 'https://e.org/a', branch: a}]\n"
+		      "watch: [{name: a, url: 'https://e.org/b', branch: b}]\n",
+		 3, "watch[0].name", "duplicate name 'a' (a tree at line 2)");
+	load_bad(BASE "watch: [{name: origin, url: 'https://e.org/b', branch: b}]\n", 2,
+		 "watch[0].name", "the base");
+	load_bad(BASE "watch: [{name: w, url: 'https://e.org/b', branch: b, fixes: f}]\n", 2,
+		 "watch[0].fixes", "never merged");
+	load_bad(BASE "watch: [{name: w, url: 'https://e.org/b', branch: b}]\n"
+		      "journey: {trees: [nothing*]}\n",
+		 3, "journey.trees", "'nothing*' names no tree");
+	load_bad(BASE "watch: [{name: w, url: 'https://e.org/b', branch: b}]\n"
+		      "journey: {trees: [w], list: nobody}\n",
+		 3, "journey.list", "not a mail address");
+	load_bad(BASE "watch: [{name: w, url: 'https://e.org/b', branch: b}]\n"
+		      "review_gate: [{trees: [w], policy: hold}]\n",
+		 3, "review_gate[0].policy", "never merged");
+	load_bad(BASE "watch: [{name: w, url: 'https://e.org/b', branch: b}]\n"
+		      "review_gate: [{trees: [w], require: ['Reviewed by']}]\n",
+		 3, "review_gate[0].require", "not a trailer key");
+	load_bad(BASE "watch: [{name: w, url: 'https://e.org/b', branch: b}]\n"
+		      "review_gate: [{trees: [w], require: []}]\n",
+		 3, "review_gate[0].require", "no review could count");
+	load_bad(BASE "watch: [{name: w, url: 'https://e.org/b', branch: b}]\n"
+		      "review_gate: [{require: [Acked-by]}]\n",
+		 3, "review_gate[0].trees", "required");
+	load_bad(BASE "watch: [{name: w, url: 'https://e.org/b', branch: b}]\n"
+		      "review_gate: [{trees: [w], policy: block}]\n",
+		 3, "review_gate[0].policy", "block");
 }
 
 static void test_missing_file(void **state)
@@ -740,6 +802,7 @@ int main(void)
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_runner_sandbox),
 		cmocka_unit_test(test_runner_cache),
+		cmocka_unit_test(test_journey),
 		cmocka_unit_test(test_missing_file),
 	};
 

@@ -20,6 +20,7 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include "util/assign.h"
 #include "util/error.h"
 #include "util/fileutil.h"
 #include "util/size.h"
@@ -589,11 +590,70 @@ static void test_sizes_and_durations(void **state)
 	strbuf_release(&sb);
 }
 
+/* The least total over all n! pairings, by trying each (small n only). */
+static long brute_least(const int *cost, int n, int row, int used, long sum)
+{
+	long best = -1;
+	int j;
+
+	if (row == n)
+		return sum;
+	for (j = 0; j < n; j++) {
+		long got;
+
+		if (used & (1 << j))
+			continue;
+		got = brute_least(cost, n, row + 1, used | (1 << j), sum + cost[row * n + j]);
+		if (best < 0 || got < best)
+			best = got;
+	}
+	return best;
+}
+
+/*
+ * assign_min_cost(): with costs all different the pairing is the least one (there is
+ * exactly one); with many ties (git's procedure may then leave an item unpaired) it is
+ * at least a pairing: nobody twice.
+ */
+static void test_assign_least_cost(void **state)
+{
+	uint64_t seed = 42;
+	int cost[49] = { 0 }, pairs[7], trial, n, i;
+
+	assign_min_cost(pairs, cost, 0); /* nothing to pair */
+	for (trial = 0; trial < 800; trial++) {
+		int ties = trial % 2, seen = 0;
+		long total = 0;
+
+		n = 1 + (trial / 2) % 7;
+		for (i = 0; i < n * n; i++) {
+			seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+			/* distinct: a value per cell (i in the low bits); ties: small values */
+			cost[i] = ties ? (int)((seed >> 40) % 8) :
+				       (int)((seed >> 44) % 500) * 64 + i;
+		}
+		assign_min_cost(pairs, cost, (size_t)n);
+		for (i = 0; i < n; i++) {
+			if (pairs[i] < 0) {
+				assert_true(ties);
+				continue;
+			}
+			assert_true(pairs[i] < n);
+			assert_false(seen & (1 << pairs[i]));
+			seen |= 1 << pairs[i];
+			total += cost[i * n + pairs[i]];
+		}
+		if (!ties)
+			assert_int_equal(total, brute_least(cost, n, 0, 0, 0));
+	}
+}
+
 #define TT(f) cmocka_unit_test_setup_teardown(f, setup_tmp, teardown_tmp)
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_assign_least_cost),
 		cmocka_unit_test(test_utf8_valid),
 		cmocka_unit_test(test_utf8_repair),
 		cmocka_unit_test(test_utf8_from_charset),

@@ -1,0 +1,572 @@
+/* A night of journeys: what is where tonight, the review gate's holds, the events, the store. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bot/journey/night_int.h"
+#include "merge/lookup.h"
+#include "merge/repo.h"
+#include "util/error.h"
+#include "util/log.h"
+#include "util/metrics.h"
+#include "util/xalloc.h"
+#include "util/banned.h"
+
+/* ---- the trees followed tonight ---- */
+
+static const struct config_gate *gate_of(const struct config *cfg, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->gates_nr; i++)
+		if (config_globs_match(&cfg->gates[i].trees, name))
+			return &cfg->gates[i];
+	return NULL;
+}
+
+static void follow(struct journey_night *jn, const struct config_tree *t, int is_watch,
+		   const struct nb_oid *tip)
+{
+	const struct config *cfg = jn->cfg;
+	struct jn_tree *jt;
+	int told = config_globs_match(&cfg->journey.trees, t->name);
+	const struct config_gate *gate = gate_of(cfg, t->name);
+
+	if (!told && !gate)
+		return;
+	jn->trees = xrealloc(jn->trees, (jn->trees_nr + 1) * sizeof(*jn->trees));
+	jt = &jn->trees[jn->trees_nr++];
+	memset(jt, 0, sizeof(*jt));
+	jt->cfg = t;
+	jt->is_watch = is_watch;
+	jt->told = told;
+	jt->gate = gate;
+	jt->baseline = !journey_tree_seen_find(&jn->store, t->name);
+	if (tip)
+		jt->tip = *tip;
+}
+
+/* The watched branches, fetched as trees are (refs/feeds/<name>), never merged. */
+static void fetch_watch(struct journey_night *jn, struct nb_oid *tips)
+{
+	const struct config *cfg = jn->cfg;
+	struct fetch_tree *ft = xcalloc(cfg->watch_nr, sizeof(*ft));
+	struct fetch_result *res = xcalloc(cfg->watch_nr, sizeof(*res));
+	struct fetch_creds creds = { .token_env = cfg->git.token_env,
+				     .ssh_key = cfg->git.ssh_key,
+				     .idle_timeout = cfg->git.fetch_timeout };
+	size_t i;
+
+	for (i = 0; i < cfg->watch_nr; i++) {
+		ft[i].name = cfg->watch[i].name;
+		ft[i].url = cfg->watch[i].url;
+		ft[i].branch = cfg->watch[i].branch;
+	}
+	log_progress("fetching %zu watched branches", cfg->watch_nr);
+	/* never_merge is about merging: a watched branch is fetched whatever it says */
+	if (fetch_trees(res, jn->o.repo, ft, cfg->watch_nr, &creds, NULL) < 0)
+		log_warn("watch: %s", nb_error_last());
+	for (i = 0; i < cfg->watch_nr; i++) {
+		if (res[i].state == FETCH_FETCHED || res[i].state == FETCH_STALE)
+			tips[i] = res[i].tip;
+		if (res[i].state != FETCH_FETCHED)
+			log_warn("watch: %s: %s", cfg->watch[i].name,
+				 res[i].reason ? res[i].reason : fetch_state_name(res[i].state));
+		fetch_result_release(&res[i]);
+	}
+	free(res);
+	free(ft);
+}
+
+/* ---- drops, flags, the gate ---- */
+
+/* The active drop naming a version of journey j, or NULL. */
+static const struct drop *drop_of(const struct journey_night *jn, const struct journey *jr)
+{
+	const struct state *st = jn->o.st;
+	size_t i, v;
+
+	for (i = 0; st && i < st->drops_nr; i++) {
+		const struct drop *d = &st->drops[i];
+
+		for (v = 0; d->active && v < jr->versions_nr; v++) {
+			const struct journey_version *ver = &jr->versions[v];
+
+			if ((d->patch_id && !nb_oid_is_null(&ver->patch_id) &&
+			     !strcmp(d->patch_id, ver->patch_id.hex)) ||
+			    (d->message_id && ver->message_id &&
+			     !strcmp(d->message_id, ver->message_id)))
+				return d;
+		}
+	}
+	return NULL;
+}
+
+/* "it has no Reviewed-by or Acked-by by someone other than its author" (caller frees). */
+static char *no_review_reason(const struct config_gate *g)
+{
+	struct strbuf sb = STRBUF_INIT;
+	size_t i;
+
+	strbuf_addstr(&sb, "it has no ");
+	for (i = 0; i < g->require.nr; i++)
+		strbuf_addf(&sb, "%s%s", i ? " or " : "", g->require.v[i]);
+	strbuf_addstr(&sb, " by someone other than its author");
+	return strbuf_detach(&sb, NULL);
+}
+
+/* Which patches in gated trees lack a review, and which a hold gate keeps out. */
+static void gate(struct journey_night *jn)
+{
+	size_t j;
+
+	for (j = 0; j < jn->store.patches_nr; j++) {
+		struct jn_seen *s = &jn->seen[j];
+		const struct journey *jr = &jn->store.patches[j];
+		const struct jn_tree *t = s->tree >= 0 ? &jn->trees[s->tree] : NULL;
+
+		if (!t || !t->gate)
+			continue;
+		s->reviewed = journey_reviewed(s->commit->people, s->commit->people_nr,
+					       jr->author_email, &t->gate->require);
+		if (s->reviewed)
+			continue;
+		strvec_pushf(&jn->unreviewed, "%s: %.12s (\"%s\") by %s <%s>", t->cfg->name,
+			     s->commit->id.hex, s->commit->subject, jr->author_name,
+			     jr->author_email);
+		if (t->gate->policy == CONFIG_GATE_HOLD && !t->is_watch && !drop_of(jn, jr))
+			s->held = no_review_reason(t->gate);
+		jn->held_nr += s->held != NULL;
+	}
+}
+
+int journey_night_begin(struct journey_night **out, const struct journey_night_opts *o)
+{
+	struct journey_night *jn = xcalloc(1, sizeof(*jn));
+	const struct config *cfg = o->cfg;
+	struct nb_oid *watch_tips = xcalloc(cfg->watch_nr + 1, sizeof(*watch_tips));
+	size_t i;
+	int error = 0;
+	double t0 = 0, t1 = 0;
+
+	*out = jn;
+	jn->o = *o;
+	jn->cfg = cfg;
+	jn->unreviewed = (struct strvec)STRVEC_INIT;
+	if (cfg->watch_nr)
+		fetch_watch(jn, watch_tips);
+	if (!cfg->journey.trees.nr && !cfg->gates_nr)
+		goto done;
+	t0 = metrics_clock();
+	if ((error = journey_store_load(&jn->store, cfg->workdir)) < 0)
+		goto done;
+	t1 = metrics_clock();
+	for (i = 0; i < cfg->trees_nr; i++)
+		follow(jn, &cfg->trees[i], 0, o->tips ? &o->tips[i] : NULL);
+	for (i = 0; i < cfg->watch_nr; i++)
+		follow(jn, &cfg->watch[i], 1, &watch_tips[i]);
+	log_progress("journeys: reading %zu trees", jn->trees_nr);
+	if ((error = repo_open_readonly(&jn->reader, repo_gitdir(o->repo))) < 0 ||
+	    (error = journey_observe(jn)) < 0)
+		goto done;
+	journey_patch_ids(jn, JOURNEY_PID_BUDGET);
+	gate(jn);
+	jn->active = 1;
+	log_verbose("journeys: store read in %.2f s (%zu patches), trees read and matched in "
+		    "%.2f s (%zu commits, %zu read anew, %zu patch-ids)", t1 - t0,
+		    jn->store.patches_nr, metrics_clock() - t1, jn->tonight_nr, jn->read_nr,
+		    jn->pid_nr);
+done:
+	if (error < 0)
+		nb_error_prefix("journeys: ");
+	free(watch_tips);
+	repo_free(jn->reader);
+	jn->reader = NULL;
+	return error;
+}
+
+void journey_night_held(const struct journey_night *jn, const char *tree,
+			struct strvec *patch_ids, struct strvec *message_ids)
+{
+	int ti = jn && jn->active && jn->held_nr ? journey_tree_index(jn, tree) : -1;
+	size_t j;
+
+	for (j = 0; ti >= 0 && j < jn->store.patches_nr; j++) {
+		const struct jn_seen *s = &jn->seen[j];
+
+		if (!s->held || s->tree != ti)
+			continue;
+		if (!nb_oid_is_null(&s->commit->patch_id))
+			strvec_push(patch_ids, s->commit->patch_id.hex);
+		else if (s->commit->message_id)
+			strvec_push(message_ids, s->commit->message_id);
+	}
+}
+
+void journey_night_unreviewed(const struct journey_night *jn, struct strvec *out)
+{
+	size_t i;
+
+	for (i = 0; jn && i < jn->unreviewed.nr; i++)
+		strvec_push(out, jn->unreviewed.v[i]);
+}
+
+/* ---- tonight's events ---- */
+
+static int left_out(const struct jn_tree *t, const struct nb_oid *commit)
+{
+	return t->left_out && strvec_contains(t->left_out, commit->hex);
+}
+
+/*
+ * Held because a held patch is missing: a commit of a hold-gated tree that the merge
+ * left out although nothing holds or drops it did not apply without the held ones.
+ */
+static void cascade(struct journey_night *jn)
+{
+	size_t j, k;
+
+	for (j = 0; j < jn->store.patches_nr; j++) {
+		struct jn_seen *s = &jn->seen[j];
+		const struct jn_tree *t = s->tree >= 0 ? &jn->trees[s->tree] : NULL;
+		const char *first = NULL;
+		size_t held = 0;
+
+		if (!t || s->held || !left_out(t, &s->commit->id) ||
+		    drop_of(jn, &jn->store.patches[j]))
+			continue;
+		for (k = 0; k < jn->store.patches_nr; k++)
+			if (jn->seen[k].tree == s->tree && jn->seen[k].held &&
+			    !strstr(jn->seen[k].held, "does not apply")) {
+				first = first ? first : jn->store.patches[k].subject;
+				held++;
+			}
+		s->held = held == 1 ? xstrfmt("it does not apply without a held patch (\"%s\")",
+					      first) :
+				      xstrfmt("it does not apply without the %zu held patches of "
+					      "the %s tree", held, t->cfg->name);
+	}
+}
+
+static void tell(struct journey_night *jn, size_t j, enum notice_journey_kind kind, int tree,
+		 int from, const char *reason)
+{
+	const struct jn_tree *t = tree >= 0 ? &jn->trees[tree] : NULL;
+	const struct jn_tree *f = from >= 0 ? &jn->trees[from] : NULL;
+	int gate_kind = kind == NOTICE_REVIEW_MISSING || kind == NOTICE_PATCH_HELD ||
+			kind == NOTICE_PATCH_RELEASED;
+	struct jn_told *e;
+
+	if (jn->o.no_notify || (t && t->baseline))
+		return;
+	if (gate_kind ? !(t && t->gate) : !((t && t->told) || (f && f->told)))
+		return;
+	ALLOC_GROW(jn->told, jn->told_nr + 1, jn->told_alloc);
+	e = &jn->told[jn->told_nr++];
+	*e = (struct jn_told){ .j = j, .kind = kind, .tree = tree, .from = from,
+			       .reason = reason ? xstrdup(reason) : NULL };
+}
+
+static struct journey_event *record(struct journey_night *jn, struct journey *jr,
+				    enum journey_event_kind kind, const struct config_tree *t,
+				    const char *reason)
+{
+	struct journey_event *e = journey_event_add(jr, jn->o.date, kind);
+
+	e->tree = xstrdup(t ? t->name : jn->cfg->base.name);
+	e->branch = xstrdup(t ? t->branch : jn->cfg->base.branch);
+	e->reason = reason ? xstrdup(reason) : NULL;
+	return e;
+}
+
+/* A mainline commit since last night that has one of jr's patch-ids or Message-IDs? */
+static int in_mainline_commits(struct journey_night *jn, struct jmap *pids, struct jmap *mids,
+			       int *loaded, const struct journey *jr)
+{
+	size_t v, x, nr = 0;
+	struct nb_oid *ids = NULL;
+
+	if (!*loaded) {
+		*loaded = 1;
+		if (!nb_oid_is_null(&jn->store.base_tip) &&
+		    lookup_commit_ids(&ids, &nr, jn->reader, jn->cfg->base.name, jn->o.base_tip,
+				      &jn->store.base_tip, 20000) < 0)
+			log_warn("journeys: %s", nb_error_last());
+		for (x = 0; x < nr; x++) {
+			struct lookup_patch lp;
+
+			if (lookup_commit(&lp, jn->reader, NULL, ids[x].hex) < 0)
+				continue;
+			if (!nb_oid_is_null(&lp.patch_id))
+				jmap_put(pids, lp.patch_id.hex, 1);
+			jmap_put(mids, lp.message_id, 1);
+			lookup_patch_release(&lp);
+		}
+		free(ids);
+		nb_error_clear();
+	}
+	for (v = 0; v < jr->versions_nr; v++)
+		if ((!nb_oid_is_null(&jr->versions[v].patch_id) &&
+		     jmap_get(pids, jr->versions[v].patch_id.hex, &x)) ||
+		    jmap_get(mids, jr->versions[v].message_id, &x))
+			return 1;
+	return 0;
+}
+
+/* Why a patch left its branch, when nextbot knows: a flag of it. */
+static char *removal_reason(const struct journey_night *jn, const struct journey *jr)
+{
+	const struct state *st = jn->o.st;
+	size_t i, v;
+
+	for (i = 0; st && i < st->flags_nr; i++) {
+		const struct flag *f = &st->flags[i];
+
+		for (v = 0; v < jr->versions_nr; v++)
+			if ((f->patch_id && !strcmp(f->patch_id, jr->versions[v].patch_id.hex)) ||
+			    (f->commit && !strcmp(f->commit, jr->versions[v].commit.hex)))
+				return xstrfmt("it was flagged for a %s (flag %s)",
+					       f->kind == FLAG_TEST_FAILURE ? "test failure" :
+					       f->kind == FLAG_FLAKY	     ? "flaky test" :
+										"build failure",
+					       f->id);
+	}
+	return NULL;
+}
+
+struct mainline_memo {
+	struct jmap pids, mids;
+	int loaded;
+};
+
+static void departed(struct journey_night *jn, size_t j, struct mainline_memo *mm)
+{
+	struct journey *jr = &jn->store.patches[j];
+	const struct jn_seen *s = &jn->seen[j];
+	const struct nb_oid *last = &jr->versions[jr->versions_nr - 1].commit;
+	const struct drop *d = drop_of(jn, jr);
+	char *why = NULL;
+
+	if (lookup_contains(jn->reader, jn->o.base_tip, last) == 1 ||
+	    in_mainline_commits(jn, &mm->pids, &mm->mids, &mm->loaded, jr)) {
+		record(jn, jr, JOURNEY_MERGED_EV, NULL, NULL);
+		jr->state = JOURNEY_MERGED;
+		tell(jn, j, NOTICE_PATCH_MERGED, -1, s->old_tree, NULL);
+	} else {
+		why = d ? xstrfmt("it was dropped: %s", d->reason ? d->reason : "by a maintainer")
+			: removal_reason(jn, jr);
+		record(jn, jr, JOURNEY_REMOVED, jn->trees[s->old_tree].cfg, why);
+		jr->state = d ? JOURNEY_DROPPED : JOURNEY_GONE;
+		if (!d) /* a maintainer's drop got its `dropped` mail: nothing more */
+			tell(jn, j, NOTICE_PATCH_REMOVED, s->old_tree, -1, why);
+	}
+	nb_error_clear();
+	free(why);
+	free(jr->tree);
+	jr->tree = NULL;
+	free(jr->held);
+	jr->held = NULL;
+}
+
+/* Arrived, replaced, moved: the events of a journey present tonight. */
+static void present(struct journey_night *jn, size_t j)
+{
+	struct journey *jr = &jn->store.patches[j];
+	struct jn_seen *s = &jn->seen[j];
+	const struct jn_tree *t = &jn->trees[s->tree];
+
+	if (s->is_new || !jr->tree) {
+		record(jn, jr, JOURNEY_ADDED, t->cfg, s->note);
+		tell(jn, j, NOTICE_PATCH_ADDED, s->tree, -1, NULL);
+	} else {
+		if (s->replaced) {
+			record(jn, jr, JOURNEY_REPLACED, t->cfg, NULL);
+			tell(jn, j, NOTICE_PATCH_REPLACED, s->tree, -1, NULL);
+		}
+		if (strcmp(jr->tree, t->cfg->name)) {
+			record(jn, jr, JOURNEY_MOVED, t->cfg, NULL)->from = xstrdup(jr->tree);
+			tell(jn, j, NOTICE_PATCH_MOVED, s->tree, s->old_tree, NULL);
+		}
+	}
+	if (!jr->tree || strcmp(jr->tree, t->cfg->name)) {
+		free(jr->tree);
+		jr->tree = xstrdup(t->cfg->name);
+		free(jr->since);
+		jr->since = xstrdup(jn->o.date);
+	}
+	free(jr->last_seen);
+	jr->last_seen = xstrdup(jn->o.date);
+	if (s->commit->subject != jr->subject) { /* a borrowed one is jr's own */
+		char *subject = xstrdup(s->commit->subject);
+
+		free(jr->subject);
+		jr->subject = subject;
+	}
+}
+
+/* The review gate's events: review-missing once a gate, held, released. */
+static void gate_events(struct journey_night *jn, size_t j)
+{
+	struct journey *jr = &jn->store.patches[j];
+	const struct jn_seen *s = &jn->seen[j];
+	const struct jn_tree *t = s->tree >= 0 ? &jn->trees[s->tree] : NULL;
+
+	if (t && t->gate && !s->reviewed && !strvec_contains(&jr->told, t->cfg->name)) {
+		strvec_push(&jr->told, t->cfg->name);
+		tell(jn, j, NOTICE_REVIEW_MISSING, s->tree, -1, NULL);
+	}
+	if (s->held && !jr->held) {
+		record(jn, jr, JOURNEY_HELD_EV, t->cfg, s->held);
+		tell(jn, j, NOTICE_PATCH_HELD, s->tree, -1, s->held);
+	} else if (!s->held && jr->held && t) {
+		const char *why = t->gate && s->reviewed ? "its review has landed" :
+				  t->gate ? "the patches it needs are in next" :
+					    "it moved on to a tree without a review gate";
+
+		record(jn, jr, JOURNEY_RELEASED, t->cfg, why);
+		tell(jn, j, NOTICE_PATCH_RELEASED, s->tree, -1, why);
+	}
+	free(jr->held);
+	jr->held = s->held ? xstrdup(s->held) : NULL;
+}
+
+static void state_of(struct journey_night *jn, size_t j)
+{
+	struct journey *jr = &jn->store.patches[j];
+	const struct jn_seen *s = &jn->seen[j];
+	const struct jn_tree *t = &jn->trees[s->tree];
+
+	if (drop_of(jn, jr)) {
+		if (jr->state != JOURNEY_DROPPED)
+			record(jn, jr, JOURNEY_DROPPED_EV, t->cfg, drop_of(jn, jr)->reason);
+		jr->state = JOURNEY_DROPPED;
+	} else if (s->held) {
+		jr->state = JOURNEY_HELD;
+	} else if (!t->is_watch && t->in_next && !left_out(t, &s->commit->id)) {
+		jr->state = JOURNEY_IN_NEXT;
+	} else {
+		jr->state = JOURNEY_IN_REVIEW;
+	}
+}
+
+static void events(struct journey_night *jn)
+{
+	struct mainline_memo mm = { { 0 }, { 0 }, 0 };
+	size_t j, n = jn->store.patches_nr;
+
+	for (j = 0; j < n; j++) {
+		const struct jn_seen *s = &jn->seen[j];
+
+		if (s->tree >= 0) {
+			present(jn, j);
+			gate_events(jn, j);
+			state_of(jn, j);
+		} else if (jn->store.patches[j].tree && s->old_tree >= 0 &&
+			   !nb_oid_is_null(&jn->trees[s->old_tree].tip)) {
+			departed(jn, j, &mm);
+		}
+	}
+	jmap_clear(&mm.pids);
+	jmap_clear(&mm.mids);
+}
+
+/* Tonight becomes last night: the trees' tips (kept by refs for range-diffs) and commits. */
+static int keep(struct journey_night *jn)
+{
+	struct journey_store *st = &jn->store;
+	size_t t;
+
+	for (t = 0; t < jn->trees_nr; t++) {
+		struct jn_tree *jt = &jn->trees[t];
+		struct journey_tree_seen *seen = journey_tree_seen_find(st, jt->cfg->name);
+		char *ref;
+
+		if (nb_oid_is_null(&jt->tip))
+			continue;
+		if (!seen) {
+			ALLOC_GROW(st->trees, st->trees_nr + 1, st->trees_alloc);
+			seen = &st->trees[st->trees_nr++];
+			memset(seen, 0, sizeof(*seen));
+			seen->name = xstrdup(jt->cfg->name);
+		}
+		if (!nb_oid_equal(&seen->tip, &jt->tip) || jt->baseline) {
+			ref = xstrfmt("refs/nextbot/journey/%s", jt->cfg->name);
+			if (repo_ref_set(jn->o.repo, ref, &jt->tip) < 0)
+				log_warn("journeys: %s", nb_error_last());
+			free(ref);
+		}
+		seen->tip = jt->tip;
+		seen->base = *jn->o.base_tip;
+		free(seen->commits);
+		seen->commits = jt->commits;
+		seen->commits_nr = jt->commits_nr;
+		jt->commits = NULL;
+		jt->commits_nr = 0;
+	}
+	free(st->date);
+	st->date = xstrdup(jn->o.date);
+	st->base_tip = *jn->o.base_tip;
+	return journey_store_save(st, jn->cfg->workdir);
+}
+
+int journey_night_end(struct journey_night *jn, const struct journey_tree_outcome *trees,
+		      size_t nr)
+{
+	size_t i;
+	int ti, error;
+	double t0, t1, t2;
+
+	if (!jn || !jn->active)
+		return 0;
+	if ((error = repo_open_readonly(&jn->reader, repo_gitdir(jn->o.repo))) < 0) {
+		nb_error_prefix("journeys: ");
+		return error;
+	}
+	for (i = 0; i < nr; i++)
+		if ((ti = journey_tree_index(jn, trees[i].name)) >= 0) {
+			jn->trees[ti].in_next = trees[i].in_next;
+			jn->trees[ti].left_out = trees[i].left_out;
+		}
+	t0 = metrics_clock();
+	cascade(jn);
+	events(jn);
+	t1 = metrics_clock();
+	if ((error = journey_mail(jn)) < 0)
+		log_warn("journeys: notices: %s", nb_error_last());
+	t2 = metrics_clock();
+	if ((error = keep(jn)) < 0)
+		nb_error_prefix("journeys: ");
+	log_verbose("journeys: events in %.2f s, %zu notices in %.2f s, kept in %.2f s", t1 - t0,
+		    jn->told_nr, t2 - t1, metrics_clock() - t2);
+	return error;
+}
+
+void journey_night_free(struct journey_night *jn)
+{
+	size_t i;
+
+	if (!jn)
+		return;
+	for (i = 0; i < jn->trees_nr; i++)
+		free(jn->trees[i].commits);
+	free(jn->trees);
+	for (i = 0; i < jn->tonight_nr; i++)
+		journey_commit_release(&jn->tonight[i]);
+	free(jn->tonight);
+	for (i = 0; i < jn->seen_alloc; i++) {
+		free(jn->seen[i].held);
+		free(jn->seen[i].note);
+	}
+	free(jn->seen);
+	for (i = 0; i < jn->told_nr; i++)
+		free(jn->told[i].reason);
+	free(jn->told);
+	jmap_clear(&jn->by_pid);
+	jmap_clear(&jn->by_msgid);
+	jmap_clear(&jn->by_commit);
+	jmap_clear(&jn->by_cache);
+	jmap_clear(&jn->by_tree);
+	repo_free(jn->reader);
+	strvec_clear(&jn->unreviewed);
+	journey_store_release(&jn->store);
+	free(jn);
+}

@@ -1,0 +1,101 @@
+#!/bin/sh
+# A patch's journey over a simulated season (issue 31): 20 nights of seed 1 (NIGHTS=,
+# SEED= for longer runs outside make check) with journeys on every tree and
+# mm-unstable watched, a hold gate on mm-next, no build (journeys need none).
+#  - every journey event of truth.json (added, moved, replaced, removed, merged) from
+#    the first night on has exactly one notice, to the right people, and no notice
+#    has no event (tests/journeys.py notices);
+#  - `nextbot patch` agrees with truth.json for every patch (tests/journeys.py patch);
+#  - a second workdir over the same world with journey.digest: true (its first
+#    DIGEST_NIGHTS nights, 6) gets one mail a night per recipient, listing exactly the
+#    events the first one mailed them;
+#  - the mails keep 78 columns, the store and the state stay apart.
+. tests/lib.sh
+
+NIGHTS=${NIGHTS:-20}
+SEED=${SEED:-1}
+DIGEST_NIGHTS=${DIGEST_NIGHTS:-6}
+W=$TMP/w
+"$NEXTBOT" -q sim init "$W" --seed "$SEED" || { not_ok "sim init"; done_testing; exit 1; }
+$PYTHON - "$W/nextbot.yaml" <<'EOF'
+import re, sys
+p = sys.argv[1]
+s = open(p).read()
+s = re.sub(r"build:\n(  - .*\n)+test:\n(  - .*\n)+", "build: []\ntest: []\n", s)
+s += ("journey: {trees: ['*'], list: mm-commits@lists.example.org}\n"
+      "review_gate:\n  - {trees: [mm-next], policy: hold}\n")
+open(p, "w").write(s)
+open(p.replace("nextbot.yaml", "digest.yaml"), "w").write(
+    s.replace("workdir: state", "workdir: digest").replace(
+        "list: mm-commits@lists.example.org}", "list: mm-commits@lists.example.org, "
+        "digest: true}"))
+EOF
+mkdir -p "$TMP/nights" "$TMP/digests"
+failed=0
+start=$(date +%s)
+i=0
+while [ $i -le "$NIGHTS" ]; do
+	if [ $i -gt 0 ] && ! "$NEXTBOT" -q sim advance "$W"; then
+		failed=1
+		break
+	fi
+	d=$(date -u -d "2025-01-06 +$i days" +%F)
+	ls "$W/state/outbox" 2>/dev/null | sort >"$TMP/before"
+	"$NEXTBOT" -q -c "$W/nextbot.yaml" run --date "$d" || failed=1
+	ls "$W/state/outbox" | sort | comm -13 "$TMP/before" - >"$TMP/nights/night.$i"
+	if [ $i -le "$DIGEST_NIGHTS" ]; then
+		ls "$W/digest/outbox" 2>/dev/null | sort >"$TMP/before"
+		"$NEXTBOT" -q -c "$W/digest.yaml" run --date "$d" || failed=1
+		ls "$W/digest/outbox" | sort | comm -13 "$TMP/before" - >"$TMP/digests/night.$i"
+	fi
+	i=$((i + 1))
+done
+echo "# $NIGHTS nights (and $DIGEST_NIGHTS with digests) in $(($(date +%s) - start)) s"
+check "every night ran" test $failed = 0
+check "every journey event of truth.json has exactly one notice, to the right people" \
+	$PYTHON tests/journeys.py notices "$W" "$TMP/nights" mm-commits@lists.example.org
+check "nextbot patch agrees with truth.json for every patch" \
+	$PYTHON tests/journeys.py patch "$W" "$NEXTBOT"
+check "journey mails keep to 78 columns" $PYTHON tests/mails.py width "$W/state/outbox"
+check "journey.digest: one mail per recipient a night, with exactly their events" \
+	$PYTHON - "$W" "$TMP/nights" "$TMP/digests" <<'EOF'
+import collections, email, email.policy, json, os, re, sys
+w, nights, digests = sys.argv[1:]
+KINDS = ("patch-added", "patch-moved", "patch-replaced", "patch-removed", "patch-merged",
+         "review-missing", "held", "released")
+def load(dirname, name):
+    return json.load(open(os.path.join(w, dirname, "outbox", name)))
+bad, events = [], 0
+for f in sorted(os.listdir(digests)):
+    want = collections.Counter()
+    for name in open(os.path.join(nights, f)).read().split():
+        n = load("state", name)
+        if n["kind"] in KINDS and n["channel"] == "mail":
+            for r in n["recipients"]:
+                want[(r["to"].lower(), n["kind"], n["subject"])] += 1
+    got, mails = collections.Counter(), collections.Counter()
+    for name in open(os.path.join(digests, f)).read().split():
+        n = load("digest", name)
+        if n["kind"] in KINDS and n["channel"] == "mail":
+            bad.append("%s: a single event mailed in digest mode: %s" % (f, n["subject"]))
+        if n["kind"] != "journey-digest":
+            continue
+        msg = email.message_from_string(n["body"], policy=email.policy.default)
+        text = msg.get_body(preferencelist=("plain",)).get_content().replace("\r\n", "\n")
+        for r in n["recipients"]:
+            mails[r["to"].lower()] += 1
+            for kind, subject in re.findall(r"^\d+\. \[([a-z-]+)\] (.*)$", text, re.M):
+                got[(r["to"].lower(), kind, subject)] += 1
+    bad += ["%s: %s gets %d digests" % (f, a, c) for a, c in mails.items() if c != 1]
+    if want != got:
+        bad.append("%s: digests list %s, single mails %s" % (f, sorted(got - want)[:3],
+                                                            sorted(want - got)[:3]))
+    events += sum(want.values())
+print("# %d (recipient, event) pairs compared" % events)
+for b in bad[:20]:
+    print("#", b)
+sys.exit(1 if bad or not events else 0)
+EOF
+check "journeys live in journeys.txt, not in state.json" \
+	sh -c "grep -q '^patch	' '$W/state/journeys.txt' && ! grep -q 'patch-added' '$W/state/state.json'"
+done_testing
