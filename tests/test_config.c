@@ -660,6 +660,8 @@ static void test_runner_cache(void **state)
 		 "runner.sandbox: bwrap");
 	load_bad(BASE "runner:\n  kind: slurm\n  cache: {kind: ccache}\n", 4, "runner.cache",
 		 "runner.kind: local");
+}
+
 /* watch, journey and review_gate (a patch's journey): loaded, defaulted and checked. */
 static void test_journey(void **state)
 {

@@ -96,7 +96,8 @@ static void test_store_round_trip(void **state)
 	assert_true(strvec_contains(&j->told, "mm-next"));
 	assert_string_equal(j->versions[0].patch_id.hex, PID1);
 	assert_int_equal(j->versions[0].people_nr, 2);
-	assert_string_equal(j->versions[0].people[0].name, "Zoë \xe2\x80\xae");
+	/* a bidi control from a stranger's text is kept as its visible mark (util/utf8.h) */
+	assert_string_equal(j->versions[0].people[0].name, "Zoë \\u202e");
 	assert_int_equal(j->events[0].kind, JOURNEY_ADDED);
 	journey_store_release(&t);
 	journey_store_release(&s);
