@@ -302,14 +302,22 @@ void night_flags_after(struct night *n)
 	for (i = 0; i < n->st->flags_nr; i++) {
 		struct flag *f = &n->st->flags[i];
 
-		if (!f->id)
+		if (!f->id || f->state != FLAG_OPEN)
 			continue;
-		if (f->state == FLAG_OPEN && f->partner_commit)
+		if (f->partner_commit)
 			partner_identity(n, f);
-		if (f->state == FLAG_OPEN && f->fix_subject && !f->fix_commit && !n->unfinished)
+		if (f->fix_subject && !f->fix_commit && !n->unfinished)
 			fixes(n, f);
-		if (f->state == FLAG_OPEN && !strvec_contains(&n->seen_flags, f->id))
+		if (f->state != FLAG_OPEN)
+			continue;
+		if (!strvec_contains(&n->seen_flags, f->id)) {
 			judge(n, &c, f);
+		} else if (f->resolution && f->reason) {
+			/* found again: why it was resolved no longer holds (the resolution
+			   stays until the flag is said to be back) */
+			free(f->reason);
+			f->reason = NULL;
+		}
 	}
 	lookup_patches_release(&c.pool);
 	for (i = 0; i < n->seen_flags.nr; i++)

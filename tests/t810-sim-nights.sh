@@ -20,8 +20,10 @@
 #    every report's Reproduce: block, run at the end (after mm-next and
 #    mm-unstable were rebased) in an empty folder where only the remotes are
 #    reachable, fails with the flag's first error line.
-# Each night's time (sim advance, run) is printed; a longer season runs outside
-# `make check`: SEEDS="1 2 3 7" NIGHTS=30 sh tests/t810-sim-nights.sh
+# Each night's time (sim advance, run, and the night's phases and commands from its
+# metrics.prom) is printed; runner.cache is on where this nextbot has it (NO_CACHE=1:
+# off).  A longer season runs outside `make check`:
+# SEEDS="1 2 3 7" NIGHTS=30 sh tests/t810-sim-nights.sh
 . "$(dirname "$0")/lib.sh"
 HERE=$(cd "$(dirname "$0")" && pwd)
 MAILS=$HERE/mails.py
@@ -29,6 +31,16 @@ SEASON=$HERE/season.py
 NIGHTS=${NIGHTS:-20}
 export NEXTBOT
 
+# profile METRICS: where the night's time went, from its metrics.prom
+profile() {
+	awk '/^nextbot_night_phase_seconds/ { split($1, a, "\""); p = p a[2] " " $2 " s, " }
+	     /^nextbot_night_commands / { c = $2 }
+	     /^nextbot_night_command_cpu_seconds / { cpu = $2 }
+	     /^nextbot_night_bisect_probes / { b = $2 }
+	     /^nextbot_night_confirm_runs / { k = $2 }
+	     END { printf "%s%d commands (%.1f s of CPU), %d bisect probes, %d confirmation runs",
+		   p, c, cpu, b, k }' "$1"
+}
 # now: seconds since the epoch, with fractions
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
@@ -44,6 +56,18 @@ season() {
 	# reminders every night a breakage still shows
 	sed -i 's/^notify:$/&\n  remind_days: 1/' "$cfg"
 	grep -q '^  remind_days: 1$' "$cfg" || not_ok "seed $seed: remind_days set"
+	# every probe of a search builds a clean tree: with the compiler cache where
+	# this nextbot has one (runner.cache), a clean build costs little more than
+	# preprocessing; without it the season takes several times as long
+	if [ -z "${NO_CACHE:-}" ]; then
+		printf 'runner: {cache: {kind: ccache}}\n' >>"$cfg"
+		"$NEXTBOT" -q -c "$cfg" check-config >/dev/null 2>&1 || sed -i '$d' "$cfg"
+	fi
+	if grep -q '^runner: {cache' "$cfg"; then
+		echo "# seed $seed: with the compiler cache"
+	else
+		echo "# seed $seed: without a compiler cache"
+	fi
 	dropped=
 	night=1
 	while [ "$night" -le "$NIGHTS" ]; do
@@ -52,7 +76,8 @@ season() {
 		t1=$(now)
 		date=$(date -u -d "2026-12-01 + $night days" +%Y-%m-%d)
 		expect_exit 0 "seed $seed: night $night runs" "$NEXTBOT" -q -c "$cfg" run --date "$date"
-		echo "# seed $seed night $night: sim advance $(secs "$t0" "$t1") s, run $(secs "$t1" "$(now)") s"
+		echo "# seed $seed night $night: sim advance $(secs "$t0" "$t1") s, run $(secs "$t1" "$(now)") s:" \
+			"$(profile "$W/state/metrics.prom")"
 		# after night 4, the maintainer drops the first open flag's patch
 		if [ "$night" = 4 ]; then
 			dropped=$("$NEXTBOT" -c "$cfg" --json flagged | $PYTHON -c '

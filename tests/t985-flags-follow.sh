@@ -199,6 +199,11 @@ checks 2026-12-05
 	commit "Paula Pohl" "api: rename api_old to api_new") && push api
 expect_exit 0 "night 5 runs" NB run --date 2026-12-06
 check "night 5: the same flag is open again" test "$(flag "drv: probe through api_old" | cut -d' ' -f1-2)" = "$B open"
+check "night 5: why it was resolved is no longer said of it" sh -c "
+	\"$NEXTBOT\" -q -c '$W/nextbot.yaml' --json flagged | $PYTHON -c '
+import json, sys
+f = [f for f in json.load(sys.stdin)[\"flags\"] if f[\"id\"] == \"$B\"][0]
+sys.exit(0 if f[\"reason\"] is None and f[\"resolution\"] is None else 1)'"
 tonight 2026-12-06 "$B" >"$TMP/back"
 check "night 5: it is said to be back, to both audiences, in their threads" sh -c \
 	"test \$(grep -c '^build-failure Re: ' '$TMP/back') = 2"
