@@ -288,7 +288,8 @@ def truth(world):
     with open(os.path.join(world, "truth.json")) as f:
         t = json.load(f)
     flags = nextbot_json(world, "flagged")["flags"]
-    runs = nextbot_json(world, "status")["runs"]
+    runs = [json.load(open(p)) for p in
+            sorted(glob.glob(os.path.join(world, "state", "runs", "*", "run.json")))]
     bad = []
     known = {}
     for d in t["defects"]:
