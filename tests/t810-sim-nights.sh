@@ -76,8 +76,16 @@ season() {
 		t1=$(now)
 		date=$(date -u -d "2026-12-01 + $night days" +%Y-%m-%d)
 		expect_exit 0 "seed $seed: night $night runs" "$NEXTBOT" -q -c "$cfg" run --date "$date"
-		echo "# seed $seed night $night: sim advance $(secs "$t0" "$t1") s, run $(secs "$t1" "$(now)") s:" \
-			"$(profile "$W/state/metrics.prom")"
+		t2=$(now)
+		echo "# seed $seed night $night: sim advance $(secs "$t0" "$t1") s," \
+			"run $(secs "$t1" "$t2") s: $(profile "$W/state/metrics.prom")"
+		# (before anything else changes the flags)
+		check "seed $seed night $night: flags follow the truth" \
+			$PYTHON "$SEASON" follow "$W" "$date"
+		check "seed $seed night $night: reminders only for what still shows, in thread" \
+			$PYTHON "$SEASON" remind "$W" "$date"
+		check "seed $seed night $night: the summary names open flags, trees not at the tip" \
+			$PYTHON "$SEASON" summary "$W" "$date"
 		# after night 4, the maintainer drops the first open flag's patch
 		if [ "$night" = 4 ]; then
 			dropped=$("$NEXTBOT" -c "$cfg" --json flagged | $PYTHON -c '
@@ -97,12 +105,6 @@ for f in json.load(sys.stdin)["flags"]:
 					git -C '$W/state/repo.git' diff-tree -p --no-renames \$c^ \$c 2>/dev/null |
 					git patch-id --stable; done | grep -q '^${dropped#* } '"
 		fi
-		check "seed $seed night $night: flags follow the truth" \
-			$PYTHON "$SEASON" follow "$W" "$date"
-		check "seed $seed night $night: reminders only for what still shows, in thread" \
-			$PYTHON "$SEASON" remind "$W" "$date"
-		check "seed $seed night $night: the summary names the open flags and held-back trees" \
-			$PYTHON "$SEASON" summary "$W" "$date"
 		night=$((night + 1))
 	done
 	"$NEXTBOT" -c "$cfg" --json flagged >"$TMP/flags-$seed.json"

@@ -125,7 +125,8 @@ expect_exit 0 "night 1 runs" NB run --date 2026-12-02
 A=$(flag "net: break the build" | cut -d' ' -f1)
 B=$(flag "drv: probe through api_old" | cut -d' ' -f1)
 check "night 1: the break and the semantic conflict are flagged" \
-	test "$(flag "net: break the build" | cut -d' ' -f2)$(flag "drv: probe through api_old" | cut -d' ' -f2)" = openopen
+	test "$(flag "net: break the build" | cut -d' ' -f2) $(flag "drv: probe through api_old" |
+		cut -d' ' -f2)" = "open open"
 summary 2026-12-02 >"$TMP/sum1"
 check "night 1: the subject says two flags are open, both new" \
 	grep -q '^\[next-20261202\] BUILD SUCCESS [0-9a-f]\{12\} (2 flags open, 2 new)$' "$TMP/sum1"
@@ -144,9 +145,11 @@ check "night 2: the semantic flag, seen again, is reminded to both audiences" \
 	test "$(tonight 2026-12-03 "$B" | grep -c '^build-failure Re: ')" = 2
 summary 2026-12-03 >"$TMP/sum2"
 check "night 2: the summary says where the flag of net is" \
-	grep -q "$A build-failure in net, since 2026-12-02, not in tonight's next: its tree is left out" "$TMP/sum2"
+	grep -q "$A build-failure in net, since 2026-12-02, not in tonight's next: its tree is left out" \
+	"$TMP/sum2"
 check "night 2: … and that the other was reverted again" \
-	grep -q "$B build-failure in drv with api, since 2026-12-02, seen again tonight, reverted" "$TMP/sum2"
+	grep -q "$B build-failure in drv with api, since 2026-12-02, seen again tonight, reverted" \
+	"$TMP/sum2"
 check "night 2: the subject counts the trees not at tonight's tip" \
 	grep -q '(2 flags open; 1 tree at an older tip, 1 left out)$' "$TMP/sum2"
 checks 2026-12-03
@@ -198,7 +201,8 @@ checks 2026-12-05
 (cd "$W/src/api" && put include/api.h 'def api_new' && put src/main.c 'call api_new' &&
 	commit "Paula Pohl" "api: rename api_old to api_new") && push api
 expect_exit 0 "night 5 runs" NB run --date 2026-12-06
-check "night 5: the same flag is open again" test "$(flag "drv: probe through api_old" | cut -d' ' -f1-2)" = "$B open"
+check "night 5: the same flag is open again" \
+	test "$(flag "drv: probe through api_old" | cut -d' ' -f1-2)" = "$B open"
 check "night 5: why it was resolved is no longer said of it" sh -c "
 	\"$NEXTBOT\" -q -c '$W/nextbot.yaml' --json flagged | $PYTHON -c '
 import json, sys
