@@ -224,7 +224,9 @@ static void print_flag(const struct flag *f, int verbose)
 		printf("    verdict: culprit failed %d, parent passed %d, revert passed %d; "
 		       "%d bisect steps\n",
 		       f->culprit_fails, f->parent_passes, f->revert_passes, f->steps);
-	if (f->reason)
+	if (f->reason && f->state == FLAG_RESOLVED && f->resolution)
+		printf("    resolved: %s: %s\n", flag_resolution_name(f->resolution), f->reason);
+	else if (f->reason)
 		printf("    reason:  %s\n", f->reason);
 	if (f->fix_subject)
 		printf("    fix:     \"%s\" (%s, %s)%s%.12s\n", f->fix_subject, s(f->fix_by),

@@ -37,90 +37,192 @@ static const struct night_tree *tree(const struct night *n, const char *name)
 }
 
 /*
- * Is the patch (by patch-id, Message-ID or commit) among the tree's new patches
- * tonight?  -1: cannot tell; 0: no; 1: yes, with *now its commit tonight.
+ * What tonight's merged branches carry: every configured tree's new patches (its
+ * tip, tonight's or the last fetched, minus the base), read once a night for all
+ * the flags.  A flag's culprit in none of them and not in the base has left.
  */
-static int patch_present(struct night *n, const struct night_tree *t, const char *patch_id,
-			 const char *message_id, const char *commit, struct nb_oid *now)
+struct carried {
+	struct lookup_patches pool;
+	int ok;              /* 1: read; -1: could not be read (nothing is judged) */
+};
+
+static void carried_read(struct carried *c, struct night *n)
 {
-	struct lookup_patches pool = LOOKUP_PATCHES_INIT;
-	int present = -1;
 	size_t i;
 
-	nb_oid_clear(now);
-	if (!t->fetch.tip.hex[0] ||
-	    lookup_new_patches(&pool, n->repo, t->cfg->name, t->fetch.tip.hex,
-			       n->trees[0].fetch.tip.hex, 0) < 0)
-		goto done;
-	present = 0;
-	for (i = 0; i < pool.nr && !present; i++) {
-		const struct lookup_patch *p = &pool.items[i];
+	if (c->ok)
+		return;
+	c->ok = 1;
+	for (i = 1; i < n->trees_nr && c->ok > 0; i++) {
+		const struct night_tree *t = &n->trees[i];
 
-		present = (patch_id && *patch_id && !strcmp(p->patch_id.hex, patch_id)) ||
-			  (message_id && p->message_id && !strcmp(p->message_id, message_id)) ||
-			  (commit && !strcmp(p->commit.hex, commit));
-		if (present)
-			*now = p->commit;
+		if (nb_oid_is_null(&t->fetch.tip) || t->fetch.state == FETCH_REFUSED)
+			continue;  /* no tip: it carries nothing */
+		if (lookup_new_patches(&c->pool, n->repo, t->cfg->name, t->fetch.tip.hex,
+				       n->trees[0].fetch.tip.hex, 0) < 0) {
+			log_warn("flags: the patches of %s cannot be read: %s", t->cfg->name,
+				 nb_error_last());
+			c->ok = -1;
+		}
 	}
-done:
-	lookup_patches_release(&pool);
-	return present;
 }
 
 /*
- * Why a flag is gone, as the resolved mail says it: fixed, dropped from its tree,
- * merged upstream, rebased to another commit, no longer failing.  NULL: it is not
- * gone, or it cannot be told tonight.
+ * Does a merged branch carry the patch tonight?  By patch-id when it has one (a
+ * rebase keeps it); without one (binary, merge) by commit id and Message-ID.
+ * 1 with *now its commit there (the first tree's, in merge order) or in the base;
+ * 0: in none; -1: cannot be told.
  */
-static char *why_gone(struct night *n, const struct night_tree *t, const struct flag *f)
+static int carried_find(struct carried *c, struct night *n, const char *patch_id,
+			const char *message_id, const char *commit, struct nb_oid *now)
 {
-	struct nb_oid now, commit;
-	int present = patch_present(n, t, f->patch_id, f->message_id, f->commit, &now);
+	struct nb_oid oid;
+	size_t i;
 
-	if (present < 0)
-		return NULL;
-	if (!present) {
-		if (f->commit && nb_oid_parse(&commit, f->commit) == 0 &&
-		    lookup_contains(n->repo, &n->trees[0].fetch.tip, &commit) == 1)
-			return xstrfmt("the commit is in %s now, and %s builds and tests clean "
-				       "with it.", n->cfg->base.name, n->tag);
-		return xstrfmt("the patch is no longer in the %s tree (dropped or replaced "
-			       "there); %s no longer has it.", t->cfg->name, n->tag);
+	nb_oid_clear(now);
+	carried_read(c, n);
+	if (c->ok < 0 || !commit || nb_oid_parse(&oid, commit) < 0)
+		return -1;
+	for (i = 0; i < c->pool.nr; i++) {
+		const struct lookup_patch *p = &c->pool.items[i];
+		int same = patch_id && *patch_id
+				   ? !strcmp(p->patch_id.hex, patch_id)
+				   : nb_oid_equal(&p->commit, &oid) ||
+					     (message_id && p->message_id &&
+					      !strcmp(p->message_id, message_id));
+
+		if (same) {
+			*now = p->commit;
+			return 1;
+		}
 	}
-	if (f->commit && strcmp(now.hex, f->commit))
+	/* mainline took it (a missing object is no error: it is in no branch) */
+	if (lookup_contains(n->repo, &n->trees[0].fetch.tip, &oid) == 1) {
+		*now = oid;
+		return 1;
+	}
+	nb_error_clear();
+	return 0;
+}
+
+/* 1 when tonight's next holds `commit` and the night did not revert it. */
+static int in_next(struct night *n, const struct nb_oid *commit)
+{
+	struct nb_oid head;
+	size_t i;
+
+	if (!n->run->next || nb_oid_parse(&head, n->run->next) < 0 ||
+	    lookup_contains(n->repo, &head, commit) != 1)
+		return 0;
+	for (i = 0; i < integ_night_steps_nr(n->integ); i++) {
+		const struct integ_step *st = integ_night_step(n->integ, i);
+
+		if (st->kind == INTEG_STEP_REVERT && nb_oid_equal(&st->tip, commit))
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * A semantic flag's partner is followed as its culprit is: by patch-id, else by
+ * commit id and Message-ID.  Read once, the night the flag is found (the commit
+ * is then in the repository for sure).
+ */
+static void partner_identity(struct night *n, struct flag *f)
+{
+	struct lookup_patch p;
+
+	if (!f->partner_commit || f->partner_patch_id || f->partner_message_id ||
+	    lookup_commit(&p, n->repo, f->partner_tree, f->partner_commit) < 0) {
+		nb_error_clear();
+		return;
+	}
+	if (!nb_oid_is_null(&p.patch_id))
+		f->partner_patch_id = xstrdup(p.patch_id.hex);
+	if (p.message_id)
+		f->partner_message_id = xstrdup(p.message_id);
+	lookup_patch_release(&p);
+}
+
+static void resolve_as(struct night *n, struct flag *f, enum flag_resolution how, char *why)
+{
+	f->state = FLAG_RESOLVED;
+	f->resolution = how;
+	free(f->reason);
+	f->reason = why;
+	strvec_push(&n->resolved, f->id);
+	log_info("flag %s resolved (%s): %s", f->id, flag_resolution_name(how), why);
+}
+
+/*
+ * A culprit still carried and not seen tonight no longer fails when next holds it
+ * (and its partner), unreverted, and tonight's next was checked clean to the end.
+ * NULL: that cannot be told tonight.
+ */
+static char *why_fixed(struct night *n, const struct flag *f, const struct nb_oid *now,
+		       const struct nb_oid *partner)
+{
+	if (n->broken || n->unfinished || n->checks_off || !in_next(n, now) ||
+	    (partner && !in_next(n, partner)))
+		return NULL;
+	if (lookup_contains(n->repo, &n->trees[0].fetch.tip, now) == 1)
+		return xstrfmt("the commit is in %s now, and %s builds and tests clean "
+			       "with it.", n->cfg->base.name, n->tag);
+	if (f->commit && strcmp(now->hex, f->commit))
 		return xstrfmt("the %s tree was rebased and the patch is now commit %.12s, "
 			       "which no longer fails: %s builds and tests clean with it.",
-			       t->cfg->name, now.hex, n->tag);
+			       f->tree, now->hex, n->tag);
 	return xstrfmt("no longer failing: %s builds and tests clean with the same commit "
 		       "(fixed by a later change).", n->tag);
 }
 
 /*
- * An open flag not blamed tonight is resolved when its tree was merged tonight in
- * its own version and next checked out clean: the patch is gone, or no longer
- * breaks anything.  A tree left out or used in its previous version tells nothing.
+ * An open flag not seen tonight is judged again on what tonight's branches carry:
+ * its culprit (or a semantic partner) gone from every merged branch resolves it,
+ * whatever else the night did; a culprit still carried resolves it only when next
+ * holds it and checked clean.  A flaky failure goes once it stays away a few nights.
  */
-static void resolve(struct night *n, struct flag *f)
+static void judge(struct night *n, struct carried *c, struct flag *f)
 {
 	const struct night_tree *t = tree(n, f->tree);
+	struct nb_oid now, pnow;
+	int here, partner = 1;
 	char *why;
 
-	if (!t || t->state != TREE_MERGED || n->unfinished)
-		return;
 	if (f->kind == FLAG_FLAKY) {
-		/* a flaky failure that stayed away for a few nights has gone */
-		if (days_between(f->last_seen, n->opts->date) < FLAKY_QUIET_DAYS)
+		if (!t || t->state != TREE_MERGED || n->unfinished ||
+		    days_between(f->last_seen, n->opts->date) < FLAKY_QUIET_DAYS)
 			return;
-		why = xstrfmt("not seen again for %d nights (last seen on %s).", FLAKY_QUIET_DAYS,
-			      f->last_seen ? f->last_seen : "?");
-	} else {
-		if (n->broken || !(why = why_gone(n, t, f)))
-			return;
+		resolve_as(n, f, FLAG_GONE,
+			   xstrfmt("not seen again for %d nights (last seen on %s).",
+				   FLAKY_QUIET_DAYS, f->last_seen ? f->last_seen : "?"));
+		return;
 	}
-	f->state = FLAG_RESOLVED;
-	free(f->reason);
-	f->reason = why;
-	strvec_push(&n->resolved, f->id);
+	if (t && nb_oid_is_null(&t->fetch.tip))
+		return;  /* its tree was never fetched: nothing is known of it */
+	here = carried_find(c, n, f->patch_id, f->message_id, f->commit, &now);
+	if (f->partner_commit)
+		partner = carried_find(c, n, f->partner_patch_id, f->partner_message_id,
+				       f->partner_commit, &pnow);
+	if (here == 0) {
+		resolve_as(n, f, FLAG_LEFT_TREE,
+			   xstrfmt("the patch left the %s tree (dropped or replaced there): no "
+				   "merged branch carries it tonight, and %s does not have it.",
+				   f->tree ? f->tree : "?", n->tag));
+		return;
+	}
+	if (partner == 0) {
+		resolve_as(n, f, FLAG_LEFT_TREE,
+			   xstrfmt("its partner %.12s (\"%s\") left the %s tree: no merged "
+				   "branch carries it tonight, so the two no longer meet in %s.",
+				   f->partner_commit, f->partner_subject ? f->partner_subject : "",
+				   f->partner_tree ? f->partner_tree : "?", n->tag));
+		return;
+	}
+	if (here < 0 || partner < 0 ||
+	    !(why = why_fixed(n, f, &now, f->partner_commit ? &pnow : NULL)))
+		return;
+	resolve_as(n, f, FLAG_FIXED, why);
 }
 
 /* Two subjects are the same fix when they differ only in case and surrounding blanks. */
@@ -188,35 +290,68 @@ static void fixes(struct night *n, struct flag *f)
 			     commit.hex);
 		return;
 	}
-	f->state = FLAG_RESOLVED;
-	free(f->reason);
-	f->reason = xstrfmt("fixed by %.12s (\"%s\")", commit.hex, f->fix_subject);
-	strvec_push(&n->resolved, f->id);
+	resolve_as(n, f, FLAG_FIXED,
+		   xstrfmt("fixed by %.12s (\"%s\")", commit.hex, f->fix_subject));
 }
 
 void night_flags_after(struct night *n)
 {
+	struct carried c = { LOOKUP_PATCHES_INIT, 0 };
 	size_t i;
 
 	for (i = 0; i < n->st->flags_nr; i++) {
 		struct flag *f = &n->st->flags[i];
 
-		if (f->id && f->state == FLAG_OPEN && f->fix_subject && !f->fix_commit &&
-		    !n->unfinished)
-			fixes(n, f);
-		if (!f->id || strvec_contains(&n->seen_flags, f->id))
+		if (!f->id || f->state != FLAG_OPEN)
 			continue;
-		if (f->state == FLAG_OPEN)
-			resolve(n, f);
+		if (f->partner_commit)
+			partner_identity(n, f);
+		if (f->fix_subject && !f->fix_commit && !n->unfinished)
+			fixes(n, f);
+		if (f->state != FLAG_OPEN)
+			continue;
+		if (!strvec_contains(&n->seen_flags, f->id)) {
+			judge(n, &c, f);
+		} else if (f->resolution && f->reason) {
+			/* found again: why it was resolved no longer holds (the resolution
+			   stays until the flag is said to be back) */
+			free(f->reason);
+			f->reason = NULL;
+		}
 	}
+	lookup_patches_release(&c.pool);
 	for (i = 0; i < n->seen_flags.nr; i++)
 		strvec_push(&n->run->flags, n->seen_flags.v[i]);
 }
 
+/*
+ * Does tonight's build still show the breakage?  The flag was seen tonight (next
+ * failed that way and the culprit was acted on again), and tonight's next carries
+ * the culprit, reverted or not; a flaky failure was seen again.  A tree that fell
+ * back to an older tip tonight carries nothing to remind of.
+ */
+static int shows_tonight(struct night *n, const struct flag *f)
+{
+	struct nb_oid head, commit;
+
+	if (!strvec_contains(&n->seen_flags, f->id))
+		return 0;
+	if (f->kind == FLAG_FLAKY)
+		return 1;
+	return n->run->next && f->commit && nb_oid_parse(&head, n->run->next) == 0 &&
+	       nb_oid_parse(&commit, f->commit) == 0 &&
+	       lookup_contains(n->repo, &head, &commit) == 1;
+}
+
+/*
+ * A flag's first notices; then, every remind_days, a reminder while tonight's
+ * build still shows the breakage.  A flag that was resolved and is found again is
+ * said to be back, at once (on the first night that shows it).
+ */
 static int notify_flag(struct night *n, struct flag *f)
 {
 	const char *date = n->opts->date;
-	int remind = n->cfg->notify.remind_days;
+	int remind = n->cfg->notify.remind_days, back;
 	long days;
 
 	if (f->state != FLAG_OPEN)
@@ -225,16 +360,23 @@ static int notify_flag(struct night *n, struct flag *f)
 		if (notices_flag_report(&n->notices, f, date, 0) < 0)
 			return -1;
 		f->notified = xstrdup(date);
+		f->resolution = FLAG_RESOLUTION_UNSET;
 		return 0;
 	}
-	if (remind <= 0)
+	if (!shows_tonight(n, f))
 		return 0;
+	back = f->resolution != FLAG_RESOLUTION_UNSET;
 	days = days_between(f->reminded ? f->reminded : f->notified, date);
-	if (days < remind)
+	if (!back && (remind <= 0 || days < remind))
 		return 0;
-	if (notices_flag_report(&n->notices, f, date,
-				(int)(days_between(f->notified, date) / remind)) < 0)
+	if (back) {
+		if (notices_flag_back(&n->notices, f, date) < 0)
+			return -1;
+		f->resolution = FLAG_RESOLUTION_UNSET;
+	} else if (notices_flag_report(&n->notices, f, date,
+				       (int)(days_between(f->notified, date) / remind)) < 0) {
 		return -1;
+	}
 	free(f->reminded);
 	f->reminded = xstrdup(date);
 	return 0;

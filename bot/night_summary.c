@@ -15,6 +15,22 @@
 /* Patches listed per tree for the commit checks: this many at most. */
 #define SUMMARY_MAX_PATCHES 2000
 
+/* Why a flag was resolved, in a few words (the resolved mail has the whole reason). */
+static const char *resolution_words(enum flag_resolution r)
+{
+	switch (r) {
+	case FLAG_LEFT_TREE:
+		return ", left the tree";
+	case FLAG_FIXED:
+		return ", fixed";
+	case FLAG_GONE:
+		return ", gone";
+	case FLAG_RESOLUTION_UNSET:
+		break;
+	}
+	return "";
+}
+
 static void flag_lines(struct night *n, struct strvec *out, const struct strvec *ids)
 {
 	size_t i;
@@ -22,16 +38,24 @@ static void flag_lines(struct night *n, struct strvec *out, const struct strvec 
 
 	for (i = 0; i < ids->nr; i++) {
 		const struct flag *f = state_flag_find(n->st, ids->v[i], &ambiguous);
+		const char *why;
 
-		if (f && f->partner_tree)
-			strvec_pushf(out, "%s %s in %s, with %s:\n  %.12s (\"%s\")", f->id,
+		if (!f)
+			continue;
+		why = f->state == FLAG_RESOLVED ? resolution_words(f->resolution) : "";
+		if (!f->commit) /* flaky: no patch is blamed */
+			strvec_pushf(out, "%s %s in %s%s:\n  (no patch blamed)", f->id,
 				     f->kind ? flag_kind_name(f->kind) : "", f->tree ? f->tree : "",
-				     f->partner_tree, f->commit ? f->commit : "",
+				     why);
+		else if (f->partner_tree)
+			strvec_pushf(out, "%s %s in %s, with %s%s:\n  %.12s (\"%s\")", f->id,
+				     f->kind ? flag_kind_name(f->kind) : "", f->tree ? f->tree : "",
+				     f->partner_tree, why, f->commit ? f->commit : "",
 				     f->subject ? f->subject : "");
-		else if (f)
-			strvec_pushf(out, "%s %s in %s:\n  %.12s (\"%s\")", f->id,
+		else
+			strvec_pushf(out, "%s %s in %s%s:\n  %.12s (\"%s\")", f->id,
 				     f->kind ? flag_kind_name(f->kind) : "", f->tree ? f->tree : "",
-				     f->commit ? f->commit : "", f->subject ? f->subject : "");
+				     why, f->commit ? f->commit : "", f->subject ? f->subject : "");
 	}
 }
 
@@ -143,6 +167,70 @@ static void summary_unreviewed(struct night *n, struct notice_summary *sum,
 	sum->unreviewed_nr = lines->nr;
 }
 
+static const struct night_tree *tree_of(const struct night *n, const char *name)
+{
+	size_t i;
+
+	for (i = 1; name && i < n->trees_nr; i++)
+		if (!strcmp(n->trees[i].cfg->name, name))
+			return &n->trees[i];
+	return NULL;
+}
+
+/* What tonight showed of an open flag, as the summary says it. */
+static const char *flag_status(const struct night *n, const struct flag *f)
+{
+	const struct night_tree *t = tree_of(n, f->tree);
+	int fresh = strvec_contains(&n->new_flags, f->id);
+
+	if (strvec_contains(&n->seen_flags, f->id)) {
+		switch (f->kind == FLAG_FLAKY ? FLAG_ACTION_NONE : f->action) {
+		case FLAG_REVERTED:
+			return fresh ? "new tonight, reverted" : "seen again tonight, reverted";
+		case FLAG_PREVIOUS_VERSION:
+			return fresh ? "new tonight, its tree at an older tip"
+				     : "seen again tonight, its tree at an older tip";
+		case FLAG_DROPPED_TREE:
+			return fresh ? "new tonight, its tree left out"
+				     : "seen again tonight, its tree left out";
+		case FLAG_ACTION_UNSET:
+		case FLAG_ACTION_NONE:
+			break;
+		}
+		return fresh ? "new tonight" : "seen again tonight";
+	}
+	if (!t)
+		return "its tree is no longer merged";
+	switch (t->state) {
+	case TREE_PREVIOUS_VERSION:
+	case TREE_STALE:
+		return "not in tonight's next: its tree is at an older tip";
+	case TREE_LEFT_OUT:
+	case TREE_FETCH_FAILED:
+		return "not in tonight's next: its tree is left out";
+	default:
+		return "not seen tonight";
+	}
+}
+
+/*
+ * BUILD REGRESSION when tonight's next is not clean (still failing, unfinished,
+ * the base broken, the run failed); a next that builds and tests clean with the
+ * culprits reverted is a success of the night, and the subject and body name
+ * what is still open.
+ */
+static int regression(const struct night *n)
+{
+	switch (n->run->result) {
+	case RUN_CLEAN:
+		return 0;
+	case RUN_REGRESSION:
+		return n->broken || n->unfinished;
+	default:
+		return 1;
+	}
+}
+
 int night_summary_queue(struct night *n)
 {
 	struct notice_summary sum = { 0 };
@@ -158,9 +246,14 @@ int night_summary_queue(struct night *n)
 		return 0;
 	trees = xcalloc(n->run->trees_nr + 1, sizeof(*trees));
 	for (i = 0; i < n->run->trees_nr; i++) {
-		trees[i].name = n->run->trees[i].name;
-		trees[i].state = tree_state_name(n->run->trees[i].state);
-		trees[i].reason = n->run->trees[i].reason;
+		const struct run_tree *rt = &n->run->trees[i];
+
+		trees[i].name = rt->name;
+		trees[i].state = tree_state_name(rt->state);
+		trees[i].reason = rt->reason;
+		/* a tree not merged as it is tonight is always said why */
+		if (!trees[i].reason && rt->state != TREE_MERGED)
+			trees[i].reason = "no reason was recorded";
 	}
 	flag_lines(n, &news, &n->new_flags);
 	flag_lines(n, &gone, &n->resolved);
@@ -169,7 +262,7 @@ int night_summary_queue(struct night *n)
 	sum.date = n->opts->date;
 	sum.next_tag = n->tag;
 	sum.next_commit = n->run->next ? n->run->next : n->trees[0].fetch.tip.hex;
-	sum.regression = n->run->result != RUN_CLEAN;
+	sum.regression = regression(n);
 	sum.trees = trees;
 	sum.trees_nr = n->run->trees_nr;
 	sum.new_flags = (const char *const *)news.v;
@@ -189,15 +282,20 @@ int night_summary_queue(struct night *n)
 	open_flags = xcalloc(n->st->flags_nr + 1, sizeof(*open_flags));
 	for (i = 0; i < n->st->flags_nr; i++) {
 		const struct flag *f = &n->st->flags[i];
+		struct notice_summary_flag *o = &open_flags[sum.open_flags_nr];
 
-		if (f->state != FLAG_OPEN)
+		if (f->state != FLAG_OPEN || !f->id)
 			continue;
-		open_flags[sum.open_flags_nr].id = f->id;
-		open_flags[sum.open_flags_nr].kind = flag_kind_name(f->kind);
-		open_flags[sum.open_flags_nr].tree = f->tree;
-		open_flags[sum.open_flags_nr].commit = f->commit;
-		open_flags[sum.open_flags_nr].subject = f->subject;
-		open_flags[sum.open_flags_nr++].partner_tree = f->partner_tree;
+		o->id = f->id;
+		o->kind = flag_kind_name(f->kind);
+		o->tree = f->tree;
+		o->commit = f->commit;
+		o->subject = f->subject;
+		o->partner_tree = f->partner_tree;
+		o->since = f->first_seen;
+		o->status = flag_status(n, f);
+		o->is_new = strvec_contains(&n->new_flags, f->id);
+		sum.open_flags_nr++;
 	}
 	sum.open_flags = open_flags;
 	if (notice_queue_summary(&n->notices.settings, &sum) < 0)

@@ -359,21 +359,36 @@ static char *next_tag(const char *date)
 	return tag;
 }
 
-int notices_flag_report(struct notices *n, const struct flag *f, const char *date, int reminder)
+/* The report (reminder N, or `back`) of flag f tonight. */
+static int flag_report(struct notices *n, const struct flag *f, const char *date, int reminder,
+		       int back)
 {
 	struct notice_breakage b;
 	struct strvec env = STRVEC_INIT;
-	char *tag = next_tag(date);
+	char *tag = next_tag(date), *first = f->notified ? next_tag(f->notified) : NULL;
 	int ret;
 
 	breakage(&b, n, f, date, tag, reminder, &env);
+	b.back = back;
+	b.first_tag = first;
 	begin(n);
-	ret = record(n, notice_queue_breakage(&n->settings, &b), reminder ? "reminder" : "report",
-		     f->id, NULL);
+	ret = record(n, notice_queue_breakage(&n->settings, &b),
+		     reminder || back ? "reminder" : "report", f->id, NULL);
 	free((void *)b.cells);
 	strvec_clear(&env);
 	free(tag);
+	free(first);
 	return ret;
+}
+
+int notices_flag_report(struct notices *n, const struct flag *f, const char *date, int reminder)
+{
+	return flag_report(n, f, date, reminder, 0);
+}
+
+int notices_flag_back(struct notices *n, const struct flag *f, const char *date)
+{
+	return flag_report(n, f, date, 0, 1);
 }
 
 int notices_flag_resolved(struct notices *n, const struct flag *f, const char *date,

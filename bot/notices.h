@@ -40,9 +40,12 @@ void notices_scratch_clear(struct notices *n);
 /*
  * Queues the notices of a flag: the first report and maintainer mail
  * (reminder 0), the N-th reminder, `resolved` or `dropped`.  `date` is the night.
+ * Reminders answer the first mail of their audience (f->notified says its night).
+ * notices_flag_back: a resolved flag found again, said at once in the same threads.
  * Returns the number of new notices or a negative error.
  */
 int notices_flag_report(struct notices *n, const struct flag *f, const char *date, int reminder);
+int notices_flag_back(struct notices *n, const struct flag *f, const char *date);
 int notices_flag_resolved(struct notices *n, const struct flag *f, const char *date,
 			  const char *why);
 int notices_flag_dropped(struct notices *n, const struct flag *f, const char *date,

@@ -17,6 +17,7 @@
 
 static const char *const flag_kind_names[] = { NULL, "build-failure", "test-failure", "flaky" };
 static const char *const flag_state_names[] = { NULL, "open", "dropped", "resolved", "dismissed" };
+static const char *const flag_resolution_names[] = { NULL, "left-tree", "fixed", "gone" };
 static const char *const flag_action_names[] = { NULL, "none", "reverted", "previous-version",
 						 "dropped-tree" };
 static const char *const tree_state_names[] = { NULL,	     "merged", "reverted",
@@ -60,6 +61,7 @@ static int parse_name(const char *const *names, size_t nr, const char *s)
 
 STATE_NAMES(flag_kind, flag_kind_names)
 STATE_NAMES(flag_state, flag_state_names)
+STATE_NAMES(flag_resolution, flag_resolution_names)
 STATE_NAMES(flag_action, flag_action_names)
 STATE_NAMES(tree_state, tree_state_names)
 STATE_NAMES(run_result, run_result_names)
@@ -231,6 +233,8 @@ static int flag_read(struct flag *f, struct json_object *o)
 		f->partner_tree = get_str(partner, "tree");
 		f->partner_commit = get_str(partner, "commit");
 		f->partner_subject = get_str(partner, "subject");
+		f->partner_patch_id = get_str(partner, "patch_id");
+		f->partner_message_id = get_str(partner, "message_id");
 		get_person(&f->partner_author, get_obj(partner, "author"));
 	}
 	f->command = get_str(o, "command");
@@ -242,6 +246,7 @@ static int flag_read(struct flag *f, struct json_object *o)
 	f->last_seen = get_str(o, "last_seen");
 	GET_ENUM(o, "state", flag_state_names, f->state);
 	f->reason = get_str(o, "reason");
+	GET_ENUM(o, "resolution", flag_resolution_names, f->resolution);
 	f->culprit_fails = get_int(verdict, "culprit_fails");
 	f->parent_passes = get_int(verdict, "parent_passes");
 	f->revert_passes = get_int(verdict, "revert_passes");
@@ -653,6 +658,10 @@ static struct json_object *flag_json(const struct flag *f, int full)
 		put_str(partner, "commit", f->partner_commit);
 		put_str(partner, "subject", f->partner_subject);
 		json_object_object_add(partner, "author", person_json(&f->partner_author));
+		if (full) {
+			put_str(partner, "patch_id", f->partner_patch_id);
+			put_str(partner, "message_id", f->partner_message_id);
+		}
 	}
 	json_object_object_add(o, "partner", partner);
 	put_str(o, "kind", flag_kind_name(f->kind));
@@ -663,6 +672,10 @@ static struct json_object *flag_json(const struct flag *f, int full)
 	put_str(o, "first_seen", f->first_seen);
 	put_str(o, "last_seen", f->last_seen);
 	put_str(o, "state", flag_state_name(f->state));
+	/* state.json keeps the last resolution of a flag found again; `flagged` says it
+	   of resolved flags only */
+	put_str(o, "resolution", full || f->state == FLAG_RESOLVED
+					 ? flag_resolution_name(f->resolution) : NULL);
 	put_int(verdict, "culprit_fails", f->culprit_fails);
 	put_int(verdict, "parent_passes", f->parent_passes);
 	put_int(verdict, "revert_passes", f->revert_passes);
@@ -1018,6 +1031,8 @@ void flag_release(struct flag *f)
 	free(f->partner_tree);
 	free(f->partner_commit);
 	free(f->partner_subject);
+	free(f->partner_patch_id);
+	free(f->partner_message_id);
 	person_release(&f->partner_author);
 	free(f->command);
 	free(f->error);

@@ -28,6 +28,13 @@ enum flag_state {
 	FLAG_RESOLVED,
 	FLAG_DISMISSED,
 };
+/* Why a flag was resolved (SPEC: flagged --json `resolution`). */
+enum flag_resolution {
+	FLAG_RESOLUTION_UNSET = 0,
+	FLAG_LEFT_TREE,      /* its culprit (or a semantic partner) left every merged branch */
+	FLAG_FIXED,          /* a fix arrived, or the culprit is still in and no longer fails */
+	FLAG_GONE,           /* no longer reproducing (a flaky failure stayed away) */
+};
 /* What nextbot did about a flag in its tree. */
 enum flag_action {
 	FLAG_ACTION_UNSET = 0,
@@ -76,6 +83,8 @@ const char *flag_kind_name(enum flag_kind k);
 int flag_kind_parse(enum flag_kind *out, const char *s);
 const char *flag_state_name(enum flag_state s);
 int flag_state_parse(enum flag_state *out, const char *s);
+const char *flag_resolution_name(enum flag_resolution r);
+int flag_resolution_parse(enum flag_resolution *out, const char *s);
 const char *flag_action_name(enum flag_action a);
 int flag_action_parse(enum flag_action *out, const char *s);
 const char *tree_state_name(enum tree_state s);
@@ -117,6 +126,7 @@ struct flag {
 	char *tree, *commit, *patch_id, *message_id, *subject;
 	struct person author;
 	char *partner_tree, *partner_commit, *partner_subject; /* partner_tree NULL: none */
+	char *partner_patch_id, *partner_message_id; /* how the partner is followed */
 	struct person partner_author;
 	char *command;       /* the configured command's name */
 	int exit_code;
@@ -125,7 +135,8 @@ struct flag {
 	char *excerpt;
 	char *first_seen, *last_seen; /* YYYY-MM-DD */
 	enum flag_state state;
-	char *reason;        /* why dismissed or dropped */
+	char *reason;        /* why dismissed, dropped or resolved */
+	enum flag_resolution resolution; /* set with FLAG_RESOLVED (kept if it comes back) */
 	int culprit_fails, parent_passes, revert_passes;
 	int steps, confirm_runs;
 	int failing, total;  /* flaky: failing runs of total */

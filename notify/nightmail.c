@@ -293,6 +293,85 @@ static void slack_summary(struct strbuf *out, const struct notice_settings *s,
 	strbuf_release(&url);
 }
 
+/* Trees kept at an older tip (previous-version, stale) and trees left out tonight. */
+static void trees_behind(const struct notice_summary *sum, size_t *older, size_t *out)
+{
+	size_t i;
+
+	*older = *out = 0;
+	for (i = 0; i < sum->trees_nr; i++) {
+		const char *st = sum->trees[i].state ? sum->trees[i].state : "";
+
+		*older += !strcmp(st, "previous-version") || !strcmp(st, "stale");
+		*out += !strcmp(st, "left-out") || !strcmp(st, "fetch-failed");
+	}
+}
+
+/*
+ * The summary's subject: "[next-YYYYMMDD] BUILD SUCCESS <12 hex>" (or REGRESSION)
+ * and, when there is more to know, what: "(2 flags open, 1 new; 1 tree at an older
+ * tip, 1 left out)".  A clean next with open flags whose culprits are reverted is
+ * still a success of the night, but not one to read as "all is well".
+ */
+static void summary_subject(struct draft *d, const struct notice_summary *sum)
+{
+	struct strbuf more = STRBUF_INIT;
+	size_t older, out, fresh = 0, i;
+
+	strbuf_addf(&d->subject, "[%s] BUILD %s %.12s", draft_cl(d, sum->next_tag),
+		    sum->regression ? "REGRESSION" : "SUCCESS", draft_cl(d, sum->next_commit));
+	for (i = 0; i < sum->open_flags_nr; i++)
+		fresh += sum->open_flags[i].is_new;
+	trees_behind(sum, &older, &out);
+	if (sum->open_flags_nr)
+		strbuf_addf(&more, "%zu flag%s open", sum->open_flags_nr,
+			    sum->open_flags_nr == 1 ? "" : "s");
+	if (fresh)
+		strbuf_addf(&more, ", %zu new", fresh);
+	if ((older || out) && more.len)
+		strbuf_addstr(&more, "; ");
+	if (older)
+		strbuf_addf(&more, "%zu tree%s at an older tip", older, older == 1 ? "" : "s");
+	if (older && out)
+		strbuf_addf(&more, ", %zu left out", out);
+	else if (out)
+		strbuf_addf(&more, "%zu tree%s left out", out, out == 1 ? "" : "s");
+	if (more.len)
+		strbuf_addf(&d->subject, " (%s)", more.buf);
+	strbuf_release(&more);
+}
+
+/* Every open flag: id, kind, tree (and partner), since when, what tonight showed. */
+static void open_flags(struct draft *d, const struct notice_summary *sum)
+{
+	size_t i;
+
+	if (!sum->open_flags_nr)
+		return;
+	strbuf_addf(&d->body, "Open flags (%zu):\n\n", sum->open_flags_nr);
+	for (i = 0; i < sum->open_flags_nr; i++) {
+		const struct notice_summary_flag *f = &sum->open_flags[i];
+		struct strbuf line = STRBUF_INIT;
+
+		strbuf_addf(&line, "%s %s in %s", draft_cl(d, f->id), draft_cl(d, f->kind),
+			    draft_cl(d, f->tree));
+		if (f->partner_tree)
+			strbuf_addf(&line, " with %s", draft_cl(d, f->partner_tree));
+		if (f->since)
+			strbuf_addf(&line, ", since %s", draft_cl(d, f->since));
+		if (f->status)
+			strbuf_addf(&line, ", %s", draft_cl(d, f->status));
+		strbuf_addf(&d->body, "  %s:\n", line.buf);
+		if (f->commit)
+			strbuf_addf(&d->body, "    %.12s (\"%s\")\n", draft_cl(d, f->commit),
+				    draft_cl(d, f->subject));
+		else
+			strbuf_addf(&d->body, "    (no patch blamed)\n");
+		strbuf_release(&line);
+	}
+	strbuf_addch(&d->body, '\n');
+}
+
 int notice_queue_summary(const struct notice_settings *s, const struct notice_summary *sum)
 {
 	struct draft d = DRAFT_INIT;
@@ -310,8 +389,7 @@ int notice_queue_summary(const struct notice_settings *s, const struct notice_su
 	d.parts[2] = "mail";
 	if (s->list)
 		draft_add_spec(&d, s->list, 0);
-	strbuf_addf(&d.subject, "[%s] BUILD %s %.12s", draft_cl(&d, sum->next_tag),
-		    sum->regression ? "REGRESSION" : "SUCCESS", draft_cl(&d, sum->next_commit));
+	summary_subject(&d, sum);
 	strbuf_addf(&d.body, "%s (%.12s)\n\nTrees:\n\n", draft_cl(&d, sum->next_tag),
 		    draft_cl(&d, sum->next_commit));
 	for (i = 0; i < sum->trees_nr; i++) {
@@ -343,6 +421,7 @@ int notice_queue_summary(const struct notice_settings *s, const struct notice_su
 		strbuf_release(&line);
 	}
 	strbuf_addstr(&d.body, "\n");
+	open_flags(&d, sum);
 	section(&d, "New flags", sum->new_flags, sum->new_flags_nr, 0);
 	section(&d, "Resolved flags", sum->resolved_flags, sum->resolved_flags_nr, 0);
 	section(&d, "Duplicate patches (the same patch as different commits in two trees)",

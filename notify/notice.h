@@ -110,6 +110,8 @@ struct notice_breakage {
 	const char *kind;     /* "build-failure" | "test-failure" | "flaky" */
 	const char *flag_id;  /* 12 hex; with `reminder`, what makes the notice ids */
 	int reminder;	      /* 0: first notices; N: the N-th reminder */
+	int back;	      /* 1: it was resolved and is found again tonight (a reminder) */
+	const char *first_tag; /* reminders: the next tag of the first notices; NULL */
 	const char *date;     /* YYYY-MM-DD of the night */
 	const char *next_tag; /* next-YYYYMMDD */
 	const char *tree;
@@ -227,15 +229,20 @@ struct notice_summary_tree {
 struct notice_summary_flag {
 	const char *id, *kind, *tree, *commit, *subject;
 	const char *partner_tree; /* NULL: none */
+	const char *since;	  /* YYYY-MM-DD it was first seen; NULL */
+	const char *status;	  /* what tonight showed of it ("reverted tonight", …); NULL */
+	int is_new;		  /* first found tonight */
 };
 
 struct notice_summary {
 	const char *date, *next_tag;
 	const char *next_commit; /* 12 or 40 hex */
-	int regression;		 /* BUILD REGRESSION instead of BUILD SUCCESS */
+	int regression;		 /* BUILD REGRESSION (next is not clean tonight) instead of
+				    BUILD SUCCESS; either way the subject counts the open flags
+				    and the trees not at tonight's tip */
 	const struct notice_summary_tree *trees;
 	size_t trees_nr;
-	const struct notice_summary_flag *open_flags; /* every open flag, for the webhook */
+	const struct notice_summary_flag *open_flags; /* every open flag (mail, webhook) */
 	size_t open_flags_nr;
 	const char *const *new_flags; /* one line each: "id tree commit subject" */
 	size_t new_flags_nr;

@@ -136,7 +136,7 @@ static void bisect_summary(struct draft *d, const struct notice_breakage *b, int
 		strbuf_addf(&sb, "%s%.*s", i ? ", then " : " (", (int)n, t);
 	}
 	strbuf_addstr(&sb, titles.nr ? ")." : ".");
-	if (b->culprit_fails)
+	if (b->culprit_fails && !is_flaky(b))
 		strbuf_addf(&sb,
 			    " Confirmed: the commit failed %d of %d runs, its parent passed %d "
 			    "of %d, and next with the commit reverted %s.",
@@ -150,6 +150,32 @@ static void bisect_summary(struct draft *d, const struct notice_breakage *b, int
 	draft_para(d, "%s", sb.buf);
 	strbuf_release(&sb);
 	strvec_clear(&titles);
+}
+
+/* The search's probes, one a line: "good 0123456789ab subject". */
+static void steps(struct draft *d, const struct notice_breakage *b)
+{
+	static const char *const verdicts[] = {"# good: [", "# bad: [", "# skip: ["};
+	size_t i, k, shown = 0;
+
+	for (i = 0; i < b->bisect_log_nr; i++) {
+		const char *line = b->bisect_log[i], *hex, *close;
+
+		for (k = 0; k < 3 && !str_starts_with(line, verdicts[k]); k++)
+			;
+		if (k == 3)
+			continue;
+		hex = line + strlen(verdicts[k]);
+		if (!(close = strchr(hex, ']')))
+			continue;
+		if (!shown++)
+			strbuf_addstr(&d->body, "The search's steps:\n\n");
+		strbuf_addf(&d->body, "  %-4s %.12s %s\n",
+			    k == 0 ? "good" : k == 1 ? "bad" : "skip", draft_cl(d, hex),
+			    draft_cl(d, close[1] == ' ' ? close + 2 : close + 1));
+	}
+	if (shown)
+		strbuf_addch(&d->body, '\n');
 }
 
 /* ---- the parts of a report ---- */
@@ -305,14 +331,46 @@ static void signature(struct draft *d, const char *greeting, const char *flag_id
 		strbuf_addstr(&d->body, "nextbot, nightly integration and bisection\n");
 }
 
+/* What tonight's build showed of a breakage it still carries, and what was done. */
+static void still_shows(struct strbuf *sb, struct draft *d, const struct notice_breakage *b)
+{
+	switch (b->action) {
+	case NOTICE_ACTION_REVERTED:
+		strbuf_addstr(sb, ": it still carries the commit and fails this way, and I have "
+				  "reverted the commit again for today.");
+		break;
+	case NOTICE_ACTION_PREVIOUS_VERSION:
+		strbuf_addf(sb, ": the %s tree still fails this way, and I have used its previous "
+				"version again for today.", draft_cl(d, b->tree));
+		break;
+	case NOTICE_ACTION_DROPPED_TREE:
+		strbuf_addf(sb, ": the %s tree still fails this way, and I have left it out again "
+				"for today.", draft_cl(d, b->tree));
+		break;
+	case NOTICE_ACTION_NONE:
+		strbuf_addstr(sb, ": it still fails this way.");
+		break;
+	}
+}
+
 static void reminder_para(struct draft *d, const struct notice_breakage *b)
 {
-	if (!b->reminder)
-		return;
-	draft_para(d, "This is a reminder: the breakage below is still open as of %s.",
-		   draft_cl(d, b->next_tag));
+	struct strbuf sb = STRBUF_INIT;
+
+	if (b->back) {
+		strbuf_addf(&sb, "The breakage below is back as of %s: it was reported gone, "
+				 "and tonight's build fails this way again.",
+			    draft_cl(d, b->next_tag));
+	} else if (b->reminder) {
+		strbuf_addf(&sb, "This is a reminder: the breakage below still shows in %s",
+			    draft_cl(d, b->next_tag));
+		still_shows(&sb, d, b);
+	}
+	if (sb.len)
+		draft_para(d, "%s", sb.buf);
+	strbuf_release(&sb);
 	/* a fix announced by mail (`#nextbot fix:`) that has not arrived */
-	if (!b->fix_subject)
+	if ((!b->reminder && !b->back) || !b->fix_subject)
 		return;
 	draft_para(d, "A fix was announced%s%s%s%s:", b->fix_by ? " by " : "",
 		   b->fix_by ? draft_cl(d, b->fix_by) : "", b->fix_date ? " on " : "",
@@ -320,6 +378,31 @@ static void reminder_para(struct draft *d, const struct notice_breakage *b)
 	strbuf_addf(&d->body, "  \"%s\"\n\n", draft_cl(d, b->fix_subject));
 	draft_para(d, "but no commit with that subject has reached the %s tree yet.",
 		   draft_cl(d, b->tree));
+}
+
+static int is_reminder(const struct notice_breakage *b)
+{
+	return b->reminder || b->back;
+}
+
+/*
+ * A reminder answers the first mail of its audience, `role` ("report" or
+ * "maintainer"): In-Reply-To it, References ending with it.
+ */
+static void thread_reminder(struct draft *d, const struct notice_settings *s,
+			    const struct notice_breakage *b, const char *role)
+{
+	const char *p[5] = {b->kind, b->flag_id, role, "0", NULL};
+	struct strbuf first = STRBUF_INIT;
+
+	if (is_reminder(b) && draft_msgid_of(&first, s, p) == 0) {
+		strbuf_reset(&d->in_reply_to);
+		strbuf_addbuf(&d->in_reply_to, &first);
+		if (d->references.len)
+			strbuf_addch(&d->references, ' ');
+		strbuf_addbuf(&d->references, &first);
+	}
+	strbuf_release(&first);
 }
 
 /* The patch's Message-ID, "<x@y>", into `out`; 0 when it has a usable one. */
@@ -337,8 +420,8 @@ static void report_subject(struct draft *d, const struct notice_breakage *b)
 		strbuf_addbuf(&d->in_reply_to, &msgid);
 		strbuf_addbuf(&d->references, &msgid);
 	} else {
-		strbuf_addf(&d->subject, "[%s] %s failure: %s", draft_cl(d, b->tree), what(b),
-			    draft_cl(d, b->subject));
+		strbuf_addf(&d->subject, "%s[%s] %s failure: %s", is_reminder(b) ? "Re: " : "",
+			    draft_cl(d, b->tree), what(b), draft_cl(d, b->subject));
 	}
 	strbuf_release(&msgid);
 }
@@ -389,6 +472,7 @@ static int queue_report(const struct notice_settings *s, const struct notice_bre
 	d.parts[3] = reminder;
 	people(&d, b, 0, 1);
 	report_subject(&d, b);
+	thread_reminder(&d, s, b, "report");
 	greeting(&d, &b->author);
 	reminder_para(&d, b);
 	draft_para(&d,
@@ -420,6 +504,50 @@ static int queue_report(const struct notice_settings *s, const struct notice_bre
 	return ret;
 }
 
+/*
+ * What is known of a failure that does not repeat: how often it failed and passed
+ * in the same tree, a failing run's output, and the search's steps (attached as
+ * `git bisect replay` files too).  No patch is blamed, and no author is told.
+ */
+static void flaky_body(struct draft *d, const struct notice_breakage *b)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_addf(&sb, "After merging the %s tree, %s failed in %s, but not every time",
+		    draft_cl(d, b->tree), draft_cl(d, command(b)), draft_cl(d, b->next_tag));
+	if (b->total > 0)
+		strbuf_addf(&sb, ": of %d runs of the same tree, %d failed and %d passed", b->total,
+			    b->failing, b->total - b->failing);
+	strbuf_addstr(&sb, ". So no patch is blamed.");
+	draft_para(d, "%s", sb.buf);
+	strbuf_reset(&sb);
+	if (b->excerpt && *b->excerpt) {
+		strbuf_addstr(&sb, "A failing run's output (the command ");
+		exit_status(&sb, b);
+		strbuf_addstr(&sb, "):");
+		draft_para(d, "%s", sb.buf);
+		draft_quote(d, b->excerpt);
+	} else if (b->cells_nr && b->cells[0].first_error) {
+		draft_para(d, "The first error of a failing run:");
+		draft_quote(d, b->cells[0].first_error);
+	} else {
+		draft_para(d, "No output of a failing run was kept (its verdict came from the "
+			      "verdict cache).");
+	}
+	cells(d, b);
+	if (b->commit) {
+		draft_para(d, "The search pointed at commit");
+		draft_commit_line(d, b->commit, b->subject);
+		strbuf_addch(&d->body, '\n');
+		draft_para(d, "but a failure that does not repeat is no evidence against a "
+			      "patch: its author has not been told.");
+	}
+	header_block(d, b);
+	bisect_summary(d, b, 1);
+	steps(d, b);
+	strbuf_release(&sb);
+}
+
 static int queue_maintainer(const struct notice_settings *s, const struct notice_breakage *b,
 			    const char *reminder)
 {
@@ -442,28 +570,16 @@ static int queue_maintainer(const struct notice_settings *s, const struct notice
 		if (b->partner.tree)
 			draft_add_person(&d, &b->partner.author, 1);
 	}
-	if (flaky)
-		strbuf_addf(&d.subject, "%s: flaky failure after merge of the %s tree",
-			    draft_cl(&d, b->next_tag), draft_cl(&d, b->tree));
-	else
-		strbuf_addf(&d.subject, "%s: %s failure after merge of the %s tree",
-			    draft_cl(&d, b->next_tag), what(b), draft_cl(&d, b->tree));
+	/* a reminder keeps the first mail's subject, as a reply */
+	strbuf_addf(&d.subject, "%s%s: %s failure after merge of the %s tree",
+		    is_reminder(b) ? "Re: " : "",
+		    draft_cl(&d, is_reminder(b) && b->first_tag ? b->first_tag : b->next_tag),
+		    flaky ? "flaky" : what(b), draft_cl(&d, b->tree));
+	thread_reminder(&d, s, b, "maintainer");
 	strbuf_addstr(&d.body, "Hi all,\n\n");
 	reminder_para(&d, b);
 	if (flaky) {
-		draft_para(&d,
-			   "After merging the %s tree, today's run of %s failed %d of %d "
-			   "times, so no patch is blamed:",
-			   draft_cl(&d, b->tree), draft_cl(&d, command(b)), b->failing, b->total);
-		draft_quote(&d, b->excerpt);
-		if (b->commit) {
-			draft_para(&d, "The failure does not reproduce reliably. Bisection "
-				       "pointed at commit");
-			draft_commit_line(&d, b->commit, b->subject);
-			strbuf_addch(&d.body, '\n');
-			draft_para(&d, "whose author has not been told.");
-		}
-		draft_para(&d, "Flag: %s", draft_cl(&d, b->flag_id));
+		flaky_body(&d, b);
 	} else {
 		draft_para(&d,
 			   "After merging the %s tree, today's %s of next (%s) failed like "
@@ -583,14 +699,17 @@ int notice_queue_breakage(const struct notice_settings *s, const struct notice_b
 	const char *parts[3];
 	struct strbuf slack = STRBUF_INIT, lead = STRBUF_INIT, url = STRBUF_INIT;
 	struct hook_event ev;
-	char rem[16];
+	char rem[24];
 	int ret, total = 0;
 
 	if ((ret = draft_check_settings(s)) < 0)
 		return ret;
 	if (!b->kind || !b->flag_id || !b->tree)
 		return nb_error_set(NB_EINVALID, "notify: breakage without kind, flag id or tree");
-	snprintf(rem, sizeof(rem), "%d", b->reminder);
+	if (b->back)
+		snprintf(rem, sizeof(rem), "back-%.10s", b->date ? b->date : "");
+	else
+		snprintf(rem, sizeof(rem), "%d", b->reminder);
 	if (!is_flaky(b) && (ret = queue_report(s, b, rem)) < 0)
 		goto done;
 	total += is_flaky(b) ? 0 : ret;
@@ -602,7 +721,8 @@ int notice_queue_breakage(const struct notice_settings *s, const struct notice_b
 	parts[1] = rem;
 	parts[2] = NULL;
 	strbuf_addf(&lead, "%s%s: %s failure after the merge of the %s tree",
-		    b->reminder ? "still open in " : "", b->next_tag ? b->next_tag : "",
+		    b->back ? "back in " : b->reminder ? "still shows in " : "",
+		    b->next_tag ? b->next_tag : "",
 		    is_flaky(b) ? "flaky" : what(b), b->tree);
 	slack_breakage(&slack, s, b, lead.buf);
 	if ((ret = draft_queue_hooks(s, &ev, parts, b->subject, slack.buf)) < 0)
@@ -649,6 +769,9 @@ static int queue_followup(const struct notice_settings *s, const struct notice_b
 	d.parts[0] = kind;
 	d.parts[1] = key;
 	d.parts[2] = "mail";
+	/* a flag resolved, found again and resolved again is told each time */
+	if (!dropped)
+		parts[1] = d.parts[3] = b->date;
 	if (is_flaky(b))
 		draft_add_specs(&d, b->contacts, b->contacts_nr, 0);
 	else if (dropped)
@@ -666,6 +789,11 @@ static int queue_followup(const struct notice_settings *s, const struct notice_b
 		strbuf_addch(&d.body, '\n');
 		draft_para(&d, "It stays in the %s tree until its maintainer removes it; next "
 			       "leaves it out from now on.", draft_cl(&d, b->tree));
+	} else if (is_flaky(b) && !b->commit) {
+		draft_para(&d, "The flaky failure of %s after the merge of the %s tree is gone "
+			       "as of %s.",
+			   draft_cl(&d, command(b)), draft_cl(&d, b->tree),
+			   draft_cl(&d, b->next_tag));
 	} else {
 		draft_para(&d,
 			   "The %s failure caused by this commit in the %s tree is gone as "

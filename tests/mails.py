@@ -158,6 +158,8 @@ def repro(outbox, flags_path, expose, only):
         fid = msg["X-Nextbot-Flag"]
         if "maintainer" in n["subject"] or " failure after merge of the " in n["subject"]:
             continue  # the maintainer mail; the report has the same block
+        if (msg["In-Reply-To"] or "").startswith("<nextbot."):
+            continue  # a reminder: its report has the block of the night it was found
         if only and fid not in only:
             continue
         script = block(text)

@@ -792,7 +792,8 @@ static void test_smtp_down_then_back(void **state)
 	assert_int_equal(st.sent, 0);
 	assert_int_equal(records(m, 4, f, "msg-"), 1);
 	assert_sound_mail(m[0], 0);
-	assert_string_equal(header(m[0], "Subject"), "[next-20261203] BUILD SUCCESS abcdef012345");
+	assert_string_equal(header(m[0], "Subject"),
+			    "[next-20261203] BUILD SUCCESS abcdef012345 (1 tree left out)");
 	assert_non_null(strstr(jstr(m[0], "body"), "net-next"));
 	records_free(m, 1);
 	load_notice(&on, f, "summary", "mail", NULL);
@@ -1418,11 +1419,217 @@ static void test_rebased_culprit_named(void **state)
 	b.now.rebased = 1;
 	b.now.commit = "5555555555555555555555555555555555555555";
 	assert_int_equal(notice_queue_breakage(&f->s, &b), 2);
-	load_notice(&on, f, "build-failure", "mail", "Re: ");
+	load_notice(&on, f, "build-failure", "mail", "Re: net: frob");
 	assert_non_null(strstr(on.text, "  0123456789ab (\"net: frob the widgets\")\n"));
 	assert_non_null(strstr(on.text, "rebased since: the same patch (patch-id\nfedcba987654) "
 					"is now commit 555555555555 there."));
 	assert_non_null(strstr(on.text, "This is a reminder"));
+	outbox_notice_release(&on);
+}
+
+/* A mail header of a notice's body, unfolded, into `out` ("" when absent). */
+static void mail_header(struct strbuf *out, const char *body, const char *name)
+{
+	struct strbuf key = STRBUF_INIT;
+	const char *p, *end;
+
+	strbuf_reset(out);
+	strbuf_addf(&key, "\r\n%s: ", name);
+	p = strstr(body, key.buf);
+	if (!p && str_starts_with(body, key.buf + 2))
+		p = body - 2;
+	if (p) {
+		for (p += key.len; *p; p = end + 2) {
+			end = strstr(p, "\r\n");
+			strbuf_add(out, p, (size_t)(end - p));
+			if (end[2] != ' ' && end[2] != '\t')
+				break;
+		}
+	}
+	strbuf_release(&key);
+}
+
+/* A reminder answers the first mail of its own audience, and says what tonight showed. */
+static void test_reminder_threads(void **state)
+{
+	struct fx *f = *state;
+	struct notice_breakage b;
+	struct outbox_notice first_r, first_m, rem_r, rem_m;
+	struct strbuf h = STRBUF_INIT, id = STRBUF_INIT, want = STRBUF_INIT;
+
+	breakage_init(&b);
+	assert_int_equal(notice_queue_breakage(&f->s, &b), 2);
+	load_notice(&first_r, f, "build-failure", "mail", "Re: net: frob");
+	load_notice(&first_m, f, "build-failure", "mail", "next-20261203:");
+	b.reminder = 1;
+	b.date = "2026-12-05";
+	b.next_tag = "next-20261205";
+	b.first_tag = "next-20261203";
+	assert_int_equal(notice_queue_breakage(&f->s, &b), 2);
+	assert_int_equal(outbox_count(f), 4);
+	/* the submitter's reminder: in the first report's thread (and the patch's) */
+	mail_header(&id, first_r.body, "Message-ID");
+	{
+		char **ids;
+		size_t nr, i, seen = 0;
+
+		assert_int_equal(outbox_ids(&ids, &nr, f->outbox), 0);
+		for (i = 0; i < nr; i++) {
+			char *path = outbox_notice_path(f->outbox, ids[i]);
+			struct outbox_notice n;
+
+			assert_int_equal(outbox_notice_load(&n, path), 0);
+			free(path);
+			if (!strcmp(n.channel, "mail") && strstr(n.text, "This is a reminder")) {
+				if (str_starts_with(n.subject, "Re: net: frob"))
+					rem_r = n, seen |= 1;
+				else
+					rem_m = n, seen |= 2;
+			} else {
+				outbox_notice_release(&n);
+			}
+		}
+		outbox_ids_free(ids, nr);
+		assert_int_equal(seen, 3);
+	}
+	mail_header(&h, rem_r.body, "In-Reply-To");
+	assert_string_equal(h.buf, id.buf);
+	mail_header(&h, rem_r.body, "References");
+	strbuf_reset(&want);
+	strbuf_addf(&want, "<20261201.1234-1-jorg.with.a.rather.long.name@mail.example.org> %s",
+		    id.buf);
+	assert_string_equal(h.buf, want.buf);
+	assert_string_equal(rem_r.subject, "Re: net: frob the widgets");
+	strbuf_reset(&want);
+	strbuf_addstr(&want, rem_r.text);
+	for (char *c = want.buf; *c; c++)
+		*c = *c == '\n' ? ' ' : *c;
+	assert_non_null(strstr(want.buf, "This is a reminder: the breakage below still shows "
+					 "in next-20261205: it still carries the commit and fails "
+					 "this way, and I have reverted the commit again for "
+					 "today."));
+	strbuf_reset(&want);
+	/* the maintainers' reminder: in the first maintainer mail's thread, its subject */
+	mail_header(&id, first_m.body, "Message-ID");
+	mail_header(&h, rem_m.body, "In-Reply-To");
+	assert_string_equal(h.buf, id.buf);
+	mail_header(&h, rem_m.body, "References");
+	assert_string_equal(h.buf, id.buf);
+	assert_string_equal(rem_m.subject,
+			    "Re: next-20261203: build failure after merge of the net-next tree");
+	mail_header(&h, first_m.body, "In-Reply-To");
+	assert_string_equal(h.buf, "");
+	/* found again after it was resolved: said at once, in the same threads */
+	b.reminder = 0;
+	b.back = 1;
+	b.date = "2026-12-09";
+	b.next_tag = "next-20261209";
+	assert_int_equal(notice_queue_breakage(&f->s, &b), 2);
+	assert_int_equal(notice_queue_breakage(&f->s, &b), 0);
+	assert_int_equal(outbox_count(f), 6);
+	outbox_notice_release(&first_r);
+	outbox_notice_release(&first_m);
+	outbox_notice_release(&rem_r);
+	outbox_notice_release(&rem_m);
+	strbuf_release(&h);
+	strbuf_release(&id);
+	strbuf_release(&want);
+}
+
+/* A flaky report says what is known: runs, passes, failures, an output, the steps. */
+static void test_flaky_report(void **state)
+{
+	struct fx *f = *state;
+	struct notice_breakage b;
+	struct outbox_notice on;
+	static const char *log[] = {
+		"# which merge: next's first-parent chain",
+		"git bisect start 'aaaa' 'bbbb'",
+		"# good: [1111111111111111111111111111111111111111] Merge branch 'mm'",
+		"git bisect good 1111111111111111111111111111111111111111",
+		"# bad: [2222222222222222222222222222222222222222] Merge branch 'net-next'",
+		"git bisect bad 2222222222222222222222222222222222222222"};
+
+	breakage_init(&b);
+	b.kind = "flaky";
+	b.commit = NULL;
+	b.subject = NULL;
+	b.patch_id = NULL;
+	b.message_id = NULL;
+	b.action = NOTICE_ACTION_NONE;
+	b.failing = 5;
+	b.total = 7;
+	b.bisect_log = log;
+	b.bisect_log_nr = 6;
+	b.bisect_steps = 2;
+	/* no submitter report: the contacts and the list only */
+	assert_int_equal(notice_queue_breakage(&f->s, &b), 1);
+	load_notice(&on, f, "flaky", "mail", "next-20261203: flaky failure after merge of the "
+					     "net-next tree");
+	assert_null(strstr(on.body, "jorg@example.org"));
+	assert_non_null(strstr(on.text, "of 7 runs of the same tree, 5 failed and 2 passed."));
+	assert_non_null(strstr(on.text, "A failing run's output (the command exited with status "
+					"2):"));
+	assert_non_null(strstr(on.text, "   net/core/frob.c:12:3: error: 'widget' undeclared\n"));
+	assert_non_null(strstr(on.text, "Bisection: 2 steps (which merge)."));
+	assert_null(strstr(on.text, "Confirmed"));
+	assert_non_null(strstr(on.text, "The search's steps:\n\n"
+					"  good 111111111111 Merge branch 'mm'\n"
+					"  bad  222222222222 Merge branch 'net-next'\n"));
+	assert_non_null(strstr(on.text, "bisect-1-which-merge-next-s-first-parent-chain.log"));
+	assert_null(strstr(on.text, "(no output)"));
+	outbox_notice_release(&on);
+	/* nothing kept of a failing run: said so, never "(no output)" */
+	b.excerpt = NULL;
+	b.reminder = 1;
+	assert_int_equal(notice_queue_breakage(&f->s, &b), 1);
+	load_notice(&on, f, "flaky", "mail", "Re: ");
+	assert_non_null(strstr(on.text, "No output of a failing run was kept"));
+	assert_null(strstr(on.text, "(no output)"));
+	outbox_notice_release(&on);
+}
+
+/* The summary names every open flag and says in its subject what is still open. */
+static void test_summary_open_flags(void **state)
+{
+	struct fx *f = *state;
+	struct notice_summary sum = {0};
+	struct outbox_notice on;
+	static const struct notice_summary_tree trees[] = {
+		{"origin", "merged", NULL},
+		{"sched", "previous-version", "conflict in include/nb/params.h"},
+		{"vfs", "reverted", "reverted 0123456789ab"}};
+	static const struct notice_summary_flag flags[] = {
+		{"0123456789ab", "build-failure", "vfs", "0123456789abcdef", "fs: frob", NULL,
+		 "2026-12-01", "seen again tonight, reverted", 0},
+		{"ba9876543210", "test-failure", "sched", "fedcba9876543210", "sched: tune",
+		 "vfs", "2026-12-02", "not in tonight's next: its tree is at an older tip", 0},
+		{"abcabcabcabc", "flaky", "vfs", NULL, NULL, NULL, "2026-12-03", "new tonight",
+		 1}};
+
+	sum.date = "2026-12-03";
+	sum.next_tag = "next-20261203";
+	sum.next_commit = "abcdef0123456789abcdef0123456789abcdef01";
+	sum.trees = trees;
+	sum.trees_nr = 3;
+	sum.open_flags = flags;
+	sum.open_flags_nr = 3;
+	assert_int_equal(notice_queue_summary(&f->s, &sum), 1);
+	load_notice(&on, f, "summary", "mail", NULL);
+	assert_string_equal(on.subject, "[next-20261203] BUILD SUCCESS abcdef012345 (3 flags "
+					"open, 1 new; 1 tree at an older tip)");
+	assert_non_null(strstr(on.text, "  sched            previous-version:\n"
+					"      conflict in include/nb/params.h\n"));
+	assert_non_null(strstr(on.text,
+			       "Open flags (3):\n\n"
+			       "  0123456789ab build-failure in vfs, since 2026-12-01, seen "
+			       "again tonight, reverted:\n"
+			       "    0123456789ab (\"fs: frob\")\n"
+			       "  ba9876543210 test-failure in sched with vfs, since 2026-12-02, "
+			       "not in tonight's next: its tree is at an older tip:\n"
+			       "    fedcba987654 (\"sched: tune\")\n"
+			       "  abcabcabcabc flaky in vfs, since 2026-12-03, new tonight:\n"
+			       "    (no patch blamed)\n"));
 	outbox_notice_release(&on);
 }
 
@@ -1454,7 +1661,7 @@ static void test_webhook_slack_and_summary(void **state)
 		{"origin", "merged", NULL}, {"net-next", "reverted", "reverted 0123456789ab"}};
 	static const struct notice_summary_flag flags[] = {
 		{"0123456789ab", "build-failure", "net-next", "0123456789abcdef", "net: frob",
-		 NULL}};
+		 NULL, NULL, NULL, 0}};
 	const char *text;
 	size_t i, n;
 	char chat[160];
@@ -1556,6 +1763,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_semantic_recipients, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_private_dir_scrubbed, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_rebased_culprit_named, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_reminder_threads, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_flaky_report, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_summary_open_flags, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_webhook_slack_and_summary, fx_setup,
 						fx_teardown),
 	};

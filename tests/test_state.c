@@ -41,6 +41,7 @@ static void test_names_round_trip(void **unused)
 	ROUND_TRIP(flag_kind, FLAG_BUILD_FAILURE, FLAG_FLAKY);
 	ROUND_TRIP(flag_state, FLAG_OPEN, FLAG_DISMISSED);
 	ROUND_TRIP(flag_action, FLAG_ACTION_NONE, FLAG_DROPPED_TREE);
+	ROUND_TRIP(flag_resolution, FLAG_LEFT_TREE, FLAG_GONE);
 	ROUND_TRIP(tree_state, TREE_MERGED, TREE_FETCH_FAILED);
 	ROUND_TRIP(run_result, RUN_CLEAN, RUN_FAILED);
 	/* the spellings state.json and the mails use */
@@ -50,6 +51,9 @@ static void test_names_round_trip(void **unused)
 	assert_string_equal(run_result_name(RUN_BASE_BROKEN), "base-broken");
 	assert_string_equal(flag_action_name(FLAG_DROPPED_TREE), "dropped-tree");
 	assert_string_equal(flag_kind_name(FLAG_TEST_FAILURE), "test-failure");
+	assert_string_equal(flag_resolution_name(FLAG_LEFT_TREE), "left-tree");
+	assert_string_equal(flag_resolution_name(FLAG_FIXED), "fixed");
+	assert_string_equal(flag_resolution_name(FLAG_GONE), "gone");
 }
 
 static char *tmpdir(void)
@@ -110,6 +114,47 @@ static void test_save_load_keeps_states(void **unused)
 	assert_int_equal(back.flags[0].action, FLAG_DROPPED_TREE);
 	state_release(&st);
 	state_release(&back);
+	cleanup(dir);
+}
+
+/*
+ * A resolved flag says why in `flagged --json` (resolution); one found again keeps
+ * its last resolution in state.json only, and its partner's identity is kept.
+ */
+static void test_flag_resolution(void **unused)
+{
+	struct state st = STATE_INIT, back = STATE_INIT;
+	struct strbuf json = STRBUF_INIT;
+	char *dir = tmpdir();
+	struct flag *f;
+
+	f = state_flag_add(&st);
+	f->id = xstrdup("0123456789ab");
+	f->state = FLAG_RESOLVED;
+	f->resolution = FLAG_LEFT_TREE;
+	f->partner_tree = xstrdup("vfs");
+	f->partner_commit = xstrdup("fedcba9876543210fedcba9876543210fedcba98");
+	f->partner_patch_id = xstrdup("00112233445566778899aabbccddeeff00112233");
+	f = state_flag_add(&st);
+	f->id = xstrdup("ba9876543210");
+	f->state = FLAG_OPEN;
+	f->resolution = FLAG_FIXED;
+	state_flags_json(&json, &st);
+	assert_non_null(strstr(json.buf,
+			       "\"state\":\"resolved\",\n      \"resolution\":\"left-tree\""));
+	assert_non_null(strstr(json.buf, "\"state\":\"open\",\n      \"resolution\":null"));
+	assert_null(strstr(json.buf, "00112233445566778899"));
+	assert_int_equal(state_save(&st, dir), 0);
+	assert_int_equal(state_load(&back, dir), 0);
+	assert_int_equal(back.flags[0].resolution, FLAG_LEFT_TREE);
+	assert_string_equal(back.flags[0].partner_patch_id,
+			    "00112233445566778899aabbccddeeff00112233");
+	assert_null(back.flags[0].partner_message_id);
+	assert_int_equal(back.flags[1].state, FLAG_OPEN);
+	assert_int_equal(back.flags[1].resolution, FLAG_FIXED);
+	state_release(&st);
+	state_release(&back);
+	strbuf_release(&json);
 	cleanup(dir);
 }
 
@@ -186,6 +231,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names_round_trip),
 		cmocka_unit_test(test_save_load_keeps_states),
+		cmocka_unit_test(test_flag_resolution),
 		cmocka_unit_test(test_load_refuses_unknown_state),
 		cmocka_unit_test(test_flag_cells),
 	};
