@@ -70,7 +70,8 @@ function visit(i) {
     const vw = d.documentElement.clientWidth;
     for (const el of d.body.querySelectorAll("*")) {
       const b = el.getBoundingClientRect(), cs = w.getComputedStyle(el);
-      const inScroller = el.closest("pre") && !el.matches("pre");
+      const inScroller = (el.closest("pre") && !el.matches("pre")) ||
+                         (el.closest(".scroll") && !el.matches(".scroll"));
       if (b.width > 0 && b.right > vw + 1 && !inScroller)
         r.past.push(el.tagName.toLowerCase() + "." + el.className + " right " +
                     Math.round(b.right) + ": " + (el.textContent || "").slice(0, 40));

@@ -109,7 +109,6 @@ int cmd_reviews(const struct cli_ctx *ctx, int argc, char **argv)
 	struct strbuf out = STRBUF_INIT;
 	const char *tree = NULL;
 	char *ref = NULL;
-	size_t i;
 	int code;
 
 	if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
@@ -119,9 +118,7 @@ int cmd_reviews(const struct cli_ctx *ctx, int argc, char **argv)
 	tree = argc == 2 ? argv[1] : NULL;
 	if ((code = bot_config_open(&cfg, ctx)))
 		return code;
-	for (i = 0; tree && i < cfg->trees_nr && strcmp(cfg->trees[i].name, tree); i++)
-		;
-	if (tree && i == cfg->trees_nr) {
+	if (tree && !config_tree_find(cfg, tree, NULL)) {
 		fprintf(stderr, "nextbot: reviews: no tree '%s' in %s\n", tree, cfg->path);
 		config_free(cfg);
 		return EXIT_USAGE;

@@ -283,6 +283,20 @@ static void authors(struct people_reviews *out, const struct people *p)
 		}
 }
 
+/*
+ * The trees a review queue covers: the merged trees, then the watched branches (such
+ * as mm-unstable, where a patch waits for the review that lets it into mm-next).
+ */
+static size_t queue_trees_nr(const struct config *cfg)
+{
+	return cfg->trees_nr + cfg->watch_nr;
+}
+
+static const char *queue_tree_name(const struct config *cfg, size_t i)
+{
+	return i < cfg->trees_nr ? cfg->trees[i].name : cfg->watch[i - cfg->trees_nr].name;
+}
+
 /* "Now" for ages: the newest of the base's and the trees' tips (the trees' own clock). */
 static long long clock_of(struct repo *repo, const struct config *cfg, const char *base_ref)
 {
@@ -291,8 +305,8 @@ static long long clock_of(struct repo *repo, const struct config *cfg, const cha
 
 	if (activity_commit_time(&t, repo, base_ref) == 0)
 		now = t;
-	for (i = 0; i < cfg->trees_nr; i++) {
-		char *ref = xstrfmt("refs/feeds/%s", cfg->trees[i].name);
+	for (i = 0; i < queue_trees_nr(cfg); i++) {
+		char *ref = xstrfmt("refs/feeds/%s", queue_tree_name(cfg, i));
 
 		if (activity_commit_time(&t, repo, ref) == 0 && t > now)
 			now = t;
@@ -314,12 +328,12 @@ int people_reviews_run(struct people_reviews *out, const struct config *cfg, str
 	out->now = clock_of(repo, cfg, base_ref);
 	if (activity_walk(repo, base_ref, out->now - RECENT_DAYS * DAY, recent_visit, &recent) < 0)
 		nb_error_clear(); /* no history: no "reviewed lately" suggestions */
-	out->trees = xcalloc(cfg->trees_nr + 1, sizeof(*out->trees));
-	for (i = 0; !error && i < cfg->trees_nr; i++) {
-		if (only_tree && strcmp(only_tree, cfg->trees[i].name))
+	out->trees = xcalloc(queue_trees_nr(cfg) + 1, sizeof(*out->trees));
+	for (i = 0; !error && i < queue_trees_nr(cfg); i++) {
+		if (only_tree && strcmp(only_tree, queue_tree_name(cfg, i)))
 			continue;
 		error = tree_queue(&out->trees[out->trees_nr++], repo, p, &recent,
-				   cfg->trees[i].name, base_ref);
+				   queue_tree_name(cfg, i), base_ref);
 	}
 	for (i = 0; i < out->trees_nr; i++) {
 		struct people_review_tree *t = &out->trees[i];
