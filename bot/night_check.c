@@ -707,8 +707,8 @@ static void fingerprint(struct strbuf *fp, struct night *n, const struct culprit
 
 	if (r->outcome == CULPRIT_FLAKY) {
 		strbuf_addf(&who, "flaky:%s", r->tree ? r->tree : "next");
-		excerpt_fingerprint(fp, who.buf, fail->cmd ? fail->cmd->name : "",
-				    r->first_error ? r->first_error : fail->first_error);
+		excerpt_flaky_fingerprint(fp, who.buf, fail->cmd ? fail->cmd->name : "",
+					  r->first_error ? r->first_error : fail->first_error);
 	} else if (has_matrix(n)) {
 		culprits(&who, n, r);
 		excerpt_fingerprint(fp, who.buf, fail->is_test ? "test-failure" : "build-failure",

@@ -413,6 +413,47 @@ void excerpt_fingerprint(struct strbuf *out, const char *patch_id, const char *c
 	excerpt_normalise(out, first_error_line);
 }
 
+/*
+ * Drops from `sb` (from `start` on) the decimal numbers that stand alone as words,
+ * and the spaces they leave doubled or trailing.
+ */
+static void drop_numbers(struct strbuf *sb, size_t start)
+{
+	size_t i = start, o = start, n;
+
+	while (i < sb->len) {
+		if (isdigit((unsigned char)sb->buf[i]) && (i == start || !word(sb->buf[i - 1]))) {
+			for (n = i; n < sb->len && (isdigit((unsigned char)sb->buf[n]) ||
+						    (sb->buf[n] == '.' &&
+						     isdigit((unsigned char)sb->buf[n + 1]))); n++)
+				;
+			if (n == sb->len || !word(sb->buf[n])) {
+				i = n;
+				continue;
+			}
+		}
+		if (sb->buf[i] == ' ' && (o == start || sb->buf[o - 1] == ' ')) {
+			i++; /* a space the dropped number stood between */
+			continue;
+		}
+		sb->buf[o++] = sb->buf[i++];
+	}
+	while (o > start && sb->buf[o - 1] == ' ')
+		o--;
+	strbuf_setlen(sb, o);
+}
+
+void excerpt_flaky_fingerprint(struct strbuf *out, const char *who, const char *command_name,
+			       const char *first_error_line)
+{
+	size_t start;
+
+	excerpt_fingerprint(out, who, command_name, NULL);
+	start = out->len;
+	excerpt_normalise(out, first_error_line);
+	drop_numbers(out, start);
+}
+
 void excerpt_flag_id(char out[13], const char *fingerprint)
 {
 	char hex[SHA1_HEXSZ + 1];

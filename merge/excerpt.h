@@ -43,6 +43,15 @@ void excerpt_normalise(struct strbuf *out, const char *line);
 void excerpt_fingerprint(struct strbuf *out, const char *patch_id, const char *command_name,
 			 const char *first_error_line);
 
+/*
+ * Appends the fingerprint of a flaky failure: as excerpt_fingerprint(), and the
+ * error line's standalone decimal numbers dropped too ("(got 4, want 5)" becomes
+ * "(got , want )"; "chunks57", "x86_64" and "v2" stay): a flaky test reports other
+ * values each time it fails, and it is one failure, one flag.
+ */
+void excerpt_flaky_fingerprint(struct strbuf *out, const char *who, const char *command_name,
+			       const char *first_error_line);
+
 /* The flag id: the first 12 hex digits of SHA-1(fingerprint), NUL-terminated. */
 void excerpt_flag_id(char out[13], const char *fingerprint);
 

@@ -81,6 +81,28 @@ static void fingerprint_stable_across_edits(void **state)
 	strbuf_release(&b);
 }
 
+/* A flaky test's values differ from failure to failure: one flaky failure, one flag. */
+static void flaky_fingerprint_drops_values(void **state)
+{
+	struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+
+	excerpt_flaky_fingerprint(&a, "flaky:vfs", "test",
+				  "tests/test_fs_chunks57.c:21: FAIL: n == 5 (got 4, want 5) 1.5s");
+	excerpt_flaky_fingerprint(&b, "flaky:vfs", "test",
+				  "tests/test_fs_chunks57.c:21: FAIL: n == 2 (got 1, want 2) 0.25s");
+	assert_string_equal(a.buf, "flaky:vfs\ntest\ntests/test_fs_chunks57.c: FAIL: n == (got , "
+				   "want ) 1.5s");
+	assert_string_not_equal(a.buf, b.buf); /* "1.5s" and "0.25s" are words */
+	strbuf_reset(&a);
+	strbuf_reset(&b);
+	excerpt_flaky_fingerprint(&a, "flaky:vfs", "test", "x86_64 v2 test 3: got 4");
+	excerpt_flaky_fingerprint(&b, "flaky:vfs", "test", "x86_64 v2 test 9: got 1");
+	assert_string_equal(a.buf, "flaky:vfs\ntest\nx86_64 v2 test : got");
+	assert_string_equal(a.buf, b.buf);
+	strbuf_release(&a);
+	strbuf_release(&b);
+}
+
 static const char gcc_log[] =
 	"  CC      mm/filemap.o\n"
 	"  CC      mm/slub.o\n"
@@ -186,6 +208,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(sha1_known_answers),
 		cmocka_unit_test(normalise_rules),
+		cmocka_unit_test(flaky_fingerprint_drops_values),
 		cmocka_unit_test(fingerprint_stable_across_edits),
 		cmocka_unit_test(gcc_error_with_context),
 		cmocka_unit_test(test_failure_lines),
