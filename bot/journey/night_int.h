@@ -15,6 +15,8 @@ struct jmap {
 };
 void jmap_put(struct jmap *m, const char *key, size_t value);
 int jmap_get(const struct jmap *m, const char *key, size_t *value);
+/* Room for nr more keys at once (8,000 patches: no rehash on the way). */
+void jmap_reserve(struct jmap *m, size_t nr);
 void jmap_clear(struct jmap *m);
 
 /* The subject a new version keeps: no "[PATCH v2 1/3]", lowercase, blanks squeezed. */
@@ -93,7 +95,8 @@ void journey_version_add(struct journey_night *jn, size_t j, const struct journe
 int journey_commit_pid(struct journey_night *jn, struct journey_commit *c);
 /* The version's patch-id from its commit, if it waited and the commit is still there. */
 void journey_version_pid(struct journey_night *jn, struct journey_version *v);
-/* Patch-ids that waited, of tonight's commits: at most `budget` of them. */
+/* Patch-ids that waited, of tonight's commits: at most `budget` of them (the night
+   gives one per commit read anew, at most JOURNEY_PID_BUDGET). */
 #define JOURNEY_PID_BUDGET 200
 void journey_patch_ids(struct journey_night *jn, size_t budget);
 
