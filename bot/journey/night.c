@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "bot/journey/night_int.h"
+#include "bot/people/people.h"
 #include "merge/lookup.h"
 #include "merge/repo.h"
 #include "util/error.h"
@@ -571,6 +572,7 @@ void journey_night_free(struct journey_night *jn)
 	jmap_clear(&jn->by_cache);
 	jmap_clear(&jn->by_tree);
 	repo_free(jn->reader);
+	people_free(jn->people);
 	strvec_clear(&jn->unreviewed);
 	journey_store_release(&jn->store);
 	free(jn);

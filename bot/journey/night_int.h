@@ -7,6 +7,8 @@
 #include "bot/journey/journey_int.h"
 #include "merge/fetch.h"
 
+struct people;
+
 /* A string -> index map (index.c). */
 struct jmap {
 	char **keys;
@@ -81,6 +83,8 @@ struct journey_night {
 	struct jn_told *told;
 	size_t told_nr, told_alloc;
 	struct strvec unreviewed;
+	struct people *people;   /* the base's MAINTAINERS, read for the first notice */
+	int people_read;
 };
 
 /* observe.c: tonight's commits of every followed tree, matched to journeys. */
