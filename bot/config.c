@@ -202,43 +202,37 @@ static int load_tree(struct loader *ld, const struct ynode *n, const char *key,
 	if (is_base && ynode_is_null(n))
 		return yread_err(&ld->r, n, key,
 				 "must not be empty: name, url and branch are required");
-	if ((ret = yread_map_check(&ld->r, n, key, is_base ? base_keys : tree_keys)) < 0)
+	/* every key is checked whatever went wrong with another: check-config names all */
+	if ((ret = yread_map_check(&ld->r, n, key, is_base ? base_keys : tree_keys)) < 0 &&
+	    n->kind != YN_MAP)
 		return ret;
 	old = key ? yread_kp_push(&ld->r, key) : ld->r.kp.len;
-	if ((ret = yread_str(&ld->r, n, "name", &t->name, STR_REQUIRED)) < 0 ||
-	    (ret = yread_str(&ld->r, n, "url", &t->url, STR_REQUIRED)) < 0 ||
-	    (ret = local_url(ld, n, &t->url)) < 0 ||
-	    (ret = yread_str(&ld->r, n, "branch", &t->branch, STR_REQUIRED)) < 0 ||
-	    (ret = yread_str(&ld->r, n, "fixes", &t->fixes, 0)) < 0 ||
-	    (ret = yread_strlist(&ld->r, n, "contacts", &t->contacts, &contacts)) < 0)
-		goto done;
-	if (!tree_name_ok(t->name)) {
-		ret = yread_err(&ld->r, ynode_get(n, "name"), "name",
-			    "'%s' is not a valid tree name (letters, digits, '.', '_', '-'; it "
-			    "names a ref, so no \"..\", and no '.' or \".lock\" at the end)",
-			    t->name);
-		goto done;
-	}
-	if ((ret = check_url(ld, n, "url", t->url, "git.token_env")) < 0)
-		goto done;
-	if (!branch_ok(t->branch)) {
-		ret = yread_err(&ld->r, ynode_get(n, "branch"), "branch", "'%s' is not a valid "
-				"branch name",
-			    t->branch);
-		goto done;
-	}
-	for (i = 0; i < t->contacts.nr; i++) {
+	keep(&ret, yread_str(&ld->r, n, "name", &t->name, STR_REQUIRED));
+	keep(&ret, yread_str(&ld->r, n, "url", &t->url, STR_REQUIRED));
+	keep(&ret, local_url(ld, n, &t->url));
+	keep(&ret, yread_str(&ld->r, n, "branch", &t->branch, STR_REQUIRED));
+	keep(&ret, yread_str(&ld->r, n, "fixes", &t->fixes, 0));
+	keep(&ret, yread_strlist(&ld->r, n, "contacts", &t->contacts, &contacts));
+	if (t->name && !tree_name_ok(t->name))
+		keep(&ret, yread_err(&ld->r, ynode_get(n, "name"), "name",
+				     "'%s' is not a valid tree name (letters, digits, '.', '_', "
+				     "'-'; it names a ref, so no \"..\", and no '.' or \".lock\" at "
+				     "the end)", t->name));
+	if (t->url)
+		keep(&ret, check_url(ld, n, "url", t->url, "git.token_env"));
+	if (t->branch && !branch_ok(t->branch))
+		keep(&ret, yread_err(&ld->r, ynode_get(n, "branch"), "branch",
+				     "'%s' is not a valid branch name", t->branch));
+	for (i = 0; contacts && i < t->contacts.nr; i++) {
 		if (!strchr(t->contacts.v[i], '@')) {
 			size_t o2 = yread_kp_push(&ld->r, "contacts");
 
-			ret = yread_err(&ld->r, contacts[i], NULL, "'%s' is not a mail address",
-				    t->contacts.v[i]);
+			keep(&ret, yread_err(&ld->r, contacts[i], NULL,
+					     "'%s' is not a mail address", t->contacts.v[i]));
 			yread_kp_pop(&ld->r, o2);
-			goto done;
 		}
 	}
-	ret = abs_path(ld, n, "fixes", &t->fixes);
-done:
+	keep(&ret, abs_path(ld, n, "fixes", &t->fixes));
 	yread_kp_pop(&ld->r, old);
 	return ret;
 }
@@ -265,14 +259,17 @@ static int load_trees(struct loader *ld, const struct ynode *root)
 		cfg->trees_nr++;
 		cfg->trees[i].contacts = (struct strvec)STRVEC_INIT;
 		r = load_tree(ld, v->kids[i], NULL, &cfg->trees[i], 0);
-		for (j = 0; j < i && !r && cfg->trees[i].name; j++)
-			if (cfg->trees[j].name && !strcmp(cfg->trees[j].name, cfg->trees[i].name))
-				r = yread_err(&ld->r, ynode_get(v->kids[i], "name"), "name",
-					    "duplicate tree name '%s' (first at line %d)",
-					    cfg->trees[i].name, cfg->trees[j].line);
-		if (!r && cfg->base.name && !strcmp(cfg->trees[i].name, cfg->base.name))
-			r = yread_err(&ld->r, ynode_get(v->kids[i], "name"), "name",
-				    "'%s' is already the base's name", cfg->trees[i].name);
+		for (j = 0; j < i && cfg->trees[i].name; j++)
+			if (cfg->trees[j].name && !strcmp(cfg->trees[j].name, cfg->trees[i].name)) {
+				keep(&r, yread_err(&ld->r, ynode_get(v->kids[i], "name"), "name",
+						   "duplicate tree name '%s' (first at line %d)",
+						   cfg->trees[i].name, cfg->trees[j].line));
+				break;
+			}
+		if (cfg->trees[i].name && cfg->base.name &&
+		    !strcmp(cfg->trees[i].name, cfg->base.name))
+			keep(&r, yread_err(&ld->r, ynode_get(v->kids[i], "name"), "name",
+					   "'%s' is already the base's name", cfg->trees[i].name));
 		keep(&ret, r);
 		yread_kp_pop(&ld->r, old);
 	}
@@ -410,58 +407,56 @@ static int load_commands(struct loader *ld, const struct ynode *root, const char
 		c->line = n->line;
 		c->timeout = 3600;
 		c->env = (struct strvec)STRVEC_INIT;
-		if ((ret = yread_map_check(&ld->r, n, NULL, keys)) < 0 ||
-		    (ret = yread_str(&ld->r, n, "name", &c->name, STR_REQUIRED)) < 0 ||
-		    (ret = yread_str(&ld->r, n, "command", &c->command,
-				     STR_REQUIRED | STR_MULTILINE)) < 0 ||
-		    (ret = yread_bool(&ld->r, n, "incremental", &c->incremental)) < 0)
+		/* every key of the entry is checked whatever went wrong with another */
+		ret = yread_map_check(&ld->r, n, NULL, keys);
+		if (ret < 0 && n->kind != YN_MAP)
 			goto next;
-		if (!name_ok(c->name)) {
-			ret = yread_err(&ld->r, ynode_get(n, "name"), "name",
-				    "'%s' is not a valid name (letters, digits, '.', '_', '-')",
-				    c->name);
-			goto next;
-		}
-		for (j = 0; j < i; j++)
+		keep(&ret, yread_str(&ld->r, n, "name", &c->name, STR_REQUIRED));
+		keep(&ret, yread_str(&ld->r, n, "command", &c->command,
+				     STR_REQUIRED | STR_MULTILINE));
+		keep(&ret, yread_bool(&ld->r, n, "incremental", &c->incremental));
+		if (c->name && !name_ok(c->name))
+			keep(&ret, yread_err(&ld->r, ynode_get(n, "name"), "name",
+					     "'%s' is not a valid name (letters, digits, '.', '_', "
+					     "'-')", c->name));
+		for (j = 0; c->name && j < i; j++)
 			if ((*out)[j].name && !strcmp((*out)[j].name, c->name)) {
-				ret = yread_err(&ld->r, ynode_get(n, "name"), "name",
-					    "duplicate command name '%s' (first at line %d)",
-					    c->name, (*out)[j].line);
-				goto next;
+				keep(&ret, yread_err(&ld->r, ynode_get(n, "name"), "name",
+						     "duplicate command name '%s' (first at line "
+						     "%d)", c->name, (*out)[j].line));
+				break;
 			}
-		if ((t = ynode_get(n, "timeout"))) {
-			if (t->kind != YN_SCALAR ||
-			    config_parse_duration(t->value, &c->timeout) < 0) {
-				ret = yread_err(&ld->r, t, "timeout",
-					    "expected a positive number of seconds or a duration "
-					    "such as \"90s\", \"30m\", \"2h\"");
-				goto next;
-			}
-		}
+		if ((t = ynode_get(n, "timeout")) &&
+		    (t->kind != YN_SCALAR || config_parse_duration(t->value, &c->timeout) < 0))
+			keep(&ret, yread_err(&ld->r, t, "timeout",
+					     "expected a positive number of seconds or a duration "
+					     "such as \"90s\", \"30m\", \"2h\""));
 		if ((env = ynode_get(n, "env")) && !ynode_is_null(env)) {
 			size_t o2;
+			int r = yread_map_check(&ld->r, env, "env", NULL);
 
-			if ((ret = yread_map_check(&ld->r, env, "env", NULL)) < 0)
-				goto next;
+			keep(&ret, r);
 			o2 = yread_kp_push(&ld->r, "env");
-			for (j = 0; j + 1 < env->nr && !ret; j += 2) {
+			for (j = 0; env->kind == YN_MAP && j + 1 < env->nr; j += 2) {
 				const struct ynode *k = env->kids[j], *val = env->kids[j + 1];
 
+				if (k->kind != YN_SCALAR)
+					continue; /* named by yread_map_check() */
 				if (!env_name_ok(k->value))
-					ret = yread_err(&ld->r, k, k->value,
-						    "not a valid environment variable name");
+					keep(&ret, yread_err(&ld->r, k, k->value,
+							     "not a valid environment variable "
+							     "name"));
 				else if (val->kind != YN_SCALAR)
-					ret = yread_err(&ld->r, val, k->value, "expected a "
-							"string, got %s",
-						    ynode_kind_name(val));
-				else
+					keep(&ret, yread_err(&ld->r, val, k->value, "expected a "
+							     "string, got %s",
+							     ynode_kind_name(val)));
+				else if (!r)
 					strvec_pushf(&c->env, "%s=%s", k->value,
 						     ynode_is_null(val) ? "" : val->value);
 			}
 			yread_kp_pop(&ld->r, o2);
 		}
-		if (!ret)
-			ret = load_matrix(ld, n, c);
+		keep(&ret, load_matrix(ld, n, c));
 next:
 		yread_kp_pop(&ld->r, old);
 		if (first < 0)
@@ -1347,7 +1342,7 @@ const struct config_tree *config_tree_find(const struct config *cfg, const char 
 		const struct config_tree *t = i < cfg->trees_nr ? &cfg->trees[i] :
 								  &cfg->watch[i - cfg->trees_nr];
 
-		if (!strcmp(t->name, name)) {
+		if (t->name && !strcmp(t->name, name)) {
 			if (is_watch)
 				*is_watch = i >= cfg->trees_nr;
 			return t;
@@ -1370,25 +1365,29 @@ static int load_watch(struct loader *ld, const struct ynode *root)
 		return yread_err(&ld->r, v, "watch", "expected a list of branches, got %s",
 				 ynode_kind_name(v));
 	cfg->watch = xcalloc(v->nr ? v->nr : 1, sizeof(*cfg->watch));
-	for (i = 0; i < v->nr && !ret; i++) {
+	/* every branch is read, so that check-config names every wrong one */
+	for (i = 0; i < v->nr; i++) {
 		const struct config_tree *other;
 		struct config_tree *t = &cfg->watch[i];
 		size_t old = yread_kp_push(&ld->r, "watch");
+		int r;
 
 		strbuf_addf(&ld->r.kp, "[%zu]", i);
 		t->contacts = (struct strvec)STRVEC_INIT;
-		ret = load_tree(ld, v->kids[i], NULL, t, 0);
+		r = load_tree(ld, v->kids[i], NULL, t, 0);
 		cfg->watch_nr++;
-		if (!ret && t->fixes)
-			ret = yread_err(&ld->r, ynode_get(v->kids[i], "fixes"), "fixes",
-					"a watched branch is never merged: it carries no fixes");
-		other = ret ? NULL : config_tree_find(cfg, t->name, &w);
-		if (!ret && (other != t || !strcmp(t->name, cfg->base.name)))
-			ret = yread_err(&ld->r, ynode_get(v->kids[i], "name"), "name",
-					"duplicate name '%s' (%s at line %d): names are unique "
-					"across base, trees and watch", t->name,
-					other == t ? "the base" : w ? "a watched branch" : "a tree",
-					other != t ? other->line : cfg->base.line);
+		if (t->fixes)
+			keep(&r, yread_err(&ld->r, ynode_get(v->kids[i], "fixes"), "fixes",
+					   "a watched branch is never merged: it carries no "
+					   "fixes"));
+		other = t->name ? config_tree_find(cfg, t->name, &w) : NULL;
+		if (other && (other != t || (cfg->base.name && !strcmp(t->name, cfg->base.name))))
+			keep(&r, yread_err(&ld->r, ynode_get(v->kids[i], "name"), "name",
+					   "duplicate name '%s' (%s at line %d): names are unique "
+					   "across base, trees and watch", t->name,
+					   other == t ? "the base" : w ? "a watched branch" : "a tree",
+					   other != t ? other->line : cfg->base.line));
+		keep(&ret, r);
 		yread_kp_pop(&ld->r, old);
 	}
 	return ret;
@@ -1400,24 +1399,27 @@ static int globs_name_trees(struct loader *ld, const struct ynode *map, const ch
 {
 	const struct config *cfg = ld->cfg;
 	size_t i, j;
+	int ret = 0;
 
 	for (i = 0; i < globs->nr; i++) {
 		int hit = 0;
 
-		for (j = 0; j < cfg->trees_nr + cfg->watch_nr && !hit; j++)
-			hit = !fnmatch(globs->v[i], j < cfg->trees_nr ? cfg->trees[j].name :
-							  cfg->watch[j - cfg->trees_nr].name, 0);
+		for (j = 0; j < cfg->trees_nr + cfg->watch_nr && !hit; j++) {
+			const char *name = j < cfg->trees_nr ? cfg->trees[j].name :
+							       cfg->watch[j - cfg->trees_nr].name;
+
+			hit = name && !fnmatch(globs->v[i], name, 0);
+		}
 		if (!hit) {
 			size_t old = yread_kp_push(&ld->r, key);
-			int ret = yread_err(&ld->r, nodes[i], NULL, "'%s' names no tree or "
-					    "watched branch", globs->v[i]);
 
+			keep(&ret, yread_err(&ld->r, nodes[i], NULL, "'%s' names no tree or "
+					     "watched branch", globs->v[i]));
 			yread_kp_pop(&ld->r, old);
-			return ret;
 		}
 	}
 	(void)map;
-	return 0;
+	return ret;
 }
 
 static int load_journey(struct loader *ld, const struct ynode *root)
@@ -1430,18 +1432,18 @@ static int load_journey(struct loader *ld, const struct ynode *root)
 
 	if (!n || ynode_is_null(n))
 		return 0;
-	if ((ret = yread_map_check(&ld->r, n, "journey", keys)) < 0)
+	if ((ret = yread_map_check(&ld->r, n, "journey", keys)) < 0 && n->kind != YN_MAP)
 		return ret;
 	old = yread_kp_push(&ld->r, "journey");
-	if ((ret = yread_strlist(&ld->r, n, "trees", &cfg->journey.trees, &nodes)) < 0 ||
-	    (ret = yread_str(&ld->r, n, "list", &cfg->journey.list, 0)) < 0 ||
-	    (ret = yread_bool(&ld->r, n, "digest", &cfg->journey.digest)) < 0 ||
-	    (ret = globs_name_trees(ld, n, "trees", &cfg->journey.trees, nodes)) < 0)
-		goto done;
+	if (yread_strlist(&ld->r, n, "trees", &cfg->journey.trees, &nodes) < 0)
+		keep(&ret, NB_EINVALID);
+	else
+		keep(&ret, globs_name_trees(ld, n, "trees", &cfg->journey.trees, nodes));
+	keep(&ret, yread_str(&ld->r, n, "list", &cfg->journey.list, 0));
 	if (cfg->journey.list && !strchr(cfg->journey.list, '@'))
-		ret = yread_err(&ld->r, ynode_get(n, "list"), "list", "'%s' is not a mail address",
-				cfg->journey.list);
-done:
+		keep(&ret, yread_err(&ld->r, ynode_get(n, "list"), "list",
+				     "'%s' is not a mail address", cfg->journey.list));
+	keep(&ret, yread_bool(&ld->r, n, "digest", &cfg->journey.digest));
 	yread_kp_pop(&ld->r, old);
 	return ret;
 }
@@ -1467,38 +1469,46 @@ static int load_gate(struct loader *ld, const struct ynode *n, struct config_gat
 	int ret, policy = 0, w = 0;
 
 	g->line = n->line;
-	if ((ret = yread_map_check(&ld->r, n, NULL, keys)) < 0 ||
-	    (ret = yread_strlist(&ld->r, n, "trees", &g->trees, &trees)) < 0 ||
-	    (ret = yread_strlist(&ld->r, n, "require", &g->require, &req)) < 0 ||
-	    (ret = yread_enum(&ld->r, n, "policy", policies, &policy)) < 0)
+	/* every key of the gate is checked whatever went wrong with another */
+	if ((ret = yread_map_check(&ld->r, n, NULL, keys)) < 0 && n->kind != YN_MAP)
 		return ret;
-	g->policy = (enum config_gate_policy)policy;
-	if (!g->trees.nr)
-		return yread_err(&ld->r, n, "trees", "missing (required): the gated trees");
-	if ((ret = globs_name_trees(ld, n, "trees", &g->trees, trees)) < 0)
-		return ret;
-	for (i = 0; i < g->require.nr; i++)
-		if (!trailer_key_ok(g->require.v[i])) {
-			size_t old = yread_kp_push(&ld->r, "require");
+	if (yread_strlist(&ld->r, n, "trees", &g->trees, &trees) < 0)
+		keep(&ret, NB_EINVALID);
+	else if (!g->trees.nr)
+		keep(&ret, yread_err(&ld->r, n, "trees", "missing (required): the gated trees"));
+	else
+		keep(&ret, globs_name_trees(ld, n, "trees", &g->trees, trees));
+	if (yread_strlist(&ld->r, n, "require", &g->require, &req) < 0) {
+		keep(&ret, NB_EINVALID);
+	} else {
+		for (i = 0; i < g->require.nr; i++)
+			if (!trailer_key_ok(g->require.v[i])) {
+				size_t old = yread_kp_push(&ld->r, "require");
 
-			ret = yread_err(&ld->r, req[i], NULL, "'%s' is not a trailer key such as "
-					"Reviewed-by", g->require.v[i]);
-			yread_kp_pop(&ld->r, old);
-			return ret;
+				keep(&ret, yread_err(&ld->r, req[i], NULL, "'%s' is not a trailer "
+						     "key such as Reviewed-by", g->require.v[i]));
+				yread_kp_pop(&ld->r, old);
+			}
+		if (!g->require.nr && !ynode_get(n, "require")) {
+			strvec_push(&g->require, "Reviewed-by");
+			strvec_push(&g->require, "Acked-by");
+		} else if (!g->require.nr) {
+			keep(&ret, yread_err(&ld->r, n, "require",
+					     "an empty list: no review could count"));
 		}
-	if (!g->require.nr && !ynode_get(n, "require")) {
-		strvec_push(&g->require, "Reviewed-by");
-		strvec_push(&g->require, "Acked-by");
-	} else if (!g->require.nr) {
-		return yread_err(&ld->r, n, "require", "an empty list: no review could count");
 	}
+	if (yread_enum(&ld->r, n, "policy", policies, &policy) < 0)
+		return NB_EINVALID;
+	g->policy = (enum config_gate_policy)policy;
 	for (i = 0; g->policy == CONFIG_GATE_HOLD && i < cfg->watch_nr; i++)
-		if (config_globs_match(&g->trees, cfg->watch[i].name) &&
-		    config_tree_find(cfg, cfg->watch[i].name, &w) && w)
-			return yread_err(&ld->r, ynode_get(n, "policy"), "policy",
-					 "hold on '%s', a watched branch, which is never merged "
-					 "(use report)", cfg->watch[i].name);
-	return 0;
+		if (cfg->watch[i].name && config_globs_match(&g->trees, cfg->watch[i].name) &&
+		    config_tree_find(cfg, cfg->watch[i].name, &w) && w) {
+			keep(&ret, yread_err(&ld->r, ynode_get(n, "policy"), "policy",
+					     "hold on '%s', a watched branch, which is never merged "
+					     "(use report)", cfg->watch[i].name));
+			break;
+		}
+	return ret;
 }
 
 static int load_gates(struct loader *ld, const struct ynode *root)
@@ -1514,14 +1524,14 @@ static int load_gates(struct loader *ld, const struct ynode *root)
 		return yread_err(&ld->r, v, "review_gate", "expected a list of gates, got %s",
 				 ynode_kind_name(v));
 	cfg->gates = xcalloc(v->nr ? v->nr : 1, sizeof(*cfg->gates));
-	for (i = 0; i < v->nr && !ret; i++) {
+	for (i = 0; i < v->nr; i++) {
 		size_t old = yread_kp_push(&ld->r, "review_gate");
 
 		strbuf_addf(&ld->r.kp, "[%zu]", i);
 		cfg->gates[i].trees = (struct strvec)STRVEC_INIT;
 		cfg->gates[i].require = (struct strvec)STRVEC_INIT;
 		cfg->gates_nr++;
-		ret = load_gate(ld, v->kids[i], &cfg->gates[i]);
+		keep(&ret, load_gate(ld, v->kids[i], &cfg->gates[i]));
 		yread_kp_pop(&ld->r, old);
 	}
 	return ret;

@@ -1,6 +1,7 @@
 /* A patch's journey in mails, as mm-commits tells it: added, moved, replaced, removed, merged. */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "notify/draft.h"
 #include "notify/mime.h"
@@ -171,6 +172,21 @@ static void add_people(struct draft *d, const struct notice_person *to, size_t t
 	draft_add_specs(d, cc, cc_nr, 1);
 }
 
+/* Why MAINTAINERS gives `email` event j ("R: in MM SUBSYSTEM"), or NULL. */
+static const char *maintainers_why(const struct notice_journey *j, const char *email)
+{
+	size_t i, n = strlen(email);
+
+	for (i = 0; i < j->maintainers_nr; i++) {
+		const char *spec = j->maintainers[i].spec, *lt = strrchr(spec, '<');
+		const char *at = lt ? lt + 1 : spec;
+
+		if (!strncasecmp(at, email, n) && (lt ? at[n] == '>' : !at[n]))
+			return j->maintainers[i].why;
+	}
+	return NULL;
+}
+
 static void hook_of(struct hook_event *ev, const struct notice_journey *j)
 {
 	memset(ev, 0, sizeof(*ev));
@@ -212,6 +228,8 @@ int notice_queue_journey(const struct notice_settings *s, const struct notice_jo
 	}
 	strbuf_addstr(&d.body, "Hello,\n\n");
 	event_text(&d, j);
+	if (!j->hook_only)
+		draft_maintainers(&d, j->maintainers, j->maintainers_nr, "the patch's files");
 	strbuf_addstr(&d.body, "-- \nnextbot, the journey of your patch\n");
 	hook_of(&ev, j);
 	strbuf_addbuf(&title, &d.subject);
@@ -241,15 +259,20 @@ int notice_queue_journey_digest(const struct notice_settings *s,
 		    dg->events_nr, dg->events_nr == 1 ? "" : "s");
 	strbuf_addstr(&d.body, "Hello,\n\n");
 	draft_para(&d, "This is what happened tonight (%s) to the patches you wrote, signed "
-		       "off, reviewed, acked, tested or co-developed.", draft_cl(&d, dg->date));
+		       "off, reviewed, acked, tested or co-developed, or whose files the tree's "
+		       "MAINTAINERS file names you for.", draft_cl(&d, dg->date));
 	for (i = 0; i < dg->events_nr; i++) {
 		struct strbuf subject = STRBUF_INIT;
+		const char *why = maintainers_why(&dg->events[i], dg->to.email);
 
 		subject_of(&subject, &d, &dg->events[i]);
 		strbuf_addf(&d.body, "%zu. [%s] %s\n\n", i + 1,
 			    notice_journey_kind_name(dg->events[i].kind), subject.buf);
 		strbuf_release(&subject);
 		event_text(&d, &dg->events[i]);
+		if (why)
+			draft_para(&d, "(MAINTAINERS names you for its files: %s.)",
+				   draft_cl(&d, why));
 	}
 	strbuf_addstr(&d.body, "-- \nnextbot, the journey of your patches\n");
 	ret = draft_queue(s, &d);

@@ -314,6 +314,9 @@ struct notice_journey {
 	size_t to_nr;
 	const char *const *cc;
 	size_t cc_nr;
+	/* MAINTAINERS' people and lists for the patch's files: Cc, with the why */
+	const struct notice_extra *maintainers;
+	size_t maintainers_nr;
 	int hook_only;          /* the mail goes out in a digest: only the webhooks here */
 	/* replaced: the old version and the delta */
 	const char *old_commit, *old_message_id;

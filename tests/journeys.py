@@ -9,7 +9,9 @@
         goes to the patch's author and the people of its trailers as git
         interpret-trailers reads them (Signed-off-by, Reviewed-by, Acked-by,
         Tested-by, Co-developed-by; a replacement's old version's too; never Cc:
-        addresses nor robots), Cc LIST.  A replacement's mail names exactly the
+        addresses nor robots), Cc LIST and the people and lists that mainline's
+        MAINTAINERS names for the files of those commits (read here, F: and X: as
+        paths and folders, through .mailmap).  A replacement's mail names exactly the
         reviews (Reviewed-by, Acked-by, Tested-by) the old commit has and the new
         one lacks, and has an interdiff exactly when both have the same parent tree.
     journeys.py patch WORLD NEXTBOT
@@ -103,6 +105,57 @@ def delta_problems(world, text, old, new):
     return bad
 
 
+def maintainers_of(world):
+    """The sections of mainline's MAINTAINERS as [(F:, X:, addresses)], addresses through
+    its .mailmap: this test's own reading (the simulator writes plain paths and
+    folders, no globs), not the routing code's."""
+    def show(name):
+        return subprocess.run(["git", "-C", os.path.join(world, "remotes/mainline.git"),
+                               "show", "HEAD:" + name], capture_output=True,
+                              text=True).stdout
+    mailmap = {}
+    for line in show(".mailmap").splitlines():
+        found = re.findall(r"<([^>]+)>", line)
+        if len(found) == 2:
+            mailmap[found[1].lower()] = found[0].lower()
+    sections, cur = [], None
+    for line in show("MAINTAINERS").splitlines():
+        m = re.match(r"^([A-Z]):\t(.*)$", line)
+        if not m:
+            cur = None
+            continue
+        if cur is None:
+            cur = ([], [], set())
+            sections.append(cur)
+        key, value = m.groups()
+        if key in "MR":
+            a = re.search(r"<([^>]+)>", value).group(1).lower()
+            cur[2].add(mailmap.get(a, a))
+        elif key == "L":
+            cur[2].add(value.strip().lower())
+        elif key in "FX":
+            cur[0 if key == "F" else 1].append(value.strip())
+    return sections
+
+
+def in_pattern(path, pattern):
+    return path == pattern or (pattern.endswith("/") and path.startswith(pattern))
+
+
+def maintainers_for(world, sections, commits):
+    """The addresses MAINTAINERS names for the files the commits change."""
+    files = set()
+    for c in commits:
+        files |= set(git_out(world, "diff-tree", "--no-commit-id", "--name-only", "-r",
+                             c).split())
+    got = set()
+    for f_pats, x_pats, addresses in sections:
+        if any(any(in_pattern(f, p) for p in f_pats) and
+               not any(in_pattern(f, p) for p in x_pats) for f in files):
+            got |= addresses
+    return got
+
+
 def commits_in(text, lead):
     """The 12-hex commit on the line after `lead`, or None."""
     m = re.search(re.escape(lead) + r"\n  ([0-9a-f]{12}) ", text)
@@ -119,6 +172,8 @@ def notices(world, nights_dir, list_addr):
     got = collections.Counter()
     bad = []
     deltas = [0]
+    routed_n = [0]
+    sections = maintainers_of(world)
     for path in sorted(glob.glob(os.path.join(nights_dir, "night.*"))):
         day = int(path.rsplit(".", 1)[1])
         for name in open(path).read().split():
@@ -136,11 +191,14 @@ def notices(world, nights_dir, list_addr):
             got[(day, kind, reply, branch)] += 1
             rcpt = {r["to"].lower() for r in n["recipients"]}
             people = {authors.get(reply, "?")}
-            for lead in ("Its commit:", "The version it replaces:"):
-                c = commits_in(text, lead)
-                if c:
-                    people |= trailer_people(world, c)
+            commits = [c for c in (commits_in(text, lead) for lead in
+                                   ("Its commit:", "The version it replaces:")) if c]
+            for c in commits:
+                people |= trailer_people(world, c)
             people.add(list_addr)
+            routed = maintainers_for(world, sections, commits)
+            people |= routed
+            routed_n[0] += len(routed)
             if kind == "replaced":
                 old = commits_in(text, "The version it replaces:")
                 new = commits_in(text, "Its commit:")
@@ -154,8 +212,9 @@ def notices(world, nights_dir, list_addr):
         if want[k] != got[k]:
             bad.append("day %d %s <%s> %s: %d notice(s) for %d event(s)" %
                        (k[0], k[1], k[2], k[3], got[k], want[k]))
-    print("# %d events from day 1 on, %d notices (%d replacements' deltas checked)" %
-          (sum(want.values()), sum(got.values()), deltas[0]))
+    print("# %d events from day 1 on, %d notices (%d replacements' deltas checked, %d "
+          "recipients from MAINTAINERS)" % (sum(want.values()), sum(got.values()), deltas[0],
+                                           routed_n[0]))
     return bad
 
 

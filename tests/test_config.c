@@ -783,11 +783,84 @@ static void test_every_error(void **state)
 	free(path);
 }
 
+/* Several errors inside one item (a tree, a command, a watched branch, a gate): each named. */
+static void test_every_error_in_an_item(void **state)
+{
+	static const char text[] =
+		"workdir: state\n"
+		"base: {name: origin, url: \"https://example.org/linux.git\", branch: master}\n"
+		"trees:\n"
+		"  - name: \"bad name\"\n"                         /* 4 */
+		"    url: \"https://example.org/a.git\"\n"
+		"    branch: \"a..b\"\n"                           /* 6 */
+		"    contacts: [nobody, also-nobody]\n"            /* 7 */
+		"    colour: red\n"                                /* 8 */
+		"  - {name: good, url: \"https://example.org/g.git\", branch: main}\n"
+		"  - name: good\n"                                 /* 10 */
+		"    branch: main\n"
+		"build:\n"
+		"  - name: \"b d\"\n"                              /* 13 */
+		"    command: make\n"
+		"    timeout: soon\n"                              /* 15 */
+		"    env: {\"1X\": y}\n"                           /* 16 */
+		"watch:\n"
+		"  - name: w\n"
+		"    url: \"https://example.org/w.git\"\n"
+		"    branch: \"x..y\"\n"                           /* 20 */
+		"    fixes: f\n"                                   /* 21 */
+		"journey:\n"
+		"  trees: [nope, nada]\n"                          /* 23 */
+		"  list: nolist\n"                                 /* 24 */
+		"  digest: maybe\n"                                /* 25 */
+		"review_gate:\n"
+		"  - trees: [none]\n"                              /* 27 */
+		"    require: [\"Bad Key\"]\n";                    /* 28 */
+	static const char *const want[] = {
+		"8:5: trees[0].colour: unknown key",
+		"4:11: trees[0].name: 'bad name' is not a valid tree name",
+		"6:13: trees[0].branch: 'a..b'",
+		"7:16: trees[0].contacts: 'nobody' is not a mail address",
+		"7:24: trees[0].contacts: 'also-nobody' is not a mail address",
+		"10:5: trees[2].url: missing",
+		"10:11: trees[2].name: duplicate tree name 'good'",
+		"13:11: build[0].name: 'b d'",
+		"15:14: build[0].timeout:",
+		"16:11: build[0].env.1X: not a valid environment variable name",
+		"20:13: watch[0].branch: 'x..y'",
+		"21:12: watch[0].fixes: a watched branch is never merged",
+		"23:11: journey.trees: 'nope' names no tree",
+		"23:17: journey.trees: 'nada' names no tree",
+		"24:9: journey.list: 'nolist' is not a mail address",
+		"25:11: journey.digest:",
+		"27:13: review_gate[0].trees: 'none' names no tree",
+		"28:15: review_gate[0].require: 'Bad Key' is not a trailer key",
+	};
+	struct strvec errors = STRVEC_INIT;
+	struct config *cfg = NULL;
+	char *path = write_cfg("items.yaml", text);
+	size_t i, j;
+
+	assert_int_equal(config_load_all(&cfg, path, &errors), NB_EINVALID);
+	assert_null(cfg);
+	for (i = 0; i < errors.nr; i++)
+		print_message("%s\n", errors.v[i]);
+	for (i = 0; i < sizeof(want) / sizeof(*want); i++) {
+		for (j = 0; j < errors.nr && !strstr(errors.v[j], want[i]); j++)
+			;
+		if (j == errors.nr)
+			fail_msg("no error '%s'", want[i]);
+	}
+	assert_int_equal(errors.nr, sizeof(want) / sizeof(*want));
+	strvec_clear(&errors);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_every_error),
+		cmocka_unit_test(test_every_error_in_an_item),
 		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_smtp_tls_default),
 		cmocka_unit_test(test_bare_from),

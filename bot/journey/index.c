@@ -25,29 +25,43 @@ static size_t slot_of(const struct jmap *m, const char *key)
 	return i;
 }
 
+/* Room for `nr` keys in all without growing again (each growth rehashes every key). */
+static void grow(struct jmap *m, size_t nr)
+{
+	struct jmap bigger = { NULL, NULL, m->cap ? m->cap : 256, 0 };
+	size_t i;
+
+	while (2 * nr > bigger.cap)
+		bigger.cap *= 2;
+	if (bigger.cap == m->cap)
+		return;
+	bigger.keys = xcalloc(bigger.cap, sizeof(char *));
+	bigger.vals = xcalloc(bigger.cap, sizeof(size_t));
+	for (i = 0; i < m->cap; i++)
+		if (m->keys[i]) {
+			size_t s = slot_of(&bigger, m->keys[i]);
+
+			bigger.keys[s] = m->keys[i];
+			bigger.vals[s] = m->vals[i];
+			bigger.nr++;
+		}
+	free(m->keys);
+	free(m->vals);
+	*m = bigger;
+}
+
+void jmap_reserve(struct jmap *m, size_t nr)
+{
+	grow(m, m->nr + nr);
+}
+
 void jmap_put(struct jmap *m, const char *key, size_t value)
 {
 	size_t i;
 
 	if (!key || !*key)
 		return;
-	if (2 * (m->nr + 1) > m->cap) {
-		struct jmap bigger = { NULL, NULL, m->cap ? m->cap * 2 : 256, 0 };
-
-		bigger.keys = xcalloc(bigger.cap, sizeof(char *));
-		bigger.vals = xcalloc(bigger.cap, sizeof(size_t));
-		for (i = 0; i < m->cap; i++)
-			if (m->keys[i]) {
-				size_t s = slot_of(&bigger, m->keys[i]);
-
-				bigger.keys[s] = m->keys[i];
-				bigger.vals[s] = m->vals[i];
-				bigger.nr++;
-			}
-		free(m->keys);
-		free(m->vals);
-		*m = bigger;
-	}
+	grow(m, m->nr + 1);
 	i = slot_of(m, key);
 	if (!m->keys[i]) {
 		m->keys[i] = xstrdup(key);

@@ -4,6 +4,8 @@
 #include <strings.h>
 
 #include "bot/journey/night_int.h"
+#include "bot/people/people.h"
+#include "merge/activity.h"
 #include "merge/rangediff.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -19,6 +21,8 @@ struct jn_notice {
 	struct notice_person *to;
 	size_t to_nr, to_alloc;
 	struct strvec cc, reviews, lost, stale, pool;
+	struct people_route route;      /* MAINTAINERS' people and lists for its files */
+	struct notice_extra *extras;
 };
 
 static int review_key(const char *key)
@@ -177,6 +181,58 @@ static void recipients(struct jn_notice *x, struct journey_night *jn, const stru
 	}
 }
 
+/* The base's MAINTAINERS, read once a night (for its first notice); NULL: none. */
+static const struct people *people_of(struct journey_night *jn)
+{
+	char *ref;
+
+	if (jn->people_read || !jn->cfg->maintainers.max)
+		return jn->people;
+	jn->people_read = 1;
+	ref = xstrfmt("refs/feeds/%s", jn->cfg->base.name);
+	if (people_load(&jn->people, jn->reader, ref, jn->cfg->maintainers.file) < 0) {
+		log_warn("journeys: %s: MAINTAINERS routing is off tonight: %s", ref,
+			 nb_error_last());
+		nb_error_clear();
+	}
+	free(ref);
+	return jn->people;
+}
+
+/*
+ * An mm-commits notice (added, moved, replaced, removed, merged) also goes to the
+ * people and lists the base's MAINTAINERS names for the patch's files (a
+ * replacement's: both versions'), each with its why; the review gate's notices go
+ * to the author and the tree's contacts only.
+ */
+static void route(struct jn_notice *x, struct journey_night *jn, const struct jn_told *e,
+		  const struct journey *jr)
+{
+	const struct people *p;
+	struct people_route_opts o;
+	struct strvec paths = STRVEC_INIT;
+	size_t i, first;
+
+	if (e->kind == NOTICE_REVIEW_MISSING || e->kind == NOTICE_PATCH_HELD ||
+	    e->kind == NOTICE_PATCH_RELEASED || !(p = people_of(jn)))
+		return;
+	first = e->kind == NOTICE_PATCH_REPLACED && jr->versions_nr >= 2 ? jr->versions_nr - 2 :
+									   jr->versions_nr - 1;
+	for (i = first; i < jr->versions_nr; i++)
+		if (activity_commit_paths(&paths, jn->reader, &jr->versions[i].commit) < 0)
+			nb_error_clear(); /* a commit gone since: its files are unknown */
+	people_route_opts_from_config(&o, jn->cfg);
+	people_route(&x->route, p, (const char *const *)paths.v, paths.nr, &o);
+	x->extras = xcalloc(x->route.nr + 1, sizeof(*x->extras));
+	for (i = 0; i < x->route.nr; i++) {
+		x->extras[i].spec = x->route.v[i].spec;
+		x->extras[i].why = x->route.v[i].why;
+	}
+	x->n.maintainers = x->extras;
+	x->n.maintainers_nr = x->route.nr;
+	strvec_clear(&paths);
+}
+
 static void build(struct jn_notice *x, struct journey_night *jn, const struct jn_told *e)
 {
 	const struct journey *jr = &jn->store.patches[e->j];
@@ -187,6 +243,7 @@ static void build(struct jn_notice *x, struct journey_night *jn, const struct jn
 
 	memset(x, 0, sizeof(*x));
 	x->cc = x->reviews = x->lost = x->stale = x->pool = (struct strvec)STRVEC_INIT;
+	x->route = (struct people_route)PEOPLE_ROUTE_INIT;
 	x->n.kind = e->kind;
 	x->n.key = jr->key;
 	x->n.date = jn->o.date;
@@ -215,6 +272,7 @@ static void build(struct jn_notice *x, struct journey_night *jn, const struct jn
 		strbuf_release(&req);
 	}
 	recipients(x, jn, e, v);
+	route(x, jn, e, jr);
 	if (e->kind == NOTICE_PATCH_REPLACED && jr->versions_nr >= 2)
 		delta(x, jn, e->j);
 	x->n.to = x->to;
@@ -231,6 +289,8 @@ static void release(struct jn_notice *x)
 	strvec_clear(&x->lost);
 	strvec_clear(&x->stale);
 	strvec_clear(&x->pool);
+	people_route_release(&x->route);
+	free(x->extras);
 }
 
 /* The address in "Name <addr>" or a bare address. */
@@ -245,10 +305,28 @@ static void spec_address(struct strbuf *out, const char *spec)
 	strbuf_trim(out);
 }
 
-/* Recipient k of a notice: its To people, then its Cc addresses. */
+/* Recipient k of a notice: its To people, its Cc addresses, then MAINTAINERS'. */
 static const char *rcpt_of(const struct jn_notice *x, size_t k)
 {
-	return k < x->to_nr ? x->to[k].email : x->cc.v[k - x->to_nr];
+	return k < x->to_nr		? x->to[k].email :
+	       k < x->to_nr + x->cc.nr ? x->cc.v[k - x->to_nr] :
+					  x->extras[k - x->to_nr - x->cc.nr].spec;
+}
+
+static size_t rcpt_nr(const struct jn_notice *x)
+{
+	return x->to_nr + x->cc.nr + x->route.nr;
+}
+
+/* Addresses compare without case ("Andrea@" in one MAINTAINERS section, "andrea@" in another). */
+static int has_address(const struct strvec *v, const char *a)
+{
+	size_t i;
+
+	for (i = 0; i < v->nr; i++)
+		if (!strcasecmp(v->v[i], a))
+			return 1;
+	return 0;
 }
 
 /* journey.digest: each recipient (To or Cc of some event) gets one mail with theirs. */
@@ -261,10 +339,10 @@ static int digests(struct journey_night *jn, struct jn_notice *x, size_t nr)
 	int error = 0, ret;
 
 	for (i = 0; i < nr; i++) {
-		for (k = 0; k < x[i].to_nr + x[i].cc.nr; k++) {
+		for (k = 0; k < rcpt_nr(&x[i]); k++) {
 			strbuf_reset(&a);
 			spec_address(&a, rcpt_of(&x[i], k));
-			if (!a.len || strvec_contains(&addrs, a.buf))
+			if (!a.len || has_address(&addrs, a.buf))
 				continue;
 			strvec_push(&addrs, a.buf);
 			strvec_push(&names,
@@ -279,7 +357,7 @@ static int digests(struct journey_night *jn, struct jn_notice *x, size_t nr)
 
 		d.events_nr = 0;
 		for (i = 0; i < nr; i++)
-			for (k = 0; k < x[i].to_nr + x[i].cc.nr; k++) {
+			for (k = 0; k < rcpt_nr(&x[i]); k++) {
 				strbuf_reset(&a);
 				spec_address(&a, rcpt_of(&x[i], k));
 				if (!strcasecmp(a.buf, addrs.v[r])) {

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "bot/journey/night_int.h"
+#include "bot/people/people.h"
 #include "merge/lookup.h"
 #include "merge/repo.h"
 #include "util/error.h"
@@ -168,7 +169,12 @@ int journey_night_begin(struct journey_night **out, const struct journey_night_o
 	if ((error = repo_open_readonly(&jn->reader, repo_gitdir(o->repo))) < 0 ||
 	    (error = journey_observe(jn)) < 0)
 		goto done;
-	journey_patch_ids(jn, JOURNEY_PID_BUDGET);
+	/*
+	 * the patch-ids that waited are filled in on a night that read new commits, at
+	 * most one for each (and 200): a night on unchanged trees reads nothing new and
+	 * spends nothing, so the journeys cost a night in proportion to what changed
+	 */
+	journey_patch_ids(jn, jn->read_nr < JOURNEY_PID_BUDGET ? jn->read_nr : JOURNEY_PID_BUDGET);
 	gate(jn);
 	jn->active = 1;
 	log_verbose("journeys: store read in %.2f s (%zu patches), trees read and matched in "
@@ -566,6 +572,7 @@ void journey_night_free(struct journey_night *jn)
 	jmap_clear(&jn->by_cache);
 	jmap_clear(&jn->by_tree);
 	repo_free(jn->reader);
+	people_free(jn->people);
 	strvec_clear(&jn->unreviewed);
 	journey_store_release(&jn->store);
 	free(jn);

@@ -7,6 +7,8 @@
 #include "bot/journey/journey_int.h"
 #include "merge/fetch.h"
 
+struct people;
+
 /* A string -> index map (index.c). */
 struct jmap {
 	char **keys;
@@ -15,6 +17,8 @@ struct jmap {
 };
 void jmap_put(struct jmap *m, const char *key, size_t value);
 int jmap_get(const struct jmap *m, const char *key, size_t *value);
+/* Room for nr more keys at once (8,000 patches: no rehash on the way). */
+void jmap_reserve(struct jmap *m, size_t nr);
 void jmap_clear(struct jmap *m);
 
 /* The subject a new version keeps: no "[PATCH v2 1/3]", lowercase, blanks squeezed. */
@@ -79,6 +83,8 @@ struct journey_night {
 	struct jn_told *told;
 	size_t told_nr, told_alloc;
 	struct strvec unreviewed;
+	struct people *people;   /* the base's MAINTAINERS, read for the first notice */
+	int people_read;
 };
 
 /* observe.c: tonight's commits of every followed tree, matched to journeys. */
@@ -93,7 +99,8 @@ void journey_version_add(struct journey_night *jn, size_t j, const struct journe
 int journey_commit_pid(struct journey_night *jn, struct journey_commit *c);
 /* The version's patch-id from its commit, if it waited and the commit is still there. */
 void journey_version_pid(struct journey_night *jn, struct journey_version *v);
-/* Patch-ids that waited, of tonight's commits: at most `budget` of them. */
+/* Patch-ids that waited, of tonight's commits: at most `budget` of them (the night
+   gives one per commit read anew, at most JOURNEY_PID_BUDGET). */
 #define JOURNEY_PID_BUDGET 200
 void journey_patch_ids(struct journey_night *jn, size_t budget);
 

@@ -178,7 +178,7 @@ void journey_version_add(struct journey_night *jn, size_t j, const struct journe
 
 	char *link = c->link ? xstrdup(c->link) : NULL;
 
-	ALLOC_GROW(jr->versions, jr->versions_nr + 1, jr->versions_alloc);
+	JOURNEY_GROW(jr->versions, jr->versions_nr + 1, jr->versions_alloc);
 	version_fill(&jr->versions[jr->versions_nr++], c, jn->o.date);
 	index_version(jn, j, &jr->versions[jr->versions_nr - 1]);
 	free(jr->link);
@@ -382,8 +382,10 @@ static void match(struct journey_night *jn)
 
 /*
  * The patch-ids that waited, of tonight's commits, up to a budget a night (a first
- * night over 8,000 patches fills them in over some nights rather than doubling its
- * own cost); each goes to the version whose commit it is.
+ * night over 8,000 patches fills them in over the nights that read new commits
+ * rather than doubling its own cost); each goes to the version whose commit it is.
+ * Until then a version's patch-id is unknown ("?" in the store, null in `nextbot
+ * patch --json`); its Message-ID and commit find it meanwhile.
  */
 void journey_patch_ids(struct journey_night *jn, size_t budget)
 {
@@ -413,6 +415,11 @@ int journey_observe(struct journey_night *jn)
 
 	for (t = 0; t < jn->trees_nr; t++)
 		jmap_put(&jn->by_tree, jn->trees[t].cfg->name, t);
+	/* last night's patches are most of tonight's: the maps sized once for them */
+	jmap_reserve(&jn->by_cache, jn->store.patches_nr);
+	jmap_reserve(&jn->by_commit, jn->store.patches_nr);
+	jmap_reserve(&jn->by_pid, jn->store.patches_nr);
+	jmap_reserve(&jn->by_msgid, jn->store.patches_nr);
 	for (j = 0; j < jn->store.patches_nr; j++) {
 		const struct journey *jr = &jn->store.patches[j];
 
