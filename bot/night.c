@@ -574,7 +574,7 @@ static int budget_spent(struct night *n)
 static int after_failure(size_t *next, int *recheck, struct night *n, size_t ti,
 			 struct night_failure *f)
 {
-	size_t acted;
+	size_t acted = ti;
 	int error;
 
 	error = budget_spent(n) ? 1 : night_handle_breakage(n, f, &acted);
@@ -836,7 +836,7 @@ static int final_check(struct night *n)
 		return 0;
 	while (!night_past_deadline(n)) {
 		struct night_failure f = { 0 };
-		size_t acted;
+		size_t acted = 0;
 
 		if ((error = night_check_head(n, NIGHT_CHECK_ALL, &f)) <= 0) {
 			night_failure_release(&f);
