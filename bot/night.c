@@ -14,6 +14,7 @@
 #include "merge/lookup.h"
 #include "merge/nextfiles.h"
 #include "merge/push.h"
+#include "merge/repo.h"
 #include "util/error.h"
 #include "util/fileutil.h"
 #include "util/log.h"

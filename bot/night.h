@@ -15,7 +15,6 @@
 #include "merge/check.h"
 #include "merge/fetch.h"
 #include "merge/integrate.h"
-#include "merge/repo.h"
 #include "util/slurm.h"
 
 struct cc_service;

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "bot/journey/night_int.h"
+#include "merge/fetch.h"
 #include "merge/lookup.h"
 #include "merge/repo.h"
 #include "util/error.h"
