@@ -5,7 +5,7 @@
 #include <time.h>
 
 #include "bot/botutil.h"
-#include "bot/cli.h"
+#include "bot/commands.h"
 #include "bot/journey/journey.h"
 #include "bot/night.h"
 #include "bot/promfile.h"
