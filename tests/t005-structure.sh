@@ -92,4 +92,14 @@ check "... the word a _name() spells" \
 	grep -q '^text compare: notify/use.c:4: is_flaky() compares "flaky-one" as text' "$TMP/out"
 check "... and a channel" \
 	grep -q '^text compare: notify/use.c:9: is_mail() compares "mail" as text' "$TMP/out"
+# --- decide in one place: the breakage handling (night_check.c) returns a decision;
+# only bot/night.c reverts, falls back, drops, re-merges, rewinds or sets a flag's action
+acts=$(cd "$ROOT" && grep -rlE \
+	"integ_night_(revert|left_out|truncate|merge_tree|apply_fixes|restore)\(|->action = FLAG_" \
+	bot notify feeds | sort -u | tr '\n' ' ')
+check "only bot/night.c carries out a breakage's actions (callers: $acts)" \
+	test "$acts" = "bot/night.c "
+check "night_check.c decides (night_handle_breakage fills a struct night_decision)" \
+	grep -q "^int night_handle_breakage(struct night \*n, struct night_failure \*fail,$" \
+	"$ROOT/bot/night_check.c"
 done_testing
