@@ -2,7 +2,8 @@
 # `make install`.  Add to the user's CFLAGS, never replace them.  SAN=1 for
 # ASan+UBSan, V=1 for commands.
 #
-# DEVELOPER=1 turns warnings into errors.  It is on by default in a git checkout
+# DEVELOPER=1 turns warnings into errors (and with clang adds -Wshadow
+# -Wconditional-uninitialized).  It is on by default in a git checkout
 # (development and CI, which runs in a clone) and off in an unpacked release, so a
 # packager's newer compiler warns instead of failing; `make DEVELOPER=0` or
 # `DEVELOPER=1` overrides either way.
@@ -27,6 +28,10 @@ NB_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
 	-DNEXTBOT_VERSION='"$(VERSION)"' -MMD -MP -pthread
 ifeq ($(DEVELOPER),1)
 NB_CFLAGS += -Werror
+# clang sees a variable that only some paths set, and a name that hides another
+ifneq ($(shell $(CC) --version 2>/dev/null | grep -c clang),0)
+NB_CFLAGS += -Wshadow -Wconditional-uninitialized
+endif
 endif
 # A library pkg-config does not know is named, not left to a compile error.
 MISSING_PC := $(strip $(foreach p,$(LIBS_PC),$(if $(shell $(PKG_CONFIG) --exists $(p) && echo y),,$(p))))

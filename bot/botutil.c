@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "bot/botutil.h"
-#include "bot/cli.h"
+#include "bot/commands.h"
 #include "util/error.h"
 #include "util/fileutil.h"
 #include "util/log.h"

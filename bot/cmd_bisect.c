@@ -6,7 +6,6 @@
 #include <json-c/json.h>
 
 #include "bot/botutil.h"
-#include "bot/cli.h"
 #include "bot/commands.h"
 #include "merge/bisect_repo.h"
 #include "merge/merge_global.h"

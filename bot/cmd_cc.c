@@ -6,7 +6,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bot/cli.h"
 #include "bot/commands.h"
 #include "cc/cc.h"
 #include "util/error.h"

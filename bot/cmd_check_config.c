@@ -4,7 +4,6 @@
 #include <string.h>
 #include <json-c/json.h>
 
-#include "bot/cli.h"
 #include "bot/commands.h"
 #include "bot/config.h"
 #include "bot/workdir.h"

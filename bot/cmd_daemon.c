@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "bot/botutil.h"
-#include "bot/cli.h"
+#include "bot/commands.h"
 #include "bot/gc.h"
 #include "bot/lock.h"
 #include "bot/state.h"

@@ -5,7 +5,7 @@
 #include <time.h>
 
 #include "bot/botutil.h"
-#include "bot/cli.h"
+#include "bot/commands.h"
 #include "bot/maint.h"
 #include "bot/notices.h"
 #include "merge/droppush.h"

@@ -4,7 +4,7 @@
 #include <time.h>
 
 #include "bot/botutil.h"
-#include "bot/cli.h"
+#include "bot/commands.h"
 #include "bot/gc.h"
 #include "bot/maint.h"
 #include "merge/merge_global.h"

@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include "bot/botutil.h"
-#include "bot/cli.h"
 #include "bot/commands.h"
 #include "bot/lock.h"
 #include "bot/mailcmd.h"

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "bot/botutil.h"
-#include "bot/cli.h"
+#include "bot/commands.h"
 #include "bot/lock.h"
 #include "bot/maint.h"
 #include "bot/state.h"

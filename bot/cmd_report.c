@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "bot/botutil.h"
-#include "bot/cli.h"
+#include "bot/commands.h"
 #include "bot/html.h"
 #include "bot/journey/journey.h"
 #include "bot/notices.h"

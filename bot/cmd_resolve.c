@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "bot/botutil.h"
-#include "bot/cli.h"
+#include "bot/commands.h"
 #include "bot/lock.h"
 #include "merge/rerere.h"
 #include "util/error.h"

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bot/cli.h"
 #include "bot/commands.h"
 #include "feeds/world.h"
 #include "merge/merge_global.h"

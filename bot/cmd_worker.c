@@ -2,7 +2,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bot/cli.h"
 #include "bot/commands.h"
 #include "merge/merge_global.h"
 #include "merge/worker.h"

@@ -2,6 +2,16 @@
 #ifndef BOT_COMMANDS_H
 #define BOT_COMMANDS_H
 
+/* Exit codes: 0 done, 1 the bot failed, 2 usage or config error, 3 `bisect` found only skips. */
+enum cli_exit {
+	EXIT_DONE = 0,     /* the command did its job */
+	EXIT_FAILED = 1,   /* the bot itself failed */
+	EXIT_USAGE = 2,    /* usage or config error */
+	EXIT_SKIPPED = 3,  /* bisect: only skipped commits remain */
+	EXIT_DATAERR = 65, /* mail-in: not a mail message (sysexits EX_DATAERR) */
+	EXIT_TEMPFAIL = 75, /* mail-in: try again later (EX_TEMPFAIL): lock held, disk */
+};
+
 /* What the global options resolved to; borrowed for the command's lifetime. */
 struct cli_ctx {
 	const char *config_path; /* -c FILE, else $NEXTBOT_CONFIG, else ./nextbot.yaml */

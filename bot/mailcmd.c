@@ -7,7 +7,7 @@
 #include <time.h>
 
 #include "bot/botutil.h"
-#include "bot/cli.h"
+#include "bot/commands.h"
 #include "bot/mailcmd.h"
 #include "bot/mailtest.h"
 #include "bot/notices.h"

@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "bot/botutil.h"
-#include "bot/cli.h"
+#include "bot/commands.h"
 #include "bot/mailtest.h"
 #include "bot/night.h"
 #include "bot/notices.h"

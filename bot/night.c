@@ -5,7 +5,7 @@
 #include <time.h>
 
 #include "bot/botutil.h"
-#include "bot/cli.h"
+#include "bot/commands.h"
 #include "bot/journey/journey.h"
 #include "bot/night.h"
 #include "bot/promfile.h"
@@ -14,6 +14,7 @@
 #include "merge/lookup.h"
 #include "merge/nextfiles.h"
 #include "merge/push.h"
+#include "merge/repo.h"
 #include "util/error.h"
 #include "util/fileutil.h"
 #include "util/log.h"
@@ -514,16 +515,24 @@ done:
 	return error;
 }
 
-/* Rewinds next to just before tree ti's merge; later trees must be merged again. */
-static int rewind_before(struct night *n, size_t ti)
+/*
+ * Rewinds next to just before tree ti's merge (after = 0), or to just after it,
+ * with what followed it before the next tree's merge (after = 1: its reverts and
+ * fixes); the later trees must be merged again.
+ */
+static int rewind_tree(struct night *n, size_t ti, int after)
 {
 	size_t i, steps = integ_night_steps_nr(n->integ);
+	int seen = 0;
 
 	for (i = 0; i < steps; i++) {
 		const struct integ_step *s = integ_night_step(n->integ, i);
 
-		if (s->kind == INTEG_STEP_MERGE && !strcmp(s->tree, n->trees[ti].cfg->name))
+		if (s->kind != INTEG_STEP_MERGE)
+			continue;
+		if (seen || (!after && !strcmp(s->tree, n->trees[ti].cfg->name)))
 			return integ_night_truncate(n->integ, i);
+		seen = !strcmp(s->tree, n->trees[ti].cfg->name);
 	}
 	return integ_night_truncate(n->integ, steps);
 }
@@ -532,13 +541,13 @@ static int rewind_before(struct night *n, size_t ti)
  * Uses tree ti's previous version (or drops it, as on_breakage says or when it
  * has none) in place of tonight's.  next is rewound to before its merge.
  */
-int night_fallback(struct night *n, size_t ti, const char *why)
+static int fall_back(struct night *n, size_t ti, const char *why)
 {
 	struct night_tree *t = &n->trees[ti];
 	struct nb_oid good;
 	int error;
 
-	if ((error = rewind_before(n, ti)) < 0)
+	if ((error = rewind_tree(n, ti, 0)) < 0)
 		return error;
 	if (n->cfg->on_breakage != CONFIG_BREAK_DROP_TREE &&
 	    repo_good_get(n->repo, t->cfg->name, &good) == 0 &&
@@ -549,7 +558,7 @@ int night_fallback(struct night *n, size_t ti, const char *why)
 			set_state(t, TREE_PREVIOUS_VERSION, why);
 			return 0;
 		}
-		if ((error = rewind_before(n, ti)) < 0)
+		if ((error = rewind_tree(n, ti, 0)) < 0)
 			return error;
 	}
 	integ_night_left_out(n->integ, t->cfg->name, why);
@@ -559,10 +568,82 @@ int night_fallback(struct night *n, size_t ti, const char *why)
 	return 0;
 }
 
+/* Reverts f's culprit (`commit`) right after its tree's merge; falls back when it cannot. */
+static int revert_culprit(struct night *n, size_t ti, struct flag *f, const struct nb_oid *commit)
+{
+	struct night_tree *t = &n->trees[ti];
+	char *why;
+	int error;
+
+	if (n->cfg->on_breakage == CONFIG_BREAK_REVERT_CULPRIT && t->reverts < NIGHT_MAX_REVERTS) {
+		why = xstrfmt("nextbot: %s broke %s (flag %s)", commit->hex, f->command, f->id);
+		error = integ_night_revert(n->integ, commit->hex, t->cfg->name, why);
+		free(why);
+		if (error == 0) {
+			t->reverts++;
+			t->state = TREE_REVERTED;
+			free(t->reason);
+			t->reason = xstrfmt("reverted %.12s (\"%s\")", commit->hex,
+					    f->subject ? f->subject : "");
+			f->action = FLAG_REVERTED;
+			return 0;
+		}
+		if (error != NB_ECONFLICT)
+			return error;
+	}
+	why = xstrfmt("%s broke %s (flag %s)", f->subject ? f->subject : commit->hex,
+		      f->command ? f->command : "next", f->id);
+	error = fall_back(n, ti, why);
+	free(why);
+	f->action = t->state == TREE_PREVIOUS_VERSION ? FLAG_PREVIOUS_VERSION : FLAG_DROPPED_TREE;
+	return error;
+}
+
+/*
+ * Carries out what the breakage handling decided (night_check.c decides; only
+ * here is next changed for a breakage).  Returns 0 when next was changed (merge
+ * the trees after d->tree again and recheck), 1 when nothing was to be done,
+ * negative on a failure.
+ */
+static int carry_out(struct night *n, const struct night_decision *d)
+{
+	int error;
+
+	switch (d->action) {
+	case NIGHT_ACT_CULPRIT:
+		if ((error = rewind_tree(n, d->tree, 1)) < 0)
+			return error;
+		return revert_culprit(n, d->tree, d->flag, &d->commit);
+	case NIGHT_ACT_FALLBACK:
+		return fall_back(n, d->tree, d->why);
+	case NIGHT_ACT_NONE:
+		break;
+	}
+	return 1;
+}
+
 /* Every failure handled in one night at most: a bound against endless loops. */
 static int budget_spent(struct night *n)
 {
 	return ++n->rounds > (int)(n->trees_nr * 4 + 8);
+}
+
+/*
+ * A breakage: night_check.c finds the culprit and decides, carry_out() acts.
+ * Returns 0 when next was changed (*acted: the tree acted on), 1 when nothing was
+ * done (also when the bisect budget is spent), negative on a failure.
+ */
+static int handle_breakage(struct night *n, struct night_failure *f, size_t *acted)
+{
+	struct night_decision d = NIGHT_DECISION_INIT;
+	int error = budget_spent(n) ? 1 : night_handle_breakage(n, f, &d);
+
+	if (error == 0) {
+		*acted = d.tree;
+		error = carry_out(n, &d);
+	}
+	night_decision_release(&d);
+	return error;
 }
 
 /*
@@ -574,10 +655,10 @@ static int budget_spent(struct night *n)
 static int after_failure(size_t *next, int *recheck, struct night *n, size_t ti,
 			 struct night_failure *f)
 {
-	size_t acted;
+	size_t acted = ti;
 	int error;
 
-	error = budget_spent(n) ? 1 : night_handle_breakage(n, f, &acted);
+	error = handle_breakage(n, f, &acted);
 	night_failure_release(f);
 	*next = ti + 1;
 	*recheck = 0;
@@ -836,7 +917,7 @@ static int final_check(struct night *n)
 		return 0;
 	while (!night_past_deadline(n)) {
 		struct night_failure f = { 0 };
-		size_t acted;
+		size_t acted = 0;
 
 		if ((error = night_check_head(n, NIGHT_CHECK_ALL, &f)) <= 0) {
 			night_failure_release(&f);
@@ -844,7 +925,7 @@ static int final_check(struct night *n)
 			return error;
 		}
 		n->broken = 1;
-		error = budget_spent(n) ? 1 : night_handle_breakage(n, &f, &acted);
+		error = handle_breakage(n, &f, &acted);
 		night_failure_release(&f);
 		if (error)
 			return error < 0 ? error : 0;

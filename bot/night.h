@@ -15,7 +15,6 @@
 #include "merge/check.h"
 #include "merge/fetch.h"
 #include "merge/integrate.h"
-#include "merge/repo.h"
 #include "util/slurm.h"
 
 struct cc_service;
@@ -187,25 +186,41 @@ int night_check_trial(struct check_result *out, const struct config *cfg, const 
  */
 int night_check_heads(struct night *n, const struct nb_oid *heads, size_t nr, unsigned what,
 		      struct night_failure *out, int *state);
+/* A tree gets at most this many culprits reverted a night before its previous
+ * version is used instead: past that, bisecting on costs more than the fallback. */
+#define NIGHT_MAX_REVERTS 4
+
+/* What the breakage handling decided; night.c alone carries it out. */
+enum night_action {
+	NIGHT_ACT_NONE,      /* nothing more can be done tonight */
+	NIGHT_ACT_CULPRIT,   /* revert `commit` right after its tree's merge; when that
+				cannot be (on_breakage, the cap, a conflict), fall back */
+	NIGHT_ACT_FALLBACK,  /* the tree falls back: no single culprit (`why`) */
+};
+
+struct night_decision {
+	enum night_action action;
+	size_t tree;         /* index into night.trees of the tree acted on */
+	struct flag *flag;   /* CULPRIT: its flag (flag->action is set when acted) */
+	struct nb_oid commit; /* CULPRIT: the culprit's commit tonight */
+	char *why;           /* FALLBACK: owned */
+};
+#define NIGHT_DECISION_INIT { .action = NIGHT_ACT_NONE, .commit = NB_OID_INIT }
+void night_decision_release(struct night_decision *d);
+
 /*
  * Tonight's next fails as `fail` says: find the culprit over the night's steps,
- * confirm it, flag it and act on it in its tree (index in *acted), with next
- * rewound to just after that tree's merge (and the revert) or to its fallback.
- * Returns 0 when next was changed (merge the later trees again and recheck), 1
- * when nothing more can be done (flaky, infrastructure, dismissed, deadline),
- * negative on a failure of nextbot itself.
+ * confirm it, flag it and decide what is done about it (*out), which night.c
+ * carries out.  Returns 0 with a decision (out->action is not NONE), 1 when
+ * nothing more can be done (flaky, infrastructure, dismissed, deadline), negative
+ * on a failure of nextbot itself.  Changes nothing of next.
  */
-int night_handle_breakage(struct night *n, struct night_failure *fail, size_t *acted);
+int night_handle_breakage(struct night *n, struct night_failure *fail,
+			  struct night_decision *out);
 void night_failure_release(struct night_failure *f);
 /* night_check.c: the cells of the config, ready to run; released by night_cells_release(). */
 void night_cells_init(struct night *n);
 void night_cells_release(struct night *n);
-/*
- * Uses tree ti's previous version (or leaves it out, as on_breakage says or when
- * it has none) instead of tonight's; next is rewound to before its merge and the
- * later trees must be merged again.  night.c.
- */
-int night_fallback(struct night *n, size_t ti, const char *why);
 int night_past_deadline(struct night *n);
 /*
  * night_check.c: 1 with out->infra filled when the work directory's disk is full,

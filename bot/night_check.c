@@ -22,10 +22,6 @@
 #include "util/xalloc.h"
 #include "util/banned.h"
 
-/* A tree gets at most this many culprits reverted a night before its previous
- * version is used instead: past that, bisecting on costs more than the fallback. */
-#define NIGHT_MAX_REVERTS 4
-
 int night_past_deadline(struct night *n)
 {
 	if (bot_stop_requested || (n->deadline && time(NULL) >= n->deadline)) {
@@ -812,63 +808,29 @@ static struct flag *flag(struct night *n, const struct culprit_result *r,
 	return f;
 }
 
-/* Reverts the culprit right after its tree's merge; falls back when it cannot. */
-static int act(struct night *n, size_t ti, struct flag *f, const struct culprit_result *r)
+void night_decision_release(struct night_decision *d)
 {
-	struct night_tree *t = &n->trees[ti];
-	char *why;
-	int error;
-
-	if (n->cfg->on_breakage == CONFIG_BREAK_REVERT_CULPRIT && t->reverts < NIGHT_MAX_REVERTS) {
-		why = xstrfmt("nextbot: %s broke %s (flag %s)", r->commit.hex, f->command, f->id);
-		error = integ_night_revert(n->integ, r->commit.hex, t->cfg->name, why);
-		free(why);
-		if (error == 0) {
-			t->reverts++;
-			t->state = TREE_REVERTED;
-			free(t->reason);
-			t->reason = xstrfmt("reverted %.12s (\"%s\")", r->commit.hex,
-					    f->subject ? f->subject : "");
-			f->action = FLAG_REVERTED;
-			return 0;
-		}
-		if (error != NB_ECONFLICT)
-			return error;
-	}
-	why = xstrfmt("%s broke %s (flag %s)", f->subject ? f->subject : r->commit.hex,
-		      f->command ? f->command : "next", f->id);
-	error = night_fallback(n, ti, why);
-	free(why);
-	f->action = t->state == TREE_PREVIOUS_VERSION ? FLAG_PREVIOUS_VERSION : FLAG_DROPPED_TREE;
-	return error;
+	free(d->why);
+	*d = (struct night_decision)NIGHT_DECISION_INIT;
 }
 
-static int rewind_to_tree(struct night *n, size_t ti)
+/* Decides that f's culprit, `commit` tonight, in tree ti, is reverted (or its tree falls back). */
+static int decide_culprit(struct night_decision *d, size_t ti, struct flag *f,
+			  const struct nb_oid *commit)
 {
-	size_t i, steps = integ_night_steps_nr(n->integ), end = steps;
-	int seen = 0;
-
-	for (i = 0; i < steps; i++) {
-		const struct integ_step *s = integ_night_step(n->integ, i);
-
-		if (s->kind == INTEG_STEP_MERGE && !strcmp(s->tree, n->trees[ti].cfg->name))
-			seen = 1;
-		else if (seen && s->kind == INTEG_STEP_MERGE) {
-			end = i;
-			break;
-		}
-	}
-	return integ_night_truncate(n->integ, end);
+	d->action = NIGHT_ACT_CULPRIT;
+	d->tree = ti;
+	d->flag = f;
+	d->commit = *commit;
+	return 0;
 }
 
 static int outcome(struct night *n, struct culprit_result *r, struct night_failure *fail,
-		     size_t *acted)
+		   struct night_decision *d)
 {
 	size_t ti = tree_index(n, r->tree);
 	struct flag *f;
-	int error;
 
-	*acted = ti;
 	switch (r->outcome) {
 	case CULPRIT_FOUND:
 		if (ti == (size_t)-1)
@@ -878,9 +840,7 @@ static int outcome(struct night *n, struct culprit_result *r, struct night_failu
 			       s(r->tree), s(r->fingerprint));
 			return 1;
 		}
-		if ((error = rewind_to_tree(n, ti)) < 0)
-			return error;
-		return act(n, ti, f, r);
+		return decide_culprit(d, ti, f, &r->commit);
 	case CULPRIT_FLAKY:
 		if (ti != (size_t)-1 && !nb_oid_is_null(&r->commit)) {
 			flag(n, r, fail);
@@ -905,7 +865,10 @@ static int outcome(struct night *n, struct culprit_result *r, struct night_failu
 			break;
 		note(n, "%s: the breakage could not be pinned on one patch (%s)", s(r->tree),
 		       culprit_outcome_name(r->outcome));
-		return night_fallback(n, ti, "tonight's version broke next; no single culprit");
+		d->action = NIGHT_ACT_FALLBACK;
+		d->tree = ti;
+		d->why = xstrdup("tonight's version broke next; no single culprit");
+		return 0;
 	case CULPRIT_STOPPED:
 		n->unfinished = 1;
 		note(n, "%s stopped the search for the %s failure after the %s merge",
@@ -1044,10 +1007,9 @@ static struct flag *known_culprit(struct night *n, const struct night_failure *f
  * its tree falls back) as when found.
  */
 static int carried(struct night *n, struct flag *f, size_t ti, const struct nb_oid *commit,
-		   const struct night_failure *fail, size_t *acted)
+		   const struct night_failure *fail, struct night_decision *d)
 {
 	struct culprit_result r = CULPRIT_RESULT_INIT;
-	int error;
 
 	r.outcome = CULPRIT_FOUND;
 	r.commit = *commit;
@@ -1065,10 +1027,7 @@ static int carried(struct night *n, struct flag *f, size_t ti, const struct nb_o
 	}
 	set(&f->last_seen, n->opts->date);
 	flag_cells(n, f, fail, &r);
-	*acted = ti;
-	if ((error = rewind_to_tree(n, ti)) < 0)
-		return error;
-	return act(n, ti, f, &r);
+	return decide_culprit(d, ti, f, commit);
 }
 
 /* The failing command's index in its cell's list. */
@@ -1083,7 +1042,8 @@ static size_t failing_index(const struct night *n, const struct night_failure *f
 	return i;
 }
 
-int night_handle_breakage(struct night *n, struct night_failure *fail, size_t *acted)
+int night_handle_breakage(struct night *n, struct night_failure *fail,
+			  struct night_decision *out)
 {
 	struct culprit_result r = CULPRIT_RESULT_INIT;
 	struct nb_oid commit = NB_OID_INIT;
@@ -1093,7 +1053,7 @@ int night_handle_breakage(struct night *n, struct night_failure *fail, size_t *a
 	double t;
 	int error;
 
-	*acted = (size_t)-1;
+	*out = (struct night_decision)NIGHT_DECISION_INIT;
 	for (i = 0; i < fail->cells_nr; i++)
 		if (fail->cells[i].infra && fail->cells[i].cell != fail->cell)
 			note(n, "infrastructure problem, nobody blamed: %s (%s)",
@@ -1113,7 +1073,7 @@ int night_handle_breakage(struct night *n, struct night_failure *fail, size_t *a
 		return 1;
 	}
 	if ((f = known_culprit(n, fail, &ti, &commit)))
-		return carried(n, f, ti, &commit, fail, acted);
+		return carried(n, f, ti, &commit, fail, out);
 	opts(n, &o, &n->cells[fail->cell]);
 	o.steps = steps(n, &o.steps_nr);
 	o.failing_is_test = fail->is_test;
@@ -1123,7 +1083,7 @@ int night_handle_breakage(struct night *n, struct night_failure *fail, size_t *a
 	error = culprit_find(&r, &o);
 	n->phase.bisect += metrics_clock() - t;
 	if (error == 0)
-		error = outcome(n, &r, fail, acted);
+		error = outcome(n, &r, fail, out);
 	culprit_result_release(&r);
 	free((void *)o.steps);
 	return error;

@@ -3,7 +3,8 @@
  * night's ingredients of the failing probe are recorded in the flag (the base and
  * every earlier tree at the commits merged, reverts, the culprit); a notice renders
  * them as plain git and the configured commands, for an empty folder where only the
- * trees' URLs (or publish.url and the night's tag) are reachable.
+ * trees' URLs (or publish.url and the night's tag) are reachable.  night_repro.c
+ * records (the night's side); repro.c renders, from the flag alone.
  */
 #ifndef BOT_REPRO_H
 #define BOT_REPRO_H

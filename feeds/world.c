@@ -1140,37 +1140,6 @@ static int play_day(struct sim_world *w)
 
 /* ---- creating a world ---- */
 
-void sim_trees_build(struct sim_world *w)
-{
-	static const char *const mm[] = { "mm-stable", "mm-next", "mm-unstable" };
-	size_t i;
-
-	w->trees_nr = 4 + (size_t)w->ntrees;
-	w->trees = xcalloc(w->trees_nr, sizeof(*w->trees));
-	w->trees[0].name = xstrdup("mainline");
-	w->trees[0].repo = xstrdup("mainline");
-	w->trees[0].branch = xstrdup("master");
-	w->trees[0].kind = SIM_MAINLINE;
-	for (i = 1; i < 4; i++) {
-		w->trees[i].name = xstrdup(mm[i - 1]);
-		w->trees[i].repo = xstrdup("mm");
-		w->trees[i].branch = xstrdup(mm[i - 1]);
-		w->trees[i].kind = SIM_MM_STABLE + (int)i - 1;
-		w->trees[i].sub = 1;
-		w->trees[i].maintainer = 1;
-	}
-	for (i = 4; i < w->trees_nr; i++) {
-		w->trees[i].name = xstrdup(w->subs[i - 2].tree);
-		w->trees[i].repo = xstrdup(w->subs[i - 2].tree);
-		w->trees[i].branch = xstrdup(w->subs[i - 2].tree);
-		w->trees[i].kind = SIM_OTHER;
-		w->trees[i].sub = (int)i - 2;
-		w->trees[i].maintainer = (int)i - 2;
-	}
-	for (i = 0; i < w->trees_nr; i++)
-		w->trees[i].dirty_from = -1;
-}
-
 struct import {
 	git_tree_update *u;
 	size_t nr, alloc;

@@ -746,7 +746,7 @@ static int which_merge(struct night *n, size_t *step)
 {
 	const struct culprit_opts *o = n->o;
 	struct cands cs = { .n = n, .tree = "next" };
-	size_t *index = xcalloc(o->steps_nr + 1, sizeof(*index)), k;
+	size_t *index = xcalloc(o->steps_nr + 1, sizeof(*index)), k = 0;
 	int err;
 
 	units(&cs, o, o->steps_nr, index);
@@ -814,7 +814,7 @@ static int descend(struct night *n, size_t k, struct found *f, const struct cand
 	const struct culprit_step *st = &n->o->steps[k];
 	git_commit *c = NULL;
 	git_oid hide[2];
-	size_t j;
+	size_t j = 0;
 	int err = 0;
 
 	while (err == 0) {

@@ -12,6 +12,7 @@
 #include "util/oid.h"
 #include <stddef.h>
 #include "util/strvec.h"
+#include "merge/integ_drops.h"
 
 struct repo;
 struct integ_night;
@@ -23,13 +24,6 @@ struct integ_tree {
 	const char *branch;
 };
 
-/* Patches a maintainer dropped: they match by patch-id or Message-ID (no <>). */
-struct integ_drops {
-	const char *const *patch_ids;
-	size_t patch_ids_nr;
-	const char *const *message_ids;
-	size_t message_ids_nr;
-};
 
 enum integ_state {
 	INTEG_MERGED,           /* tonight's tip (or its replay without dropped patches) */

@@ -53,7 +53,7 @@ static int int_field(int *out, const char *text, const char *end, const char *na
 		     long lo, long hi)
 {
 	struct strbuf v = STRBUF_INIT;
-	long n;
+	long n = 0;
 	int err = field(&v, text, end, name);
 
 	if (!err && (str_to_long(v.buf, &n) < 0 || n < lo || n > hi))

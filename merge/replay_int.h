@@ -8,7 +8,7 @@
 #define MERGE_REPLAY_INT_H
 
 #include <git2.h>
-#include "merge/integrate.h"
+#include "merge/integ_drops.h"
 #include "util/strvec.h"
 
 struct replay_result {

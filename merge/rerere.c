@@ -574,7 +574,7 @@ static int resolve_pass(struct strbuf *report, int store, const char *meta, cons
 	while (p && *p && !err) {
 		const char *nl = strchr(p, '\n');
 		char *path;
-		size_t n;
+		size_t n = 0;
 
 		if (strncmp(p, "path ", 5)) {
 			p = nl ? nl + 1 : NULL;

@@ -380,3 +380,18 @@ size_t inbox_mail_commands(struct strvec *out, const char *body, size_t max)
 	}
 	return found;
 }
+
+/* The whole message: its header (mailparse.c), then its body's text. */
+int inbox_mail_parse(struct inbox_mail *out, const char *raw, size_t len)
+{
+	struct mail_fields fields = MAIL_FIELDS_INIT;
+	const char *body = NULL;
+	size_t body_len = 0;
+	int ret = mail_head_parse(out, &fields, raw, len, &body, &body_len);
+
+	if (ret == 0)
+		mail_body_text(out, &fields, body, body_len);
+	if (!out->body)
+		out->body = xstrdup("");
+	return ret;
+}

@@ -727,10 +727,10 @@ static void from(struct inbox_mail *m, const char *value)
 	strvec_clear(&addrs);
 }
 
-int inbox_mail_parse(struct inbox_mail *out, const char *raw, size_t len)
+int mail_head_parse(struct inbox_mail *out, struct mail_fields *fields, const char *raw,
+		    size_t len, const char **body, size_t *body_len)
 {
-	struct mail_fields fields = MAIL_FIELDS_INIT;
-	const char *p = raw, *end, *body, *v;
+	const char *p = raw, *end, *v;
 	struct strbuf sb = STRBUF_INIT;
 	int first_bad, ret = 0;
 
@@ -747,10 +747,11 @@ int inbox_mail_parse(struct inbox_mail *out, const char *raw, size_t len)
 
 		p = nl ? nl + 1 : end;
 	}
-	body = mail_fields_parse(&fields, p, end, &first_bad);
-	out->headers = fields.v;
-	out->headers_nr = fields.nr;
-	if (!len || first_bad || !fields.nr) {
+	*body = mail_fields_parse(fields, p, end, &first_bad);
+	*body_len = (size_t)(end - *body);
+	out->headers = fields->v;
+	out->headers_nr = fields->nr;
+	if (!len || first_bad || !fields->nr) {
 		ret = nb_error_set(NB_EINVALID, "not a mail message: %s",
 				   !len ? "no input" : "it does not start with header fields");
 		goto done;
@@ -770,13 +771,10 @@ int inbox_mail_parse(struct inbox_mail *out, const char *raw, size_t len)
 	if ((v = inbox_mail_header(out, "Auto-Submitted")))
 		out->auto_submitted = first_word_lower(v);
 	out->autoreply = is_autoreply(out);
-	mail_body_text(out, &fields, body, (size_t)(end - body));
 done:
 	key_of(out, raw, len);
 	if (!out->subject)
 		out->subject = xstrdup("");
-	if (!out->body)
-		out->body = xstrdup("");
 	return ret;
 }
 

@@ -59,7 +59,16 @@ void mail_base64_decode(struct strbuf *out, const char *s, size_t n);
 /* Decodes RFC 2047 encoded words and raw 8-bit text of a field into clean UTF-8. */
 void mail_decode_words(struct strbuf *out, const char *value);
 
-/* Fills m->body (and m->is_report, m->truncated) from the message body. */
+/*
+ * inbox_mail_parse()'s first half (mailparse.c): out's header fields, sender,
+ * subject and key from the raw message (at most INBOX_MAIL_MAX of it), and where
+ * its body starts (*body, *body_len).  0, or NB_EINVALID when it is not a mail
+ * message (out is filled as far as it goes, subject and key always).
+ */
+int mail_head_parse(struct inbox_mail *out, struct mail_fields *fields, const char *raw,
+		    size_t len, const char **body, size_t *body_len);
+
+/* Fills m->body (and m->is_report, m->truncated) from the message body (mailbody.c). */
 void mail_body_text(struct inbox_mail *m, const struct mail_fields *top, const char *body,
 		    size_t len);
 

@@ -251,7 +251,7 @@ static int from_json(struct outbox_notice *n, struct json_object *o)
 		return -1;
 	for (i = 0; i < json_object_array_length(rs); i++) {
 		struct json_object *r = json_object_array_get_idx(rs, i), *v;
-		enum outbox_state s;
+		enum outbox_state s = OUTBOX_QUEUED;
 		char *to = get_str(r, "to"), *err = get_str(r, "error");
 		int bad = !to || !json_object_object_get_ex(r, "state", &v) ||
 			  state_parse(json_object_get_string(v), &s) < 0;

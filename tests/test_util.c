@@ -499,7 +499,7 @@ static void test_file_remove_tree_hostile(void **state)
 /* Builds the hostile tree of the test below in `dir`; 0 or -1. */
 static int unprivileged_tree(const char *dir)
 {
-	int fd = open(dir, O_RDONLY | O_DIRECTORY), next, i, ok = fd >= 0;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY), next = -1, i, ok = fd >= 0;
 	char *p;
 
 	/* 5,000 folders deep: made one below the other, beyond PATH_MAX */

@@ -2,7 +2,7 @@
 #include <stdio.h>
 
 #include "bot/botutil.h"
-#include "bot/cli.h"
+#include "bot/commands.h"
 #include "bot/journey/journey.h"
 #include "util/error.h"
 #include "util/banned.h"

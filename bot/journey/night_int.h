@@ -5,7 +5,6 @@
 #define BOT_JOURNEY_NIGHT_INT_H
 
 #include "bot/journey/journey_int.h"
-#include "merge/fetch.h"
 
 struct people;
 

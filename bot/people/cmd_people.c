@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "bot/botutil.h"
-#include "bot/cli.h"
 #include "bot/commands.h"
 #include "bot/people/people.h"
 #include "merge/merge_global.h"

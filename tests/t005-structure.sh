@@ -1,0 +1,105 @@
+#!/bin/sh
+# The structure gates of `make style` (scripts/check-structure): each one passes on
+# a tree that keeps its rule and fails, naming the place, on one planted violation.
+. "$(dirname "$0")/lib.sh"
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+GATE="$ROOT/scripts/check-structure"
+
+# plant FILE: writes stdin into the small tree $T
+plant() { mkdir -p "$T/$(dirname "$1")" && cat > "$T/$1"; }
+fresh() { T=$TMP/tree$1; mkdir -p "$T"; }
+
+expect_exit 0 "this checkout keeps the gates make style runs" "$GATE"
+check "... and says so" grep -q "^structure: ok" "$TMP/out"
+
+# --- circle: two sources that call each other, two headers that include each other
+fresh 1
+plant util/a.c <<'EOF'
+int plant_a(void)
+{
+	return 1;
+}
+EOF
+plant util/b.c <<'EOF'
+int plant_a(void);
+int plant_b(void)
+{
+	return plant_a();
+}
+EOF
+expect_exit 0 "a call one way is no circle" "$GATE" --gate circle "$T"
+plant util/a.c <<'EOF'
+int plant_b(void);
+int plant_a(void)
+{
+	return plant_b();
+}
+EOF
+expect_exit 1 "a call circle fails the circle gate" "$GATE" --gate circle "$T"
+check "... naming both files and the calls" \
+	grep -q "^circle: util/a util/b: util/a -> util/b (plant_b); util/b -> util/a (plant_a)" "$TMP/out"
+fresh 2
+printf '#include "util/y.h"\n' | plant util/x.h
+printf '#include "util/x.h"\n' | plant util/y.h
+expect_exit 1 "an include circle fails the circle gate" "$GATE" --gate circle "$T"
+check "... naming the includes" grep -q "util/x.h -> util/y.h (#include util/y.h)" "$TMP/out"
+
+# --- door: a bot/ file including a merge/ header it names nothing of
+fresh 3
+plant merge/door.h <<'EOF'
+struct door_opts { int x; };
+enum door_kind { DOOR_A, DOOR_B };
+int door_open(const struct door_opts *o);
+EOF
+printf '#include "merge/door.h"\nint bot_x(void)\n{\n\treturn DOOR_B;\n}\n' | plant bot/x.c
+expect_exit 0 "a bot/ file naming an enum constant of its door passes" "$GATE" --gate door "$T"
+printf '#include "merge/door.h"\nint bot_x(void)\n{\n\treturn 2;\n}\n' | plant bot/sub/y.c
+expect_exit 1 "a bot/ file (any depth) with an unused merge/ door fails" "$GATE" --gate door "$T"
+check "... naming the file and the door" \
+	grep -q "^door: bot/sub/y.c includes merge/door.h and names nothing it declares" "$TMP/out"
+check "... and not the file that uses it" sh -c "! grep -q 'bot/x.c' '$TMP/out'"
+
+# --- text: a kind compared as text outside its _name()/_parse()
+fresh 4
+plant notify/kind.c <<'EOF'
+#include <string.h>
+enum plant_kind { PLANT_BUILD, PLANT_FLAKY };
+const char *plant_kind_name(enum plant_kind k)
+{
+	return k == PLANT_FLAKY ? "flaky-one" : "build-one";
+}
+int plant_kind_parse(const char *s, enum plant_kind *k)
+{
+	*k = !strcmp(s, "flaky-one") ? PLANT_FLAKY : PLANT_BUILD;
+	return 0;
+}
+EOF
+expect_exit 0 "comparing inside _name()/_parse() passes" "$GATE" --gate text "$T"
+plant notify/use.c <<'EOF'
+#include <string.h>
+static int is_flaky(const char *kind)
+{
+	return kind && !strncmp(kind,
+				"flaky-one", 9);
+}
+static int is_mail(const char *channel)
+{
+	return !strcasecmp(channel, "mail");
+}
+EOF
+expect_exit 1 "a kind compared as text elsewhere fails the text gate" "$GATE" --gate text "$T"
+check "... the word a _name() spells" \
+	grep -q '^text compare: notify/use.c:4: is_flaky() compares "flaky-one" as text' "$TMP/out"
+check "... and a channel" \
+	grep -q '^text compare: notify/use.c:9: is_mail() compares "mail" as text' "$TMP/out"
+# --- decide in one place: the breakage handling (night_check.c) returns a decision;
+# only bot/night.c reverts, falls back, drops, re-merges, rewinds or sets a flag's action
+acts=$(cd "$ROOT" && grep -rlE \
+	"integ_night_(revert|left_out|truncate|merge_tree|apply_fixes|restore)\(|->action = FLAG_" \
+	bot notify feeds | sort -u | tr '\n' ' ')
+check "only bot/night.c carries out a breakage's actions (callers: $acts)" \
+	test "$acts" = "bot/night.c "
+check "night_check.c decides (night_handle_breakage fills a struct night_decision)" \
+	grep -q "^int night_handle_breakage(struct night \*n, struct night_failure \*fail,$" \
+	"$ROOT/bot/night_check.c"
+done_testing
