@@ -215,9 +215,9 @@ static int load_tree(struct loader *ld, const struct ynode *n, const char *key,
 	keep(&ret, yread_strlist(&ld->r, n, "contacts", &t->contacts, &contacts));
 	if (t->name && !tree_name_ok(t->name))
 		keep(&ret, yread_err(&ld->r, ynode_get(n, "name"), "name",
-				     "'%s' is not a valid tree name (letters, digits, '.', '_', "
-				     "'-'; it names a ref, so no \"..\", and no '.' or \".lock\" at "
-				     "the end)", t->name));
+				     "'%s' is not a valid tree name (letters, digits, '.', "
+				     "'_', '-'; it names a ref, so no \"..\", and no '.' or "
+				     "\".lock\" at the end)", t->name));
 	if (t->url)
 		keep(&ret, check_url(ld, n, "url", t->url, "git.token_env"));
 	if (t->branch && !branch_ok(t->branch))
@@ -1383,9 +1383,10 @@ static int load_watch(struct loader *ld, const struct ynode *root)
 		other = t->name ? config_tree_find(cfg, t->name, &w) : NULL;
 		if (other && (other != t || (cfg->base.name && !strcmp(t->name, cfg->base.name))))
 			keep(&r, yread_err(&ld->r, ynode_get(v->kids[i], "name"), "name",
-					   "duplicate name '%s' (%s at line %d): names are unique "
-					   "across base, trees and watch", t->name,
-					   other == t ? "the base" : w ? "a watched branch" : "a tree",
+					   "duplicate name '%s' (%s at line %d): names are "
+					   "unique across base, trees and watch", t->name,
+					   other == t ? "the base" :
+					   w ? "a watched branch" : "a tree",
 					   other != t ? other->line : cfg->base.line));
 		keep(&ret, r);
 		yread_kp_pop(&ld->r, old);
@@ -1504,8 +1505,8 @@ static int load_gate(struct loader *ld, const struct ynode *n, struct config_gat
 		if (cfg->watch[i].name && config_globs_match(&g->trees, cfg->watch[i].name) &&
 		    config_tree_find(cfg, cfg->watch[i].name, &w) && w) {
 			keep(&ret, yread_err(&ld->r, ynode_get(n, "policy"), "policy",
-					     "hold on '%s', a watched branch, which is never merged "
-					     "(use report)", cfg->watch[i].name));
+					     "hold on '%s', a watched branch, which is never "
+					     "merged (use report)", cfg->watch[i].name));
 			break;
 		}
 	return ret;

@@ -87,9 +87,11 @@ static void flaky_fingerprint_drops_values(void **state)
 	struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
 
 	excerpt_flaky_fingerprint(&a, "flaky:vfs", "test",
-				  "tests/test_fs_chunks57.c:21: FAIL: n == 5 (got 4, want 5) 1.5s");
+				  "tests/test_fs_chunks57.c:21: FAIL: n == 5 "
+				  "(got 4, want 5) 1.5s");
 	excerpt_flaky_fingerprint(&b, "flaky:vfs", "test",
-				  "tests/test_fs_chunks57.c:21: FAIL: n == 2 (got 1, want 2) 0.25s");
+				  "tests/test_fs_chunks57.c:21: FAIL: n == 2 "
+				  "(got 1, want 2) 0.25s");
 	assert_string_equal(a.buf, "flaky:vfs\ntest\ntests/test_fs_chunks57.c: FAIL: n == (got , "
 				   "want ) 1.5s");
 	assert_string_not_equal(a.buf, b.buf); /* "1.5s" and "0.25s" are words */

@@ -882,8 +882,10 @@ static void test_box_binds_and_path(void **state)
 	runcmd_result_release(&res);
 }
 
-/* A stop after a few polls, once the grandchild is there to be stopped (a loaded
-   machine may take longer than the polls to start it). */
+/*
+ * A stop after a few polls, once the grandchild is there to be stopped (a loaded
+ * machine may take longer than the polls to start it).
+ */
 static int stop_after(void *data)
 {
 	return --*(int *)data <= 0 && read_pid("gc.pid") > 1;

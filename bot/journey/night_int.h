@@ -98,8 +98,10 @@ void journey_version_add(struct journey_night *jn, size_t j, const struct journe
 int journey_commit_pid(struct journey_night *jn, struct journey_commit *c);
 /* The version's patch-id from its commit, if it waited and the commit is still there. */
 void journey_version_pid(struct journey_night *jn, struct journey_version *v);
-/* Patch-ids that waited, of tonight's commits: at most `budget` of them (the night
-   gives one per commit read anew, at most JOURNEY_PID_BUDGET). */
+/*
+ * Patch-ids that waited, of tonight's commits: at most `budget` of them (the night
+ * gives one per commit read anew, at most JOURNEY_PID_BUDGET).
+ */
 #define JOURNEY_PID_BUDGET 200
 void journey_patch_ids(struct journey_night *jn, size_t budget);
 
