@@ -397,8 +397,9 @@ const struct ynode *ynode_get(const struct ynode *map, const char *key)
 {
 	size_t i;
 
+	/* a key that is not a scalar (a list as a key) has no text: no key matches it */
 	for (i = 0; i + 1 < map->nr; i += 2)
-		if (!strcmp(map->kids[i]->value, key))
+		if (map->kids[i]->value && !strcmp(map->kids[i]->value, key))
 			return map->kids[i + 1];
 	return NULL;
 }
