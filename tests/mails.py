@@ -112,6 +112,11 @@ def replay(repo, logs):
     return bad
 
 
+def norm(text):
+    """Text with its numbers (line numbers, addresses, counts) made alike."""
+    return re.sub(r"(0x)?[0-9a-f]*[0-9][0-9a-f]*", "N", text)
+
+
 def run_block(script, expose, logs=()):
     with tempfile.TemporaryDirectory(prefix="nb-repro.") as tmp:
         work = os.path.join(tmp, "empty")
