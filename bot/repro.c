@@ -103,29 +103,57 @@ enum repro_join {
 	JOIN_NIGHTS,     /* merged as the night merged it: --no-ff, the night's message */
 };
 
+/*
+ * The shell function the steps fetch with: a tree rebased since the night, on a server
+ * that has dropped the old commits (git gc), no longer hands out the night's commit by
+ * id.  Then the steps say so and take the tree's branch as it is today: the commit of
+ * the same patch (the flag's patch-id) for the culprit, the branch's tip for the rest.
+ */
+static const char *const fetch_function[] = {
+	"# fetch_commit URL BRANCH COMMIT [PATCH-ID]: fetches COMMIT and prints it; when its",
+	"# tree was rebased since and the server no longer has COMMIT, says so and prints",
+	"# the commit of the same patch (PATCH-ID) on BRANCH today, or BRANCH's tip",
+	"fetch_commit() {",
+	"  git fetch -q --no-tags \"$1\" \"$3\" 2>/dev/null && { echo \"$3\"; return; }",
+	"  echo \"note: $3 is gone from $1 (rebased since): taking $2 as it is today\" >&2",
+	"  git fetch -q --no-tags \"$1\" \"$2\" || return",
+	"  [ -n \"${4-}\" ] || { git rev-parse FETCH_HEAD; return; }",
+	"  git log --no-merges -p --no-renames --format='commit %H' FETCH_HEAD --not HEAD |",
+	"    git patch-id --stable | awk -v p=\"$4\" '$1 == p { print $2; f = 1; exit }",
+	"      END { exit !f }' && echo \"note: the same patch (patch-id $4) is used\" >&2 ||",
+	"    { echo \"note: no commit of patch-id $4 on $2 today: it left the tree\" >&2;",
+	"      return 1; }",
+	"}",
+};
+
 static void fetch_merge(struct strvec *out, const char *url, const char *commit,
-			enum repro_join join, const char *branch)
+			enum repro_join join, const char *branch, const char *patch_id)
 {
 	struct strbuf sb = STRBUF_INIT;
 	char *pub = repro_public_url(url), *msg;
 
-	strbuf_addstr(&sb, "git fetch -q --no-tags ");
+	strbuf_addstr(&sb, "c=$(fetch_commit ");
 	shword(&sb, pub);
+	strbuf_addch(&sb, ' ');
+	shword(&sb, branch && *branch ? branch : "HEAD");
 	strbuf_addf(&sb, " %s", commit);
+	if (patch_id && *patch_id)
+		strbuf_addf(&sb, " %s", patch_id);
+	strbuf_addch(&sb, ')');
 	strvec_push(out, sb.buf);
 	strbuf_reset(&sb);
 	switch (join) {
 	case JOIN_CHECKOUT:
-		strvec_pushf(out, "git checkout -q --detach %s", commit);
+		strvec_push(out, "git checkout -q --detach \"$c\"");
 		break;
 	case JOIN_MERGE:
-		strvec_pushf(out, "git merge -q --no-edit %s", commit);
+		strvec_push(out, "git merge -q --no-edit \"$c\"");
 		break;
 	case JOIN_NIGHTS:
 		msg = xstrfmt("Merge branch '%s' of %s", branch, url);
 		strbuf_addstr(&sb, "git merge -q --no-ff -m ");
 		shq(&sb, msg);
-		strbuf_addf(&sb, " %s", commit);
+		strbuf_addstr(&sb, " \"$c\"");
 		strvec_push(out, sb.buf);
 		free(msg);
 		break;
@@ -353,10 +381,10 @@ static void render_step(struct strvec *out, char **rec, size_t nr, int exact)
 {
 	if (!strcmp(rec[0], "base") && nr >= 5) {
 		strvec_pushf(out, "# %s (%s)", rec[1], rec[3]);
-		fetch_merge(out, rec[2], rec[4], JOIN_CHECKOUT, NULL);
+		fetch_merge(out, rec[2], rec[4], JOIN_CHECKOUT, rec[3], NULL);
 	} else if (!strcmp(rec[0], "merge") && nr >= 5) {
 		strvec_pushf(out, "# %s (%s)", rec[1], rec[3]);
-		fetch_merge(out, rec[2], rec[4], exact ? JOIN_NIGHTS : JOIN_MERGE, rec[3]);
+		fetch_merge(out, rec[2], rec[4], exact ? JOIN_NIGHTS : JOIN_MERGE, rec[3], NULL);
 	} else if (!strcmp(rec[0], "drop") && nr >= 3) {
 		strvec_pushf(out, "# dropped from %s by its maintainer", rec[1]);
 		strvec_pushf(out, "git revert --no-edit %s", rec[2]);
@@ -397,6 +425,7 @@ struct repro_walk {
 	int part;       /* 0: next before the culprit's tree; 1: the rest of next; 2: after */
 	int started;    /* next before the culprit's tree came from the published tag */
 	int exported;   /* the night's identity is in the environment */
+	const char *patch_id; /* the culprit's, to follow it when its commit is gone */
 };
 
 static void unset_identity(struct strvec *out, struct repro_walk *w)
@@ -423,8 +452,10 @@ static void render_mark(struct strvec *out, struct repro_walk *w)
 		}
 		strvec_push(out, "# the rest of that night's next, to the commit its bisection "
 				 "started from (the bisect logs' commits)");
+		strvec_push(out, "before=$(git rev-parse HEAD)");
 	} else if (w->part == 2) {
-		strvec_pushf(out, "git checkout -q --detach %s", p->before);
+		/* not the id: a tree taken as it is today makes another */
+		strvec_push(out, "git checkout -q --detach \"$before\"");
 	}
 }
 
@@ -435,7 +466,7 @@ static void render_record(struct strvec *out, struct repro_walk *w, char **rec, 
 	} else if (!strcmp(rec[0], "culprit") && nr >= 5) {
 		unset_identity(out, w);
 		strvec_pushf(out, "# the commit, from the %s tree (%s)", rec[1], rec[3]);
-		fetch_merge(out, rec[2], rec[4], JOIN_MERGE, NULL);
+		fetch_merge(out, rec[2], rec[4], JOIN_MERGE, rec[3], w->patch_id);
 	} else if (!strcmp(rec[0], "unitrevert") && nr >= 3) {
 		strvec_pushf(out, "# reverted in next that night (%s)", rec[1]);
 		strvec_pushf(out, "git revert --no-edit %s", rec[2]);
@@ -454,10 +485,13 @@ void repro_render(struct strvec *out, const struct config *cfg, const struct fla
 	if (!f->repro.nr || !f->last_seen)
 		return;
 	plan_of(&w.plan, f);
+	w.patch_id = f->patch_id;
 	snprintf(tag, sizeof(tag), "next-%.4s%.2s%.2s", f->last_seen, f->last_seen + 5,
 		 f->last_seen + 8);
 	strvec_pushf(out, "git init -q %s && cd %s", tag, tag);
 	strvec_push(out, "git config user.name nextbot && git config user.email nextbot@localhost");
+	for (i = 0; i < sizeof(fetch_function) / sizeof(*fetch_function); i++)
+		strvec_push(out, fetch_function[i]);
 	w.started = w.plan.published && strchr(w.plan.published, '\t') && w.plan.before;
 	if (w.started) {
 		render_published(out, f, &w.plan);

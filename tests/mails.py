@@ -7,15 +7,16 @@
         lines, the Reproduce: block, the "| " tags)
     mails.py private OUTBOX WORKDIR [OPERATOR]
         no mail or webhook but the operator's contains the workdir path
-    mails.py repro OUTBOX FLAGS_JSON [--expose DIR]... [--only FLAG_ID]...
+    mails.py repro OUTBOX FLAGS_JSON [--expose DIR]... [--only FLAG_ID]... [--replay no]
         runs the Reproduce: block of every submitter report with `bash -e` in an
         empty folder, under bwrap: /tmp and the home folder are empty (the bot's
         workdir is not reachable), only the exposed directories (the trees'
         remotes) are visible, no network; the block must fail with the flag's
         first error line in its output.  Then each attached bisect log
         (bisect-N-*.log) must replay with `git bisect replay` in the block's
-        checkout to the first bad commit the log names.  Prints one line per
-        report.
+        checkout to the first bad commit the log names (not with --replay no:
+        after a tree's old commits are gone, its logs cannot).  Prints one line
+        per report.
 """
 import email
 import email.policy
@@ -112,6 +113,11 @@ def replay(repo, logs):
     return bad
 
 
+def norm(text):
+    """Text with its numbers (line numbers, addresses, counts) made alike."""
+    return re.sub(r"(0x)?[0-9a-f]*[0-9][0-9a-f]*", "N", text)
+
+
 def run_block(script, expose, logs=()):
     with tempfile.TemporaryDirectory(prefix="nb-repro.") as tmp:
         work = os.path.join(tmp, "empty")
@@ -147,7 +153,7 @@ def bisect_logs(msg):
     return out
 
 
-def repro(outbox, flags_path, expose, only):
+def repro(outbox, flags_path, expose, only, replay=True):
     with open(flags_path) as f:
         flags = {fl["id"]: fl for fl in json.load(f)["flags"]}
     bad, ran = [], 0
@@ -166,7 +172,7 @@ def repro(outbox, flags_path, expose, only):
         if fid not in flags or script is None:
             bad.append("%s: no flag %s or no Reproduce: block" % (n["subject"], fid))
             continue
-        code, out, replays = run_block(script, expose, bisect_logs(msg))
+        code, out, replays = run_block(script, expose, bisect_logs(msg) if replay else ())
         ran += 1
         bad += ["%s: %s" % (fid, r) for r in replays]
         # the flag holds the first error line of the night it was last seen; line
@@ -191,11 +197,14 @@ def main(argv):
     if argv[1] == "private":
         return private(argv[2], argv[3], argv[4] if len(argv) > 4 else None)
     if argv[1] == "repro":
-        expose, only, rest = [], [], argv[4:]
+        expose, only, rest, replay = [], [], argv[4:], True
         while rest:
             opt, val, rest = rest[0], rest[1], rest[2:]
+            if opt == "--replay":
+                replay = val != "no"
+                continue
             (expose if opt == "--expose" else only).append(val)
-        return repro(argv[2], argv[3], expose, only)
+        return repro(argv[2], argv[3], expose, only, replay)
     raise SystemExit(__doc__)
 
 
