@@ -19,6 +19,13 @@
 #include "util/xalloc.h"
 #include "util/banned.h"
 
+/* What `git bisect run` says: "first <id>" or "skipped <id> <id> ...", and its steps. */
+struct git_answer {
+	struct strbuf ids;
+	int only_skipped;
+	int steps;
+};
+
 /* A generated history: commit n has subject "c<n>" and files n (its number), BUG. */
 struct history {
 	char dir[256];
@@ -28,6 +35,9 @@ struct history {
 	int culprit;
 	int merges;
 	git_repository *repo;
+	/* git's answer, asked once per first_parent (it does not depend on jobs) */
+	struct git_answer git[2];
+	int asked[2];
 };
 
 static unsigned long rng_state;
@@ -133,6 +143,11 @@ static void history_make_culprit(struct history *h, unsigned long seed, int nr, 
 
 static void history_free(struct history *h)
 {
+	int fp;
+
+	for (fp = 0; fp < 2; fp++)
+		if (h->asked[fp])
+			strbuf_release(&h->git[fp].ids);
 	git_repository_free(h->repo);
 	if (!getenv("KEEP"))
 		file_remove_tree(h->dir);
@@ -159,13 +174,6 @@ static int predicate(void *data, const struct bisect_graph *g, const size_t *nod
 	return 0;
 }
 
-/* What `git bisect run` says: "first <id>" or "skipped <id> <id> ...", and its steps. */
-struct git_answer {
-	struct strbuf ids;
-	int only_skipped;
-	int steps;
-};
-
 static void git_bisect(struct git_answer *a, const struct history *h, const char *good,
 		       const char *bad, int first_parent)
 {
@@ -177,14 +185,19 @@ static void git_bisect(struct git_answer *a, const struct history *h, const char
 	for (n = 0; n < h->nr; n++)
 		if (h->skip[n])
 			strbuf_addf(&skips, " %d", n);
+	/* the test is a script git runs itself (no shell around it), the shell's
+	   builtins only: one process a step */
 	strbuf_addf(&cmd,
-		    "cd %s && rm -f ../cnt-%d && git bisect start %s %s %s >/dev/null && "
-		    "SKIPS='%s ' CNT=../cnt-%d git bisect run sh -c "
-		    "'echo >>$CNT; case \"$SKIPS\" in *\" $(cat n) \"*) exit 125;; esac; "
-		    "test ! -e BUG' 2>&1; git bisect reset >/dev/null 2>&1; "
-		    "echo; echo steps $(wc -l <../cnt-%d); rm -f ../cnt-%d",
-		    h->dir, (int)getpid(), first_parent ? "--first-parent" : "", bad, good,
-		    skips.buf, (int)getpid(), (int)getpid(), (int)getpid());
+		    "cd %s && rm -f ../cnt-%d && printf '%%s\\n' '#!/bin/sh' 'echo >>$CNT; "
+		    "read n <n; case \"$SKIPS\" in *\" $n \"*) exit 125;; esac; "
+		    "test ! -e BUG' >../probe-%d && chmod +x ../probe-%d && "
+		    "git bisect start %s %s %s >/dev/null && "
+		    "SKIPS='%s ' CNT=../cnt-%d git bisect run ../probe-%d 2>&1; "
+		    "git bisect reset >/dev/null 2>&1; "
+		    "echo; echo steps $(wc -l <../cnt-%d); rm -f ../cnt-%d ../probe-%d",
+		    h->dir, (int)getpid(), (int)getpid(), (int)getpid(),
+		    first_parent ? "--first-parent" : "", bad, good, skips.buf, (int)getpid(),
+		    (int)getpid(), (int)getpid(), (int)getpid(), (int)getpid());
 	p = popen(cmd.buf, "r");
 	assert_non_null(p);
 	strbuf_init(&a->ids, 0);
@@ -280,7 +293,11 @@ static void compare_with_git(struct history *h, int first_parent, unsigned jobs)
 		for (i = 0; i < r.range_nr; i++)
 			strbuf_addf(&ours, "%s ", g.nodes[r.range[i]].id.hex);
 	}
-	git_bisect(&a, h, goodhex, badhex, first_parent);
+	/* the skips are set before the first question and stay */
+	if (!h->asked[!!first_parent])
+		git_bisect(&h->git[!!first_parent], h, goodhex, badhex, first_parent);
+	h->asked[!!first_parent] = 1;
+	a = h->git[!!first_parent];   /* history_free releases it */
 	want = sorted_ids(a.ids.buf);
 	got = sorted_ids(ours.buf);
 	if (jobs == 1 || !a.only_skipped) {
@@ -303,7 +320,6 @@ static void compare_with_git(struct history *h, int first_parent, unsigned jobs)
 	}
 	free(want);
 	free(got);
-	strbuf_release(&a.ids);
 	strbuf_release(&ours);
 	bisect_result_release(&r);
 	bisect_graph_release(&g);
