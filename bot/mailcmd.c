@@ -555,13 +555,26 @@ struct verb {
 	const char *name;
 	void (*fn)(struct job *j, struct target *t, const char *args);
 	int by_patch; /* may name a patch (drop) or a drop (undrop) that no flag names */
+	int colon;    /* written with a colon before its text: "fix: <url>", "test: …" */
 };
 
 static const struct verb verbs[] = {
-	{ "drop", drop_cmd, 1 },      { "undrop", undrop_cmd, 1 }, { "invalid", invalid_cmd, 0 },
-	{ "reopen", reopen_cmd, 0 }, { "fix", fix_cmd, 0 },	  { "test", test_cmd, 0 },
+	{ "drop", drop_cmd, 1, 0 },     { "undrop", undrop_cmd, 1, 0 },
+	{ "invalid", invalid_cmd, 0, 0 }, { "reopen", reopen_cmd, 0, 0 },
+	{ "fix", fix_cmd, 0, 1 },	  { "test", test_cmd, 0, 1 },
 };
 #define VERBS_NR (sizeof(verbs) / sizeof(*verbs))
+
+/* The verb spelt `name` exactly (a name mailcmd_suggest() returned); NULL if none. */
+static const struct verb *verb_named(const char *name)
+{
+	size_t i;
+
+	for (i = 0; name && i < VERBS_NR; i++)
+		if (!strcmp(name, verbs[i].name))
+			return &verbs[i];
+	return NULL;
+}
 
 /* ---- what a command names ---- */
 
@@ -743,13 +756,14 @@ const char *mailcmd_suggest(const char *word)
 static void unknown(struct job *j, const char *word)
 {
 	const char *hint = mailcmd_suggest(word);
+	const struct verb *v = verb_named(hint);
 
 	if (!*word)
 		refuse(j, "?", "Nothing was done: a `#nextbot` line needs a command after it.");
 	else if (hint)
 		refuse(j, word, "Nothing was done: nextbot does not know the command \"%.*s\"; did "
 				"you mean `#nextbot %s%s`?", WORD_MAX, word, hint,
-		       !strcmp(hint, "fix") || !strcmp(hint, "test") ? ":" : "");
+		       v && v->colon ? ":" : "");
 	else
 		refuse(j, word, "Nothing was done: nextbot does not know the command \"%.*s\".",
 		       WORD_MAX, word);

@@ -10,6 +10,7 @@
 #include "bot/night.h"
 #include "bot/promfile.h"
 #include "bot/repro.h"
+#include "merge/conflict.h"
 #include "merge/fixes.h"
 #include "merge/lookup.h"
 #include "merge/nextfiles.h"
@@ -291,7 +292,7 @@ static void conflict_notice(struct night *n, size_t ti, const struct integ_outco
 				}
 			if (!hit)
 				continue;
-			if (strcmp(ic->kind, "content"))
+			if (conflict_kind_parse(ic->kind) != CONFLICT_CONTENT)
 				strvec_pushf(&paths, "%s (%s)", ic->path, ic->kind);
 			else
 				strvec_push(&paths, ic->path);

@@ -454,6 +454,14 @@ done:
 	return ret < 0 ? ret : found;
 }
 
+/* A sent notice's kind, as state.json records it: the submitter report or another. */
+enum sent_kind { SENT_OTHER, SENT_REPORT };
+
+static enum sent_kind sent_kind_parse(const char *kind)
+{
+	return kind && !strcmp(kind, "report") ? SENT_REPORT : SENT_OTHER;
+}
+
 int notices_outbox_mend(struct notices *n, struct state *st, int no_notify,
 			struct strvec *notes)
 {
@@ -471,7 +479,7 @@ int notices_outbox_mend(struct notices *n, struct state *st, int no_notify,
 		for (k = 0; k < st->sent_nr && !m; k++)
 			if (str_starts_with(st->sent[k].message_id, msgid))
 				m = &st->sent[k];
-		if (m && m->flag_id && !strcmp(m->kind, "report"))
+		if (m && m->flag_id && sent_kind_parse(m->kind) == SENT_REPORT)
 			f = state_flag_find(st, m->flag_id, &ambiguous);
 		if (f && !no_notify && (rebuilt = rebuild(n, f, ids.v[i])) < 0)
 			ret = rebuilt;

@@ -376,25 +376,51 @@ static void export_identity(struct strvec *out, const struct repro_plan *p)
 	free(buf);
 }
 
-/* One record of next's making: base, merge, drop, revert or local. */
-static void render_step(struct strvec *out, char **rec, size_t nr, int exact)
+/* A record's kind, its first field (the list at the top of this file). */
+enum repro_rec {
+	REPRO_REC_OTHER,  REPRO_REC_IDENTITY, REPRO_REC_BASE,    REPRO_REC_MERGE,
+	REPRO_REC_DROP,   REPRO_REC_LOCAL,    REPRO_REC_REVERT,  REPRO_REC_BEFORE,
+	REPRO_REC_TIP,    REPRO_REC_CULPRIT,  REPRO_REC_UNITREVERT, REPRO_REC_PUBLISHED,
+};
+
+static enum repro_rec repro_rec_parse(const char *word)
 {
-	if (!strcmp(rec[0], "base") && nr >= 5) {
+	static const char *const words[] = {
+		[REPRO_REC_IDENTITY] = "identity", [REPRO_REC_BASE] = "base",
+		[REPRO_REC_MERGE] = "merge",	   [REPRO_REC_DROP] = "drop",
+		[REPRO_REC_LOCAL] = "local",	   [REPRO_REC_REVERT] = "revert",
+		[REPRO_REC_BEFORE] = "before",	   [REPRO_REC_TIP] = "tip",
+		[REPRO_REC_CULPRIT] = "culprit",   [REPRO_REC_UNITREVERT] = "unitrevert",
+		[REPRO_REC_PUBLISHED] = "published",
+	};
+	size_t i;
+
+	for (i = 1; word && i < sizeof(words) / sizeof(words[0]); i++)
+		if (!strcmp(word, words[i]))
+			return (enum repro_rec)i;
+	return REPRO_REC_OTHER;
+}
+
+/* One record of next's making: base, merge, drop, revert or local. */
+static void render_step(struct strvec *out, enum repro_rec kind, char **rec, size_t nr,
+			int exact)
+{
+	if (kind == REPRO_REC_BASE && nr >= 5) {
 		strvec_pushf(out, "# %s (%s)", rec[1], rec[3]);
 		fetch_merge(out, rec[2], rec[4], JOIN_CHECKOUT, rec[3], NULL);
-	} else if (!strcmp(rec[0], "merge") && nr >= 5) {
+	} else if (kind == REPRO_REC_MERGE && nr >= 5) {
 		strvec_pushf(out, "# %s (%s)", rec[1], rec[3]);
 		fetch_merge(out, rec[2], rec[4], exact ? JOIN_NIGHTS : JOIN_MERGE, rec[3], NULL);
-	} else if (!strcmp(rec[0], "drop") && nr >= 3) {
+	} else if (kind == REPRO_REC_DROP && nr >= 3) {
 		strvec_pushf(out, "# dropped from %s by its maintainer", rec[1]);
 		strvec_pushf(out, "git revert --no-edit %s", rec[2]);
-	} else if (!strcmp(rec[0], "revert") && nr >= 3) {
+	} else if (kind == REPRO_REC_REVERT && nr >= 3) {
 		strvec_pushf(out, "# reverted in next that night (%s)", rec[1]);
 		if (exact && nr >= 4)
 			revert_exact(out, rec[2], rec[3]);
 		else
 			strvec_pushf(out, "git revert --no-edit %s", rec[2]);
-	} else if (!strcmp(rec[0], "local") && nr >= 3) {
+	} else if (kind == REPRO_REC_LOCAL && nr >= 3) {
 		strvec_pushf(out, "# not reproducible here: %s had %s", rec[1], rec[2]);
 	}
 }
@@ -461,18 +487,20 @@ static void render_mark(struct strvec *out, struct repro_walk *w)
 
 static void render_record(struct strvec *out, struct repro_walk *w, char **rec, size_t nr)
 {
-	if (!strcmp(rec[0], "before") || !strcmp(rec[0], "tip")) {
+	enum repro_rec kind = repro_rec_parse(rec[0]);
+
+	if (kind == REPRO_REC_BEFORE || kind == REPRO_REC_TIP) {
 		render_mark(out, w);
-	} else if (!strcmp(rec[0], "culprit") && nr >= 5) {
+	} else if (kind == REPRO_REC_CULPRIT && nr >= 5) {
 		unset_identity(out, w);
 		strvec_pushf(out, "# the commit, from the %s tree (%s)", rec[1], rec[3]);
 		fetch_merge(out, rec[2], rec[4], JOIN_MERGE, rec[3], w->patch_id);
-	} else if (!strcmp(rec[0], "unitrevert") && nr >= 3) {
+	} else if (kind == REPRO_REC_UNITREVERT && nr >= 3) {
 		strvec_pushf(out, "# reverted in next that night (%s)", rec[1]);
 		strvec_pushf(out, "git revert --no-edit %s", rec[2]);
 	} else if ((w->part == 0 && !w->started) ||
 		   (w->part == 1 && w->plan.exact && w->plan.after)) {
-		render_step(out, rec, nr, w->plan.exact);
+		render_step(out, kind, rec, nr, w->plan.exact);
 	}
 }
 

@@ -3,6 +3,7 @@
 #include <string.h>
 #include <git2.h>
 
+#include "merge/conflict.h"
 #include "merge/merge_global.h"
 #include "merge/rerere.h"
 #include "merge/rerere_git_int.h"
@@ -32,6 +33,7 @@ static int add_file(struct rerere_git_conflict *c, git_repository *repo, const g
 	struct rerere_git_file *f;
 	git_tree_entry *e = NULL;
 	git_blob *blob = NULL;
+	enum conflict_kind kind;
 	int err = 0;
 
 	ALLOC_GROW(c->files, c->nr + 1, c->alloc);
@@ -40,7 +42,8 @@ static int add_file(struct rerere_git_conflict *c, git_repository *repo, const g
 	f->path = xstrdup(tc->path);
 	f->kind = xstrdup(tc->kind);
 	f->mode = tc->modes[1] ? tc->modes[1] : GIT_FILEMODE_BLOB;
-	if (strcmp(tc->kind, "content") && strcmp(tc->kind, "add/add"))
+	kind = conflict_kind_parse(tc->kind);
+	if (kind != CONFLICT_CONTENT && kind != CONFLICT_ADD_ADD)
 		return 0;
 	if (git_tree_entry_bypath(&e, tree, tc->path) < 0 ||
 	    git_tree_entry_type(e) != GIT_OBJECT_BLOB) {

@@ -478,3 +478,26 @@ int trailer_reviewed(const char *message, const char *author_name, const char *a
 	trailer_people_release(&people);
 	return found;
 }
+
+static const char *const trailer_kind_names[] = {
+	[TRAILER_SIGNED_OFF] = "Signed-off-by", [TRAILER_REVIEWED] = "Reviewed-by",
+	[TRAILER_ACKED] = "Acked-by",		  [TRAILER_TESTED] = "Tested-by",
+	[TRAILER_CO_DEVELOPED] = "Co-developed-by",
+};
+
+const char *trailer_kind_name(enum trailer_kind kind)
+{
+	if ((size_t)kind >= sizeof(trailer_kind_names) / sizeof(*trailer_kind_names))
+		return NULL;
+	return trailer_kind_names[kind];
+}
+
+enum trailer_kind trailer_kind_parse(const char *key)
+{
+	size_t i;
+
+	for (i = 1; key && i < sizeof(trailer_kind_names) / sizeof(*trailer_kind_names); i++)
+		if (!strcasecmp(key, trailer_kind_names[i]))
+			return (enum trailer_kind)i;
+	return TRAILER_OTHER;
+}

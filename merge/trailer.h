@@ -61,4 +61,19 @@ int trailer_reviewed(const char *message, const char *author_name, const char *a
 int trailer_person_is_other(const struct trailer_person *t, const char *author_name,
 			    const char *author_email, const struct trailer_mailmap *mailmap);
 
+/* The trailer keys nextbot knows; a trailer's `key` text is read once into one. */
+enum trailer_kind {
+	TRAILER_OTHER, /* a key nextbot gives no meaning */
+	TRAILER_SIGNED_OFF,
+	TRAILER_REVIEWED,
+	TRAILER_ACKED,
+	TRAILER_TESTED,
+	TRAILER_CO_DEVELOPED,
+};
+
+/* "Reviewed-by" etc. as commits write it (no colon); NULL for TRAILER_OTHER. */
+const char *trailer_kind_name(enum trailer_kind kind);
+/* The kind of a trailer key as written (ASCII case ignored); TRAILER_OTHER else. */
+enum trailer_kind trailer_kind_parse(const char *key);
+
 #endif

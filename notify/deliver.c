@@ -538,7 +538,7 @@ static int flush_one(const struct notice_settings *s, const char *id, int all,
 		free(path);
 		return 0;
 	}
-	mail = !strcmp(n.channel, "mail");
+	mail = outbox_channel_parse(n.channel) == OUTBOX_CHANNEL_MAIL;
 	if (n.state != OUTBOX_QUEUED)
 		goto done;
 	if ((!all && n.next_try > now_of(s)) || (mail && (!s->smtp.url || down->smtp)) ||

@@ -293,6 +293,18 @@ static void slack_summary(struct strbuf *out, const struct notice_settings *s,
 	strbuf_release(&url);
 }
 
+/* Where a tree's state (its text in the summary) leaves it tonight. */
+enum summary_tree_place { TREE_IN_NEXT, TREE_AT_OLDER_TIP, TREE_NOT_IN_NEXT };
+
+static enum summary_tree_place summary_tree_place_parse(const char *state)
+{
+	if (state && (!strcmp(state, "previous-version") || !strcmp(state, "stale")))
+		return TREE_AT_OLDER_TIP;
+	if (state && (!strcmp(state, "left-out") || !strcmp(state, "fetch-failed")))
+		return TREE_NOT_IN_NEXT;
+	return TREE_IN_NEXT;
+}
+
 /* Trees kept at an older tip (previous-version, stale) and trees left out tonight. */
 static void trees_behind(const struct notice_summary *sum, size_t *older, size_t *out)
 {
@@ -300,10 +312,10 @@ static void trees_behind(const struct notice_summary *sum, size_t *older, size_t
 
 	*older = *out = 0;
 	for (i = 0; i < sum->trees_nr; i++) {
-		const char *st = sum->trees[i].state ? sum->trees[i].state : "";
+		enum summary_tree_place place = summary_tree_place_parse(sum->trees[i].state);
 
-		*older += !strcmp(st, "previous-version") || !strcmp(st, "stale");
-		*out += !strcmp(st, "left-out") || !strcmp(st, "fetch-failed");
+		*older += place == TREE_AT_OLDER_TIP;
+		*out += place == TREE_NOT_IN_NEXT;
 	}
 }
 

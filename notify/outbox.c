@@ -26,6 +26,15 @@ const char *outbox_state_name(enum outbox_state s)
 	return state_names[s];
 }
 
+enum outbox_channel outbox_channel_parse(const char *channel)
+{
+	if (channel && !strcmp(channel, "mail"))
+		return OUTBOX_CHANNEL_MAIL;
+	if (channel && !strcmp(channel, "webhook"))
+		return OUTBOX_CHANNEL_WEBHOOK;
+	return OUTBOX_CHANNEL_OTHER;
+}
+
 static int state_parse(const char *s, enum outbox_state *out)
 {
 	size_t i;
@@ -532,7 +541,7 @@ int notice_outbox_show(struct notice_shown *out, const char *outbox_dir, const c
 			strbuf_addf(&to, "%s\n", n.rcpts[i].to ? n.rcpts[i].to : "");
 		out->to = strbuf_detach(&to, NULL);
 	}
-	if (!strcmp(n.channel, "webhook"))
+	if (outbox_channel_parse(n.channel) == OUTBOX_CHANNEL_WEBHOOK)
 		out->text = xstrfmt("POST %s\nX-Nextbot-Event: %s\nX-Nextbot-Delivery: %s\n\n%s\n",
 				    n.url ? n.url : "", n.kind, n.id, n.body);
 	else

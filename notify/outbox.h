@@ -75,6 +75,10 @@ int outbox_ids(char ***out, size_t *nr, const char *dir);
 void outbox_ids_free(char **ids, size_t nr);
 
 const char *outbox_state_name(enum outbox_state s);
+
+/* A notice's channel, read from its "channel" text; OTHER for anything else. */
+enum outbox_channel { OUTBOX_CHANNEL_OTHER, OUTBOX_CHANNEL_MAIL, OUTBOX_CHANNEL_WEBHOOK };
+enum outbox_channel outbox_channel_parse(const char *channel);
 /* RFC 3339 UTC ("2026-12-03T02:00:01Z"). */
 void outbox_time_fmt(struct strbuf *out, time_t t);
 

@@ -13,14 +13,28 @@
 #include "util/xalloc.h"
 #include "util/banned.h"
 
+/* A breakage's kind, read from its text (notice.h: "build-failure" | "test-failure" | "flaky"). */
+enum breakage_kind { BREAKAGE_OTHER, BREAKAGE_BUILD, BREAKAGE_TEST, BREAKAGE_FLAKY };
+
+static enum breakage_kind breakage_kind_parse(const char *kind)
+{
+	if (!kind)
+		return BREAKAGE_OTHER;
+	if (!strcmp(kind, "build-failure"))
+		return BREAKAGE_BUILD;
+	if (!strcmp(kind, "test-failure"))
+		return BREAKAGE_TEST;
+	return !strcmp(kind, "flaky") ? BREAKAGE_FLAKY : BREAKAGE_OTHER;
+}
+
 static int is_flaky(const struct notice_breakage *b)
 {
-	return b->kind && !strcmp(b->kind, "flaky");
+	return breakage_kind_parse(b->kind) == BREAKAGE_FLAKY;
 }
 
 static const char *what(const struct notice_breakage *b)
 {
-	return b->kind && !strcmp(b->kind, "build-failure") ? "build" : "test";
+	return breakage_kind_parse(b->kind) == BREAKAGE_BUILD ? "build" : "test";
 }
 
 static const char *command(const struct notice_breakage *b)
@@ -752,15 +766,24 @@ static void thread_under_report(struct draft *d, const struct notice_settings *s
 	strbuf_addbuf(&d->references, &d->in_reply_to);
 }
 
-static int queue_followup(const struct notice_settings *s, const struct notice_breakage *b,
-			  const char *kind, const char *why)
+/* The follow-ups of a flag; their names are the notice's kind and its subject's tag. */
+enum followup_kind { FOLLOWUP_DROPPED, FOLLOWUP_RESOLVED };
+
+static const char *followup_kind_name(enum followup_kind k)
 {
+	return k == FOLLOWUP_DROPPED ? "dropped" : "resolved";
+}
+
+static int queue_followup(const struct notice_settings *s, const struct notice_breakage *b,
+			  enum followup_kind followup, const char *why)
+{
+	const char *kind = followup_kind_name(followup);
 	struct draft d = DRAFT_INIT;
 	struct hook_event ev;
 	struct strbuf slack = STRBUF_INIT, lead = STRBUF_INIT, url = STRBUF_INIT;
 	const char *key = b->flag_id ? b->flag_id : b->patch_id ? b->patch_id : b->commit;
 	const char *parts[3] = {key, "0", NULL};
-	int ret, dropped = !strcmp(kind, "dropped");
+	int ret, dropped = followup == FOLLOWUP_DROPPED;
 
 	if ((ret = draft_check_settings(s)) < 0)
 		return ret;
@@ -798,7 +821,7 @@ static int queue_followup(const struct notice_settings *s, const struct notice_b
 		draft_para(&d,
 			   "The %s failure caused by this commit in the %s tree is gone as "
 			   "of %s:",
-			   b->kind && !strcmp(b->kind, "build-failure") ? "build"
+			   breakage_kind_parse(b->kind) == BREAKAGE_BUILD ? "build"
 			   : is_flaky(b)				? "flaky"
 									: "test",
 			   draft_cl(&d, b->tree), draft_cl(&d, b->next_tag));
@@ -835,11 +858,11 @@ static int queue_followup(const struct notice_settings *s, const struct notice_b
 int notice_queue_dropped(const struct notice_settings *s, const struct notice_breakage *b,
 			 const char *reason)
 {
-	return queue_followup(s, b, "dropped", reason);
+	return queue_followup(s, b, FOLLOWUP_DROPPED, reason);
 }
 
 int notice_queue_resolved(const struct notice_settings *s, const struct notice_breakage *b,
 			  const char *why)
 {
-	return queue_followup(s, b, "resolved", why);
+	return queue_followup(s, b, FOLLOWUP_RESOLVED, why);
 }

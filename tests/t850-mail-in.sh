@@ -248,6 +248,14 @@ check "... the reply suggests the command and lists them all" sh -c "
 	grep -q 'does not know the command \"dorp\"; did you mean \`#nextbot drop\`?' '$TMP/dorp.txt' &&
 	grep -q '#nextbot undrop take a drop back' '$TMP/dorp.txt'"
 
+echo "#nextbot tesd: it builds here" | mail tesd.eml "$JAKOB" "<jakob-tesd@netdev.example.org>" \
+	"$REPORT"
+expect_exit 0 "a misspelt command that takes text is handled" MAILIN "$TMP/tesd.eml"
+check "... nothing is done" test "$(flag_state)" = open
+reply_text '<jakob-tesd@netdev.example.org>' >"$TMP/tesd.txt"
+check "... the suggestion keeps the command's colon" \
+	grep -q 'did you mean `#nextbot test:`?' "$TMP/tesd.txt"
+
 echo "#nextbot: fix: net/route: add the missing semicolon" |
 	mail colon.eml "$JAKOB" "<jakob-colon@netdev.example.org>" "$REPORT"
 expect_exit 0 "#nextbot: (with a colon) is handled" MAILIN "$TMP/colon.eml"

@@ -7,6 +7,7 @@
 #include "bot/people/people.h"
 #include "merge/activity.h"
 #include "merge/rangediff.h"
+#include "merge/trailer.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -25,10 +26,12 @@ struct jn_notice {
 	struct notice_extra *extras;
 };
 
+/* A review, an ack or a test: the trailers the journey mail names as reviews. */
 static int review_key(const char *key)
 {
-	return !strcasecmp(key, "Reviewed-by") || !strcasecmp(key, "Acked-by") ||
-	       !strcasecmp(key, "Tested-by");
+	enum trailer_kind kind = trailer_kind_parse(key);
+
+	return kind == TRAILER_REVIEWED || kind == TRAILER_ACKED || kind == TRAILER_TESTED;
 }
 
 static void add_to(struct jn_notice *jn_n, const char *name, const char *email)

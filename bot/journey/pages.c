@@ -7,6 +7,7 @@
 
 #include "bot/html.h"
 #include "bot/journey/journey_int.h"
+#include "merge/trailer.h"
 #include "util/error.h"
 #include "util/fileutil.h"
 #include "util/xalloc.h"
@@ -60,7 +61,9 @@ static int journey_last_tree_is(const struct journey *j, const char *name)
 
 static int is_review(const char *key)
 {
-	return !strcasecmp(key, "Reviewed-by") || !strcasecmp(key, "Acked-by");
+	enum trailer_kind kind = trailer_kind_parse(key);
+
+	return kind == TRAILER_REVIEWED || kind == TRAILER_ACKED;
 }
 
 /* "reviewed by …", "only by its author", "no review" for the latest version. */

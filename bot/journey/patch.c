@@ -6,6 +6,7 @@
 #include <strings.h>
 
 #include "bot/journey/journey_int.h"
+#include "merge/trailer.h"
 #include "util/error.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
@@ -112,7 +113,9 @@ static json_object *joid(const struct nb_oid *id)
 
 static int is_review(const char *key)
 {
-	return !strcasecmp(key, "Reviewed-by") || !strcasecmp(key, "Acked-by");
+	enum trailer_kind kind = trailer_kind_parse(key);
+
+	return kind == TRAILER_REVIEWED || kind == TRAILER_ACKED;
 }
 
 static json_object *version_json(const struct journey_version *v)

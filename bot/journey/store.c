@@ -470,11 +470,33 @@ static void patch_check(struct journey_store *s)
 	}
 }
 
+/* A store line's kind: its first field, as the writer above spells it. */
+enum store_rec {
+	STORE_REC_OTHER, STORE_REC_PATCH, STORE_REC_VERSION, STORE_REC_PERSON,
+	STORE_REC_EVENT, STORE_REC_TOLD,  STORE_REC_TREE,    STORE_REC_NIGHT,
+};
+
+static enum store_rec store_rec_parse(const char *word)
+{
+	static const char *const words[] = {
+		[STORE_REC_PATCH] = "patch", [STORE_REC_VERSION] = "version",
+		[STORE_REC_PERSON] = "person", [STORE_REC_EVENT] = "event",
+		[STORE_REC_TOLD] = "told", [STORE_REC_TREE] = "tree", [STORE_REC_NIGHT] = "night",
+	};
+	size_t i;
+
+	for (i = 1; word && i < sizeof(words) / sizeof(words[0]); i++)
+		if (!strcmp(word, words[i]))
+			return (enum store_rec)i;
+	return STORE_REC_OTHER;
+}
+
 static void store_read(struct journey_store *s, char *text)
 {
 	char *f[STORE_FIELDS], *line = text, *eol;
 	struct journey *j = NULL;
 	size_t n, people_alloc = 0, patches = 0;
+	enum store_rec kind;
 	const char *p;
 
 	/* the journeys' array sized once (8,000 of them: no copies on the way) */
@@ -489,21 +511,22 @@ static void store_read(struct journey_store *s, char *text)
 		n = split(f, line);
 		if (!f[0])
 			continue;
-		if (!strcmp(f[0], "patch")) {
+		kind = store_rec_parse(f[0]);
+		if (kind == STORE_REC_PATCH) {
 			patch_check(s);
 			j = journey_store_add(s);
 			patch_read(j, f, n);
-		} else if (!strcmp(f[0], "version") && j) {
+		} else if (kind == STORE_REC_VERSION && j) {
 			version_read(j, f, n);
-		} else if (!strcmp(f[0], "person") && j) {
+		} else if (kind == STORE_REC_PERSON && j) {
 			person_read(j, f, n, &people_alloc);
-		} else if (!strcmp(f[0], "event") && j) {
+		} else if (kind == STORE_REC_EVENT && j) {
 			event_read(j, f, n);
-		} else if (!strcmp(f[0], "told") && j && n >= 2 && f[1]) {
+		} else if (kind == STORE_REC_TOLD && j && n >= 2 && f[1]) {
 			strvec_push(&j->told, f[1]);
-		} else if (!strcmp(f[0], "tree")) {
+		} else if (kind == STORE_REC_TREE) {
 			tree_read(s, f, n);
-		} else if (!strcmp(f[0], "night") && n >= 3) {
+		} else if (kind == STORE_REC_NIGHT && n >= 3) {
 			s->date = take(f[1]);
 			take_oid(&s->base_tip, f[2]);
 		}
