@@ -18,16 +18,19 @@
 static char *normalise_newlines(const char *msg)
 {
 	struct strbuf sb = STRBUF_INIT;
-	const char *p;
+	const char *p = msg;
 
-	for (p = msg; *p; p++) {
-		if (*p == '\r') {
-			strbuf_addch(&sb, '\n');
-			if (p[1] == '\n')
-				p++;
-		} else {
-			strbuf_addch(&sb, *p);
-		}
+	/* runs without a CR in one piece: a night's journeys parse 8,000 messages */
+	strbuf_grow(&sb, strlen(msg));
+	for (;;) {
+		size_t n = strcspn(p, "\r");
+
+		strbuf_add(&sb, p, n);
+		p += n;
+		if (!*p)
+			break;
+		strbuf_addch(&sb, '\n');
+		p += p[1] == '\n' ? 2 : 1;
 	}
 	return strbuf_detach(&sb, NULL);
 }

@@ -71,6 +71,14 @@ double metrics_clock(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+double metrics_cpu_clock(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 const char *metric_name(enum metric m)
 {
 	return m < METRIC_NR ? info[m].name : "";

@@ -25,6 +25,11 @@ double metrics_get(enum metric m);
 void metrics_reset(void);
 /* Seconds on the monotonic clock, for durations. */
 double metrics_clock(void);
+/*
+ * Seconds of CPU (user and system) the calling thread has used: a step's own cost on a
+ * busy machine, where its wall time is mostly other processes'.
+ */
+double metrics_cpu_clock(void);
 /* The counter's name in the Prometheus text format, without the nextbot_ prefix. */
 const char *metric_name(enum metric m);
 /* Its HELP text. */

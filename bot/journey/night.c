@@ -148,7 +148,7 @@ int journey_night_begin(struct journey_night **out, const struct journey_night_o
 	struct nb_oid *watch_tips = xcalloc(cfg->watch_nr + 1, sizeof(*watch_tips));
 	size_t i;
 	int error = 0;
-	double t0 = 0, t1 = 0;
+	double t0 = 0, t1 = 0, c0 = 0, c1 = 0;
 
 	*out = jn;
 	jn->o = *o;
@@ -159,9 +159,11 @@ int journey_night_begin(struct journey_night **out, const struct journey_night_o
 	if (!cfg->journey.trees.nr && !cfg->gates_nr)
 		goto done;
 	t0 = metrics_clock();
+	c0 = metrics_cpu_clock();
 	if ((error = journey_store_load(&jn->store, cfg->workdir)) < 0)
 		goto done;
 	t1 = metrics_clock();
+	c1 = metrics_cpu_clock();
 	for (i = 0; i < cfg->trees_nr; i++)
 		follow(jn, &cfg->trees[i], 0, o->tips ? &o->tips[i] : NULL);
 	for (i = 0; i < cfg->watch_nr; i++)
@@ -178,10 +180,10 @@ int journey_night_begin(struct journey_night **out, const struct journey_night_o
 	journey_patch_ids(jn, jn->read_nr < JOURNEY_PID_BUDGET ? jn->read_nr : JOURNEY_PID_BUDGET);
 	gate(jn);
 	jn->active = 1;
-	log_verbose("journeys: store read in %.2f s (%zu patches), trees read and matched in "
-		    "%.2f s (%zu commits, %zu read anew, %zu patch-ids)", t1 - t0,
-		    jn->store.patches_nr, metrics_clock() - t1, jn->tonight_nr, jn->read_nr,
-		    jn->pid_nr);
+	log_verbose("journeys: store read in %.2f s (cpu %.3f s, %zu patches), trees read and "
+		    "matched in %.2f s (cpu %.3f s, %zu commits, %zu read anew, %zu patch-ids)",
+		    t1 - t0, c1 - c0, jn->store.patches_nr, metrics_clock() - t1,
+		    metrics_cpu_clock() - c1, jn->tonight_nr, jn->read_nr, jn->pid_nr);
 done:
 	if (error < 0)
 		nb_error_prefix("journeys: ");
@@ -520,7 +522,7 @@ int journey_night_end(struct journey_night *jn, const struct journey_tree_outcom
 {
 	size_t i;
 	int ti, error;
-	double t0, t1, t2;
+	double t0, t1, t2, c0, c1, c2;
 
 	if (!jn || !jn->active)
 		return 0;
@@ -534,16 +536,20 @@ int journey_night_end(struct journey_night *jn, const struct journey_tree_outcom
 			jn->trees[ti].left_out = trees[i].left_out;
 		}
 	t0 = metrics_clock();
+	c0 = metrics_cpu_clock();
 	cascade(jn);
 	events(jn);
 	t1 = metrics_clock();
+	c1 = metrics_cpu_clock();
 	if ((error = journey_mail(jn)) < 0)
 		log_warn("journeys: notices: %s", nb_error_last());
 	t2 = metrics_clock();
+	c2 = metrics_cpu_clock();
 	if ((error = keep(jn)) < 0)
 		nb_error_prefix("journeys: ");
-	log_verbose("journeys: events in %.2f s, %zu notices in %.2f s, kept in %.2f s", t1 - t0,
-		    jn->told_nr, t2 - t1, metrics_clock() - t2);
+	log_verbose("journeys: events in %.2f s (cpu %.3f s), %zu notices in %.2f s (cpu %.3f s), "
+		    "kept in %.2f s (cpu %.3f s)", t1 - t0, c1 - c0, jn->told_nr, t2 - t1, c2 - c1,
+		    metrics_clock() - t2, metrics_cpu_clock() - c2);
 	return error;
 }
 
