@@ -41,6 +41,15 @@ typedef int (*localfetch_progress_fn)(unsigned long long bytes, void *payload);
  * in `src`, a full disk), or the progress callback's value.  Moves no ref.
  */
 #define LOCALFETCH_MAX_DEPTH 4096
+/*
+ * From this many commits to copy, and when the source keeps all its objects in its
+ * own packs, those packs are indexed into `dst` whole (localfetch.c, copy_packs()):
+ * objects of the source no tip reaches come along, as with `git clone` of a path.
+ */
+#define LOCALFETCH_WHOLE_PACKS 20000
+extern size_t localfetch_whole_packs;   /* LOCALFETCH_WHOLE_PACKS; tests lower it */
+/* libgit2's object cache during a copy (bytes of raw objects; restored after) */
+#define LOCALFETCH_CACHE_MAX (16 * 1024 * 1024)
 int localfetch_copy(git_repository *dst, git_repository *src, const git_oid *tips, size_t n,
 		    localfetch_progress_fn progress, void *payload);
 

@@ -123,6 +123,50 @@ static void test_first_copy_and_increments(void **state)
 	copy_and_check("side old main");
 }
 
+/*
+ * A long history to copy (the threshold lowered): a source that keeps everything in
+ * its own packs has them indexed into dst whole, objects no tip reaches included;
+ * one with a loose object goes object by object, exactly what the tips lack.
+ */
+static void test_whole_packs(void **state)
+{
+	git_repository *dst, *src;
+	git_oid tip;
+	struct strbuf out = STRBUF_INIT;
+
+	(void)state;
+	assert_int_equal(fixture_sh("rm -rf dst.git src; git init -q --bare dst.git; "
+				    "git init -q -b main src; cd src; "
+				    "for i in 1 2 3 4 5; do mkdir -p d$i; echo $i > d$i/f; "
+				    "c c$i; done; "
+				    "git checkout -q -b other main~2; echo o > o; c other; "
+				    "git checkout -q main; git gc -q --prune=now"), 0);
+	open_pair(&dst, &src);
+	rev(&tip, src, "main");
+	localfetch_whole_packs = 3;
+	assert_int_equal(localfetch_copy(dst, src, &tip, 1, NULL, NULL), 0);
+	/* every object of src, "other" too: the pack came whole, indexed by dst */
+	out_of(&out, "git -C src cat-file --batch-all-objects --batch-check='%(objectname)' "
+		     "| sort > srcall; git --git-dir=dst.git cat-file --batch-all-objects "
+		     "--batch-check='%(objectname)' | sort | comm -13 - srcall | wc -l");
+	assert_string_equal(out.buf, "0");
+	assert_int_equal(fixture_sh("git --git-dir=dst.git update-ref refs/t/main "
+				    "$(git -C src rev-parse main); "
+				    "git --git-dir=dst.git fsck --strict --no-dangling"), 0);
+	git_repository_free(dst);
+	git_repository_free(src);
+
+	/* a loose object in src: object by object, "other" not copied */
+	assert_int_equal(fixture_sh("rm -rf dst.git; git init -q --bare dst.git; cd src; "
+				    "echo 6 > d6; c c6"), 0);
+	copy_and_check("main");
+	out_of(&out, "git --git-dir=dst.git cat-file -e $(git -C src rev-parse other) "
+		     "2>/dev/null && echo has || echo lacks");
+	assert_string_equal(out.buf, "lacks");
+	localfetch_whole_packs = LOCALFETCH_WHOLE_PACKS;
+	strbuf_release(&out);
+}
+
 /* A tree nested one level deeper than allowed, written by libgit2 into src. */
 static void nested_commit(git_oid *out, git_repository *src, int depth)
 {
@@ -317,6 +361,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_which_urls_are_local),
 		cmocka_unit_test(test_first_copy_and_increments),
+		cmocka_unit_test(test_whole_packs),
 		cmocka_unit_test(test_hostile_sources),
 		cmocka_unit_test(test_progress_stops_the_copy),
 		cmocka_unit_test(test_fetch_trees_local),
