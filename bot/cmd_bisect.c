@@ -7,7 +7,7 @@
 
 #include "bot/botutil.h"
 #include "bot/commands.h"
-#include "merge/bisect_repo.h"
+#include "merge/search.h"
 #include "merge/merge_global.h"
 #include "util/error.h"
 #include "util/fileutil.h"

@@ -9,7 +9,7 @@
 
 #include "bot/night.h"
 #include "bot/repro.h"
-#include "merge/culprit.h"
+#include "merge/search.h"
 #include "merge/lookup.h"
 #include "util/xalloc.h"
 #include "util/banned.h"

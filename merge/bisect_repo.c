@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "merge/bisect_repo.h"
+#include "merge/search.h"
 #include "merge/git_int.h"
 #include "merge/merge_global.h"
 #include "merge/session_int.h"
