@@ -9,7 +9,7 @@
 #include "bot/maint.h"
 #include "bot/notices.h"
 #include "merge/droppush.h"
-#include "merge/fetch.h"
+#include "merge/transport.h"
 #include "merge/lookup.h"
 #include "merge/merge_global.h"
 #include "merge/repo.h"

@@ -16,7 +16,7 @@
 #include "bot/mailtest.h"
 #include "bot/night.h"
 #include "bot/notices.h"
-#include "merge/fetch.h"
+#include "merge/transport.h"
 #include "merge/repo.h"
 #include "merge/trial.h"
 #include "util/error.h"

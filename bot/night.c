@@ -13,7 +13,7 @@
 #include "merge/fixes.h"
 #include "merge/lookup.h"
 #include "merge/nextfiles.h"
-#include "merge/push.h"
+#include "merge/transport.h"
 #include "merge/repo.h"
 #include "util/error.h"
 #include "util/fileutil.h"

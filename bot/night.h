@@ -13,7 +13,7 @@
 #include "bot/notices.h"
 #include "bot/state.h"
 #include "merge/search.h"
-#include "merge/fetch.h"
+#include "merge/transport.h"
 #include "merge/integrate.h"
 #include "util/slurm.h"
 

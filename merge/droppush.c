@@ -6,7 +6,7 @@
 #include "merge/git_int.h"
 #include "merge/droppush.h"
 #include "merge/merge_global.h"
-#include "merge/push.h"
+#include "merge/transport.h"
 #include "merge/replay_int.h"
 #include "merge/repo.h"
 #include "util/error.h"

@@ -12,7 +12,7 @@
 #include "merge/fetch_int.h"
 #include "merge/localfetch_int.h"
 #include "merge/repo_int.h"
-#include "merge/fetch.h"
+#include "merge/transport.h"
 #include "merge/repo.h"
 #include "merge/merge_global.h"
 #include "merge/watch_int.h"

@@ -13,7 +13,7 @@
 #include "merge/nightbase_int.h"
 #include "merge/mergebase_int.h"
 #include "merge/mergememo_int.h"
-#include "merge/fetch.h"
+#include "merge/transport.h"
 #include "merge/fixes.h"
 #include "merge/merge_global.h"
 #include "merge/nextfiles.h"

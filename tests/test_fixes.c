@@ -9,7 +9,7 @@
 #include <sys/wait.h>
 #include <cmocka.h>
 
-#include "merge/fetch.h"
+#include "merge/transport.h"
 #include "merge/fixes.h"
 #include "merge/integrate.h"
 #include "merge/merge_global.h"

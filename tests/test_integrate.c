@@ -8,7 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "merge/fetch.h"
+#include "merge/transport.h"
 #include "merge/gc.h"
 #include "merge/integrate.h"
 #include "merge/merge_global.h"

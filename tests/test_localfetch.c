@@ -9,7 +9,7 @@
 #include <cmocka.h>
 #include <git2.h>
 
-#include "merge/fetch.h"
+#include "merge/transport.h"
 #include "merge/localfetch_int.h"
 #include "merge/merge_global.h"
 #include "merge/repo.h"

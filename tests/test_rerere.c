@@ -9,7 +9,7 @@
 #include <sys/wait.h>
 #include <cmocka.h>
 
-#include "merge/fetch.h"
+#include "merge/transport.h"
 #include "merge/integrate.h"
 #include "merge/merge_global.h"
 #include "merge/repo.h"
