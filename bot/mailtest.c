@@ -18,7 +18,7 @@
 #include "bot/notices.h"
 #include "merge/transport.h"
 #include "merge/repo.h"
-#include "merge/trial.h"
+#include "merge/integrate.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/xalloc.h"

@@ -4,7 +4,7 @@
 
 #include "merge/repo_int.h"
 #include "merge/git_int.h"
-#include "merge/droppush.h"
+#include "merge/integrate.h"
 #include "merge/merge_global.h"
 #include "merge/transport.h"
 #include "merge/replay_int.h"

@@ -8,7 +8,7 @@
 #include <git2.h>
 
 #include "merge/fixes_int.h"
-#include "merge/fixes.h"
+#include "merge/integrate.h"
 #include "merge/git_int.h"
 #include "merge/merge_global.h"
 #include "merge/treemerge_int.h"

@@ -4,7 +4,7 @@
 #include <git2.h>
 
 #include "merge/merge_global.h"
-#include "merge/rerere.h"
+#include "merge/integrate.h"
 #include "merge/rerere_git_int.h"
 #include "merge/treemerge_int.h"
 #include "util/error.h"

@@ -10,7 +10,6 @@
 #include <cmocka.h>
 
 #include "merge/transport.h"
-#include "merge/fixes.h"
 #include "merge/integrate.h"
 #include "merge/merge_global.h"
 #include "merge/repo.h"

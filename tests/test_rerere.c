@@ -13,7 +13,6 @@
 #include "merge/integrate.h"
 #include "merge/merge_global.h"
 #include "merge/repo.h"
-#include "merge/rerere.h"
 #include "util/error.h"
 #include "util/fileutil.h"
 #include "util/log.h"
