@@ -10,8 +10,6 @@
 #include "bot/notices.h"
 #include "merge/integrate.h"
 #include "merge/transport.h"
-#include "merge/lookup.h"
-#include "merge/merge_global.h"
 #include "merge/repo.h"
 #include "util/error.h"
 #include "util/xalloc.h"

@@ -10,7 +10,7 @@
 #include "bot/night.h"
 #include "cc/cc.h"
 #include "merge/search.h"
-#include "merge/lookup.h"
+#include "merge/repo.h"
 #include "bot/repro.h"
 #include "util/metrics.h"
 #include "util/runcmd.h"

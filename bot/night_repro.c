@@ -10,7 +10,7 @@
 #include "bot/night.h"
 #include "bot/repro.h"
 #include "merge/search.h"
-#include "merge/lookup.h"
+#include "merge/repo.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
 

@@ -4,7 +4,7 @@
 
 #include "merge/search.h"
 #include "merge/git_int.h"
-#include "merge/merge_global.h"
+#include "merge/repo.h"
 #include "merge/session_int.h"
 #include "util/error.h"
 #include "util/log.h"

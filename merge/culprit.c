@@ -9,7 +9,7 @@
 #include "merge/commitgraph_int.h"
 #include "merge/search.h"
 #include "merge/known_int.h"
-#include "merge/merge_global.h"
+#include "merge/repo.h"
 #include "merge/patchid_int.h"
 #include "merge/treemerge_int.h"
 #include "merge/probe_int.h"

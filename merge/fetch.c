@@ -14,7 +14,6 @@
 #include "merge/repo_int.h"
 #include "merge/transport.h"
 #include "merge/repo.h"
-#include "merge/merge_global.h"
 #include "merge/watch_int.h"
 #include "util/error.h"
 #include "util/log.h"

@@ -3,7 +3,6 @@
 #include <git2.h>
 
 #include "merge/git_int.h"
-#include "merge/merge_global.h"
 #include "merge/repo.h"
 #include "merge/repo_int.h"
 #include "merge/treemerge_int.h"

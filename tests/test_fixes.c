@@ -11,7 +11,6 @@
 
 #include "merge/transport.h"
 #include "merge/integrate.h"
-#include "merge/merge_global.h"
 #include "merge/repo.h"
 #include "util/error.h"
 #include "util/fileutil.h"

@@ -9,10 +9,8 @@
 #include <cmocka.h>
 
 #include "merge/transport.h"
-#include "merge/gc.h"
-#include "merge/integrate.h"
-#include "merge/merge_global.h"
 #include "merge/repo.h"
+#include "merge/integrate.h"
 #include "merge/repo_int.h"
 #include "util/error.h"
 #include "util/log.h"

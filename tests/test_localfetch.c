@@ -11,7 +11,6 @@
 
 #include "merge/transport.h"
 #include "merge/localfetch_int.h"
-#include "merge/merge_global.h"
 #include "merge/repo.h"
 #include "util/log.h"
 #include "util/strbuf.h"

@@ -13,7 +13,6 @@
 
 #include "merge/fetch_int.h"
 #include "merge/transport.h"
-#include "merge/merge_global.h"
 #include "merge/repo.h"
 #include "util/error.h"
 #include "util/fileutil.h"

@@ -5,7 +5,6 @@
 #include "bot/journey/night_int.h"
 #include "bot/people/people.h"
 #include "merge/transport.h"
-#include "merge/lookup.h"
 #include "merge/repo.h"
 #include "util/error.h"
 #include "util/log.h"
