@@ -18,7 +18,7 @@
 
 #include <git2.h>
 
-#include "merge/merge_global.h"
+#include "merge/repo.h"
 #include "merge/worker_int.h"
 #include "util/runcmd.h"
 #include "util/cgroup.h"

@@ -8,10 +8,8 @@
 #include "bot/commands.h"
 #include "bot/maint.h"
 #include "bot/notices.h"
-#include "merge/droppush.h"
-#include "merge/fetch.h"
-#include "merge/lookup.h"
-#include "merge/merge_global.h"
+#include "merge/integrate.h"
+#include "merge/transport.h"
 #include "merge/repo.h"
 #include "util/error.h"
 #include "util/xalloc.h"
@@ -156,7 +154,7 @@ static void print_left_out(struct repo *repo, const struct droppush_result *r)
 	}
 }
 
-/* --push: the tree's branch on its remote without the patch (merge/droppush.h). */
+/* --push: the tree's branch on its remote without the patch (merge/integrate.h). */
 int maint_drop_push(struct maint *m, const struct drop *d)
 {
 	const struct config *cfg = m->cfg;

@@ -20,7 +20,6 @@
 #include "bot/people/people.h"
 #include "bot/repro.h"
 #include "bot/state.h"
-#include "merge/merge_global.h"
 #include "merge/repo.h"
 #include "util/error.h"
 #include "util/fileutil.h"

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "bot/commands.h"
-#include "merge/merge_global.h"
+#include "merge/repo.h"
 #include "merge/worker.h"
 #include "util/error.h"
 #include "util/banned.h"

@@ -6,7 +6,7 @@
 #include "bot/config.h"
 #include "bot/lock.h"
 #include "bot/state.h"
-#include "merge/lookup.h"
+#include "merge/repo.h"
 
 struct maint {
 	struct config *cfg;

@@ -12,8 +12,8 @@
 #include "bot/config.h"
 #include "bot/notices.h"
 #include "bot/state.h"
-#include "merge/check.h"
-#include "merge/fetch.h"
+#include "merge/search.h"
+#include "merge/transport.h"
 #include "merge/integrate.h"
 #include "util/slurm.h"
 
@@ -145,7 +145,7 @@ enum night_check_what {
 	NIGHT_CHECK_BUILD = 1,
 	NIGHT_CHECK_TEST = 2,
 	/* a verdict of record (the base, next's final verdict): in a clean tree, the
-	   commit's files and nothing else (merge/check.h); without it the kept tree
+	   commit's files and nothing else (merge/search.h); without it the kept tree
 	   is built, as linux-next does after each merge */
 	NIGHT_CHECK_CLEAN = 4,
 	NIGHT_CHECK_ALL = 7,    /* every command, clean: a verdict of record */

@@ -9,8 +9,8 @@
 
 #include "bot/night.h"
 #include "bot/repro.h"
-#include "merge/culprit.h"
-#include "merge/lookup.h"
+#include "merge/search.h"
+#include "merge/repo.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
 

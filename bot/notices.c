@@ -4,8 +4,6 @@
 
 #include "bot/notices.h"
 #include "bot/repro.h"
-#include "merge/activity.h"
-#include "merge/lookup.h"
 #include "merge/repo.h"
 #include "util/error.h"
 #include "util/log.h"

@@ -5,7 +5,7 @@
 #include <strings.h>
 #include <git2.h>
 
-#include "merge/activity.h"
+#include "merge/repo.h"
 #include "merge/git_int.h"
 #include "merge/repo_int.h"
 #include "merge/treediff_int.h"

@@ -2,9 +2,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "merge/bisect_repo.h"
+#include "merge/search.h"
 #include "merge/git_int.h"
-#include "merge/merge_global.h"
+#include "merge/repo.h"
 #include "merge/session_int.h"
 #include "util/error.h"
 #include "util/log.h"

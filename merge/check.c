@@ -4,9 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "merge/check.h"
+#include "merge/search.h"
 #include "merge/git_int.h"
-#include "merge/excerpt.h"
 #include "merge/probe_int.h"
 #include "merge/worker_int.h"
 #include "util/error.h"

@@ -1,7 +1,7 @@
-/* A merge conflict's kind read back from its text (conflict.h). */
+/* A merge conflict's kind read back from its text (declared in integrate.h, the integration door). */
 #include <string.h>
 
-#include "merge/conflict.h"
+#include "merge/integrate.h"
 #include "util/banned.h"
 
 enum conflict_kind conflict_kind_parse(const char *kind)

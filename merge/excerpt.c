@@ -4,7 +4,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "merge/excerpt.h"
+#include "merge/search.h"
 #include "merge/sha1_int.h"
 #include "util/xalloc.h"
 #include "util/banned.h"

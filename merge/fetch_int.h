@@ -3,7 +3,7 @@
 #define MERGE_FETCH_INT_H
 
 #include <git2.h>
-#include "merge/fetch.h"
+#include "merge/transport.h"
 
 /*
  * The same credentials for other merge/ code that talks to remotes (merge/push.c):

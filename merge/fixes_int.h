@@ -1,9 +1,9 @@
-/* Internal to merge/: applying carried fixes in a libgit2 repository (see merge/fixes.h). */
+/* Internal to merge/: applying carried fixes in a libgit2 repository (see merge/integrate.h). */
 #ifndef MERGE_FIXES_INT_H
 #define MERGE_FIXES_INT_H
 
 #include <git2.h>
-#include "merge/fixes.h"
+#include "merge/integrate.h"
 
 /*
  * Applies the fixes of `dir` on top of commit *head (40-hex in, the new head out),

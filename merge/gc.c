@@ -6,8 +6,7 @@
 #include <git2.h>
 
 #include "merge/commitgraph_int.h"
-#include "merge/gc.h"
-#include "merge/merge_global.h"
+#include "merge/repo.h"
 #include "util/error.h"
 #include "util/fileutil.h"
 #include "util/log.h"

@@ -1,4 +1,21 @@
 /*
+ * merge/'s door for integration (what bot/ includes of it; no libgit2 type): the
+ * night's merge sequence, conflicts, drops and reverts (integ_*), carried fixes
+ * (fixes_*), conflict memory (rerere_*), the Next/ files and tag (nextfiles_*), a trial
+ * merge of someone's branch (trial_merge), a tree's branch replayed without dropped
+ * patches and pushed (droppush_*).
+ */
+#ifndef MERGE_INTEGRATE_H
+#define MERGE_INTEGRATE_H
+
+#include <stddef.h>
+#include "util/oid.h"
+#include "util/strvec.h"
+#include "merge/integ_drops.h"
+#include "util/strbuf.h"
+#include "merge/sha1_int.h"
+
+/*
  * The night's merge sequence and its output (next, its tag, Next/ files): from the base
  * tip, merge each tree in order into next, step by step so
  * the bot can build after each merge; conflicts fall back to the good tip or leave
@@ -6,14 +23,6 @@
  * tag and refs/heads/next.  Everything in memory: no index, no work tree.
  * Commits are 40-hex strings; no libgit2 type appears here.
  */
-#ifndef MERGE_INTEGRATE_H
-#define MERGE_INTEGRATE_H
-
-#include "util/oid.h"
-#include <stddef.h>
-#include "util/strvec.h"
-#include "merge/integ_drops.h"
-
 struct repo;
 struct integ_night;
 
@@ -23,7 +32,6 @@ struct integ_tree {
 	const char *url;
 	const char *branch;
 };
-
 
 enum integ_state {
 	INTEG_MERGED,           /* tonight's tip (or its replay without dropped patches) */
@@ -95,7 +103,7 @@ void integ_night_free(struct integ_night *night);
  * resolved from them (merge.log: "Resolved '<file>' using previous resolution.")
  * and merged; otherwise tonight's tip's conflicted files are left, with markers, in
  * workdir/resolve/<tree>/ (outcome.resolve_dir) for `nextbot resolve <tree>`.
- * See merge/rerere.h.  Call before the first merge; NULL turns it off.
+ * See rerere_*() below.  Call before the first merge; NULL turns it off.
  */
 void integ_night_set_rerere(struct integ_night *night, const char *workdir);
 
@@ -124,7 +132,7 @@ int integ_night_merge_tree(struct integ_night *night, struct integ_outcome *out,
 			   const char *good_hex, const struct integ_drops *drops);
 
 /*
- * Applies the carried fix patches of `dir` (trees[].fixes; see merge/fixes.h) on top
+ * Applies the carried fix patches of `dir` (trees[].fixes; see fixes_*() below) on top
  * of next, right after `tree`'s merge: call it after integ_night_merge_tree() of
  * that tree (and again after re-merging it), before anything else is added.  Each
  * fix applied is a commit on next; the tree's merge step then ends after them
@@ -191,5 +199,272 @@ const char *integ_night_log(const struct integ_night *night);
  * NULL) receives the new tip.  Afterwards the night only answers queries.
  */
 int integ_night_finish(struct integ_night *night, struct nb_oid *out_head);
+
+/*
+ * Carried merge fixes (`trees[].fixes` in the config):
+ * patch files as `git format-patch` writes them, applied on top of next right after
+ * their tree's merge, as `git am -3` applies them: the diff as it stands, else a
+ * three-way merge against the blobs its "index" lines name (when the repository has
+ * them).  A fix that no longer applies is skipped and reported; one whose change is
+ * already in next is reported as no longer needed.  Call through
+ * integ_night_apply_fixes() (merge/integrate.h); fixes_apply() is the git level.
+ *
+ * The directory: with a `series` file (quilt's convention: one file name a line,
+ * blank lines and '#' comments ignored) its order; else every "*.patch" file in name
+ * order.  A file may hold several mails (an mbox).
+ */
+enum fix_state {
+	FIX_APPLIED,        /* the diff applied as it stands */
+	FIX_APPLIED_3WAY,   /* applied by a three-way merge against its index blobs */
+	FIX_NOT_NEEDED,     /* its change is already in next: skipped, no longer needed */
+	FIX_FAILED,         /* does not apply or cannot be read: skipped */
+};
+/* "applied", "applied-3way", "not-needed", "failed". */
+const char *fix_state_name(enum fix_state s);
+
+/* One mail of a fixes directory and what became of it; strings owned. */
+struct fix_result {
+	char *file;         /* the patch file's name, without the directory */
+	char *subject;      /* "[PATCH n/m]" stripped; "" when unreadable */
+	enum fix_state state;
+	char *reason;       /* NULL when applied; else why (one line, for the contacts) */
+	struct nb_oid commit;    /* the commit made on next; "" when none */
+};
+
+struct fixes_report {
+	struct fix_result *items;
+	size_t nr, alloc;
+};
+#define FIXES_REPORT_INIT { NULL, 0, 0 }
+void fixes_report_release(struct fixes_report *r);
+/* Number of items in `state`. */
+size_t fixes_report_count(const struct fixes_report *r, enum fix_state state);
+
+/* One mail of a format-patch file; strings owned ("" when absent). */
+struct fix_patch {
+	char *author_name, *author_email;
+	long long author_time;   /* seconds since the epoch; -1 when the Date is missing */
+	int author_offset;       /* minutes east of UTC */
+	char *subject;           /* RFC 2047 decoded, "[...]" prefixes stripped */
+	char *message;           /* subject, a blank line and the body: the commit message */
+	char *diff;              /* from the first "diff --git" line, signature cut */
+};
+#define FIX_PATCH_INIT { NULL, NULL, -1, 0, NULL, NULL, NULL }
+void fix_patch_release(struct fix_patch *p);
+
+/*
+ * Splits `text` (one mail or an mbox of several) into patches: *out gets an array of
+ * *nr (free each with fix_patch_release(), then the array).  NB_EINVALID (recorded)
+ * when a mail has no diff.
+ */
+int fix_patches_parse(struct fix_patch **out, size_t *nr, const char *text, size_t len);
+
+/*
+ * Conflict memory, as git rerere keeps it (`nextbot resolve TREE` records).  Text
+ * and files only: no libgit2 type here (merge/rerere_git_int.h does the repository side).
+ *
+ * Under the work directory:
+ *   resolve/<tree>/<path>       tonight's conflicted files of <tree>, with markers, for
+ *                               the maintainer to edit
+ *   resolve/<tree>.orig/<path>  the same files as nextbot left them (never edit)
+ *   resolve/<tree>.meta         "tree", "date", "next", "tip" lines, then one "path"
+ *                               line per file left and one "other <kind> <path>" line
+ *                               per conflict that has no file to edit (modify/delete…)
+ *   rerere/<id>/preimage        one conflict hunk, normalised as git rerere does: the
+ *                               two sides sorted bytewise (so which side was "ours"
+ *                               does not matter), markers without labels, a diff3
+ *                               base section dropped
+ *   rerere/<id>/postimage       what the maintainer resolved it to
+ *   rerere/<id>/meta            "path", "tree", "recorded" (YYYY-MM-DD) lines
+ * <id> is the SHA-1 of side one, a NUL, side two, a NUL (git rerere's per-hunk hash).
+ * A file is resolved from memory only when EVERY hunk of it has a record.
+ */
+/* One conflict block of a file with markers: byte offsets into the text. */
+struct rerere_hunk {
+	size_t start;   /* the "<<<<<<<" line */
+	size_t end;     /* just after the ">>>>>>>" line */
+	char id[SHA1_HEXSZ + 1];
+};
+
+struct rerere_file {
+	struct rerere_hunk *hunks;
+	size_t nr, alloc;
+};
+#define RERERE_FILE_INIT { NULL, 0, 0 }
+void rerere_file_release(struct rerere_file *f);
+
+/*
+ * Finds the conflict hunks of `text` (7-character markers at line starts, as git
+ * writes them).  NB_EINVALID (recorded) for unbalanced or nested markers.
+ */
+int rerere_parse(struct rerere_file *out, const char *text, size_t len);
+
+/* 1 if `text` still holds a conflict marker line ("<<<<<<< ", "=======", ">>>>>>> "). */
+int rerere_has_markers(const char *text, size_t len);
+
+/*
+ * Replaces every hunk of `text` with its recorded resolution into `out`.  Returns 0
+ * when all hunks (at least one) had one; NB_ECONFLICT otherwise (`out` then
+ * undefined); *matched (may be NULL) gets how many hunks had one, *total how many.
+ */
+int rerere_replay(struct strbuf *out, size_t *matched, size_t *total, const char *rerere_dir,
+		  const char *text, size_t len);
+
+/*
+ * Records the maintainer's resolution: `edited` is what became of `conflicted`
+ * (the text between hunks must still be there unchanged, the markers gone).  Each
+ * hunk's resolution is what replaced it.  *recorded gets the number of hunks
+ * recorded.  NB_EINVALID (recorded, naming `path`) when markers remain or a hunk's
+ * surroundings cannot be found; nothing is recorded then.
+ */
+int rerere_record(size_t *recorded, const char *rerere_dir, const char *path, const char *tree,
+		  const char *date, const char *conflicted, size_t clen, const char *edited,
+		  size_t elen);
+
+/* A recorded resolution, for `status`. */
+struct rerere_entry {
+	char id[SHA1_HEXSZ + 1];
+	char *path, *tree, *recorded;   /* owned; "" when unknown */
+};
+
+/* Every record under `rerere_dir`, sorted by path then id.  Free with rerere_list_free(). */
+int rerere_list(struct rerere_entry **out, size_t *nr, const char *rerere_dir);
+void rerere_list_free(struct rerere_entry *e, size_t nr);
+
+/* Tonight's conflict of a tree, to leave in resolve/ (strings borrowed). */
+struct rerere_leave_file {
+	const char *path;
+	const char *text;       /* the file with markers */
+	size_t len;
+};
+struct rerere_leave_other {
+	const char *path, *kind;
+};
+struct rerere_leave {
+	const char *tree, *date, *next, *tip;
+	const struct rerere_leave_file *files;
+	size_t files_nr;
+	const struct rerere_leave_other *others;
+	size_t others_nr;
+};
+
+/*
+ * Replaces resolve/<tree>/, resolve/<tree>.orig/ and resolve/<tree>.meta under
+ * `workdir` with tonight's conflict.  Paths that are absolute, hold "..", "." or
+ * empty components or a newline are not written (listed as "other unsafe").
+ * *where (may be NULL) gets the directory (caller frees).
+ */
+int rerere_leave_write(const struct rerere_leave *c, const char *workdir, char **where);
+
+/*
+ * `nextbot resolve TREE`: records, for every file of resolve/<tree>.meta, the
+ * maintainer's edits of resolve/<tree>/<path> under workdir/rerere, and appends a
+ * line per file to `report` ("Recorded resolution for 'f' (2 hunks).").  `date`
+ * (YYYY-MM-DD) is stored in the records.  NB_ENOTFOUND when there is no conflict of
+ * the tree to resolve; NB_EINVALID when a file still has markers or was edited
+ * outside its hunks (nothing is recorded then).
+ */
+int rerere_resolve_tree(struct strbuf *report, const char *workdir, const char *tree,
+			const char *date);
+
+/* workdir/rerere and workdir/resolve; caller frees. */
+char *rerere_dir(const char *workdir);
+char *rerere_resolve_dir(const char *workdir);
+
+/*
+ * The text of linux-next's own files: Next/Trees,
+ * Next/SHA1s and localversion-next.  Pure text, no git.  Next/merge.log is the
+ * transcript kept by merge/integrate.c.
+ */
+/* A tree merged tonight (the base first); strings borrowed. */
+struct nextfiles_tree {
+	const char *name;
+	const char *url;
+	const char *branch;
+	const char *sha1;       /* 40-hex of the commit actually merged */
+};
+
+/* Appends Next/Trees: header, then "name\tgit\turl#branch" per tree. */
+void nextfiles_trees(struct strbuf *out, const struct nextfiles_tree *trees, size_t n);
+/* Appends Next/SHA1s: header, then "name\t<sha1>" per tree. */
+void nextfiles_sha1s(struct strbuf *out, const struct nextfiles_tree *trees, size_t n);
+/* Appends localversion-next for "YYYY-MM-DD": "-next-YYYYMMDD\n". */
+void nextfiles_localversion(struct strbuf *out, const char *date);
+/* "YYYYMMDD" of "YYYY-MM-DD" into out (9 bytes). */
+void nextfiles_compact_date(char out[9], const char *date);
+
+/*
+ * A trial merge for `#nextbot test:`: someone's branch merged, in memory, in place
+ * of a tree into next as it stood before that tree's merge, as a commit nobody's
+ * ref points at but the caller's.  Hex ids in, typed ids out; no libgit2 types.
+ */
+struct repo;
+
+/*
+ * Merges `tip` into `onto` as the night would (a --no-ff merge commit "Merge branch
+ * '<branch>' of <url>", by `identity` at 00:00 UTC of `date`, parents onto and tip).
+ * Returns 0 with *out; NB_ECONFLICT with the conflicting paths in `paths` (when not
+ * NULL, at most 20); NB_EUNRELATED when they share no history; NB_ENOTFOUND when a
+ * commit is missing; NB_ERROR.  When `tip` is already in `onto`, *out is `onto`.
+ */
+int trial_merge(struct nb_oid *out, struct strvec *paths, struct repo *repo,
+		const struct nb_oid *onto, const struct nb_oid *tip, const char *branch,
+		const char *url, const char *identity, const char *date);
+
+/*
+ * `nextbot drop ID --push`: the tree's branch on its
+ * remote is rewritten without the dropped patch.  Its commits since the merge base
+ * with the base are replayed (merge/replay_int.h) minus the dropped ones, and minus
+ * any later one that no longer applies; the result is pushed, forced, after a
+ * check that the remote still has the tip that was rewritten (libgit2 1.5 has no
+ * push lease).  Commits are 40-hex strings; no libgit2 type appears here.
+ */
+struct repo;
+struct fetch_creds;
+
+struct droppush_result {
+	int changed;            /* 0: no commit of the branch matched a drop; nothing pushed */
+	struct nb_oid old_tip;       /* refs/feeds/<tree> as last fetched: what was rewritten */
+	struct nb_oid new_tip;       /* the replayed tip ("" when unchanged) */
+	struct strvec left_out; /* 40-hex of the commits left out, oldest first */
+	struct strvec reasons;  /* one per left_out: "dropped" or why it no longer applies */
+};
+#define DROPPUSH_RESULT_INIT { 0, NB_OID_INIT, NB_OID_INIT, STRVEC_INIT, STRVEC_INIT }
+void droppush_result_release(struct droppush_result *r);
+
+/*
+ * Rewrites refs/heads/<tree->branch> at tree->url without the patches `drops`
+ * names: replays refs/feeds/<tree->name> onto its merge base with
+ * refs/feeds/<base_name> (merge commits of the tree are flattened, as replay
+ * does), committer `committer` ("Name <email>", now), then pushes the result
+ * forced once the remote has been seen to still advertise the old tip, and moves
+ * refs/feeds/<tree->name> to it (what the remote now has).  *out (initialised
+ * with DROPPUSH_RESULT_INIT) is filled as far as it got and released by the caller.
+ * Returns 0 (pushed, or out->changed == 0: nothing to push); NB_ENOTFOUND
+ * (recorded) when the base or the tree was never fetched; NB_EREFUSED (recorded:
+ * both ids) when the remote's branch moved since the last fetch, nothing pushed;
+ * NB_EINVALID for a bad identity; NB_ERROR (recorded) when the repository or the
+ * push failed.
+ */
+int droppush_tree(struct droppush_result *out, struct repo *repo, const char *base_name,
+		  const struct integ_tree *tree, const struct integ_drops *drops,
+		  const char *committer, const struct fetch_creds *creds);
+
+/*
+ * A merge conflict's kind.  The merge (ort.c, treemerge.c) decides it and carries
+ * it as its text, as merge.log and the notices write it ("content", "add/add",
+ * "modify/delete", "rename/delete", "rename/rename"); conflict_kind_parse() is
+ * where that text is read back, so that nothing else compares it.
+ */
+enum conflict_kind {
+	CONFLICT_OTHER,          /* a kind this reader does not know */
+	CONFLICT_CONTENT,        /* both sides changed the same lines */
+	CONFLICT_ADD_ADD,        /* both sides added the path */
+	CONFLICT_MODIFY_DELETE,
+	CONFLICT_RENAME_DELETE,
+	CONFLICT_RENAME_RENAME,
+};
+
+enum conflict_kind conflict_kind_parse(const char *kind);
 
 #endif

@@ -9,7 +9,7 @@
 #include <time.h>
 
 #include "merge/git_int.h"
-#include "merge/merge_global.h"
+#include "merge/repo.h"
 #include "util/strbuf.h"
 #include "util/error.h"
 #include "util/utf8.h"

@@ -1,7 +1,7 @@
 /* Next/Trees, Next/SHA1s and localversion-next in linux-next's exact formats. */
 #include <string.h>
 
-#include "merge/nextfiles.h"
+#include "merge/integrate.h"
 #include "util/banned.h"
 
 void nextfiles_trees(struct strbuf *out, const struct nextfiles_tree *trees, size_t n)

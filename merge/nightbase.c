@@ -3,7 +3,7 @@
 
 #include "merge/git_int.h"
 #include "merge/nightbase_int.h"
-#include "merge/merge_global.h"
+#include "merge/repo.h"
 #include "merge/oidset_int.h"
 #include "merge/mergebase_int.h"
 #include "util/error.h"

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "merge/excerpt.h"
+#include "merge/search.h"
 #include "merge/probe_int.h"
 #include "util/oid.h"
 #include "merge/verdict_int.h"

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "merge/git_int.h"
-#include "merge/rangediff.h"
+#include "merge/repo.h"
 #include "merge/repo_int.h"
 #include "util/assign.h"
 #include "util/error.h"

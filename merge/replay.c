@@ -3,7 +3,7 @@
 
 #include "merge/git_int.h"
 #include "merge/replay_int.h"
-#include "merge/merge_global.h"
+#include "merge/repo.h"
 #include "merge/patchid_int.h"
 #include "merge/trailer_int.h"
 #include "merge/treemerge_int.h"

@@ -11,7 +11,6 @@
 #include "merge/commitgraph_int.h"
 #include "merge/git_int.h"
 #include "merge/repo.h"
-#include "merge/merge_global.h"
 #include "util/error.h"
 #include "util/fileutil.h"
 #include "util/log.h"

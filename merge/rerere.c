@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "merge/rerere.h"
+#include "merge/integrate.h"
 #include "merge/sha1_int.h"
 #include "util/error.h"
 #include "util/fileutil.h"

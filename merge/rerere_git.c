@@ -3,9 +3,8 @@
 #include <string.h>
 #include <git2.h>
 
-#include "merge/conflict.h"
-#include "merge/merge_global.h"
-#include "merge/rerere.h"
+#include "merge/repo.h"
+#include "merge/integrate.h"
 #include "merge/rerere_git_int.h"
 #include "merge/treemerge_int.h"
 #include "util/error.h"

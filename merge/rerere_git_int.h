@@ -1,7 +1,7 @@
 /*
  * Conflict memory over the repository, for merge/integrate.c: the
  * conflicted files of a merge with markers (as `git merge` leaves them), and the
- * merge's tree resolved from recorded resolutions (merge/rerere.h).  For merge/
+ * merge's tree resolved from recorded resolutions (merge/integrate.h).  For merge/
  * code only.
  */
 #ifndef MERGE_RERERE_GIT_INT_H

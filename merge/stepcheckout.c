@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "merge/git_int.h"
-#include "merge/merge_global.h"
+#include "merge/repo.h"
 #include "merge/sha1_int.h"
 #include "merge/stepcheckout_int.h"
 #include "merge/stepfilter_int.h"

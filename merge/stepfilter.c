@@ -9,7 +9,7 @@
 
 #include "merge/attrrules_int.h"
 #include "merge/git_int.h"
-#include "merge/merge_global.h"
+#include "merge/repo.h"
 #include "merge/stepfilter_int.h"
 #include "util/error.h"
 #include "util/strvec.h"

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "merge/trailer.h"
+#include "merge/repo.h"
 #include "merge/trailer_int.h"
 #include "util/strbuf.h"
 #include "util/utf8.h"
@@ -296,7 +296,7 @@ done:
 	return found;
 }
 
-/* ---- the trailer block and its people (merge/trailer.h) ---- */
+/* ---- the trailer block and its people (merge/repo.h) ---- */
 
 /* The length of the key of a "Key: value" line (letters, digits, '-'), or 0. */
 static size_t trailer_key_len(const char *line, size_t len)

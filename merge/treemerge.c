@@ -6,7 +6,7 @@
 #include "merge/mergebase_int.h"
 #include "merge/ort_int.h"
 #include "merge/treemerge_int.h"
-#include "merge/merge_global.h"
+#include "merge/repo.h"
 #include "util/error.h"
 #include "util/xalloc.h"
 #include "util/banned.h"

@@ -3,11 +3,10 @@
 #include <git2.h>
 
 #include "merge/git_int.h"
-#include "merge/merge_global.h"
 #include "merge/repo.h"
 #include "merge/repo_int.h"
 #include "merge/treemerge_int.h"
-#include "merge/trial.h"
+#include "merge/integrate.h"
 #include "util/error.h"
 #include "util/xalloc.h"
 #include "util/banned.h"

@@ -17,7 +17,6 @@
 #include "merge/stepfilter_int.h"
 #include "merge/treescan_int.h"
 #include "merge/git_int.h"
-#include "merge/merge_global.h"
 #include "merge/repo.h"
 #include "merge/worker.h"
 #include "merge/worker_int.h"

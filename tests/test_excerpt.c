@@ -6,7 +6,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "merge/excerpt.h"
+#include "merge/search.h"
 #include "merge/sha1_int.h"
 #include "util/banned.h"
 

@@ -9,10 +9,8 @@
 #include <sys/wait.h>
 #include <cmocka.h>
 
-#include "merge/fetch.h"
-#include "merge/fixes.h"
+#include "merge/transport.h"
 #include "merge/integrate.h"
-#include "merge/merge_global.h"
 #include "merge/repo.h"
 #include "util/error.h"
 #include "util/fileutil.h"

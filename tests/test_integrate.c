@@ -8,11 +8,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "merge/fetch.h"
-#include "merge/gc.h"
-#include "merge/integrate.h"
-#include "merge/merge_global.h"
+#include "merge/transport.h"
 #include "merge/repo.h"
+#include "merge/integrate.h"
 #include "merge/repo_int.h"
 #include "util/error.h"
 #include "util/log.h"

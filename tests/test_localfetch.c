@@ -9,9 +9,8 @@
 #include <cmocka.h>
 #include <git2.h>
 
-#include "merge/fetch.h"
+#include "merge/transport.h"
 #include "merge/localfetch_int.h"
-#include "merge/merge_global.h"
 #include "merge/repo.h"
 #include "util/log.h"
 #include "util/strbuf.h"

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 #include <git2.h>
 
-#include "merge/merge_global.h"
+#include "merge/repo.h"
 #include "merge/nightbase_int.h"
 #include "merge/oidset_int.h"
 #include "util/oid.h"

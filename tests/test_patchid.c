@@ -10,7 +10,7 @@
 
 #include "merge/commitinfo_int.h"
 #include "merge/patchid_int.h"
-#include "merge/trailer.h"
+#include "merge/repo.h"
 #include "merge/trailer_int.h"
 #include "util/error.h"
 #include "tests/gitfixture.h"

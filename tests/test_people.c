@@ -17,7 +17,6 @@
 #include <unistd.h>
 
 #include "bot/people/people.h"
-#include "merge/merge_global.h"
 #include "merge/repo.h"
 #include "tests/gitfixture.h"
 #include "util/mailmap.h"

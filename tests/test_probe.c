@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "merge/culprit.h"
+#include "merge/search.h"
 #include "merge/known_int.h"
 #include "merge/probe_int.h"
 #include "merge/verdict_int.h"

@@ -12,9 +12,7 @@
 #include <git2/sys/credential.h>
 
 #include "merge/fetch_int.h"
-#include "merge/fetch.h"
-#include "merge/merge_global.h"
-#include "merge/push.h"
+#include "merge/transport.h"
 #include "merge/repo.h"
 #include "util/error.h"
 #include "util/fileutil.h"

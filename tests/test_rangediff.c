@@ -9,7 +9,6 @@
 #include <cmocka.h>
 #include <git2.h>
 
-#include "merge/rangediff.h"
 #include "merge/repo.h"
 #include "tests/gitfixture.h"
 #include "util/error.h"

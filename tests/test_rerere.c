@@ -9,11 +9,9 @@
 #include <sys/wait.h>
 #include <cmocka.h>
 
-#include "merge/fetch.h"
+#include "merge/transport.h"
 #include "merge/integrate.h"
-#include "merge/merge_global.h"
 #include "merge/repo.h"
-#include "merge/rerere.h"
 #include "util/error.h"
 #include "util/fileutil.h"
 #include "util/log.h"

@@ -9,7 +9,7 @@
 #include <cmocka.h>
 #include <git2.h>
 
-#include "merge/merge_global.h"
+#include "merge/repo.h"
 #include "merge/treemerge_int.h"
 #include "util/error.h"
 #include "util/strbuf.h"

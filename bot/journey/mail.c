@@ -5,9 +5,7 @@
 
 #include "bot/journey/night_int.h"
 #include "bot/people/people.h"
-#include "merge/activity.h"
-#include "merge/rangediff.h"
-#include "merge/trailer.h"
+#include "merge/repo.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/xalloc.h"

@@ -4,8 +4,7 @@
 
 #include "bot/journey/night_int.h"
 #include "bot/people/people.h"
-#include "merge/fetch.h"
-#include "merge/lookup.h"
+#include "merge/transport.h"
 #include "merge/repo.h"
 #include "util/error.h"
 #include "util/log.h"

@@ -4,8 +4,7 @@
 #include <strings.h>
 
 #include "bot/journey/night_int.h"
-#include "merge/lookup.h"
-#include "merge/trailer.h"
+#include "merge/repo.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/xalloc.h"

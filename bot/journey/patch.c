@@ -6,7 +6,7 @@
 #include <strings.h>
 
 #include "bot/journey/journey_int.h"
-#include "merge/trailer.h"
+#include "merge/repo.h"
 #include "util/error.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"

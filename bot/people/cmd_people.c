@@ -7,7 +7,6 @@
 #include "bot/botutil.h"
 #include "bot/commands.h"
 #include "bot/people/people.h"
-#include "merge/merge_global.h"
 #include "merge/repo.h"
 #include "util/error.h"
 #include "util/strbuf.h"

@@ -5,7 +5,6 @@
 
 #include "bot/config.h"
 #include "bot/people/people_int.h"
-#include "merge/activity.h"
 #include "merge/repo.h"
 #include "util/error.h"
 #include "util/mailmap.h"

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "merge/excerpt.h"
+#include "merge/search.h"
 #include "tests/fuzz/fuzz.h"
 #include "util/strbuf.h"
 #include "util/banned.h"
