@@ -34,8 +34,8 @@ static int opt_long(const char *name, long *out, int argc, char **argv, int *i)
 	return str_to_long(v, out) < 0 || *out < 0 ? -1 : 1;
 }
 
-static int parse(int argc, char **argv, const char **dir, long *seed, long *trees,
-		   long *files, long *history, long *days, int *matrix, int init)
+static int parse_sim_args(int argc, char **argv, const char **dir, long *seed, long *trees,
+			  long *files, long *history, long *days, int *matrix, int init)
 {
 	int i, r;
 
@@ -71,7 +71,8 @@ int cmd_sim(const struct cli_ctx *ctx, int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	init = !strcmp(argv[1], "init");
-	if (parse(argc, argv, &dir, &seed, &trees, &files, &history, &days, &matrix, init) < 0 ||
+	if (parse_sim_args(argc, argv, &dir, &seed, &trees, &files, &history, &days, &matrix,
+			   init) < 0 ||
 	    trees > 1000 || days < 1 || days > 100000) {
 		fputs(usage, stderr);
 		return EXIT_USAGE;

@@ -356,7 +356,7 @@ done:
 
 /* ---- the child that fetches, and the watcher that gives up on a silent remote ---- */
 
-struct job {
+struct fetch_job {
 	struct fetch_result *out;
 	char *done;
 	struct repo *repo;
@@ -368,7 +368,7 @@ struct job {
 /* The child: every url not done yet, in order; a message per start, beat and result. */
 static void child(int fd, void *arg)
 {
-	const struct job *jb = arg;
+	const struct fetch_job *jb = arg;
 	struct fetch_result *out = jb->out;
 	const struct fetch_tree *trees = jb->trees;
 	char *done = jb->done, *before = xmalloc(jb->n);
@@ -464,7 +464,7 @@ static int watch(struct fetch_result *out, char *done, struct repo *repo,
 		   const struct fetch_tree *trees, size_t n, const struct fetch_creds *creds)
 {
 	long idle = creds && creds->idle_timeout > 0 ? creds->idle_timeout : FETCH_IDLE_TIMEOUT;
-	struct job jb = { out, done, repo, trees, n, creds };
+	struct fetch_job jb = { out, done, repo, trees, n, creds };
 	size_t i;
 
 	for (i = 0; i < n && done[i]; i++)

@@ -106,7 +106,7 @@ static void hunk_id(char id[SHA1_HEXSZ + 1], struct strbuf *pre, struct strbuf *
 enum { OUTSIDE, ONE, BASE, TWO };
 
 /* Feeds one line to the marker state machine; -1 on a marker out of place. */
-static int step(int *state, const char *p, size_t len)
+static int marker_step(int *state, const char *p, size_t len)
 {
 	int lt = is_marker(p, len, '<'), gt = is_marker(p, len, '>');
 	int eq = is_marker(p, len, '='), bar = is_marker(p, len, '|');
@@ -150,7 +150,7 @@ int rerere_parse(struct rerere_file *out, const char *text, size_t len)
 		size_t l = line(p, end, &next);
 
 		prev = state;
-		if (step(&state, p, l) < 0) {
+		if (marker_step(&state, p, l) < 0) {
 			strbuf_release(&one);
 			strbuf_release(&two);
 			rerere_file_release(out);
@@ -197,7 +197,7 @@ static void preimage(struct strbuf *pre, const char *text, const struct rerere_h
 		size_t l = line(p, end, &next);
 
 		prev = state;
-		step(&state, p, l);
+		marker_step(&state, p, l);
 		if (prev == ONE && state == ONE)
 			strbuf_add(&one, p, (size_t)(next - p));
 		else if (prev == TWO && state == TWO)

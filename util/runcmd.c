@@ -1161,10 +1161,15 @@ void runcmd_box_argv(struct strvec *av, const struct runcmd_box *b, const char *
 		strvec_push(av, cmd[i]);
 }
 
-static int run(struct runcmd_result *out, const struct runcmd_opts *o, struct strbuf *err_out)
+static int run_prepared(struct runcmd_result *out, const struct runcmd_opts *o,
+			struct strbuf *err_out)
 {
-	struct prepared p = { .opts = o, .stdin_fd = -1, .out_w = -1, .err_w = -1, .report_w = -1,
-			      .cg = CGROUP_INIT };
+	struct prepared p = {.opts = o,
+			     .stdin_fd = -1,
+			     .out_w = -1,
+			     .err_w = -1,
+			     .report_w = -1,
+			     .cg = CGROUP_INIT};
 	const char *sh_argv[4] = { "/bin/sh", "-c", o->shell, NULL };
 	struct strvec env = STRVEC_INIT, box = STRVEC_INIT;
 	struct strbuf errbuf = STRBUF_INIT;
@@ -1232,7 +1237,7 @@ int runcmd_single_threaded(void)
 
 int runcmd_run(struct runcmd_result *out, const struct runcmd_opts *opts)
 {
-	return run(out, opts, NULL);
+	return run_prepared(out, opts, NULL);
 }
 
 void runcmd_result_release(struct runcmd_result *r)
@@ -1264,7 +1269,7 @@ int runcmd_capture(struct strbuf *out, const char *cwd, const char *const *argv)
 	opts.inherit_env = 1;
 	opts.merge_stderr = 0;
 	opts.output_cap = CAPTURE_MAX;
-	error = run(&res, &opts, &err);
+	error = run_prepared(&res, &opts, &err);
 	if (error)
 		goto done;
 	describe(&cmd, argv);
