@@ -61,11 +61,16 @@ int rerere_replay(struct strbuf *out, size_t *matched, size_t *total, const char
  * (the text between hunks must still be there unchanged, the markers gone).  Each
  * hunk's resolution is what replaced it.  *recorded gets the number of hunks
  * recorded.  NB_EINVALID (recorded, naming `path`) when markers remain or a hunk's
- * surroundings cannot be found; nothing is recorded then.
+ * surroundings cannot be found; nothing is recorded then.  Where and what for:
  */
-int rerere_record(size_t *recorded, const char *rerere_dir, const char *path, const char *tree,
-		  const char *date, const char *conflicted, size_t clen, const char *edited,
-		  size_t elen);
+struct rerere_record_opts {
+	const char *dir;   /* the rerere folder */
+	const char *path;  /* the conflicted file's path, for meta and errors */
+	const char *tree;  /* the tree whose merge conflicted (meta), may be NULL */
+	const char *date;  /* when it is recorded (meta), may be NULL */
+};
+int rerere_record(size_t *recorded, const struct rerere_record_opts *o, const char *conflicted,
+		  size_t clen, const char *edited, size_t elen);
 
 /* A recorded resolution, for `status`. */
 struct rerere_entry {
