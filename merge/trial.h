@@ -11,6 +11,14 @@
 
 struct repo;
 
+/* A trial merge: which commits, and how the night would name the merge. */
+struct trial_merge_opts {
+	const struct nb_oid *onto, *tip;
+	const char *branch, *url;   /* "Merge branch '<branch>' of <url>" */
+	const char *identity;       /* the merge's author and committer */
+	const char *date;           /* its day, YYYY-MM-DD */
+};
+
 /*
  * Merges `tip` into `onto` as the night would (a --no-ff merge commit "Merge branch
  * '<branch>' of <url>", by `identity` at 00:00 UTC of `date`, parents onto and tip).
@@ -19,7 +27,6 @@ struct repo;
  * commit is missing; NB_ERROR.  When `tip` is already in `onto`, *out is `onto`.
  */
 int trial_merge(struct nb_oid *out, struct strvec *paths, struct repo *repo,
-		const struct nb_oid *onto, const struct nb_oid *tip, const char *branch,
-		const char *url, const char *identity, const char *date);
+		const struct trial_merge_opts *o);
 
 #endif
