@@ -805,9 +805,14 @@ static int told_to_stop(const struct runcmd_opts *o)
 	return (o->stoppable && stop_flag && *stop_flag) || (o->stop && o->stop(o->stop_data));
 }
 
-static int collect(const struct runcmd_opts *o, pid_t sup, int out_r, int err_r, int report_r,
-		     struct capture *oc, struct capture *ec, struct report *r, int *cancelled)
+/*
+ * Reads the child's stdout and stderr into `oc`, `ec` and the supervisor's report
+ * into `r`, from the pipes' read ends `fds`: stdout, stderr, report.
+ */
+static int collect(const struct runcmd_opts *o, pid_t sup, const int fds[3], struct capture *oc,
+		   struct capture *ec, struct report *r, int *cancelled)
 {
+	int out_r = fds[0], err_r = fds[1], report_r = fds[2];
 	size_t got = 0;
 	int stopped = 0;
 
@@ -995,7 +1000,8 @@ static int spawn(struct runcmd_result *out, struct prepared *p, struct strbuf *e
 	capture_init(&oc, o->output_cap ? o->output_cap : DEFAULT_CAP);
 	capture_init(&ec, STDERR_CAP);
 	memset(&r, 0, sizeof(r));
-	if (collect(o, sup, out_pipe[0], err_pipe[0], rep_pipe[0], &oc, &ec, &r, &cancelled) < 0) {
+	if (collect(o, sup, (const int[3]){ out_pipe[0], err_pipe[0], rep_pipe[0] }, &oc, &ec, &r,
+		    &cancelled) < 0) {
 		kill(sup, SIGKILL);
 		error = nb_error_set(NB_ERROR, "the command's supervisor died without a report");
 	}
