@@ -332,8 +332,8 @@ static void commits_touching(struct integ_night *n, struct strvec **out, const c
 		if (mbgraph_lookup(&hide[i], n->graph, &bases[i]) < 0)
 			goto done;
 	if (mbgraph_lookup(&tip, n->graph, from) < 0 ||
-	    mbgraph_walk_range(n->graph, tip, hide, bases_nr, CONFLICT_WALK_MAX, touch_one,
-			       touch_follow, &w) < 0)
+	    mbgraph_walk_range(n->graph, tip, hide, bases_nr, CONFLICT_WALK_MAX,
+			       &(const struct mb_walk_visitor){ touch_one, touch_follow, &w }) < 0)
 		log_verbose("conflict facts incomplete: %s", nb_error_last());
 done:
 	free(w.touched);
