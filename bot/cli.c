@@ -160,7 +160,7 @@ static void help_command(FILE *out, const struct cli_command *c)
 		fprintf(out, "\n%s", c->details);
 }
 
-static const struct cli_command *find(const char *name)
+static const struct cli_command *find_command(const char *name)
 {
 	size_t i;
 
@@ -247,7 +247,7 @@ int cli_main(int argc, char **argv)
 			help_all(stdout);
 			return EXIT_DONE;
 		}
-		if (!(cmd = find(argv[i + 1])))
+		if (!(cmd = find_command(argv[i + 1])))
 			return usage_error("'%s' is not a nextbot command", argv[i + 1]);
 		help_command(stdout, cmd);
 		return EXIT_DONE;
@@ -256,7 +256,7 @@ int cli_main(int argc, char **argv)
 		return cmd_worker_checkout(&ctx, argc - i, argv + i);
 	if (!strcmp(argv[i], "cc-serve"))
 		return cmd_cc_serve(&ctx, argc - i, argv + i);
-	if (!(cmd = find(argv[i])))
+	if (!(cmd = find_command(argv[i])))
 		return usage_error("'%s' is not a nextbot command", argv[i]);
 	if (wants_help(argc - i, argv + i)) {
 		help_command(stdout, cmd);

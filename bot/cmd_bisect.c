@@ -56,7 +56,8 @@ static int value(struct bisect_repo_opts *o, struct strvec *goods, const char *o
 	return 0;
 }
 
-static int parse(struct bisect_repo_opts *o, struct strvec *goods, int argc, char **argv)
+static int parse_bisect_args(struct bisect_repo_opts *o, struct strvec *goods, int argc,
+			     char **argv)
 {
 	int i, rc;
 
@@ -169,7 +170,7 @@ int cmd_bisect(const struct cli_ctx *ctx, int argc, char **argv)
 	struct strvec goods = STRVEC_INIT;
 	int rc;
 
-	if ((rc = parse(&o, &goods, argc, argv)) != 0)
+	if ((rc = parse_bisect_args(&o, &goods, argc, argv)) != 0)
 		goto done;
 	if (merge_global_init() < 0) {
 		fprintf(stderr, "nextbot bisect: %s\n", nb_error_last());

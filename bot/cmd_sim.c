@@ -34,45 +34,50 @@ static int opt_long(const char *name, long *out, int argc, char **argv, int *i)
 	return str_to_long(v, out) < 0 || *out < 0 ? -1 : 1;
 }
 
-static int parse(int argc, char **argv, const char **dir, long *seed, long *trees,
-		   long *files, long *history, long *days, int *matrix, int init)
+/* `nextbot sim init|advance`'s arguments, with their defaults. */
+struct sim_args {
+	const char *dir;
+	long seed, trees, files, history, days;
+	int matrix;
+};
+
+static int parse_sim_args(struct sim_args *a, int argc, char **argv, int init)
 {
 	int i, r;
 
 	for (i = 2; i < argc; i++) {
 		if (init && !strcmp(argv[i], "--matrix")) {
-			*matrix = 1;
-		} else if (init && ((r = opt_long("--seed", seed, argc, argv, &i)) ||
-			     (r = opt_long("--trees", trees, argc, argv, &i)) ||
-			     (r = opt_long("--files", files, argc, argv, &i)) ||
-			     (r = opt_long("--history", history, argc, argv, &i)))) {
+			a->matrix = 1;
+		} else if (init && ((r = opt_long("--seed", &a->seed, argc, argv, &i)) ||
+			     (r = opt_long("--trees", &a->trees, argc, argv, &i)) ||
+			     (r = opt_long("--files", &a->files, argc, argv, &i)) ||
+			     (r = opt_long("--history", &a->history, argc, argv, &i)))) {
 			if (r < 0)
 				return -1;
-		} else if (!init && (r = opt_long("--days", days, argc, argv, &i))) {
+		} else if (!init && (r = opt_long("--days", &a->days, argc, argv, &i))) {
 			if (r < 0)
 				return -1;
-		} else if (argv[i][0] == '-' || *dir) {
+		} else if (argv[i][0] == '-' || a->dir) {
 			return -1;
 		} else {
-			*dir = argv[i];
+			a->dir = argv[i];
 		}
 	}
-	return *dir ? 0 : -1;
+	return a->dir ? 0 : -1;
 }
 
 int cmd_sim(const struct cli_ctx *ctx, int argc, char **argv)
 {
-	const char *dir = NULL;
-	long seed = 1, trees = 3, files = 0, history = 0, days = 1;
-	int init, error, matrix = 0;
+	struct sim_args a = { .seed = 1, .trees = 3, .days = 1 };
+	int init, error;
 
 	if (argc < 2 || (strcmp(argv[1], "init") && strcmp(argv[1], "advance"))) {
 		fputs(usage, stderr);
 		return EXIT_USAGE;
 	}
 	init = !strcmp(argv[1], "init");
-	if (parse(argc, argv, &dir, &seed, &trees, &files, &history, &days, &matrix, init) < 0 ||
-	    trees > 1000 || days < 1 || days > 100000) {
+	if (parse_sim_args(&a, argc, argv, init) < 0 || a.trees > 1000 || a.days < 1 ||
+	    a.days > 100000) {
 		fputs(usage, stderr);
 		return EXIT_USAGE;
 	}
@@ -83,14 +88,14 @@ int cmd_sim(const struct cli_ctx *ctx, int argc, char **argv)
 	if (init) {
 		struct feeds_world_opts opts = FEEDS_WORLD_OPTS_INIT;
 
-		opts.seed = (uint64_t)seed;
-		opts.trees = (int)trees;
-		opts.files = (int)files;
-		opts.matrix = matrix;
-		opts.history = history > INT_MAX ? -1 : (int)history; /* refused there */
-		error = feeds_world_init(dir, &opts);
+		opts.seed = (uint64_t)a.seed;
+		opts.trees = (int)a.trees;
+		opts.files = (int)a.files;
+		opts.matrix = a.matrix;
+		opts.history = a.history > INT_MAX ? -1 : (int)a.history; /* refused there */
+		error = feeds_world_init(a.dir, &opts);
 	} else {
-		error = feeds_world_advance(dir, (int)days);
+		error = feeds_world_advance(a.dir, (int)a.days);
 	}
 	merge_global_shutdown();
 	if (error < 0) {
@@ -99,6 +104,6 @@ int cmd_sim(const struct cli_ctx *ctx, int argc, char **argv)
 	}
 	if (ctx->verbosity > 0)
 		printf("%s: world %s in %s\n", init ? "created" : "advanced",
-		       init ? "ready" : "played", dir);
+		       init ? "ready" : "played", a.dir);
 	return EXIT_DONE;
 }

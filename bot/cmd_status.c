@@ -14,7 +14,7 @@
 #include "util/strbuf.h"
 #include "util/banned.h"
 
-static const char *s(const char *s)
+static const char *or_dash(const char *s)
 {
 	return s ? s : "-";
 }
@@ -23,14 +23,14 @@ static void print_run(const struct run_record *r)
 {
 	size_t i;
 
-	printf("%s  %-14s %-12s next %.12s\n", s(r->date), s(r->tag), s(run_result_name(r->result)),
-	       s(r->next));
+	printf("%s  %-14s %-12s next %.12s\n", or_dash(r->date), or_dash(r->tag),
+	       or_dash(run_result_name(r->result)), or_dash(r->next));
 	for (i = 0; i < r->trees_nr; i++) {
 		const struct run_tree *t = &r->trees[i];
 
-		printf("  %-20s %-17s %.12s%s%s\n", s(t->name), s(tree_state_name(t->state)),
-		       t->sha1 ? t->sha1 : "-           ", t->reason ? "  " : "",
-		       t->reason ? t->reason : "");
+		printf("  %-20s %-17s %.12s%s%s\n", or_dash(t->name),
+		       or_dash(tree_state_name(t->state)), t->sha1 ? t->sha1 : "-           ",
+		       t->reason ? "  " : "", t->reason ? t->reason : "");
 	}
 	for (i = 0; i < r->flags.nr; i++)
 		printf("  flag %s\n", r->flags.v[i]);
@@ -67,21 +67,23 @@ static void print_mail(const struct state *st, size_t last)
 	for (i = st->inbox_nr > last ? st->inbox_nr - last : 0; i < st->inbox_nr; i++) {
 		const struct inbox_record *r = &st->inbox[i];
 
-		printf("  %s  %-9s %s %s: %s\n", s(r->when), s(mail_outcome_name(r->outcome)),
-		       s(r->from), r->key,
-		       s(r->summary));
+		printf("  %s  %-9s %s %s: %s\n", or_dash(r->when),
+		       or_dash(mail_outcome_name(r->outcome)), or_dash(r->from), r->key,
+		       or_dash(r->summary));
 	}
 	for (i = st->tests_nr > last ? st->tests_nr - last : 0; i < st->tests_nr; i++) {
 		const struct test_request *t = &st->tests[i];
 		int why = t->result && t->state != TEST_PASSED;
 
-		printf("  test of %s from %s by %s: %s%s%s\n", s(t->branch), s(t->url), s(t->by),
-		       s(test_state_name(t->state)), why ? ": " : "", why ? t->result : "");
+		printf("  test of %s from %s by %s: %s%s%s\n", or_dash(t->branch), or_dash(t->url),
+		       or_dash(t->by), or_dash(test_state_name(t->state)), why ? ": " : "",
+		       why ? t->result : "");
 	}
 	for (i = 0; i < st->drops_nr; i++)
 		if (st->drops[i].active && st->drops[i].by)
-			printf("  drop of %.12s (\"%s\") by %s in %s\n", s(st->drops[i].commit),
-			       s(st->drops[i].subject), st->drops[i].by, s(st->drops[i].mail));
+			printf("  drop of %.12s (\"%s\") by %s in %s\n",
+			       or_dash(st->drops[i].commit), or_dash(st->drops[i].subject),
+			       st->drops[i].by, or_dash(st->drops[i].mail));
 }
 
 /*
@@ -137,8 +139,8 @@ static void print_cells(const struct flag *f, const char *indent)
 
 		if (!c->env.nr)
 			continue;
-		printf("%scell %s (since %s): %s\n", indent, s(c->name), s(c->first_seen),
-		       s(c->first_error));
+		printf("%scell %s (since %s): %s\n", indent, or_dash(c->name),
+		       or_dash(c->first_seen), or_dash(c->first_error));
 	}
 }
 
@@ -152,8 +154,9 @@ static void print_open_flags(const struct state *st)
 
 		if (f->state != FLAG_OPEN)
 			continue;
-		printf("  %s  %-13s %s %.12s (\"%s\")\n", s(f->id), s(flag_kind_name(f->kind)),
-		       s(f->tree), s(f->commit), s(f->subject));
+		printf("  %s  %-13s %s %.12s (\"%s\")\n", or_dash(f->id),
+		       or_dash(flag_kind_name(f->kind)), or_dash(f->tree), or_dash(f->commit),
+		       or_dash(f->subject));
 		print_cells(f, "      ");
 	}
 }
@@ -206,15 +209,16 @@ static void print_flag(const struct flag *f, int verbose)
 {
 	size_t i;
 
-	printf("%s  %-9s %-13s %s %.12s (\"%s\")\n", s(f->id), s(flag_state_name(f->state)),
-	       s(flag_kind_name(f->kind)), s(f->tree), s(f->commit), s(f->subject));
-	printf("    author:  %s <%s>\n", s(f->author.name), s(f->author.email));
+	printf("%s  %-9s %-13s %s %.12s (\"%s\")\n", or_dash(f->id),
+	       or_dash(flag_state_name(f->state)), or_dash(flag_kind_name(f->kind)),
+	       or_dash(f->tree), or_dash(f->commit), or_dash(f->subject));
+	printf("    author:  %s <%s>\n", or_dash(f->author.name), or_dash(f->author.email));
 	if (f->partner_tree)
 		printf("    partner: %s %.12s (\"%s\") by %s <%s>\n", f->partner_tree,
-		       s(f->partner_commit), s(f->partner_subject), s(f->partner_author.name),
-		       s(f->partner_author.email));
-	printf("    command: %s, exit %d%s; seen %s .. %s\n", s(f->command), f->exit_code,
-	       f->timed_out ? " (timed out)" : "", s(f->first_seen), s(f->last_seen));
+		       or_dash(f->partner_commit), or_dash(f->partner_subject),
+		       or_dash(f->partner_author.name), or_dash(f->partner_author.email));
+	printf("    command: %s, exit %d%s; seen %s .. %s\n", or_dash(f->command), f->exit_code,
+	       f->timed_out ? " (timed out)" : "", or_dash(f->first_seen), or_dash(f->last_seen));
 	if (f->error)
 		printf("    error:   %s\n", f->error);
 	print_cells(f, "    ");
@@ -229,13 +233,14 @@ static void print_flag(const struct flag *f, int verbose)
 	else if (f->reason)
 		printf("    reason:  %s\n", f->reason);
 	if (f->fix_subject)
-		printf("    fix:     \"%s\" (%s, %s)%s%.12s\n", f->fix_subject, s(f->fix_by),
-		       s(f->fix_date), f->fix_commit ? ": arrived as " : ": not arrived yet",
+		printf("    fix:     \"%s\" (%s, %s)%s%.12s\n", f->fix_subject, or_dash(f->fix_by),
+		       or_dash(f->fix_date), f->fix_commit ? ": arrived as " : ": not arrived yet",
 		       f->fix_commit ? f->fix_commit : "");
 	for (i = 0; i < f->mail_nr; i++)
-		printf("    mail:    %s %s by %s in %s%s%s\n", s(f->mail[i].when),
-		       s(f->mail[i].command), s(f->mail[i].by), s(f->mail[i].message_id),
-		       f->mail[i].text ? ": " : "", f->mail[i].text ? f->mail[i].text : "");
+		printf("    mail:    %s %s by %s in %s%s%s\n", or_dash(f->mail[i].when),
+		       or_dash(f->mail[i].command), or_dash(f->mail[i].by),
+		       or_dash(f->mail[i].message_id), f->mail[i].text ? ": " : "",
+		       f->mail[i].text ? f->mail[i].text : "");
 	for (i = 0; i < f->log.nr && verbose; i++)
 		printf("    | %s\n", f->log.v[i]);
 }

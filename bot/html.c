@@ -33,7 +33,7 @@ static const char *const css =
 	"h1{font-size:1.25em}}";
 
 /* Text as util/utf8.c shows it (controls, bidi controls), then HTML-escaped. */
-static void put(struct strbuf *out, const char *s, size_t len, int multiline)
+static void put_escaped(struct strbuf *out, const char *s, size_t len, int multiline)
 {
 	struct strbuf sb = STRBUF_INIT;
 	size_t i;
@@ -60,17 +60,17 @@ static void put(struct strbuf *out, const char *s, size_t len, int multiline)
 
 void html_line(struct strbuf *out, const char *s)
 {
-	put(out, s, s ? strlen(s) : 0, 0);
+	put_escaped(out, s, s ? strlen(s) : 0, 0);
 }
 
 void html_line_n(struct strbuf *out, const char *s, size_t n)
 {
-	put(out, s, s ? strnlen(s, n) : 0, 0);
+	put_escaped(out, s, s ? strnlen(s, n) : 0, 0);
 }
 
 void html_text(struct strbuf *out, const char *s)
 {
-	put(out, s, s ? strlen(s) : 0, 1);
+	put_escaped(out, s, s ? strlen(s) : 0, 1);
 }
 
 void html_begin(struct strbuf *out, const char *title, const char *root)

@@ -45,7 +45,7 @@ static const char help_text[] =
 	"<Message-ID>: #nextbot drop 0123456789ab <reason>\n";
 
 /* One mail being handled. */
-struct job {
+struct mailcmd_job {
 	struct maint *m;
 	const struct inbox_mail *mail;
 	const struct sent_mail *thread; /* the mail of nextbot's it answers, or NULL */
@@ -119,7 +119,7 @@ static int in_contacts(const struct config *cfg, const char *tree, const char *a
 }
 
 /* The tree's contacts and the operator: they decide drops. */
-static int is_maintainer(const struct job *j, const struct flag *f)
+static int is_maintainer(const struct mailcmd_job *j, const struct flag *f)
 {
 	const char *from = j->mail->from_addr;
 
@@ -127,7 +127,7 @@ static int is_maintainer(const struct job *j, const struct flag *f)
 }
 
 /* Anyone the flag's report was addressed to: the authors, both trees' contacts. */
-static int is_addressee(const struct job *j, const struct flag *f)
+static int is_addressee(const struct mailcmd_job *j, const struct flag *f)
 {
 	const char *from = j->mail->from_addr;
 
@@ -145,7 +145,7 @@ static int is_own(const struct config *cfg, const char *addr)
 }
 
 /* Why a mail is not for nextbot at all, or NULL.  Such mails are never answered. */
-static const char *not_for_us(const struct job *j)
+static const char *not_for_us(const struct mailcmd_job *j)
 {
 	const struct inbox_mail *mail = j->mail;
 	const char *from = mail->from_addr;
@@ -195,7 +195,7 @@ static const char *subj(const struct flag *f)
 }
 
 /* A refusal line for the sender; `help` adds the list of commands to the reply. */
-__attribute__((format(printf, 3, 4))) static void refuse(struct job *j, const char *cmd,
+__attribute__((format(printf, 3, 4))) static void refuse(struct mailcmd_job *j, const char *cmd,
 							  const char *fmt, ...)
 {
 	va_list ap;
@@ -214,7 +214,7 @@ __attribute__((format(printf, 3, 4))) static void refuse(struct job *j, const ch
 }
 
 /* Notes what was done to `id` (a flag id, or a patch's commit) for the record. */
-static void acted(struct job *j, const char *id, const char *flag_id, const char *what)
+static void acted(struct mailcmd_job *j, const char *id, const char *flag_id, const char *what)
 {
 	strbuf_addf(&j->summary, "%s%s %.12s", j->summary.len ? "; " : "", what, id ? id : "?");
 	j->acted = 1;
@@ -224,7 +224,8 @@ static void acted(struct job *j, const char *id, const char *flag_id, const char
 
 #define MAINTAINERS "the tree's maintainers (its contacts) and the operator"
 
-static void not_allowed(struct job *j, const char *cmd, const struct flag *f, const char *who)
+static void not_allowed(struct mailcmd_job *j, const char *cmd, const struct flag *f,
+			const char *who)
 {
 	refuse(j, cmd,
 	       "Refused: only %s may do that for flag %s (\"%s\" in the %s tree); %s is not "
@@ -241,7 +242,7 @@ struct target {
 };
 
 /* The drop of a patch (the flag's or t->patch), as `nextbot drop` does. */
-static void drop_cmd(struct job *j, struct target *t, const char *args)
+static void drop_cmd(struct mailcmd_job *j, struct target *t, const char *args)
 {
 	const char *reason = *args ? args : NULL, *by = j->mail->from_addr;
 	const char *tree = t->flag ? t->flag->tree : t->patch->tree;
@@ -300,7 +301,7 @@ static void drop_cmd(struct job *j, struct target *t, const char *args)
 }
 
 /* Takes back the drop of the flag's patch, or t->drop. */
-static void undrop_cmd(struct job *j, struct target *t, const char *args)
+static void undrop_cmd(struct mailcmd_job *j, struct target *t, const char *args)
 {
 	struct flag *f = t->flag;
 	const char *by = j->mail->from_addr;
@@ -332,7 +333,7 @@ static void undrop_cmd(struct job *j, struct target *t, const char *args)
 	acted(j, f ? f->id : d->commit, f ? f->id : NULL, "undrop");
 }
 
-static void invalid_cmd(struct job *j, struct target *tg, const char *args)
+static void invalid_cmd(struct mailcmd_job *j, struct target *tg, const char *args)
 {
 	struct flag *f = tg->flag;
 
@@ -358,7 +359,7 @@ static void invalid_cmd(struct job *j, struct target *tg, const char *args)
 	acted(j, f->id, f->id, "invalid");
 }
 
-static void reopen_cmd(struct job *j, struct target *tg, const char *args)
+static void reopen_cmd(struct mailcmd_job *j, struct target *tg, const char *args)
 {
 	struct flag *f = tg->flag;
 
@@ -408,7 +409,7 @@ static void fix_subject(struct strbuf *out, const char *args)
 	strbuf_trim(out);
 }
 
-static void fix_cmd(struct job *j, struct target *tg, const char *args)
+static void fix_cmd(struct mailcmd_job *j, struct target *tg, const char *args)
 {
 	struct flag *f = tg->flag;
 	struct strbuf s = STRBUF_INIT;
@@ -447,7 +448,7 @@ done:
 }
 
 /* The other recipients of the mail (not nextbot, not the sender), at most CC_MAX. */
-static void others(struct strvec *out, const struct job *j)
+static void others(struct strvec *out, const struct mailcmd_job *j)
 {
 	const struct inbox_mail *mail = j->mail;
 	size_t i;
@@ -460,7 +461,7 @@ static void others(struct strvec *out, const struct job *j)
 	}
 }
 
-static void test_cmd(struct job *j, struct target *tg, const char *args)
+static void test_cmd(struct mailcmd_job *j, struct target *tg, const char *args)
 {
 	struct flag *f = tg->flag;
 	const struct config *cfg = j->m->cfg;
@@ -553,7 +554,7 @@ done:
 
 struct verb {
 	const char *name;
-	void (*fn)(struct job *j, struct target *t, const char *args);
+	void (*fn)(struct mailcmd_job *j, struct target *t, const char *args);
 	int by_patch; /* may name a patch (drop) or a drop (undrop) that no flag names */
 	int colon;    /* written with a colon before its text: "fix: <url>", "test: …" */
 };
@@ -653,7 +654,7 @@ static void find_flags(struct target *t, struct strbuf *listed, struct state *st
  * What the id-like word `id` names for verb v, into t.  Returns 0, or -1 when it names
  * nothing (or too much) that v could act on: then the sender is told and nothing is done.
  */
-static int resolve(struct job *j, const struct verb *v, const char *id, struct target *t)
+static int resolve(struct mailcmd_job *j, const struct verb *v, const char *id, struct target *t)
 {
 	struct strbuf listed = STRBUF_INIT;
 	long idx;
@@ -753,7 +754,7 @@ const char *mailcmd_suggest(const char *word)
 }
 
 /* The reply to a command word nextbot does not know: a suggestion when it is a slip. */
-static void unknown(struct job *j, const char *word)
+static void unknown(struct mailcmd_job *j, const char *word)
 {
 	const char *hint = mailcmd_suggest(word);
 	const struct verb *v = verb_named(hint);
@@ -769,7 +770,7 @@ static void unknown(struct job *j, const char *word)
 		       WORD_MAX, word);
 }
 
-static void run(struct job *j, const char *line)
+static void run_command_line(struct mailcmd_job *j, const char *line)
 {
 	const char *cmd = line + strspn(line, ": \t"); /* "#nextbot : drop" */
 	size_t n = strcspn(cmd, " \t:"), i;
@@ -819,7 +820,7 @@ done:
 
 /* ---- answers and the record ---- */
 
-static int reply(struct job *j, const char *role, const struct strbuf *text, int to_all)
+static int reply(struct mailcmd_job *j, const char *role, const struct strbuf *text, int to_all)
 {
 	const struct inbox_mail *mail = j->mail;
 	struct notice_reply r = { 0 };
@@ -868,7 +869,7 @@ static int refused_enough(const struct state *st, const char *from)
 	return n >= REFUSALS_MAX;
 }
 
-static void record(struct job *j, enum mailcmd_outcome o, const char *why)
+static void record(struct mailcmd_job *j, enum mailcmd_outcome o, const char *why)
 {
 	if (why) {
 		strbuf_reset(&j->summary);
@@ -886,8 +887,8 @@ int mailcmd_handle(enum mailcmd_outcome *out, struct maint *m, const char *raw, 
 	struct inbox_mail mail = INBOX_MAIL_INIT;
 	struct strvec cmds = STRVEC_INIT;
 	struct strbuf why = STRBUF_INIT;
-	struct job j = { m, &mail, NULL, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT, NULL, NULL, 0, 0,
-			 0, "", "" };
+	struct mailcmd_job j = {m,    &mail, NULL, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT, NULL,
+				NULL, 0,     0,	   0,		"",	     ""};
 	const char *reason;
 	size_t n, i;
 	int ret = 0, silent;
@@ -927,7 +928,7 @@ int mailcmd_handle(enum mailcmd_outcome *out, struct maint *m, const char *raw, 
 	j.thread = answered(&m->st, &mail);
 	silent = j.silent = answers_a_reply(&m->st, &mail);
 	for (i = 0; i < cmds.nr; i++)
-		run(&j, cmds.v[i]);
+		run_command_line(&j, cmds.v[i]);
 	j.line = NULL;
 	if (n > cmds.nr)
 		refuse(&j, "...", "Only the first %d commands of a mail are read.", COMMANDS_MAX);

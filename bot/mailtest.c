@@ -449,6 +449,7 @@ static int run_one(struct maint *m, struct test_request *t)
 	struct strvec paths = STRVEC_INIT;
 	struct repo *repo = NULL;
 	struct nb_oid tip = NB_OID_INIT, onto = NB_OID_INIT, merged = NB_OID_INIT;
+	struct trial_merge_opts to;
 	struct flag *f = flag_of(&m->st, t->flag_id);
 	char *path = xstrfmt("%s/repo.git", cfg->workdir), *runs = NULL, *subject = NULL;
 	int err;
@@ -473,8 +474,10 @@ static int run_one(struct maint *m, struct test_request *t)
 	free(t->commit);
 	t->commit = xstrdup(tip.hex);
 	subject = repo_commit_subject(repo, tip.hex);
-	err = trial_merge(&merged, &paths, repo, &onto, &tip, t->branch, t->url,
-			  cfg->merge_identity, f->last_seen);
+	to = (struct trial_merge_opts){ .onto = &onto, .tip = &tip, .branch = t->branch,
+					.url = t->url, .identity = cfg->merge_identity,
+					.date = f->last_seen };
+	err = trial_merge(&merged, &paths, repo, &to);
 	if (err == NB_ECONFLICT) {
 		size_t i;
 

@@ -222,7 +222,7 @@ done:
 }
 
 /* Options for merge/check and merge/culprit in cell `c`; `steps` filled by the caller. */
-static void opts(struct night *n, struct culprit_opts *o, const struct night_cell *c)
+static void cell_culprit_opts(struct night *n, struct culprit_opts *o, const struct night_cell *c)
 {
 	memset(o, 0, sizeof(*o));
 	o->repo_path = n->repo_path;
@@ -327,7 +327,7 @@ int night_check_trial(struct check_result *out, const struct config *cfg, const 
 		goto done;
 	}
 	night_cc_start(&n);
-	opts(&n, &o, cell);
+	cell_culprit_opts(&n, &o, cell);
 	o.cache_dir = NULL; /* someone's branch: nothing read from or added to the cache */
 	if (!with_tests) {
 		o.builds_nr = i + 1; /* the builds up to the failing one */
@@ -365,7 +365,7 @@ int night_disk_full(struct night *n, struct night_failure *out)
 	return 1;
 }
 
-static const char *s(const char *s)
+static const char *or_unknown(const char *s)
 {
 	return s ? s : "?";
 }
@@ -416,7 +416,7 @@ static int failure_fill(struct night *n, struct night_failure *out, const struct
 		if (!cf->bad)
 			cf->infra = r[cf->cell].verdict == CHECK_SKIP
 					    ? xstrdup("exited 125 (cannot be tested)")
-					    : xstrdup(s(r[cf->cell].infra_reason));
+					    : xstrdup(or_unknown(r[cf->cell].infra_reason));
 		if (cf->cell == first) {
 			out->cmd = cf->cmd;
 			out->name = cf->name;
@@ -458,7 +458,7 @@ int night_check_heads(struct night *n, const struct nb_oid *heads, size_t nr, un
 
 	memset(out, 0, nr * sizeof(*out));
 	for (i = 0; i < cells; i++)
-		opts(n, &o[i], &n->cells[i]);
+		cell_culprit_opts(n, &o[i], &n->cells[i]);
 	for (j = 0; j < nr; j++)
 		for (i = 0; i < cells; i++)
 			jobs[j * cells + i] = (struct check_job){
@@ -511,7 +511,7 @@ int night_check_head(struct night *n, unsigned what, struct night_failure *out)
 }
 
 /* The night's steps for merge/culprit, borrowed from the integ night. */
-static struct culprit_step *steps(struct night *n, size_t *nr)
+static struct culprit_step *night_culprit_steps(struct night *n, size_t *nr)
 {
 	size_t i;
 	struct culprit_step *steps;
@@ -537,7 +537,7 @@ static char *dup_nonempty(const char *s)
 	return s && *s ? xstrdup(s) : NULL;
 }
 
-static void set(char **field, const char *value)
+static void set_field(char **field, const char *value)
 {
 	free(*field);
 	*field = dup_nonempty(value);
@@ -553,29 +553,29 @@ static void flag_patch(struct night *n, struct flag *f, const struct culprit_res
 		time_t t = (time_t)p.author_time;
 		struct tm tm;
 
-		set(&f->commit, p.commit.hex);
-		set(&f->patch_id, p.patch_id.hex);
-		set(&f->message_id, p.message_id);
-		set(&f->subject, p.subject);
-		set(&f->author.name, p.author_name);
-		set(&f->author.email, p.author_email);
-		set(&f->patch_link, p.link);
+		set_field(&f->commit, p.commit.hex);
+		set_field(&f->patch_id, p.patch_id.hex);
+		set_field(&f->message_id, p.message_id);
+		set_field(&f->subject, p.subject);
+		set_field(&f->author.name, p.author_name);
+		set_field(&f->author.email, p.author_email);
+		set_field(&f->patch_link, p.link);
 		gmtime_r(&t, &tm);
 		strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S +0000", &tm);
-		set(&f->commit_date, date);
+		set_field(&f->commit_date, date);
 		lookup_patch_release(&p);
 	} else {
-		set(&f->commit, r->commit.hex);
-		set(&f->subject, r->subject);
+		set_field(&f->commit, r->commit.hex);
+		set_field(&f->subject, r->subject);
 	}
-	set(&f->tree, r->tree);
+	set_field(&f->tree, r->tree);
 	if (r->partner_tree && r->partner_commit.hex[0] &&
 	    lookup_commit(&p, n->repo, r->partner_tree, r->partner_commit.hex) == 0) {
-		set(&f->partner_tree, r->partner_tree);
-		set(&f->partner_commit, p.commit.hex);
-		set(&f->partner_subject, p.subject);
-		set(&f->partner_author.name, p.author_name);
-		set(&f->partner_author.email, p.author_email);
+		set_field(&f->partner_tree, r->partner_tree);
+		set_field(&f->partner_commit, p.commit.hex);
+		set_field(&f->partner_subject, p.subject);
+		set_field(&f->partner_author.name, p.author_name);
+		set_field(&f->partner_author.email, p.author_email);
 		lookup_patch_release(&p);
 	}
 }
@@ -637,13 +637,13 @@ static void flag_evidence(struct night *n, struct flag *f, const struct culprit_
 					       : FLAG_BUILD_FAILURE;
 	/* with a matrix the cells say where it failed; the flag names the entry */
 	if (has_matrix(n) && fail->cmd)
-		set(&f->command, fail->cmd->name);
+		set_field(&f->command, fail->cmd->name);
 	else
-		set(&f->command, r->command ? r->command : fail->name);
+		set_field(&f->command, r->command ? r->command : fail->name);
 	f->exit_code = r->exit_code;
 	f->timed_out = r->timed_out;
-	set(&f->error, r->first_error);
-	set(&f->excerpt, r->excerpt ? r->excerpt : fail->excerpt);
+	set_field(&f->error, r->first_error);
+	set_field(&f->excerpt, r->excerpt ? r->excerpt : fail->excerpt);
 	f->culprit_fails = (int)r->verdict.culprit_fails;
 	f->parent_passes = (int)r->verdict.parent_passes;
 	f->revert_passes = (int)r->verdict.revert_passes;
@@ -654,14 +654,14 @@ static void flag_evidence(struct night *n, struct flag *f, const struct culprit_
 	strvec_clear(&f->log);
 	for (i = 0; i < r->log.nr; i++)
 		strvec_push(&f->log, r->log.v[i]);
-	set(&f->last_seen, n->opts->date);
+	set_field(&f->last_seen, n->opts->date);
 	if (r->step < integ_night_steps_nr(n->integ)) {
 		s = integ_night_step(n->integ, r->step);
-		set(&f->repro_base, s->before.hex);
+		set_field(&f->repro_base, s->before.hex);
 	}
 	i = tree_index(n, r->tree);
-	set(&f->tree_head, i != (size_t)-1 ? n->trees[i].fetch.tip.hex : NULL);
-	set(&f->compiler, compiler(n, f->command));
+	set_field(&f->tree_head, i != (size_t)-1 ? n->trees[i].fetch.tip.hex : NULL);
+	set_field(&f->compiler, compiler(n, f->command));
 	if (r->outcome != CULPRIT_FLAKY)
 		repro_record(n, f, r);
 }
@@ -764,8 +764,8 @@ static void flag_cells(struct night *n, struct flag *f, const struct night_failu
 }
 
 /* The flag of this failure: found again, or new.  NULL: it was dismissed. */
-static struct flag *flag(struct night *n, const struct culprit_result *r,
-			   const struct night_failure *fail)
+static struct flag *flag_for_failure(struct night *n, const struct culprit_result *r,
+				     const struct night_failure *fail)
 {
 	int flaky = r->outcome == CULPRIT_FLAKY;
 	struct strbuf fp = STRBUF_INIT;
@@ -794,7 +794,7 @@ static struct flag *flag(struct night *n, const struct culprit_result *r,
 	/* a flaky flag names the patch that brought what fails (never as a culprit:
 	   its author gets no report), when the search found one */
 	if (flaky && nb_oid_is_null(&r->commit))
-		set(&f->tree, r->tree);
+		set_field(&f->tree, r->tree);
 	else
 		flag_patch(n, f, r);
 	flag_evidence(n, f, r, fail);
@@ -833,27 +833,30 @@ static int outcome(struct night *n, struct culprit_result *r, struct night_failu
 	case CULPRIT_FOUND:
 		if (ti == (size_t)-1)
 			break;
-		if (!(f = flag(n, r, fail))) {
+		if (!(f = flag_for_failure(n, r, fail))) {
 			note(n, "%s: a dismissed failure (%s) is back; nobody blamed",
-			       s(r->tree), s(r->fingerprint));
+			       or_unknown(r->tree), or_unknown(r->fingerprint));
 			return 1;
 		}
 		return decide_culprit(d, ti, f, &r->commit);
 	case CULPRIT_FLAKY:
 		if (ti != (size_t)-1 && !nb_oid_is_null(&r->commit)) {
-			flag(n, r, fail);
-			note(n, "%s: %s is flaky (failed %u of %u runs of one clean tree); "
-				"%.12s last changed what fails", s(r->tree), s(fail->name),
-			     r->flaky_fails, r->flaky_runs, r->commit.hex);
+			flag_for_failure(n, r, fail);
+			note(n,
+			     "%s: %s is flaky (failed %u of %u runs of one clean tree); "
+			     "%.12s last changed what fails",
+			     or_unknown(r->tree), or_unknown(fail->name), r->flaky_fails,
+			     r->flaky_runs, r->commit.hex);
 		} else {
-			note(n, "%s is flaky (failed %u of %u runs of one clean tree); no patch of "
-				"tonight's changed what fails: nobody is flagged", s(fail->name),
-			     r->flaky_fails, r->flaky_runs);
+			note(n,
+			     "%s is flaky (failed %u of %u runs of one clean tree); no patch of "
+			     "tonight's changed what fails: nobody is flagged",
+			     or_unknown(fail->name), r->flaky_fails, r->flaky_runs);
 		}
 		return 1;
 	case CULPRIT_NOT_REPRODUCED:
 		note(n, "not reproduced in a clean tree: %s failed%s but never in a clean tree; "
-			"nobody is blamed", s(fail->name),
+			"nobody is blamed", or_unknown(fail->name),
 		     fail->first_error && *fail->first_error ? " (an earlier build's leftovers?)"
 							      : "");
 		return 1;
@@ -861,8 +864,8 @@ static int outcome(struct night *n, struct culprit_result *r, struct night_failu
 	case CULPRIT_SKIPPED:
 		if (ti == (size_t)-1)
 			break;
-		note(n, "%s: the breakage could not be pinned on one patch (%s)", s(r->tree),
-		       culprit_outcome_name(r->outcome));
+		note(n, "%s: the breakage could not be pinned on one patch (%s)",
+		     or_unknown(r->tree), culprit_outcome_name(r->outcome));
 		d->action = NIGHT_ACT_FALLBACK;
 		d->tree = ti;
 		d->why = xstrdup("tonight's version broke next; no single culprit");
@@ -870,15 +873,15 @@ static int outcome(struct night *n, struct culprit_result *r, struct night_failu
 	case CULPRIT_STOPPED:
 		n->unfinished = 1;
 		note(n, "%s stopped the search for the %s failure after the %s merge",
-		       night_stop_cause(), s(fail->name), s(r->tree));
+		       night_stop_cause(), or_unknown(fail->name), or_unknown(r->tree));
 		return 1;
 	case CULPRIT_INFRA:
-		note(n, "infrastructure problem, nobody blamed: %s (%s)", s(r->infra_reason),
-		       s(fail->name));
+		note(n, "infrastructure problem, nobody blamed: %s (%s)",
+		     or_unknown(r->infra_reason), or_unknown(fail->name));
 		return 1;
 	}
 	note(n, "next fails (%s) but no tree is to blame (%s)",
-	       s(fail->name), culprit_outcome_name(r->outcome));
+	       or_unknown(fail->name), culprit_outcome_name(r->outcome));
 	return 1;
 }
 
@@ -919,7 +922,7 @@ static int has_cell(const struct flag *f, const char *name)
 	size_t i;
 
 	for (i = 0; i < f->cells_nr; i++)
-		if (!strcmp(f->cells[i].name, s(name)))
+		if (!strcmp(f->cells[i].name, or_unknown(name)))
 			return 1;
 	return 0;
 }
@@ -930,7 +933,7 @@ static int flag_explains(struct night *n, const struct flag *f, const struct nig
 	const char *name = has_matrix(n) && fail->cmd ? fail->cmd->name : fail->name;
 	size_t i;
 
-	if (f->state != FLAG_OPEN || !f->command || strcmp(f->command, s(name)) ||
+	if (f->state != FLAG_OPEN || !f->command || strcmp(f->command, or_unknown(name)) ||
 	    f->kind != (fail->is_test ? FLAG_TEST_FAILURE : FLAG_BUILD_FAILURE))
 		return 0;
 	/* a failure judged by the cache has no error line: the command says enough */
@@ -939,7 +942,7 @@ static int flag_explains(struct night *n, const struct flag *f, const struct nig
 	if (!has_matrix(n))
 		return same_error(f->error, fail->first_error);
 	for (i = 0; i < f->cells_nr; i++)
-		if (!strcmp(f->cells[i].name, s(fail->name)))
+		if (!strcmp(f->cells[i].name, or_unknown(fail->name)))
 			return same_error(f->cells[i].first_error, fail->first_error);
 	return 0;
 }
@@ -1014,16 +1017,18 @@ static int carried(struct night *n, struct flag *f, size_t ti, const struct nb_o
 	if (strcmp(f->commit ? f->commit : "", commit->hex)) {
 		note(n, "%s: flag %s's patch is now %.12s (its tree was rebased)", f->tree, f->id,
 		     commit->hex);
-		set(&f->commit, commit->hex);
+		set_field(&f->commit, commit->hex);
 	}
 	r.first_error = f->error;
 	if (!strvec_contains(&n->seen_flags, f->id)) {
-		note(n, "%s: %s fails as flag %s says; its culprit %.12s is still in, acted on "
-			"again without a new search", f->tree, s(fail->name), f->id, f->commit);
+		note(n,
+		     "%s: %s fails as flag %s says; its culprit %.12s is still in, acted on "
+		     "again without a new search",
+		     f->tree, or_unknown(fail->name), f->id, f->commit);
 		strvec_push(&n->seen_flags, f->id);
 		metrics_add(METRIC_CARRIED, 1);
 	}
-	set(&f->last_seen, n->opts->date);
+	set_field(&f->last_seen, n->opts->date);
 	flag_cells(n, f, fail, &r);
 	return decide_culprit(d, ti, f, commit);
 }
@@ -1058,7 +1063,7 @@ int night_handle_breakage(struct night *n, struct night_failure *fail,
 			     fail->cells[i].infra, fail->cells[i].name);
 	if (fail->infra) {
 		note(n, "infrastructure problem, nobody blamed: %s (%s)", fail->infra,
-		       s(fail->name));
+		       or_unknown(fail->name));
 		return 1;
 	}
 	if (night_past_deadline(n)) {
@@ -1066,14 +1071,14 @@ int night_handle_breakage(struct night *n, struct night_failure *fail,
 		const struct integ_step *last = nr ? integ_night_step(n->integ, nr - 1) : NULL;
 
 		note(n, "left for later: %s fails after the %s merge; %s before its "
-			  "culprit was searched", s(fail->name),
+			  "culprit was searched", or_unknown(fail->name),
 		       last ? last->tree : n->cfg->base.name, night_stop_event());
 		return 1;
 	}
 	if ((f = known_culprit(n, fail, &ti, &commit)))
 		return carried(n, f, ti, &commit, fail, out);
-	opts(n, &o, &n->cells[fail->cell]);
-	o.steps = steps(n, &o.steps_nr);
+	cell_culprit_opts(n, &o, &n->cells[fail->cell]);
+	o.steps = night_culprit_steps(n, &o.steps_nr);
 	o.failing_is_test = fail->is_test;
 	o.failing = failing_index(n, fail);
 	log_progress("bisecting %s failure of next", fail->name);

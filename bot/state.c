@@ -813,7 +813,7 @@ static struct json_object *run_json(const struct run_record *r, int full)
 	return o;
 }
 
-static void emit(struct strbuf *out, struct json_object *root)
+static void write_pretty_json(struct strbuf *out, struct json_object *root)
 {
 	strbuf_addstr(out, json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
 								 JSON_C_TO_STRING_NOSLASHESCAPE));
@@ -843,7 +843,7 @@ int state_save(const struct state *s, const char *workdir)
 	json_object_object_add(root, "flags", flags);
 	json_object_object_add(root, "drops", drops);
 	mail_json(root, s);
-	emit(&sb, root);
+	write_pretty_json(&sb, root);
 	error = file_write_atomic(path, sb.buf, sb.len);
 	strbuf_release(&sb);
 	free(path);
@@ -859,7 +859,7 @@ void state_flags_json(struct strbuf *out, const struct state *s)
 	for (i = 0; i < s->flags_nr; i++)
 		json_object_array_add(flags, flag_json(&s->flags[i], 0));
 	json_object_object_add(root, "flags", flags);
-	emit(out, root);
+	write_pretty_json(out, root);
 }
 
 void state_runs_json(struct strbuf *out, const struct state *s, size_t last_n)
@@ -890,12 +890,12 @@ void state_runs_json(struct strbuf *out, const struct state *s, size_t last_n)
 		json_object_array_add(open, o);
 	}
 	json_object_object_add(root, "open_flags", open);
-	emit(out, root);
+	write_pretty_json(out, root);
 }
 
 void state_run_json(struct strbuf *out, const struct run_record *run)
 {
-	emit(out, run_json(run, 1));
+	write_pretty_json(out, run_json(run, 1));
 }
 
 /* ---- lookups and lifetime ---- */

@@ -401,7 +401,7 @@ static int answer_hit(struct conn *c, const char key[SHA256_HEXSZ + 1])
 }
 
 /* A miss's scratch: one folder per place used (m<index>), bound over that place. */
-struct job {
+struct serve_job {
 	char *dir;
 	int dirfd, cwdfd;
 	unsigned char *used;    /* per place of s->private */
@@ -428,7 +428,7 @@ static int mkdirs_at(const struct server *s, int dirfd, const char *rel)
 }
 
 /* The folder of place `k` in the job, made on first use; an fd of it, or -1. */
-static int place_dir(const struct server *s, struct job *j, size_t k)
+static int place_dir(const struct server *s, struct serve_job *j, size_t k)
 {
 	char name[32];
 
@@ -438,7 +438,8 @@ static int place_dir(const struct server *s, struct job *j, size_t k)
 }
 
 /* Receives one file's bytes into the job, checked against the hash the key holds. */
-static int receive_file(struct conn *c, struct job *j, const struct cc_file *f, uint64_t *total)
+static int receive_file(struct conn *c, struct serve_job *j, const struct cc_file *f,
+			uint64_t *total)
 {
 	const struct server *s = c->srv;
 	size_t k = place_of(s, f->path);
@@ -488,7 +489,8 @@ done:
 }
 
 /* Asks for the files, lays them out at their places, makes the working directory. */
-static int make_job(struct conn *c, struct job *j, const struct cc_request *req, const char **why)
+static int make_job(struct conn *c, struct serve_job *j, const struct cc_request *req,
+		    const char **why)
 {
 	const struct server *s = c->srv;
 	char n = CC_R_NEED;
@@ -521,7 +523,7 @@ static int compile_stop(void *data)
 }
 
 /* Places used, outer first, each bound over its place; then what is shown inside them. */
-static struct runcmd_bind *job_binds(const struct server *s, const struct job *j,
+static struct runcmd_bind *job_binds(const struct server *s, const struct serve_job *j,
 				     struct strvec *paths)
 {
 	struct runcmd_bind *b = xcalloc(s->private.nr + s->shown.nr + 1, sizeof(*b));
@@ -555,7 +557,7 @@ static const char compile_script[] =
 	"exec \"$0\" \"$@\" -c -o " OUT_NAME "\n";
 
 static int compile_in_box(struct runcmd_result *r, struct conn *c, const struct cc_request *req,
-			  const struct job *j, const char *real)
+			  const struct serve_job *j, const char *real)
 {
 	const struct server *s = c->srv;
 	const struct cc_serve_opts *o = s->o;
@@ -597,7 +599,7 @@ static int compiled(const struct runcmd_result *r)
 }
 
 /* A regular file the compile left in its working directory; -1 if none. */
-static int job_file(const struct job *j, const char *name, struct stat *st)
+static int job_file(const struct serve_job *j, const char *name, struct stat *st)
 {
 	int fd = openat(j->cwdfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 
@@ -610,7 +612,7 @@ static int job_file(const struct job *j, const char *name, struct stat *st)
 }
 
 /* Whether the box's text and the one the key names are the same. */
-static int same_text(const struct job *j, const char *text)
+static int same_text(const struct serve_job *j, const char *text)
 {
 	char hex[SHA256_HEXSZ + 1];
 	struct stat st;
@@ -640,7 +642,7 @@ static void fail(struct conn *c, long *counter, const char *fmt, ...)
 
 /* A miss: compile, store, answer; a failure is neither stored nor answered with. */
 static void answer_miss(struct conn *c, const struct cc_request *req, const char *key,
-			struct job *j, const char *real)
+			struct serve_job *j, const char *real)
 {
 	struct runcmd_result r = RUNCMD_RESULT_INIT;
 	struct stat st;
@@ -750,7 +752,7 @@ static int check_request(const char **id, char **real, struct server *s,
 }
 
 /* A scratch folder of the compile's: the runner user passes through, lists nothing. */
-static int job_open(struct job *j, const struct server *s)
+static int job_open(struct serve_job *j, const struct server *s)
 {
 	j->dir = xstrfmt("%s/XXXXXX", s->o->jobs);
 	j->dirfd = j->cwdfd = -1;
@@ -761,7 +763,7 @@ static int job_open(struct job *j, const struct server *s)
 	return j->dirfd < 0 ? -1 : 0;
 }
 
-static void job_close(struct job *j)
+static void job_close(struct serve_job *j)
 {
 	if (j->cwdfd >= 0)
 		close(j->cwdfd);
@@ -777,7 +779,7 @@ static void serve_request(struct conn *c)
 {
 	struct server *s = c->srv;
 	struct cc_request req = CC_REQUEST_INIT;
-	struct job j = { .dirfd = -1, .cwdfd = -1 };
+	struct serve_job j = { .dirfd = -1, .cwdfd = -1 };
 	char key[SHA256_HEXSZ + 1], *real = NULL;
 	const char *why = NULL, *id = NULL;
 	struct flight mine;

@@ -35,7 +35,7 @@ static size_t slot(const struct memstore *m, const git_oid *id)
 	return i;
 }
 
-static struct memobj *find(const struct memstore *m, const git_oid *id)
+static struct memobj *memstore_find(const struct memstore *m, const git_oid *id)
 {
 	size_t i;
 
@@ -59,7 +59,7 @@ static void grow(struct memstore *m)
 static int read(void **out, size_t *len, git_object_t *type, git_odb_backend *b,
 		  const git_oid *id)
 {
-	struct memobj *o = find((struct memstore *)b, id);
+	struct memobj *o = memstore_find((struct memstore *)b, id);
 
 	if (!o)
 		return GIT_ENOTFOUND;
@@ -74,7 +74,7 @@ static int read(void **out, size_t *len, git_object_t *type, git_odb_backend *b,
 
 static int read_header(size_t *len, git_object_t *type, git_odb_backend *b, const git_oid *id)
 {
-	struct memobj *o = find((struct memstore *)b, id);
+	struct memobj *o = memstore_find((struct memstore *)b, id);
 
 	if (!o)
 		return GIT_ENOTFOUND;
@@ -85,7 +85,7 @@ static int read_header(size_t *len, git_object_t *type, git_odb_backend *b, cons
 
 static int exists(git_odb_backend *b, const git_oid *id)
 {
-	return find((struct memstore *)b, id) != NULL;
+	return memstore_find((struct memstore *)b, id) != NULL;
 }
 
 static int write(git_odb_backend *b, const git_oid *id, const void *data, size_t len,
@@ -94,7 +94,7 @@ static int write(git_odb_backend *b, const git_oid *id, const void *data, size_t
 	struct memstore *m = (struct memstore *)b;
 	struct memobj *o;
 
-	if (find(m, id))
+	if (memstore_find(m, id))
 		return 0;
 	if (2 * (m->nr + 1) > m->cap)
 		grow(m);

@@ -501,7 +501,7 @@ int sim_config_save(struct sim_world *w)
 
 /* ---- reading sim-state.json back ---- */
 
-static json_object *get(json_object *o, const char *key)
+static json_object *json_member(json_object *o, const char *key)
 {
 	json_object *v = NULL;
 
@@ -511,12 +511,12 @@ static json_object *get(json_object *o, const char *key)
 
 static int get_int(json_object *o, const char *key)
 {
-	return json_object_get_int(get(o, key));
+	return json_object_get_int(json_member(o, key));
 }
 
 static char *dup(json_object *o, const char *key)
 {
-	json_object *v = get(o, key);
+	json_object *v = json_member(o, key);
 
 	return v && json_object_is_type(v, json_type_string) ?
 		       xstrdup(json_object_get_string(v)) : NULL;
@@ -524,7 +524,7 @@ static char *dup(json_object *o, const char *key)
 
 static void hex(char out[NB_OID_HEXSZ + 1], json_object *o, const char *key)
 {
-	const char *s = json_object_get_string(get(o, key));
+	const char *s = json_object_get_string(json_member(o, key));
 
 	snprintf(out, 41, "%s", s ? s : "");
 }
@@ -541,7 +541,7 @@ static void strvec_load(struct strvec *sv, json_object *a)
 /* An int field, or `dflt` when absent (states written before the field was). */
 static int get_int_or(json_object *o, const char *key, int dflt)
 {
-	json_object *v = get(o, key);
+	json_object *v = json_member(o, key);
 
 	return v ? json_object_get_int(v) : dflt;
 }
@@ -567,7 +567,7 @@ static void reviews_load(struct sim_review **r, size_t *nr, size_t *alloc, json_
 
 static int journey_load(struct sim_journey *j, json_object *o, int trees_nr)
 {
-	json_object *a = get(o, "versions");
+	json_object *a = json_member(o, "versions");
 	size_t i, n = json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
 
 	memset(j, 0, sizeof(*j));
@@ -587,7 +587,7 @@ static int journey_load(struct sim_journey *j, json_object *o, int trees_nr)
 			nb_oid_parse(&j->versions[j->versions_nr].patch_id, id);
 		j->versions_nr++;
 	}
-	a = get(o, "events");
+	a = json_member(o, "events");
 	n = json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
 	for (i = 0; i < n; i++) {
 		json_object *x = json_object_array_get_idx(a, i);
@@ -606,7 +606,7 @@ static int journey_load(struct sim_journey *j, json_object *o, int trees_nr)
 		    e->event < 0 || e->event > SIM_EV_MERGED)
 			return -1;
 	}
-	reviews_load(&j->reviews, &j->reviews_nr, &j->reviews_alloc, get(o, "reviews"));
+	reviews_load(&j->reviews, &j->reviews_nr, &j->reviews_alloc, json_member(o, "reviews"));
 	if (!j->subject || (size_t)j->author >= sim_submitters_nr || !j->versions_nr)
 		return -1;
 	return 0;
@@ -615,7 +615,7 @@ static int journey_load(struct sim_journey *j, json_object *o, int trees_nr)
 static struct sim_patch *patch_load(json_object *o)
 {
 	struct sim_patch *p = xcalloc(1, sizeof(*p));
-	json_object *ops = get(o, "ops");
+	json_object *ops = json_member(o, "ops");
 	size_t i, n = json_object_is_type(ops, json_type_array) ? json_object_array_length(ops) : 0;
 
 	p->id = get_int(o, "id");
@@ -645,9 +645,9 @@ static struct sim_patch *patch_load(json_object *o)
 			xstrdup(json_object_get_string(json_object_array_get_idx(op, 2)));
 	}
 	p->ops_nr = n;
-	strvec_load(&p->locks, get(o, "locks"));
-	strvec_load(&p->new_files, get(o, "new_files"));
-	reviews_load(&p->reviews, &p->reviews_nr, &p->reviews_alloc, get(o, "reviews"));
+	strvec_load(&p->locks, json_member(o, "locks"));
+	strvec_load(&p->new_files, json_member(o, "new_files"));
+	reviews_load(&p->reviews, &p->reviews_nr, &p->reviews_alloc, json_member(o, "reviews"));
 	p->version = get_int_or(o, "version", 1);
 	p->tester = get_int_or(o, "tester", -1);
 	p->codev = get_int_or(o, "codev", -1);
@@ -671,7 +671,7 @@ static int trees_load(struct sim_world *w, json_object *a)
 		return -1;
 	for (i = 0; i < w->trees_nr; i++) {
 		struct sim_tree *t = &w->trees[i];
-		json_object *o = json_object_array_get_idx(a, i), *ids = get(o, "patches");
+		json_object *o = json_object_array_get_idx(a, i), *ids = json_member(o, "patches");
 
 		hex(t->base.hex, o, "base");
 		hex(t->tip.hex, o, "tip");
@@ -696,10 +696,11 @@ static int world_load(struct sim_world *w, json_object *o)
 
 	if (get_int(o, "version") != 1)
 		return -1;
-	w->seed = json_object_get_uint64(get(o, "seed"));
-	w->rng = strtoull(json_object_get_string(get(o, "rng")), NULL, 16);
-	w->jrng = get(o, "jrng") ? strtoull(json_object_get_string(get(o, "jrng")), NULL, 16) :
-				   sim_journey_seed(w->seed);
+	w->seed = json_object_get_uint64(json_member(o, "seed"));
+	w->rng = strtoull(json_object_get_string(json_member(o, "rng")), NULL, 16);
+	w->jrng = json_member(o, "jrng")
+			  ? strtoull(json_object_get_string(json_member(o, "jrng")), NULL, 16)
+			  : sim_journey_seed(w->seed);
 	w->ntrees = get_int(o, "trees");
 	w->nfiles = get_int(o, "files");
 	w->matrix = get_int(o, "matrix");
@@ -708,21 +709,21 @@ static int world_load(struct sim_world *w, json_object *o)
 	hex(w->mainline.hex, o, "mainline");
 	if (w->ntrees < 0 || w->ntrees > 1000)
 		return -1;
-	a = get(o, "covered");
+	a = json_member(o, "covered");
 	for (i = 0; i < SIM_KINDS; i++)
 		w->covered[i] = json_object_get_int(json_object_array_get_idx(a, i));
 	sim_subs_build(w);
-	a = get(o, "subs");
+	a = json_member(o, "subs");
 	if (!json_object_is_type(a, json_type_array) || json_object_array_length(a) != w->subs_nr)
 		return -1;
 	for (i = 0; i < w->subs_nr; i++) {
 		json_object *s = json_object_array_get_idx(a, i);
 
-		strvec_load(&w->subs[i].extras, get(s, "extras"));
+		strvec_load(&w->subs[i].extras, json_member(s, "extras"));
 		w->subs[i].api_used = get_int(s, "api_used");
 		w->subs[i].api_rename = get_int(s, "api_rename");
 	}
-	a = get(o, "patches");
+	a = json_member(o, "patches");
 	n = json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
 	for (i = 0; i < n; i++) {
 		struct sim_patch *p = patch_load(json_object_array_get_idx(a, i));
@@ -732,7 +733,7 @@ static int world_load(struct sim_world *w, json_object *o)
 		ALLOC_GROW(w->patches, w->patches_nr + 1, w->patches_alloc);
 		w->patches[w->patches_nr++] = p;
 	}
-	a = get(o, "defects");
+	a = json_member(o, "defects");
 	n = json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
 	for (i = 0; i < n; i++) {
 		json_object *x = json_object_array_get_idx(a, i);
@@ -754,7 +755,7 @@ static int world_load(struct sim_world *w, json_object *o)
 		if (!sim_patch_by_id(w, d->culprit))
 			return -1;
 	}
-	a = get(o, "journeys");
+	a = json_member(o, "journeys");
 	n = json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
 	for (i = 0; i < n; i++) {
 		ALLOC_GROW(w->journeys, w->journeys_nr + 1, w->journeys_alloc);
@@ -783,7 +784,7 @@ int sim_state_load(struct sim_world *w, const char *dir)
 		goto done;
 	}
 	sim_trees_build(w);
-	if (trees_load(w, get(o, "branches")) < 0) {
+	if (trees_load(w, json_member(o, "branches")) < 0) {
 		error = nb_error_set(NB_EINVALID, "sim: %s: branches do not match", path);
 		goto done;
 	}

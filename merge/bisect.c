@@ -58,7 +58,7 @@ void bisect_result_release(struct bisect_result *r)
 }
 
 /* One round's working set: the candidates and their weights. */
-struct state {
+struct bisect_round {
 	const struct bisect_graph *g;
 	char *cand;      /* node is a candidate */
 	char *seen;      /* scratch for walks */
@@ -67,7 +67,7 @@ struct state {
 	size_t nr;
 };
 
-static void state_init(struct state *s, const struct bisect_graph *g)
+static void bisect_round_init(struct bisect_round *s, const struct bisect_graph *g)
 {
 	s->g = g;
 	s->cand = xcalloc(g->nr + 1, 1);
@@ -77,7 +77,7 @@ static void state_init(struct state *s, const struct bisect_graph *g)
 	s->nr = 0;
 }
 
-static void state_release(struct state *s)
+static void bisect_round_release(struct bisect_round *s)
 {
 	free(s->cand);
 	free(s->seen);
@@ -107,7 +107,7 @@ static void mark_ancestors(const struct bisect_graph *g, char *mark, size_t from
 }
 
 /* Candidates: ancestors of the bad end that no good commit reaches. */
-static void candidates(struct state *s, const enum bisect_verdict *v, size_t bad)
+static void candidates(struct bisect_round *s, const enum bisect_verdict *v, size_t bad)
 {
 	const struct bisect_graph *g = s->g;
 	size_t *stack = xmalloc((g->nr + 1) * sizeof(*stack));
@@ -131,7 +131,7 @@ static void candidates(struct state *s, const enum bisect_verdict *v, size_t bad
 }
 
 /* Number of candidates reachable from p, p included (git's count_distance). */
-static int count_distance(struct state *s, size_t p)
+static int count_distance(struct bisect_round *s, size_t p)
 {
 	const struct bisect_graph *g = s->g;
 	size_t *stack = xmalloc((g->nr + 1) * sizeof(*stack));
@@ -168,7 +168,7 @@ static int approx_halfway(int weight, int nr)
 	return abs(diff) < nr / 1024;
 }
 
-static int interesting_parents(const struct state *s, size_t p)
+static int interesting_parents(const struct bisect_round *s, size_t p)
 {
 	const struct bisect_node *n = &s->g->nodes[p];
 	size_t i;
@@ -183,7 +183,7 @@ static int interesting_parents(const struct state *s, size_t p)
  * Fills the weights as git's do_find_bisection does.  Unless `all`, returns the
  * first candidate found at about half way (git's shortcut), else NONE.
  */
-static size_t weigh(struct state *s, int all)
+static size_t weigh(struct bisect_round *s, int all)
 {
 	int nr = (int)s->nr, counted = 0, progress = 1;
 	size_t i, j;
@@ -231,14 +231,14 @@ static size_t weigh(struct state *s, int all)
 	return NONE;
 }
 
-static int distance(const struct state *s, size_t p)
+static int distance(const struct bisect_round *s, size_t p)
 {
 	int w = s->weight[p], nr = (int)s->nr;
 
 	return nr - w < w ? nr - w : w;
 }
 
-static size_t best(const struct state *s)
+static size_t best(const struct bisect_round *s)
 {
 	size_t i, best = s->list[0];
 	int best_distance = -1;
@@ -254,7 +254,7 @@ static size_t best(const struct state *s)
 	return best;
 }
 
-static const struct state *sort_state;
+static const struct bisect_round *sort_state;
 
 static int cmp_distance(const void *a_, const void *b_)
 {
@@ -294,7 +294,7 @@ static int sqrti(int val)
  * best is skipped, jumps a pseudo-random way down the untested ones, further for
  * larger sets.  `left` (may be NULL) gets the skipped candidates.
  */
-static size_t skip_away(struct state *s, const enum bisect_verdict *v, size_t bad,
+static size_t skip_away(struct bisect_round *s, const enum bisect_verdict *v, size_t bad,
 			  size_t *left, size_t *left_nr)
 {
 	size_t *sorted = xmalloc((s->nr + 1) * sizeof(*sorted));
@@ -333,10 +333,10 @@ done:
 	return pick;
 }
 
-static size_t next(const struct bisect_graph *g, const enum bisect_verdict *v, size_t bad,
-		     size_t *left, size_t *left_nr)
+static size_t pick_next_probe(const struct bisect_graph *g, const enum bisect_verdict *v,
+			      size_t bad, size_t *left, size_t *left_nr)
 {
-	struct state s;
+	struct bisect_round s;
 	size_t i, pick;
 	int any_skip = 0;
 
@@ -344,18 +344,18 @@ static size_t next(const struct bisect_graph *g, const enum bisect_verdict *v, s
 		*left_nr = 0;
 	for (i = 0; i < g->nr; i++)
 		any_skip |= v[i] == BISECT_SKIP;
-	state_init(&s, g);
+	bisect_round_init(&s, g);
 	candidates(&s, v, bad);
 	pick = weigh(&s, any_skip);
 	if (pick == NONE)
 		pick = any_skip ? skip_away(&s, v, bad, left, left_nr) : best(&s);
-	state_release(&s);
+	bisect_round_release(&s);
 	return pick;
 }
 
 size_t bisect_next(const struct bisect_graph *g, const enum bisect_verdict *v, size_t bad)
 {
-	return next(g, v, bad, NULL, NULL);
+	return pick_next_probe(g, v, bad, NULL, NULL);
 }
 
 /*
@@ -366,11 +366,11 @@ size_t bisect_next(const struct bisect_graph *g, const enum bisect_verdict *v, s
 static size_t next_k(const struct bisect_graph *g, const enum bisect_verdict *v, size_t bad,
 		       unsigned k, size_t *picks, size_t *left, size_t *left_nr)
 {
-	struct state s;
+	struct bisect_round s;
 	size_t i, n = 0, skipped = 0;
 	unsigned j;
 
-	state_init(&s, g);
+	bisect_round_init(&s, g);
 	candidates(&s, v, bad);
 	weigh(&s, 1);
 	for (j = 1; j <= k; j++) {
@@ -400,7 +400,7 @@ static size_t next_k(const struct bisect_graph *g, const enum bisect_verdict *v,
 		if (v[s.list[i]] == BISECT_SKIP)
 			left[skipped++] = s.list[i];
 	*left_nr = skipped;
-	state_release(&s);
+	bisect_round_release(&s);
 	return n;
 }
 
@@ -517,7 +517,7 @@ int bisect_run(struct bisect_result *out, const struct bisect_graph *g, unsigned
 	log_start(out, g);
 	for (;;) {
 		if (jobs == 1) {
-			picks[0] = next(g, v, bad, left, &left_nr);
+			picks[0] = pick_next_probe(g, v, bad, left, &left_nr);
 			n = picks[0] == NONE || picks[0] == bad ? 0 : 1;
 		} else {
 			n = next_k(g, v, bad, jobs, picks, left, &left_nr);
@@ -574,8 +574,8 @@ static void oidmap_release(struct oidmap *m)
 	free(m->used);
 }
 
-static int walk(git_oid **out, size_t *out_nr, git_repository *repo, const git_oid *bad,
-		  const git_oid *goods, size_t goods_nr, int first_parent)
+static int revs_between(git_oid **out, size_t *out_nr, git_repository *repo, const git_oid *bad,
+			const git_oid *goods, size_t goods_nr, int first_parent)
 {
 	git_revwalk *walk = NULL;
 	git_oid id, *ids = NULL;
@@ -671,7 +671,7 @@ int bisect_graph_load(struct bisect_graph *out, git_repository *repo, const git_
 	size_t nr, i;
 	int err;
 
-	if ((err = walk(&ids, &nr, repo, bad, goods, goods_nr, first_parent)) < 0)
+	if ((err = revs_between(&ids, &nr, repo, bad, goods, goods_nr, first_parent)) < 0)
 		goto done;
 	if ((err = add_nodes(out, repo, ids, nr, first_parent)) < 0)
 		goto done;

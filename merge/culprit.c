@@ -49,10 +49,10 @@ struct cands {
 	const struct culprit_step *reverts, *extra_reverts;  /* a unit's non-merge steps */
 	size_t reverts_nr, extra_reverts_nr;
 	const char *tree;       /* NEXTBOT_TREE while testing them */
-	struct night *n;
+	struct culprit_search *n;
 };
 
-struct night {
+struct culprit_search {
 	const struct culprit_opts *o;
 	struct culprit_result *out;
 	git_repository *repo;
@@ -96,7 +96,7 @@ struct step_ids {
 };
 
 /* A probe commit with parents [ours, theirs]; 1 when they do not merge cleanly. */
-static int merge_commit(git_oid *out, struct night *n, const git_oid *ours,
+static int merge_commit(git_oid *out, struct culprit_search *n, const git_oid *ours,
 			  const git_oid *theirs)
 {
 	git_commit *parents[2] = { NULL, NULL };
@@ -122,7 +122,7 @@ static int merge_commit(git_oid *out, struct night *n, const git_oid *ours,
 }
 
 /* The commit a revert step reverted; 1 when the step names none. */
-static int revert_tip(git_oid *out, struct night *n, const struct culprit_step *st)
+static int revert_tip(git_oid *out, struct culprit_search *n, const struct culprit_step *st)
 {
 	const struct step_ids *ids = &n->ids[st - n->o->steps];
 	git_commit *c = NULL;
@@ -144,14 +144,14 @@ static int revert_tip(git_oid *out, struct night *n, const struct culprit_step *
 }
 
 /* 1 when `ancestor` is `commit` or reachable from it. */
-static int contains(struct night *n, const git_oid *commit, const git_oid *ancestor)
+static int contains(struct culprit_search *n, const git_oid *commit, const git_oid *ancestor)
 {
 	return git_oid_equal(commit, ancestor) ||
 	       git_graph_descendant_of(n->repo, commit, ancestor) == 1;
 }
 
 /* Reverts `reverted` in the tree *tree (git revert's three-way merge); 1: conflict. */
-static int revert_tree(git_oid *tree, struct night *n, const git_oid *reverted)
+static int revert_tree(git_oid *tree, struct culprit_search *n, const git_oid *reverted)
 {
 	git_commit *c = NULL, *parent = NULL;
 	git_oid ours = *tree;
@@ -172,7 +172,7 @@ static int revert_tree(git_oid *tree, struct night *n, const git_oid *reverted)
  * from `hide` (may be NULL), applied on top of the probe *probe as one commit;
  * *probe is that commit then.  1 when a revert does not apply: a skip.
  */
-static int apply_reverts(git_oid *probe, struct night *n, const git_oid *commit,
+static int apply_reverts(git_oid *probe, struct culprit_search *n, const git_oid *commit,
 			   const struct culprit_step *reverts, size_t nr, const git_oid *hide)
 {
 	git_commit *top = NULL;
@@ -249,7 +249,7 @@ static void cands_release(struct cands *cs)
 }
 
 /* The first-parent chain of `tip` not reachable from `hide`, oldest first. */
-static int first_parent_chain(struct cands *cs, struct night *n, const git_oid *tip,
+static int first_parent_chain(struct cands *cs, struct culprit_search *n, const git_oid *tip,
 				const git_oid *hide, size_t hide_nr)
 {
 	git_revwalk *walk = NULL;
@@ -271,7 +271,7 @@ static int first_parent_chain(struct cands *cs, struct night *n, const git_oid *
 					       : merge_git_fail("bisect: walking a tree's commits");
 }
 
-static void note_infra(struct night *n, const char *what, const struct probe_result *r)
+static void note_infra(struct culprit_search *n, const char *what, const struct probe_result *r)
 {
 	if (n->infra)
 		return;
@@ -281,7 +281,7 @@ static void note_infra(struct night *n, const char *what, const struct probe_res
 }
 
 /* The caller's deadline or SIGTERM: stop before starting another probe. */
-static int stopped(struct night *n)
+static int stopped(struct culprit_search *n)
 {
 	if (!n->o->stop || !n->o->stop(n->o->stop_data))
 		return 0;
@@ -304,7 +304,7 @@ static void copy_failure(struct probe_result *to, const struct probe_result *fro
 }
 
 /* Counts what a clean tree said (passes and failures of the failing command). */
-static void observe(struct night *n, const git_oid *commit, const struct probe_result *r)
+static void observe(struct culprit_search *n, const git_oid *commit, const struct probe_result *r)
 {
 	struct seen *e = NULL;
 	size_t i;
@@ -330,13 +330,13 @@ static void observe(struct night *n, const git_oid *commit, const struct probe_r
 	}
 }
 
-static void first_error(struct strbuf *out, struct night *n, const struct probe_result *r);
+static void first_error(struct strbuf *out, struct culprit_search *n, const struct probe_result *r);
 
 /* A probe failing with a flaky error tries again, at most this many times. */
 #define NOISE_RETRIES 3
 
 /* 1 when `r` failed with an error known to be flaky (or from the cache: unknown). */
-static int is_noise(struct night *n, const struct probe_result *r)
+static int is_noise(struct culprit_search *n, const struct probe_result *r)
 {
 	struct strbuf e = STRBUF_INIT;
 	int hit;
@@ -356,7 +356,7 @@ static int is_noise(struct night *n, const struct probe_result *r)
  * test: it is run again (uncached) until it passes or fails otherwise, a few
  * times at most.  `r` holds the last run.
  */
-static int settle(struct night *n, struct probe_result *r, const git_oid *commit,
+static int settle(struct culprit_search *n, struct probe_result *r, const git_oid *commit,
 		  const struct probe_spec *spec)
 {
 	struct probe_spec again = *spec;
@@ -377,7 +377,7 @@ static int settle(struct night *n, struct probe_result *r, const git_oid *commit
 }
 
 /* Probes one commit (worker 0); the result is the caller's to release. */
-static int probe(struct probe_result *r, struct night *n, const git_oid *commit,
+static int probe(struct probe_result *r, struct culprit_search *n, const git_oid *commit,
 		   const struct probe_spec *spec, const char *tree)
 {
 	struct probe_spec s = *spec;
@@ -400,7 +400,7 @@ static int test_cands(void *data, const struct bisect_graph *g, const size_t *no
 			enum bisect_verdict *out)
 {
 	struct cands *cs = data;
-	struct night *n = cs->n;
+	struct culprit_search *n = cs->n;
 	struct probe_result res[SESSION_MAX_JOBS];
 	struct probe_spec spec = n->spec;
 	git_oid ids[SESSION_MAX_JOBS];
@@ -472,7 +472,7 @@ static void fork_point(char out[NB_OID_HEXSZ + 1], struct cands *cs)
 static int bisect_cands(struct cands *cs, const char *good, const char *title,
 			  size_t *first_bad)
 {
-	struct night *n = cs->n;
+	struct culprit_search *n = cs->n;
 	struct bisect_graph g = BISECT_GRAPH_INIT;
 	struct bisect_result r = BISECT_RESULT_INIT;
 	char fork[NB_OID_HEXSZ + 1];
@@ -524,7 +524,7 @@ done:
  * reverts took out and so fails as the unit's end does.  The log says so, so
  * that its replay ends on the merge, the commit the search names.
  */
-static void unit_merge_bad(struct night *n, const struct cands *cs, size_t k, size_t step)
+static void unit_merge_bad(struct culprit_search *n, const struct cands *cs, size_t k, size_t step)
 {
 	const struct culprit_step *st = &n->o->steps[step];
 	struct strvec *log = &n->out->log;
@@ -571,9 +571,9 @@ void culprit_result_release(struct culprit_result *r)
 	r->candidates = (struct strvec)STRVEC_INIT;
 }
 
-static void infra_outcome(struct night *n, const char *fmt, ...)
+static void infra_outcome(struct culprit_search *n, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-static void infra_outcome(struct night *n, const char *fmt, ...)
+static void infra_outcome(struct culprit_search *n, const char *fmt, ...)
 {
 	struct strbuf sb = STRBUF_INIT;
 	va_list ap;
@@ -587,7 +587,7 @@ static void infra_outcome(struct night *n, const char *fmt, ...)
 }
 
 /* The entry of what the clean tree of `commit` said; NULL: not probed clean. */
-static struct seen *seen_of(struct night *n, const git_oid *commit)
+static struct seen *seen_of(struct culprit_search *n, const git_oid *commit)
 {
 	git_commit *c = NULL;
 	struct seen *e = NULL;
@@ -603,7 +603,7 @@ static struct seen *seen_of(struct night *n, const git_oid *commit)
 }
 
 /* The first clean tree of the search that both passed and failed; NULL: none. */
-static struct seen *flipped(struct night *n)
+static struct seen *flipped(struct culprit_search *n)
 {
 	size_t i;
 
@@ -613,7 +613,7 @@ static struct seen *flipped(struct night *n)
 	return NULL;
 }
 
-static int flaky_outcome(struct night *n, struct seen *e);
+static int flaky_outcome(struct culprit_search *n, struct seen *e);
 
 /*
  * next's tip did not fail in the search's first probe of it: it is probed again
@@ -622,7 +622,7 @@ static int flaky_outcome(struct night *n, struct seen *e);
  * failing every time (the first probe ran in a kept tree), the search goes on in
  * clean trees.  Returns 1 to go on, 0 when the outcome is settled, < 0 on failure.
  */
-static int tip_again(struct night *n)
+static int tip_again(struct culprit_search *n)
 {
 	unsigned times = n->o->confirm ? n->o->confirm : 1, i;
 	struct probe_result r;
@@ -663,7 +663,7 @@ static int tip_again(struct night *n)
  * search may go on, 0 when the outcome is settled (infra, flaky, not reproduced),
  * < 0 on failure.
  */
-static int bounds(struct night *n)
+static int bounds(struct culprit_search *n)
 {
 	struct probe_result r;
 	int err, go_on = 1;
@@ -741,7 +741,7 @@ static void unit_reverts(const struct culprit_step **v, size_t *nr,
 }
 
 /* Which unit of the night broke next; 1 with the outcome settled, 0 with *step. */
-static int which_merge(struct night *n, size_t *step)
+static int which_merge(struct culprit_search *n, size_t *step)
 {
 	const struct culprit_opts *o = n->o;
 	struct cands cs = { .n = n, .tree = "next" };
@@ -785,7 +785,7 @@ static int take(struct found *f, struct cands *cs, size_t j, const git_oid *good
 }
 
 /* 1 when the candidates' last probe fails as a bad end must, 0 when it passes. */
-static int bad_end_fails(struct night *n, struct cands *cs)
+static int bad_end_fails(struct culprit_search *n, struct cands *cs)
 {
 	struct cand *last = &cs->v[cs->nr - 1];
 	struct probe_result r;
@@ -808,7 +808,7 @@ static int bad_end_fails(struct night *n, struct cands *cs)
  * A merge commit found bad: bisect its second-parent side on top of its first
  * parent.  `with` (may be NULL) gives the probes' `extra`, as the partner search's.
  */
-static int descend(struct night *n, size_t k, struct found *f, const struct cands *with)
+static int descend(struct culprit_search *n, size_t k, struct found *f, const struct cands *with)
 {
 	const struct culprit_step *st = &n->o->steps[k];
 	git_commit *c = NULL;
@@ -856,7 +856,7 @@ static int descend(struct night *n, size_t k, struct found *f, const struct cand
 }
 
 /* Which commit of step k's tree; 0 found, 1 only skips left, < 0 failure. */
-static int which_patch(struct night *n, size_t k, struct found *f)
+static int which_patch(struct culprit_search *n, size_t k, struct found *f)
 {
 	const struct culprit_step *st = &n->o->steps[k];
 	struct cands cs = { .n = n, .tree = st->tree, .has_base = 1 };
@@ -887,7 +887,7 @@ done:
  * Semantic conflict: when the culprit passes on the base alone, the earlier merge
  * it needs, then the patch in that tree, each probe carrying the culprit.
  */
-static int partner(struct night *n, size_t k, const struct found *f)
+static int partner(struct culprit_search *n, size_t k, const struct found *f)
 {
 	const struct culprit_opts *o = n->o;
 	struct cands cs = { .n = n, .tree = "next", .has_extra = 1, .extra = f->commit };
@@ -943,7 +943,7 @@ done:
 }
 
 /* next's tip with the culprit reverted, as a commit; 1 when the revert conflicts. */
-static int revert_commit(git_oid *out, struct night *n, const git_oid *culprit)
+static int revert_commit(git_oid *out, struct culprit_search *n, const git_oid *culprit)
 {
 	git_commit *c = NULL, *parent = NULL, *tip = NULL;
 	git_tree *tree = NULL;
@@ -990,7 +990,7 @@ static void name_limit(struct strbuf *ex, struct strbuf *first, const char *limi
 }
 
 /* The first error line of a failed run, normalised. */
-static void first_error(struct strbuf *out, struct night *n, const struct probe_result *r)
+static void first_error(struct strbuf *out, struct culprit_search *n, const struct probe_result *r)
 {
 	struct strbuf ex = STRBUF_INIT, first = STRBUF_INIT;
 
@@ -1007,7 +1007,7 @@ static void first_error(struct strbuf *out, struct night *n, const struct probe_
  * error line than the culprit's `failure` (another breakage of the night, left for
  * the next search) — either counts in revert_passes.
  */
-static int revert_passes(struct night *n, const git_oid *revert,
+static int revert_passes(struct culprit_search *n, const git_oid *revert,
 			   const struct probe_result *failure)
 {
 	struct strbuf mine = STRBUF_INIT, theirs = STRBUF_INIT;
@@ -1038,7 +1038,7 @@ static int revert_passes(struct night *n, const git_oid *revert,
 }
 
 /* The tree of `commit` as hex; -1 when it cannot be read. */
-static int tree_hex(char out[NB_OID_HEXSZ + 1], struct night *n, const git_oid *commit)
+static int tree_hex(char out[NB_OID_HEXSZ + 1], struct culprit_search *n, const git_oid *commit)
 {
 	git_commit *c = NULL;
 
@@ -1050,7 +1050,7 @@ static int tree_hex(char out[NB_OID_HEXSZ + 1], struct night *n, const git_oid *
 }
 
 /* The facts' keys: the culprit's and its parent's trees, and next reverted's. */
-static int fact_keys(struct night *n, const struct found *f, const git_oid *revert,
+static int fact_keys(struct culprit_search *n, const struct found *f, const git_oid *revert,
 		     unsigned times, char pair[SHA1_HEXSZ + 1], char rev[SHA1_HEXSZ + 1])
 {
 	char culprit[NB_OID_HEXSZ + 1], parent[NB_OID_HEXSZ + 1], reverted[NB_OID_HEXSZ + 1];
@@ -1093,7 +1093,7 @@ static void confirm_runs_release(struct confirm_runs *cr)
 }
 
 /* One more run of `commit`, pristine and uncached; 1 when it could not be judged. */
-static int confirm_run(struct confirm_runs *cr, struct night *n, const git_oid *commit,
+static int confirm_run(struct confirm_runs *cr, struct culprit_search *n, const git_oid *commit,
 		       const char *tree)
 {
 	struct probe_result r;
@@ -1160,7 +1160,7 @@ static const char *culprit_error(const struct confirm_runs *culprit,
  * masks it) neither confirms nor contradicts: it is run again, up to `times` more.
  * *contradicted: the culprit passed, or its parent failed with its error.
  */
-static int confirm_runs_made(struct night *n, const struct found *f, const char *tree,
+static int confirm_runs_made(struct culprit_search *n, const struct found *f, const char *tree,
 			     unsigned times, int *contradicted, struct probe_result *failure)
 {
 	struct confirm_runs c = { .errors = STRVEC_INIT }, p = { .errors = STRVEC_INIT };
@@ -1201,7 +1201,7 @@ static int confirm_runs_made(struct night *n, const struct found *f, const char 
  * The culprit failing and its parent passing `times` each, pristine and uncached,
  * unless a night already confirmed that of these very trees and commands.
  */
-static int confirm_pair(struct night *n, const struct found *f, const char *tree,
+static int confirm_pair(struct culprit_search *n, const struct found *f, const char *tree,
 			unsigned times, const char *key, struct probe_result *failure,
 			int *contradicted)
 {
@@ -1228,7 +1228,7 @@ static int confirm_pair(struct night *n, const struct found *f, const char *tree
 }
 
 /* Next with the culprit reverted: known, or run once and then known. */
-static int confirm_revert(struct night *n, const git_oid *revert, const char *key,
+static int confirm_revert(struct culprit_search *n, const git_oid *revert, const char *key,
 			  const struct probe_result *failure)
 {
 	struct culprit_result *out = n->out;
@@ -1249,7 +1249,7 @@ static int confirm_revert(struct night *n, const git_oid *revert, const char *ke
 	return err;
 }
 
-static int confirm(struct night *n, const struct found *f, const char *tree,
+static int confirm(struct culprit_search *n, const struct found *f, const char *tree,
 		     struct probe_result *failure)
 {
 	unsigned times = n->o->confirm ? n->o->confirm : 1;
@@ -1304,7 +1304,7 @@ static int confirm(struct night *n, const struct found *f, const char *tree,
  * stood before it passes in a clean tree too, or the search starts again in clean
  * trees (SEARCH_AGAIN).  The base was probed clean by the bounds.
  */
-static int exonerated(struct night *n, size_t k)
+static int exonerated(struct culprit_search *n, size_t k)
 {
 	struct probe_result r;
 	int err;
@@ -1326,7 +1326,8 @@ static int exonerated(struct night *n, size_t k)
 }
 
 /* The culprit `commit` and its failure `fail`: what a flag and a report say. */
-static void describe(struct night *n, const git_oid *commit, const struct probe_result *fail)
+static void describe(struct culprit_search *n, const git_oid *commit,
+		     const struct probe_result *fail)
 {
 	struct culprit_result *out = n->out;
 	struct strbuf ex = STRBUF_INIT, first = STRBUF_INIT, fp = STRBUF_INIT, subj = STRBUF_INIT;
@@ -1363,7 +1364,7 @@ static void describe(struct night *n, const git_oid *commit, const struct probe_
 /* ---- a flaky command: which patch brought what fails ---- */
 
 /* 1 when `path` names a blob or folder in the tree of `commit`. */
-static int path_in(struct night *n, const git_oid *commit, const char *path)
+static int path_in(struct culprit_search *n, const git_oid *commit, const char *path)
 {
 	git_commit *c = NULL;
 	git_tree *t = NULL;
@@ -1382,7 +1383,7 @@ static int path_in(struct night *n, const git_oid *commit, const char *path)
  * The paths the first error line names that exist in the tree of `probe`
  * ("tests/test_mm.c:20: FAIL ..." names tests/test_mm.c), at most 8.
  */
-static void error_paths(struct strvec *out, struct night *n, const git_oid *probe,
+static void error_paths(struct strvec *out, struct culprit_search *n, const git_oid *probe,
 			const char *line)
 {
 	const char *p = line;
@@ -1408,7 +1409,7 @@ static void error_paths(struct strvec *out, struct night *n, const git_oid *prob
 }
 
 /* 1 when commit `c` (not a merge) changes one of `paths`. */
-static int touches(struct night *n, git_commit *c, const struct strvec *paths)
+static int touches(struct culprit_search *n, git_commit *c, const struct strvec *paths)
 {
 	git_commit *parent = NULL;
 	git_tree *t = NULL, *pt = NULL;
@@ -1440,8 +1441,8 @@ done:
  * one of `paths` and that `probe` holds: the patch that brought the flaky part.
  * 0 with *step and *commit, 1 when there is none.
  */
-static int flaky_origin(size_t *step, git_oid *commit, struct night *n, const git_oid *probe,
-			const struct strvec *paths)
+static int flaky_origin(size_t *step, git_oid *commit, struct culprit_search *n,
+			const git_oid *probe, const struct strvec *paths)
 {
 	size_t i;
 	int found = 1;
@@ -1477,7 +1478,7 @@ static int flaky_origin(size_t *step, git_oid *commit, struct night *n, const gi
  * patch last changed a file the failure names (the test that fails), with what
  * is known; when no patch of tonight's did, nobody is named (an operator note).
  */
-static int flaky_outcome(struct night *n, struct seen *e)
+static int flaky_outcome(struct culprit_search *n, struct seen *e)
 {
 	struct culprit_result *out = n->out;
 	struct strbuf ex = STRBUF_INIT, first = STRBUF_INIT;
@@ -1518,7 +1519,7 @@ static int flaky_outcome(struct night *n, struct seen *e)
 	return 0;
 }
 
-static void commands(struct night *n)
+static void commands(struct culprit_search *n)
 {
 	const struct culprit_opts *o = n->o;
 	const struct culprit_command *list = o->failing_is_test ? o->tests : o->builds;
@@ -1551,7 +1552,7 @@ static void commands(struct night *n)
 }
 
 /* The steps' ids as libgit2's, once: a bad id is an error here, not a zero id later. */
-static int parse_steps(struct night *n)
+static int parse_steps(struct culprit_search *n)
 {
 	size_t i;
 	int err;
@@ -1574,7 +1575,7 @@ static int parse_steps(struct night *n)
 	return 0;
 }
 
-static int night_open(struct night *n, const struct culprit_opts *o,
+static int night_open(struct culprit_search *n, const struct culprit_opts *o,
 			struct culprit_result *out)
 {
 	size_t list_nr = o->failing_is_test ? o->tests_nr : o->builds_nr;
@@ -1604,7 +1605,7 @@ static int night_open(struct night *n, const struct culprit_opts *o,
 	return session_open(&n->s, o->repo_path, o->workers_dir, o->jobs, &n->spec, &n->wo);
 }
 
-static void night_close(struct night *n)
+static void night_close(struct culprit_search *n)
 {
 	session_close(&n->s);
 	git_signature_free(n->sig);
@@ -1618,7 +1619,7 @@ static void night_close(struct night *n)
 }
 
 /* One search after the bounds passed: 0, SEARCH_AGAIN, or < 0 on failure. */
-static int search_once(struct night *n)
+static int search_once(struct culprit_search *n)
 {
 	const struct culprit_opts *o = n->o;
 	struct probe_result failure = PROBE_RESULT_INIT;
@@ -1649,7 +1650,7 @@ static int search_once(struct night *n)
 }
 
 /* What a search found is forgotten before it starts again. */
-static void search_reset(struct night *n)
+static void search_reset(struct culprit_search *n)
 {
 	struct culprit_result *out = n->out;
 
@@ -1670,7 +1671,7 @@ static void search_reset(struct night *n)
  * again) and the search is made again for that failure.  1: search again; 0: the
  * flaky outcome stands; < 0 on failure.
  */
-static int past_noise(struct night *n)
+static int past_noise(struct culprit_search *n)
 {
 	unsigned times = n->o->confirm ? n->o->confirm : 1, i;
 	struct strbuf e = STRBUF_INIT;
@@ -1704,7 +1705,7 @@ static int past_noise(struct night *n)
  * made again in clean trees, before anything is called flaky; a search misled by
  * a flaky command is made again past it, when next fails otherwise too.
  */
-static int search(struct night *n)
+static int search(struct culprit_search *n)
 {
 	unsigned flaky_rounds = 0;
 	int err;
@@ -1729,7 +1730,7 @@ static int search(struct night *n)
 
 int culprit_find(struct culprit_result *out, const struct culprit_opts *o)
 {
-	struct night n;
+	struct culprit_search n;
 	int err;
 
 	memset(&n, 0, sizeof(n));

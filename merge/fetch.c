@@ -201,14 +201,28 @@ static int branch_tip(git_oid *out, git_repository *src, const char *branch)
 	return error;
 }
 
+/* The trees to fetch, what each came to, which are done; one batch of fetches. */
+struct fetch_job {
+	struct fetch_result *out;
+	char *done;
+	struct repo *repo;
+	const struct fetch_tree *trees;
+	size_t n;
+	const struct fetch_creds *creds;
+};
+
 /*
  * fetch_url() for a repository on this host (`path`): one copy of what is new for all
  * of its trees (merge/localfetch_int.h), then their refs.
  */
-static void fetch_local(struct fetch_result *out, char *done, struct repo *repo,
-			const struct fetch_tree *trees, size_t n, size_t first,
-			struct payload *pl, const char *path)
+static void fetch_local(const struct fetch_job *jb, size_t first, struct payload *pl,
+			const char *path)
 {
+	struct fetch_result *out = jb->out;
+	char *done = jb->done;
+	struct repo *repo = jb->repo;
+	const struct fetch_tree *trees = jb->trees;
+	size_t n = jb->n;
 	git_repository *git = repo_git(repo), *src = NULL;
 	git_oid *tips = xcalloc(n, sizeof(*tips));
 	size_t *which = xcalloc(n, sizeof(*which)), nr = 0, i, k;
@@ -259,10 +273,14 @@ static void fetch_local(struct fetch_result *out, char *done, struct repo *repo,
 }
 
 /* Fetches every not yet done tree whose url is trees[first].url. */
-static void fetch_url(struct fetch_result *out, char *done, struct repo *repo,
-			const struct fetch_tree *trees, size_t n, size_t first,
-			const struct fetch_creds *creds, int beat_fd)
+static void fetch_url(const struct fetch_job *jb, size_t first, int beat_fd)
 {
+	struct fetch_result *out = jb->out;
+	char *done = jb->done;
+	struct repo *repo = jb->repo;
+	const struct fetch_tree *trees = jb->trees;
+	size_t n = jb->n;
+	const struct fetch_creds *creds = jb->creds;
 	git_repository *git = repo_git(repo);
 	git_remote *remote = NULL;
 	git_remote_callbacks cb;
@@ -279,7 +297,7 @@ static void fetch_url(struct fetch_result *out, char *done, struct repo *repo,
 	char *local = localfetch_path(url);
 
 	if (local) {
-		fetch_local(out, done, repo, trees, n, first, &pl, local);
+		fetch_local(jb, first, &pl, local);
 		free(local);
 		return;
 	}
@@ -355,19 +373,10 @@ done:
 
 /* ---- the child that fetches, and the watcher that gives up on a silent remote ---- */
 
-struct job {
-	struct fetch_result *out;
-	char *done;
-	struct repo *repo;
-	const struct fetch_tree *trees;
-	size_t n;
-	const struct fetch_creds *creds;
-};
-
 /* The child: every url not done yet, in order; a message per start, beat and result. */
 static void child(int fd, void *arg)
 {
-	const struct job *jb = arg;
+	const struct fetch_job *jb = arg;
 	struct fetch_result *out = jb->out;
 	const struct fetch_tree *trees = jb->trees;
 	char *done = jb->done, *before = xmalloc(jb->n);
@@ -379,7 +388,7 @@ static void child(int fd, void *arg)
 		memcpy(before, done, n);
 		watch_msg_send(fd, MSG_START, (int32_t)i, NULL);
 		log_progress("fetching %s (%s)", trees[i].name, trees[i].url);
-		fetch_url(out, done, jb->repo, trees, n, i, jb->creds, fd);
+		fetch_url(jb, i, fd);
 		for (j = i; j < n; j++)
 			if (done[j] && !before[j])
 				send_result(fd, (uint32_t)j, &out[j]);
@@ -463,7 +472,7 @@ static int watch(struct fetch_result *out, char *done, struct repo *repo,
 		   const struct fetch_tree *trees, size_t n, const struct fetch_creds *creds)
 {
 	long idle = creds && creds->idle_timeout > 0 ? creds->idle_timeout : FETCH_IDLE_TIMEOUT;
-	struct job jb = { out, done, repo, trees, n, creds };
+	struct fetch_job jb = { out, done, repo, trees, n, creds };
 	size_t i;
 
 	for (i = 0; i < n && done[i]; i++)

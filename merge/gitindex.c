@@ -158,7 +158,7 @@ static int check_extensions(struct strbuf *why, const struct strbuf *b, size_t o
 	return 0;
 }
 
-static int parse(struct gitindex *idx, struct strbuf *why)
+static int parse_index(struct gitindex *idx, struct strbuf *why)
 {
 	const unsigned char *p = (const unsigned char *)idx->buf.buf;
 	unsigned char sum[SHA1_RAWSZ];
@@ -197,7 +197,7 @@ int gitindex_read(struct gitindex *out, struct strbuf *why, int dirfd, const cha
 {
 	int err = read_whole(&out->buf, dirfd, name);
 
-	return err < 0 ? err : parse(out, why);
+	return err < 0 ? err : parse_index(out, why);
 }
 
 void gitindex_release(struct gitindex *idx)

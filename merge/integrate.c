@@ -328,8 +328,8 @@ static void commits_touching(struct integ_night *n, struct strvec **out, const c
 		if (mbgraph_lookup(&hide[i], n->graph, &bases[i]) < 0)
 			goto done;
 	if (mbgraph_lookup(&tip, n->graph, from) < 0 ||
-	    mbgraph_walk_range(n->graph, tip, hide, bases_nr, CONFLICT_WALK_MAX, touch_one,
-			       touch_follow, &w) < 0)
+	    mbgraph_walk_range(n->graph, tip, hide, bases_nr, CONFLICT_WALK_MAX,
+			       &(const struct mb_walk_visitor){ touch_one, touch_follow, &w }) < 0)
 		log_verbose("conflict facts incomplete: %s", nb_error_last());
 done:
 	free(w.touched);
@@ -530,10 +530,10 @@ static int tree_of(git_oid *out, git_repository *git, const git_oid *commit)
  * errors (conflicts in `c`).
  */
 static int memo_merge(struct integ_night *n, git_oid *tree, struct strbuf *stat,
-			struct treemerge_conflicts *c, const git_oid *head,
-			const git_oid *theirs, const git_oid *bases, size_t bases_nr,
-			const struct treemerge_labels *labels)
+		      struct treemerge_conflicts *c, const struct treemerge_sides *s)
 {
+	const git_oid *head = s->ours, *theirs = s->theirs, *bases = s->bases;
+	size_t bases_nr = s->bases_nr;
 	git_oid k[3];
 	const char *memo_stat;
 	int err;
@@ -551,8 +551,7 @@ static int memo_merge(struct integ_night *n, git_oid *tree, struct strbuf *stat,
 		n->memo_hits++;
 		return 0;
 	}
-	err = treemerge_commits_labelled(tree, NULL, c, n->git, head, theirs, bases, bases_nr,
-					 labels);
+	err = treemerge_commits_bases(tree, NULL, c, n->git, s);
 	if (err < 0)
 		return err;
 	diffstat(stat, n->git, &k[1], tree);
@@ -570,24 +569,24 @@ static int try_merge(struct integ_night *n, int *already, struct treemerge_confl
 	struct strbuf stat = STRBUF_INIT;
 	char *label = theirs_label(t);
 	struct treemerge_labels labels = { "next", label };
-	const git_oid *bases;
+	struct treemerge_sides sides = { .theirs = theirs, .labels = &labels };
 	git_oid head, tree;
-	size_t i, bases_nr;
+	size_t i;
 	int err, resolved;
 
 	merge_oid_to_git(&head, &n->head);
 	n->rerere_resolved = 0;
 	*already = 0;
-	if ((err = nightbase_get(&bases, &bases_nr, n->bases, &head, theirs)) < 0)
+	sides.ours = &head;
+	if ((err = nightbase_get(&sides.bases, &sides.bases_nr, n->bases, &head, theirs)) < 0)
 		goto done;
-	err = memo_merge(n, &tree, &stat, c, &head, theirs, bases, bases_nr, &labels);
+	err = memo_merge(n, &tree, &stat, c, &sides);
 	if (err == 0)
 		err = commit_merge(n, t, theirs, &tree, 0, stat.buf);
 	if (err == 0)
 		goto done;
 	if (err == 1)
-		err = treemerge_commits_labelled(&tree, already, c, n->git, &head, theirs, bases,
-						 bases_nr, &labels);
+		err = treemerge_commits_bases(&tree, already, c, n->git, &sides);
 	if (err == NB_EUNRELATED) {
 		strbuf_addstr(&n->log, "fatal: refusing to merge unrelated histories\n");
 		goto done;

@@ -315,11 +315,16 @@ int rerere_replay(struct strbuf *out, size_t *matched, size_t *total, const char
  * (the text between hunks must still be there unchanged, the markers gone).  Each
  * hunk's resolution is what replaced it.  *recorded gets the number of hunks
  * recorded.  NB_EINVALID (recorded, naming `path`) when markers remain or a hunk's
- * surroundings cannot be found; nothing is recorded then.
+ * surroundings cannot be found; nothing is recorded then.  Where and what for:
  */
-int rerere_record(size_t *recorded, const char *rerere_dir, const char *path, const char *tree,
-		  const char *date, const char *conflicted, size_t clen, const char *edited,
-		  size_t elen);
+struct rerere_record_opts {
+	const char *dir;   /* the rerere folder */
+	const char *path;  /* the conflicted file's path, for meta and errors */
+	const char *tree;  /* the tree whose merge conflicted (meta), may be NULL */
+	const char *date;  /* when it is recorded (meta), may be NULL */
+};
+int rerere_record(size_t *recorded, const struct rerere_record_opts *o, const char *conflicted,
+		  size_t clen, const char *edited, size_t elen);
 
 /* A recorded resolution, for `status`. */
 struct rerere_entry {
@@ -400,6 +405,14 @@ void nextfiles_compact_date(char out[9], const char *date);
  */
 struct repo;
 
+/* A trial merge: which commits, and how the night would name the merge. */
+struct trial_merge_opts {
+	const struct nb_oid *onto, *tip;
+	const char *branch, *url;   /* "Merge branch '<branch>' of <url>" */
+	const char *identity;       /* the merge's author and committer */
+	const char *date;           /* its day, YYYY-MM-DD */
+};
+
 /*
  * Merges `tip` into `onto` as the night would (a --no-ff merge commit "Merge branch
  * '<branch>' of <url>", by `identity` at 00:00 UTC of `date`, parents onto and tip).
@@ -408,8 +421,7 @@ struct repo;
  * commit is missing; NB_ERROR.  When `tip` is already in `onto`, *out is `onto`.
  */
 int trial_merge(struct nb_oid *out, struct strvec *paths, struct repo *repo,
-		const struct nb_oid *onto, const struct nb_oid *tip, const char *branch,
-		const char *url, const char *identity, const char *date);
+		const struct trial_merge_opts *o);
 
 /*
  * `nextbot drop ID --push`: the tree's branch on its

@@ -293,7 +293,7 @@ static int parse_from_graph(struct mbgraph *g, struct mb_commit *c, uint32_t pos
 	return 0;
 }
 
-static int parse(struct mbgraph *g, struct mb_commit *c)
+static int mb_parse_commit(struct mbgraph *g, struct mb_commit *c)
 {
 	git_commit *gc = NULL;
 	unsigned int i;
@@ -323,7 +323,7 @@ static int parse(struct mbgraph *g, struct mb_commit *c)
 int mbgraph_lookup(struct mb_commit **out, struct mbgraph *g, const git_oid *oid)
 {
 	struct mb_commit *c = node(g, oid);
-	int err = parse(g, c);
+	int err = mb_parse_commit(g, c);
 
 	*out = err ? NULL : c;
 	return err;
@@ -346,7 +346,7 @@ struct mb_commit *mbgraph_virtual(struct mbgraph *g, const git_oid *tree, struct
 
 int mbgraph_tree(git_oid *out, struct mbgraph *g, struct mb_commit *c)
 {
-	int err = parse(g, c);
+	int err = mb_parse_commit(g, c);
 
 	if (!err)
 		git_oid_cpy(out, &c->tree);
@@ -500,14 +500,14 @@ static int paint_down(struct mb_commit ***out, size_t *out_nr, struct mbgraph *g
 			}
 			flags |= STALE;
 		}
-		if ((err = parse(g, c)) < 0)
+		if ((err = mb_parse_commit(g, c)) < 0)
 			break;
 		for (i = 0; i < c->nparents; i++) {
 			struct mb_commit *p = c->parents[i];
 
 			if ((p->flags & flags) == flags)
 				continue;
-			if ((err = parse(g, p)) < 0)
+			if ((err = mb_parse_commit(g, p)) < 0)
 				break;
 			set_flags(g, p, flags);
 			queue_put(&q, p);
@@ -538,7 +538,7 @@ static int bases_many(struct mb_commit ***out, size_t *out_nr, struct mbgraph *g
 		*out_nr = 1;
 		return 0;
 	}
-	if ((err = parse(g, one)) < 0 || (err = parse(g, two)) < 0)
+	if ((err = mb_parse_commit(g, one)) < 0 || (err = mb_parse_commit(g, two)) < 0)
 		return err;
 	err = paint_down(&list, &nr, g, one, &two, 1, max_walk);
 	for (i = 0; !err && i < nr; i++)
@@ -625,24 +625,22 @@ static int queue_all_uninteresting(const struct queue *q)
 }
 
 int mbgraph_walk_range(struct mbgraph *g, struct mb_commit *tip, struct mb_commit **hide,
-		       size_t hide_nr, size_t max,
-		       int (*fn)(const git_oid *commit, const git_oid *tree,
-				 const git_oid *parent_tree, void *data),
-		       int (*follow)(const git_oid *tree, const git_oid *const *parent_trees,
-				     unsigned int n, void *data),
-		       void *data)
+		       size_t hide_nr, size_t max, const struct mb_walk_visitor *v)
 {
+	int (*fn)(const git_oid *, const git_oid *, const git_oid *, void *) = v->fn;
+	int (*follow)(const git_oid *, const git_oid *const *, unsigned int, void *) = v->follow;
+	void *data = v->data;
 	struct queue q = { NULL, 0, 0, 0 };
 	size_t i, visited = 0;
 	int err = 0;
 
 	for (i = 0; i < hide_nr; i++) {
-		if ((err = parse(g, hide[i])) < 0)
+		if ((err = mb_parse_commit(g, hide[i])) < 0)
 			goto done;
 		set_flags(g, hide[i], SEEN | UNINTERESTING);
 		queue_put(&q, hide[i]);
 	}
-	if ((err = parse(g, tip)) < 0)
+	if ((err = mb_parse_commit(g, tip)) < 0)
 		goto done;
 	if (!(tip->flags & SEEN)) {
 		set_flags(g, tip, SEEN);
@@ -654,7 +652,7 @@ int mbgraph_walk_range(struct mbgraph *g, struct mb_commit *tip, struct mb_commi
 		int only = -1;
 
 		for (i = 0; i < c->nparents; i++)
-			if ((err = parse(g, c->parents[i])) < 0)
+			if ((err = mb_parse_commit(g, c->parents[i])) < 0)
 				goto done;
 		if (!flags && follow && c->nparents > 1 && !c->is_virtual) {
 			const git_oid **trees = xmalloc(c->nparents * sizeof(*trees));
@@ -703,7 +701,7 @@ static int generation(struct mbgraph *g, struct mb_commit *c, uint32_t *out)
 		uint32_t max = 0;
 		int pending = 0;
 
-		if ((err = parse(g, top)) < 0)
+		if ((err = mb_parse_commit(g, top)) < 0)
 			break;
 		if (top->gen) {
 			nr--;
@@ -712,7 +710,7 @@ static int generation(struct mbgraph *g, struct mb_commit *c, uint32_t *out)
 		for (i = 0; i < top->nparents; i++) {
 			struct mb_commit *p = top->parents[i];
 
-			if ((err = parse(g, p)) < 0)
+			if ((err = mb_parse_commit(g, p)) < 0)
 				break;
 			if (!p->gen) {
 				ALLOC_GROW(stack, nr + 1, alloc);

@@ -42,7 +42,7 @@ int mbgraph_merge_bases(struct mb_commit ***out, size_t *out_nr, struct mbgraph 
 			struct mb_commit *one, struct mb_commit *two, size_t max_walk);
 
 /*
- * Calls `fn` on each commit reachable from `tip` and from none of `hide`, newest
+ * Calls v->fn on each commit reachable from `tip` and from none of `hide`, newest
  * committer date first (git log's order), until `fn` returns non-zero or `max`
  * commits were visited.  `fn` gets the commit, its tree, its first parent's tree
  * (NULL for a root or a merge: merges are reported with parent_tree NULL too).
@@ -51,13 +51,16 @@ int mbgraph_merge_bases(struct mb_commit ***out, size_t *out_nr, struct mbgraph 
  * index of a parent to follow alone (one the caller sees no change from), or -1
  * for all of them.  0 or NB_ERROR.
  */
+/* What mbgraph_walk_range() calls, and their `data`. */
+struct mb_walk_visitor {
+	int (*fn)(const git_oid *commit, const git_oid *tree, const git_oid *parent_tree,
+		  void *data);
+	int (*follow)(const git_oid *tree, const git_oid *const *parent_trees, unsigned int n,
+		      void *data);
+	void *data;
+};
 int mbgraph_walk_range(struct mbgraph *g, struct mb_commit *tip, struct mb_commit **hide,
-		       size_t hide_nr, size_t max,
-		       int (*fn)(const git_oid *commit, const git_oid *tree,
-				 const git_oid *parent_tree, void *data),
-		       int (*follow)(const git_oid *tree, const git_oid *const *parent_trees,
-				     unsigned int n, void *data),
-		       void *data);
+		       size_t hide_nr, size_t max, const struct mb_walk_visitor *v);
 
 /*
  * 1 if `ancestor` is one of `commits` (n of them) or an ancestor of one, 0 if not,

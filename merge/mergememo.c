@@ -30,7 +30,7 @@ struct mergememo {
 	size_t nr, alloc, sorted;
 };
 
-static int cmp(const void *a, const void *b)
+static int memo_key_cmp(const void *a, const void *b)
 {
 	return memcmp(((const struct memo_entry *)a)->key, ((const struct memo_entry *)b)->key,
 		      sizeof(((const struct memo_entry *)a)->key));
@@ -88,7 +88,7 @@ struct mergememo *mergememo_load(const char *path)
 			break;
 		}
 	if (m->nr)
-		qsort(m->v, m->nr, sizeof(*m->v), cmp);
+		qsort(m->v, m->nr, sizeof(*m->v), memo_key_cmp);
 	m->sorted = m->nr;
 done:
 	strbuf_release(&sb);
@@ -108,14 +108,14 @@ void mergememo_free(struct mergememo *m)
 	free(m);
 }
 
-static struct memo_entry *find(struct mergememo *m, const struct memo_entry *key)
+static struct memo_entry *memo_lookup(struct mergememo *m, const struct memo_entry *key)
 {
-	struct memo_entry *e = m->sorted ? bsearch(key, m->v, m->sorted, sizeof(*m->v), cmp)
-					 : NULL;
+	struct memo_entry *e =
+		m->sorted ? bsearch(key, m->v, m->sorted, sizeof(*m->v), memo_key_cmp) : NULL;
 	size_t i;
 
 	for (i = m->sorted; !e && i < m->nr; i++)
-		if (!cmp(key, &m->v[i]))
+		if (!memo_key_cmp(key, &m->v[i]))
 			e = &m->v[i];
 	return e;
 }
@@ -128,7 +128,7 @@ int mergememo_find(git_oid *out_tree, const char **out_stat, struct mergememo *m
 	key.key[0] = *base;
 	key.key[1] = *ours;
 	key.key[2] = *theirs;
-	if (!(e = find(m, &key)))
+	if (!(e = memo_lookup(m, &key)))
 		return 0;
 	e->used = 1;
 	*out_tree = e->result;
@@ -146,7 +146,7 @@ void mergememo_add(struct mergememo *m, const git_oid *base, const git_oid *ours
 	key.key[2] = *theirs;
 	if (strlen(stat) > STAT_MAX)
 		return;         /* a merge that big is worth doing again */
-	if (!(e = find(m, &key))) {
+	if (!(e = memo_lookup(m, &key))) {
 		e = push(m);
 		memcpy(e->key, key.key, sizeof(e->key));
 	}

@@ -106,7 +106,7 @@ static void hunk_id(char id[SHA1_HEXSZ + 1], struct strbuf *pre, struct strbuf *
 enum { OUTSIDE, ONE, BASE, TWO };
 
 /* Feeds one line to the marker state machine; -1 on a marker out of place. */
-static int step(int *state, const char *p, size_t len)
+static int marker_step(int *state, const char *p, size_t len)
 {
 	int lt = is_marker(p, len, '<'), gt = is_marker(p, len, '>');
 	int eq = is_marker(p, len, '='), bar = is_marker(p, len, '|');
@@ -150,7 +150,7 @@ int rerere_parse(struct rerere_file *out, const char *text, size_t len)
 		size_t l = line(p, end, &next);
 
 		prev = state;
-		if (step(&state, p, l) < 0) {
+		if (marker_step(&state, p, l) < 0) {
 			strbuf_release(&one);
 			strbuf_release(&two);
 			rerere_file_release(out);
@@ -197,7 +197,7 @@ static void preimage(struct strbuf *pre, const char *text, const struct rerere_h
 		size_t l = line(p, end, &next);
 
 		prev = state;
-		step(&state, p, l);
+		marker_step(&state, p, l);
 		if (prev == ONE && state == ONE)
 			strbuf_add(&one, p, (size_t)(next - p));
 		else if (prev == TWO && state == TWO)
@@ -312,16 +312,15 @@ static int extract(size_t (*res)[2], const struct rerere_file *f, const char *pa
 }
 
 /* Writes rerere/<id>/{preimage,postimage,meta}. */
-static int store_record(const char *rerere_dir, const char *id, const struct strbuf *pre,
-		   const char *post, size_t post_len, const char *path, const char *tree,
-		   const char *date)
+static int store_record(const struct rerere_record_opts *o, const char *id,
+			const struct strbuf *pre, const char *post, size_t post_len)
 {
-	char *dir = xstrfmt("%s/%s", rerere_dir, id);
-	char *pp = rec_path(rerere_dir, id, "preimage");
-	char *po = rec_path(rerere_dir, id, "postimage");
-	char *pm = rec_path(rerere_dir, id, "meta");
-	char *meta = xstrfmt("path %s\ntree %s\nrecorded %s\n", path, tree ? tree : "",
-			     date ? date : "");
+	char *dir = xstrfmt("%s/%s", o->dir, id);
+	char *pp = rec_path(o->dir, id, "preimage");
+	char *po = rec_path(o->dir, id, "postimage");
+	char *pm = rec_path(o->dir, id, "meta");
+	char *meta = xstrfmt("path %s\ntree %s\nrecorded %s\n", o->path, o->tree ? o->tree : "",
+			     o->date ? o->date : "");
 	int err;
 
 	if ((err = file_mkdir_p(dir, 0700)) == 0 &&
@@ -337,10 +336,10 @@ static int store_record(const char *rerere_dir, const char *id, const struct str
 }
 
 /* Parse + extract + (if `store`) record; *recorded gets the hunk count. */
-static int record(size_t *recorded, int store, const char *rerere_dir, const char *path,
-		    const char *tree, const char *date, const char *conflicted, size_t clen,
-		    const char *edited, size_t elen)
+static int record(size_t *recorded, int store, const struct rerere_record_opts *o,
+		  const char *conflicted, size_t clen, const char *edited, size_t elen)
 {
+	const char *path = o->path;
 	struct rerere_file f = RERERE_FILE_INIT;
 	struct strbuf pre = STRBUF_INIT;
 	size_t (*res)[2] = NULL, i;
@@ -360,8 +359,8 @@ static int record(size_t *recorded, int store, const char *rerere_dir, const cha
 		goto done;
 	for (i = 0; i < f.nr && !err; i++) {
 		preimage(&pre, conflicted, &f.hunks[i]);
-		err = store_record(rerere_dir, f.hunks[i].id, &pre, edited + res[i][0],
-			      res[i][1] - res[i][0], path, tree, date);
+		err = store_record(o, f.hunks[i].id, &pre, edited + res[i][0],
+				   res[i][1] - res[i][0]);
 	}
 	if (!err)
 		*recorded = f.nr;
@@ -372,12 +371,10 @@ done:
 	return err;
 }
 
-int rerere_record(size_t *recorded, const char *rerere_dir, const char *path, const char *tree,
-		  const char *date, const char *conflicted, size_t clen, const char *edited,
-		  size_t elen)
+int rerere_record(size_t *recorded, const struct rerere_record_opts *o, const char *conflicted,
+		  size_t clen, const char *edited, size_t elen)
 {
-	return record(recorded, 1, rerere_dir, path, tree, date, conflicted, clen, edited,
-			elen);
+	return record(recorded, 1, o, conflicted, clen, edited, elen);
 }
 
 static int is_hex40(const char *s)
@@ -581,9 +578,13 @@ static int resolve_pass(struct strbuf *report, int store, const char *meta, cons
 			continue;
 		}
 		path = xstrndup(p + 5, nl ? (size_t)(nl - p - 5) : strlen(p + 5));
-		if ((err = read_pair(&orig, &edited, tdir, path)) == 0)
-			err = record(&n, store, rdir, path, tree, date, orig.buf, orig.len,
-				       edited.buf, edited.len);
+		if ((err = read_pair(&orig, &edited, tdir, path)) == 0) {
+			const struct rerere_record_opts o = {
+				.dir = rdir, .path = path, .tree = tree, .date = date,
+			};
+
+			err = record(&n, store, &o, orig.buf, orig.len, edited.buf, edited.len);
+		}
 		if (!err && store)
 			strbuf_addf(report, "Recorded resolution for '%s' (%zu hunk%s).\n", path, n,
 				    n == 1 ? "" : "s");

@@ -9,16 +9,16 @@
 #include "util/xalloc.h"
 #include "util/banned.h"
 
-struct walk {
+struct treediff_walk {
 	git_repository *repo;
 	struct strvec *out;
 	struct strbuf path;
 };
 
-static int compare(struct walk *w, const git_oid *a, const git_oid *b, unsigned depth);
+static int compare(struct treediff_walk *w, const git_oid *a, const git_oid *b, unsigned depth);
 
 /* Appends `name` to the path; returns the old length to cut back to. */
-static size_t enter(struct walk *w, const char *name)
+static size_t enter(struct treediff_walk *w, const char *name)
 {
 	size_t len = w->path.len;
 
@@ -29,7 +29,7 @@ static size_t enter(struct walk *w, const char *name)
 }
 
 /* One entry present on one side or changed: its paths, recursing into a tree. */
-static int changed(struct walk *w, const git_tree_entry *e, const git_tree_entry *other,
+static int changed(struct treediff_walk *w, const git_tree_entry *e, const git_tree_entry *other,
 		   int e_is_new, unsigned depth)
 {
 	size_t len = enter(w, git_tree_entry_name(e));
@@ -55,7 +55,7 @@ static int lookup(git_tree **out, git_repository *repo, const git_oid *id)
 }
 
 /* The paths that differ between trees a and b (NULL: empty) under w->path. */
-static int compare(struct walk *w, const git_oid *a, const git_oid *b, unsigned depth)
+static int compare(struct treediff_walk *w, const git_oid *a, const git_oid *b, unsigned depth)
 {
 	git_tree *ta = NULL, *tb = NULL;
 	size_t i, n;
@@ -101,7 +101,7 @@ done:
 
 int treediff_paths(struct strvec *out, git_repository *repo, const git_oid *a, const git_oid *b)
 {
-	struct walk w = { repo, out, STRBUF_INIT };
+	struct treediff_walk w = { repo, out, STRBUF_INIT };
 	int error = compare(&w, a, b, 0);
 
 	strbuf_release(&w.path);

@@ -263,13 +263,14 @@ done:
 	return err;
 }
 
-int treemerge_commits_labelled(git_oid *out_tree, int *already_merged,
-			       struct treemerge_conflicts *conflicts, git_repository *repo,
-			       const git_oid *ours, const git_oid *theirs,
-			       const git_oid *bases, size_t bases_nr,
-			       const struct treemerge_labels *labels)
+int treemerge_commits_bases(git_oid *out_tree, int *already_merged,
+			    struct treemerge_conflicts *conflicts, git_repository *repo,
+			    const struct treemerge_sides *s)
 {
 	struct treemerge_labels dflt = { "ours", "theirs" };
+	const struct treemerge_labels *labels = s->labels;
+	const git_oid *ours = s->ours, *theirs = s->theirs, *bases = s->bases;
+	size_t bases_nr = s->bases_nr;
 	struct ort_options opts;
 	struct ort_result res;
 	git_oid b, o, t;
@@ -303,26 +304,19 @@ int treemerge_commits_labelled(git_oid *out_tree, int *already_merged,
 	return err;
 }
 
-int treemerge_commits_bases(git_oid *out_tree, int *already_merged,
-			    struct treemerge_conflicts *conflicts, git_repository *repo,
-			    const git_oid *ours, const git_oid *theirs,
-			    const git_oid *bases, size_t bases_nr)
-{
-	return treemerge_commits_labelled(out_tree, already_merged, conflicts, repo, ours, theirs,
-					  bases, bases_nr, NULL);
-}
-
 int treemerge_commits(git_oid *out_tree, int *already_merged,
 		      struct treemerge_conflicts *conflicts, git_repository *repo,
 		      const git_oid *ours, const git_oid *theirs)
 {
 	git_oidarray bases = { 0 };
+	struct treemerge_sides sides = { .ours = ours, .theirs = theirs };
 	int err = git_merge_bases(&bases, repo, ours, theirs);
 
 	if (err < 0 && err != GIT_ENOTFOUND)
 		return merge_git_fail("merge base");
-	err = treemerge_commits_bases(out_tree, already_merged, conflicts, repo, ours, theirs,
-				      bases.ids, err == GIT_ENOTFOUND ? 0 : bases.count);
+	sides.bases = bases.ids;
+	sides.bases_nr = err == GIT_ENOTFOUND ? 0 : bases.count;
+	err = treemerge_commits_bases(out_tree, already_merged, conflicts, repo, &sides);
 	git_oidarray_dispose(&bases);
 	return err;
 }

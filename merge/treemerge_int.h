@@ -57,20 +57,21 @@ int treemerge_commits(git_oid *out_tree, int *already_merged,
 		      struct treemerge_conflicts *conflicts, git_repository *repo,
 		      const git_oid *ours, const git_oid *theirs);
 
+/* What a merge of two commits merges: the sides, their merge bases, the labels. */
+struct treemerge_sides {
+	const git_oid *ours, *theirs;
+	const git_oid *bases;                  /* nr 0: unrelated */
+	size_t bases_nr;
+	const struct treemerge_labels *labels; /* may be NULL */
+};
+
 /*
- * treemerge_commits() with the merge bases of ours and theirs already known (nr 0:
- * unrelated), e.g. from merge/nightbase_int.h; with several, git's order of them
- * is found here.  `labels` may be NULL.
+ * treemerge_commits() with the merge bases of ours and theirs already known, e.g.
+ * from merge/nightbase_int.h; with several, git's order of them is found here.
  */
 int treemerge_commits_bases(git_oid *out_tree, int *already_merged,
 			    struct treemerge_conflicts *conflicts, git_repository *repo,
-			    const git_oid *ours, const git_oid *theirs,
-			    const git_oid *bases, size_t bases_nr);
-int treemerge_commits_labelled(git_oid *out_tree, int *already_merged,
-			       struct treemerge_conflicts *conflicts, git_repository *repo,
-			       const git_oid *ours, const git_oid *theirs,
-			       const git_oid *bases, size_t bases_nr,
-			       const struct treemerge_labels *labels);
+			    const struct treemerge_sides *s);
 
 /*
  * Three-way merge of trees with an explicit base (cherry-pick: base = the commit's

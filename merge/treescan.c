@@ -230,7 +230,7 @@ static int scan_folder(struct walker *w, struct folder *f)
 }
 
 /* A thread: folders from the queue until none is left and nobody can add one. */
-static void *walk(void *data)
+static void *walker_thread(void *data)
 {
 	struct walker *w = data;
 	struct queue *q = w->q;
@@ -284,9 +284,9 @@ int treescan_run(struct treescan *s, struct strbuf *why, int tfd)
 		w[i].tracked = 0;
 	}
 	/* the caller's thread is one of them; fewer when a thread cannot start */
-	while (started < n && pthread_create(&tid[started], NULL, walk, &w[started]) == 0)
+	while (started < n && pthread_create(&tid[started], NULL, walker_thread, &w[started]) == 0)
 		started++;
-	walk(&w[0]);
+	walker_thread(&w[0]);
 	for (i = 1; i < started; i++)
 		pthread_join(tid[i], NULL);
 	for (i = 0; i < n; i++) {

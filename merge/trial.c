@@ -14,9 +14,10 @@
 #define PATHS_MAX 20
 
 int trial_merge(struct nb_oid *out, struct strvec *paths, struct repo *repo,
-		const struct nb_oid *onto, const struct nb_oid *tip, const char *branch,
-		const char *url, const char *identity, const char *date)
+		const struct trial_merge_opts *o)
 {
+	const struct nb_oid *onto = o->onto, *tip = o->tip;
+	const char *branch = o->branch, *url = o->url, *identity = o->identity, *date = o->date;
 	struct treemerge_conflicts conflicts = TREEMERGE_CONFLICTS_INIT;
 	git_repository *git = repo_git(repo);
 	git_commit *parents[2] = { NULL, NULL };

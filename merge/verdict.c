@@ -12,7 +12,7 @@
 #include "util/xalloc.h"
 #include "util/banned.h"
 
-static int cmp(const void *a, const void *b)
+static int env_entry_cmp(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
@@ -29,7 +29,7 @@ void verdict_key(char out[SHA1_HEXSZ + 1], const char *tree_hex, const char *com
 	sorted = xcalloc(n + 1, sizeof(*sorted));
 	for (i = 0; i < n; i++)
 		sorted[i] = env[i];
-	qsort(sorted, n, sizeof(*sorted), cmp);
+	qsort(sorted, n, sizeof(*sorted), env_entry_cmp);
 	/* NUL-separated fields: no value can pose as another field */
 	strbuf_addf(&sb, "tree %s", tree_hex ? tree_hex : "");
 	strbuf_addch(&sb, '\0');
@@ -87,7 +87,7 @@ done:
 	return kind;
 }
 
-static int put(const char *cache_dir, const char *key, const struct strbuf *sb)
+static int cache_put(const char *cache_dir, const char *key, const struct strbuf *sb)
 {
 	char *dir, *path;
 	int err;
@@ -115,7 +115,7 @@ int verdict_put(const char *cache_dir, const char *key, enum verdict_kind kind, 
 		strbuf_addf(&sb, "bad %d\n", exit_code);
 	if (what)
 		strbuf_addf(&sb, "%s\n", what);
-	err = put(cache_dir, key, &sb);
+	err = cache_put(cache_dir, key, &sb);
 	strbuf_release(&sb);
 	return err;
 }
@@ -129,7 +129,7 @@ int verdict_fact_put(const char *cache_dir, const char *key, const char *text, s
 		return 0;
 	strbuf_addf(&sb, "fact %zu\n", len);
 	strbuf_add(&sb, text, len);
-	err = put(cache_dir, key, &sb);
+	err = cache_put(cache_dir, key, &sb);
 	strbuf_release(&sb);
 	return err;
 }

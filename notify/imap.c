@@ -34,14 +34,14 @@ static size_t sink_cb(char *p, size_t size, size_t nmemb, void *data)
 	return n;
 }
 
-struct session {
+struct imap_session {
 	CURL *h;
 	const struct inbox_imap *imap;
 	struct strbuf base; /* the url without a trailing '/' */
 	char errbuf[CURL_ERROR_SIZE];
 };
 
-static void session_opts(struct session *s)
+static void session_opts(struct imap_session *s)
 {
 	const struct inbox_imap *imap = s->imap;
 	CURL *h = s->h;
@@ -67,7 +67,7 @@ static void session_opts(struct session *s)
 }
 
 /* One request on the session's connection; the answer (or the mail) into `out`. */
-static int request(struct session *s, const char *url, const char *custom, struct sink *out)
+static int request(struct imap_session *s, const char *url, const char *custom, struct sink *out)
 {
 	CURLcode rc;
 
@@ -129,7 +129,7 @@ static void search_uids(unsigned long **out, size_t *nr, const char *text)
 }
 
 /* \Seen and the keyword for a mail handled; \Seen alone where keywords are not kept. */
-static int mark(struct session *s, unsigned long uid)
+static int mark(struct imap_session *s, unsigned long uid)
 {
 	struct sink ignore = { STRBUF_INIT, 1 << 16, 0 };
 	char *cmd = xstrfmt("UID STORE %lu +FLAGS.SILENT (\\Seen %s)", uid, INBOX_IMAP_KEYWORD);
@@ -151,7 +151,7 @@ static int mark(struct session *s, unsigned long uid)
 int inbox_imap_poll(struct inbox_imap_stats *out, const struct inbox_imap *imap,
 		    inbox_imap_fn fn, void *data)
 {
-	struct session s = { NULL, imap, STRBUF_INIT, "" };
+	struct imap_session s = { NULL, imap, STRBUF_INIT, "" };
 	struct sink search = { STRBUF_INIT, SEARCH_MAX, 0 };
 	unsigned long *uids = NULL;
 	size_t nr = 0, i;

@@ -159,7 +159,7 @@ static void html_entity(struct strbuf *out, const char **pp)
  * dropped, block ends made line breaks, quoted text (<blockquote>) and scripts and
  * styles left out, the common entities decoded.
  */
-static void html_text(struct strbuf *out, const char *s)
+static void html_to_plain(struct strbuf *out, const char *s)
 {
 	int quote = 0, skip = 0;
 
@@ -235,15 +235,15 @@ static void leaf(struct pick *pk, const struct mail_ctype *ct, const char *cte, 
 		}
 		pk->have_plain = 1;
 	} else {
-		html_text(&pk->html, text.buf);
+		html_to_plain(&pk->html, text.buf);
 		pk->have_html = 1;
 	}
 	strbuf_release(&raw);
 	strbuf_release(&text);
 }
 
-static void walk(struct pick *pk, struct inbox_mail *m, const struct inbox_header *f, size_t nr,
-		 const char *body, size_t len, int depth, const char *dflt);
+static void pick_from_part(struct pick *pk, struct inbox_mail *m, const struct mail_fields *f,
+			   const char *body, size_t len, int depth, const char *dflt);
 
 /* The parts of a multipart body between its "--boundary" lines. */
 static void multipart(struct pick *pk, struct inbox_mail *m, const char *boundary,
@@ -285,7 +285,7 @@ static void multipart(struct pick *pk, struct inbox_mail *m, const char *boundar
 				int bad;
 				const char *pb = mail_fields_parse(&pf, part, pe, &bad);
 
-				walk(pk, m, pf.v, pf.nr, pb, (size_t)(pe - pb), depth + 1, dflt);
+				pick_from_part(pk, m, &pf, pb, (size_t)(pe - pb), depth + 1, dflt);
 				mail_fields_release(&pf);
 			}
 		}
@@ -300,18 +300,18 @@ static void multipart(struct pick *pk, struct inbox_mail *m, const char *boundar
 		const char *pb = mail_fields_parse(&pf, part, end, &bad);
 
 		pk->parts++;
-		walk(pk, m, pf.v, pf.nr, pb, (size_t)(end - pb), depth + 1, dflt);
+		pick_from_part(pk, m, &pf, pb, (size_t)(end - pb), depth + 1, dflt);
 		mail_fields_release(&pf);
 	}
 }
 
-static void walk(struct pick *pk, struct inbox_mail *m, const struct inbox_header *f, size_t nr,
-		 const char *body, size_t len, int depth, const char *dflt)
+static void pick_from_part(struct pick *pk, struct inbox_mail *m, const struct mail_fields *f,
+			   const char *body, size_t len, int depth, const char *dflt)
 {
-	const char *disp = mail_fields_get(f, nr, "Content-Disposition");
+	const char *disp = mail_fields_get(f->v, f->nr, "Content-Disposition");
 	struct mail_ctype ct;
 
-	mail_ctype_parse(&ct, mail_fields_get(f, nr, "Content-Type"), dflt);
+	mail_ctype_parse(&ct, mail_fields_get(f->v, f->nr, "Content-Type"), dflt);
 	if (!strncmp(ct.type, "multipart/", 10)) {
 		if (!depth && !strcmp(ct.type, "multipart/report"))
 			m->is_report = 1;
@@ -321,7 +321,7 @@ static void walk(struct pick *pk, struct inbox_mail *m, const struct inbox_heade
 								       : "text/plain");
 	} else if (!disp || strncasecmp(disp + strspn(disp, " \t"), "attachment", 10)) {
 		/* a forwarded message/rfc822 is not the sender's own text: never descended */
-		leaf(pk, &ct, mail_fields_get(f, nr, "Content-Transfer-Encoding"), body, len);
+		leaf(pk, &ct, mail_fields_get(f->v, f->nr, "Content-Transfer-Encoding"), body, len);
 	}
 	mail_ctype_release(&ct);
 }
@@ -333,7 +333,7 @@ void mail_body_text(struct inbox_mail *m, const struct mail_fields *top, const c
 	struct strbuf clean = STRBUF_INIT;
 	const struct strbuf *text;
 
-	walk(&pk, m, top->v, top->nr, body, len, 0, "text/plain");
+	pick_from_part(&pk, m, top, body, len, 0, "text/plain");
 	text = pk.have_plain ? &pk.plain : &pk.html;
 	mime_clean_text(&clean, text->buf);
 	free(m->body);

@@ -295,7 +295,7 @@ done:
 	return ret;
 }
 
-static int cmp(const void *a, const void *b)
+static int name_cmp(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
@@ -321,7 +321,7 @@ int outbox_ids(char ***out, size_t *nr, const char *dir)
 	}
 	closedir(d);
 	if (*nr)
-		qsort(*out, *nr, sizeof(**out), cmp);
+		qsort(*out, *nr, sizeof(**out), name_cmp);
 	return 0;
 }
 

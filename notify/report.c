@@ -167,7 +167,7 @@ static void bisect_summary(struct draft *d, const struct notice_breakage *b, int
 }
 
 /* The search's probes, one a line: "good 0123456789ab subject". */
-static void steps(struct draft *d, const struct notice_breakage *b)
+static void draft_probe_steps(struct draft *d, const struct notice_breakage *b)
 {
 	static const char *const verdicts[] = {"# good: [", "# bad: [", "# skip: ["};
 	size_t i, k, shown = 0;
@@ -558,7 +558,7 @@ static void flaky_body(struct draft *d, const struct notice_breakage *b)
 	}
 	header_block(d, b);
 	bisect_summary(d, b, 1);
-	steps(d, b);
+	draft_probe_steps(d, b);
 	strbuf_release(&sb);
 }
 

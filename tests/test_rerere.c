@@ -99,19 +99,21 @@ static void test_record_replay_text(void **state)
 	const char *swapped = "q\n<<<<<<< next\n4\n=======\n3\n>>>>>>> t\nr\n";
 	struct strbuf out = STRBUF_INIT;
 	struct rerere_entry *ents;
+	struct rerere_record_opts o = { .path = "f", .tree = "t", .date = "2026-01-02" };
 	char *rdir;
 	size_t n, m, total;
 
 	new_dir();
 	rdir = xstrfmt("%s/rerere", dir);
-	assert_int_equal(rerere_record(&n, rdir, "f", "t", "2026-01-02", c, strlen(c), "a\n", 2),
+	o.dir = rdir;
+	assert_int_equal(rerere_record(&n, &o, c, strlen(c), "a\n", 2),
 			 NB_EINVALID);
-	assert_int_equal(rerere_record(&n, rdir, "f", "t", "2026-01-02", c, strlen(c), c,
+	assert_int_equal(rerere_record(&n, &o, c, strlen(c), c,
 				       strlen(c)), NB_EINVALID);   /* markers left */
-	assert_int_equal(rerere_record(&n, rdir, "f", "t", "2026-01-02", c, strlen(c),
+	assert_int_equal(rerere_record(&n, &o, c, strlen(c),
 				       "a\nX\nMID\nY\nz\n", 12), NB_EINVALID);
 	assert_false(file_exists(rdir));
-	assert_int_equal(rerere_record(&n, rdir, "f", "t", "2026-01-02", c, strlen(c), e,
+	assert_int_equal(rerere_record(&n, &o, c, strlen(c), e,
 				       strlen(e)), 0);
 	assert_int_equal(n, 2);
 	assert_int_equal(rerere_replay(&out, &m, &total, rdir, c, strlen(c)), 0);

@@ -482,6 +482,7 @@ static size_t check_history(unsigned seed, size_t *conflicts, size_t *git_failed
 		struct strvec mine = STRVEC_INIT;
 		git_oidarray bases = { 0 };
 		git_oid a, b, tree;
+		struct treemerge_sides sides = { .ours = &a, .theirs = &b, .labels = &labels };
 		char hex[GIT_OID_HEXSZ + 1];
 		size_t k;
 		int rc, found;
@@ -489,8 +490,9 @@ static size_t check_history(unsigned seed, size_t *conflicts, size_t *git_failed
 		assert_int_equal(git_oid_fromstr(&a, pairs[i].ours), 0);
 		assert_int_equal(git_oid_fromstr(&b, pairs[i].theirs), 0);
 		found = git_merge_bases(&bases, repo, &a, &b);
-		rc = treemerge_commits_labelled(&tree, NULL, &c, repo, &a, &b, bases.ids,
-						found == GIT_ENOTFOUND ? 0 : bases.count, &labels);
+		sides.bases = bases.ids;
+		sides.bases_nr = found == GIT_ENOTFOUND ? 0 : bases.count;
+		rc = treemerge_commits_bases(&tree, NULL, &c, repo, &sides);
 		git_oidarray_dispose(&bases);
 		if (rc != 0 && rc != NB_ECONFLICT)
 			print_error("seed %u, merge %s %s: %d %s\n", seed, pairs[i].ours,

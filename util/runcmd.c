@@ -805,9 +805,14 @@ static int told_to_stop(const struct runcmd_opts *o)
 	return (o->stoppable && stop_flag && *stop_flag) || (o->stop && o->stop(o->stop_data));
 }
 
-static int collect(const struct runcmd_opts *o, pid_t sup, int out_r, int err_r, int report_r,
-		     struct capture *oc, struct capture *ec, struct report *r, int *cancelled)
+/*
+ * Reads the child's stdout and stderr into `oc`, `ec` and the supervisor's report
+ * into `r`, from the pipes' read ends `fds`: stdout, stderr, report.
+ */
+static int collect(const struct runcmd_opts *o, pid_t sup, const int fds[3], struct capture *oc,
+		   struct capture *ec, struct report *r, int *cancelled)
 {
+	int out_r = fds[0], err_r = fds[1], report_r = fds[2];
 	size_t got = 0;
 	int stopped = 0;
 
@@ -995,7 +1000,8 @@ static int spawn(struct runcmd_result *out, struct prepared *p, struct strbuf *e
 	capture_init(&oc, o->output_cap ? o->output_cap : DEFAULT_CAP);
 	capture_init(&ec, STDERR_CAP);
 	memset(&r, 0, sizeof(r));
-	if (collect(o, sup, out_pipe[0], err_pipe[0], rep_pipe[0], &oc, &ec, &r, &cancelled) < 0) {
+	if (collect(o, sup, (const int[3]){ out_pipe[0], err_pipe[0], rep_pipe[0] }, &oc, &ec, &r,
+		    &cancelled) < 0) {
 		kill(sup, SIGKILL);
 		error = nb_error_set(NB_ERROR, "the command's supervisor died without a report");
 	}
@@ -1161,10 +1167,15 @@ void runcmd_box_argv(struct strvec *av, const struct runcmd_box *b, const char *
 		strvec_push(av, cmd[i]);
 }
 
-static int run(struct runcmd_result *out, const struct runcmd_opts *o, struct strbuf *err_out)
+static int run_prepared(struct runcmd_result *out, const struct runcmd_opts *o,
+			struct strbuf *err_out)
 {
-	struct prepared p = { .opts = o, .stdin_fd = -1, .out_w = -1, .err_w = -1, .report_w = -1,
-			      .cg = CGROUP_INIT };
+	struct prepared p = {.opts = o,
+			     .stdin_fd = -1,
+			     .out_w = -1,
+			     .err_w = -1,
+			     .report_w = -1,
+			     .cg = CGROUP_INIT};
 	const char *sh_argv[4] = { "/bin/sh", "-c", o->shell, NULL };
 	struct strvec env = STRVEC_INIT, box = STRVEC_INIT;
 	struct strbuf errbuf = STRBUF_INIT;
@@ -1232,7 +1243,7 @@ int runcmd_single_threaded(void)
 
 int runcmd_run(struct runcmd_result *out, const struct runcmd_opts *opts)
 {
-	return run(out, opts, NULL);
+	return run_prepared(out, opts, NULL);
 }
 
 void runcmd_result_release(struct runcmd_result *r)
@@ -1264,7 +1275,7 @@ int runcmd_capture(struct strbuf *out, const char *cwd, const char *const *argv)
 	opts.inherit_env = 1;
 	opts.merge_stderr = 0;
 	opts.output_cap = CAPTURE_MAX;
-	error = run(&res, &opts, &err);
+	error = run_prepared(&res, &opts, &err);
 	if (error)
 		goto done;
 	describe(&cmd, argv);

@@ -246,7 +246,7 @@ static int differs(struct journey_night *jn, struct journey_version *v, struct j
 	       !nb_oid_equal(&v->patch_id, &c->patch_id);
 }
 
-static int find(const struct journey_night *jn, const struct journey_commit *c, size_t *j)
+static int find_journey(const struct journey_night *jn, const struct journey_commit *c, size_t *j)
 {
 	return (c->pid_known && !nb_oid_is_null(&c->patch_id) &&
 		jmap_get(&jn->by_pid, c->patch_id.hex, j)) ||
@@ -355,7 +355,7 @@ static void match(struct journey_night *jn)
 
 			jmap_get(&jn->by_commit, jn->trees[t].commits[i].hex, &at);
 			c = &jn->tonight[at];
-			if (find(jn, c, &j))
+			if (find_journey(jn, c, &j))
 				sighted(jn, j, (int)t, c);
 			else
 				strvec_pushf(&later, "%zu:%zu", t, at);
@@ -370,7 +370,7 @@ static void match(struct journey_night *jn)
 		size_t ti = strtoul(later.v[i], &colon, 10), at = strtoul(colon + 1, NULL, 10);
 		struct journey_commit *c = &jn->tonight[at];
 
-		if (find(jn, c, &j))
+		if (find_journey(jn, c, &j))
 			sighted(jn, j, (int)ti, c);
 		else
 			new_or_version(jn, gone, gone_nr, (int)ti, c);

@@ -94,8 +94,8 @@ static int chief_penguin(const char *email)
 }
 
 /* Adds one entry, or one more reason for someone already there. */
-static void add(struct people_route *out, size_t *alloc, const struct people *p,
-		const struct maint_section *s, const struct maint_entry *e, int *whys)
+static void route_add(struct people_route *out, size_t *alloc, const struct people *p,
+		      const struct maint_section *s, const struct maint_entry *e, int *whys)
 {
 	const char *name = e->name, *email = e->email;
 	struct people_recipient *r;
@@ -165,7 +165,7 @@ void people_route(struct people_route *out, const struct people *p, const char *
 
 			for (j = 0; j < s->entries_nr; j++)
 				if ((int)s->entries[j].role == role)
-					add(out, &alloc, p, s, &s->entries[j], whys);
+					route_add(out, &alloc, p, s, &s->entries[j], whys);
 		}
 	}
 	for (i = 0; i < n; i++)
