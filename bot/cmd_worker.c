@@ -6,6 +6,7 @@
 #include "merge/repo.h"
 #include "merge/worker.h"
 #include "util/error.h"
+#include "util/oid.h"
 #include "util/banned.h"
 
 /*
@@ -17,6 +18,7 @@
 int cmd_worker_checkout(const struct cli_ctx *ctx, int argc, char **argv)
 {
 	const char *common = NULL, *dir = NULL, *commit = NULL;
+	struct nb_oid id;
 	int i, pristine = 0, code;
 
 	for (i = 1; i < argc; i++) {
@@ -36,12 +38,17 @@ int cmd_worker_checkout(const struct cli_ctx *ctx, int argc, char **argv)
 				"--commit ID [--pristine]\n");
 		return EXIT_USAGE;
 	}
+	/* the command line is text: the id is read here, once */
+	if (nb_oid_parse(&id, commit) < 0) {
+		fprintf(stdout, "%s\n", nb_error_last());
+		return 1; /* merge/worker.c's "failed" */
+	}
 	if (merge_global_init() < 0) {
 		fprintf(stdout, "%s\n", nb_error_last());
 		return EXIT_FAILED;
 	}
 	/* the child's statuses are merge/worker.c's protocol with its parent */
-	code = worker_checkout_child(common, dir, commit, pristine);
+	code = worker_checkout_child(common, dir, &id, pristine);
 	merge_global_shutdown();
 	return code;
 }

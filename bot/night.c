@@ -439,7 +439,8 @@ done:
  * fixes' notes) waits in the tree for accept(): a speculative merge the night does
  * not take says nothing.
  */
-static int merge_one(struct night *n, size_t ti, const char *tip, int previous, int defer)
+static int merge_one(struct night *n, size_t ti, const struct nb_oid *tip, int previous,
+		     int defer)
 {
 	struct night_tree *t = &n->trees[ti];
 	struct integ_tree it = { t->cfg->name, t->cfg->url, t->cfg->branch };
@@ -451,12 +452,12 @@ static int merge_one(struct night *n, size_t ti, const char *tip, int previous, 
 	size_t i;
 
 	have_good = !previous && repo_good_get(n->repo, t->cfg->name, &good) == 0 &&
-		    strcmp(good.hex, tip);
+		    !nb_oid_equal(&good, tip);
 	/* a review gate's held patches are left out as dropped ones are */
 	journey_night_held(n->journey, t->cfg->name, &pids, &mids);
 	collect_drops(n, &drops, &pids, &mids);
 	log_progress("merging %s (%zu/%zu)", t->cfg->name, ti, n->trees_nr - 1);
-	error = integ_night_merge_tree(n->integ, &o, &it, tip, have_good ? good.hex : NULL,
+	error = integ_night_merge_tree(n->integ, &o, &it, tip, have_good ? &good : NULL,
 				       &drops);
 	t->step = (size_t)-1;
 	t->merged.hex[0] = 0;
@@ -550,7 +551,7 @@ static int fall_back(struct night *n, size_t ti, const char *why)
 	if (n->cfg->on_breakage != CONFIG_BREAK_DROP_TREE &&
 	    repo_good_get(n->repo, t->cfg->name, &good) == 0 &&
 	    !nb_oid_equal(&good, &t->fetch.tip)) {
-		if ((error = merge_one(n, ti, good.hex, 1, 0)) < 0)
+		if ((error = merge_one(n, ti, &good, 1, 0)) < 0)
 			return error;
 		if (t->state == TREE_PREVIOUS_VERSION) {
 			set_state(t, TREE_PREVIOUS_VERSION, why);
@@ -575,7 +576,7 @@ static int revert_culprit(struct night *n, size_t ti, struct flag *f, const stru
 
 	if (n->cfg->on_breakage == CONFIG_BREAK_REVERT_CULPRIT && t->reverts < NIGHT_MAX_REVERTS) {
 		why = xstrfmt("nextbot: %s broke %s (flag %s)", commit->hex, f->command, f->id);
-		error = integ_night_revert(n->integ, commit->hex, t->cfg->name, why);
+		error = integ_night_revert(n->integ, commit, t->cfg->name, why);
 		free(why);
 		if (error == 0) {
 			t->reverts++;
@@ -719,7 +720,7 @@ static int merge_step(size_t *next, struct night *n, size_t ti)
 	*next = ti + 1;
 	if (left_out(n, ti))
 		return 0;
-	if ((error = merge_one(n, ti, t->fetch.tip.hex, 0, 0)) < 0)
+	if ((error = merge_one(n, ti, &t->fetch.tip, 0, 0)) < 0)
 		return error;
 	if (nb_oid_is_null(&t->merged) || !n->cfg->build_nr)
 		return 0;
@@ -824,7 +825,7 @@ static int merge_window(size_t *next, int *recheck, struct night *n, size_t ti)
 		t->reverts = 0;
 		ah[nr].ti = k;
 		if (!left_out(n, k)) {
-			if ((error = merge_one(n, k, t->fetch.tip.hex, 0, 1)) < 0)
+			if ((error = merge_one(n, k, &t->fetch.tip, 0, 1)) < 0)
 				goto done;
 			ah[nr].check = !nb_oid_is_null(&t->merged);
 		}

@@ -96,8 +96,7 @@ int droppush_tree(struct droppush_result *out, struct repo *repo, const char *ba
 		goto done;
 	log_info("%s: %.12s rewritten as %.12s without %zu commit(s)", tree->name, out->old_tip.hex,
 		 out->new_tip.hex, out->left_out.nr);
-	if ((err = push_ref(repo, tree->url, out->new_tip.hex, dst, 1, out->old_tip.hex, creds)) <
-	    0)
+	if ((err = push_ref(repo, tree->url, &out->new_tip, dst, 1, &out->old_tip, creds)) < 0)
 		goto done;
 	feed = xstrfmt("refs/feeds/%s", tree->name);
 	if (repo_ref_set(repo, feed, &out->new_tip) < 0)   /* the next fetch sets it */

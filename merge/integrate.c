@@ -655,9 +655,12 @@ done:
 }
 
 int integ_night_merge_tree(struct integ_night *n, struct integ_outcome *out,
-			   const struct integ_tree *t, const char *tip_hex,
-			   const char *good_hex, const struct integ_drops *drops)
+			   const struct integ_tree *t, const struct nb_oid *tip_id,
+			   const struct nb_oid *good_id, const struct integ_drops *drops)
 {
+	/* text only for merge.log and the reasons */
+	const char *tip_hex = tip_id ? tip_id->hex : "";
+	const char *good_hex = good_id ? good_id->hex : "";
 	struct treemerge_conflicts c = TREEMERGE_CONFLICTS_INIT;
 	struct integ_step *step = step_add(n, INTEG_STEP_MERGE, t->name);
 	const char *pat = fetch_never_merge_match((const char *const *)n->never_merge.v,
@@ -670,13 +673,14 @@ int integ_night_merge_tree(struct integ_night *n, struct integ_outcome *out,
 	free(step->url);
 	step->branch = xstrdup(t->branch);
 	step->url = xstrdup(t->url);
-	snprintf(step->tip.hex, sizeof(step->tip), "%s", tip_hex ? tip_hex : "");
+	if (tip_id)
+		step->tip = *tip_id;
 	if (pat) {
 		left_out(n, out, t->name, xstrfmt("refused: never_merge '%s' matches", pat));
 		err = nb_error_set(NB_EREFUSED, "%s: never_merge '%s' matches", t->name, pat);
 		goto done;
 	}
-	if (!tip_hex || git_oid_fromstr(&tip, tip_hex) < 0) {
+	if (!tip_id || nb_oid_is_null(tip_id) || merge_oid_to_git(&tip, tip_id) < 0) {
 		left_out(n, out, t->name, xstrfmt("no commit to merge"));
 		goto done;
 	}
@@ -707,7 +711,7 @@ int integ_night_merge_tree(struct integ_night *n, struct integ_outcome *out,
 	if (n->workdir)
 		rerere_leave(n, out, t, &good, &candidate, &c);
 	err = 0;
-	if (good_hex && git_oid_fromstr(&good, good_hex) == 0 &&
+	if (good_id && !nb_oid_is_null(good_id) && merge_oid_to_git(&good, good_id) == 0 &&
 	    !git_oid_equal(&good, &candidate)) {
 		struct treemerge_conflicts c2 = TREEMERGE_CONFLICTS_INIT;
 
@@ -768,9 +772,10 @@ int integ_night_apply_fixes(struct integ_night *n, const char *tree, const char 
 	return err;
 }
 
-int integ_night_revert(struct integ_night *n, const char *commit_hex, const char *tree,
+int integ_night_revert(struct integ_night *n, const struct nb_oid *commit, const char *tree,
 		       const char *reason)
 {
+	const char *commit_hex = commit->hex; /* text only for merge.log and errors */
 	git_commit *c = NULL, *parent = NULL, *head = NULL;
 	git_tree *tree_obj = NULL;
 	struct strbuf msg = STRBUF_INIT;
@@ -778,8 +783,8 @@ int integ_night_revert(struct integ_night *n, const char *commit_hex, const char
 	struct integ_step *step;
 	int err;
 
-	if (git_oid_fromstr(&id, commit_hex) < 0)
-		return nb_error_set(NB_EINVALID, "revert: bad commit id '%s'", commit_hex);
+	if (merge_oid_to_git(&id, commit) < 0)
+		return NB_EINVALID;
 	merge_oid_to_git(&head_id, &n->head);
 	if (git_commit_lookup(&c, n->git, &id) < 0 || git_commit_parent(&parent, c, 0) < 0 ||
 	    git_commit_lookup(&head, n->git, &head_id) < 0) {
@@ -810,7 +815,7 @@ int integ_night_revert(struct integ_night *n, const char *commit_hex, const char
 	if (reason)
 		strbuf_addf(&n->log, "# %s\n", reason);
 	step = step_add(n, INTEG_STEP_REVERT, tree);
-	memcpy(step->tip.hex, commit_hex, 40);
+	step->tip = *commit;
 	step->message = xstrdup(msg.buf);
 	merge_oid_from_git(&n->head, &new_id);
 	step->after = n->head;

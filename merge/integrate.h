@@ -118,9 +118,10 @@ void integ_night_set_memo(struct integ_night *night, const char *path);
 int integ_night_memo_save(struct integ_night *night);
 
 /*
- * Merges `tip_hex` of `tree` into next (a --no-ff merge commit "Merge branch
- * '<branch>' of <url>", parents [next, merged]).  On conflict, merges
- * `good_hex` (may be NULL) instead if that merges cleanly, else leaves the tree
+ * Merges `tip` of `tree` into next (a --no-ff merge commit "Merge branch
+ * '<branch>' of <url>", parents [next, merged]; NULL or empty: left out, no commit
+ * to merge).  On conflict, merges `good` (NULL or empty: none) instead if that
+ * merges cleanly, else leaves the tree
  * out; `drops` (may be NULL) are left out by replaying the tree's commits since its
  * merge base with the base.  *out (initialised with INTEG_OUTCOME_INIT) is filled
  * in every case and released by the caller.  Returns 0 whenever the night can go
@@ -128,8 +129,8 @@ int integ_night_memo_save(struct integ_night *night);
  * NB_ERROR on a repository failure.  Appends to the night's merge.log.
  */
 int integ_night_merge_tree(struct integ_night *night, struct integ_outcome *out,
-			   const struct integ_tree *tree, const char *tip_hex,
-			   const char *good_hex, const struct integ_drops *drops);
+			   const struct integ_tree *tree, const struct nb_oid *tip,
+			   const struct nb_oid *good, const struct integ_drops *drops);
 
 /*
  * Applies the carried fix patches of `dir` (trees[].fixes; see fixes_*() below) on top
@@ -155,11 +156,11 @@ int integ_night_apply_fixes(struct integ_night *night, const char *tree, const c
 void integ_night_left_out(struct integ_night *night, const char *tree, const char *reason);
 
 /*
- * Appends to next the revert of `commit_hex` (like `git revert`: 'Revert
+ * Appends to next the revert of `commit` (like `git revert`: 'Revert
  * "<subject>"', 'This reverts commit <sha>.', then `reason` if not NULL).
  * NB_ECONFLICT (nothing changed) when the revert does not apply.
  */
-int integ_night_revert(struct integ_night *night, const char *commit_hex, const char *tree,
+int integ_night_revert(struct integ_night *night, const struct nb_oid *commit, const char *tree,
 		       const char *reason);
 
 /* Current head of next (40-hex), borrowed until the next call on the night. */

@@ -154,9 +154,9 @@ int push_publish(struct repo *repo, const char *url, const char *branch, const c
 	return err;
 }
 
-/* NB_EREFUSED unless the connected remote advertises `ref` at `expect` ("": absent). */
+/* NB_EREFUSED unless the connected remote advertises `ref` at `expect` (empty: absent). */
 static int check_lease(git_remote *remote, const char *url, const char *ref,
-			 const char *expect)
+			 const struct nb_oid *expect)
 {
 	const git_remote_head **heads;
 	struct nb_oid have = NB_OID_INIT;
@@ -167,18 +167,20 @@ static int check_lease(git_remote *remote, const char *url, const char *ref,
 	for (i = 0; i < n && nb_oid_is_null(&have); i++)
 		if (!strcmp(heads[i]->name, ref))
 			merge_oid_from_git(&have, &heads[i]->oid);
-	if (!strcmp(have.hex, expect))
+	if (nb_oid_equal(&have, expect))
 		return 0;
 	return nb_error_set(NB_EREFUSED, "%s at %s moved: it is %s, not %s as last fetched",
 			    ref, url, nb_oid_is_null(&have) ? "gone" : have.hex,
-			    expect[0] ? expect : "absent");
+			    nb_oid_is_null(expect) ? "absent" : expect->hex);
 }
 
 struct ref_args {
 	struct repo *repo;
-	const char *url, *src_hex, *dst_ref;
+	const char *url;
+	const struct nb_oid *src;
+	const char *dst_ref;
 	int force;
-	const char *expect_hex;
+	const struct nb_oid *expect;
 	const struct fetch_creds *creds;
 };
 
@@ -186,29 +188,27 @@ static int push_ref_here(void *arg)
 {
 	struct ref_args *a = arg;
 	struct repo *repo = a->repo;
-	const char *url = a->url, *src_hex = a->src_hex, *dst_ref = a->dst_ref;
-	const char *expect_hex = a->expect_hex;
+	const char *url = a->url, *dst_ref = a->dst_ref;
+	const struct nb_oid *expect = a->expect;
 	int force = a->force;
 	struct push_state ps = { { a->creds, 0 }, STRBUF_INIT };
 	git_remote_callbacks cb;
 	git_remote *remote = NULL;
 	char *spec = xstrfmt("%s" PUSH_SRC_REF ":%s", force ? "+" : "", dst_ref);
-	struct nb_oid src;
 	int err;
 
-	if ((err = nb_oid_parse(&src, src_hex)) < 0 ||
-	    (err = repo_ref_set(repo, PUSH_SRC_REF, &src)) < 0)
+	if ((err = repo_ref_set(repo, PUSH_SRC_REF, a->src)) < 0)
 		goto done;
 	callbacks(&cb, &ps);
 	if (remote_new(&remote, repo, url) < 0 ||
-	    (expect_hex && git_remote_connect(remote, GIT_DIRECTION_PUSH, &cb, NULL, NULL) < 0)) {
+	    (expect && git_remote_connect(remote, GIT_DIRECTION_PUSH, &cb, NULL, NULL) < 0)) {
 		err = nb_error_set(NB_ERROR, "push to %s failed: %s", url, merge_git_error());
 		goto done;
 	}
 	/* The push reuses this connection: smart servers check the advertised old id. */
-	if (expect_hex && (err = check_lease(remote, url, dst_ref, expect_hex)) < 0)
+	if (expect && (err = check_lease(remote, url, dst_ref, expect)) < 0)
 		goto done;
-	log_progress("pushing %.12s to %s of %s", src_hex, dst_ref, url);
+	log_progress("pushing %.12s to %s of %s", a->src->hex, dst_ref, url);
 	err = push(remote, url, &spec, 1, &ps);
 done:
 	git_remote_free(remote);
@@ -218,10 +218,10 @@ done:
 	return err;
 }
 
-int push_ref(struct repo *repo, const char *url, const char *src_hex, const char *dst_ref,
-	     int force, const char *expect_hex, const struct fetch_creds *creds)
+int push_ref(struct repo *repo, const char *url, const struct nb_oid *src, const char *dst_ref,
+	     int force, const struct nb_oid *expect, const struct fetch_creds *creds)
 {
-	struct ref_args a = { repo, url, src_hex, dst_ref, force, expect_hex, creds };
+	struct ref_args a = { repo, url, src, dst_ref, force, expect, creds };
 	char *what = xstrfmt("push to %s", url);
 	int err = watch_run(push_ref_here, &a, idle(creds), what);
 

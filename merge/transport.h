@@ -97,9 +97,9 @@ int push_publish(struct repo *repo, const char *url, const char *branch, const c
 		 const struct fetch_creds *creds);
 
 /*
- * Pushes commit `src_hex` to `dst_ref` ("refs/heads/master") of `url`, forced
- * with `force`.  With `expect_hex` (may be NULL: no check) it first connects and
- * checks that the remote advertises `dst_ref` at `expect_hex` ("" : the ref must
+ * Pushes commit `src` to `dst_ref` ("refs/heads/master") of `url`, forced
+ * with `force`.  With `expect` (may be NULL: no check) it first connects and
+ * checks that the remote advertises `dst_ref` at `expect` (empty: the ref must
  * not exist) — a lease, which libgit2 1.5 lacks — and pushes over that same
  * connection (a smart server also refuses the update if the ref moved in
  * between; a file:// remote leaves a window of that one call).  Returns 0 when
@@ -107,7 +107,7 @@ int push_publish(struct repo *repo, const char *url, const char *branch, const c
  * moved, nothing pushed; NB_ERROR (recorded) otherwise.  The work repository
  * gains no ref (a temporary refs/nextbot/push-src is removed again).
  */
-int push_ref(struct repo *repo, const char *url, const char *src_hex, const char *dst_ref,
-	     int force, const char *expect_hex, const struct fetch_creds *creds);
+int push_ref(struct repo *repo, const char *url, const struct nb_oid *src, const char *dst_ref,
+	     int force, const struct nb_oid *expect, const struct fetch_creds *creds);
 
 #endif

@@ -194,15 +194,16 @@ static int make_dirs(struct worker *w, int fresh)
 }
 
 struct child_args {
-	const char *common, *dir, *hex;
+	const char *common, *dir;
+	const struct nb_oid *commit;
 	int pristine;
 };
 
-int worker_checkout_child(const char *common_dir, const char *dir, const char *commit_hex,
+int worker_checkout_child(const char *common_dir, const char *dir, const struct nb_oid *commit,
 			  int pristine)
 {
 	struct strbuf why = STRBUF_INIT;
-	int code = worker_checkout_here(&why, common_dir, dir, commit_hex, pristine);
+	int code = worker_checkout_here(&why, common_dir, dir, commit, pristine);
 
 	if (code < 0) {
 		strbuf_reset(&why);
@@ -220,7 +221,7 @@ static int checkout_forked(void *data)
 {
 	const struct child_args *a = data;
 
-	return worker_checkout_child(a->common, a->dir, a->hex, a->pristine);
+	return worker_checkout_child(a->common, a->dir, a->commit, a->pristine);
 }
 
 /*
@@ -228,9 +229,11 @@ static int checkout_forked(void *data)
  * With no box and no user to switch to, the child is a fork of this process that
  * checks out without exec'ing nextbot again (when this process has one thread).
  */
-static int run_child(struct worker *w, const char *hex, int pristine, struct strbuf *out)
+static int run_child(struct worker *w, const struct nb_oid *commit, int pristine,
+		     struct strbuf *out)
 {
-	struct child_args args = { w->common, w->dir, hex, pristine };
+	const char *hex = commit->hex; /* the child's command line is text */
+	struct child_args args = { w->common, w->dir, commit, pristine };
 	const char *argv[] = { w->exe, "worker-checkout", "--common", w->common, "--worker",
 			       w->dir, "--commit", hex, pristine ? "--pristine" : NULL, NULL };
 	const char *rw[] = { w->tree, w->git, NULL };
@@ -284,14 +287,15 @@ static int run_child(struct worker *w, const char *hex, int pristine, struct str
 int worker_checkout(struct worker *w, const git_oid *commit, int pristine)
 {
 	struct strbuf out = STRBUF_INIT;
-	char hex[GIT_OID_HEXSZ + 1];
+	struct nb_oid id;
+	const char *hex = id.hex; /* for the log */
 	int code;
 
-	git_oid_tostr(hex, sizeof(hex), commit);
+	merge_oid_from_git(&id, commit);
 	if ((code = make_dirs(w, pristine)) < 0)
 		goto done;
 	pristine |= code;       /* a new git dir: no step to take from it */
-	code = run_child(w, hex, pristine, &out);
+	code = run_child(w, &id, pristine, &out);
 	if (code > 0 && !pristine) {
 		/* a trap, no git dir yet or a failed incremental checkout: start over */
 		if (code == EXIT_NEEDS_PRISTINE && !strcmp(out.buf, "no git dir yet"))
@@ -306,7 +310,7 @@ int worker_checkout(struct worker *w, const git_oid *commit, int pristine)
 		strbuf_reset(&out);
 		if ((code = make_dirs(w, 1)) < 0)
 			goto done;
-		code = run_child(w, hex, 1, &out);
+		code = run_child(w, &id, 1, &out);
 	}
 	if (code > 0)
 		code = nb_error_set(code == 2 ? NB_ENOTFOUND : NB_ERROR,
@@ -523,7 +527,7 @@ static int checkout_fresh(struct stepcheckout_opts *o)
 }
 
 int worker_checkout_here(struct strbuf *why, const char *common_dir, const char *dir,
-			 const char *commit_hex, int pristine)
+			 const struct nb_oid *commit_id, int pristine)
 {
 	char *tree = xstrfmt("%s/tree", dir), *git = xstrfmt("%s/git", dir), *line = NULL;
 	char hex[GIT_OID_HEXSZ + 2];
@@ -535,10 +539,8 @@ int worker_checkout_here(struct strbuf *why, const char *common_dir, const char 
 	struct strbuf config = STRBUF_INIT;
 	int gfd = -1, tfd = -1, err = 0;
 
-	if (git_oid_fromstr(&id, commit_hex) < 0) {
-		err = nb_error_set(NB_EINVALID, "'%s' is not a commit id", commit_hex);
+	if ((err = merge_oid_to_git(&id, commit_id)) < 0)
 		goto done;
-	}
 	git_oid_tostr(hex, sizeof(hex), commit);
 	gfd = open(git, OPEN_DIR);
 	tfd = open(tree, OPEN_DIR);

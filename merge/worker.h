@@ -7,10 +7,11 @@
 #define MERGE_WORKER_H
 
 #include "util/strbuf.h"
+#include "util/oid.h"
 #include "util/strvec.h"
 
 /*
- * Checks `commit_hex` out into <dir>/tree with <dir>/git as its git dir over
+ * Checks `commit` out into <dir>/tree with <dir>/git as its git dir over
  * `common_dir` (the work repository: objects and refs shared, as `git worktree`
  * does).  Without `pristine` it first looks for traps in the tree (never following
  * or opening anything but folders); returns 1 with a message in `why` (caller's
@@ -19,14 +20,14 @@
  * (recorded) when the checkout failed.
  */
 int worker_checkout_here(struct strbuf *why, const char *common_dir, const char *dir,
-			 const char *commit_hex, int pristine);
+			 const struct nb_oid *commit, int pristine);
 
 /*
  * The whole child: worker_checkout_here(), its words (a trap, an error) written to
  * fd 1 with write(2), and the exit status the parent reads: 0 done, 1 failed, 2 no
  * such commit, 3 check out pristine.  libgit2 must be started.
  */
-int worker_checkout_child(const char *common_dir, const char *dir, const char *commit_hex,
+int worker_checkout_child(const char *common_dir, const char *dir, const struct nb_oid *commit,
 			  int pristine);
 
 /*

@@ -92,6 +92,28 @@ check "... the word a _name() spells" \
 	grep -q '^text compare: notify/use.c:4: is_flaky() compares "flaky-one" as text' "$TMP/out"
 check "... and a channel" \
 	grep -q '^text compare: notify/use.c:9: is_mail() compares "mail" as text' "$TMP/out"
+# --- ids: a door function takes a commit as struct nb_oid, never as hex text
+fresh 5
+plant merge/door.h <<'EOF'
+struct nb_oid;
+struct strbuf;
+int door_merge(struct strbuf *out, const struct nb_oid *tip, const char *why);
+EOF
+plant merge/door_int.h <<'EOF'
+int door_parse(const char *tip_hex);
+EOF
+expect_exit 0 "typed ids in a door (hex in an _int.h only) pass the ids gate" \
+	"$GATE" --gate ids "$T"
+plant merge/door.h <<'EOF'
+struct strbuf;
+int door_merge(struct strbuf *out, const char *tip_hex,
+	       const char *why);
+void door_show(char hex[41]);
+EOF
+expect_exit 1 "a door function taking hex text fails the ids gate" "$GATE" --gate ids "$T"
+check "... naming it" \
+	grep -q '^ids: merge/door.h:2: door_merge() takes a commit as hex text (tip_hex)' "$TMP/out"
+check "... and a hex array" grep -q '^ids: merge/door.h:4: door_show() .*(hex)' "$TMP/out"
 # --- decide in one place: the breakage handling (night_check.c) returns a decision;
 # only bot/night.c reverts, falls back, drops, re-merges, rewinds or sets a flag's action
 acts=$(cd "$ROOT" && grep -rlE \

@@ -154,7 +154,7 @@ static void night(struct repo *repo, const char *date, struct night_out *o)
 					 NULL), 0);
 	for (i = 1; i < 3; i++) {
 		out = (struct integ_outcome)INTEG_OUTCOME_INIT;
-		assert_int_equal(integ_night_merge_tree(n, &out, &itrees[i], res[i].tip.hex, NULL,
+		assert_int_equal(integ_night_merge_tree(n, &out, &itrees[i], &res[i].tip, NULL,
 							NULL), 0);
 		assert_true(out.state == INTEG_MERGED || out.state == INTEG_ALREADY);
 		integ_outcome_release(&out);

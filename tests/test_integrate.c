@@ -128,7 +128,7 @@ static void check_steps_against_git(struct integ_night *night)
 }
 
 /* A whole night: t1, mm-stable, (mm-unstable refused), t2 conflicting with t1. */
-static void run_night(struct repo *repo, struct nb_oid *head, const char *t2_good)
+static void run_night(struct repo *repo, struct nb_oid *head, const struct nb_oid *t2_good)
 {
 	struct fetch_result res[5];
 	struct integ_night *night = NULL;
@@ -151,7 +151,7 @@ static void run_night(struct repo *repo, struct nb_oid *head, const char *t2_goo
 		}
 		free(ref);
 		o = (struct integ_outcome)INTEG_OUTCOME_INIT;
-		rc = integ_night_merge_tree(night, &o, &itrees[i], tip.hex,
+		rc = integ_night_merge_tree(night, &o, &itrees[i], &tip,
 					    i == 4 ? t2_good : NULL, NULL);
 		if (i == 3) {
 			assert_int_equal(rc, NB_EREFUSED);
@@ -189,7 +189,7 @@ static void test_night_slow(void **state)
 	fixture_sh_out(&out, 0, "cat t2good");
 	strbuf_trim(&out);
 	memcpy(good.hex, out.buf, 41);
-	run_night(repo, &head, good.hex);
+	run_night(repo, &head, &good);
 	assert_int_equal(repo_ref_get(repo, "refs/tags/next-20261205", &tag), 0);
 	assert_string_equal(tag.hex, head.hex);
 	assert_int_equal(repo_ref_get(repo, "refs/heads/next", &tag), 0);
@@ -284,7 +284,7 @@ static void memo_night(struct repo *repo, const char *memo, struct strbuf *log,
 		char *ref = xstrfmt("refs/feeds/%s", itrees[i].name);
 
 		assert_int_equal(repo_ref_get(repo, ref, &tip), 0);
-		assert_int_equal(integ_night_merge_tree(night, &o, &itrees[i], tip.hex, NULL, NULL),
+		assert_int_equal(integ_night_merge_tree(night, &o, &itrees[i], &tip, NULL, NULL),
 				 0);
 		assert_int_equal(o.state, INTEG_MERGED);
 		integ_outcome_release(&o);
@@ -596,7 +596,7 @@ static void test_drops_and_revert(void **state)
 	struct strbuf out = STRBUF_INIT, p2 = STRBUF_INIT;
 	const char *msgids[] = {"p2@example.org"};
 	struct integ_drops drops = { NULL, 0, msgids, 1 };
-	struct nb_oid tip = NB_OID_INIT;
+	struct nb_oid tip = NB_OID_INIT, reverted = NB_OID_INIT;
 
 	world();
 	assert_int_equal(fixture_sh("cd w && git checkout -q -b drops master && echo 1 > d1 && "
@@ -615,7 +615,7 @@ static void test_drops_and_revert(void **state)
 	assert_int_equal(integ_night_new(&night, repo, "2026-12-05", &itrees[0],
 					 "nextbot <nb@example.org>", never), 0);
 	assert_int_equal(repo_ref_get(repo, "refs/feeds/t1", &tip), 0);
-	assert_int_equal(integ_night_merge_tree(night, &o, &itrees[1], tip.hex, NULL, &drops), 0);
+	assert_int_equal(integ_night_merge_tree(night, &o, &itrees[1], &tip, NULL, &drops), 0);
 	assert_int_equal(o.state, INTEG_MERGED);
 	assert_int_equal(o.left_out_patches.nr, 2);
 	fixture_sh_out(&p2, 0, "git -C w rev-parse drops~2");
@@ -630,7 +630,7 @@ static void test_drops_and_revert(void **state)
 
 	/* the never_merge check at the merge step itself */
 	o = (struct integ_outcome)INTEG_OUTCOME_INIT;
-	assert_int_equal(integ_night_merge_tree(night, &o, &itrees[3], tip.hex, NULL, NULL),
+	assert_int_equal(integ_night_merge_tree(night, &o, &itrees[3], &tip, NULL, NULL),
 			 NB_EREFUSED);
 	integ_outcome_release(&o);
 
@@ -638,7 +638,8 @@ static void test_drops_and_revert(void **state)
 	fixture_sh_out(&out, 0, "git -C state/repo.git log --format=%%H -1 %s^2",
 	       integ_night_head(night)->hex);
 	strbuf_trim(&out);
-	assert_int_equal(integ_night_revert(night, out.buf, "t1", "breaks the build"), 0);
+	assert_int_equal(nb_oid_parse(&reverted, out.buf), 0);
+	assert_int_equal(integ_night_revert(night, &reverted, "t1", "breaks the build"), 0);
 	fixture_sh_out(&p2, 0, "git -C state/repo.git log -1 --format=%%B "
 			"%s", integ_night_head(night)->hex);
 	assert_true(str_starts_with(p2.buf, "Revert \"p4\"\n\nThis reverts commit "));
@@ -682,7 +683,7 @@ static void test_already_unrelated_good_slow(void **state)
 	assert_int_equal(integ_night_new(&night, repo, "2026-12-05", &itrees[0],
 					 "nextbot <nb@example.org>", NULL), 0);
 	assert_int_equal(repo_ref_get(repo, "refs/feeds/origin", &tip), 0);
-	assert_int_equal(integ_night_merge_tree(night, &o, &itrees[0], tip.hex, NULL, NULL), 0);
+	assert_int_equal(integ_night_merge_tree(night, &o, &itrees[0], &tip, NULL, NULL), 0);
 	assert_int_equal(o.state, INTEG_ALREADY);
 	assert_string_equal(o.head.hex, tip.hex);
 	assert_non_null(strstr(integ_night_log(night), "Already up to date.\n"));
@@ -701,7 +702,7 @@ static void test_already_unrelated_good_slow(void **state)
 		fetch_result_release(&r);
 	}
 	o = (struct integ_outcome)INTEG_OUTCOME_INIT;
-	assert_int_equal(integ_night_merge_tree(night, &o, &lonely, tip.hex, NULL, NULL), 0);
+	assert_int_equal(integ_night_merge_tree(night, &o, &lonely, &tip, NULL, NULL), 0);
 	assert_int_equal(o.state, INTEG_LEFT_OUT);
 	assert_non_null(strstr(o.reason, "unrelated history"));
 	integ_outcome_release(&o);

@@ -191,7 +191,7 @@ static void night(struct repo *repo, const char *date, const int order[2],
 
 		o[t] = (struct integ_outcome)INTEG_OUTCOME_INIT;
 		assert_int_equal(res[t].state, FETCH_FETCHED);
-		assert_int_equal(integ_night_merge_tree(n, &o[t], &itrees[t], res[t].tip.hex, NULL,
+		assert_int_equal(integ_night_merge_tree(n, &o[t], &itrees[t], &res[t].tip, NULL,
 							NULL), 0);
 	}
 	strbuf_reset(log);
