@@ -42,11 +42,14 @@ typedef int (*localfetch_progress_fn)(unsigned long long bytes, void *payload);
  */
 #define LOCALFETCH_MAX_DEPTH 4096
 /*
- * From this many commits to copy, and when the source keeps all its objects in its
- * own packs, those packs are indexed into `dst` whole (localfetch.c, copy_packs()):
+ * From this many commits to copy, and when the source keeps all its objects in packs
+ * (its own, and those of the repositories it borrows from through
+ * objects/info/alternates, up to LOCALFETCH_MAX_ALTERNATES levels), those packs are
+ * indexed into `dst` whole (localfetch.c, copy_packs()): `dst` gets its own copy, and
  * objects of the source no tip reaches come along, as with `git clone` of a path.
  */
 #define LOCALFETCH_WHOLE_PACKS 20000
+#define LOCALFETCH_MAX_ALTERNATES 5
 extern size_t localfetch_whole_packs;   /* LOCALFETCH_WHOLE_PACKS; tests lower it */
 /* libgit2's object cache during a copy (bytes of raw objects; restored after) */
 #define LOCALFETCH_CACHE_MAX (16 * 1024 * 1024)
