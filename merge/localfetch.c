@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
@@ -298,6 +299,41 @@ static int append(void *buf, size_t size, void *payload)
 	return wp->append(wp, buf, size, stats);
 }
 
+/*
+ * The packbuilder's progress, at most every half second: while it queues, and through
+ * its delta search, which writes nothing for minutes on a long history (the fetch
+ * watcher gave a first night's copy up after 600 s without a beat).  Called from the
+ * packbuilder's threads, one at a time (under its progress lock).
+ */
+static int on_packed(int stage, uint32_t current, uint32_t total, void *payload)
+{
+	struct copy *c = payload;
+	int rc;
+
+	(void)stage;
+	(void)current;
+	(void)total;
+	if (!c->progress)
+		return 0;
+	if ((rc = c->progress(c->bytes, c->payload)) < 0)
+		c->stopped = rc;
+	return rc < 0 ? rc : 0;
+}
+
+/* The indexer's progress: a beat while it resolves deltas, which reads nothing. */
+static int on_indexed(const git_indexer_progress *stats, void *payload)
+{
+	struct copy *c = payload;
+	int rc;
+
+	(void)stats;
+	if (!c->progress || ++c->steps % 1024)
+		return 0;
+	if ((rc = c->progress(c->bytes, c->payload)) < 0)
+		c->stopped = rc;
+	return rc < 0 ? rc : 0;
+}
+
 static int write_pack(struct copy *c)
 {
 	git_odb_writepack *wp = NULL;
@@ -306,7 +342,7 @@ static int write_pack(struct copy *c)
 	int error;
 
 	memset(&stats, 0, sizeof(stats));
-	if ((error = git_odb_write_pack(&wp, c->dst_odb, NULL, NULL)) < 0)
+	if ((error = git_odb_write_pack(&wp, c->dst_odb, on_indexed, c)) < 0)
 		return error;
 	ctx[0] = c;
 	ctx[1] = wp;
@@ -435,20 +471,6 @@ static void packed_object_dirs(char ***dirs, size_t *nr, git_repository *src)
 	free(own);
 }
 
-/* The indexer's progress: a beat while it resolves deltas, which reads nothing. */
-static int on_indexed(const git_indexer_progress *stats, void *payload)
-{
-	struct copy *c = payload;
-	int rc;
-
-	(void)stats;
-	if (!c->progress || ++c->steps % 1024)
-		return 0;
-	if ((rc = c->progress(c->bytes, c->payload)) < 0)
-		c->stopped = rc;
-	return rc < 0 ? rc : 0;
-}
-
 /* One pack file of the source streamed through `dst`'s indexer (which checks it). */
 static int index_pack(struct copy *c, const char *path)
 {
@@ -572,7 +594,8 @@ int localfetch_copy(git_repository *dst, git_repository *src, const git_oid *tip
 	c.payload = payload;
 	strbuf_init(&c.path, 0);
 	if ((error = git_repository_odb(&c.dst_odb, dst)) < 0 ||
-	    (error = git_packbuilder_new(&c.pb, src)) < 0)
+	    (error = git_packbuilder_new(&c.pb, src)) < 0 ||
+	    (error = git_packbuilder_set_callbacks(c.pb, on_packed, &c)) < 0)
 		goto done;
 	for (i = 0; i < n && !error; i++) {
 		git_oid commit;

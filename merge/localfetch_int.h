@@ -26,8 +26,10 @@ char *localfetch_path(const char *url);
 
 /*
  * Told the bytes of pack written so far (0 while the objects are being found), at
- * least every few thousand objects; a negative return stops the copy, which then
- * returns that value (the callback sets libgit2's error message).
+ * least every few thousand objects, every half second of libgit2's delta search (from
+ * its threads, one call at a time) and every thousand objects the indexer resolves:
+ * the fetch watcher's beat.  A negative return stops the copy, which then returns
+ * that value (the callback sets libgit2's error message).
  */
 typedef int (*localfetch_progress_fn)(unsigned long long bytes, void *payload);
 

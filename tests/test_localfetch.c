@@ -329,6 +329,57 @@ static int stop_at_once(unsigned long long bytes, void *payload)
 	return -7;
 }
 
+/* Calls before any byte of pack is written, and the copy stopped at the first one. */
+static int count_unwritten(unsigned long long bytes, void *payload)
+{
+	int *n = payload;
+
+	if (bytes)
+		return 0;
+	if (n[1] && ++n[0] == n[1]) {
+		git_error_set_str(GIT_ERROR_NET, "stopped while packing");
+		return -9;
+	}
+	if (!n[1])
+		n[0]++;
+	return 0;
+}
+
+/*
+ * A small copy (a few objects: no beat from the queueing's own count) still beats
+ * before its pack is written: the packbuilder's reports while it queues, when its
+ * delta search starts and ends (the first night's copy went 600 s without a beat
+ * there and was given up); a stop there leaves dst as it was.
+ */
+static void test_progress_beats_during_delta_search(void **state)
+{
+	git_repository *dst, *src;
+	git_oid tip;
+	int n[2] = { 0, 0 };
+	struct strbuf before = STRBUF_INIT, after = STRBUF_INIT;
+
+	(void)state;
+	fresh_pair(&dst, &src, "seq 1 1000 > a; seq 1 1001 > b; mkdir d; seq 2 1000 > d/a; c one");
+	rev(&tip, src, "main");
+	assert_int_equal(localfetch_copy(dst, src, &tip, 1, count_unwritten, n), 0);
+	assert_true(n[0] >= 3);
+	git_repository_free(dst);
+	git_repository_free(src);
+
+	fresh_pair(&dst, &src, "seq 1 1000 > a; seq 1 1001 > b; mkdir d; seq 2 1000 > d/a; c one");
+	out_of(&before, "find dst.git/objects -type f | sort");
+	rev(&tip, src, "main");
+	n[0] = 0;
+	n[1] = 1;
+	assert_int_equal(localfetch_copy(dst, src, &tip, 1, count_unwritten, n), -9);
+	out_of(&after, "find dst.git/objects -type f | sort");
+	assert_string_equal(before.buf, after.buf);
+	git_repository_free(dst);
+	git_repository_free(src);
+	strbuf_release(&before);
+	strbuf_release(&after);
+}
+
 static void test_progress_stops_the_copy(void **state)
 {
 	git_repository *dst, *src;
@@ -428,6 +479,7 @@ int main(void)
 		cmocka_unit_test(test_whole_packs_through_alternates),
 		cmocka_unit_test(test_hostile_sources),
 		cmocka_unit_test(test_progress_stops_the_copy),
+		cmocka_unit_test(test_progress_beats_during_delta_search),
 		cmocka_unit_test(test_fetch_trees_local),
 	};
 
