@@ -3,10 +3,11 @@
 ordinary night after it, against the git command line doing the same (issue 29).
 
 simnight.py [--dir DIR] [--seed 7] [--trees 400] [--files 90000] [--history 200000]
-            [--nextbot PATH] [--keep]
+            [--world W] [--nextbot PATH] [--keep]
 
 `nextbot sim init DIR/w --seed S --trees N --files F --history H` writes the world; its
-nextbot.yaml is used as it is, except `build: []` and `test: []` (the merges are
+nextbot.yaml is used as it is (--world W: a copy of W, a world `sim init` wrote and
+nothing has run in yet, instead of making one), except `build: []` and `test: []` (the merges are
 compared, not the simulated builds).  Then:
 
   night 1  nextbot: `nextbot run` from a fresh work directory: it fetches mainline
@@ -219,6 +220,7 @@ def main():
     ap.add_argument("--trees", type=int, default=400)
     ap.add_argument("--files", type=int, default=90000)
     ap.add_argument("--history", type=int, default=200000)
+    ap.add_argument("--world", default="", help="copy this untouched world instead of sim init")
     ap.add_argument("--keep", action="store_true", default=bool(os.environ.get("BENCH_KEEP")))
     ap.add_argument("--nextbot", default=os.environ.get(
         "NEXTBOT", os.path.join(HERE, "..", "nextbot")))
@@ -228,13 +230,19 @@ def main():
     os.chmod(args.dir, 0o755)
     try:
         world = os.path.join(args.dir, "w")
-        r = time_v([args.nextbot, "sim", "init", world, "--seed", str(args.seed),
-                    "--trees", str(args.trees), "--files", str(args.files),
-                    "--history", str(args.history)], os.path.join(args.dir, "init.log"))
-        if r.rc:
-            raise RuntimeError("sim init exited %d" % r.rc)
-        say("# sim init --seed %d --trees %d --files %d --history %d: %.1f s, %.0f MB" % (
-            args.seed, args.trees, args.files, args.history, r.tv_wall, r.tv_peak))
+        if args.world:
+            if os.path.exists(os.path.join(args.world, "state")):
+                raise RuntimeError("%s has been run in: not a fresh world" % args.world)
+            subprocess.run(["cp", "-a", args.world, world], check=True)
+            say("# world copied from %s (made by sim init)" % args.world)
+        else:
+            r = time_v([args.nextbot, "sim", "init", world, "--seed", str(args.seed),
+                        "--trees", str(args.trees), "--files", str(args.files),
+                        "--history", str(args.history)], os.path.join(args.dir, "init.log"))
+            if r.rc:
+                raise RuntimeError("sim init exited %d" % r.rc)
+            say("# sim init --seed %d --trees %d --files %d --history %d: %.1f s, %.0f MB" % (
+                args.seed, args.trees, args.files, args.history, r.tv_wall, r.tv_peak))
         cfg = no_builds(os.path.join(world, "nextbot.yaml"))
         fl, watched = feeds(cfg, world)
         listf = os.path.join(args.dir, "feeds.txt")

@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
@@ -298,6 +299,41 @@ static int append(void *buf, size_t size, void *payload)
 	return wp->append(wp, buf, size, stats);
 }
 
+/*
+ * The packbuilder's progress, at most every half second: while it queues, and through
+ * its delta search, which writes nothing for minutes on a long history (the fetch
+ * watcher gave a first night's copy up after 600 s without a beat).  Called from the
+ * packbuilder's threads, one at a time (under its progress lock).
+ */
+static int on_packed(int stage, uint32_t current, uint32_t total, void *payload)
+{
+	struct copy *c = payload;
+	int rc;
+
+	(void)stage;
+	(void)current;
+	(void)total;
+	if (!c->progress)
+		return 0;
+	if ((rc = c->progress(c->bytes, c->payload)) < 0)
+		c->stopped = rc;
+	return rc < 0 ? rc : 0;
+}
+
+/* The indexer's progress: a beat while it resolves deltas, which reads nothing. */
+static int on_indexed(const git_indexer_progress *stats, void *payload)
+{
+	struct copy *c = payload;
+	int rc;
+
+	(void)stats;
+	if (!c->progress || ++c->steps % 1024)
+		return 0;
+	if ((rc = c->progress(c->bytes, c->payload)) < 0)
+		c->stopped = rc;
+	return rc < 0 ? rc : 0;
+}
+
 static int write_pack(struct copy *c)
 {
 	git_odb_writepack *wp = NULL;
@@ -306,7 +342,7 @@ static int write_pack(struct copy *c)
 	int error;
 
 	memset(&stats, 0, sizeof(stats));
-	if ((error = git_odb_write_pack(&wp, c->dst_odb, NULL, NULL)) < 0)
+	if ((error = git_odb_write_pack(&wp, c->dst_odb, on_indexed, c)) < 0)
 		return error;
 	ctx[0] = c;
 	ctx[1] = wp;
@@ -318,51 +354,121 @@ static int write_pack(struct copy *c)
 	return error;
 }
 
-/*
- * Whether `src`'s objects are all in its own packs: no alternates, no loose object
- * (a packed commit could name a loose tree), not shallow.  Then its packs, indexed
- * again here, hold the closure of every ref.
- */
-static int only_own_packs(git_repository *src)
+/* Whether object directory `dir` ("…/objects/") holds a loose object. */
+static int has_loose(struct strbuf *dir)
 {
-	struct strbuf dir = STRBUF_INIT;
-	DIR *d;
+	size_t len = dir->len;
+	DIR *d = opendir(dir->buf);
 	struct dirent *de;
-	size_t len;
-	int ok = git_repository_is_shallow(src) == 0;
+	int loose = 0;
 
-	strbuf_addf(&dir, "%sobjects/", git_repository_path(src));
-	len = dir.len;
-	strbuf_addstr(&dir, "info/alternates");
-	if (ok && access(dir.buf, F_OK) == 0)
-		ok = 0;
-	strbuf_setlen(&dir, len);
-	if (ok && !(d = opendir(dir.buf)))
-		ok = 0;
-	else if (ok) {
-		while (ok && (de = readdir(d))) {
-			DIR *sub;
+	if (!d)
+		return 1;
+	while (!loose && (de = readdir(d))) {
+		const unsigned char *nm = (const unsigned char *)de->d_name;
+		DIR *sub;
 
-			const unsigned char *nm = (const unsigned char *)de->d_name;
+		if (strlen(de->d_name) != 2 || str_hexval(nm[0]) < 0 || str_hexval(nm[1]) < 0)
+			continue;
+		strbuf_setlen(dir, len);
+		strbuf_addstr(dir, de->d_name);
+		if ((sub = opendir(dir->buf))) {
+			struct dirent *o;
 
-			if (strlen(de->d_name) != 2 || str_hexval(nm[0]) < 0 ||
-			    str_hexval(nm[1]) < 0)
-				continue;
-			strbuf_setlen(&dir, len);
-			strbuf_addstr(&dir, de->d_name);
-			if ((sub = opendir(dir.buf))) {
-				struct dirent *o;
-
-				while ((o = readdir(sub)))
-					if (o->d_name[0] != '.')
-						ok = 0;
-				closedir(sub);
-			}
+			while (!loose && (o = readdir(sub)))
+				loose = o->d_name[0] != '.';
+			closedir(sub);
 		}
-		closedir(d);
 	}
-	strbuf_release(&dir);
-	return ok;
+	closedir(d);
+	strbuf_setlen(dir, len);
+	return loose;
+}
+
+/*
+ * Adds object directory `dir` and, through objects/info/alternates, those it borrows
+ * from (git follows five levels) to dirs[] (canonical paths ending in '/', each once).
+ * 0 when every one keeps its objects in packs only; -1 when one has a loose object,
+ * cannot be read, or is named in a way this does not follow (a quoted path).
+ */
+static int add_object_dirs(char ***dirs, size_t *nr, size_t *alloc, const char *dir,
+			   int depth)
+{
+	struct strbuf path = STRBUF_INIT, file = STRBUF_INIT;
+	char *real = realpath(dir, NULL), *line, *save = NULL;
+	size_t i;
+	int error = 0;
+
+	if (!real || depth > LOCALFETCH_MAX_ALTERNATES) {
+		free(real);
+		return -1;
+	}
+	strbuf_addf(&path, "%s/", real);
+	free(real);
+	for (i = 0; i < *nr; i++)
+		if (!strcmp((*dirs)[i], path.buf)) {
+			strbuf_release(&path);
+			return 0;
+		}
+	if (has_loose(&path)) {
+		strbuf_release(&path);
+		return -1;
+	}
+	ALLOC_GROW(*dirs, *nr + 1, *alloc);
+	(*dirs)[(*nr)++] = xstrdup(path.buf);
+	strbuf_addstr(&path, "info/alternates");
+	if (access(path.buf, F_OK) < 0) {
+		error = errno == ENOENT ? 0 : -1;
+		goto done;
+	}
+	if (strbuf_read_file(&file, path.buf, 1 << 20) < 0) {
+		error = -1;
+		goto done;
+	}
+	strbuf_setlen(&path, path.len - strlen("info/alternates"));
+	for (line = strtok_r(file.buf, "\n", &save); line && !error;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *at;
+
+		if (!*line || *line == '#')
+			continue;
+		if (*line == '"') {
+			error = -1;
+			continue;
+		}
+		/* a relative path is relative to the objects directory that names it */
+		at = *line == '/' ? xstrdup(line) : xstrfmt("%s%s", path.buf, line);
+		error = add_object_dirs(dirs, nr, alloc, at, depth + 1);
+		free(at);
+	}
+done:
+	strbuf_release(&file);
+	strbuf_release(&path);
+	return error;
+}
+
+/*
+ * The object directories `src` reads (its own, then those it borrows from through
+ * objects/info/alternates), when all of them keep every object in packs: no loose
+ * object (a packed commit could name a loose tree), `src` not shallow.  Then their
+ * packs, indexed again here, hold the closure of every ref.  *nr = 0 otherwise.
+ */
+static void packed_object_dirs(char ***dirs, size_t *nr, git_repository *src)
+{
+	size_t alloc = 0, i;
+	char *own = xstrfmt("%sobjects", git_repository_path(src));
+
+	*dirs = NULL;
+	*nr = 0;
+	if (git_repository_is_shallow(src) != 0 ||
+	    add_object_dirs(dirs, nr, &alloc, own, 0) < 0) {
+		for (i = 0; i < *nr; i++)
+			free((*dirs)[i]);
+		free(*dirs);
+		*dirs = NULL;
+		*nr = 0;
+	}
+	free(own);
 }
 
 /* One pack file of the source streamed through `dst`'s indexer (which checks it). */
@@ -380,7 +486,7 @@ static int index_pack(struct copy *c, const char *path)
 		free(buf);
 		return -1;
 	}
-	if ((error = git_odb_write_pack(&wp, c->dst_odb, NULL, NULL)) < 0)
+	if ((error = git_odb_write_pack(&wp, c->dst_odb, on_indexed, c)) < 0)
 		goto done;
 	while (!error && (got = read(fd, buf, 1 << 20)) > 0) {
 		c->bytes += (unsigned long long)got;
@@ -403,15 +509,8 @@ done:
 	return error;
 }
 
-/*
- * A first copy of a long history (a first night's mainline): rather than a pack built
- * object by object (libgit2's packbuilder searches deltas anew, without reusing the
- * source's: 200,000 commits took minutes and over 600 MB), the source's own packs are
- * indexed into `dst` as they are, as `git clone` of a local path does.  Only when
- * they are all there is (only_own_packs()); what `dst` then still lacks, nothing
- * normally, goes the usual way.
- */
-static int copy_packs(struct copy *c)
+/* Every finished pack of object directory `dir` ("…/objects/") indexed into dst. */
+static int copy_dir_packs(struct copy *c, const char *dir)
 {
 	struct strbuf path = STRBUF_INIT;
 	DIR *d;
@@ -419,7 +518,7 @@ static int copy_packs(struct copy *c)
 	size_t len;
 	int error = 0;
 
-	strbuf_addf(&path, "%sobjects/pack/", git_repository_path(c->src));
+	strbuf_addf(&path, "%spack/", dir);
 	len = path.len;
 	if (!(d = opendir(path.buf))) {
 		strbuf_release(&path);
@@ -441,9 +540,35 @@ static int copy_packs(struct copy *c)
 	}
 	closedir(d);
 	strbuf_release(&path);
-	if (!error)
-		error = git_odb_refresh(c->dst_odb);
 	return error;
+}
+
+/*
+ * A first copy of a long history (a first night's mainline): rather than a pack built
+ * object by object (libgit2's packbuilder searches deltas anew, without reusing the
+ * source's: 200,000 commits took minutes and over 600 MB), the packs of the source
+ * and of the repositories it borrows from (objects/info/alternates: a grokmirror
+ * tree, the simulator's remotes) are indexed into `dst` as they are.  `dst` gets its
+ * own copy, as `git clone --no-local` would, never a link to the source's objects:
+ * a remote can be deleted, or its gc can drop what it no longer needs.  Only when
+ * those packs are all there is (packed_object_dirs()); what `dst` then still lacks,
+ * nothing normally, goes the usual way.  Returns 1 when the packs were copied.
+ */
+static int copy_packs(struct copy *c)
+{
+	char **dirs;
+	size_t nr, i;
+	int error = 0;
+
+	packed_object_dirs(&dirs, &nr, c->src);
+	for (i = 0; i < nr && !error; i++)
+		error = copy_dir_packs(c, dirs[i]);
+	for (i = 0; i < nr; i++)
+		free(dirs[i]);
+	free(dirs);
+	if (!error && nr)
+		error = git_odb_refresh(c->dst_odb);
+	return error < 0 ? error : nr > 0;
 }
 
 int localfetch_copy(git_repository *dst, git_repository *src, const git_oid *tips, size_t n,
@@ -469,7 +594,8 @@ int localfetch_copy(git_repository *dst, git_repository *src, const git_oid *tip
 	c.payload = payload;
 	strbuf_init(&c.path, 0);
 	if ((error = git_repository_odb(&c.dst_odb, dst)) < 0 ||
-	    (error = git_packbuilder_new(&c.pb, src)) < 0)
+	    (error = git_packbuilder_new(&c.pb, src)) < 0 ||
+	    (error = git_packbuilder_set_callbacks(c.pb, on_packed, &c)) < 0)
 		goto done;
 	for (i = 0; i < n && !error; i++) {
 		git_oid commit;
@@ -477,8 +603,8 @@ int localfetch_copy(git_repository *dst, git_repository *src, const git_oid *tip
 		if (!(error = peel_tip(&c, &commit, &tips[i])))
 			error = order_commits(&c, &commit);
 	}
-	if (!error && c.nr_commits >= localfetch_whole_packs && only_own_packs(src) &&
-	    !(error = copy_packs(&c))) {
+	if (!error && c.nr_commits >= localfetch_whole_packs && (error = copy_packs(&c)) > 0) {
+		error = 0;
 		c.nr_commits = 0;
 		oidset_release(&c.seen);
 		oidset_release(&c.expanded);

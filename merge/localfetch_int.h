@@ -26,8 +26,10 @@ char *localfetch_path(const char *url);
 
 /*
  * Told the bytes of pack written so far (0 while the objects are being found), at
- * least every few thousand objects; a negative return stops the copy, which then
- * returns that value (the callback sets libgit2's error message).
+ * least every few thousand objects, every half second of libgit2's delta search (from
+ * its threads, one call at a time) and every thousand objects the indexer resolves:
+ * the fetch watcher's beat.  A negative return stops the copy, which then returns
+ * that value (the callback sets libgit2's error message).
  */
 typedef int (*localfetch_progress_fn)(unsigned long long bytes, void *payload);
 
@@ -42,11 +44,14 @@ typedef int (*localfetch_progress_fn)(unsigned long long bytes, void *payload);
  */
 #define LOCALFETCH_MAX_DEPTH 4096
 /*
- * From this many commits to copy, and when the source keeps all its objects in its
- * own packs, those packs are indexed into `dst` whole (localfetch.c, copy_packs()):
+ * From this many commits to copy, and when the source keeps all its objects in packs
+ * (its own, and those of the repositories it borrows from through
+ * objects/info/alternates, up to LOCALFETCH_MAX_ALTERNATES levels), those packs are
+ * indexed into `dst` whole (localfetch.c, copy_packs()): `dst` gets its own copy, and
  * objects of the source no tip reaches come along, as with `git clone` of a path.
  */
 #define LOCALFETCH_WHOLE_PACKS 20000
+#define LOCALFETCH_MAX_ALTERNATES 5
 extern size_t localfetch_whole_packs;   /* LOCALFETCH_WHOLE_PACKS; tests lower it */
 /* libgit2's object cache during a copy (bytes of raw objects; restored after) */
 #define LOCALFETCH_CACHE_MAX (16 * 1024 * 1024)

@@ -166,6 +166,70 @@ static void test_whole_packs(void **state)
 	strbuf_release(&out);
 }
 
+/*
+ * The simulator's remotes, a grokmirror tree: a source whose objects are all borrowed
+ * (objects/info/alternates, relative, then absolute, two levels: libgit2 reads a
+ * relative path on the first level only) from a packed store.
+ * A long copy indexes the store's packs: dst has every object of the store, its own
+ * copy (no alternates of its own), and fsck is clean.  With a loose object in the
+ * middle repository, object by object again.
+ */
+static void test_whole_packs_through_alternates(void **state)
+{
+	git_repository *dst, *rem;
+	git_oid tip;
+	char *path = xstrfmt("%s/rem.git", top), *dpath = xstrfmt("%s/dst.git", top);
+	struct strbuf out = STRBUF_INIT;
+
+	(void)state;
+	assert_int_equal(fixture_sh("rm -rf dst.git store.git mid.git rem.git; "
+				    "git init -q --bare dst.git; "
+				    "git clone -q --bare src store.git; "
+				    "git -C store.git gc -q --prune=now; "
+				    "git init -q --bare mid.git; "
+				    "echo \"$PWD/store.git/objects\" "
+				    "> mid.git/objects/info/alternates; "
+				    "git init -q --bare rem.git; "
+				    "printf '# borrowed\\n../../mid.git/objects\\n' "
+				    "> rem.git/objects/info/alternates; "
+				    "git --git-dir=rem.git update-ref refs/heads/main "
+				    "$(git -C src rev-parse main); "
+				    "test -z \"$(find rem.git/objects mid.git/objects -type f "
+				    "! -path '*/info/*')\""), 0);
+	assert_int_equal(git_repository_open(&rem, path), 0);
+	assert_int_equal(git_repository_open(&dst, dpath), 0);
+	rev(&tip, rem, "main");
+	localfetch_whole_packs = 3;
+	assert_int_equal(localfetch_copy(dst, rem, &tip, 1, NULL, NULL), 0);
+	out_of(&out, "git --git-dir=store.git cat-file --batch-all-objects "
+		     "--batch-check='%(objectname)' | sort > storeall; "
+		     "git --git-dir=dst.git cat-file --batch-all-objects "
+		     "--batch-check='%(objectname)' | sort | comm -13 - storeall | wc -l; "
+		     "ls dst.git/objects/info/alternates 2>/dev/null | wc -l");
+	assert_string_equal(out.buf, "0\n0");
+	assert_int_equal(fixture_sh("git --git-dir=dst.git update-ref refs/t/main "
+				    "$(git -C src rev-parse main); "
+				    "git --git-dir=dst.git fsck --strict --no-dangling"), 0);
+	git_repository_free(dst);
+
+	/* a loose object two levels up: "other" is not copied */
+	assert_int_equal(fixture_sh("rm -rf dst.git; git init -q --bare dst.git; "
+				    "echo loose | "
+				    "git --git-dir=mid.git hash-object -w --stdin"), 0);
+	assert_int_equal(git_repository_open(&dst, dpath), 0);
+	assert_int_equal(localfetch_copy(dst, rem, &tip, 1, NULL, NULL), 0);
+	out_of(&out, "git --git-dir=dst.git cat-file -e $(git -C src rev-parse other) "
+		     "2>/dev/null && echo has || echo lacks; "
+		     "git --git-dir=dst.git cat-file -e $(git -C src rev-parse main) && echo ok");
+	assert_string_equal(out.buf, "lacks\nok");
+	localfetch_whole_packs = LOCALFETCH_WHOLE_PACKS;
+	git_repository_free(dst);
+	git_repository_free(rem);
+	free(path);
+	free(dpath);
+	strbuf_release(&out);
+}
+
 /* A tree nested one level deeper than allowed, written by libgit2 into src. */
 static void nested_commit(git_oid *out, git_repository *src, int depth)
 {
@@ -265,6 +329,57 @@ static int stop_at_once(unsigned long long bytes, void *payload)
 	return -7;
 }
 
+/* Calls before any byte of pack is written, and the copy stopped at the first one. */
+static int count_unwritten(unsigned long long bytes, void *payload)
+{
+	int *n = payload;
+
+	if (bytes)
+		return 0;
+	if (n[1] && ++n[0] == n[1]) {
+		git_error_set_str(GIT_ERROR_NET, "stopped while packing");
+		return -9;
+	}
+	if (!n[1])
+		n[0]++;
+	return 0;
+}
+
+/*
+ * A small copy (a few objects: no beat from the queueing's own count) still beats
+ * before its pack is written: the packbuilder's reports while it queues, when its
+ * delta search starts and ends (the first night's copy went 600 s without a beat
+ * there and was given up); a stop there leaves dst as it was.
+ */
+static void test_progress_beats_during_delta_search(void **state)
+{
+	git_repository *dst, *src;
+	git_oid tip;
+	int n[2] = { 0, 0 };
+	struct strbuf before = STRBUF_INIT, after = STRBUF_INIT;
+
+	(void)state;
+	fresh_pair(&dst, &src, "seq 1 1000 > a; seq 1 1001 > b; mkdir d; seq 2 1000 > d/a; c one");
+	rev(&tip, src, "main");
+	assert_int_equal(localfetch_copy(dst, src, &tip, 1, count_unwritten, n), 0);
+	assert_true(n[0] >= 3);
+	git_repository_free(dst);
+	git_repository_free(src);
+
+	fresh_pair(&dst, &src, "seq 1 1000 > a; seq 1 1001 > b; mkdir d; seq 2 1000 > d/a; c one");
+	out_of(&before, "find dst.git/objects -type f | sort");
+	rev(&tip, src, "main");
+	n[0] = 0;
+	n[1] = 1;
+	assert_int_equal(localfetch_copy(dst, src, &tip, 1, count_unwritten, n), -9);
+	out_of(&after, "find dst.git/objects -type f | sort");
+	assert_string_equal(before.buf, after.buf);
+	git_repository_free(dst);
+	git_repository_free(src);
+	strbuf_release(&before);
+	strbuf_release(&after);
+}
+
 static void test_progress_stops_the_copy(void **state)
 {
 	git_repository *dst, *src;
@@ -361,8 +476,10 @@ int main(void)
 		cmocka_unit_test(test_which_urls_are_local),
 		cmocka_unit_test(test_first_copy_and_increments),
 		cmocka_unit_test(test_whole_packs),
+		cmocka_unit_test(test_whole_packs_through_alternates),
 		cmocka_unit_test(test_hostile_sources),
 		cmocka_unit_test(test_progress_stops_the_copy),
+		cmocka_unit_test(test_progress_beats_during_delta_search),
 		cmocka_unit_test(test_fetch_trees_local),
 	};
 
