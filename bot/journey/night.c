@@ -369,9 +369,9 @@ static void departed(struct journey_night *jn, size_t j, struct mainline_memo *m
 	}
 	nb_error_clear();
 	free(why);
-	free(jr->tree);
+	journey_str_free(jr, jr->tree);
 	jr->tree = NULL;
-	free(jr->held);
+	journey_str_free(jr, jr->held);
 	jr->held = NULL;
 }
 
@@ -396,17 +396,17 @@ static void present(struct journey_night *jn, size_t j)
 		}
 	}
 	if (!jr->tree || strcmp(jr->tree, t->cfg->name)) {
-		free(jr->tree);
+		journey_str_free(jr, jr->tree);
 		jr->tree = xstrdup(t->cfg->name);
-		free(jr->since);
+		journey_str_free(jr, jr->since);
 		jr->since = xstrdup(jn->o.date);
 	}
-	free(jr->last_seen);
+	journey_str_free(jr, jr->last_seen);
 	jr->last_seen = xstrdup(jn->o.date);
 	if (s->commit->subject != jr->subject) { /* a borrowed one is jr's own */
 		char *subject = xstrdup(s->commit->subject);
 
-		free(jr->subject);
+		journey_str_free(jr, jr->subject);
 		jr->subject = subject;
 	}
 }
@@ -433,7 +433,7 @@ static void gate_events(struct journey_night *jn, size_t j)
 		record(jn, jr, JOURNEY_RELEASED, t->cfg, why);
 		tell(jn, j, NOTICE_PATCH_RELEASED, s->tree, -1, why);
 	}
-	free(jr->held);
+	journey_str_free(jr, jr->held);
 	jr->held = s->held ? xstrdup(s->held) : NULL;
 }
 
