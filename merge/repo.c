@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <git2.h>
+#include <git2/sys/commit.h>
 #include <git2/sys/midx.h>
 
 #include "merge/mergebase_int.h"
@@ -296,6 +297,47 @@ int repo_ref_set(struct repo *repo, const char *refname, const struct nb_oid *he
 		return nb_error_set(NB_ERROR, "update %s: %s", refname, merge_git_error());
 	git_reference_free(ref);
 	return 0;
+}
+
+int repo_keep_commits(struct repo *repo, const char *refname, const struct nb_oid *ids,
+		      size_t nr)
+{
+	git_oid *oids = xcalloc(nr ? nr : 1, sizeof(*oids)), tree, id, old;
+	const git_oid **parents = xcalloc(nr ? nr : 1, sizeof(*parents));
+	git_treebuilder *tb = NULL;
+	git_signature *sig = NULL;
+	git_reference *ref = NULL;
+	size_t i, k, n = 0;
+	int error = 0;
+
+	for (i = 0; i < nr; i++) {
+		if (nb_oid_is_null(&ids[i]) || merge_oid_to_git(&oids[n], &ids[i]) < 0)
+			continue;
+		for (k = 0; k < n && !git_oid_equal(&oids[k], &oids[n]); k++)
+			;
+		if (k == n)
+			parents[n] = &oids[n], n++;
+	}
+	if (git_treebuilder_new(&tb, repo->git, NULL) < 0 ||
+	    git_treebuilder_write(&tree, tb) < 0 ||
+	    git_signature_new(&sig, "nextbot", "nextbot@localhost", 0, 0) < 0 ||
+	    git_commit_create_from_ids(&id, repo->git, NULL, sig, sig, NULL,
+				       "nextbot: commits kept from gc\n", &tree, n,
+				       parents) < 0) {
+		error = nb_error_set(NB_ERROR, "%s: %s", refname, merge_git_error());
+		goto done;
+	}
+	if (git_reference_name_to_id(&old, repo->git, refname) == 0 && git_oid_equal(&old, &id))
+		goto done;
+	if (git_reference_create(&ref, repo->git, refname, &id, 1, "nextbot") < 0)
+		error = nb_error_set(NB_ERROR, "update %s: %s", refname, merge_git_error());
+done:
+	git_reference_free(ref);
+	git_signature_free(sig);
+	git_treebuilder_free(tb);
+	free(parents);
+	free(oids);
+	return error;
 }
 
 int repo_good_get(struct repo *repo, const char *tree, struct nb_oid *out)

@@ -15,7 +15,8 @@
 
 /*
  * The bare work repository (workdir/repo.git): refs/feeds/<tree> fetched
- * tips, refs/heads/next, refs/tags/next-YYYYMMDD, refs/nextbot/good/<tree>.
+ * tips, refs/heads/next, refs/tags/next-YYYYMMDD, refs/nextbot/good/<tree>,
+ * refs/nextbot/journeys (the journeys' tips kept from gc: repo_keep_commits()).
  * Commits are typed ids (struct nb_oid); no libgit2 type leaks out of merge/: the
  * libgit2 handle is in merge/repo_int.h.
  */
@@ -87,6 +88,17 @@ const char *repo_gitdir(const struct repo *repo);
 int repo_ref_get(struct repo *repo, const char *refname, struct nb_oid *out);
 /* Points `refname` at commit `hex` (created or forced); `hex` NULL deletes it. */
 int repo_ref_set(struct repo *repo, const char *refname, const struct nb_oid *hex);
+
+/*
+ * Keeps the commits `ids` (and their history) from `git gc`: `refname` names one
+ * commit (the empty tree, a fixed identity and date) whose parents they are, in
+ * order, duplicates and null ids left out.  One object and one ref however many:
+ * a ref per commit is a file created each, which for 400 trees cost a night more
+ * than the rest of its bookkeeping.  Nothing is written when `refname` already names
+ * that commit.  0, or NB_ERROR (recorded).
+ */
+int repo_keep_commits(struct repo *repo, const char *refname, const struct nb_oid *ids,
+		      size_t nr);
 
 /* refs/nextbot/good/<tree>: the tree's last good tip.  NB_ENOTFOUND when none. */
 int repo_good_get(struct repo *repo, const char *tree, struct nb_oid *out);

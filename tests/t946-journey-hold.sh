@@ -68,6 +68,10 @@ in_next() { git -C "$W/state/repo.git" cat-file -e "refs/heads/next:$1" 2>/dev/n
 
 expect_exit 0 "night 1 (mm_d alone, reviewed) runs" NB run --date 2026-12-05
 check "night 1: mm_d is in next" in_next mm/d.c
+check "night 1: the tree's tip is kept from gc by one commit under refs/nextbot/journeys" \
+	sh -c "git -C '$W/state/repo.git' rev-parse 'refs/nextbot/journeys^@' |
+	grep -qx \"\$(git -C '$W/state/repo.git' rev-parse refs/feeds/mm-next)\" &&
+	! git -C '$W/state/repo.git' for-each-ref refs/nextbot/journey/ | grep -q ."
 
 # night 2: A unreviewed (its author's own review counts for nothing), B edits A's
 # file (reviewed), C calls A's function from a file of its own (reviewed), E reviewed

@@ -109,6 +109,13 @@ struct journey {
 	struct strvec told;      /* gated trees whose review-missing went out */
 	char *held;              /* while held: why; else NULL */
 	char *link;              /* the latest version's Link: URL; NULL */
+	/*
+	 * The store file's text its strings (its versions', people's and events' too)
+	 * may point into, read in one block and freed with the store: a string within
+	 * [block, block_end) is not freed on its own (journey_str_free()).  NULL for a
+	 * journey begun tonight.
+	 */
+	const char *block, *block_end;
 };
 
 /* Last night's view of a tracked tree, kept for tonight's comparison. */
@@ -128,6 +135,7 @@ struct journey_store {
 	struct journey *patches;
 	size_t patches_nr, patches_alloc;
 	size_t bytes;            /* the file's size when read: what writing it needs */
+	char *text;              /* the file as read: the journeys' strings point into it */
 };
 #define JOURNEY_STORE_INIT { 0 }
 
@@ -137,6 +145,10 @@ int journey_store_save(const struct journey_store *s, const char *workdir);
 void journey_store_release(struct journey_store *s);
 void journey_commit_release(struct journey_commit *c);
 void journey_people_free(struct journey_person *p, size_t nr);
+/* Frees a string of journey j, unless it lies in the store's block (then it stays). */
+void journey_str_free(const struct journey *j, char *str);
+/* Frees the people of a version of journey j (their strings as journey_str_free()). */
+void journey_people_release(const struct journey *j, struct journey_person *p, size_t nr);
 struct journey_person *journey_people_dup(const struct journey_person *p, size_t nr);
 void journey_release(struct journey *j);
 struct journey *journey_store_add(struct journey_store *s);

@@ -369,9 +369,9 @@ static void departed(struct journey_night *jn, size_t j, struct mainline_memo *m
 	}
 	nb_error_clear();
 	free(why);
-	free(jr->tree);
+	journey_str_free(jr, jr->tree);
 	jr->tree = NULL;
-	free(jr->held);
+	journey_str_free(jr, jr->held);
 	jr->held = NULL;
 }
 
@@ -396,17 +396,17 @@ static void present(struct journey_night *jn, size_t j)
 		}
 	}
 	if (!jr->tree || strcmp(jr->tree, t->cfg->name)) {
-		free(jr->tree);
+		journey_str_free(jr, jr->tree);
 		jr->tree = xstrdup(t->cfg->name);
-		free(jr->since);
+		journey_str_free(jr, jr->since);
 		jr->since = xstrdup(jn->o.date);
 	}
-	free(jr->last_seen);
+	journey_str_free(jr, jr->last_seen);
 	jr->last_seen = xstrdup(jn->o.date);
 	if (s->commit->subject != jr->subject) { /* a borrowed one is jr's own */
 		char *subject = xstrdup(s->commit->subject);
 
-		free(jr->subject);
+		journey_str_free(jr, jr->subject);
 		jr->subject = subject;
 	}
 }
@@ -433,7 +433,7 @@ static void gate_events(struct journey_night *jn, size_t j)
 		record(jn, jr, JOURNEY_RELEASED, t->cfg, why);
 		tell(jn, j, NOTICE_PATCH_RELEASED, s->tree, -1, why);
 	}
-	free(jr->held);
+	journey_str_free(jr, jr->held);
 	jr->held = s->held ? xstrdup(s->held) : NULL;
 }
 
@@ -477,16 +477,52 @@ static void events(struct journey_night *jn)
 	jmap_clear(&mm.mids);
 }
 
-/* Tonight becomes last night: the trees' tips (kept by refs for range-diffs) and commits. */
+/*
+ * The trees' tips kept from gc for tomorrow's range-diffs: one commit whose parents
+ * they are, under JOURNEY_KEEP_REF, written when one changed.  The refs one tree each
+ * (refs/nextbot/journey/<tree>) that nights before kept are removed the first time.
+ */
+#define JOURNEY_KEEP_REF "refs/nextbot/journeys"
+#define JOURNEY_OLD_REFS "refs/nextbot/journey/"
+
+static void keep_tips(struct journey_night *jn)
+{
+	const struct journey_store *st = &jn->store;
+	struct nb_oid *tips = xcalloc(st->trees_nr + 1, sizeof(*tips)), old;
+	size_t t;
+
+	for (t = 0; t < st->trees_nr; t++)
+		tips[t] = st->trees[t].tip;
+	if (repo_keep_commits(jn->o.repo, JOURNEY_KEEP_REF, tips, st->trees_nr) < 0) {
+		log_warn("journeys: %s", nb_error_last());
+		goto done;
+	}
+	for (t = 0; t < st->trees_nr; t++) {
+		char *ref = xstrfmt(JOURNEY_OLD_REFS "%s", st->trees[t].name);
+
+		nb_oid_clear(&old);
+		if (repo_ref_get(jn->o.repo, ref, &old) == 0 &&
+		    repo_ref_set(jn->o.repo, ref, NULL) < 0)
+			log_warn("journeys: %s", nb_error_last());
+		nb_error_clear();
+		free(ref);
+		if (t == 0 && nb_oid_is_null(&old))
+			break; /* the first tree has none: nor have the others */
+	}
+done:
+	free(tips);
+}
+
+/* Tonight becomes last night: the trees' tips (kept from gc for range-diffs) and commits. */
 static int keep(struct journey_night *jn)
 {
 	struct journey_store *st = &jn->store;
 	size_t t;
+	int moved = 0;
 
 	for (t = 0; t < jn->trees_nr; t++) {
 		struct jn_tree *jt = &jn->trees[t];
 		struct journey_tree_seen *seen = journey_tree_seen_find(st, jt->cfg->name);
-		char *ref;
 
 		if (nb_oid_is_null(&jt->tip))
 			continue;
@@ -496,12 +532,7 @@ static int keep(struct journey_night *jn)
 			memset(seen, 0, sizeof(*seen));
 			seen->name = xstrdup(jt->cfg->name);
 		}
-		if (!nb_oid_equal(&seen->tip, &jt->tip) || jt->baseline) {
-			ref = xstrfmt("refs/nextbot/journey/%s", jt->cfg->name);
-			if (repo_ref_set(jn->o.repo, ref, &jt->tip) < 0)
-				log_warn("journeys: %s", nb_error_last());
-			free(ref);
-		}
+		moved |= !nb_oid_equal(&seen->tip, &jt->tip) || jt->baseline;
 		seen->tip = jt->tip;
 		seen->base = *jn->o.base_tip;
 		free(seen->commits);
@@ -510,6 +541,8 @@ static int keep(struct journey_night *jn)
 		jt->commits = NULL;
 		jt->commits_nr = 0;
 	}
+	if (moved)
+		keep_tips(jn);
 	free(st->date);
 	st->date = xstrdup(jn->o.date);
 	st->base_tip = *jn->o.base_tip;

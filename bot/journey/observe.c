@@ -180,7 +180,7 @@ void journey_version_add(struct journey_night *jn, size_t j, const struct journe
 	JOURNEY_GROW(jr->versions, jr->versions_nr + 1, jr->versions_alloc);
 	version_fill(&jr->versions[jr->versions_nr++], c, jn->o.date);
 	index_version(jn, j, &jr->versions[jr->versions_nr - 1]);
-	free(jr->link);
+	journey_str_free(jr, jr->link);
 	jr->link = link;
 }
 
@@ -278,10 +278,10 @@ static void sighted(struct journey_night *jn, size_t j, int ti, struct journey_c
 		v->patch_id = c->patch_id;
 		v->pid_known = 1;
 	}
-	journey_people_free(v->people, v->people_nr);
+	journey_people_release(jr, v->people, v->people_nr);
 	v->people = journey_people_dup(c->people, c->people_nr);
 	v->people_nr = c->people_nr;
-	free(jr->link);
+	journey_str_free(jr, jr->link);
 	jr->link = c->link ? xstrdup(c->link) : NULL;
 }
 

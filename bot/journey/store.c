@@ -1,4 +1,5 @@
 /* workdir/journeys.txt: the patches' journeys, kept apart from state.json. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +88,27 @@ struct journey_person *journey_people_dup(const struct journey_person *p, size_t
 	return out;
 }
 
+void journey_str_free(const struct journey *j, char *str)
+{
+	uintptr_t p = (uintptr_t)str;
+
+	if (j->block && p >= (uintptr_t)j->block && p < (uintptr_t)j->block_end)
+		return;
+	free(str);
+}
+
+void journey_people_release(const struct journey *j, struct journey_person *p, size_t nr)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++) {
+		journey_str_free(j, p[i].key);
+		journey_str_free(j, p[i].name);
+		journey_str_free(j, p[i].email);
+	}
+	free(p);
+}
+
 void journey_commit_release(struct journey_commit *c)
 {
 	if (c->borrowed) {
@@ -106,29 +128,29 @@ void journey_release(struct journey *j)
 {
 	size_t i;
 
-	free(j->key);
-	free(j->subject);
-	free(j->author_name);
-	free(j->author_email);
-	free(j->family);
-	free(j->tree);
-	free(j->since);
-	free(j->first_seen);
-	free(j->last_seen);
-	free(j->held);
-	free(j->link);
+	journey_str_free(j, j->key);
+	journey_str_free(j, j->subject);
+	journey_str_free(j, j->author_name);
+	journey_str_free(j, j->author_email);
+	journey_str_free(j, j->family);
+	journey_str_free(j, j->tree);
+	journey_str_free(j, j->since);
+	journey_str_free(j, j->first_seen);
+	journey_str_free(j, j->last_seen);
+	journey_str_free(j, j->held);
+	journey_str_free(j, j->link);
 	for (i = 0; i < j->versions_nr; i++) {
-		free(j->versions[i].message_id);
-		free(j->versions[i].first_seen);
-		journey_people_free(j->versions[i].people, j->versions[i].people_nr);
+		journey_str_free(j, j->versions[i].message_id);
+		journey_str_free(j, j->versions[i].first_seen);
+		journey_people_release(j, j->versions[i].people, j->versions[i].people_nr);
 	}
 	free(j->versions);
 	for (i = 0; i < j->events_nr; i++) {
-		free(j->events[i].date);
-		free(j->events[i].tree);
-		free(j->events[i].branch);
-		free(j->events[i].from);
-		free(j->events[i].reason);
+		journey_str_free(j, j->events[i].date);
+		journey_str_free(j, j->events[i].tree);
+		journey_str_free(j, j->events[i].branch);
+		journey_str_free(j, j->events[i].from);
+		journey_str_free(j, j->events[i].reason);
 	}
 	free(j->events);
 	strvec_clear(&j->told);
@@ -148,6 +170,7 @@ void journey_store_release(struct journey_store *s)
 	for (i = 0; i < s->patches_nr; i++)
 		journey_release(&s->patches[i]);
 	free(s->patches);
+	free(s->text); /* after the journeys: their strings point into it */
 	memset(s, 0, sizeof(*s));
 }
 
@@ -360,6 +383,22 @@ static char *take(const char *s)
 	return *p ? utf8_clean_dup(s) : xstrdup(s); /* most are plain ASCII */
 }
 
+/*
+ * A journey's field: the unescaped text in the store's block itself when it is plain
+ * ASCII (most are: some 250,000 strings of a 4 MB store were as many allocations and
+ * copies), else a clean copy.  journey_str_free() tells the two apart.
+ */
+static char *take_in(char *s)
+{
+	const unsigned char *p;
+
+	if (!s)
+		return NULL;
+	for (p = (const unsigned char *)s; *p >= 0x20 && *p < 0x7f; p++)
+		;
+	return *p ? utf8_clean_dup(s) : s;
+}
+
 static void take_oid(struct nb_oid *out, const char *s)
 {
 	nb_oid_clear(out);
@@ -399,19 +438,19 @@ static void patch_read(struct journey *j, char **f, size_t n)
 {
 	if (n < 13)
 		return;
-	j->key = take(f[1]);
-	j->subject = take(f[2]);
-	j->author_name = take(f[3]);
-	j->author_email = take(f[4]);
-	j->family = take(f[5]);
+	j->key = take_in(f[1]);
+	j->subject = take_in(f[2]);
+	j->author_name = take_in(f[3]);
+	j->author_email = take_in(f[4]);
+	j->family = take_in(f[5]);
 	if (journey_state_parse(&j->state, f[6]))
 		j->state = JOURNEY_IN_REVIEW;
-	j->tree = take(f[7]);
-	j->since = take(f[8]);
-	j->first_seen = take(f[9]);
-	j->last_seen = take(f[10]);
-	j->held = take(f[11]);
-	j->link = take(f[12]);
+	j->tree = take_in(f[7]);
+	j->since = take_in(f[8]);
+	j->first_seen = take_in(f[9]);
+	j->last_seen = take_in(f[10]);
+	j->held = take_in(f[11]);
+	j->link = take_in(f[12]);
 }
 
 static void version_read(struct journey *j, char **f, size_t n)
@@ -425,9 +464,9 @@ static void version_read(struct journey *j, char **f, size_t n)
 	memset(v, 0, sizeof(*v));
 	take_oid(&v->patch_id, f[1]);
 	v->pid_known = !f[1] || strcmp(f[1], "?");
-	v->message_id = take(f[2]);
+	v->message_id = take_in(f[2]);
 	take_oid(&v->commit, f[3]);
-	v->first_seen = take(f[4]);
+	v->first_seen = take_in(f[4]);
 }
 
 static void person_read(struct journey *j, char **f, size_t n, size_t *alloc)
@@ -439,9 +478,9 @@ static void person_read(struct journey *j, char **f, size_t n, size_t *alloc)
 	if (!v->people_nr)
 		*alloc = 0;
 	JOURNEY_GROW(v->people, v->people_nr + 1, *alloc);
-	v->people[v->people_nr].key = take(f[1]);
-	v->people[v->people_nr].name = take(f[2] ? f[2] : "");
-	v->people[v->people_nr++].email = take(f[3]);
+	v->people[v->people_nr].key = take_in(f[1]);
+	v->people[v->people_nr].name = f[2] ? take_in(f[2]) : xstrdup("");
+	v->people[v->people_nr++].email = take_in(f[3]);
 }
 
 static void event_read(struct journey *j, char **f, size_t n)
@@ -451,11 +490,15 @@ static void event_read(struct journey *j, char **f, size_t n)
 
 	if (n < 7 || !f[1] || journey_event_parse(&kind, f[2]))
 		return;
-	e = journey_event_add(j, f[1], kind);
-	e->tree = take(f[3]);
-	e->branch = take(f[4]);
-	e->from = take(f[5]);
-	e->reason = take(f[6]);
+	JOURNEY_GROW(j->events, j->events_nr + 1, j->events_alloc);
+	e = &j->events[j->events_nr++];
+	memset(e, 0, sizeof(*e));
+	e->date = take_in(f[1]);
+	e->kind = kind;
+	e->tree = take_in(f[3]);
+	e->branch = take_in(f[4]);
+	e->from = take_in(f[5]);
+	e->reason = take_in(f[6]);
 }
 
 /* Drops the last journey read when it lacks what every journey has. */
@@ -491,7 +534,7 @@ static enum store_rec store_rec_parse(const char *word)
 	return STORE_REC_OTHER;
 }
 
-static void store_read(struct journey_store *s, char *text)
+static void store_read(struct journey_store *s, char *text, const char *end)
 {
 	char *f[STORE_FIELDS], *line = text, *eol;
 	struct journey *j = NULL;
@@ -515,6 +558,8 @@ static void store_read(struct journey_store *s, char *text)
 		if (kind == STORE_REC_PATCH) {
 			patch_check(s);
 			j = journey_store_add(s);
+			j->block = text;
+			j->block_end = end;
 			patch_read(j, f, n);
 		} else if (kind == STORE_REC_VERSION && j) {
 			version_read(j, f, n);
@@ -569,8 +614,9 @@ int journey_store_load(struct journey_store *out, const char *workdir)
 	    memchr(sb.buf, '\0', sb.len))
 		set_aside(path, &sb);
 	else
-		store_read(out, sb.buf + sizeof(STORE_MAGIC));
+		store_read(out, sb.buf + sizeof(STORE_MAGIC), sb.buf + sb.len + 1);
 	out->bytes = sb.len;
+	out->text = strbuf_detach(&sb, NULL); /* the journeys' strings point into it */
 done:
 	strbuf_release(&sb);
 	free(path);
