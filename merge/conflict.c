@@ -1,4 +1,4 @@
-/* A merge conflict's kind read back from its text (declared in integrate.h, the integration door). */
+/* A merge conflict's kind read back from its text (declared in integrate.h, the door). */
 #include <string.h>
 
 #include "merge/integrate.h"
