@@ -78,6 +78,7 @@ static void test_sha256_oracle(void **state)
 	static const size_t chunks[] = { 1, 7, 64, 65536 };
 	char *path = xstrfmt("%s/data", tmpdir);
 	size_t i, c;
+	int fd;
 
 	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
 		char *data = xmalloc(lens[i] + 1), hex[SHA256_HEXSZ + 1];
@@ -93,6 +94,11 @@ static void test_sha256_oracle(void **state)
 			hex_of(hex, data, lens[i], chunks[c]);
 			assert_memory_equal(hex, out.buf, SHA256_HEXSZ);
 		}
+		fd = open(path, O_RDONLY);
+		assert_true(fd >= 0);
+		assert_int_equal(sha256_fd_hex(hex, fd), 0);
+		close(fd);
+		assert_memory_equal(hex, out.buf, SHA256_HEXSZ);
 		strbuf_release(&out);
 		free(data);
 	}
