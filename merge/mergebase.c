@@ -625,11 +625,7 @@ static int queue_all_uninteresting(const struct queue *q)
 }
 
 int mbgraph_walk_range(struct mbgraph *g, struct mb_commit *tip, struct mb_commit **hide,
-		       size_t hide_nr, size_t max,
-		       int (*fn)(const git_oid *commit, const git_oid *tree,
-				 const git_oid *parent_tree, void *data),
-		       int (*follow)(const git_oid *tree, const git_oid *const *parent_trees,
-				     unsigned int n, void *data),
+		       size_t hide_nr, size_t max, mb_visit_fn *fn, mb_follow_fn *follow,
 		       void *data)
 {
 	struct queue q = { NULL, 0, 0, 0 };
