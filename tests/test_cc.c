@@ -25,25 +25,20 @@
 #include "util/sha256.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
+#include "tests/gitfixture.h"
 #include "util/banned.h"
 
 static char *tmpdir;
 
 static int setup_tmp(void **state)
 {
-	char tmpl[] = "/tmp/nb-cc-XXXXXX";
-
-	if (!mkdtemp(tmpl) || chmod(tmpl, 0711) < 0)
-		return -1;
-	tmpdir = xstrdup(tmpl);
-	return 0;
+	tmpdir = fixture_tmpdir("cc");
+	return tmpdir && chmod(tmpdir, 0711) == 0 ? 0 : -1;
 }
 
 static int teardown_tmp(void **state)
 {
-	file_remove_tree(tmpdir);
-	free(tmpdir);
-	tmpdir = NULL;
+	fixture_tmpdir_remove(&tmpdir);
 	return 0;
 }
 
