@@ -30,89 +30,97 @@ static void chmod_at(int dirfd, const char *name, const struct stat *st, mode_t 
 		log_warn("workdir: cannot make '%s' private: %s", name, strerror(errno));
 }
 
-/* The bot's own files below dirfd: folders 0700, files 0600 (executables 0700). */
-static void tighten(int dirfd, int depth)
+/* One entry of a folder, as lstat saw it. */
+typedef void entry_fn(int dirfd, const char *name, const struct stat *st, void *arg);
+
+/* fn on each entry of dirfd but "." and "..", then dirfd closed: 0, or -1 if unreadable. */
+static int for_each_entry_at(int dirfd, entry_fn *fn, void *arg)
 {
 	DIR *d = fdopendir(dirfd);
 	struct dirent *de;
+	struct stat st;
 
 	if (!d) {
 		close(dirfd);
-		return;
+		return -1;
 	}
-	while ((de = readdir(d))) {
-		struct stat st;
-		int fd;
-
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
-		    fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			continue;
-		if (S_ISDIR(st.st_mode)) {
-			chmod_at(dirfd, de->d_name, &st, (st.st_mode & 07000) | 0700);
-			if (depth < 32 && (fd = openat(dirfd, de->d_name, OPEN_DIR)) >= 0)
-				tighten(fd, depth + 1);
-		} else if (S_ISREG(st.st_mode)) {
-			chmod_at(dirfd, de->d_name, &st, st.st_mode & 0700);
-		}
-	}
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
+		    fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			fn(dirfd, de->d_name, &st, arg);
 	closedir(d);
+	return 0;
+}
+
+static void tighten(int dirfd, int depth);
+
+static void tighten_entry(int dirfd, const char *name, const struct stat *st, void *arg)
+{
+	int depth = *(const int *)arg, fd;
+
+	if (S_ISDIR(st->st_mode)) {
+		chmod_at(dirfd, name, st, (st->st_mode & 07000) | 0700);
+		if (depth < 32 && (fd = openat(dirfd, name, OPEN_DIR)) >= 0)
+			tighten(fd, depth + 1);
+	} else if (S_ISREG(st->st_mode)) {
+		chmod_at(dirfd, name, st, st->st_mode & 0700);
+	}
+}
+
+/* The bot's own files below dirfd: folders 0700, files 0600 (executables 0700). */
+static void tighten(int dirfd, int depth)
+{
+	for_each_entry_at(dirfd, tighten_entry, &depth);
+}
+
+static void tighten_worker_entry(int dirfd, const char *name, const struct stat *st, void *arg)
+{
+	(void)arg;
+	if (S_ISDIR(st->st_mode))
+		chmod_at(dirfd, name, st, 0711);
+	else if (S_ISREG(st->st_mode))
+		chmod_at(dirfd, name, st, st->st_mode & 0700);
 }
 
 /* workers/: 0711 itself and each worker folder; inside a worker, only its own files. */
 static void tighten_workers(int dirfd)
 {
-	DIR *d = fdopendir(dirfd);
-	struct dirent *de;
+	for_each_entry_at(dirfd, tighten_worker_entry, NULL);
+}
 
-	if (!d) {
-		close(dirfd);
+struct share_walk {
+	gid_t gid;
+	int depth;
+};
+
+static void share(int dirfd, gid_t gid, int depth);
+
+static void share_entry(int dirfd, const char *name, const struct stat *st, void *arg)
+{
+	const struct share_walk *sw = arg;
+	int fd;
+
+	if (!S_ISDIR(st->st_mode) && !S_ISREG(st->st_mode))
 		return;
+	if (st->st_gid != sw->gid &&
+	    fchownat(dirfd, name, (uid_t)-1, sw->gid, AT_SYMLINK_NOFOLLOW) < 0)
+		log_warn("workdir: cannot give '%s' to the runner's group: %s", name,
+			 strerror(errno));
+	if (S_ISDIR(st->st_mode)) {
+		chmod_at(dirfd, name, st, 02750);
+		if (sw->depth < 32 && (fd = openat(dirfd, name, OPEN_DIR)) >= 0)
+			share(fd, sw->gid, sw->depth + 1);
+	} else {
+		chmod_at(dirfd, name, st, (st->st_mode & 0700) | 0040);
 	}
-	while ((de = readdir(d))) {
-		struct stat st;
-
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
-		    fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			continue;
-		if (S_ISDIR(st.st_mode))
-			chmod_at(dirfd, de->d_name, &st, 0711);
-		else if (S_ISREG(st.st_mode))
-			chmod_at(dirfd, de->d_name, &st, st.st_mode & 0700);
-	}
-	closedir(d);
 }
 
 /* The work repository below dirfd, for the runner's group: folders 2750, files g+r. */
 static void share(int dirfd, gid_t gid, int depth)
 {
-	DIR *d = fdopendir(dirfd);
-	struct dirent *de;
+	struct share_walk sw = { .gid = gid, .depth = depth };
 
-	if (!d) {
-		close(dirfd);
-		return;
-	}
-	while ((de = readdir(d))) {
-		struct stat st;
-		int fd;
-
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
-		    fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)))
-			continue;
-		if (st.st_gid != gid && fchownat(dirfd, de->d_name, (uid_t)-1, gid,
-						 AT_SYMLINK_NOFOLLOW) < 0)
-			log_warn("workdir: cannot give '%s' to the runner's group: %s", de->d_name,
-				 strerror(errno));
-		if (S_ISDIR(st.st_mode)) {
-			chmod_at(dirfd, de->d_name, &st, 02750);
-			if (depth < 32 && (fd = openat(dirfd, de->d_name, OPEN_DIR)) >= 0)
-				share(fd, gid, depth + 1);
-		} else {
-			chmod_at(dirfd, de->d_name, &st, (st.st_mode & 0700) | 0040);
-		}
-	}
-	closedir(d);
+	for_each_entry_at(dirfd, share_entry, &sw);
 }
 
 /*
@@ -147,12 +155,43 @@ static int share_repo(int top, const char *workdir, const char *user)
 	return 1;
 }
 
+struct private_walk {
+	const char *workdir;
+	int shared;
+};
+
+static void private_entry(int top, const char *name, const struct stat *st, void *arg)
+{
+	const struct private_walk *pw = arg;
+	int fd;
+
+	if (!S_ISDIR(st->st_mode)) {
+		if (S_ISREG(st->st_mode))
+			chmod_at(top, name, st, st->st_mode & 0700);
+		return;
+	}
+	if (pw->shared && !strcmp(name, "repo.git"))
+		return;
+	if (!strcmp(name, "workers")) {
+		chmod_at(top, name, st, 0711);
+		if ((fd = openat(top, name, OPEN_DIR)) >= 0)
+			tighten_workers(fd);
+		return;
+	}
+	/* a folder already private was made so by this code: its content too */
+	if (!(st->st_mode & 077))
+		return;
+	log_info("workdir: making '%s/%s' private (0700 folders, 0600 files)", pw->workdir, name);
+	chmod_at(top, name, st, (st->st_mode & 07000) | 0700);
+	if ((fd = openat(top, name, OPEN_DIR)) >= 0)
+		tighten(fd, 0);
+}
+
 int workdir_make_private(const char *workdir, const char *user)
 {
-	struct dirent *de;
+	struct private_walk pw = { .workdir = workdir };
 	struct stat st;
-	DIR *d;
-	int top, fd, shared;
+	int top;
 
 	if (file_mkdir_p(workdir, 0711) < 0)
 		return NB_ERROR;
@@ -161,39 +200,9 @@ int workdir_make_private(const char *workdir, const char *user)
 		return nb_error_errno(NB_ERROR, "cannot open the workdir '%s'", workdir);
 	if (fstat(top, &st) == 0 && (st.st_mode & 07777) != 0711 && fchmod(top, 0711) < 0)
 		log_warn("workdir: cannot make '%s' 0711: %s", workdir, strerror(errno));
-	shared = share_repo(top, workdir, user);
-	d = fdopendir(top);
-	if (!d) {
-		close(top);
+	pw.shared = share_repo(top, workdir, user);
+	if (for_each_entry_at(top, private_entry, &pw) < 0)
 		return nb_error_errno(NB_ERROR, "cannot read the workdir '%s'", workdir);
-	}
-	while ((de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
-		    fstatat(top, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			continue;
-		if (!S_ISDIR(st.st_mode)) {
-			if (S_ISREG(st.st_mode))
-				chmod_at(top, de->d_name, &st, st.st_mode & 0700);
-			continue;
-		}
-		if (shared && !strcmp(de->d_name, "repo.git"))
-			continue;
-		if (!strcmp(de->d_name, "workers")) {
-			chmod_at(top, de->d_name, &st, 0711);
-			if ((fd = openat(top, de->d_name, OPEN_DIR)) >= 0)
-				tighten_workers(fd);
-			continue;
-		}
-		/* a folder already private was made so by this code: its content too */
-		if (!(st.st_mode & 077))
-			continue;
-		log_info("workdir: making '%s/%s' private (0700 folders, 0600 files)", workdir,
-			 de->d_name);
-		chmod_at(top, de->d_name, &st, (st.st_mode & 07000) | 0700);
-		if ((fd = openat(top, de->d_name, OPEN_DIR)) >= 0)
-			tighten(fd, 0);
-	}
-	closedir(d);
 	return 0;
 }
 

@@ -220,25 +220,6 @@ static void hash_file(struct sha256 *h, const char *path)
 	close(fd);
 }
 
-static int hash_fd(char out[SHA256_HEXSZ + 1], int fd)
-{
-	unsigned char d[SHA256_LEN], buf[65536];
-	struct sha256 h;
-	ssize_t n;
-
-	sha256_init(&h);
-	while ((n = read(fd, buf, sizeof(buf))) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		sha256_update(&h, buf, (size_t)n);
-	}
-	sha256_final(d, &h);
-	sha256_hex(out, d);
-	return 0;
-}
-
 /* The programs gcc runs for a compile (cc1, cc1plus, as): their stat data joins the identity. */
 static void hash_parts(struct sha256 *h, const char *real)
 {
@@ -620,7 +601,7 @@ static int same_text(const struct serve_job *j, const char *text)
 
 	if (fd < 0)
 		return 0;
-	same = !hash_fd(hex, fd) && !strcmp(hex, text);
+	same = !sha256_fd_hex(hex, fd) && !strcmp(hex, text);
 	close(fd);
 	return same;
 }

@@ -247,25 +247,6 @@ static char *absolute(const struct shim *sh, const char *p)
 	return strbuf_detach(&sb, NULL);
 }
 
-static int hash_fd(char out[SHA256_HEXSZ + 1], int fd)
-{
-	unsigned char d[SHA256_LEN], buf[65536];
-	struct sha256 h;
-	ssize_t n;
-
-	sha256_init(&h);
-	while ((n = read(fd, buf, sizeof(buf))) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		sha256_update(&h, buf, (size_t)n);
-	}
-	sha256_final(d, &h);
-	sha256_hex(out, d);
-	return 0;
-}
-
 /* A file the text came from: hashed for the key when it is in a place of the box's own. */
 static int note_file(struct shim *sh, const char *name, size_t len)
 {
@@ -296,7 +277,7 @@ static int note_file(struct shim *sh, const char *name, size_t len)
 		goto done;
 	}
 	fd = open(abs, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || hash_fd(hash, fd) < 0 ||
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || sha256_fd_hex(hash, fd) < 0 ||
 	    !cc_path_plain(abs))
 		goto done;
 	cc_request_add_file(&sh->req, hash, abs);

@@ -98,8 +98,6 @@ int commitinfo_read_meta(struct commit_info *out, git_repository *repo, const gi
 
 void commitinfo_release(struct commit_info *info)
 {
-	size_t i;
-
 	free(info->author_name);
 	free(info->author_email);
 	free(info->committer_name);
@@ -107,9 +105,7 @@ void commitinfo_release(struct commit_info *info)
 	free(info->subject);
 	free(info->body);
 	free(info->message_id);
-	for (i = 0; i < info->signoffs_nr; i++)
-		free(info->signoffs[i]);
-	free(info->signoffs);
+	free_strings(info->signoffs, info->signoffs_nr);
 	memset(info, 0, sizeof(*info));
 }
 

@@ -627,8 +627,8 @@ static int queue_all_uninteresting(const struct queue *q)
 int mbgraph_walk_range(struct mbgraph *g, struct mb_commit *tip, struct mb_commit **hide,
 		       size_t hide_nr, size_t max, const struct mb_walk_visitor *v)
 {
-	int (*fn)(const git_oid *, const git_oid *, const git_oid *, void *) = v->fn;
-	int (*follow)(const git_oid *, const git_oid *const *, unsigned int, void *) = v->follow;
+	mb_visit_fn *fn = v->fn;
+	mb_follow_fn *follow = v->follow;
 	void *data = v->data;
 	struct queue q = { NULL, 0, 0, 0 };
 	size_t i, visited = 0;

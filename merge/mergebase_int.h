@@ -41,6 +41,13 @@ const git_oid *mbgraph_id(const struct mb_commit *c);
 int mbgraph_merge_bases(struct mb_commit ***out, size_t *out_nr, struct mbgraph *g,
 			struct mb_commit *one, struct mb_commit *two, size_t max_walk);
 
+/* mbgraph_walk_range()'s calls: a commit, its tree and its first parent's tree ... */
+typedef int mb_visit_fn(const git_oid *commit, const git_oid *tree, const git_oid *parent_tree,
+			void *data);
+/* ... and, at a merge, which parent to follow alone (or -1). */
+typedef int mb_follow_fn(const git_oid *tree, const git_oid *const *parent_trees, unsigned int n,
+			 void *data);
+
 /*
  * Calls v->fn on each commit reachable from `tip` and from none of `hide`, newest
  * committer date first (git log's order), until `fn` returns non-zero or `max`
@@ -53,10 +60,8 @@ int mbgraph_merge_bases(struct mb_commit ***out, size_t *out_nr, struct mbgraph 
  */
 /* What mbgraph_walk_range() calls, and their `data`. */
 struct mb_walk_visitor {
-	int (*fn)(const git_oid *commit, const git_oid *tree, const git_oid *parent_tree,
-		  void *data);
-	int (*follow)(const git_oid *tree, const git_oid *const *parent_trees, unsigned int n,
-		      void *data);
+	mb_visit_fn *fn;
+	mb_follow_fn *follow;
 	void *data;
 };
 int mbgraph_walk_range(struct mbgraph *g, struct mb_commit *tip, struct mb_commit **hide,

@@ -158,12 +158,31 @@ int repo_write_commit_graph(struct repo *repo)
 	return 0;
 }
 
+/* The bare repository at path, its commit-graph detached, into *out: 0 or NB_ERROR. */
+static int open_bare_detached(struct repo **out, const char *path)
+{
+	git_repository *git = NULL;
+	struct repo *r;
+
+	if (git_repository_open_bare(&git, path) < 0)
+		return nb_error_set(NB_ERROR, "cannot open repository %s: %s", path,
+				    merge_git_error());
+	if (commitgraph_detach(git) < 0) {
+		git_repository_free(git);
+		return NB_ERROR;
+	}
+	r = xcalloc(1, sizeof(*r));
+	r->git = git;
+	r->path = xstrdup(path);
+	*out = r;
+	return 0;
+}
+
 int repo_open(struct repo **out, const char *path)
 {
-	struct repo *r;
 	git_repository *git = NULL;
 	char *head;
-	int err, fresh;
+	int fresh;
 
 	*out = NULL;
 	head = xstrfmt("%s/HEAD", path);
@@ -180,19 +199,7 @@ int repo_open(struct repo **out, const char *path)
 		git = NULL;
 	}
 	clean_stale(path);
-	err = git_repository_open_bare(&git, path);
-	if (err < 0)
-		return nb_error_set(NB_ERROR, "cannot open repository %s: %s", path,
-				    merge_git_error());
-	if (commitgraph_detach(git) < 0) {
-		git_repository_free(git);
-		return NB_ERROR;
-	}
-	r = xcalloc(1, sizeof(*r));
-	r->git = git;
-	r->path = xstrdup(path);
-	*out = r;
-	return 0;
+	return open_bare_detached(out, path);
 }
 
 int repo_open_walker(struct repo **out, const char *path)
@@ -211,24 +218,10 @@ int repo_open_walker(struct repo **out, const char *path)
 
 int repo_open_readonly(struct repo **out, const char *path)
 {
-	struct repo *r;
-	git_repository *git = NULL;
-
 	*out = NULL;
 	if (!file_is_dir(path))
 		return nb_error_set(NB_ENOTFOUND, "no repository %s", path);
-	if (git_repository_open_bare(&git, path) < 0)
-		return nb_error_set(NB_ERROR, "cannot open repository %s: %s", path,
-				    merge_git_error());
-	if (commitgraph_detach(git) < 0) {
-		git_repository_free(git);
-		return NB_ERROR;
-	}
-	r = xcalloc(1, sizeof(*r));
-	r->git = git;
-	r->path = xstrdup(path);
-	*out = r;
-	return 0;
+	return open_bare_detached(out, path);
 }
 
 void repo_free(struct repo *repo)

@@ -249,14 +249,10 @@ void trailer_parse(struct trailer_info *out, const char *msg)
 
 void trailer_info_release(struct trailer_info *info)
 {
-	size_t i;
-
 	free(info->subject);
 	free(info->body);
 	free(info->message_id);
-	for (i = 0; i < info->signoffs_nr; i++)
-		free(info->signoffs[i]);
-	free(info->signoffs);
+	free_strings(info->signoffs, info->signoffs_nr);
 	memset(info, 0, sizeof(*info));
 }
 

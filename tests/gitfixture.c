@@ -1,9 +1,13 @@
-/* Shell snippets run in a test's directory (see gitfixture.h). */
+/* Shell snippets run in a test's directory, and shared setups (see gitfixture.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 
 #include "tests/gitfixture.h"
+#include "merge/repo.h"
+#include "util/fileutil.h"
+#include "util/log.h"
+#include "util/xalloc.h"
 #include "util/banned.h"
 
 static void command(struct strbuf *cmd, const char *dir, const char *prelude,
@@ -89,4 +93,46 @@ const char *fixture_nextbot(void)
 	if (!path[0] && !(env && *env && realpath(env, path)) && !realpath("nextbot", path))
 		snprintf(path, sizeof(path), "nextbot");
 	return path;
+}
+
+int fixture_world_open(char *top, unsigned flags)
+{
+	if (!mkdtemp(top))
+		return -1;
+	if (flags & FIXTURE_IDENTITY) {
+		setenv("GIT_AUTHOR_NAME", "t", 1);
+		setenv("GIT_AUTHOR_EMAIL", "t@example.org", 1);
+		setenv("GIT_COMMITTER_NAME", "t", 1);
+		setenv("GIT_COMMITTER_EMAIL", "t@example.org", 1);
+	}
+	if (flags & FIXTURE_HOME)
+		setenv("HOME", top, 1);
+	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
+	log_set_level(LOG_QUIET);
+	return merge_global_init() < 0 ? -1 : 0;
+}
+
+void fixture_world_close(const char *top)
+{
+	if (!getenv("KEEP") && fixture_sys_free(xstrfmt("rm -rf '%s'", top)) != 0)
+		fprintf(stderr, "cannot remove %s\n", top);
+	merge_global_shutdown();
+}
+
+char *fixture_tmpdir(const char *name)
+{
+	char *dir = xstrfmt("/tmp/nb-%s-XXXXXX", name);
+
+	if (!mkdtemp(dir)) {
+		free(dir);
+		return NULL;
+	}
+	return dir;
+}
+
+void fixture_tmpdir_remove(char **dir)
+{
+	file_remove_tree(*dir);
+	free(*dir);
+	*dir = NULL;
 }

@@ -1,6 +1,7 @@
 /*
  * Shell snippets run in a test's directory: how the unit tests make git
- * repositories and ask the real git about them.  Linked into every test binary.
+ * repositories and ask the real git about them; and the setups and teardowns
+ * several test binaries share.  Linked into every test binary.
  */
 #ifndef TESTS_GITFIXTURE_H
 #define TESTS_GITFIXTURE_H
@@ -46,5 +47,22 @@ int fixture_sys_free(char *cmd);
  * worker checkouts are made by it (`nextbot worker-checkout`).  Static storage.
  */
 const char *fixture_nextbot(void);
+
+/* Flags of fixture_world_open(). */
+#define FIXTURE_IDENTITY 1 /* a fixed author and committer in the environment */
+#define FIXTURE_HOME 2     /* $HOME is the world's directory */
+
+/*
+ * A test binary's world: mkdtemp(top) (a template, rewritten in place), git's
+ * system config ignored, quiet logs, libgit2 up, and what `flags` add.  0, or -1.
+ */
+int fixture_world_open(char *top, unsigned flags);
+/* The world's directory removed (kept when $KEEP is set), and libgit2 down. */
+void fixture_world_close(const char *top);
+
+/* A new /tmp/nb-NAME-XXXXXX (caller frees, or fixture_tmpdir_remove()), or NULL. */
+char *fixture_tmpdir(const char *name);
+/* Removes *dir and what is in it, frees it, and sets it NULL. */
+void fixture_tmpdir_remove(char **dir);
 
 #endif

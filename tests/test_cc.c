@@ -25,25 +25,20 @@
 #include "util/sha256.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
+#include "tests/gitfixture.h"
 #include "util/banned.h"
 
 static char *tmpdir;
 
 static int setup_tmp(void **state)
 {
-	char tmpl[] = "/tmp/nb-cc-XXXXXX";
-
-	if (!mkdtemp(tmpl) || chmod(tmpl, 0711) < 0)
-		return -1;
-	tmpdir = xstrdup(tmpl);
-	return 0;
+	tmpdir = fixture_tmpdir("cc");
+	return tmpdir && chmod(tmpdir, 0711) == 0 ? 0 : -1;
 }
 
 static int teardown_tmp(void **state)
 {
-	file_remove_tree(tmpdir);
-	free(tmpdir);
-	tmpdir = NULL;
+	fixture_tmpdir_remove(&tmpdir);
 	return 0;
 }
 
@@ -78,6 +73,7 @@ static void test_sha256_oracle(void **state)
 	static const size_t chunks[] = { 1, 7, 64, 65536 };
 	char *path = xstrfmt("%s/data", tmpdir);
 	size_t i, c;
+	int fd;
 
 	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
 		char *data = xmalloc(lens[i] + 1), hex[SHA256_HEXSZ + 1];
@@ -93,6 +89,11 @@ static void test_sha256_oracle(void **state)
 			hex_of(hex, data, lens[i], chunks[c]);
 			assert_memory_equal(hex, out.buf, SHA256_HEXSZ);
 		}
+		fd = open(path, O_RDONLY);
+		assert_true(fd >= 0);
+		assert_int_equal(sha256_fd_hex(hex, fd), 0);
+		close(fd);
+		assert_memory_equal(hex, out.buf, SHA256_HEXSZ);
 		strbuf_release(&out);
 		free(data);
 	}

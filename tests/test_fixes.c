@@ -328,24 +328,17 @@ static void test_series_and_missing(void **state)
 
 static int setup_all(void **state)
 {
-	assert_non_null(mkdtemp(top));
-	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
-	log_set_level(LOG_QUIET);
-	return merge_global_init();
+	return fixture_world_open(top, 0);
 }
 
 static int teardown_all(void **state)
 {
-	char *cmd = xstrfmt("rm -rf '%s'", top);
 	int i;
 
-	if (!getenv("KEEP") && system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", top);
-	free(cmd);
 	free(dir);
 	for (i = 0; i < 3; i++)
 		free(urls[i]);
-	merge_global_shutdown();
+	fixture_world_close(top);
 	return 0;
 }
 

@@ -734,25 +734,14 @@ static void test_stale_locks(void **state)
 
 static int setup_all(void **state)
 {
-	if (!mkdtemp(top))
-		return -1;
-	setenv("GIT_AUTHOR_NAME", "t", 1);
-	setenv("GIT_AUTHOR_EMAIL", "t@example.org", 1);
-	setenv("GIT_COMMITTER_NAME", "t", 1);
-	setenv("GIT_COMMITTER_EMAIL", "t@example.org", 1);
-	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
 	setenv("TZ", "UTC", 1);
-	log_set_level(LOG_QUIET);
-	setenv("HOME", top, 1);
-	return merge_global_init();
+	return fixture_world_open(top, FIXTURE_IDENTITY | FIXTURE_HOME);
 }
 
 static int teardown_all(void **state)
 {
-	if (!getenv("KEEP"))
-		fixture_sys_free(xstrfmt("rm -rf '%s'", top));
 	free(dir);
-	merge_global_shutdown();
+	fixture_world_close(top);
 	return 0;
 }
 

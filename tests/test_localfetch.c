@@ -452,21 +452,14 @@ static void test_which_urls_are_local(void **state)
 static int setup_all(void **state)
 {
 	(void)state;
-	if (!mkdtemp(top))
-		return -1;
 	fixture_dir = top;
-	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
-	setenv("HOME", top, 1);
-	log_set_level(LOG_QUIET);
-	return merge_global_init();
+	return fixture_world_open(top, FIXTURE_HOME);
 }
 
 static int teardown_all(void **state)
 {
 	(void)state;
-	if (!getenv("KEEP"))
-		fixture_sys_free(xstrfmt("rm -rf '%s'", top));
-	merge_global_shutdown();
+	fixture_world_close(top);
 	return 0;
 }
 

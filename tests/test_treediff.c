@@ -153,13 +153,8 @@ static void test_nesting_is_bounded(void **state)
 static int setup_all(void **state)
 {
 	(void)state;
-	if (!mkdtemp(top))
-		return -1;
 	fixture_dir = top;
-	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
-	setenv("HOME", top, 1);
-	log_set_level(LOG_QUIET);
-	if (merge_global_init() < 0)
+	if (fixture_world_open(top, FIXTURE_HOME) < 0)
 		return -1;
 	world();
 	return 0;
@@ -169,9 +164,7 @@ static int teardown_all(void **state)
 {
 	(void)state;
 	git_repository_free(repo);
-	if (!getenv("KEEP"))
-		fixture_sys_free(xstrfmt("rm -rf '%s'", top));
-	merge_global_shutdown();
+	fixture_world_close(top);
 	return 0;
 }
 

@@ -28,6 +28,7 @@
 #include "util/timespec.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
+#include "tests/gitfixture.h"
 #include "util/banned.h"
 
 #define S(lit) lit, sizeof(lit) - 1
@@ -242,19 +243,13 @@ static char *tmpdir;
 
 static int setup_tmp(void **state)
 {
-	char tmpl[] = "/tmp/nb-util-XXXXXX";
-
-	if (!mkdtemp(tmpl))
-		return -1;
-	tmpdir = xstrdup(tmpl);
-	return 0;
+	tmpdir = fixture_tmpdir("util");
+	return tmpdir ? 0 : -1;
 }
 
 static int teardown_tmp(void **state)
 {
-	file_remove_tree(tmpdir);
-	free(tmpdir);
-	tmpdir = NULL;
+	fixture_tmpdir_remove(&tmpdir);
 	return 0;
 }
 
@@ -615,6 +610,36 @@ static long brute_least(const int *cost, int n, int row, int used, long sum)
  * exactly one); with many ties (git's procedure may then leave an item unpaired) it is
  * at least a pairing: nobody twice.
  */
+static void test_alloc_grow(void **state)
+{
+	size_t nr, alloc = 0, alloc_min = 0, alloc_one = 0;
+	char **v = NULL, **w = NULL;
+	int *one = NULL;
+
+	(void)state;
+	ALLOC_GROW(v, 1, alloc);
+	assert_int_equal(alloc, 8);
+	ALLOC_GROW(v, 9, alloc);
+	assert_int_equal(alloc, 16);
+	ALLOC_GROW(v, 40, alloc);
+	assert_int_equal(alloc, 40);
+	ALLOC_GROW_MIN(one, 1, alloc_one, 1);
+	assert_int_equal(alloc_one, 1);
+	ALLOC_GROW_MIN(one, 2, alloc_one, 1);
+	assert_int_equal(alloc_one, 2);
+	ALLOC_GROW_MIN(one, 3, alloc_one, 1);
+	assert_int_equal(alloc_one, 4);
+	ALLOC_GROW_MIN(w, 3, alloc_min, 2);
+	assert_int_equal(alloc_min, 3);
+	for (nr = 0; nr < 3; nr++)
+		w[nr] = xstrfmt("s%zu", nr);
+	assert_string_equal(w[2], "s2");
+	free_strings(w, nr); /* leaks would show under SAN=1 */
+	free_strings(NULL, 0);
+	free(v);
+	free(one);
+}
+
 static void test_assign_least_cost(void **state)
 {
 	uint64_t seed = 42;
@@ -653,6 +678,7 @@ static void test_assign_least_cost(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_alloc_grow),
 		cmocka_unit_test(test_assign_least_cost),
 		cmocka_unit_test(test_utf8_valid),
 		cmocka_unit_test(test_utf8_repair),

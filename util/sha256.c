@@ -1,5 +1,7 @@
 /* SHA-256 as FIPS 180-4 describes it, in portable C (the compiler cache's keys). */
+#include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/sha256.h"
 #include "util/banned.h"
@@ -112,4 +114,23 @@ void sha256_hex(char out[SHA256_HEXSZ + 1], const unsigned char digest[SHA256_LE
 		out[2 * i + 1] = hex[digest[i] & 15];
 	}
 	out[SHA256_HEXSZ] = 0;
+}
+
+int sha256_fd_hex(char out[SHA256_HEXSZ + 1], int fd)
+{
+	unsigned char d[SHA256_LEN], buf[65536];
+	struct sha256 h;
+	ssize_t n;
+
+	sha256_init(&h);
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		sha256_update(&h, buf, (size_t)n);
+	}
+	sha256_final(d, &h);
+	sha256_hex(out, d);
+	return 0;
 }

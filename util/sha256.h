@@ -22,5 +22,7 @@ void sha256_update(struct sha256 *c, const void *data, size_t len);
 void sha256_final(unsigned char out[SHA256_LEN], struct sha256 *c);
 /* The digest as 64 lowercase hex digits and a NUL. */
 void sha256_hex(char out[SHA256_HEXSZ + 1], const unsigned char digest[SHA256_LEN]);
+/* Hashes what is left to read of `fd` into hex `out`: 0, or -1 (errno) when a read fails. */
+int sha256_fd_hex(char out[SHA256_HEXSZ + 1], int fd);
 
 #endif

@@ -77,3 +77,12 @@ char *xstrfmt(const char *fmt, ...)
 	va_end(ap);
 	return p;
 }
+
+void free_strings(char **v, size_t nr)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++)
+		free(v[i]);
+	free(v);
+}

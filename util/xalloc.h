@@ -12,12 +12,18 @@ char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 /* Returns a malloc'd printf-formatted string. */
 char *xstrfmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Frees each of the `nr` strings of `v`, then `v` (NULL with nr 0 is fine). */
+void free_strings(char **v, size_t nr);
 
 /* Grow array `x` (with `alloc` slots) to hold at least `nr` elements. */
-#define ALLOC_GROW(x, nr, alloc)                                                   \
+#define ALLOC_GROW(x, nr, alloc) ALLOC_GROW_MIN(x, nr, alloc, 8)
+
+/* ALLOC_GROW with room for `min` elements at first (then doubling). */
+#define ALLOC_GROW_MIN(x, nr, alloc, min)                                          \
 	do {                                                                       \
 		if ((size_t)(nr) > (size_t)(alloc)) {                              \
-			size_t n__ = (alloc) < 8 ? 8 : (size_t)(alloc) * 2;        \
+			size_t n__ = (size_t)(alloc) < (size_t)(min) ? (size_t)(min) \
+								     : (size_t)(alloc) * 2; \
 			if (n__ < (size_t)(nr))                                    \
 				n__ = (nr);                                        \
 			(x) = xrealloc((x), n__ * sizeof(*(x)));                  \

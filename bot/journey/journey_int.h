@@ -10,6 +10,7 @@
 #include "bot/config.h"
 #include "bot/journey/journey.h"
 #include "bot/state.h"
+#include "util/xalloc.h"
 #include "util/strbuf.h"
 #include "util/strvec.h"
 
@@ -18,16 +19,7 @@
  * or two each): room for exactly the first, then doubling.  ALLOC_GROW's eight made
  * 8,000 journeys spread over some 16 MB of heap that a night faulted in.
  */
-#define JOURNEY_GROW(x, nr, alloc)                                                 \
-	do {                                                                       \
-		if ((size_t)(nr) > (size_t)(alloc)) {                              \
-			size_t n__ = (alloc) ? (size_t)(alloc) * 2 : 1;            \
-			if (n__ < (size_t)(nr))                                    \
-				n__ = (nr);                                        \
-			(x) = xrealloc((x), n__ * sizeof(*(x)));                  \
-			(alloc) = n__;                                             \
-		}                                                                  \
-	} while (0)
+#define JOURNEY_GROW(x, nr, alloc) ALLOC_GROW_MIN(x, nr, alloc, 1)
 
 /* What a patch is now: `nextbot patch`'s "state". */
 enum journey_state {

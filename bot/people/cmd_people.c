@@ -13,20 +13,38 @@
 #include "util/xalloc.h"
 #include "util/banned.h"
 
-/* The work repository, read-only, and the base's tip as a ref name (caller frees). */
-static int open_base(struct repo **repo, char **ref, const struct config *cfg)
+/*
+ * libgit2 up, the work repository read-only, and the base's tip as a ref name: 0,
+ * or EXIT_FAILED with libgit2 down again.  close_base() gives them back.
+ */
+static int open_base(const char *cmd, struct repo **repo, char **ref, const struct config *cfg)
 {
-	char *path = xstrfmt("%s/repo.git", cfg->workdir);
-	int error = repo_open_readonly(repo, path);
+	char *path;
+	int error;
 
-	if (error < 0) {
-		bot_error("the work repository (run a night first)");
-		free(path);
+	if (merge_global_init() < 0) {
+		bot_error(cmd);
 		return EXIT_FAILED;
 	}
+	path = xstrfmt("%s/repo.git", cfg->workdir);
+	error = repo_open_readonly(repo, path);
 	free(path);
+	if (error < 0) {
+		bot_error("the work repository (run a night first)");
+		merge_global_shutdown();
+		return EXIT_FAILED;
+	}
 	*ref = xstrfmt("refs/feeds/%s", cfg->base.name);
 	return 0;
+}
+
+/* What open_base() took, and the command's config. */
+static void close_base(struct repo *repo, char *ref, struct config *cfg)
+{
+	repo_free(repo);
+	free(ref);
+	config_free(cfg);
+	merge_global_shutdown();
 }
 
 int people_audit_of_config(struct people_audit *out, struct people **p_out,
@@ -73,13 +91,10 @@ int cmd_maintainers(const struct cli_ctx *ctx, int argc, char **argv)
 	}
 	if ((code = bot_config_open(&cfg, ctx)))
 		return code;
-	if (merge_global_init() < 0) {
-		bot_error("maintainers");
+	if ((code = open_base("maintainers", &repo, &ref, cfg))) {
 		config_free(cfg);
-		return EXIT_FAILED;
+		return code;
 	}
-	if ((code = open_base(&repo, &ref, cfg)))
-		goto done;
 	if (people_audit_of_config(&a, &p, cfg, repo, ref, (int)days) < 0) {
 		bot_error("maintainers");
 		code = EXIT_FAILED;
@@ -91,10 +106,7 @@ int cmd_maintainers(const struct cli_ctx *ctx, int argc, char **argv)
 done:
 	strbuf_release(&out);
 	people_free(p);
-	repo_free(repo);
-	free(ref);
-	config_free(cfg);
-	merge_global_shutdown();
+	close_base(repo, ref, cfg);
 	return code;
 }
 
@@ -121,13 +133,10 @@ int cmd_reviews(const struct cli_ctx *ctx, int argc, char **argv)
 		config_free(cfg);
 		return EXIT_USAGE;
 	}
-	if (merge_global_init() < 0) {
-		bot_error("reviews");
+	if ((code = open_base("reviews", &repo, &ref, cfg))) {
 		config_free(cfg);
-		return EXIT_FAILED;
+		return code;
 	}
-	if ((code = open_base(&repo, &ref, cfg)))
-		goto done;
 	if (people_load(&p, repo, ref, cfg->maintainers.file) < 0)
 		nb_error_clear(); /* suggestions then come from history alone */
 	if (people_reviews_run(&r, cfg, repo, tree, p) < 0) {
@@ -141,10 +150,7 @@ int cmd_reviews(const struct cli_ctx *ctx, int argc, char **argv)
 done:
 	strbuf_release(&out);
 	people_free(p);
-	repo_free(repo);
-	free(ref);
-	config_free(cfg);
-	merge_global_shutdown();
+	close_base(repo, ref, cfg);
 	return code;
 }
 
