@@ -625,7 +625,9 @@ static int merge_3way(struct ort *o, git_oid *out, const char *path, const git_o
 	fo.ours_label = name1;
 	fo.theirs_label = name2;
 	fo.marker_size = 7 + extra_marker_size;
-	n = filemerge_texts(&res, bp, bl, ap, al, tp, tl, &fo);
+	n = filemerge_texts(&res, &(struct filemerge_buf){ bp, bl },
+			    &(struct filemerge_buf){ ap, al }, &(struct filemerge_buf){ tp, tl },
+			    &fo);
 	if (n < 0) {
 		o->unsure = 1;
 		n = 1;
