@@ -407,16 +407,21 @@ struct rangediff {
 };
 #define RANGEDIFF_INIT { NULL, NULL, 0, 0 }
 
+/* The two ranges a range-diff compares: old_base..old_tip and new_base..new_tip. */
+struct rangediff_ranges {
+	const struct nb_oid *old_base, *old_tip;
+	const struct nb_oid *new_base, *new_tip;
+};
+
 /*
- * Compares old_base..old_tip with new_base..new_tip (the non-merge commits each tip
- * reaches and its base does not; a NULL base: all of them), at most `max` commits a
- * range (0: 200; a longer range is NB_EINVALID, recorded: its cost grows with the
- * square).  `creation_factor` in per cent (RANGEDIFF_CREATION_FACTOR).  Fills `out`
+ * Compares the two ranges (the non-merge commits each tip reaches and its base does
+ * not; a NULL base: all of them), at most `max` commits a range (0: 200; a longer
+ * range is NB_EINVALID, recorded: its cost grows with the square).
+ * `creation_factor` in per cent (RANGEDIFF_CREATION_FACTOR).  Fills `out`
  * (RANGEDIFF_INIT; release with rangediff_release()).  Returns 0 or NB_ERROR.
  */
-int rangediff_compute(struct rangediff *out, struct repo *repo, const struct nb_oid *old_base,
-		      const struct nb_oid *old_tip, const struct nb_oid *new_base,
-		      const struct nb_oid *new_tip, int creation_factor, size_t max);
+int rangediff_compute(struct rangediff *out, struct repo *repo,
+		      const struct rangediff_ranges *ranges, int creation_factor, size_t max);
 void rangediff_release(struct rangediff *rd);
 
 /* The same over two ranges of one commit each: old_commit^..old_commit, new_commit^..new_commit. */
