@@ -105,7 +105,7 @@ int repo_good_get(struct repo *repo, const char *tree, struct nb_oid *out);
 int repo_good_set(struct repo *repo, const char *tree, const struct nb_oid *hex);
 
 /* The subject (first line) of a commit, malloc'd (caller frees); "" if unknown. */
-char *repo_commit_subject(struct repo *repo, const char *hex);
+char *repo_commit_subject(struct repo *repo, const struct nb_oid *commit);
 
 /*
  * Appends at most `max` bytes of the file `path` of the commit `refname` names (a
@@ -213,9 +213,9 @@ int lookup_commit_ids(struct nb_oid **out, size_t *nr, struct repo *repo, const 
  */
 long lookup_patch_find(const struct lookup_patches *pool, const char *id);
 
-/* Reads one commit (40-hex) as a patch of `tree` into `out` (release it after). */
+/* Reads one commit as a patch of `tree` into `out` (release it after). */
 int lookup_commit(struct lookup_patch *out, struct repo *repo, const char *tree,
-		  const char *hex);
+		  const struct nb_oid *commit);
 /*
  * The same without its patch-id (patch_id ""), which is most of the cost of reading
  * a commit: for those who can wait for it, and then ask lookup_patch_id().
