@@ -147,7 +147,9 @@ static void print_left_out(struct repo *repo, const struct droppush_result *r)
 	size_t i;
 
 	for (i = 0; i < r->left_out.nr; i++) {
-		char *subj = repo_commit_subject(repo, r->left_out.v[i]);
+		struct nb_oid id;
+		char *subj = nb_oid_parse(&id, r->left_out.v[i]) == 0
+				     ? repo_commit_subject(repo, &id) : xstrdup("");
 
 		printf("  left out %.12s (\"%s\"): %s\n", r->left_out.v[i], subj, r->reasons.v[i]);
 		free(subj);

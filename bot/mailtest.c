@@ -473,7 +473,7 @@ static int run_one(struct maint *m, struct test_request *t)
 	}
 	free(t->commit);
 	t->commit = xstrdup(tip.hex);
-	subject = repo_commit_subject(repo, tip.hex);
+	subject = repo_commit_subject(repo, &tip);
 	to = (struct trial_merge_opts){ .onto = &onto, .tip = &tip, .branch = t->branch,
 					.url = t->url, .identity = cfg->merge_identity,
 					.date = f->last_seen };

@@ -196,13 +196,16 @@ static void side(struct night *n, struct notice_commit **out, size_t *nr,
 	size_t i, j;
 
 	for (i = 0; i < ids->nr; i++) {
+		struct nb_oid id;
+
 		for (j = 0; j < *nr; j++)
 			if (!strcmp((*out)[j].commit, ids->v[i]))
 				break;
 		if (j < *nr)
 			continue;
 		ALLOC_GROW(keep->items, keep->nr + 1, keep->alloc);
-		if (lookup_commit(&keep->items[keep->nr], n->repo, tree, ids->v[i]) < 0)
+		if (nb_oid_parse(&id, ids->v[i]) < 0 ||
+		    lookup_commit(&keep->items[keep->nr], n->repo, tree, &id) < 0)
 			continue;
 		keep->nr++;
 		*out = xrealloc(*out, (*nr + 1) * sizeof(**out));

@@ -548,7 +548,7 @@ static void flag_patch(struct night *n, struct flag *f, const struct culprit_res
 {
 	struct lookup_patch p;
 
-	if (lookup_commit(&p, n->repo, r->tree, r->commit.hex) == 0) {
+	if (lookup_commit(&p, n->repo, r->tree, &r->commit) == 0) {
 		char date[40];
 		time_t t = (time_t)p.author_time;
 		struct tm tm;
@@ -570,7 +570,7 @@ static void flag_patch(struct night *n, struct flag *f, const struct culprit_res
 	}
 	set_field(&f->tree, r->tree);
 	if (r->partner_tree && r->partner_commit.hex[0] &&
-	    lookup_commit(&p, n->repo, r->partner_tree, r->partner_commit.hex) == 0) {
+	    lookup_commit(&p, n->repo, r->partner_tree, &r->partner_commit) == 0) {
 		set_field(&f->partner_tree, r->partner_tree);
 		set_field(&f->partner_commit, p.commit.hex);
 		set_field(&f->partner_subject, p.subject);
@@ -678,7 +678,7 @@ static void culprits(struct strbuf *out, struct night *n, const struct culprit_r
 		strbuf_addstr(out, r->commit.hex);
 	if (!r->partner_tree || nb_oid_is_null(&r->partner_commit))
 		return;
-	if (lookup_commit(&p, n->repo, r->partner_tree, r->partner_commit.hex) == 0) {
+	if (lookup_commit(&p, n->repo, r->partner_tree, &r->partner_commit) == 0) {
 		strbuf_addf(out, "+%s",
 			    nb_oid_is_null(&p.patch_id) ? p.commit.hex : p.patch_id.hex);
 		lookup_patch_release(&p);

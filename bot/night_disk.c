@@ -171,7 +171,9 @@ static void describe_worker(struct strbuf *out, struct night *n, const char *wor
 	else
 		strbuf_addstr(out, "the commands");
 	if (*hex) {
-		char *subject = n->repo ? repo_commit_subject(n->repo, hex) : xstrdup("");
+		struct nb_oid id;
+		char *subject = n->repo && nb_oid_parse(&id, hex) == 0
+					? repo_commit_subject(n->repo, &id) : xstrdup("");
 
 		strbuf_addf(out, " of %.12s", hex);
 		if (*subject)

@@ -131,9 +131,11 @@ static int in_next(struct night *n, const struct nb_oid *commit)
 static void partner_identity(struct night *n, struct flag *f)
 {
 	struct lookup_patch p;
+	struct nb_oid partner;
 
 	if (!f->partner_commit || f->partner_patch_id || f->partner_message_id ||
-	    lookup_commit(&p, n->repo, f->partner_tree, f->partner_commit) < 0) {
+	    nb_oid_parse(&partner, f->partner_commit) < 0 ||
+	    lookup_commit(&p, n->repo, f->partner_tree, &partner) < 0) {
 		nb_error_clear();
 		return;
 	}

@@ -137,11 +137,12 @@ done:
 	return error;
 }
 
-int sim_git_commit(struct nb_oid *out, git_repository *repo, const git_oid *tree,
-		   const char *const *parents, size_t parents_nr, const struct sim_person *author,
-		   long long author_time, const struct sim_person *committer,
-		   long long commit_time, const char *message)
+int sim_git_commit(struct nb_oid *out, git_repository *repo,
+		   const struct sim_commit_spec *spec)
 {
+	const char *const *parents = spec->parents;
+	size_t parents_nr = spec->parents_nr;
+	const struct sim_person *author = spec->author, *committer = spec->committer;
 	git_signature *a = NULL, *c = NULL;
 	git_tree *t = NULL;
 	const git_commit *pc[2] = { NULL, NULL };
@@ -160,10 +161,11 @@ int sim_git_commit(struct nb_oid *out, git_repository *repo, const git_oid *tree
 		}
 		pc[i] = pv[i];
 	}
-	if (git_signature_new(&a, author->name, author->email, author_time, 0) < 0 ||
-	    git_signature_new(&c, committer->name, committer->email, commit_time, 0) < 0 ||
-	    git_tree_lookup(&t, repo, tree) < 0 ||
-	    git_commit_create(&oid, repo, NULL, a, c, NULL, message, t, parents_nr, pc) < 0) {
+	if (git_signature_new(&a, author->name, author->email, spec->author_time, 0) < 0 ||
+	    git_signature_new(&c, committer->name, committer->email, spec->commit_time, 0) < 0 ||
+	    git_tree_lookup(&t, repo, spec->tree) < 0 ||
+	    git_commit_create(&oid, repo, NULL, a, c, NULL, spec->message, t, parents_nr,
+			      pc) < 0) {
 		error = merge_git_fail("sim: commit");
 		goto done;
 	}

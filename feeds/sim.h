@@ -235,10 +235,19 @@ int sim_git_read(struct strbuf *out, git_repository *repo, const char *commit_he
 		 const char *path);
 int sim_git_apply(git_oid *out_tree, git_repository *repo, const git_oid *tree,
 		  const struct sim_op *ops, size_t ops_nr);
-int sim_git_commit(struct nb_oid *out, git_repository *repo, const git_oid *tree,
-		   const char *const *parents, size_t parents_nr, const struct sim_person *author,
-		   long long author_time, const struct sim_person *committer,
-		   long long commit_time, const char *message);
+/* A commit to write: its tree, parents (hex, at most two), people, times and message. */
+struct sim_commit_spec {
+	const git_oid *tree;
+	const char *const *parents;
+	size_t parents_nr;
+	const struct sim_person *author;
+	long long author_time;
+	const struct sim_person *committer;
+	long long commit_time;
+	const char *message;
+};
+int sim_git_commit(struct nb_oid *out, git_repository *repo,
+		   const struct sim_commit_spec *spec);
 int sim_git_set_ref(const char *repo_path, const char *ref, const char *hex);
 /* feeds/odb.c: new objects wait in memory; sim_git_flush() writes them as one pack. */
 int sim_git_store_setup(struct sim_world *w);

@@ -870,8 +870,11 @@ static int absorb(struct sim_world *w, int tree, int k)
 		strbuf_addf(&msg, " - %s\n", t->patches[i]->subject);
 	parents[0] = w->mainline.hex;
 	parents[1] = t->tip.hex;
-	if ((error = sim_git_commit(&out, w->store, &tree_oid, parents, 2, &linus, when, &linus,
-				    when, msg.buf)) < 0)
+	if ((error = sim_git_commit(&out, w->store, &(struct sim_commit_spec){
+					    .tree = &tree_oid, .parents = parents, .parents_nr = 2,
+					    .author = &linus, .author_time = when,
+					    .committer = &linus, .commit_time = when,
+					    .message = msg.buf })) < 0)
 		goto done;
 	w->mainline = out;
 	mainline->tip = out;
@@ -922,8 +925,13 @@ static int mainline_commit(struct sim_world *w, int k)
 	strbuf_addf(&msg, "%s\n\n%s\n\nSigned-off-by: %s <%s>\nLink: https://lore.kernel.org/r/%s\n"
 		    "Signed-off-by: %s <%s>\n", p->subject, p->body, a->name, a->email, p->msgid,
 		    linus.name, linus.email);
-	error = sim_git_commit(&out, w->store, &tree_oid, parents, 1, a, author_time(p), &linus,
-			       SIM_EPOCH + (long long)w->day * 86400 + 9 * 3600 + k * 60, msg.buf);
+	error = sim_git_commit(&out, w->store, &(struct sim_commit_spec){
+				       .tree = &tree_oid, .parents = parents, .parents_nr = 1,
+				       .author = a, .author_time = author_time(p),
+				       .committer = &linus,
+				       .commit_time = SIM_EPOCH + (long long)w->day * 86400 +
+						      9 * 3600 + k * 60,
+				       .message = msg.buf });
 	if (!error) {
 		w->mainline = out;
 		w->trees[0].tip = out;
@@ -993,6 +1001,10 @@ static int replay(struct sim_world *w, int tree, int all)
 	for (i = (size_t)start; i < t->nr;) {
 		struct sim_patch *p = t->patches[i];
 		const char *parents[1] = { t->tip.hex };
+		struct sim_commit_spec spec = {
+			.tree = &tree_oid, .parents = parents, .parents_nr = 1,
+			.author = &sim_submitters[p->author], .committer = &m,
+		};
 
 		git_commit_free(c);
 		c = NULL;
@@ -1012,9 +1024,10 @@ static int replay(struct sim_world *w, int tree, int all)
 		p->commit_day = w->day;
 		strbuf_reset(&msg);
 		message(&msg, w, p, &m);
-		error = sim_git_commit(&p->commit, w->store, &tree_oid, parents, 1,
-				       &sim_submitters[p->author], author_time(p), &m,
-				       commit_time(w->day, i), msg.buf);
+		spec.author_time = author_time(p);
+		spec.commit_time = commit_time(w->day, i);
+		spec.message = msg.buf;
+		error = sim_git_commit(&p->commit, w->store, &spec);
 		if (error)
 			break;
 		t->tip = p->commit;
@@ -1208,8 +1221,11 @@ static int import(struct sim_world *w)
 		goto done;
 	strbuf_addstr(&msg, "Initial import of the nb kernel\n");
 	sim_maintainers_acks(&msg, w);
-	error = sim_git_commit(&w->mainline, w->store, &tree_oid, parents, w->history > 0,
-			       &linus, SIM_EPOCH, &linus, SIM_EPOCH, msg.buf);
+	error = sim_git_commit(&w->mainline, w->store, &(struct sim_commit_spec){
+				       .tree = &tree_oid, .parents = parents,
+				       .parents_nr = w->history > 0, .author = &linus,
+				       .author_time = SIM_EPOCH, .committer = &linus,
+				       .commit_time = SIM_EPOCH, .message = msg.buf });
 	for (i = 0; i < w->trees_nr && !error; i++) {
 		w->trees[i].base = w->mainline;
 		w->trees[i].tip = w->mainline;

@@ -134,8 +134,10 @@ static int refine(struct hunks *out, const struct hunks *in, const struct merge_
 			out->v[out->nr++] = h;
 			continue;
 		}
-		if (linediff_diff(&x, &m->ours, (size_t)h.i1, (size_t)h.n1, &m->theirs,
-				  (size_t)h.i2, (size_t)h.n2, LINEDIFF_HISTOGRAM) < 0) {
+		const struct linediff_range ro = { &m->ours, (size_t)h.i1, (size_t)h.n1 };
+		const struct linediff_range rt = { &m->theirs, (size_t)h.i2, (size_t)h.n2 };
+
+		if (linediff_diff(&x, &ro, &rt, LINEDIFF_HISTOGRAM) < 0) {
 			err = -1;
 			break;
 		}
@@ -280,8 +282,8 @@ static int fill(struct strbuf *out, const struct merge_in *in, const struct hunk
 	return conflicts;
 }
 
-int filemerge_texts(struct strbuf *out, const char *base, size_t base_len, const char *ours,
-		    size_t ours_len, const char *theirs, size_t theirs_len,
+int filemerge_texts(struct strbuf *out, const struct filemerge_buf *base,
+		    const struct filemerge_buf *ours, const struct filemerge_buf *theirs,
 		    const struct filemerge_options *opts)
 {
 	struct linediff_classifier *c = linediff_classifier_new();
@@ -290,21 +292,23 @@ int filemerge_texts(struct strbuf *out, const char *base, size_t base_len, const
 	struct merge_in in;
 	int ret = -1;
 
-	linediff_text_init(&in.base, c, base, base_len);
-	linediff_text_init(&in.ours, c, ours, ours_len);
-	linediff_text_init(&in.theirs, c, theirs, theirs_len);
-	if (linediff_diff(&s1, &in.base, 0, in.base.nr, &in.ours, 0, in.ours.nr,
+	linediff_text_init(&in.base, c, base->buf, base->len);
+	linediff_text_init(&in.ours, c, ours->buf, ours->len);
+	linediff_text_init(&in.theirs, c, theirs->buf, theirs->len);
+	if (linediff_diff(&s1, &(struct linediff_range){ &in.base, 0, in.base.nr },
+			  &(struct linediff_range){ &in.ours, 0, in.ours.nr },
 			  LINEDIFF_HISTOGRAM) < 0 ||
-	    linediff_diff(&s2, &in.base, 0, in.base.nr, &in.theirs, 0, in.theirs.nr,
+	    linediff_diff(&s2, &(struct linediff_range){ &in.base, 0, in.base.nr },
+			  &(struct linediff_range){ &in.theirs, 0, in.theirs.nr },
 			  LINEDIFF_HISTOGRAM) < 0)
 		goto done;
 	if (!s1.nr) {
-		strbuf_add(out, theirs, theirs_len);
+		strbuf_add(out, theirs->buf, theirs->len);
 		ret = 0;
 		goto done;
 	}
 	if (!s2.nr) {
-		strbuf_add(out, ours, ours_len);
+		strbuf_add(out, ours->buf, ours->len);
 		ret = 0;
 		goto done;
 	}

@@ -18,6 +18,12 @@ struct filemerge_options {
 };
 #define FILEMERGE_OPTIONS_INIT { NULL, NULL, 0 }
 
+/* A borrowed buffer: one side of a merge. */
+struct filemerge_buf {
+	const char *buf;
+	size_t len;
+};
+
 /*
  * Merges the changes from `base` to `ours` and from `base` to `theirs` (buffers,
  * borrowed) into `out` (appended to): the number of conflicting hunks (0: clean),
@@ -25,8 +31,8 @@ struct filemerge_options {
  * callers report a conflict).  Binary contents are the caller's business
  * (filemerge_is_binary()).
  */
-int filemerge_texts(struct strbuf *out, const char *base, size_t base_len, const char *ours,
-		    size_t ours_len, const char *theirs, size_t theirs_len,
+int filemerge_texts(struct strbuf *out, const struct filemerge_buf *base,
+		    const struct filemerge_buf *ours, const struct filemerge_buf *theirs,
 		    const struct filemerge_options *opts);
 
 /* git's buffer_is_binary(): a NUL in the first 8000 bytes. */

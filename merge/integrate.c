@@ -414,12 +414,13 @@ done:
 	return err;
 }
 
-static void log_merging(struct integ_night *n, const struct integ_tree *t, const char *hex,
-			  const char *what)
+static void log_merging(struct integ_night *n, const struct integ_tree *t,
+			const struct nb_oid *commit, const char *what)
 {
-	char *subject = repo_commit_subject(n->repo, hex);
+	char *subject = repo_commit_subject(n->repo, commit);
 
-	strbuf_addf(&n->log, "Merging %s/%s (%.12s %s)\n", t->name, t->branch, hex, subject);
+	strbuf_addf(&n->log, "Merging %s/%s (%.12s %s)\n", t->name, t->branch, commit->hex,
+		    subject);
 	strbuf_addf(&n->log, "$ git merge --no-ff -m Merge branch '%s' of %s %s\n", t->branch,
 		    t->url, what);
 	free(subject);
@@ -641,7 +642,9 @@ static int apply_drops(struct integ_night *n, struct integ_outcome *out, git_oid
 	if (err < 0 || !rr.changed)
 		goto done;
 	for (i = 0; i < rr.left_out.nr; i++) {
-		char *subject = repo_commit_subject(n->repo, rr.left_out.v[i]);
+		struct nb_oid id;
+		char *subject = nb_oid_parse(&id, rr.left_out.v[i]) == 0
+					? repo_commit_subject(n->repo, &id) : xstrdup("");
 
 		strvec_push(&out->left_out_patches, rr.left_out.v[i]);
 		strbuf_addf(&n->log, "# %s: left out patch %.12s (\"%s\"): %s\n", t->name,
@@ -690,7 +693,7 @@ int integ_night_merge_tree(struct integ_night *n, struct integ_outcome *out,
 	if (drops && (drops->patch_ids_nr || drops->message_ids_nr) &&
 	    (err = apply_drops(n, out, &candidate, t, drops)) < 0)
 		goto done;
-	log_merging(n, t, tip_hex, what);
+	log_merging(n, t, tip_id, what);
 	err = try_merge(n, &already, &c, t, &candidate);
 	if (err == 0) {
 		out->state = already ? INTEG_ALREADY : INTEG_MERGED;
@@ -715,7 +718,7 @@ int integ_night_merge_tree(struct integ_night *n, struct integ_outcome *out,
 	    !git_oid_equal(&good, &candidate)) {
 		struct treemerge_conflicts c2 = TREEMERGE_CONFLICTS_INIT;
 
-		log_merging(n, t, good_hex, good_hex);
+		log_merging(n, t, good_id, good_hex);
 		err = try_merge(n, &already, &c2, t, &good);
 		treemerge_conflicts_release(&c2);
 		if (err == 0) {

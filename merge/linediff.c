@@ -204,7 +204,9 @@ struct kept {
 	char *chg;              /* the range's change marks (rindex points into them) */
 };
 
+/* What stays the same through one Myers search: the two sides and the work arrays. */
 struct myers_env {
+	struct kept *k1, *k2;
 	long *kvdf, *kvdb;
 	long mxcost;
 };
@@ -213,10 +215,10 @@ struct myers_env {
  * The furthest point both searches reach in the box, or an interesting cut when the
  * cost gets high (xdiff's heuristics, kept as they are: they decide the output).
  */
-static long myers_split(const unsigned *ha1, long off1, long lim1, const unsigned *ha2,
-			long off2, long lim2, int need_min, struct split *spl,
-			const struct myers_env *env)
+static long myers_split(const struct myers_env *env, long off1, long lim1, long off2,
+			long lim2, int need_min, struct split *spl)
 {
+	const unsigned *ha1 = env->k1->ha, *ha2 = env->k2->ha;
 	long *kvdf = env->kvdf, *kvdb = env->kvdb;
 	long dmin = off1 - lim2, dmax = lim1 - off2;
 	long fmid = off1 - off2, bmid = lim1 - lim2;
@@ -352,9 +354,10 @@ static long myers_split(const unsigned *ha1, long off1, long lim1, const unsigne
 }
 
 /* Divide and conquer over the box; the boundaries mark the changed lines. */
-static void myers_compare(struct kept *k1, long off1, long lim1, struct kept *k2, long off2,
-			  long lim2, int need_min, const struct myers_env *env)
+static void myers_compare(const struct myers_env *env, long off1, long lim1, long off2,
+			  long lim2, int need_min)
 {
+	struct kept *k1 = env->k1, *k2 = env->k2;
 	const unsigned *ha1 = k1->ha, *ha2 = k2->ha;
 	struct split spl = { 0, 0, 0, 0 };
 
@@ -372,9 +375,9 @@ static void myers_compare(struct kept *k1, long off1, long lim1, struct kept *k2
 			k1->chg[k1->rindex[off1]] = 1;
 		return;
 	}
-	myers_split(ha1, off1, lim1, ha2, off2, lim2, need_min, &spl, env);
-	myers_compare(k1, off1, spl.i1, k2, off2, spl.i2, spl.min_lo, env);
-	myers_compare(k1, spl.i1, lim1, k2, spl.i2, lim2, spl.min_hi, env);
+	myers_split(env, off1, lim1, off2, lim2, need_min, &spl);
+	myers_compare(env, off1, spl.i1, off2, spl.i2, spl.min_lo);
+	myers_compare(env, spl.i1, lim1, spl.i2, lim2, spl.min_hi);
 }
 
 /*
@@ -414,12 +417,25 @@ static int multimatch_discardable(const char *dis, long i, long s, long e)
 	return rpdis1 * KPDIS_RUN < (rpdis1 + rdis1);
 }
 
-/* Marks lines without a match as changed and keeps the rest for the search. */
-static void discard(struct kept *out, const unsigned *ha, long n, long dstart, long dend,
-		    char *chg, struct class_map *counts, int other_is_b, long nrec)
+/* One side of a Myers diff: its classes and change marks. */
+struct myers_side {
+	const unsigned *ha;
+	long n;
+	char *chg;
+};
+
+/*
+ * Marks lines [dstart, dend] of a side without a match as changed and keeps the rest
+ * for the search; `other_is_b` says which count of `counts` is the other side's.
+ */
+static void discard(struct kept *out, const struct myers_side *side, long dstart, long dend,
+		    struct class_map *counts, int other_is_b)
 {
+	const unsigned *ha = side->ha;
+	long n = side->n;
+	char *chg = side->chg;
 	char *dis = xcalloc((size_t)n + 1, 1);
-	long i, mlim = bogosqrt(nrec);
+	long i, mlim = bogosqrt(n);
 
 	if (mlim > MAX_EQLIMIT)
 		mlim = MAX_EQLIMIT;
@@ -467,16 +483,20 @@ static void myers_diff(const unsigned *a, long na, char *chg_a, const unsigned *
 		;
 	dend1 = na - i - 1;
 	dend2 = nb - i - 1;
-	discard(&k1, a, na, dstart, dend1, chg_a, &counts, 1, na);
-	discard(&k2, b, nb, dstart, dend2, chg_b, &counts, 0, nb);
+	discard(&k1, &(struct myers_side){ .ha = a, .n = na, .chg = chg_a }, dstart, dend1,
+		&counts, 1);
+	discard(&k2, &(struct myers_side){ .ha = b, .n = nb, .chg = chg_b }, dstart, dend2,
+		&counts, 0);
 	ndiags = k1.nr + k2.nr + 3;
 	kvd = xmalloc((size_t)(2 * ndiags + 2) * sizeof(*kvd));
+	env.k1 = &k1;
+	env.k2 = &k2;
 	env.kvdf = kvd + k2.nr + 1;
 	env.kvdb = kvd + ndiags + k2.nr + 1;
 	env.mxcost = bogosqrt(ndiags);
 	if (env.mxcost < MAX_COST_MIN)
 		env.mxcost = MAX_COST_MIN;
-	myers_compare(&k1, 0, k1.nr, &k2, 0, k2.nr, 0, &env);
+	myers_compare(&env, 0, k1.nr, 0, k2.nr, 0);
 	free(kvd);
 	free(k1.ha);
 	free(k1.rindex);
@@ -503,12 +523,18 @@ struct lcs {
 	int found;
 };
 
+/* The region find_lcs() searches: lines [lo1, end1] of a, [lo2, end2] of b. */
+struct hist_region {
+	long lo1, end1, lo2, end2;
+};
+
 #define REC_CNT(ix, line) ((ix)->line_rec[(line) - (ix)->lo]->cnt)
 
 /* One line of b: the longest match through it of the rarest lines (xdiff's try_lcs()). */
 static long try_lcs(struct hist_index *ix, struct lcs *lcs, const struct diff_env *e,
-		    long b_ptr, long lo1, long end1, long lo2, long end2)
+		    const struct hist_region *rg, long b_ptr)
 {
+	long lo1 = rg->lo1, end1 = rg->end1, lo2 = rg->lo2, end2 = rg->end2;
 	long b_next = b_ptr + 1, as, ae, bs, be, np;
 	struct class_rec *rec = class_map_get(&ix->recs, e->b[b_ptr], 0);
 	unsigned long rc;
@@ -564,6 +590,7 @@ static int find_lcs(struct lcs *lcs, const struct diff_env *e, long lo1, long n1
 {
 	struct hist_index ix;
 	long p, end1 = lo1 + n1 - 1, end2 = lo2 + n2 - 1;
+	const struct hist_region rg = { .lo1 = lo1, .end1 = end1, .lo2 = lo2, .end2 = end2 };
 	int fallback;
 
 	class_map_init(&ix.recs, (size_t)n1);
@@ -589,7 +616,7 @@ static int find_lcs(struct lcs *lcs, const struct diff_env *e, long lo1, long n1
 	ix.cnt = MAX_CHAIN_LENGTH + 1;
 	lcs->found = 0;
 	for (p = lo2; p <= end2;)
-		p = try_lcs(&ix, lcs, e, p, lo1, end1, lo2, end2);
+		p = try_lcs(&ix, lcs, e, &rg, p);
 	fallback = ix.has_common && MAX_CHAIN_LENGTH < ix.cnt;
 	free(ix.recs.v);
 	free(ix.next);
@@ -757,14 +784,13 @@ static int build_script(struct linediff_script *out, const char *ca, long na, co
 	return 0;
 }
 
-int linediff_diff(struct linediff_script *out, const struct linediff_text *a, size_t a_off,
-		  size_t a_nr, const struct linediff_text *b, size_t b_off, size_t b_nr,
-		  enum linediff_algorithm alg)
+int linediff_diff(struct linediff_script *out, const struct linediff_range *a,
+		  const struct linediff_range *b, enum linediff_algorithm alg)
 {
-	char *ca = xcalloc(a_nr + 2, 1), *cb = xcalloc(b_nr + 2, 1);
+	char *ca = xcalloc(a->nr + 2, 1), *cb = xcalloc(b->nr + 2, 1);
 	struct diff_env e = {
-		.a = a->cls + a_off, .b = b->cls + b_off,
-		.na = (long)a_nr, .nb = (long)b_nr, .chg_a = ca + 1, .chg_b = cb + 1,
+		.a = a->text->cls + a->off, .b = b->text->cls + b->off,
+		.na = (long)a->nr, .nb = (long)b->nr, .chg_a = ca + 1, .chg_b = cb + 1,
 	};
 	int err = 0;
 

@@ -53,15 +53,20 @@ enum linediff_algorithm {
 	LINEDIFF_MYERS,         /* git's default for diffs; histogram's fallback */
 };
 
+/* Lines [off, off + nr) of a text. */
+struct linediff_range {
+	const struct linediff_text *text;
+	size_t off, nr;
+};
+
 /*
- * The changes from lines [a_off, a_off + a_nr) of `a` to lines [b_off, b_off + b_nr)
- * of `b`, each range taken as a whole file (positions in `out` are relative to the
- * ranges), as xdiff's xdl_do_diff() + xdl_change_compact() + xdl_build_script()
- * give them.  `a` and `b` must come from one classifier.  Returns 0, or -1 when the
- * compaction met a state git's code treats as a bug (nothing in `out` then).
+ * The changes from range `a` to range `b`, each range taken as a whole file
+ * (positions in `out` are relative to the ranges), as xdiff's xdl_do_diff() +
+ * xdl_change_compact() + xdl_build_script() give them.  Both texts must come from
+ * one classifier.  Returns 0, or -1 when the compaction met a state git's code
+ * treats as a bug (nothing in `out` then).
  */
-int linediff_diff(struct linediff_script *out, const struct linediff_text *a, size_t a_off,
-		  size_t a_nr, const struct linediff_text *b, size_t b_off, size_t b_nr,
-		  enum linediff_algorithm alg);
+int linediff_diff(struct linediff_script *out, const struct linediff_range *a,
+		  const struct linediff_range *b, enum linediff_algorithm alg);
 
 #endif

@@ -118,15 +118,15 @@ int lookup_patch_id(struct nb_oid *out, struct repo *repo, const struct nb_oid *
 }
 
 int lookup_commit(struct lookup_patch *out, struct repo *repo, const char *tree,
-		  const char *hex)
+		  const struct nb_oid *commit)
 {
 	struct commit_info ci = COMMIT_INFO_INIT;
 	git_oid id;
 	int error;
 
 	memset(out, 0, sizeof(*out));
-	if (git_oid_fromstr(&id, hex) < 0)
-		return nb_error_set(NB_EINVALID, "'%s' is not a commit id", hex);
+	if (git_oid_fromstr(&id, commit->hex) < 0)
+		return nb_error_set(NB_EINVALID, "'%s' is not a commit id", commit->hex);
 	if ((error = commitinfo_read(&ci, repo_git(repo), &id)) < 0)
 		return error;
 	fill(out, &ci, tree);

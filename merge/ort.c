@@ -68,6 +68,12 @@ struct name {
 	size_t len;
 };
 
+/* One name of a folder with its sides: which have it (mask), which as a folder. */
+struct level_entry {
+	unsigned int mask, dirmask;
+	struct name names[3];
+};
+
 static const git_oid null_oid;
 
 static int is_dir(unsigned int mode)
@@ -115,9 +121,11 @@ static void put_entry(struct ort *o, const char *path, struct entry *e)
 /* ---- collect_merge_info() ---- */
 
 static void setup_path_info(struct ort *o, const char *fullpath, size_t dirlen,
-			    const struct name names[3], const struct name *merged, int is_null,
-			    int df_conflict, unsigned int filemask, unsigned int dirmask)
+			    const struct level_entry *le, const struct name *merged, int is_null,
+			    int df_conflict)
 {
+	const struct name *names = le->names;
+	unsigned int dirmask = le->dirmask, filemask = le->mask & ~dirmask;
 	struct entry *e = arena_alloc(&o->arena, sizeof(*e));
 	int i;
 
@@ -207,11 +215,6 @@ static void collect_rename_info(struct ort *o, const struct name names[3], const
 				 o->dir_rename_mask);
 	}
 }
-
-struct level_entry {
-	unsigned int mask, dirmask;
-	struct name names[3];
-};
 
 struct level {
 	struct level_entry *v;
@@ -427,28 +430,24 @@ static int collect_callback(struct ort *o, const struct level_entry *le, const c
 	memcpy(fullpath, prefix, dirlen);
 	memcpy(fullpath + dirlen, p->name, p->len);
 	if (s1_base && s2_base) {
-		setup_path_info(o, fullpath, dirlen, names, &names[0], mbase_null, 0, filemask,
-				dirmask);
+		setup_path_info(o, fullpath, dirlen, le, &names[0], mbase_null, 0);
 		return 0;
 	}
 	if (sides_match && filemask == 7) {
-		setup_path_info(o, fullpath, dirlen, names, &names[1], side1_null, 0, filemask,
-				dirmask);
+		setup_path_info(o, fullpath, dirlen, le, &names[1], side1_null, 0);
 		return 0;
 	}
 	if (s1_base && filemask == 7) {
-		setup_path_info(o, fullpath, dirlen, names, &names[2], side2_null, 0, filemask,
-				dirmask);
+		setup_path_info(o, fullpath, dirlen, le, &names[2], side2_null, 0);
 		return 0;
 	}
 	if (s2_base && filemask == 7) {
-		setup_path_info(o, fullpath, dirlen, names, &names[1], side1_null, 0, filemask,
-				dirmask);
+		setup_path_info(o, fullpath, dirlen, le, &names[1], side1_null, 0);
 		return 0;
 	}
 	collect_rename_info(o, names, o->current_dir_name, fullpath, filemask, dirmask,
 			    match_mask);
-	setup_path_info(o, fullpath, dirlen, names, NULL, 0, df_conflict, filemask, dirmask);
+	setup_path_info(o, fullpath, dirlen, le, NULL, 0, df_conflict);
 	ci = get_entry(o, fullpath);
 	ci->match_mask = match_mask;
 	if (dirmask) {
@@ -577,11 +576,18 @@ static int write_object(struct ort *o, git_oid *out, const void *data, size_t le
 	return 0;
 }
 
+/* What a content merge is asked about one path, besides its three versions. */
+struct content_request {
+	const char *path;
+	const char **pathnames;         /* the path on each side (three) */
+	int extra_marker_size;
+};
+
 /* merge_3way(): 0 clean, 1 conflict, -1 error; the merged blob's id in *out. */
-static int merge_3way(struct ort *o, git_oid *out, const char *path, const git_oid *base,
-		      const git_oid *a, const git_oid *b, const char *pathnames[3],
-		      int extra_marker_size)
+static int merge_3way(struct ort *o, git_oid *out, const struct content_request *rq,
+		      const git_oid *base, const git_oid *a, const git_oid *b)
 {
+	const char *path = rq->path, **pathnames = rq->pathnames;
 	git_blob *bb = NULL, *ab = NULL, *tb = NULL;
 	struct strbuf res = STRBUF_INIT;
 	struct filemerge_options fo = FILEMERGE_OPTIONS_INIT;
@@ -624,8 +630,10 @@ static int merge_3way(struct ort *o, git_oid *out, const char *path, const git_o
 	}
 	fo.ours_label = name1;
 	fo.theirs_label = name2;
-	fo.marker_size = 7 + extra_marker_size;
-	n = filemerge_texts(&res, bp, bl, ap, al, tp, tl, &fo);
+	fo.marker_size = 7 + rq->extra_marker_size;
+	n = filemerge_texts(&res, &(struct filemerge_buf){ bp, bl },
+			    &(struct filemerge_buf){ ap, al }, &(struct filemerge_buf){ tp, tl },
+			    &fo);
 	if (n < 0) {
 		o->unsure = 1;
 		n = 1;
@@ -644,9 +652,9 @@ done:
 }
 
 /* handle_content_merge(): 1 clean, 0 conflict, -1 error. */
-static int content_merge(struct ort *o, const char *path, const struct version *ov,
-			 const struct version *a, const struct version *b,
-			 const char *pathnames[3], int extra_marker_size, struct version *result)
+static int content_merge(struct ort *o, const struct content_request *rq,
+			 const struct version *ov, const struct version *a,
+			 const struct version *b, struct version *result)
 {
 	int clean = 1;
 
@@ -664,8 +672,8 @@ static int content_merge(struct ort *o, const char *path, const struct version *
 		git_oid_cpy(&result->oid, &a->oid);
 	} else if (S_ISREG(a->mode)) {
 		int two_way = (S_IFMT & ov->mode) != (S_IFMT & a->mode);
-		int st = merge_3way(o, &result->oid, path, two_way ? &null_oid : &ov->oid,
-				    &a->oid, &b->oid, pathnames, extra_marker_size);
+		int st = merge_3way(o, &result->oid, rq, two_way ? &null_oid : &ov->oid,
+				    &a->oid, &b->oid);
 
 		if (st < 0)
 			return -1;
@@ -1100,6 +1108,7 @@ static int rename_rename(struct ort *o, const struct ort_pairs *renames, size_t 
 	const char *pathnames[3];
 	struct entry *base, *side1, *side2;
 	struct version merged;
+	struct content_request rq;
 	int clean_merge, was_binary_blob = 0;
 
 	pathnames[0] = oldpath;
@@ -1119,8 +1128,10 @@ static int rename_rename(struct ort *o, const struct ort_pairs *renames, size_t 
 		base->clean = 1;
 		return 1;
 	}
-	clean_merge = content_merge(o, oldpath, &base->stages[0], &side1->stages[1],
-				    &side2->stages[2], pathnames, 1 + 2 * o->opts->call_depth,
+	rq.path = oldpath;
+	rq.pathnames = pathnames;
+	rq.extra_marker_size = 1 + 2 * o->opts->call_depth;
+	clean_merge = content_merge(o, &rq, &base->stages[0], &side1->stages[1], &side2->stages[2],
 				    &merged);
 	if (clean_merge < 0)
 		return -1;
@@ -1188,6 +1199,10 @@ static int process_renames(struct ort *o, struct ort_pairs *renames)
 			o->unsure = 1;
 		if (collision && !source_deleted) {
 			const char *pathnames[3];
+			const struct content_request rq = {
+				.path = pair->one->path, .pathnames = pathnames,
+				.extra_marker_size = 1 + 2 * o->opts->call_depth,
+			};
 			struct entry *base, *side1, *side2;
 			struct version merged;
 			int clean;
@@ -1202,9 +1217,8 @@ static int process_renames(struct ort *o, struct ort_pairs *renames)
 				o->unsure = 1;
 				continue;
 			}
-			clean = content_merge(o, pair->one->path, &base->stages[0],
-					      &side1->stages[1], &side2->stages[2], pathnames,
-					      1 + 2 * o->opts->call_depth, &merged);
+			clean = content_merge(o, &rq, &base->stages[0], &side1->stages[1],
+					      &side2->stages[2], &merged);
 			if (clean < 0)
 				return -1;
 			newinfo->stages[target_index] = merged;
@@ -1571,9 +1585,12 @@ static int process_entry(struct ort *o, const char *path, struct entry *ci,
 		distinct_types(o, &path, ci, dm);
 	} else if (ci->filemask >= 6) {
 		struct version merged;
-		int clean_merge = content_merge(o, path, &ci->stages[0], &ci->stages[1],
-						&ci->stages[2], ci->pathnames,
-						o->opts->call_depth * 2, &merged);
+		const struct content_request rq = {
+			.path = path, .pathnames = ci->pathnames,
+			.extra_marker_size = o->opts->call_depth * 2,
+		};
+		int clean_merge = content_merge(o, &rq, &ci->stages[0], &ci->stages[1],
+						&ci->stages[2], &merged);
 
 		if (clean_merge < 0)
 			return -1;

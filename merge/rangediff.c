@@ -335,17 +335,18 @@ static void correspondences(struct rangediff *rd, int factor)
 	free(pairs);
 }
 
-int rangediff_compute(struct rangediff *out, struct repo *repo, const struct nb_oid *old_base,
-		      const struct nb_oid *old_tip, const struct nb_oid *new_base,
-		      const struct nb_oid *new_tip, int creation_factor, size_t max)
+int rangediff_compute(struct rangediff *out, struct repo *repo,
+		      const struct rangediff_ranges *ranges, int creation_factor, size_t max)
 {
 	git_repository *git = repo_git(repo);
 	int error;
 
 	if (!max)
 		max = RANGEDIFF_MAX_DEFAULT;
-	if ((error = read_range(&out->old, &out->old_nr, git, old_base, old_tip, max)) < 0 ||
-	    (error = read_range(&out->new, &out->new_nr, git, new_base, new_tip, max)) < 0)
+	if ((error = read_range(&out->old, &out->old_nr, git, ranges->old_base, ranges->old_tip,
+				max)) < 0 ||
+	    (error = read_range(&out->new, &out->new_nr, git, ranges->new_base, ranges->new_tip,
+				max)) < 0)
 		return error;
 	exact_matches(out);
 	correspondences(out, creation_factor);

@@ -351,7 +351,7 @@ int repo_good_set(struct repo *repo, const char *tree, const struct nb_oid *hex)
 	return err;
 }
 
-char *repo_commit_subject(struct repo *repo, const char *hex)
+char *repo_commit_subject(struct repo *repo, const struct nb_oid *commit)
 {
 	git_commit *c = NULL;
 	const char *msg;
@@ -360,7 +360,7 @@ char *repo_commit_subject(struct repo *repo, const char *hex)
 
 	struct strbuf sb = STRBUF_INIT;
 
-	if (git_oid_fromstr(&id, hex) < 0 || git_commit_lookup(&c, repo->git, &id) < 0)
+	if (git_oid_fromstr(&id, commit->hex) < 0 || git_commit_lookup(&c, repo->git, &id) < 0)
 		return xstrdup("");
 	/* the first line, as merge.log shows it: valid UTF-8, no escape sequence */
 	msg = git_commit_message(c);

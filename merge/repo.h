@@ -105,7 +105,7 @@ int repo_good_get(struct repo *repo, const char *tree, struct nb_oid *out);
 int repo_good_set(struct repo *repo, const char *tree, const struct nb_oid *hex);
 
 /* The subject (first line) of a commit, malloc'd (caller frees); "" if unknown. */
-char *repo_commit_subject(struct repo *repo, const char *hex);
+char *repo_commit_subject(struct repo *repo, const struct nb_oid *commit);
 
 /*
  * Appends at most `max` bytes of the file `path` of the commit `refname` names (a
@@ -213,9 +213,9 @@ int lookup_commit_ids(struct nb_oid **out, size_t *nr, struct repo *repo, const 
  */
 long lookup_patch_find(const struct lookup_patches *pool, const char *id);
 
-/* Reads one commit (40-hex) as a patch of `tree` into `out` (release it after). */
+/* Reads one commit as a patch of `tree` into `out` (release it after). */
 int lookup_commit(struct lookup_patch *out, struct repo *repo, const char *tree,
-		  const char *hex);
+		  const struct nb_oid *commit);
 /*
  * The same without its patch-id (patch_id ""), which is most of the cost of reading
  * a commit: for those who can wait for it, and then ask lookup_patch_id().
@@ -407,16 +407,21 @@ struct rangediff {
 };
 #define RANGEDIFF_INIT { NULL, NULL, 0, 0 }
 
+/* The two ranges a range-diff compares: old_base..old_tip and new_base..new_tip. */
+struct rangediff_ranges {
+	const struct nb_oid *old_base, *old_tip;
+	const struct nb_oid *new_base, *new_tip;
+};
+
 /*
- * Compares old_base..old_tip with new_base..new_tip (the non-merge commits each tip
- * reaches and its base does not; a NULL base: all of them), at most `max` commits a
- * range (0: 200; a longer range is NB_EINVALID, recorded: its cost grows with the
- * square).  `creation_factor` in per cent (RANGEDIFF_CREATION_FACTOR).  Fills `out`
+ * Compares the two ranges (the non-merge commits each tip reaches and its base does
+ * not; a NULL base: all of them), at most `max` commits a range (0: 200; a longer
+ * range is NB_EINVALID, recorded: its cost grows with the square).
+ * `creation_factor` in per cent (RANGEDIFF_CREATION_FACTOR).  Fills `out`
  * (RANGEDIFF_INIT; release with rangediff_release()).  Returns 0 or NB_ERROR.
  */
-int rangediff_compute(struct rangediff *out, struct repo *repo, const struct nb_oid *old_base,
-		      const struct nb_oid *old_tip, const struct nb_oid *new_base,
-		      const struct nb_oid *new_tip, int creation_factor, size_t max);
+int rangediff_compute(struct rangediff *out, struct repo *repo,
+		      const struct rangediff_ranges *ranges, int creation_factor, size_t max);
 void rangediff_release(struct rangediff *rd);
 
 /* The same over two ranges of one commit each: old_commit^..old_commit, new_commit^..new_commit. */

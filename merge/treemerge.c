@@ -111,39 +111,30 @@ static int merge_trees_counted(struct recursion *r, struct ort_result *out,
 }
 
 /*
- * merge-ort's merge_ort_internal(): `bases` (oldest first; NULL: found here) are
+ * merge-ort's merge_ort_internal(): the merge bases of h1 and h2 (oldest first) are
  * merged pairwise into a virtual base, inner merges labelled "Temporary merge
  * branch 1/2" with their conflicts left in; then h1 and h2 are merged over it.
  * 0 with *out filled, 1 when a bound stopped it, NB_ERROR.
  */
-static int merge_internal(struct recursion *r, struct ort_result *out, struct mb_commit **given,
-			  size_t given_nr, struct mb_commit *h1, struct mb_commit *h2, int depth,
-			  const char *b1, const char *b2)
+static int merge_internal(struct recursion *r, struct ort_result *out, struct mb_commit *h1,
+			  struct mb_commit *h2, int depth, const char *b1, const char *b2)
 {
 	struct ort_options opts = { b1, b2, "merged common ancestors", depth };
-	struct mb_commit **bases = NULL, *merged;
+	struct mb_commit **bases = NULL, **found, *merged;
 	git_oid base_tree, tree1, tree2;
 	size_t nr, i;
-	int err = 0;
+	int err;
 
-	if (given) {
-		nr = given_nr;
-		bases = xmalloc((nr + 1) * sizeof(*bases));
-		memcpy(bases, given, nr * sizeof(*bases));
-	} else {
-		struct mb_commit **found;
-
-		err = mbgraph_merge_bases(&found, &nr, r->g, h1, h2, TREEMERGE_MAX_WALK);
-		if (err == NB_ETIMEOUT) {
-			r->stopped = "too many merge bases";
-			return 1;
-		}
-		if (err < 0)
-			return err;
-		bases = xmalloc((nr + 1) * sizeof(*bases));
-		for (i = 0; i < nr; i++)         /* git merges them oldest first */
-			bases[i] = found[nr - 1 - i];
+	err = mbgraph_merge_bases(&found, &nr, r->g, h1, h2, TREEMERGE_MAX_WALK);
+	if (err == NB_ETIMEOUT) {
+		r->stopped = "too many merge bases";
+		return 1;
 	}
+	if (err < 0)
+		return err;
+	bases = xmalloc((nr + 1) * sizeof(*bases));
+	for (i = 0; i < nr; i++)         /* git merges them oldest first */
+		bases[i] = found[nr - 1 - i];
 	if (nr > stats.max_bases)
 		stats.max_bases = nr;
 	if (nr > TREEMERGE_MAX_BASES) {
@@ -164,7 +155,7 @@ static int merge_internal(struct recursion *r, struct ort_result *out, struct mb
 		struct mb_commit *prev = merged;
 		struct ort_result inner;
 
-		err = merge_internal(r, &inner, NULL, 0, prev, bases[i], depth + 1, INNER_BRANCH1,
+		err = merge_internal(r, &inner, prev, bases[i], depth + 1, INNER_BRANCH1,
 				     INNER_BRANCH2);
 		if (err)
 			goto done;
@@ -253,7 +244,7 @@ static int merge_recursive(git_oid *out_tree, struct treemerge_conflicts *confli
 	if ((err = mbgraph_lookup(&h1, r.g, ours)) < 0 ||
 	    (err = mbgraph_lookup(&h2, r.g, theirs)) < 0)
 		goto done;
-	err = merge_internal(&r, &res, NULL, 0, h1, h2, 0, labels->ours, labels->theirs);
+	err = merge_internal(&r, &res, h1, h2, 0, labels->ours, labels->theirs);
 	if (err < 0)
 		goto done;
 	err = report(out_tree, conflicts, &res, &r);

@@ -221,8 +221,10 @@ static void test_merges_like_git(void **state)
 		struct strbuf mine = STRBUF_INIT;
 		char *l1 = xstrfmt("o%d", i), *l2 = xstrfmt("t%d", i);
 		struct filemerge_options fo = { l1, l2, 7 };
-		int n = filemerge_texts(&mine, cases[i][0].buf, cases[i][0].len, cases[i][1].buf,
-					cases[i][1].len, cases[i][2].buf, cases[i][2].len, &fo);
+		const struct filemerge_buf base = { cases[i][0].buf, cases[i][0].len };
+		const struct filemerge_buf ours = { cases[i][1].buf, cases[i][1].len };
+		const struct filemerge_buf theirs = { cases[i][2].buf, cases[i][2].len };
+		int n = filemerge_texts(&mine, &base, &ours, &theirs, &fo);
 
 		assert_true(n >= 0);
 		if ((n == 0) != clean[i] || mine.len != files[i].len ||
@@ -287,11 +289,14 @@ static void test_diffs_like_git(void **state)
 			struct linediff_text ta = LINEDIFF_TEXT_INIT, tb = LINEDIFF_TEXT_INIT;
 			struct linediff_script mine = LINEDIFF_SCRIPT_INIT;
 			struct linediff_script git = LINEDIFF_SCRIPT_INIT;
+			struct linediff_range ra = { &ta, 0, 0 }, rb = { &tb, 0, 0 };
 			size_t j;
 
 			linediff_text_init(&ta, c, a->buf, a->len);
 			linediff_text_init(&tb, c, b->buf, b->len);
-			assert_int_equal(linediff_diff(&mine, &ta, 0, ta.nr, &tb, 0, tb.nr,
+			ra.nr = ta.nr;
+			rb.nr = tb.nr;
+			assert_int_equal(linediff_diff(&mine, &ra, &rb,
 						       k ? LINEDIFF_MYERS : LINEDIFF_HISTOGRAM), 0);
 			git_changes(&git, k ? "diff-algorithm=myers" : "histogram");
 			assert_int_equal(mine.nr, git.nr);

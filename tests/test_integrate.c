@@ -391,7 +391,7 @@ static void test_multi_pack_index_slow(void **state)
 		assert_int_equal(repo_ref_get(repo, path, &hex), 0);
 		assert_string_equal(hex.hex, res[i].tip.hex);
 		free(path);
-		free(repo_commit_subject(repo, hex.hex));
+		free(repo_commit_subject(repo, &hex));
 	}
 	fixture_sh_out(&before, 0, "stat -c %%Y.%%y state/repo.git/objects/pack/multi-pack-index");
 	assert_int_equal(repo_index_packs(repo), 0);

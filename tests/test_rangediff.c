@@ -77,7 +77,9 @@ static void compare_with_git(const char *ranges[4], int seed)
 	for (i = 0; i < 4; i++)
 		assert_int_equal(nb_oid_parse(&ids[i], ranges[i]), 0);
 	repo = open_repo();
-	assert_int_equal(rangediff_compute(&rd, repo, &ids[0], &ids[1], &ids[2], &ids[3],
+	assert_int_equal(rangediff_compute(&rd, repo,
+					   &(struct rangediff_ranges){ &ids[0], &ids[1], &ids[2],
+								       &ids[3] },
 					   RANGEDIFF_CREATION_FACTOR, 0),
 			 0);
 	assert_int_equal(fixture_sh_out(&out, 0, "cd %s && git -c core.abbrev=12 range-diff "
@@ -174,7 +176,9 @@ static void test_rangediff_shows_pair(void **state)
 	for (i = 0; i < 4; i++)
 		assert_int_equal(nb_oid_parse(&ids[i], hex[i]), 0);
 	repo = open_repo();
-	assert_int_equal(rangediff_compute(&rd, repo, &ids[0], &ids[1], &ids[0], &ids[3],
+	assert_int_equal(rangediff_compute(&rd, repo,
+					   &(struct rangediff_ranges){ &ids[0], &ids[1], &ids[0],
+								       &ids[3] },
 					   RANGEDIFF_CREATION_FACTOR, 0),
 			 0);
 	assert_int_equal(rd.old[0].pair, 0);

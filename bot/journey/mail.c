@@ -108,8 +108,11 @@ static void range_diff(struct jn_notice *x, struct journey_night *jn, size_t j,
 	struct strbuf text = STRBUF_INIT;
 	int oi = -1, nj = -1;
 
-	if (last && rangediff_compute(&rd, jn->reader, &last->base, &last->tip, jn->o.base_tip,
-				      &now->tip, RANGEDIFF_CREATION_FACTOR, MAIL_RANGE_MAX) == 0) {
+	if (last && rangediff_compute(&rd, jn->reader,
+				      &(struct rangediff_ranges){
+					      .old_base = &last->base, .old_tip = &last->tip,
+					      .new_base = jn->o.base_tip, .new_tip = &now->tip },
+				      RANGEDIFF_CREATION_FACTOR, MAIL_RANGE_MAX) == 0) {
 		oi = index_in(rd.old, rd.old_nr, &old->commit);
 		nj = index_in(rd.new, rd.new_nr, &neu->commit);
 	}

@@ -302,7 +302,7 @@ static int in_mainline_commits(struct journey_night *jn, struct jmap *pids, stru
 		for (x = 0; x < nr; x++) {
 			struct lookup_patch lp;
 
-			if (lookup_commit(&lp, jn->reader, NULL, ids[x].hex) < 0)
+			if (lookup_commit(&lp, jn->reader, NULL, &ids[x]) < 0)
 				continue;
 			if (!nb_oid_is_null(&lp.patch_id))
 				jmap_put(pids, lp.patch_id.hex, 1);
