@@ -550,7 +550,7 @@ static void test_stop_flag_cancels_jobs(void **state)
 	stop_now = 0;
 	slurm_stop_on(&stop_now);
 	assert_int_equal(pthread_create(&tid, NULL, request_stop, NULL), 0);
-	run_slurm(&r, "echo started; sleep 300; echo never", 600, &s);
+	run_slurm(&r, "echo started; sleep 40; echo never", 600, &s);
 	pthread_join(tid, NULL);
 	assert_int_equal(r.runner_failed, 1);
 	assert_int_equal(r.timed_out, 0);
@@ -585,7 +585,7 @@ static void *run_long_job(void *arg)
 {
 	struct long_job *j = arg;
 
-	run_slurm(&j->r, "echo started; sleep 300; echo never", 600, &j->s);
+	run_slurm(&j->r, "echo started; sleep 40; echo never", 600, &j->s);
 	return NULL;
 }
 
