@@ -42,3 +42,11 @@ done_testing() {
 # Debian's Python with its packages (aiosmtpd), not whatever python3 is first on PATH.
 PYTHON=/usr/bin/python3
 git_q() { git -c user.name=t -c user.email=t@example.org -c init.defaultBranch=master "$@"; }
+# commit_file PATH TEXT SUBJECT: writes TEXT (printf %b) to PATH, folders made, and
+# commits it in the current repository, signed off by Dev
+commit_file() {
+	mkdir -p "$(dirname "$1")"
+	printf '%b' "$2" >"$1"
+	git_q add "$1"
+	git_q commit -q -m "$3" -m "Signed-off-by: Dev <dev@example.org>"
+}

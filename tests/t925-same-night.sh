@@ -16,17 +16,11 @@ R=$TMP/remotes
 DATE=2026-12-05
 
 # commit FILE CONTENT SUBJECT: writes, adds and commits in the current repository
-commit() {
-	mkdir -p "$(dirname "$1")"
-	printf '%b' "$2" >"$1"
-	git_q add "$1"
-	git_q commit -q -m "$3" -m "Signed-off-by: Dev <dev@example.org>"
-}
 # noise N PREFIX: N harmless patches (comments in their own files)
 noise() {
 	i=1
 	while [ "$i" -le "$1" ]; do
-		commit "doc/$2-$i.txt" "note $i\n" "$2: document step $i"
+		commit_file "doc/$2-$i.txt" "note $i\n" "$2: document step $i"
 		i=$((i + 1))
 	done
 }
@@ -34,11 +28,11 @@ noise() {
 mkdir -p "$R" "$TMP/src"
 cd "$TMP/src" || exit 1
 git_q init -q
-commit Makefile 'CFLAGS ?= -O0\nOBJS := $(sort $(patsubst %.c,%.o,$(wildcard lib/*.c))) main.o\n\nprog: $(OBJS)\n\t$(CC) -o $@ $(OBJS)\n\n%.o: %.c\n\t$(CC) $(CFLAGS) -Wall -Werror=implicit-function-declaration -Iinclude -c -o $@ $<\n\ntest: prog\n\t./prog --selftest\n\n.PHONY: test\n' "build: a Makefile (no header dependencies)"
-commit include/api.h '#define LIMIT 10\nint a_value(void);\nint b_value(void);\n' "api: the interface"
-commit lib/a.c '#include "api.h"\nint a_value(void)\n{\n\treturn LIMIT * 2;\n}\n' "lib: a_value()"
-commit lib/b.c '#include "api.h"\nint b_value(void)\n{\n\treturn 5;\n}\n' "lib: b_value()"
-commit main.c '#include <stdio.h>\n#include <string.h>\n#include "api.h"\n\nint main(int argc, char **argv)\n{\n\tif (argc > 1 && !strcmp(argv[1], "--selftest")) {\n\t\tif (a_value() != 20) {\n\t\t\tprintf("main.c:10: FAIL: a_value() is %d, want 20\\n", a_value());\n\t\t\treturn 1;\n\t\t}\n\t\tprintf("selftest: ok\\n");\n\t\treturn 0;\n\t}\n\tprintf("%d\\n", a_value() + b_value());\n\treturn 0;\n}\n' "main: the program and its self-test"
+commit_file Makefile 'CFLAGS ?= -O0\nOBJS := $(sort $(patsubst %.c,%.o,$(wildcard lib/*.c))) main.o\n\nprog: $(OBJS)\n\t$(CC) -o $@ $(OBJS)\n\n%.o: %.c\n\t$(CC) $(CFLAGS) -Wall -Werror=implicit-function-declaration -Iinclude -c -o $@ $<\n\ntest: prog\n\t./prog --selftest\n\n.PHONY: test\n' "build: a Makefile (no header dependencies)"
+commit_file include/api.h '#define LIMIT 10\nint a_value(void);\nint b_value(void);\n' "api: the interface"
+commit_file lib/a.c '#include "api.h"\nint a_value(void)\n{\n\treturn LIMIT * 2;\n}\n' "lib: a_value()"
+commit_file lib/b.c '#include "api.h"\nint b_value(void)\n{\n\treturn 5;\n}\n' "lib: b_value()"
+commit_file main.c '#include <stdio.h>\n#include <string.h>\n#include "api.h"\n\nint main(int argc, char **argv)\n{\n\tif (argc > 1 && !strcmp(argv[1], "--selftest")) {\n\t\tif (a_value() != 20) {\n\t\t\tprintf("main.c:10: FAIL: a_value() is %d, want 20\\n", a_value());\n\t\t\treturn 1;\n\t\t}\n\t\tprintf("selftest: ok\\n");\n\t\treturn 0;\n\t}\n\tprintf("%d\\n", a_value() + b_value());\n\treturn 0;\n}\n' "main: the program and its self-test"
 git_q clone -q --bare . "$R/mainline.git"
 base=$(git rev-parse HEAD)
 
@@ -52,7 +46,7 @@ push() {
 
 tree mm
 noise 2 mm
-commit include/api.h '#define LIMIT 11\nint a_value(void);\nint b_value(void);\n' "api: raise LIMIT to 11"
+commit_file include/api.h '#define LIMIT 11\nint a_value(void);\nint b_value(void);\n' "api: raise LIMIT to 11"
 noise 2 mm-more
 push mm
 
@@ -62,14 +56,14 @@ git_q checkout -q -b net-side
 noise 2 net-side
 git_q checkout -q net
 git_q merge -q --no-ff -m "Merge branch 'net-side' into net" net-side
-commit lib/b.c '#include "api.h"\nint b_value(void)\n{\n\treturn b_undefined_thing;\n}\n' "net: read b_value from the device"
+commit_file lib/b.c '#include "api.h"\nint b_value(void)\n{\n\treturn b_undefined_thing;\n}\n' "net: read b_value from the device"
 noise 2 net-more
 push net
 
 tree vfs
 noise 1 vfs
 git_q checkout -q -b vfs-rename
-commit include/api.h '#define LIMIT 10\nint a_value(void);\nint b_count(void);\n' "api: rename b_value() to b_count()"
+commit_file include/api.h '#define LIMIT 10\nint a_value(void);\nint b_count(void);\n' "api: rename b_value() to b_count()"
 sed 's/b_value/b_count/' lib/b.c >lib/b.c.new && mv lib/b.c.new lib/b.c
 sed 's/b_value/b_count/' main.c >main.c.new && mv main.c.new main.c
 git_q commit -q -a --amend --no-edit
@@ -81,7 +75,7 @@ push vfs
 
 tree sched
 noise 2 sched
-commit lib/c.c '#include "api.h"\nint c_value(void)\n{\n\treturn b_value() + 1;\n}\n' "sched: c_value() on top of b_value()"
+commit_file lib/c.c '#include "api.h"\nint c_value(void)\n{\n\treturn b_value() + 1;\n}\n' "sched: c_value() on top of b_value()"
 noise 2 sched-more
 push sched
 cd "$TMP" || exit 1

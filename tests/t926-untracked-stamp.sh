@@ -9,26 +9,20 @@
 . "$(dirname "$0")/lib.sh"
 R=$TMP/remotes
 
-commit() {
-	mkdir -p "$(dirname "$1")"
-	printf '%b' "$2" >"$1"
-	git_q add "$1"
-	git_q commit -q -m "$3" -m "Signed-off-by: Dev <dev@example.org>"
-}
 
 mkdir -p "$R" "$TMP/src"
 cd "$TMP/src" || exit 1
 git_q init -q
 # the test: fails when BROKEN is there, unless a stamp is; leaves a stamp once
 # stamper.txt is in the tree
-commit check.sh 'if [ ! -e .stamp ] && [ -e BROKEN ]; then echo "check.sh:2: FAIL: broken"; exit 1; fi\nif [ -e stamper.txt ]; then touch .stamp; fi\necho ok\n' "check: the self-test"
+commit_file check.sh 'if [ ! -e .stamp ] && [ -e BROKEN ]; then echo "check.sh:2: FAIL: broken"; exit 1; fi\nif [ -e stamper.txt ]; then touch .stamp; fi\necho ok\n' "check: the self-test"
 git_q clone -q --bare . "$R/mainline.git"
 git_q checkout -q -b drivers
 i=1
 while [ "$i" -le 9 ]; do
-	commit "drivers/d$i.txt" "driver $i\n" "drivers: add driver $i"
-	[ "$i" = 2 ] && commit stamper.txt "x\n" "drivers: keep a stamp of passing runs"
-	[ "$i" = 6 ] && commit BROKEN "x\n" "drivers: break the self-test"
+	commit_file "drivers/d$i.txt" "driver $i\n" "drivers: add driver $i"
+	[ "$i" = 2 ] && commit_file stamper.txt "x\n" "drivers: keep a stamp of passing runs"
+	[ "$i" = 6 ] && commit_file BROKEN "x\n" "drivers: break the self-test"
 	i=$((i + 1))
 done
 git_q clone -q --bare --branch drivers . "$R/drivers.git"

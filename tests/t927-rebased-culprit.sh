@@ -6,22 +6,17 @@
 . "$(dirname "$0")/lib.sh"
 R=$TMP/remotes
 
-commit() {
-	printf '%b' "$2" >"$1"
-	git_q add "$1"
-	git_q commit -q -m "$3" -m "Signed-off-by: Dev <dev@example.org>"
-}
 
 mkdir -p "$R" "$TMP/src"
 cd "$TMP/src" || exit 1
 git_q init -q
-commit check.sh 'if [ -e BROKEN ]; then echo "check.sh:1: FAIL: broken"; exit 1; fi\n' "check: the build"
+commit_file check.sh 'if [ -e BROKEN ]; then echo "check.sh:1: FAIL: broken"; exit 1; fi\n' "check: the build"
 git_q clone -q --bare . "$R/mainline.git"
 git_q checkout -q -b drv
-commit d1 "1\n" "drv: one"
-commit d2 "2\n" "drv: two"
-commit BROKEN "x\n" "drv: break the build"
-commit d3 "3\n" "drv: three"
+commit_file d1 "1\n" "drv: one"
+commit_file d2 "2\n" "drv: two"
+commit_file BROKEN "x\n" "drv: break the build"
+commit_file d3 "3\n" "drv: three"
 git_q push -q "$R/mainline.git" drv:refs/heads/drv 2>/dev/null
 git_q clone -q --bare --branch drv . "$R/drv.git"
 cd "$TMP" || exit 1
