@@ -571,10 +571,11 @@ int slurm_run(struct runcmd_result *out, const struct runcmd_opts *opts,
 		err = 0;
 	} else if (!(err = run_watched(out, &ro, &w))) {
 		out->runner_failed = 0;
+		/* slurm_cancel_all() may have cancelled it while srun still said 0 */
+		w.stopped |= take_cancelled(name);
 		if (out->exit_code != 0 || out->timed_out || w.timed_out || w.never_started ||
 		    w.stopped)
 			cancel_and_wait(name, ro.env);
-		w.stopped |= take_cancelled(name);
 		classify(out, &w, prefix, name, opts);
 	}
 	register_job(name, 0);
