@@ -273,7 +273,7 @@ static void hostile_alternates(const char *setup, int whole)
 /*
  * The alternates reader (whole packs through objects/info/alternates) against what a
  * remote's owner may write there: a cycle, "/", a path that is not there, 50 MB of
- * lines, CR line ends, a NUL, a path longer than PATH_MAX.
+ * lines, CR line ends, a NUL, a path longer than PATH_MAX, a corrupt pack.
  */
 static void test_hostile_alternates(void **state)
 {
@@ -281,7 +281,8 @@ static void test_hostile_alternates(void **state)
 	assert_int_equal(fixture_sh("rm -rf hsrc hstore.git; git init -q -b main hsrc; cd hsrc; "
 				    "for i in 1 2 3 4 5; do echo $i > f$i; c c$i; done; "
 				    "git checkout -q -b other main~2; echo o > o; c other; "
-				    "git checkout -q main; cd ..; git clone -q --bare hsrc hstore.git; "
+				    "git checkout -q main; cd ..; "
+				    "git clone -q --bare hsrc hstore.git; "
 				    "git -C hstore.git gc -q --prune=now"), 0);
 	localfetch_whole_packs = 3;
 	/* a cycle: rem -> store and mid, mid -> rem, store -> rem (relative, absolute) */
@@ -304,6 +305,12 @@ static void test_hostile_alternates(void **state)
 			   "> rem.git/objects/info/alternates", 1);
 	/* a path of 100,000 bytes */
 	hostile_alternates("{ echo $S; printf '/%0100000d\\n' 0; } "
+			   "> rem.git/objects/info/alternates", 0);
+	/* a truncated pack (its index whole) in a repository borrowed from first */
+	assert_int_equal(fixture_sh("rm -rf junk; git init -q junk; cd junk; echo j > j; c j; "
+				    "git gc -q --prune=now; p=$(ls .git/objects/pack/*.pack); "
+				    "chmod u+w $p; truncate -s 100 $p"), 0);
+	hostile_alternates("printf '%s/../junk/.git/objects\n%s\n' $PWD $S "
 			   "> rem.git/objects/info/alternates", 0);
 	localfetch_whole_packs = LOCALFETCH_WHOLE_PACKS;
 }
