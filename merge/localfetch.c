@@ -10,6 +10,7 @@
 
 #include "merge/localfetch_int.h"
 #include "merge/oidset_int.h"
+#include "util/log.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
@@ -501,6 +502,14 @@ static int index_pack(struct copy *c, const char *path)
 	}
 	if (!error)
 		error = wp->commit(wp, &stats);
+	if (error < 0 && !c->stopped) {
+		const git_error *last = git_error_last();
+		/* libgit2's buffer, which git_error_set() overwrites: copied */
+		char *why = xstrdup(last && last->message ? last->message : "unknown error");
+
+		git_error_set(GIT_ERROR_ODB, "cannot index '%s': %s", path, why);
+		free(why);
+	}
 done:
 	if (wp)
 		wp->free(wp);
@@ -566,7 +575,20 @@ static int copy_packs(struct copy *c)
 	for (i = 0; i < nr; i++)
 		free(dirs[i]);
 	free(dirs);
-	if (!error && nr)
+	if (error < 0 && !c->stopped) {
+		/*
+		 * A pack dst's indexer refuses (a corrupt one in a repository borrowed
+		 * from): what dst lacks goes object by object, which needs only the
+		 * objects the tips reach, and names any of them that cannot be read.
+		 */
+		const git_error *last = git_error_last();
+
+		log_warn("%s; copying object by object",
+			 last && last->message ? last->message : "a pack cannot be indexed");
+		error = 0;
+		nr = 0;
+	}
+	if (!error)
 		error = git_odb_refresh(c->dst_odb);
 	return error < 0 ? error : nr > 0;
 }

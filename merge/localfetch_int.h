@@ -49,6 +49,8 @@ typedef int (*localfetch_progress_fn)(unsigned long long bytes, void *payload);
  * objects/info/alternates, up to LOCALFETCH_MAX_ALTERNATES levels), those packs are
  * indexed into `dst` whole (localfetch.c, copy_packs()): `dst` gets its own copy, and
  * objects of the source no tip reaches come along, as with `git clone` of a path.
+ * A pack the indexer refuses (a corrupt one) is logged, and the copy goes object by
+ * object instead.
  */
 #define LOCALFETCH_WHOLE_PACKS 20000
 #define LOCALFETCH_MAX_ALTERNATES 5

@@ -18,6 +18,7 @@
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 #include "tests/gitfixture.h"
+#include "tests/threetrees.h"
 #include "util/banned.h"
 
 static char top[] = "/tmp/nb-fixes.XXXXXX";
@@ -81,7 +82,6 @@ static void test_parse(void **state)
 
 static struct fetch_tree ftrees[3];
 static struct integ_tree itrees[3];
-static char *urls[3];
 
 /*
  * t1 renames old_name() to new_name(); t2 adds b.c calling old_name(): each builds
@@ -91,8 +91,6 @@ static char *urls[3];
  */
 static void world(void)
 {
-	int i;
-
 	new_dir();
 	assert_int_equal(fixture_sh(
 		"mkdir remotes fixes; git init -q -b master w; cd w; "
@@ -120,16 +118,7 @@ static void world(void)
 		"git init -q ../elsewhere; cd ../elsewhere; seq 1 5 > b.c; c one; "
 		"sed -i s/3/three/ b.c; c 'b: three'; git format-patch -q -1 --start-number 3 "
 		"-o ../fixes/t2"), 0);
-	for (i = 0; i < 3; i++)
-		free(urls[i]);
-	urls[0] = xstrfmt("file://%s/remotes/upstream.git", dir);
-	urls[1] = xstrfmt("file://%s/remotes/t1.git", dir);
-	urls[2] = xstrfmt("file://%s/remotes/t2.git", dir);
-	ftrees[0] = (struct fetch_tree){ "origin", urls[0], "master", NULL };
-	ftrees[1] = (struct fetch_tree){ "t1", urls[1], "for-next", NULL };
-	ftrees[2] = (struct fetch_tree){ "t2", urls[2], "next", NULL };
-	for (i = 0; i < 3; i++)
-		itrees[i] = (struct integ_tree){ ftrees[i].name, ftrees[i].url, ftrees[i].branch };
+	three_trees_point(dir, ftrees, itrees);
 }
 
 struct night_out {
@@ -326,22 +315,6 @@ static void test_series_and_missing(void **state)
 	repo_free(repo);
 }
 
-static int setup_all(void **state)
-{
-	return fixture_world_open(top, 0);
-}
-
-static int teardown_all(void **state)
-{
-	int i;
-
-	free(dir);
-	for (i = 0; i < 3; i++)
-		free(urls[i]);
-	fixture_world_close(top);
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -350,5 +323,7 @@ int main(void)
 		cmocka_unit_test(test_series_and_missing),
 	};
 
-	return cmocka_run_group_tests_name("fixes", tests, setup_all, teardown_all);
+	three_trees_world(top, &dir);
+	return cmocka_run_group_tests_name("fixes", tests, three_trees_setup,
+					   three_trees_teardown);
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <cmocka.h>
 #include <git2.h>
 
@@ -228,6 +229,90 @@ static void test_whole_packs_through_alternates(void **state)
 	free(path);
 	free(dpath);
 	strbuf_release(&out);
+}
+
+/*
+ * One hostile objects/info/alternates in ha/rem.git, whose objects are all in
+ * hstore.git ($S, every object packed; "other" reached by no tip of rem): `setup`
+ * runs in ha/ and writes it.  A long copy of main ends in seconds with main's closure
+ * in dst (git fsck the oracle): the store's packs whole (`whole`, "other" copied) or,
+ * where the reader gave up on a line, object by object ("other" not copied).
+ */
+static void hostile_alternates(const char *setup, int whole)
+{
+	git_repository *dst, *rem;
+	git_oid tip;
+	char *path = xstrfmt("%s/ha/rem.git", top), *dpath = xstrfmt("%s/dst.git", top);
+	struct strbuf out = STRBUF_INIT;
+	time_t start;
+
+	assert_int_equal(fixture_sh("rm -rf dst.git ha; git init -q --bare dst.git; mkdir ha; "
+				    "git init -q --bare ha/rem.git; git init -q --bare ha/mid.git; "
+				    "git -C hsrc rev-parse main > ha/rem.git/refs/heads/main; "
+				    "rm -f hstore.git/objects/info/alternates; cd ha; "
+				    "S=$(cd ../hstore.git/objects && pwd); %s", setup), 0);
+	start = time(NULL);
+	assert_int_equal(git_repository_open(&rem, path), 0);
+	assert_int_equal(git_repository_open(&dst, dpath), 0);
+	rev(&tip, rem, "main");
+	assert_int_equal(localfetch_copy(dst, rem, &tip, 1, NULL, NULL), 0);
+	assert_true(time(NULL) - start < 60);
+	git_repository_free(dst);
+	git_repository_free(rem);
+	out_of(&out, "git --git-dir=dst.git cat-file -e $(git -C hsrc rev-parse other) "
+		     "2>/dev/null && echo has || echo lacks; "
+		     "git --git-dir=dst.git update-ref refs/t/main $(git -C hsrc rev-parse main) "
+		     "&& git --git-dir=dst.git fsck --strict --no-dangling 2>&1 | "
+		     "grep -v ^notice: | tee fsck.out; test ! -s fsck.out && echo clean");
+	assert_string_equal(out.buf, whole ? "has\nclean" : "lacks\nclean");
+	free(path);
+	free(dpath);
+	strbuf_release(&out);
+}
+
+/*
+ * The alternates reader (whole packs through objects/info/alternates) against what a
+ * remote's owner may write there: a cycle, "/", a path that is not there, 50 MB of
+ * lines, CR line ends, a NUL, a path longer than PATH_MAX, a corrupt pack.
+ */
+static void test_hostile_alternates(void **state)
+{
+	(void)state;
+	assert_int_equal(fixture_sh("rm -rf hsrc hstore.git; git init -q -b main hsrc; cd hsrc; "
+				    "for i in 1 2 3 4 5; do echo $i > f$i; c c$i; done; "
+				    "git checkout -q -b other main~2; echo o > o; c other; "
+				    "git checkout -q main; cd ..; "
+				    "git clone -q --bare hsrc hstore.git; "
+				    "git -C hstore.git gc -q --prune=now"), 0);
+	localfetch_whole_packs = 3;
+	/* a cycle: rem -> store and mid, mid -> rem, store -> rem (relative, absolute) */
+	hostile_alternates("printf '%s\\n../../mid.git/objects\\n' $S "
+			   "> rem.git/objects/info/alternates; "
+			   "echo $PWD/rem.git/objects > mid.git/objects/info/alternates; "
+			   "echo ../../ha/rem.git/objects > $S/info/alternates", 1);
+	/* the root: an object directory with no loose object and no pack */
+	hostile_alternates("printf '%s\\n/\\n' $S > rem.git/objects/info/alternates", 1);
+	/* a path that is not there: libgit2 skips it, the reader gives up */
+	hostile_alternates("printf '%s\\n/nonexistent/objects\\n' $S "
+			   "> rem.git/objects/info/alternates", 0);
+	/* 50 MB of lines, every one the store: past what the reader reads */
+	hostile_alternates("yes $S | head -c 50000000 > rem.git/objects/info/alternates; "
+			   "test $(wc -c < rem.git/objects/info/alternates) = 50000000", 0);
+	/* CR line ends: libgit2 reads the store, the reader finds no such path */
+	hostile_alternates("printf '%s\\r\\n' $S > rem.git/objects/info/alternates", 0);
+	/* a NUL ends the text for git, libgit2 and the reader alike */
+	hostile_alternates("printf '%s\\n\\000/nonexistent/objects\\n' $S "
+			   "> rem.git/objects/info/alternates", 1);
+	/* a path of 100,000 bytes */
+	hostile_alternates("{ echo $S; printf '/%0100000d\\n' 0; } "
+			   "> rem.git/objects/info/alternates", 0);
+	/* a truncated pack (its index whole) in a repository borrowed from first */
+	assert_int_equal(fixture_sh("rm -rf junk; git init -q junk; cd junk; echo j > j; c j; "
+				    "git gc -q --prune=now; p=$(ls .git/objects/pack/*.pack); "
+				    "chmod u+w $p; truncate -s 100 $p"), 0);
+	hostile_alternates("printf '%s/../junk/.git/objects\n%s\n' $PWD $S "
+			   "> rem.git/objects/info/alternates", 0);
+	localfetch_whole_packs = LOCALFETCH_WHOLE_PACKS;
 }
 
 /* A tree nested one level deeper than allowed, written by libgit2 into src. */
@@ -470,6 +555,7 @@ int main(void)
 		cmocka_unit_test(test_first_copy_and_increments),
 		cmocka_unit_test(test_whole_packs),
 		cmocka_unit_test(test_whole_packs_through_alternates),
+		cmocka_unit_test(test_hostile_alternates),
 		cmocka_unit_test(test_hostile_sources),
 		cmocka_unit_test(test_progress_stops_the_copy),
 		cmocka_unit_test(test_progress_beats_during_delta_search),

@@ -18,6 +18,7 @@
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 #include "tests/gitfixture.h"
+#include "tests/threetrees.h"
 #include "util/banned.h"
 
 static char top[] = "/tmp/nb-rerere.XXXXXX";
@@ -139,7 +140,6 @@ static void test_record_replay_text(void **state)
 
 static struct fetch_tree ftrees[3];
 static struct integ_tree itrees[3];
-static char *urls[3];
 
 /*
  * remotes/upstream.git (master), remotes/t1.git (for-next), remotes/t2.git (next);
@@ -147,8 +147,6 @@ static char *urls[3];
  */
 static void world(void)
 {
-	int i;
-
 	new_dir();
 	assert_int_equal(fixture_sh("mkdir remotes; git init -q -b master w; cd w; seq 1 30 > f; "
 			    "echo a > other; c base; "
@@ -160,16 +158,7 @@ static void world(void)
 			    "git checkout -q -b next master; sed -i 's/^5$/five-t2/' f; "
 			    "c 't2: five'; "
 			    "git push -q ../remotes/t2.git next"), 0);
-	for (i = 0; i < 3; i++)
-		free(urls[i]);
-	urls[0] = xstrfmt("file://%s/remotes/upstream.git", dir);
-	urls[1] = xstrfmt("file://%s/remotes/t1.git", dir);
-	urls[2] = xstrfmt("file://%s/remotes/t2.git", dir);
-	ftrees[0] = (struct fetch_tree){ "origin", urls[0], "master", NULL };
-	ftrees[1] = (struct fetch_tree){ "t1", urls[1], "for-next", NULL };
-	ftrees[2] = (struct fetch_tree){ "t2", urls[2], "next", NULL };
-	for (i = 0; i < 3; i++)
-		itrees[i] = (struct integ_tree){ ftrees[i].name, ftrees[i].url, ftrees[i].branch };
+	three_trees_point(dir, ftrees, itrees);
 }
 
 /* One night: fetch, merge the trees in `order`, finish.  Outcomes into o[1..2]. */
@@ -344,22 +333,6 @@ static void test_nights_remember(void **state)
 	strbuf_release(&out);
 }
 
-static int setup_all(void **state)
-{
-	return fixture_world_open(top, 0);
-}
-
-static int teardown_all(void **state)
-{
-	int i;
-
-	free(dir);
-	for (i = 0; i < 3; i++)
-		free(urls[i]);
-	fixture_world_close(top);
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -369,5 +342,7 @@ int main(void)
 		cmocka_unit_test(test_nights_remember),
 	};
 
-	return cmocka_run_group_tests_name("rerere", tests, setup_all, teardown_all);
+	three_trees_world(top, &dir);
+	return cmocka_run_group_tests_name("rerere", tests, three_trees_setup,
+					   three_trees_teardown);
 }
