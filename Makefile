@@ -55,7 +55,7 @@ QCC = @echo "  CC      $<";
 QLD = @echo "  LD      $@";
 endif
 
-LIB_SRC := $(sort $(wildcard util/*.c merge/*.c notify/*.c feeds/*.c cc/*.c bot/*.c bot/people/*.c \
+LIB_SRC := $(sort $(wildcard util/*.c merge/*/*.c notify/*.c feeds/*.c cc/*.c bot/*.c bot/people/*.c \
 	bot/journey/*.c))
 LIB_SRC := $(filter-out bot/main.c cc/shim_main.c,$(LIB_SRC))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)

@@ -18,8 +18,8 @@
 
 #include <git2.h>
 
-#include "merge/repo.h"
-#include "merge/worker_int.h"
+#include "merge/repo/repo.h"
+#include "merge/worker/worker_int.h"
 #include "util/runcmd.h"
 #include "util/cgroup.h"
 #include "util/error.h"

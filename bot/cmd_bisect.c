@@ -7,8 +7,8 @@
 
 #include "bot/botutil.h"
 #include "bot/commands.h"
-#include "merge/search.h"
-#include "merge/repo.h"
+#include "merge/search/search.h"
+#include "merge/repo/repo.h"
 #include "util/error.h"
 #include "util/fileutil.h"
 #include "util/log.h"

@@ -16,7 +16,7 @@
 #include "bot/gc.h"
 #include "bot/lock.h"
 #include "bot/state.h"
-#include "merge/repo.h"
+#include "merge/repo/repo.h"
 #include "util/cron.h"
 #include "util/error.h"
 #include "util/log.h"

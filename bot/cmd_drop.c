@@ -8,9 +8,9 @@
 #include "bot/commands.h"
 #include "bot/maint.h"
 #include "bot/notices.h"
-#include "merge/integrate.h"
-#include "merge/transport.h"
-#include "merge/repo.h"
+#include "merge/integrate/integrate.h"
+#include "merge/transport/transport.h"
+#include "merge/repo/repo.h"
 #include "util/error.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
@@ -156,7 +156,7 @@ static void print_left_out(struct repo *repo, const struct droppush_result *r)
 	}
 }
 
-/* --push: the tree's branch on its remote without the patch (merge/integrate.h). */
+/* --push: the tree's branch on its remote without the patch (merge/integrate/integrate.h). */
 int maint_drop_push(struct maint *m, const struct drop *d)
 {
 	const struct config *cfg = m->cfg;

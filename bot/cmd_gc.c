@@ -7,7 +7,7 @@
 #include "bot/commands.h"
 #include "bot/gc.h"
 #include "bot/maint.h"
-#include "merge/repo.h"
+#include "merge/repo/repo.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
 

@@ -11,7 +11,7 @@
 #include "bot/mailcmd.h"
 #include "bot/mailtest.h"
 #include "bot/maint.h"
-#include "merge/repo.h"
+#include "merge/repo/repo.h"
 #include "notify/inbox.h"
 #include "notify/notice.h"
 #include "util/error.h"

@@ -20,7 +20,7 @@
 #include "bot/people/people.h"
 #include "bot/repro.h"
 #include "bot/state.h"
-#include "merge/repo.h"
+#include "merge/repo/repo.h"
 #include "util/error.h"
 #include "util/fileutil.h"
 #include "util/log.h"

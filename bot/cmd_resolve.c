@@ -5,7 +5,7 @@
 #include "bot/botutil.h"
 #include "bot/commands.h"
 #include "bot/lock.h"
-#include "merge/integrate.h"
+#include "merge/integrate/integrate.h"
 #include "util/error.h"
 #include "util/strbuf.h"
 #include "util/banned.h"

@@ -7,7 +7,7 @@
 
 #include "bot/commands.h"
 #include "feeds/world.h"
-#include "merge/repo.h"
+#include "merge/repo/repo.h"
 #include "util/error.h"
 #include "util/strbuf.h"
 #include "util/banned.h"

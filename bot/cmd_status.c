@@ -7,7 +7,7 @@
 #include "bot/botutil.h"
 #include "bot/commands.h"
 #include "bot/state.h"
-#include "merge/integrate.h"
+#include "merge/integrate/integrate.h"
 #include "util/error.h"
 #include "util/fileutil.h"
 #include "util/xalloc.h"

@@ -3,14 +3,14 @@
 #include <string.h>
 
 #include "bot/commands.h"
-#include "merge/repo.h"
-#include "merge/worker.h"
+#include "merge/repo/repo.h"
+#include "merge/worker/worker.h"
 #include "util/error.h"
 #include "util/oid.h"
 #include "util/banned.h"
 
 /*
- * Run by nextbot itself (merge/worker.c), never by people: as the runner user, in
+ * Run by nextbot itself (merge/worker/worker.c), never by people: as the runner user, in
  * the sandbox, with only the worker writable.  Exit 0 done, 3 the tree must be
  * removed and checked out pristine (the reason on stdout), 2 no such commit, 1
  * the checkout failed (the reason on stdout).
@@ -41,13 +41,13 @@ int cmd_worker_checkout(const struct cli_ctx *ctx, int argc, char **argv)
 	/* the command line is text: the id is read here, once */
 	if (nb_oid_parse(&id, commit) < 0) {
 		fprintf(stdout, "%s\n", nb_error_last());
-		return 1; /* merge/worker.c's "failed" */
+		return 1; /* merge/worker/worker.c's "failed" */
 	}
 	if (merge_global_init() < 0) {
 		fprintf(stdout, "%s\n", nb_error_last());
 		return EXIT_FAILED;
 	}
-	/* the child's statuses are merge/worker.c's protocol with its parent */
+	/* the child's statuses are merge/worker/worker.c's protocol with its parent */
 	code = worker_checkout_child(common, dir, &id, pristine);
 	merge_global_shutdown();
 	return code;

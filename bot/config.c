@@ -14,7 +14,7 @@
 
 #include "bot/config.h"
 #include "bot/yread.h"
-#include "merge/transport.h"
+#include "merge/transport/transport.h"
 #include "util/cron.h"
 #include "util/error.h"
 #include "util/size.h"

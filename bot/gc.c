@@ -10,7 +10,7 @@
 #include "bot/botutil.h"
 #include "bot/gc.h"
 #include "bot/journey/journey.h"
-#include "merge/repo.h"
+#include "merge/repo/repo.h"
 #include "notify/prune.h"
 #include "util/error.h"
 #include "util/fileutil.h"

@@ -12,7 +12,7 @@
 #include <time.h>
 #include "bot/config.h"
 #include "bot/state.h"
-#include "merge/repo.h"
+#include "merge/repo/repo.h"
 #include "util/strvec.h"
 
 struct bot_gc_report {

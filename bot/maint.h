@@ -6,7 +6,7 @@
 #include "bot/config.h"
 #include "bot/lock.h"
 #include "bot/state.h"
-#include "merge/repo.h"
+#include "merge/repo/repo.h"
 
 struct maint {
 	struct config *cfg;

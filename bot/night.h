@@ -12,9 +12,9 @@
 #include "bot/config.h"
 #include "bot/notices.h"
 #include "bot/state.h"
-#include "merge/search.h"
-#include "merge/transport.h"
-#include "merge/integrate.h"
+#include "merge/search/search.h"
+#include "merge/transport/transport.h"
+#include "merge/integrate/integrate.h"
 #include "util/slurm.h"
 
 struct cc_service;
@@ -93,7 +93,7 @@ struct night {
 	struct state *st;
 	struct run_record *run;
 	struct repo *repo;
-	struct repo *walker;        /* walks of fetched history only (merge/repo.h); lazy */
+	struct repo *walker;        /* walks of fetched history only (merge/repo/repo.h); lazy */
 	struct integ_night *integ;
 	struct notices notices;
 	struct night_tree *trees;   /* cfg->trees_nr + 1, base first */
@@ -145,7 +145,7 @@ enum night_check_what {
 	NIGHT_CHECK_BUILD = 1,
 	NIGHT_CHECK_TEST = 2,
 	/* a verdict of record (the base, next's final verdict): in a clean tree, the
-	   commit's files and nothing else (merge/search.h); without it the kept tree
+	   commit's files and nothing else (merge/search/search.h); without it the kept tree
 	   is built, as linux-next does after each merge */
 	NIGHT_CHECK_CLEAN = 4,
 	NIGHT_CHECK_ALL = 7,    /* every command, clean: a verdict of record */
@@ -238,7 +238,7 @@ int night_disk_full(struct night *n, struct night_failure *out);
 int night_disk_reclaim(struct night *n, char **why);
 /*
  * At the night's start: merge/'s workers learn runner.min_free (a worker whose
- * commands leave the disk short is removed at once, merge/worker.h), and the disk
+ * commands leave the disk short is removed at once, merge/worker/worker.h), and the disk
  * is reclaimed if an earlier night left it short.
  */
 void night_disk_begin(struct night *n);

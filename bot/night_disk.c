@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "bot/night.h"
-#include "merge/repo.h"
-#include "merge/worker.h"
+#include "merge/repo/repo.h"
+#include "merge/worker/worker.h"
 #include "notify/notice.h"
 #include "util/error.h"
 #include "util/fileutil.h"
@@ -250,7 +250,7 @@ static int reclaim(struct strbuf *filler, struct disk *d, struct night *n)
 	return still;
 }
 
-/* What the workers said of the disk since the last look (merge/worker.h): notes. */
+/* What the workers said of the disk since the last look (merge/worker/worker.h): notes. */
 static void take_events(struct night *n)
 {
 	struct strvec events = STRVEC_INIT;

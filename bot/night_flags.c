@@ -6,7 +6,7 @@
 #include <time.h>
 
 #include "bot/night.h"
-#include "merge/repo.h"
+#include "merge/repo/repo.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/xalloc.h"

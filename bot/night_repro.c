@@ -9,8 +9,8 @@
 
 #include "bot/night.h"
 #include "bot/repro.h"
-#include "merge/search.h"
-#include "merge/repo.h"
+#include "merge/search/search.h"
+#include "merge/repo/repo.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
 

@@ -6,7 +6,7 @@
 #include "bot/journey/journey.h"
 #include "bot/night.h"
 #include "bot/people/people.h"
-#include "merge/repo.h"
+#include "merge/repo/repo.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/xalloc.h"

@@ -4,7 +4,7 @@
 
 #include "bot/notices.h"
 #include "bot/repro.h"
-#include "merge/repo.h"
+#include "merge/repo/repo.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/strbuf.h"

@@ -30,7 +30,7 @@
 #include <string.h>
 
 #include "bot/repro.h"
-#include "merge/search.h"
+#include "merge/search/search.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
 

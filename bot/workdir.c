@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "bot/workdir.h"
-#include "merge/repo.h"
+#include "merge/repo/repo.h"
 #include "util/error.h"
 #include "util/fileutil.h"
 #include "util/log.h"

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "merge/git_int.h"
+#include "merge/git/git_int.h"
 #include "feeds/sim.h"
 #include "util/error.h"
 #include "util/strbuf.h"

@@ -4,9 +4,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "merge/git_int.h"
+#include "merge/git/git_int.h"
 #include "feeds/sim.h"
-#include "merge/patchid_int.h"
+#include "merge/repo/patchid_int.h"
 #include "util/error.h"
 #include "util/xalloc.h"
 #include "util/banned.h"

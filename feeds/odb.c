@@ -3,7 +3,7 @@
 #include <string.h>
 #include <git2/sys/odb_backend.h>
 
-#include "merge/git_int.h"
+#include "merge/git/git_int.h"
 #include "feeds/sim.h"
 #include "util/error.h"
 #include "util/xalloc.h"

@@ -6,10 +6,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "merge/git_int.h"
+#include "merge/git/git_int.h"
 #include "feeds/sim.h"
 #include "feeds/world.h"
-#include "merge/patchid_int.h"
+#include "merge/repo/patchid_int.h"
 #include "util/error.h"
 #include "util/fileutil.h"
 #include "util/log.h"

@@ -4,7 +4,7 @@
 #include <sys/wait.h>
 
 #include "tests/gitfixture.h"
-#include "merge/repo.h"
+#include "merge/repo/repo.h"
 #include "util/fileutil.h"
 #include "util/log.h"
 #include "util/xalloc.h"

@@ -46,18 +46,47 @@ check "... naming the includes" grep -q "util/x.h -> util/y.h (#include util/y.h
 
 # --- door: a bot/ file including a merge/ header it names nothing of
 fresh 3
-plant merge/door.h <<'EOF'
+plant merge/door/door.h <<'EOF'
 struct door_opts { int x; };
 enum door_kind { DOOR_A, DOOR_B };
 int door_open(const struct door_opts *o);
 EOF
-printf '#include "merge/door.h"\nint bot_x(void)\n{\n\treturn DOOR_B;\n}\n' | plant bot/x.c
+printf '#include "merge/door/door.h"\nint bot_x(void)\n{\n\treturn DOOR_B;\n}\n' | plant bot/x.c
 expect_exit 0 "a bot/ file naming an enum constant of its door passes" "$GATE" --gate door "$T"
-printf '#include "merge/door.h"\nint bot_x(void)\n{\n\treturn 2;\n}\n' | plant bot/sub/y.c
+printf '#include "merge/door/door.h"\nint bot_x(void)\n{\n\treturn 2;\n}\n' | plant bot/sub/y.c
 expect_exit 1 "a bot/ file (any depth) with an unused merge/ door fails" "$GATE" --gate door "$T"
 check "... naming the file and the door" \
-	grep -q "^door: bot/sub/y.c includes merge/door.h and names nothing it declares" "$TMP/out"
+	grep -q "^door: bot/sub/y.c includes merge/door/door.h and names nothing it declares" "$TMP/out"
 check "... and not the file that uses it" sh -c "! grep -q 'bot/x.c' '$TMP/out'"
+
+# --- door: merge/ is rooms, a folder each, reached by its door alone
+fresh 3r
+printf 'struct door_opts { int x; };\nint door_open(const struct door_opts *o);\n' | plant merge/door/door.h
+printf 'int door_inner(void);\n' | plant merge/door/inner_int.h
+printf 'int floor_x(void);\n' | plant merge/git/floor_int.h
+printf '#include "merge/door/door.h"\nint bot_x(void)\n{\n\treturn door_open(0);\n}\n' | plant bot/x.c
+printf '#include "merge/door/inner_int.h"\n#include "merge/git/floor_int.h"\nint door_open(void)\n{\n\treturn door_inner() + floor_x();\n}\n' \
+	| plant merge/door/door.c
+printf '#include "merge/door/door.h"\n#include "merge/git/floor_int.h"\nint other_y(void)\n{\n\treturn door_open(0) + floor_x();\n}\n' \
+	| plant merge/other/other.c
+expect_exit 0 "rooms reached by their doors, the floor by merge/, pass" "$GATE" --gate door "$T"
+printf '#include "merge/door/inner_int.h"\nint other_z(void)\n{\n\treturn door_inner();\n}\n' \
+	| plant merge/other/z.c
+printf '#include "merge/door/inner_int.h"\nint bot_y(void)\n{\n\treturn door_inner();\n}\n' | plant bot/y.c
+printf '#include "merge/git/floor_int.h"\nint notify_x(void)\n{\n\treturn floor_x();\n}\n' | plant notify/x.c
+printf 'int door_more(void);\n' | plant merge/door/more.h
+printf 'int loose(void)\n{\n\treturn 0;\n}\n' | plant merge/loose.c
+expect_exit 1 "a room's inside reached from another room fails the door gate" "$GATE" --gate door "$T"
+check "... naming the includer, the header and the door" grep -q \
+	"^door: merge/other/z.c includes merge/door/inner_int.h, inside merge/door/: include its door merge/door/door.h" \
+	"$TMP/out"
+check "... and bot/ reaching past a door" grep -q "^door: bot/y.c includes merge/door/inner_int.h, inside" "$TMP/out"
+check "... and the floor reached from outside merge/ and feeds/" \
+	grep -q "^door: notify/x.c includes merge/git/floor_int.h, of merge/git/, the floor" "$TMP/out"
+check "... and a second public header in a room" \
+	grep -q "^door: merge/door/more.h is a second public header of merge/door/" "$TMP/out"
+check "... and a file in no room" grep -q "^door: merge/loose.c lies in no room" "$TMP/out"
+check "... and not the files that keep the rule" sh -c "! grep -Eq 'bot/x.c|merge/door/door.c|other/other.c' '$TMP/out'"
 
 # --- text: a kind compared as text outside its _name()/_parse()
 fresh 4

@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "merge/bisect_int.h"
+#include "merge/search/bisect_int.h"
 #include "util/fileutil.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"

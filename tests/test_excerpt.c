@@ -6,8 +6,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "merge/search.h"
-#include "merge/sha1_int.h"
+#include "merge/search/search.h"
+#include "merge/git/sha1_int.h"
 #include "util/banned.h"
 
 static void sha1_known_answers(void **state)

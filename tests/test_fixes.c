@@ -9,9 +9,9 @@
 #include <sys/wait.h>
 #include <cmocka.h>
 
-#include "merge/transport.h"
-#include "merge/integrate.h"
-#include "merge/repo.h"
+#include "merge/transport/transport.h"
+#include "merge/integrate/integrate.h"
+#include "merge/repo/repo.h"
 #include "util/error.h"
 #include "util/fileutil.h"
 #include "util/log.h"

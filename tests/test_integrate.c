@@ -8,10 +8,10 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "merge/transport.h"
-#include "merge/repo.h"
-#include "merge/integrate.h"
-#include "merge/repo_int.h"
+#include "merge/transport/transport.h"
+#include "merge/repo/repo.h"
+#include "merge/integrate/integrate.h"
+#include "merge/repo/repo_int.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/strbuf.h"

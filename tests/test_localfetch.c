@@ -10,9 +10,9 @@
 #include <cmocka.h>
 #include <git2.h>
 
-#include "merge/transport.h"
-#include "merge/localfetch_int.h"
-#include "merge/repo.h"
+#include "merge/transport/transport.h"
+#include "merge/transport/localfetch_int.h"
+#include "merge/repo/repo.h"
 #include "util/log.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"

@@ -1,5 +1,5 @@
 /*
- * merge/nightbase.c against `git merge-base --all`: random histories with shared
+ * merge/integrate/nightbase.c against `git merge-base --all`: random histories with shared
  * topic branches, back-merges, criss-crosses, clock skew, tips already merged or
  * in the base, unrelated roots, and a night whose head is reset or grows by
  * commits on top, as a night's fixes and fallbacks move it.
@@ -14,9 +14,9 @@
 #include <cmocka.h>
 #include <git2.h>
 
-#include "merge/repo.h"
-#include "merge/nightbase_int.h"
-#include "merge/oidset_int.h"
+#include "merge/repo/repo.h"
+#include "merge/integrate/nightbase_int.h"
+#include "merge/git/oidset_int.h"
 #include "util/oid.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"

@@ -1,4 +1,4 @@
-/* merge/patchid.c and merge/trailer.c against git itself: patch-ids, trailers. */
+/* merge/repo/patchid.c and merge/repo/trailer.c against git itself: patch-ids, trailers. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,10 +8,10 @@
 #include <cmocka.h>
 #include <git2.h>
 
-#include "merge/commitinfo_int.h"
-#include "merge/patchid_int.h"
-#include "merge/repo.h"
-#include "merge/trailer_int.h"
+#include "merge/repo/commitinfo_int.h"
+#include "merge/repo/patchid_int.h"
+#include "merge/repo/repo.h"
+#include "merge/repo/trailer_int.h"
 #include "util/error.h"
 #include "tests/gitfixture.h"
 #include "util/fileutil.h"

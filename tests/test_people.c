@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "bot/people/people.h"
-#include "merge/repo.h"
+#include "merge/repo/repo.h"
 #include "tests/gitfixture.h"
 #include "util/mailmap.h"
 #include "util/strbuf.h"

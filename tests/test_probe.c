@@ -10,12 +10,12 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "merge/search.h"
-#include "merge/known_int.h"
-#include "merge/probe_int.h"
-#include "merge/verdict_int.h"
-#include "merge/worker.h"
-#include "merge/worker_int.h"
+#include "merge/search/search.h"
+#include "merge/search/known_int.h"
+#include "merge/search/probe_int.h"
+#include "merge/search/verdict_int.h"
+#include "merge/worker/worker.h"
+#include "merge/worker/worker_int.h"
 #include "tests/gitfixture.h"
 #include "util/fileutil.h"
 #include "util/strbuf.h"

@@ -11,9 +11,9 @@
 #include <git2.h>
 #include <git2/sys/credential.h>
 
-#include "merge/fetch_int.h"
-#include "merge/transport.h"
-#include "merge/repo.h"
+#include "merge/transport/fetch_int.h"
+#include "merge/transport/transport.h"
+#include "merge/repo/repo.h"
 #include "util/error.h"
 #include "util/fileutil.h"
 #include "util/log.h"

@@ -1,4 +1,4 @@
-/* merge/rangediff.c against git range-diff itself: the same pairs on the same two ranges. */
+/* merge/repo/rangediff.c against git range-diff itself: the same pairs on the same two ranges. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,7 +9,7 @@
 #include <cmocka.h>
 #include <git2.h>
 
-#include "merge/repo.h"
+#include "merge/repo/repo.h"
 #include "tests/gitfixture.h"
 #include "util/error.h"
 #include "util/fileutil.h"

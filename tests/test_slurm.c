@@ -16,9 +16,9 @@
 
 #include <git2.h>
 
-#include "merge/bisect_int.h"
-#include "merge/probe_int.h"
-#include "merge/worker_int.h"
+#include "merge/search/bisect_int.h"
+#include "merge/search/probe_int.h"
+#include "merge/worker/worker_int.h"
 #include "tests/gitfixture.h"
 #include "util/slurm.h"
 #include "util/error.h"

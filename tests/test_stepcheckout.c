@@ -1,6 +1,6 @@
 /*
- * The index file reader/writer (merge/gitindex.c) and the incremental checkout by
- * what changed (merge/stepcheckout.c), with git itself as the oracle: the index
+ * The index file reader/writer (merge/worker/gitindex.c) and the incremental checkout by
+ * what changed (merge/worker/stepcheckout.c), with git itself as the oracle: the index
  * nextbot writes is one git reads as clean, and a worker moved from commit to
  * commit in any order holds exactly what git's checkout of that commit holds.
  */
@@ -15,10 +15,10 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "merge/attrrules_int.h"
-#include "merge/gitindex_int.h"
-#include "merge/sha1_int.h"
-#include "merge/worker_int.h"
+#include "merge/worker/attrrules_int.h"
+#include "merge/worker/gitindex_int.h"
+#include "merge/git/sha1_int.h"
+#include "merge/worker/worker_int.h"
 #include "tests/gitfixture.h"
 #include "util/error.h"
 #include "util/fileutil.h"
@@ -737,7 +737,7 @@ static struct attrrules *rules_of(const char *const *dirs_texts)
 }
 
 /*
- * Which files a rule that could convert may reach (merge/attrrules.c): patterns
+ * Which files a rule that could convert may reach (merge/worker/attrrules.c): patterns
  * by base name, below their file's folder, without regard to case; macros, also
  * through macros; anything with a slash or in quotes reaches every file; rules
  * and comments that mention neither crlf nor ident reach none.

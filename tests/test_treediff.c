@@ -9,8 +9,8 @@
 #include <cmocka.h>
 #include <git2.h>
 
-#include "merge/repo.h"
-#include "merge/treediff_int.h"
+#include "merge/repo/repo.h"
+#include "merge/repo/treediff_int.h"
 #include "util/log.h"
 #include "util/strbuf.h"
 #include "util/strvec.h"

@@ -9,8 +9,8 @@
 #include <cmocka.h>
 #include <git2.h>
 
-#include "merge/repo.h"
-#include "merge/treemerge_int.h"
+#include "merge/repo/repo.h"
+#include "merge/integrate/treemerge_int.h"
 #include "util/error.h"
 #include "util/strbuf.h"
 #include "util/strvec.h"

@@ -7,8 +7,8 @@
 #ifndef TESTS_THREETREES_H
 #define TESTS_THREETREES_H
 
-#include "merge/transport.h"
-#include "merge/integrate.h"
+#include "merge/transport/transport.h"
+#include "merge/integrate/integrate.h"
 
 /*
  * The test binary's mkdtemp template and the string of its work directory (both

@@ -1,6 +1,6 @@
 /*
  * A tree's .mailmap, read as git reads it (gitmailmap(5)), so that two addresses of
- * one person count as one: the review predicate (merge/trailer.c) and the people
+ * one person count as one: the review predicate (merge/repo/trailer.c) and the people
  * room (bot/people/) share it.  Pure text, no libgit2: the caller reads the file.
  *
  * The four forms of line:

@@ -1,7 +1,7 @@
 /*
  * Object ids (commits, trees, patch-ids) as they cross module boundaries: a typed,
  * fixed-size hex id, never a bare char array.  Inside merge/ ids are libgit2's
- * git_oid; merge/ converts at its edge (merge_oid_*() in merge/repo.h).  The hash
+ * git_oid; merge/ converts at its edge (merge_oid_*() in merge/repo/repo.h).  The hash
  * length is named once here, so a SHA-256 repository is one change.
  */
 #ifndef UTIL_OID_H

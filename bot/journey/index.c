@@ -5,7 +5,7 @@
 #include <strings.h>
 
 #include "bot/journey/night_int.h"
-#include "merge/repo.h"
+#include "merge/repo/repo.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
 

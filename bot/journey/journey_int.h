@@ -150,7 +150,7 @@ struct journey_tree_seen *journey_tree_seen_find(struct journey_store *s, const 
 /* The journeys whose state is terminal and last event older than `keep_days`: removed. */
 size_t journey_store_prune(struct journey_store *s, const char *today, int keep_days);
 
-/* A review trailer of `people` counts under `require` (merge/repo.h's rule). */
+/* A review trailer of `people` counts under `require` (merge/repo/repo.h's rule). */
 int journey_reviewed(const struct journey_person *people, size_t nr, const char *author_email,
 		     const struct strvec *require);
 /* A trailer key among the recipients' (Signed-off-by, Reviewed-by, …)? */

@@ -5,7 +5,7 @@
 
 #include "bot/journey/night_int.h"
 #include "bot/people/people.h"
-#include "merge/repo.h"
+#include "merge/repo/repo.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/xalloc.h"

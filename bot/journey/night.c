@@ -4,8 +4,8 @@
 
 #include "bot/journey/night_int.h"
 #include "bot/people/people.h"
-#include "merge/transport.h"
-#include "merge/repo.h"
+#include "merge/transport/transport.h"
+#include "merge/repo/repo.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/metrics.h"

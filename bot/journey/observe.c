@@ -4,7 +4,7 @@
 #include <strings.h>
 
 #include "bot/journey/night_int.h"
-#include "merge/repo.h"
+#include "merge/repo/repo.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/xalloc.h"

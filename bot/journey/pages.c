@@ -7,7 +7,7 @@
 
 #include "bot/html.h"
 #include "bot/journey/journey_int.h"
-#include "merge/repo.h"
+#include "merge/repo/repo.h"
 #include "util/error.h"
 #include "util/fileutil.h"
 #include "util/xalloc.h"

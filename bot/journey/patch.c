@@ -6,7 +6,7 @@
 #include <strings.h>
 
 #include "bot/journey/journey_int.h"
-#include "merge/repo.h"
+#include "merge/repo/repo.h"
 #include "util/error.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"

@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "bot/people/people_int.h"
-#include "merge/repo.h"
+#include "merge/repo/repo.h"
 #include "util/error.h"
 #include "util/mailmap.h"
 #include "util/strbuf.h"

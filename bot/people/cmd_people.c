@@ -7,7 +7,7 @@
 #include "bot/botutil.h"
 #include "bot/commands.h"
 #include "bot/people/people.h"
-#include "merge/repo.h"
+#include "merge/repo/repo.h"
 #include "util/error.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"

@@ -242,7 +242,7 @@ struct people_reviews {
 /*
  * The patches of each configured tree (only `only_tree` when not NULL) that are
  * not in the base yet and that nobody but their author reviewed (a Reviewed-by or
- * Acked-by, trailer_reviewed() of merge/repo.h, addresses through p's
+ * Acked-by, trailer_reviewed() of merge/repo/repo.h, addresses through p's
  * .mailmap), oldest first, with suggested reviewers: the M:/R: of their files'
  * sections (`p` may be NULL: none), then who reviewed the same files in the base's
  * last year.  Release with people_reviews_release().

@@ -1,6 +1,6 @@
 /*
  * The review queue: per tree, the patches no one but their author has reviewed
- * (merge/repo.h's one definition, through the tree's .mailmap), oldest first,
+ * (merge/repo/repo.h's one definition, through the tree's .mailmap), oldest first,
  * with whom to ask: the M:/R: of their sections and whoever reviewed the same files
  * most recently in mainline's history; never the author.  Per author, how long
  * their patches wait.
@@ -12,7 +12,7 @@
 
 #include "bot/config.h"
 #include "bot/people/people_int.h"
-#include "merge/repo.h"
+#include "merge/repo/repo.h"
 #include "util/error.h"
 #include "util/mailmap.h"
 #include "util/strbuf.h"

@@ -1,6 +1,6 @@
 /*
  * Fuzz target: the error-excerpt extractor and fingerprint normalisation
- * (merge/excerpt.c) on arbitrary build logs.  Properties: at most EXCERPT_MAX_LINES
+ * (merge/search/excerpt.c) on arbitrary build logs.  Properties: at most EXCERPT_MAX_LINES
  * lines, each '\n'-terminated, within EXCERPT_LINE_MAX (+ "..."), free of control
  * characters and of the checkout prefix; a non-blank log gives a non-empty
  * excerpt; the first error is one line; normalisation is deterministic (it is not
@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "merge/search.h"
+#include "merge/search/search.h"
 #include "tests/fuzz/fuzz.h"
 #include "util/strbuf.h"
 #include "util/banned.h"

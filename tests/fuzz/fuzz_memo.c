@@ -1,5 +1,5 @@
 /*
- * Fuzz target: the merge memo file (merge/mergememo.c), damaged or hostile.  Any
+ * Fuzz target: the merge memo file (merge/integrate/mergememo.c), damaged or hostile.  Any
  * bytes load (a damaged tail is dropped, never a crash); an entry added on top,
  * whose diffstat is the input itself, survives a save and a load exactly, and the
  * saved file is a fixed point (loading and saving it again changes nothing).
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <git2.h>
 
-#include "merge/mergememo_int.h"
+#include "merge/integrate/mergememo_int.h"
 #include "tests/fuzz/fuzz.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"

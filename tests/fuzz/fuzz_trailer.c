@@ -1,5 +1,5 @@
 /*
- * Fuzz target: the commit-message parser (merge/trailer.c).  Properties: subject is
+ * Fuzz target: the commit-message parser (merge/repo/trailer.c).  Properties: subject is
  * one trimmed line, body has LF line ends and no trailing blank lines, a Message-ID
  * is a bare printable msgid with an '@', sign-offs are trimmed and each one's
  * address is found again by trailer_has_signoff(), and parsing "subject\n\nbody"
@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "merge/trailer_int.h"
+#include "merge/repo/trailer_int.h"
 #include "tests/fuzz/fuzz.h"
 #include "util/strbuf.h"
 #include "util/banned.h"

@@ -1,0 +1,21 @@
+/* Internal to merge/: fetch's credentials callback, for other code talking to remotes. */
+#ifndef MERGE_FETCH_INT_H
+#define MERGE_FETCH_INT_H
+
+#include <git2.h>
+#include "merge/transport/transport.h"
+
+/*
+ * The same credentials for other merge/ code that talks to remotes (merge/transport/push.c):
+ * libgit2's git_credential_acquire_cb over `payload`, a struct fetch_cred_state
+ * ({creds, 0}).  https: the token of creds->token_env as the password; ssh:
+ * creds->ssh_key, else the agent.  Gives up (GIT_PASSTHROUGH) after 3 rounds.
+ */
+struct fetch_cred_state {
+	const struct fetch_creds *creds;
+	int tries;
+};
+int fetch_credentials(git_credential **out, const char *url, const char *user_from_url,
+		      unsigned int allowed, void *payload);
+
+#endif
