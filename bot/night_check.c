@@ -549,7 +549,7 @@ static void flag_patch(struct night *n, struct flag *f, const struct culprit_res
 	struct lookup_patch p;
 
 	if (lookup_commit(&p, n->repo, r->tree, &r->commit) == 0) {
-		char date[40];
+		char date[64];
 		time_t t = (time_t)p.author_time;
 		struct tm tm;
 

@@ -9,6 +9,7 @@
 #include "feeds/sim.h"
 #include "util/error.h"
 #include "util/fileutil.h"
+#include "util/oid.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
 
@@ -527,7 +528,7 @@ static void hex(char out[NB_OID_HEXSZ + 1], json_object *o, const char *key)
 {
 	const char *s = json_object_get_string(json_member(o, key));
 
-	snprintf(out, 41, "%s", s ? s : "");
+	snprintf(out, NB_OID_HEXSZ + 1, "%s", s ? s : "");
 }
 
 static void patchid(struct nb_patchid *out, json_object *o, const char *key)
