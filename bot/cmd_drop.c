@@ -71,7 +71,7 @@ static void drop_from_patch(struct drop *d, const struct lookup_patch *p)
 {
 	d->tree = dup_nonempty(p->tree);
 	d->commit = dup_nonempty(p->commit.hex);
-	d->patch_id = dup_nonempty(p->patch_id.hex);
+	d->patch_id = dup_nonempty(NB_PATCHID_HEX(&p->patch_id));
 	d->message_id = dup_nonempty(p->message_id);
 	d->subject = dup_nonempty(p->subject);
 	d->author.name = dup_nonempty(p->author_name);
@@ -164,8 +164,11 @@ int maint_drop_push(struct maint *m, const struct drop *d)
 	struct droppush_result r = DROPPUSH_RESULT_INIT;
 	struct fetch_creds cr = { .token_env = cfg->git.token_env, .ssh_key = cfg->git.ssh_key,
 				  .idle_timeout = cfg->git.fetch_timeout };
-	const char *pids[1] = { d->patch_id }, *mids[1] = { d->message_id };
-	struct integ_drops drops = { pids, d->patch_id ? 1 : 0, mids, d->message_id ? 1 : 0 };
+	const char *mids[1] = { d->message_id };
+	struct nb_patchid pid;
+	struct integ_drops drops = { &pid, nb_patchid_parse(&pid, d->patch_id) == 0 &&
+						   !nb_patchid_is_none(&pid),
+				     mids, d->message_id ? 1 : 0 };
 	struct repo *repo = NULL;
 	struct integ_tree t;
 	char *path = xstrfmt("%s/repo.git", cfg->workdir);
@@ -246,7 +249,7 @@ int maint_drop_flag(struct maint *m, struct flag *f, const char *reason, const c
 int maint_drop_patch(struct maint *m, const struct lookup_patch *p, const char *reason,
 		     const char *by, const char *mail, struct drop **out)
 {
-	struct drop *d = already(&m->st, p->patch_id.hex, p->commit.hex);
+	struct drop *d = already(&m->st, NB_PATCHID_HEX(&p->patch_id), p->commit.hex);
 
 	*out = d;
 	if (d)
@@ -284,8 +287,9 @@ int cmd_drop(const struct cli_ctx *ctx, int argc, char **argv)
 		goto done;
 	}
 	/* dropping it again (a --push retried) records nothing twice: undrop stays possible */
-	d = f ? already(&m.st, f->patch_id, f->commit) :
-		already(&m.st, pool.items[idx].patch_id.hex, pool.items[idx].commit.hex);
+	d = f ? already(&m.st, f->patch_id, f->commit)
+	      : already(&m.st, NB_PATCHID_HEX(&pool.items[idx].patch_id),
+			pool.items[idx].commit.hex);
 	if (d) {
 		printf("%.12s (\"%s\") was already dropped (%s)\n", d->commit ? d->commit : "-",
 		       d->subject ? d->subject : "", d->when ? d->when : "?");

@@ -14,6 +14,7 @@
 #include "notify/inbox.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/oid.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
 
@@ -585,7 +586,7 @@ int mailcmd_id_like(const char *s, size_t n)
 
 	if (n >= 3 && s[0] == '<' && s[n - 1] == '>')
 		return memchr(s + 1, '@', n - 2) != NULL;
-	if (n < 7 || n > 40)
+	if (n < 7 || n > NB_OID_HEXSZ)
 		return 0;
 	for (i = 0; i < n; i++)
 		if (!isxdigit((unsigned char)s[i]))

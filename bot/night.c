@@ -64,23 +64,27 @@ static int fetch(struct night *n)
 	return 0;
 }
 
-/* Active drops as integ_drops; the arrays borrow strings from the state. */
-static void collect_drops(struct night *n, struct integ_drops *d, struct strvec *pids,
+/* Active drops as integ_drops; the arrays borrow from `pids` and the state. */
+static void collect_drops(struct night *n, struct integ_drops *d, struct nb_patchid_list *pids,
 		    struct strvec *mids)
 {
 	size_t i;
 
 	for (i = 0; i < n->st->drops_nr; i++) {
 		const struct drop *dr = &n->st->drops[i];
+		struct nb_patchid pid;
 
 		if (!dr->active)
 			continue;
-		if (dr->patch_id && *dr->patch_id)
-			strvec_push(pids, dr->patch_id);
+		/* state.json's text: a drop without a (valid) patch-id matches by Message-ID */
+		if (nb_patchid_parse(&pid, dr->patch_id) < 0)
+			nb_error_clear();
+		else if (!nb_patchid_is_none(&pid))
+			nb_patchid_list_push(pids, &pid);
 		if (dr->message_id && *dr->message_id)
 			strvec_push(mids, dr->message_id);
 	}
-	d->patch_ids = (const char *const *)pids->v;
+	d->patch_ids = pids->v;
 	d->patch_ids_nr = pids->nr;
 	d->message_ids = (const char *const *)mids->v;
 	d->message_ids_nr = mids->nr;
@@ -448,7 +452,8 @@ static int merge_one(struct night *n, size_t ti, const struct nb_oid *tip, int p
 	struct night_tree *t = &n->trees[ti];
 	struct integ_tree it = { t->cfg->name, t->cfg->url, t->cfg->branch };
 	struct integ_outcome o = INTEG_OUTCOME_INIT;
-	struct strvec pids = STRVEC_INIT, mids = STRVEC_INIT;
+	struct nb_patchid_list pids = NB_PATCHID_LIST_INIT;
+	struct strvec mids = STRVEC_INIT;
 	struct integ_drops drops;
 	struct nb_oid good;
 	int error, have_good;
@@ -512,7 +517,7 @@ static int merge_one(struct night *n, size_t ti, const struct nb_oid *tip, int p
 	}
 done:
 	integ_outcome_release(&o);
-	strvec_clear(&pids);
+	nb_patchid_list_clear(&pids);
 	strvec_clear(&mids);
 	return error;
 }

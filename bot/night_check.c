@@ -549,12 +549,12 @@ static void flag_patch(struct night *n, struct flag *f, const struct culprit_res
 	struct lookup_patch p;
 
 	if (lookup_commit(&p, n->repo, r->tree, &r->commit) == 0) {
-		char date[40];
+		char date[64];
 		time_t t = (time_t)p.author_time;
 		struct tm tm;
 
 		set_field(&f->commit, p.commit.hex);
-		set_field(&f->patch_id, p.patch_id.hex);
+		set_field(&f->patch_id, NB_PATCHID_HEX(&p.patch_id));
 		set_field(&f->message_id, p.message_id);
 		set_field(&f->subject, p.subject);
 		set_field(&f->author.name, p.author_name);
@@ -679,8 +679,8 @@ static void culprits(struct strbuf *out, struct night *n, const struct culprit_r
 	if (!r->partner_tree || nb_oid_is_null(&r->partner_commit))
 		return;
 	if (lookup_commit(&p, n->repo, r->partner_tree, &r->partner_commit) == 0) {
-		strbuf_addf(out, "+%s",
-			    nb_oid_is_null(&p.patch_id) ? p.commit.hex : p.patch_id.hex);
+		strbuf_addf(out, "+%s", nb_patchid_is_none(&p.patch_id) ? p.commit.hex
+								     : NB_PATCHID_HEX(&p.patch_id));
 		lookup_patch_release(&p);
 	} else {
 		strbuf_addf(out, "+%s", r->partner_commit.hex);
@@ -968,7 +968,7 @@ static int culprit_in_next(struct nb_oid *out, struct night *n, const struct fla
 		return 1;
 	}
 	for (i = 0; i < pool.nr && found; i++)
-		if (!strcmp(pool.items[i].patch_id.hex, f->patch_id) &&
+		if (nb_patchid_eq_text(&pool.items[i].patch_id, f->patch_id) &&
 		    in_next(n, pool.items[i].commit.hex)) {
 			*out = pool.items[i].commit;
 			found = 0;

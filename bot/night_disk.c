@@ -98,7 +98,7 @@ static void list_workers(struct strvec *out, const char *dir, int depth)
  * The commit checked out in `worker` (its git dir's HEAD, written by the checkout
  * child): 40 hex into `out`, or "" when it cannot be told.  Never through a link.
  */
-static void worker_head(char out[41], const char *worker)
+static void worker_head(char out[NB_OID_HEXSZ + 1], const char *worker)
 {
 	char *path = xstrfmt("%s/git/HEAD", worker), buf[64];
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -109,11 +109,12 @@ static void worker_head(char out[41], const char *worker)
 	if (fd >= 0)
 		close(fd);
 	free(path);
-	for (i = 0; n >= 40 && i < 40 && strchr("0123456789abcdef", buf[i]); i++)
+	for (i = 0; n >= NB_OID_HEXSZ && i < NB_OID_HEXSZ && strchr("0123456789abcdef", buf[i]);
+	     i++)
 		;
-	if (i == 40) {
-		memcpy(out, buf, 40);
-		out[40] = '\0';
+	if (i == NB_OID_HEXSZ) {
+		memcpy(out, buf, NB_OID_HEXSZ);
+		out[NB_OID_HEXSZ] = '\0';
 	}
 }
 
@@ -161,7 +162,7 @@ static void describe_worker(struct strbuf *out, struct night *n, const char *wor
 {
 	struct strbuf cmd = STRBUF_INIT;
 	size_t skip = strlen(n->cfg->workdir);
-	char hex[41];
+	char hex[NB_OID_HEXSZ + 1];
 
 	worker_head(hex, worker);
 	if (*hex)

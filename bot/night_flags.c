@@ -86,7 +86,7 @@ static int carried_find(struct carried *c, struct night *n, const char *patch_id
 	for (i = 0; i < c->pool.nr; i++) {
 		const struct lookup_patch *p = &c->pool.items[i];
 		int same = patch_id && *patch_id
-				   ? !strcmp(p->patch_id.hex, patch_id)
+				   ? nb_patchid_eq_text(&p->patch_id, patch_id)
 				   : nb_oid_equal(&p->commit, &oid) ||
 					     (message_id && p->message_id &&
 					      !strcmp(p->message_id, message_id));
@@ -139,8 +139,8 @@ static void partner_identity(struct night *n, struct flag *f)
 		nb_error_clear();
 		return;
 	}
-	if (!nb_oid_is_null(&p.patch_id))
-		f->partner_patch_id = xstrdup(p.patch_id.hex);
+	if (!nb_patchid_is_none(&p.patch_id))
+		f->partner_patch_id = xstrdup(NB_PATCHID_HEX(&p.patch_id));
 	if (p.message_id)
 		f->partner_message_id = xstrdup(p.message_id);
 	lookup_patch_release(&p);

@@ -75,8 +75,8 @@ static void duplicates(struct strvec *dups, const struct lookup_patches *pool)
 			const struct lookup_patch *a = &pool->items[i], *b = &pool->items[j];
 			char key[128];
 
-			if (nb_oid_is_null(&a->patch_id) ||
-			    !nb_oid_equal(&a->patch_id, &b->patch_id) ||
+			if (nb_patchid_is_none(&a->patch_id) ||
+			    !nb_patchid_eq(&a->patch_id, &b->patch_id) ||
 			    !strcmp(a->tree, b->tree) || nb_oid_equal(&a->commit, &b->commit))
 				continue;
 			snprintf(key, sizeof(key), "%s %s", a->commit.hex, b->commit.hex);

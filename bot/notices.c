@@ -192,7 +192,7 @@ static void rebased(struct notice_breakage *b, struct notices *n, const struct f
 	    lookup_new_patches(&pool, n->repo, f->tree, tip.hex, base.hex, 0) < 0)
 		goto done;
 	for (i = 0; i < pool.nr; i++)
-		if (!strcmp(pool.items[i].patch_id.hex, f->patch_id)) {
+		if (nb_patchid_eq_text(&pool.items[i].patch_id, f->patch_id)) {
 			n->now_commit = xstrdup(pool.items[i].commit.hex);
 			b->now.commit = n->now_commit;
 			break;

@@ -94,7 +94,7 @@ static void add_version(struct sim_world *w, struct sim_journey *j, const struct
 {
 	ALLOC_GROW(j->versions, j->versions_nr + 1, j->versions_alloc);
 	j->versions[j->versions_nr++] = (struct sim_version){
-		.patch_id = NB_OID_INIT, .day = w->day, .msgid = xstrdup(p->msgid)
+		.patch_id = NB_PATCHID_NONE, .day = w->day, .msgid = xstrdup(p->msgid)
 	};
 }
 
@@ -339,7 +339,7 @@ void sim_journey_patch_ids(struct sim_world *w)
 			continue;
 		copy_reviews(j, p);
 		v = &j->versions[j->versions_nr - 1];
-		if (nb_oid_is_null(&v->patch_id) && !merge_oid_to_git(&oid, &p->commit))
+		if (nb_patchid_is_none(&v->patch_id) && !merge_oid_to_git(&oid, &p->commit))
 			merge_patch_id_oid(&v->patch_id, w->store, &oid);
 	}
 	nb_error_clear();

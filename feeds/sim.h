@@ -84,7 +84,7 @@ struct sim_journey {
 	int author;      /* index into the submitters */
 	char *subject;
 	struct sim_version {
-		struct nb_oid patch_id; /* filled once its commit is written */
+		struct nb_patchid patch_id; /* filled once its commit is written */
 		int day;
 		char *msgid;
 	} *versions;
@@ -146,8 +146,8 @@ struct sim_defect {
 	int kind;
 	int culprit;  /* patch id */
 	int partner;  /* patch id or -1 */
-	struct nb_oid patch_id;
-	struct nb_oid partner_patch_id;
+	struct nb_patchid patch_id;
+	struct nb_patchid partner_patch_id;
 	char *trees;  /* "a,b" culprit's tree then partner's, as they were last seen */
 	char *maintainers; /* "a,b,…": whom MAINTAINERS adds to its mails (truth.json),
 			      computed once while the patches' texts are at hand; NULL: not yet */

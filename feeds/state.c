@@ -9,6 +9,7 @@
 #include "feeds/sim.h"
 #include "util/error.h"
 #include "util/fileutil.h"
+#include "util/oid.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
 
@@ -61,8 +62,9 @@ static json_object *journey_json(const struct sim_journey *j)
 	set_str(o, "subject", j->subject);
 	for (i = 0; i < j->versions_nr; i++) {
 		json_object *x = json_object_new_array();
+		const struct nb_patchid *pid = &j->versions[i].patch_id;
 
-		json_object_array_add(x, json_object_new_string(j->versions[i].patch_id.hex));
+		json_object_array_add(x, json_object_new_string(NB_PATCHID_HEX(pid)));
 		json_object_array_add(x, json_object_new_int(j->versions[i].day));
 		json_object_array_add(x, json_object_new_string(j->versions[i].msgid));
 		json_object_array_add(a, x);
@@ -189,8 +191,8 @@ static json_object *state_json(struct sim_world *w)
 		set_int(x, "kind", d->kind);
 		set_int(x, "culprit", d->culprit);
 		set_int(x, "partner", d->partner);
-		set_str(x, "patch_id", d->patch_id.hex);
-		set_str(x, "partner_patch_id", d->partner_patch_id.hex);
+		set_str(x, "patch_id", NB_PATCHID_HEX(&d->patch_id));
+		set_str(x, "partner_patch_id", NB_PATCHID_HEX(&d->partner_patch_id));
 		set_str(x, "trees", d->trees);
 		set_str(x, "maintainers", d->maintainers);
 		if (w->matrix)
@@ -302,14 +304,14 @@ static json_object *defect_json(struct sim_world *w, const struct sim_defect *d)
 	branches(a, w, c);
 	json_object_object_add(o, "branches", a);
 	set_str(o, "subject", c->subject);
-	set_str(o, "patch_id", d->patch_id.hex);
+	set_str(o, "patch_id", NB_PATCHID_HEX(&d->patch_id));
 	set_str(o, "message_id", c->msgid);
 	set_str(o, "author", author);
 	if (p) {
 		json_object *x = json_object_new_object();
 
 		set_str(x, "subject", p->subject);
-		set_str(x, "patch_id", d->partner_patch_id.hex);
+		set_str(x, "patch_id", NB_PATCHID_HEX(&d->partner_patch_id));
 		set_str(x, "message_id", p->msgid);
 		json_object_object_add(o, "partner", x);
 	} else {
@@ -358,13 +360,13 @@ static json_object *journey_truth(struct sim_world *w, const struct sim_journey 
 	size_t i;
 
 	set_int(o, "id", j->id);
-	set_str(o, "patch_id", last->patch_id.hex);
+	set_str(o, "patch_id", NB_PATCHID_HEX(&last->patch_id));
 	set_str(o, "message_id", last->msgid);
 	set_str(o, "subject", j->subject);
 	json_object_object_add(o, "author", person_json(j->author));
 	for (i = 0; i < j->versions_nr; i++) {
 		x = json_object_new_object();
-		set_str(x, "patch_id", j->versions[i].patch_id.hex);
+		set_str(x, "patch_id", NB_PATCHID_HEX(&j->versions[i].patch_id));
 		set_int(x, "day", j->versions[i].day);
 		set_str(x, "message_id", j->versions[i].msgid);
 		json_object_array_add(a, x);
@@ -526,7 +528,13 @@ static void hex(char out[NB_OID_HEXSZ + 1], json_object *o, const char *key)
 {
 	const char *s = json_object_get_string(json_member(o, key));
 
-	snprintf(out, 41, "%s", s ? s : "");
+	snprintf(out, NB_OID_HEXSZ + 1, "%s", s ? s : "");
+}
+
+static void patchid(struct nb_patchid *out, json_object *o, const char *key)
+{
+	if (nb_patchid_parse(out, json_object_get_string(json_member(o, key))) < 0)
+		nb_error_clear();
 }
 
 static void strvec_load(struct strvec *sv, json_object *a)
@@ -584,7 +592,7 @@ static int journey_load(struct sim_journey *j, json_object *o, int trees_nr)
 			.msgid = xstrdup(json_object_get_string(json_object_array_get_idx(x, 2))),
 		};
 		if (id && *id)
-			nb_oid_parse(&j->versions[j->versions_nr].patch_id, id);
+			nb_patchid_parse(&j->versions[j->versions_nr].patch_id, id);
 		j->versions_nr++;
 	}
 	a = json_member(o, "events");
@@ -747,8 +755,8 @@ static int world_load(struct sim_world *w, json_object *o)
 		d->kind = get_int(x, "kind");
 		d->culprit = get_int(x, "culprit");
 		d->partner = get_int(x, "partner");
-		hex(d->patch_id.hex, x, "patch_id");
-		hex(d->partner_patch_id.hex, x, "partner_patch_id");
+		patchid(&d->patch_id, x, "patch_id");
+		patchid(&d->partner_patch_id, x, "partner_patch_id");
 		d->trees = dup(x, "trees");
 		d->maintainers = dup(x, "maintainers");
 		d->archs = get_int(x, "archs");

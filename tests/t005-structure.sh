@@ -143,6 +143,31 @@ expect_exit 1 "a door function taking hex text fails the ids gate" "$GATE" --gat
 check "... naming it" \
 	grep -q '^ids: merge/door.h:2: door_merge() takes a commit as hex text (tip_hex)' "$TMP/out"
 check "... and a hex array" grep -q '^ids: merge/door.h:4: door_show() .*(hex)' "$TMP/out"
+# --- hashsz: the hash length is one constant, never a literal 40 or 41
+fresh 6
+plant util/h.c <<'EOF'
+#define LINES_MAX 40
+/* 40 hex digits in a comment, "41" in a string */
+static char id[NB_OID_HEXSZ + 1];
+int h_lines(void)
+{
+	return LINES_MAX + (int)sizeof(id);
+}
+EOF
+expect_exit 0 "the constant, a comment, a string and a plain #define pass the hashsz gate" \
+	"$GATE" --gate hashsz "$T"
+plant util/h.c <<'EOF'
+#define HEX_LEN 40
+static char id[41];
+int h_ok(const char *s)
+{
+	return s[40] == '\0';
+}
+EOF
+expect_exit 1 "literal hash lengths fail the hashsz gate" "$GATE" --gate hashsz "$T"
+check "... naming a #define of a hash's length" grep -q '^hashsz: util/h.c:1: ' "$TMP/out"
+check "... an array of one" grep -q '^hashsz: util/h.c:2: .*id\[41\]' "$TMP/out"
+check "... and an index" grep -q '^hashsz: util/h.c:5: ' "$TMP/out"
 # --- decide in one place: the breakage handling (night_check.c) returns a decision;
 # only bot/night.c reverts, falls back, drops, re-merges, rewinds or sets a flag's action
 acts=$(cd "$ROOT" && grep -rlE \

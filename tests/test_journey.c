@@ -60,7 +60,7 @@ static struct journey *add(struct journey_store *s, const char *subject, const c
 	j->versions = xcalloc(1, sizeof(*j->versions));
 	j->versions_alloc = j->versions_nr = 1;
 	v = &j->versions[0];
-	nb_oid_parse(&v->patch_id, pid);
+	nb_patchid_parse(&v->patch_id, pid);
 	v->pid_known = 1;
 	nb_oid_parse(&v->commit, "c0ffee0000000000000000000000000000000001");
 	v->message_id = xstrdup(msgid);
@@ -94,7 +94,7 @@ static void test_store_round_trip(void **state)
 	assert_int_equal(j->state, JOURNEY_HELD);
 	assert_string_equal(j->held, "it has no review");
 	assert_true(strvec_contains(&j->told, "mm-next"));
-	assert_string_equal(j->versions[0].patch_id.hex, PID1);
+	assert_string_equal(NB_PATCHID_HEX(&j->versions[0].patch_id), PID1);
 	assert_int_equal(j->versions[0].people_nr, 2);
 	/* a bidi control from a stranger's text is kept as its visible mark (util/utf8.h) */
 	assert_string_equal(j->versions[0].people[0].name, "Zoë \\u202e");

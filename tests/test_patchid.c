@@ -71,7 +71,7 @@ static void check_head(const char *what, int expect_none)
 	struct strbuf want = STRBUF_INIT, head = STRBUF_INIT;
 	git_repository *repo = NULL;
 	git_oid oid;
-	struct nb_oid got = NB_OID_INIT;
+	struct nb_patchid got = NB_PATCHID_NONE;
 	int error;
 
 	sh_out(&head, "git rev-parse HEAD");
@@ -81,13 +81,14 @@ static void check_head(const char *what, int expect_none)
 	assert_int_equal(git_oid_fromstr(&oid, head.buf), 0);
 	error = merge_patch_id_oid(&got, repo, &oid);
 	if (expect_none) {
-		if (error != NB_ENOTFOUND || got.hex[0])
-			fail_msg("%s: expected no patch-id, got %d '%s'", what, error, got.hex);
+		if (error != NB_ENOTFOUND || NB_PATCHID_HEX(&got)[0])
+			fail_msg("%s: expected no patch-id, got %d '%s'", what, error,
+				 NB_PATCHID_HEX(&got));
 	} else {
 		if (error)
 			fail_msg("%s: error %d %s", what, error, nb_error_last());
-		if (strcmp(got.hex, want.buf))
-			fail_msg("%s: libgit2 %s, git %s", what, got.hex, want.buf);
+		if (strcmp(NB_PATCHID_HEX(&got), want.buf))
+			fail_msg("%s: libgit2 %s, git %s", what, NB_PATCHID_HEX(&got), want.buf);
 	}
 	git_repository_free(repo);
 	strbuf_release(&want);
@@ -144,14 +145,14 @@ static void test_patchid_merge_root_empty(void **state)
 	git_repository *repo = NULL;
 	struct strbuf head = STRBUF_INIT;
 	git_oid oid;
-	struct nb_oid got = NB_OID_INIT;
+	struct nb_patchid got = NB_PATCHID_NONE;
 
 	sh("printf 'a\\n' >f && git add f && git commit -q -m root");
 	sh_out(&head, "git rev-parse HEAD");
 	assert_int_equal(git_repository_open(&repo, repo_dir), 0);
 	assert_int_equal(git_oid_fromstr(&oid, head.buf), 0);
 	assert_int_equal(merge_patch_id_oid(&got, repo, &oid), NB_ENOTFOUND);
-	assert_string_equal(got.hex, "");
+	assert_string_equal(NB_PATCHID_HEX(&got), "");
 
 	sh("git checkout -q -b side && printf 'b\\n' >g && git add g && git commit -q -m g && "
 	     "git checkout -q master && printf 'c\\n' >h && git add h && git commit -q -m h && "
@@ -159,7 +160,7 @@ static void test_patchid_merge_root_empty(void **state)
 	sh_out(&head, "git rev-parse HEAD");
 	assert_int_equal(git_oid_fromstr(&oid, head.buf), 0);
 	assert_int_equal(merge_patch_id_oid(&got, repo, &oid), NB_ENOTFOUND);
-	assert_string_equal(got.hex, "");
+	assert_string_equal(NB_PATCHID_HEX(&got), "");
 
 	sh("git commit -q --allow-empty -m nothing");
 	sh_out(&head, "git rev-parse HEAD");
@@ -172,13 +173,78 @@ static void test_patchid_merge_root_empty(void **state)
 	strbuf_release(&head);
 }
 
+/* The patch-id of HEAD (NB_ENOTFOUND: none). */
+static int head_pid(struct nb_patchid *out, git_repository *repo)
+{
+	struct strbuf head = STRBUF_INIT;
+	git_oid oid;
+	int error;
+
+	sh_out(&head, "git rev-parse HEAD");
+	assert_int_equal(git_oid_fromstr(&oid, head.buf), 0);
+	error = merge_patch_id_oid(out, repo, &oid);
+	strbuf_release(&head);
+	return error;
+}
+
+/*
+ * A merge and a binary change have no patch-id, and two nones are never "the same
+ * patch": not even the one binary change picked onto two bases.
+ */
+static void test_patchid_none_is_no_patch(void **state)
+{
+	git_repository *repo = NULL;
+	struct nb_patchid merge_pid, bin_a, bin_b, text_pid, again;
+
+	assert_int_equal(git_repository_open(&repo, repo_dir), 0);
+	sh("seq 1 30 >f && git add f && git commit -q -m root && git branch base");
+	sh("git checkout -q -b side && printf 'b\\n' >g && git add g && git commit -q -m g && "
+	   "git checkout -q master && printf 'c\\n' >h && git add h && git commit -q -m h && "
+	   "git merge -q --no-edit side");
+	assert_int_equal(head_pid(&merge_pid, repo), NB_ENOTFOUND);
+	assert_true(nb_patchid_is_none(&merge_pid));
+	sh("printf 'a\\0b\\0' >bin && git add bin && git commit -q -m bin");
+	assert_int_equal(head_pid(&bin_a, repo), NB_ENOTFOUND);
+	sh("git checkout -q -b other base && sed -i 's/^2$/two/' f && git commit -q -am up && "
+	   "git cherry-pick master >/dev/null");
+	assert_int_equal(head_pid(&bin_b, repo), NB_ENOTFOUND);
+	assert_true(nb_patchid_is_none(&bin_a) && nb_patchid_is_none(&bin_b));
+	assert_false(nb_patchid_eq(&bin_a, &bin_b));
+	assert_false(nb_patchid_eq(&merge_pid, &bin_a));
+	assert_false(nb_patchid_eq(&merge_pid, &merge_pid));
+	assert_string_equal(NB_PATCHID_HEX(&bin_a), "");
+	assert_false(nb_patchid_eq_text(&bin_a, ""));
+	assert_false(nb_patchid_has_prefix(&bin_a, "0000", 4));
+
+	/* a real patch-id equals itself and its text, and its text reads back the same */
+	sh("sed -i 's/^20$/twenty/' f && git commit -q -am text");
+	assert_int_equal(head_pid(&text_pid, repo), 0);
+	assert_false(nb_patchid_is_none(&text_pid));
+	assert_true(nb_patchid_eq(&text_pid, &text_pid));
+	assert_false(nb_patchid_eq(&text_pid, &bin_a));
+	assert_int_equal(nb_patchid_parse(&again, NB_PATCHID_HEX(&text_pid)), 0);
+	assert_true(nb_patchid_eq(&again, &text_pid));
+	assert_true(nb_patchid_eq_text(&again, NB_PATCHID_HEX(&text_pid)));
+	assert_true(nb_patchid_has_prefix(&again, NB_PATCHID_HEX(&text_pid), 12));
+
+	/* the text edge: "" and NULL are none, anything else but full hex is refused */
+	assert_int_equal(nb_patchid_parse(&again, ""), 0);
+	assert_true(nb_patchid_is_none(&again));
+	assert_int_equal(nb_patchid_parse(&again, NULL), 0);
+	assert_true(nb_patchid_is_none(&again));
+	assert_int_equal(nb_patchid_parse(&again, "0123abc"), NB_EINVALID);
+	assert_true(nb_patchid_is_none(&again));
+	nb_error_clear();
+	git_repository_free(repo);
+}
+
 /* The same patch on two different bases has one patch-id (what a rebase keeps). */
 static void test_patchid_survives_rebase(void **state)
 {
 	struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
 	git_repository *repo = NULL;
 	git_oid oid;
-	struct nb_oid got_a = NB_OID_INIT, got_b = NB_OID_INIT;
+	struct nb_patchid got_a = NB_PATCHID_NONE, got_b = NB_PATCHID_NONE;
 
 	sh("seq 1 30 >f && git add f && git commit -q -m root && git branch base");
 	sh("sed -i 's/^20$/twenty/' f && git commit -q -am patch");
@@ -192,7 +258,7 @@ static void test_patchid_survives_rebase(void **state)
 	assert_int_equal(merge_patch_id_oid(&got_a, repo, &oid), 0);
 	git_oid_fromstr(&oid, b.buf);
 	assert_int_equal(merge_patch_id_oid(&got_b, repo, &oid), 0);
-	assert_string_equal(got_a.hex, got_b.hex);
+	assert_string_equal(NB_PATCHID_HEX(&got_a), NB_PATCHID_HEX(&got_b));
 	git_repository_free(repo);
 	strbuf_release(&a);
 	strbuf_release(&b);
@@ -435,7 +501,7 @@ static void test_commitinfo_kernel_patch(void **state)
 	assert_true(ci.has_author_signoff);
 	assert_int_equal(ci.parents_nr, 1);
 	sh_out(&want, "git diff-tree -p HEAD^ HEAD | git patch-id --stable | cut -d' ' -f1");
-	assert_string_equal(ci.patch_id.hex, want.buf);
+	assert_string_equal(NB_PATCHID_HEX(&ci.patch_id), want.buf);
 	ident = commitinfo_author_ident(&ci);
 	assert_string_equal(ident, "Zoë Ångström <zoe@example.net>");
 	free(ident);
@@ -458,7 +524,7 @@ static void test_commitinfo_strange_commit(void **state)
 	assert_string_equal(ci.body, "body é\n");
 	assert_null(ci.message_id);
 	assert_false(ci.has_author_signoff);
-	assert_string_equal(ci.patch_id.hex, ""); /* a root commit */
+	assert_string_equal(NB_PATCHID_HEX(&ci.patch_id), ""); /* a root commit */
 	assert_int_equal(ci.parents_nr, 0);
 	commitinfo_release(&ci);
 }
@@ -471,6 +537,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_patchid_mode_and_binary, setup_repo,
 						teardown_repo),
 		cmocka_unit_test_setup_teardown(test_patchid_merge_root_empty, setup_repo,
+						teardown_repo),
+		cmocka_unit_test_setup_teardown(test_patchid_none_is_no_patch, setup_repo,
 						teardown_repo),
 		cmocka_unit_test_setup_teardown(test_patchid_survives_rebase, setup_repo,
 						teardown_repo),

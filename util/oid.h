@@ -34,4 +34,52 @@ void nb_oid_clear(struct nb_oid *id);
 /* Equal ids; two empty ids are equal. */
 int nb_oid_equal(const struct nb_oid *a, const struct nb_oid *b);
 
+/*
+ * A patch-id (git patch-id --stable): raw bytes, or none.  Merges, root commits,
+ * empty and binary changes have none, and a none patch-id names no patch: two of
+ * them are never "the same patch" (nb_patchid_eq() is 0), so such commits are
+ * matched by commit id or Message-ID instead.  Hex only at the text edges
+ * (state.json, the journey store, mails): nb_patchid_tostr(), nb_patchid_parse().
+ * A plain value: copy it by assignment.
+ */
+struct nb_patchid {
+	unsigned char raw[NB_OID_RAWSZ];
+	unsigned char present;	/* 0: none */
+};
+#define NB_PATCHID_NONE { { 0 }, 0 }
+/* Room for a patch-id's text: NB_OID_HEXSZ digits and a NUL. */
+#define NB_PATCHID_STRSZ (NB_OID_HEXSZ + 1)
+
+static inline int nb_patchid_is_none(const struct nb_patchid *p)
+{
+	return !p->present;
+}
+void nb_patchid_set_raw(struct nb_patchid *p, const unsigned char raw[NB_OID_RAWSZ]);
+/* The same patch: both present and equal.  A none patch-id equals nothing. */
+int nb_patchid_eq(const struct nb_patchid *a, const struct nb_patchid *b);
+/* Writes the lowercase hex form into `out` ("" for none); returns `out`. */
+char *nb_patchid_tostr(char out[NB_PATCHID_STRSZ], const struct nb_patchid *p);
+/*
+ * Sets `out` from NB_OID_HEXSZ hex digits (either case); NULL or "" is none (what
+ * a record without one says) and returns 0.  Anything else: NB_EINVALID (recorded,
+ * naming `s`), `out` none.
+ */
+int nb_patchid_parse(struct nb_patchid *out, const char *s);
+/* Is `prefix` (`len` hex digits, either case, 1 <= len) a prefix of `p`'s text?
+ * Never for none. */
+int nb_patchid_has_prefix(const struct nb_patchid *p, const char *prefix, size_t len);
+/* Is `s` (text read from a record: NULL, "" or hex) exactly `p`'s text?  Never for none. */
+int nb_patchid_eq_text(const struct nb_patchid *p, const char *s);
+/* `p`'s text in a buffer that lives to the end of the enclosing block. */
+#define NB_PATCHID_HEX(p) nb_patchid_tostr((char[NB_PATCHID_STRSZ]){ 0 }, (p))
+
+/* A growing list of patch-ids (drops, held patches): push copies, clear frees. */
+struct nb_patchid_list {
+	struct nb_patchid *v;
+	size_t nr, alloc;
+};
+#define NB_PATCHID_LIST_INIT { NULL, 0, 0 }
+void nb_patchid_list_push(struct nb_patchid_list *l, const struct nb_patchid *p);
+void nb_patchid_list_clear(struct nb_patchid_list *l);
+
 #endif

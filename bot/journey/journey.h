@@ -47,11 +47,11 @@ int journey_night_begin(struct journey_night **out, const struct journey_night_o
 
 /*
  * The patches held out of `tree`'s merge tonight, appended as drops are: their
- * patch-ids (40 hex) to `patch_ids`, the Message-IDs of those without one to
+ * patch-ids to `patch_ids`, the Message-IDs of those without one to
  * `message_ids`.  Nothing for a NULL night or a tree without holds.
  */
 void journey_night_held(const struct journey_night *jn, const char *tree,
-			struct strvec *patch_ids, struct strvec *message_ids);
+			struct nb_patchid_list *patch_ids, struct strvec *message_ids);
 
 /* How a tree ended tonight, for journey_night_end(). */
 struct journey_tree_outcome {

@@ -56,7 +56,7 @@ struct journey_person {
 /* What nextbot read of a commit (or knows of it: the latest version of a journey). */
 struct journey_commit {
 	struct nb_oid id;
-	struct nb_oid patch_id;  /* null: none (a binary change), or not computed yet */
+	struct nb_patchid patch_id; /* none: a binary change, or not computed yet */
 	int pid_known;           /* patch_id is computed (a diff: most of reading a commit,
 				    so a commit with a Message-ID waits for it) */
 	char *message_id;        /* NULL: none */
@@ -69,7 +69,7 @@ struct journey_commit {
 };
 
 struct journey_version {
-	struct nb_oid patch_id;
+	struct nb_patchid patch_id;
 	int pid_known;           /* as in journey_commit; "?" in the file when not */
 	char *message_id;
 	struct nb_oid commit;    /* its last commit seen */

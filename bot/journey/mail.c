@@ -157,7 +157,9 @@ static void delta(struct jn_notice *x, struct journey_night *jn, size_t j)
 	x->n.old_commit = old->commit.hex;
 	x->n.old_message_id = old->message_id;
 	compare_reviews(&x->lost, old, neu, 0);
-	if (old->pid_known && neu->pid_known && !nb_oid_equal(&old->patch_id, &neu->patch_id))
+	/* the code changed: the patch-ids differ (two nones: no diff to compare, unchanged) */
+	if (old->pid_known && neu->pid_known && !nb_patchid_eq(&old->patch_id, &neu->patch_id) &&
+	    !(nb_patchid_is_none(&old->patch_id) && nb_patchid_is_none(&neu->patch_id)))
 		compare_reviews(&x->stale, neu, old, 1);
 	x->n.lost_reviews = (const char *const *)x->lost.v;
 	x->n.lost_reviews_nr = x->lost.nr;
@@ -259,7 +261,7 @@ static void build(struct jn_notice *x, struct journey_night *jn, const struct jn
 	x->n.author.name = jr->author_name;
 	x->n.author.email = jr->author_email;
 	x->n.commit = v->commit.hex;
-	x->n.patch_id = nb_oid_is_null(&v->patch_id) ? NULL : v->patch_id.hex;
+	x->n.patch_id = nb_patchid_is_none(&v->patch_id) ? NULL : NB_PATCHID_HEX(&v->patch_id);
 	x->n.message_id = v->message_id;
 	x->n.patch_link = jr->link;
 	x->n.reason = e->reason;

@@ -92,8 +92,7 @@ static const struct drop *drop_of(const struct journey_night *jn, const struct j
 		for (v = 0; d->active && v < jr->versions_nr; v++) {
 			const struct journey_version *ver = &jr->versions[v];
 
-			if ((d->patch_id && !nb_oid_is_null(&ver->patch_id) &&
-			     !strcmp(d->patch_id, ver->patch_id.hex)) ||
+			if (nb_patchid_eq_text(&ver->patch_id, d->patch_id) ||
 			    (d->message_id && ver->message_id &&
 			     !strcmp(d->message_id, ver->message_id)))
 				return d;
@@ -193,7 +192,7 @@ done:
 }
 
 void journey_night_held(const struct journey_night *jn, const char *tree,
-			struct strvec *patch_ids, struct strvec *message_ids)
+			struct nb_patchid_list *patch_ids, struct strvec *message_ids)
 {
 	int ti = jn && jn->active && jn->held_nr ? journey_tree_index(jn, tree) : -1;
 	size_t j;
@@ -203,8 +202,8 @@ void journey_night_held(const struct journey_night *jn, const char *tree,
 
 		if (!s->held || s->tree != ti)
 			continue;
-		if (!nb_oid_is_null(&s->commit->patch_id))
-			strvec_push(patch_ids, s->commit->patch_id.hex);
+		if (!nb_patchid_is_none(&s->commit->patch_id))
+			nb_patchid_list_push(patch_ids, &s->commit->patch_id);
 		else if (s->commit->message_id)
 			strvec_push(message_ids, s->commit->message_id);
 	}
@@ -304,8 +303,8 @@ static int in_mainline_commits(struct journey_night *jn, struct jmap *pids, stru
 
 			if (lookup_commit(&lp, jn->reader, NULL, &ids[x]) < 0)
 				continue;
-			if (!nb_oid_is_null(&lp.patch_id))
-				jmap_put(pids, lp.patch_id.hex, 1);
+			if (!nb_patchid_is_none(&lp.patch_id))
+				jmap_put(pids, NB_PATCHID_HEX(&lp.patch_id), 1);
 			jmap_put(mids, lp.message_id, 1);
 			lookup_patch_release(&lp);
 		}
@@ -313,8 +312,8 @@ static int in_mainline_commits(struct journey_night *jn, struct jmap *pids, stru
 		nb_error_clear();
 	}
 	for (v = 0; v < jr->versions_nr; v++)
-		if ((!nb_oid_is_null(&jr->versions[v].patch_id) &&
-		     jmap_get(pids, jr->versions[v].patch_id.hex, &x)) ||
+		if ((!nb_patchid_is_none(&jr->versions[v].patch_id) &&
+		     jmap_get(pids, NB_PATCHID_HEX(&jr->versions[v].patch_id), &x)) ||
 		    jmap_get(mids, jr->versions[v].message_id, &x))
 			return 1;
 	return 0;
@@ -330,7 +329,7 @@ static char *removal_reason(const struct journey_night *jn, const struct journey
 		const struct flag *f = &st->flags[i];
 
 		for (v = 0; v < jr->versions_nr; v++)
-			if ((f->patch_id && !strcmp(f->patch_id, jr->versions[v].patch_id.hex)) ||
+			if (nb_patchid_eq_text(&jr->versions[v].patch_id, f->patch_id) ||
 			    (f->commit && !strcmp(f->commit, jr->versions[v].commit.hex)))
 				return xstrfmt("it was flagged for a %s (flag %s)",
 					       f->kind == FLAG_TEST_FAILURE ? "test failure" :

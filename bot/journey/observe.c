@@ -153,8 +153,8 @@ static void grow_seen(struct journey_night *jn)
 
 static void index_version(struct journey_night *jn, size_t j, const struct journey_version *v)
 {
-	if (v->pid_known && !nb_oid_is_null(&v->patch_id))
-		jmap_put(&jn->by_pid, v->patch_id.hex, j);
+	if (v->pid_known && !nb_patchid_is_none(&v->patch_id))
+		jmap_put(&jn->by_pid, NB_PATCHID_HEX(&v->patch_id), j);
 	jmap_put(&jn->by_msgid, v->message_id, j);
 }
 
@@ -189,7 +189,7 @@ size_t journey_adopt(struct journey_night *jn, const struct journey_commit *c, i
 	struct journey *jr = journey_store_add(&jn->store);
 	size_t j = jn->store.patches_nr - 1;
 
-	jr->key = xstrdup(!nb_oid_is_null(&c->patch_id) ? c->patch_id.hex :
+	jr->key = xstrdup(!nb_patchid_is_none(&c->patch_id) ? NB_PATCHID_HEX(&c->patch_id) :
 			  c->message_id			? c->message_id :
 							  c->id.hex);
 	jr->subject = xstrdup(c->subject);
@@ -242,14 +242,14 @@ static int differs(struct journey_night *jn, struct journey_version *v, struct j
 		nb_error_clear();
 		return 0;
 	}
-	return v->pid_known && !nb_oid_is_null(&v->patch_id) && !nb_oid_is_null(&c->patch_id) &&
-	       !nb_oid_equal(&v->patch_id, &c->patch_id);
+	return v->pid_known && !nb_patchid_is_none(&v->patch_id) &&
+	       !nb_patchid_is_none(&c->patch_id) && !nb_patchid_eq(&v->patch_id, &c->patch_id);
 }
 
 static int find_journey(const struct journey_night *jn, const struct journey_commit *c, size_t *j)
 {
-	return (c->pid_known && !nb_oid_is_null(&c->patch_id) &&
-		jmap_get(&jn->by_pid, c->patch_id.hex, j)) ||
+	return (c->pid_known && !nb_patchid_is_none(&c->patch_id) &&
+		jmap_get(&jn->by_pid, NB_PATCHID_HEX(&c->patch_id), j)) ||
 	       jmap_get(&jn->by_msgid, c->message_id, j);
 }
 

@@ -143,13 +143,14 @@ static void versions_list(struct strbuf *page, const struct journey *j)
 	strbuf_addstr(page, "<h2>Versions</h2>\n<ul class=\"items\">\n");
 	for (i = 0; i < j->versions_nr; i++) {
 		const struct journey_version *v = &j->versions[i];
+		const struct nb_patchid *pid = &v->patch_id;
 
 		strbuf_addf(page, "<li>v%zu, first seen ", i + 1);
 		html_line(page, v->first_seen);
 		strbuf_addstr(page, ": commit <code>");
 		html_line_n(page, v->commit.hex, 12);
 		strbuf_addstr(page, "</code>, patch-id <code>");
-		html_line_n(page, nb_oid_is_null(&v->patch_id) ? "-" : v->patch_id.hex, 12);
+		html_line_n(page, nb_patchid_is_none(pid) ? "-" : NB_PATCHID_HEX(pid), 12);
 		strbuf_addstr(page, "</code><span class=\"why wrap\">Message-ID &lt;");
 		html_line(page, v->message_id ? v->message_id : "");
 		strbuf_addstr(page, "&gt;</span>");
@@ -175,7 +176,7 @@ static void flags_list(struct strbuf *page, const struct journey *j, const struc
 		for (v = 0; v < j->versions_nr; v++) {
 			const struct flag *f = &st->flags[i];
 
-			if (!(f->patch_id && !strcmp(f->patch_id, j->versions[v].patch_id.hex)) &&
+			if (!nb_patchid_eq_text(&j->versions[v].patch_id, f->patch_id) &&
 			    !(f->commit && !strcmp(f->commit, j->versions[v].commit.hex)))
 				continue;
 			strbuf_addstr(page, n++ ? ", " : "<p>Flags: ");

@@ -55,7 +55,7 @@ static int by_flag(const struct journey *j, const struct state *st, const char *
 		if (!f->id || strncasecmp(f->id, id, strlen(id)))
 			continue;
 		for (v = 0; v < j->versions_nr; v++)
-			if ((f->patch_id && !strcmp(f->patch_id, j->versions[v].patch_id.hex)) ||
+			if (nb_patchid_eq_text(&j->versions[v].patch_id, f->patch_id) ||
 			    (f->commit && !strcmp(f->commit, j->versions[v].commit.hex)))
 				return 1;
 	}
@@ -71,7 +71,8 @@ static int by_id(const struct journey *j, const struct state *st, const char *id
 
 		if (msgid_is(ver->message_id, id) ||
 		    (is_hex_id(id) &&
-		     (hex_prefix(&ver->commit, id) || hex_prefix(&ver->patch_id, id))))
+		     (hex_prefix(&ver->commit, id) ||
+		      nb_patchid_has_prefix(&ver->patch_id, id, strlen(id)))))
 			return 1;
 	}
 	return is_hex_id(id) && by_flag(j, st, id);
@@ -111,6 +112,11 @@ static json_object *joid(const struct nb_oid *id)
 	return nb_oid_is_null(id) ? NULL : json_object_new_string(id->hex);
 }
 
+static json_object *jpid(const struct nb_patchid *id)
+{
+	return nb_patchid_is_none(id) ? NULL : json_object_new_string(NB_PATCHID_HEX(id));
+}
+
 static int is_review(const char *key)
 {
 	enum trailer_kind kind = trailer_kind_parse(key);
@@ -123,7 +129,7 @@ static json_object *version_json(const struct journey_version *v)
 	json_object *o = json_object_new_object(), *a = json_object_new_array();
 	size_t i;
 
-	json_object_object_add(o, "patch_id", joid(&v->patch_id));
+	json_object_object_add(o, "patch_id", jpid(&v->patch_id));
 	json_object_object_add(o, "message_id", jstr(v->message_id));
 	json_object_object_add(o, "commit", joid(&v->commit));
 	json_object_object_add(o, "first_seen", jstr(v->first_seen));
@@ -160,7 +166,7 @@ static json_object *flags_json(const struct journey *j, const struct state *st)
 		const struct flag *f = &st->flags[i];
 
 		for (v = 0; v < j->versions_nr; v++)
-			if ((f->patch_id && !strcmp(f->patch_id, j->versions[v].patch_id.hex)) ||
+			if (nb_patchid_eq_text(&j->versions[v].patch_id, f->patch_id) ||
 			    (f->commit && !strcmp(f->commit, j->versions[v].commit.hex))) {
 				json_object_array_add(a, json_object_new_string(f->id));
 				break;
@@ -175,7 +181,7 @@ static json_object *patch_json(const struct journey *j, const struct state *st)
 	json_object *o = json_object_new_object(), *a, *x;
 	size_t i;
 
-	json_object_object_add(o, "patch_id", joid(&last->patch_id));
+	json_object_object_add(o, "patch_id", jpid(&last->patch_id));
 	json_object_object_add(o, "message_id", jstr(last->message_id));
 	json_object_object_add(o, "subject", jstr(j->subject));
 	x = json_object_new_object();
@@ -266,7 +272,7 @@ static void text_of(struct strbuf *out, const struct journey *j, const struct st
 
 		strbuf_addf(out, "    v%zu  %s  commit %.12s  patch-id %.12s  <", i + 1,
 			    v->first_seen ? v->first_seen : "?", v->commit.hex,
-			    nb_oid_is_null(&v->patch_id) ? "-" : v->patch_id.hex);
+			    nb_patchid_is_none(&v->patch_id) ? "-" : NB_PATCHID_HEX(&v->patch_id));
 		add_line(out, v->message_id ? v->message_id : "");
 		strbuf_addstr(out, ">\n");
 		for (k = 0; k < v->people_nr; k++) {
@@ -298,7 +304,7 @@ static void text_of(struct strbuf *out, const struct journey *j, const struct st
 	for (i = 0; st && i < st->flags_nr; i++)
 		for (k = 0; k < j->versions_nr; k++)
 			if (st->flags[i].patch_id &&
-			    !strcmp(st->flags[i].patch_id, j->versions[k].patch_id.hex)) {
+			    nb_patchid_eq_text(&j->versions[k].patch_id, st->flags[i].patch_id)) {
 				strbuf_addf(out, "  flag %s (%s)\n", st->flags[i].id,
 					    flag_state_name(st->flags[i].state));
 				break;

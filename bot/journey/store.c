@@ -253,6 +253,11 @@ static void put_oid(struct strbuf *sb, const struct nb_oid *id)
 	put_field(sb, nb_oid_is_null(id) ? NULL : id->hex);
 }
 
+static void put_pid(struct strbuf *sb, const struct nb_patchid *id)
+{
+	put_field(sb, nb_patchid_is_none(id) ? NULL : NB_PATCHID_HEX(id));
+}
+
 static void put_journey(struct strbuf *sb, const struct journey *j)
 {
 	size_t i, k;
@@ -276,7 +281,7 @@ static void put_journey(struct strbuf *sb, const struct journey *j)
 
 		strbuf_addstr(sb, "version");
 		if (v->pid_known)
-			put_oid(sb, &v->patch_id);
+			put_pid(sb, &v->patch_id);
 		else
 			strbuf_addstr(sb, "\t?");
 		put_field(sb, v->message_id);
@@ -462,7 +467,8 @@ static void version_read(struct journey *j, char **f, size_t n)
 	JOURNEY_GROW(j->versions, j->versions_nr + 1, j->versions_alloc);
 	v = &j->versions[j->versions_nr++];
 	memset(v, 0, sizeof(*v));
-	take_oid(&v->patch_id, f[1]);
+	if (nb_patchid_parse(&v->patch_id, f[1]) < 0) /* "?": not computed yet */
+		nb_error_clear();
 	v->pid_known = !f[1] || strcmp(f[1], "?");
 	v->message_id = take_in(f[2]);
 	take_oid(&v->commit, f[3]);

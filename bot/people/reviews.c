@@ -203,7 +203,7 @@ static int examine(struct people_review_patch *rp, struct repo *repo, const stru
 		goto done;
 	waits = 1;
 	rp->commit = lp->commit;
-	rp->patch_id = xstrdup(lp->patch_id.hex);
+	rp->patch_id = xstrdup(NB_PATCHID_HEX(&lp->patch_id));
 	rp->subject = xstrdup(lp->subject ? lp->subject : "");
 	rp->author_name = lp->author_name ? xstrdup(lp->author_name) : NULL;
 	rp->author_email = xstrdup(lp->author_email ? lp->author_email : "");

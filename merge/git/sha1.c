@@ -179,7 +179,7 @@ void sha1_update(struct sha1_ctx *c, const void *data, size_t len)
 	c->used = len;
 }
 
-void sha1_final(unsigned char out[20], struct sha1_ctx *c)
+void sha1_final(unsigned char out[SHA1_RAWSZ], struct sha1_ctx *c)
 {
 	uint64_t bits = c->len * 8;
 	unsigned char pad = 0x80, zero = 0, lenbuf[8];
@@ -207,13 +207,13 @@ void sha1_raw(unsigned char out[SHA1_RAWSZ], const void *data, size_t len)
 void sha1_hex(char out[SHA1_HEXSZ + 1], const void *data, size_t len)
 {
 	static const char hex[] = "0123456789abcdef";
-	unsigned char raw[20];
+	unsigned char raw[SHA1_RAWSZ];
 	int i;
 
 	sha1_raw(raw, data, len);
-	for (i = 0; i < 20; i++) {
+	for (i = 0; i < SHA1_RAWSZ; i++) {
 		out[2 * i] = hex[raw[i] >> 4];
 		out[2 * i + 1] = hex[raw[i] & 15];
 	}
-	out[40] = '\0';
+	out[SHA1_HEXSZ] = '\0';
 }

@@ -477,7 +477,7 @@ static int commit(struct ctx *c, const struct fix_patch *p, const git_oid *tree_
 		goto done;
 	}
 	git_oid_cpy(&c->head, &id);
-	git_oid_tostr(out, 41, &id);
+	git_oid_tostr(out, NB_OID_HEXSZ + 1, &id);
 done:
 	git_signature_free(author);
 	git_tree_free(tree);

@@ -7,9 +7,11 @@
 
 #include <stddef.h>
 
+#include "util/oid.h"
+
 /* Patches a maintainer dropped: they match by patch-id or Message-ID (no <>). */
 struct integ_drops {
-	const char *const *patch_ids;
+	const struct nb_patchid *patch_ids;  /* none of them none */
 	size_t patch_ids_nr;
 	const char *const *message_ids;
 	size_t message_ids_nr;

@@ -698,7 +698,7 @@ int integ_night_merge_tree(struct integ_night *n, struct integ_outcome *out,
 	if (err == 0) {
 		out->state = already ? INTEG_ALREADY : INTEG_MERGED;
 		out->rerere_resolved = n->rerere_resolved;
-		git_oid_tostr(out->merged.hex, 41, &candidate);
+		git_oid_tostr(out->merged.hex, sizeof(out->merged.hex), &candidate);
 		goto done;
 	}
 	if (err == NB_EUNRELATED) {
@@ -724,7 +724,7 @@ int integ_night_merge_tree(struct integ_night *n, struct integ_outcome *out,
 		if (err == 0) {
 			out->state = INTEG_PREVIOUS;
 			out->rerere_resolved = n->rerere_resolved;
-			git_oid_tostr(out->merged.hex, 41, &good);
+			git_oid_tostr(out->merged.hex, sizeof(out->merged.hex), &good);
 			out->reason = xstrfmt("conflict in %s; merged the last good tip %.12s",
 					      c.items[0].path, good_hex);
 			goto done;

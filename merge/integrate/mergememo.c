@@ -53,12 +53,13 @@ static int parse_record(struct mergememo *m, const char *buf, size_t len, size_t
 	struct memo_entry *e;
 	int i;
 
-	if (!nl || nl - p < 4 * 41 + 1)
+	if (!nl || nl - p < 4 * (NB_OID_HEXSZ + 1) + 1)
 		return -1;
 	for (i = 0; i < 4; i++)
-		if (git_oid_fromstrn(&ids[i], p + 41 * i, 40) < 0 || p[41 * i + 40] != ' ')
+		if (git_oid_fromstrn(&ids[i], p + (NB_OID_HEXSZ + 1) * i, NB_OID_HEXSZ) < 0 ||
+		    p[(NB_OID_HEXSZ + 1) * i + NB_OID_HEXSZ] != ' ')
 			return -1;
-	statlen = strtoul(p + 4 * 41, &after, 10);
+	statlen = strtoul(p + 4 * (NB_OID_HEXSZ + 1), &after, 10);
 	if (after != nl || statlen > STAT_MAX || (size_t)(end - nl - 1) < statlen + 1 ||
 	    nl[1 + statlen] != '\n')
 		return -1;

@@ -21,7 +21,7 @@ int replay_is_dropped(git_repository *repo, const git_commit *commit,
 		      const struct integ_drops *drops)
 {
 	struct trailer_info ti = TRAILER_INFO_INIT;
-	struct nb_oid pid;
+	struct nb_patchid pid;
 	size_t i;
 	int hit = 0;
 
@@ -29,7 +29,7 @@ int replay_is_dropped(git_repository *repo, const git_commit *commit,
 		return 0;
 	if (drops->patch_ids_nr && merge_patch_id(&pid, repo, commit) == 0) {
 		for (i = 0; i < drops->patch_ids_nr && !hit; i++)
-			hit = !strcmp(pid.hex, drops->patch_ids[i]);
+			hit = nb_patchid_eq(&pid, &drops->patch_ids[i]);
 	}
 	if (!hit && drops->message_ids_nr) {
 		trailer_parse(&ti, git_commit_message(commit));

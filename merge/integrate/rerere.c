@@ -76,7 +76,7 @@ static void hunk_id(char id[SHA1_HEXSZ + 1], struct strbuf *pre, struct strbuf *
 		    struct strbuf *two)
 {
 	struct sha1_ctx ctx;
-	unsigned char raw[20];
+	unsigned char raw[SHA1_RAWSZ];
 	struct strbuf *a = one, *b = two;
 	int i;
 
@@ -88,11 +88,11 @@ static void hunk_id(char id[SHA1_HEXSZ + 1], struct strbuf *pre, struct strbuf *
 	sha1_update(&ctx, a->buf, a->len + 1);
 	sha1_update(&ctx, b->buf, b->len + 1);
 	sha1_final(raw, &ctx);
-	for (i = 0; i < 20; i++) {
+	for (i = 0; i < SHA1_RAWSZ; i++) {
 		id[2 * i] = "0123456789abcdef"[raw[i] >> 4];
 		id[2 * i + 1] = "0123456789abcdef"[raw[i] & 15];
 	}
-	id[40] = '\0';
+	id[SHA1_HEXSZ] = '\0';
 	if (pre) {
 		strbuf_reset(pre);
 		strbuf_addstr(pre, "<<<<<<<\n");
@@ -381,10 +381,10 @@ static int is_hex40(const char *s)
 {
 	size_t i;
 
-	for (i = 0; i < 40; i++)
+	for (i = 0; i < SHA1_HEXSZ; i++)
 		if (!strchr("0123456789abcdef", s[i]) || !s[i])
 			return 0;
-	return s[40] == '\0';
+	return s[SHA1_HEXSZ] == '\0';
 }
 
 /* The value of the first "key value" line of `text`, malloc'd; "" if none. */
@@ -441,7 +441,7 @@ int rerere_list(struct rerere_entry **out, size_t *nr, const char *rerere_dir)
 		free(path);
 		ALLOC_GROW(*out, *nr + 1, alloc);
 		e = &(*out)[(*nr)++];
-		memcpy(e->id, de->d_name, 41);
+		memcpy(e->id, de->d_name, SHA1_HEXSZ + 1);
 		e->path = meta_get(meta.buf, "path");
 		e->tree = meta_get(meta.buf, "tree");
 		e->recorded = meta_get(meta.buf, "recorded");

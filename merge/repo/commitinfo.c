@@ -77,7 +77,7 @@ static int read_commit(struct commit_info *out, git_repository *repo, const git_
 		utf8_from_charset(&msg, raw, strlen(raw), enc);
 	fill_trailers(out, msg.buf);
 	if (with_patch_id && merge_patch_id(&out->patch_id, repo, c) < 0) {
-		nb_oid_clear(&out->patch_id);
+		out->patch_id = (struct nb_patchid)NB_PATCHID_NONE;
 		nb_error_clear(); /* no patch-id is an answer, not a failure */
 	}
 done:

@@ -21,17 +21,13 @@ struct commit_info {
 	char *subject;          /* one line, valid UTF-8, control characters replaced */
 	char *body;             /* valid UTF-8, LF line ends, may be "" */
 	char *message_id;       /* from a Link:/Message-ID: trailer, NULL if none */
-	struct nb_oid patch_id;      /* "" for merges, root commits, binary changes */
+	struct nb_patchid patch_id;  /* none for merges, root commits, binary changes */
 	int has_author_signoff; /* a Signed-off-by: with the author's address */
 	char **signoffs;        /* Signed-off-by: values, valid UTF-8, one line each */
 	size_t signoffs_nr;
 	size_t parents_nr;
 };
-#define COMMIT_INFO_INIT                                                                           \
-	{                                                                                          \
-		NB_OID_INIT, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, NB_OID_INIT, 0, NULL, \
-			0, 0                                                                       \
-	}
+#define COMMIT_INFO_INIT { .id = NB_OID_INIT, .patch_id = NB_PATCHID_NONE }
 
 /*
  * Reads commit `id` of `repo` into `out` (initialised with COMMIT_INFO_INIT or
@@ -39,10 +35,10 @@ struct commit_info {
  * `encoding` header (if any) to UTF-8; invalid bytes are repaired.  Every string is
  * owned by `out`; free them with commitinfo_release().  Returns 0, NB_ENOTFOUND
  * (recorded) if there is no such commit, or NB_ERROR.  A commit without a
- * patch-id (merge, root, binary) is not an error: patch_id is "".
+ * patch-id (merge, root, binary) is not an error: patch_id is none.
  */
 int commitinfo_read(struct commit_info *out, git_repository *repo, const git_oid *id);
-/* The same without the patch-id (patch_id ""): a diff is most of a commit's reading. */
+/* The same without the patch-id (patch_id none): a diff is most of a commit's reading. */
 int commitinfo_read_meta(struct commit_info *out, git_repository *repo, const git_oid *id);
 void commitinfo_release(struct commit_info *info);
 

@@ -96,12 +96,12 @@ int lookup_commit_meta(struct lookup_patch *out, struct repo *repo, const char *
 	return 0;
 }
 
-int lookup_patch_id(struct nb_oid *out, struct repo *repo, const struct nb_oid *commit)
+int lookup_patch_id(struct nb_patchid *out, struct repo *repo, const struct nb_oid *commit)
 {
 	git_oid id;
 	int error;
 
-	nb_oid_clear(out);
+	*out = (struct nb_patchid)NB_PATCHID_NONE;
 	if ((error = merge_oid_to_git(&id, commit)) < 0)
 		return error;
 	if ((error = merge_patch_id_oid(out, repo_git(repo), &id)) == NB_ENOTFOUND) {
@@ -238,13 +238,13 @@ long lookup_patch_find(const struct lookup_patches *pool, const char *id)
 	for (i = 0; i < pool->nr; i++) {
 		const struct lookup_patch *p = &pool->items[i];
 
-		if (!hex_prefix(p->commit.hex, id, len) && !hex_prefix(p->patch_id.hex, id, len) &&
+		if (!hex_prefix(p->commit.hex, id, len) &&
+		    !(len >= 4 && nb_patchid_has_prefix(&p->patch_id, id, len)) &&
 		    !msgid_equal(p->message_id, id))
 			continue;
 		/* the same patch in two trees, or twice in one listing, is still one patch */
 		if (found >= 0 && strcmp(pool->items[found].commit.hex, p->commit.hex) &&
-		    (nb_oid_is_null(&p->patch_id) ||
-		     !nb_oid_equal(&pool->items[found].patch_id, &p->patch_id))) {
+		    !nb_patchid_eq(&pool->items[found].patch_id, &p->patch_id)) {
 			nb_error_set(NB_EINVALID, "'%s' names more than one patch; give more", id);
 			return -2;
 		}

@@ -42,7 +42,7 @@ static int diff_has_binary(int *out, git_diff *diff)
 	return 0;
 }
 
-int merge_patch_id(struct nb_oid *out, git_repository *repo, const git_commit *commit)
+int merge_patch_id(struct nb_patchid *out, git_repository *repo, const git_commit *commit)
 {
 	git_commit *parent = NULL;
 	git_tree *old_tree = NULL, *new_tree = NULL;
@@ -51,7 +51,7 @@ int merge_patch_id(struct nb_oid *out, git_repository *repo, const git_commit *c
 	git_oid id;
 	int error = 0, binary;
 
-	nb_oid_clear(out);
+	*out = (struct nb_patchid)NB_PATCHID_NONE;
 	git_diff_options_init(&opts, GIT_DIFF_OPTIONS_VERSION);
 	if (git_commit_parentcount(commit) != 1) {
 		error = nb_error_set(NB_ENOTFOUND, "commit %.12s is a %s commit: no patch-id",
@@ -82,7 +82,7 @@ int merge_patch_id(struct nb_oid *out, git_repository *repo, const git_commit *c
 		error = merge_git_fail("patch-id");
 		goto done;
 	}
-	merge_oid_from_git(out, &id);
+	nb_patchid_set_raw(out, id.id);
 done:
 	git_diff_free(diff);
 	git_tree_free(old_tree);
@@ -91,12 +91,12 @@ done:
 	return error;
 }
 
-int merge_patch_id_oid(struct nb_oid *out, git_repository *repo, const git_oid *id)
+int merge_patch_id_oid(struct nb_patchid *out, git_repository *repo, const git_oid *id)
 {
 	git_commit *commit = NULL;
 	int error;
 
-	nb_oid_clear(out);
+	*out = (struct nb_patchid)NB_PATCHID_NONE;
 	if (git_commit_lookup(&commit, repo, id) < 0)
 		return nb_error_set(NB_ENOTFOUND, "no commit %s", git_oid_tostr_s(id));
 	error = merge_patch_id(out, repo, commit);

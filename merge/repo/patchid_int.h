@@ -11,20 +11,20 @@
 #include <git2.h>
 
 /*
- * Writes into `out` (40 hex digits and a NUL) the patch-id of `commit` exactly as
+ * Sets `out` to the patch-id of `commit` exactly as
  * `git diff-tree -p --no-renames <c>^ <c> | git patch-id --stable` prints it: a
  * tree-to-tree diff against the first parent, no rename detection, then libgit2's
  * git_diff_patchid().
  *
- * Returns 0; NB_ENOTFOUND with out = "" for commits that have no patch-id of
+ * Returns 0; NB_ENOTFOUND with `out` none for commits that have no patch-id of
  * their own: merges, root commits, commits whose diff is empty and commits that
  * touch a binary file (git and libgit2 disagree on those, so such commits are
  * identified by commit id and Message-ID only); NB_ERROR (recorded) on a
  * repository failure.  Thread-safe as libgit2 is: one repository per thread.
  */
-int merge_patch_id(struct nb_oid *out, git_repository *repo, const git_commit *commit);
+int merge_patch_id(struct nb_patchid *out, git_repository *repo, const git_commit *commit);
 
 /* The same for a commit given by id. */
-int merge_patch_id_oid(struct nb_oid *out, git_repository *repo, const git_oid *id);
+int merge_patch_id_oid(struct nb_patchid *out, git_repository *repo, const git_oid *id);
 
 #endif

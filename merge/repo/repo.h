@@ -173,7 +173,7 @@ struct repo;
 struct lookup_patch {
 	char *tree;
 	struct nb_oid commit;
-	struct nb_oid patch_id;      /* "" when it has none (binary) */
+	struct nb_patchid patch_id;  /* none for a merge, a root, a binary change */
 	char *message_id;       /* NULL when none */
 	char *subject;
 	char *author_name, *author_email;
@@ -217,13 +217,13 @@ long lookup_patch_find(const struct lookup_patches *pool, const char *id);
 int lookup_commit(struct lookup_patch *out, struct repo *repo, const char *tree,
 		  const struct nb_oid *commit);
 /*
- * The same without its patch-id (patch_id ""), which is most of the cost of reading
+ * The same without its patch-id (patch_id none), which is most of the cost of reading
  * a commit: for those who can wait for it, and then ask lookup_patch_id().
  */
 int lookup_commit_meta(struct lookup_patch *out, struct repo *repo, const char *tree,
 		       const struct nb_oid *commit);
-/* The patch-id of `commit` (empty for a merge, a root or a binary change); NB_ENOTFOUND. */
-int lookup_patch_id(struct nb_oid *out, struct repo *repo, const struct nb_oid *commit);
+/* The patch-id of `commit` (none for a merge, a root or a binary change); NB_ENOTFOUND. */
+int lookup_patch_id(struct nb_patchid *out, struct repo *repo, const struct nb_oid *commit);
 
 /*
  * 1 when `ancestor` is `commit` or reachable from it, 0 when not, negative (recorded)

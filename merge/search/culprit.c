@@ -1333,7 +1333,8 @@ static void describe(struct culprit_search *n, const git_oid *commit,
 	struct strbuf ex = STRBUF_INIT, first = STRBUF_INIT, fp = STRBUF_INIT, subj = STRBUF_INIT;
 	const struct probe_command *cmd;
 	git_commit *c = NULL;
-	struct nb_oid patch_id = NB_OID_INIT;
+	struct nb_patchid patch_id = NB_PATCHID_NONE;
+	char pid_hex[NB_PATCHID_STRSZ];
 
 	merge_oid_from_git(&out->commit, commit);
 	if (git_commit_lookup(&c, n->repo, commit) == 0)
@@ -1349,9 +1350,11 @@ static void describe(struct culprit_search *n, const git_oid *commit,
 	excerpt_extract(&ex, &first, fail->output.buf, fail->output.len,
 			worker_tree_path(n->s.workers[0]));
 	name_limit(&ex, &first, fail->limit);
-	if (merge_patch_id_oid(&patch_id, n->repo, commit) < 0 || nb_oid_is_null(&patch_id))
-		patch_id = out->commit;
-	excerpt_fingerprint(&fp, patch_id.hex, out->command, first.buf);
+	if (merge_patch_id_oid(&patch_id, n->repo, commit) < 0 || nb_patchid_is_none(&patch_id))
+		excerpt_fingerprint(&fp, out->commit.hex, out->command, first.buf);
+	else
+		excerpt_fingerprint(&fp, nb_patchid_tostr(pid_hex, &patch_id), out->command,
+				    first.buf);
 	excerpt_flag_id(out->flag_id, fp.buf);
 	free(out->excerpt);
 	free(out->first_error);

@@ -47,7 +47,7 @@ void verdict_key(char out[SHA1_HEXSZ + 1], const char *tree_hex, const char *com
 
 static int valid_key(const char *key)
 {
-	return strlen(key) == 40 && strspn(key, "0123456789abcdef") == 40;
+	return strlen(key) == SHA1_HEXSZ && strspn(key, "0123456789abcdef") == SHA1_HEXSZ;
 }
 
 static char *entry_path(const char *dir, const char *key)

@@ -15,7 +15,9 @@
 
 #define HEADER_LEN 12
 /* ctime, mtime (8 each), dev, ino, mode, uid, gid, size (4 each), id, flags */
-#define ENTRY_FIXED (40 + GIT_OID_RAWSZ + 2)
+/* an entry's stat data: ten 32-bit fields, ctime to size */
+#define ENTRY_STAT_SZ (10 * 4)
+#define ENTRY_FIXED (ENTRY_STAT_SZ + GIT_OID_RAWSZ + 2)
 #define FLAG_ASSUME_VALID 0x8000
 #define FLAG_EXTENDED 0x4000
 #define FLAG_STAGE 0x3000
@@ -128,7 +130,7 @@ static int parse_entry(struct gitindex_entry *e, struct strbuf *why, const struc
 	e->ino = get32(p + 20);
 	e->mode = get32(p + 24);
 	e->size = get32(p + 36);
-	git_oid_fromraw(&e->id, p + 40);
+	git_oid_fromraw(&e->id, p + ENTRY_STAT_SZ);
 	e->raw = p;
 	e->raw_len = (fixed + name_len + 8) & ~(size_t)7;
 	if (e->raw_len > left)
@@ -276,7 +278,7 @@ void gitindex_out_new(struct strbuf *out, const char *path, const struct stat *s
 	put32(p + 28, st->st_uid);
 	put32(p + 32, st->st_gid);
 	put32(p + 36, st->st_size);
-	memcpy(p + 40, id->id, GIT_OID_RAWSZ);
+	memcpy(p + ENTRY_STAT_SZ, id->id, GIT_OID_RAWSZ);
 	p[ENTRY_FIXED - 2] = (len < NAME_MASK ? len : NAME_MASK) >> 8;
 	p[ENTRY_FIXED - 1] = (len < NAME_MASK ? len : NAME_MASK) & 0xff;
 	memcpy(p + ENTRY_FIXED, path, len);
