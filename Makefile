@@ -55,9 +55,8 @@ QCC = @echo "  CC      $<";
 QLD = @echo "  LD      $@";
 endif
 
-LIB_SRC := $(sort $(wildcard util/*.c merge/*/*.c notify/*.c feeds/*.c cc/*.c bot/*.c bot/people/*.c \
-	bot/journey/*.c))
-LIB_SRC := $(filter-out bot/main.c cc/shim_main.c,$(LIB_SRC))
+LIB_SRC := $(sort $(wildcard util/*.c merge/*/*.c notify/*.c feeds/*.c cc/*.c bot/*/*.c))
+LIB_SRC := $(filter-out bot/cli/main.c cc/shim_main.c,$(LIB_SRC))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
@@ -103,7 +102,7 @@ $(BUILD)/libnextbot.a: $(LIB_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 # Every object is linked (not the archive), so nothing depends on archive order.
-$(NEXTBOT): $(BUILD)/bot/main.o $(LIB_OBJ)
+$(NEXTBOT): $(BUILD)/bot/cli/main.o $(LIB_OBJ)
 	$(QLD)$(CC) $(NB_LDFLAGS) $(LDFLAGS) -o $@ $^ $(NB_LIBS)
 
 $(SHIM): $(SHIM_OBJ)

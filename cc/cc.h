@@ -62,7 +62,7 @@ void cc_service_box(const struct cc_service *s, struct runcmd_box *box);
 /* Stops the service (its compiles under way are killed) and frees `s`; NULL: no-op. */
 void cc_service_stop(struct cc_service *s, struct cc_stats *stats);
 
-/* `nextbot cc-serve`'s options (the service process; see bot/cmd_cc.c). */
+/* `nextbot cc-serve`'s options (the service process; see bot/cli/cmd_cc.c). */
 struct cc_serve_opts {
 	const char *store, *jobs;
 	long long max;

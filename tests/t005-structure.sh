@@ -169,13 +169,13 @@ check "... naming a #define of a hash's length" grep -q '^hashsz: util/h.c:1: ' 
 check "... an array of one" grep -q '^hashsz: util/h.c:2: .*id\[41\]' "$TMP/out"
 check "... and an index" grep -q '^hashsz: util/h.c:5: ' "$TMP/out"
 # --- decide in one place: the breakage handling (night_check.c) returns a decision;
-# only bot/night.c reverts, falls back, drops, re-merges, rewinds or sets a flag's action
+# only bot/night/night.c reverts, falls back, drops, re-merges, rewinds or sets a flag's action
 acts=$(cd "$ROOT" && grep -rlE \
 	"integ_night_(revert|left_out|truncate|merge_tree|apply_fixes|restore)\(|->action = FLAG_" \
 	bot notify feeds | sort -u | tr '\n' ' ')
-check "only bot/night.c carries out a breakage's actions (callers: $acts)" \
-	test "$acts" = "bot/night.c "
+check "only bot/night/night.c carries out a breakage's actions (callers: $acts)" \
+	test "$acts" = "bot/night/night.c "
 check "night_check.c decides (night_handle_breakage fills a struct night_decision)" \
 	grep -q "^int night_handle_breakage(struct night \*n, struct night_failure \*fail,$" \
-	"$ROOT/bot/night_check.c"
+	"$ROOT/bot/night/night_check.c"
 done_testing

@@ -14,7 +14,7 @@ check "... and says so" grep -q "^names: ok" "$TMP/out"
 
 # --- struct: a file-local struct named as a header's
 fresh 1
-plant bot/night.h <<'EOF'
+plant bot/night/night.h <<'EOF'
 struct night {
 	int nr;
 };
@@ -32,12 +32,12 @@ struct night {
 EOF
 expect_exit 1 "a file-local struct named as a public one fails" "$GATE" --gate struct "$T"
 check "... naming the file, the line and the header" \
-	grep -q "^struct: merge/culprit.c:1: file-local struct night has the name of bot/night.h's" \
+	grep -q "^struct: merge/culprit.c:1: file-local struct night has the name of bot/night/night.h's" \
 	"$TMP/out"
 
 # --- static: a static function named as another file's public one
 fresh 2
-plant bot/state.c <<'EOF'
+plant bot/state/state.c <<'EOF'
 void state_release(int *s)
 {
 	*s = 0;
@@ -58,7 +58,7 @@ static void state_release(int *s)
 EOF
 expect_exit 1 "a static named as another file's function fails" "$GATE" --gate static "$T"
 check "... naming the static and the other file" \
-	grep -q "^static: merge/bisect.c:1: static state_release() has the name of bot/state.c's" \
+	grep -q "^static: merge/bisect.c:1: static state_release() has the name of bot/state/state.c's" \
 	"$TMP/out"
 
 # --- params: at most 7 parameters (a function pointer's own count apart)

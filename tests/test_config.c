@@ -1,4 +1,4 @@
-/* Unit tests of the strict config loader (bot/config.c), configs in temp files. */
+/* Unit tests of the strict config loader (bot/config/config.c), configs in temp files. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,7 +9,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "bot/config.h"
+#include "bot/config/config.h"
 #include "util/error.h"
 #include "util/fileutil.h"
 #include "util/strbuf.h"

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bot/config.h"
-#include "bot/mailcmd.h"
-#include "bot/mailtest.h"
+#include "bot/config/config.h"
+#include "bot/mail/mailcmd.h"
+#include "bot/mail/mailtest.h"
 #include "util/strbuf.h"
 #include "util/banned.h"
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bot/state.h"
+#include "bot/state/state.h"
 #include "util/error.h"
 #include "util/fileutil.h"
 #include "util/strbuf.h"

@@ -1,8 +1,8 @@
 /* `nextbot patch ID [--json]`: a patch's journey on the command line. */
 #include <stdio.h>
 
-#include "bot/botutil.h"
-#include "bot/commands.h"
+#include "bot/cli/botutil.h"
+#include "bot/cli/commands.h"
 #include "bot/journey/journey.h"
 #include "util/error.h"
 #include "util/banned.h"

@@ -15,8 +15,8 @@
 
 #include "util/oid.h"
 #include <stddef.h>
-#include "bot/config.h"
-#include "bot/state.h"
+#include "bot/config/config.h"
+#include "bot/state/state.h"
 #include "notify/notice.h"
 #include "util/strbuf.h"
 #include "util/strvec.h"

@@ -7,9 +7,9 @@
 
 #include "util/oid.h"
 #include <stddef.h>
-#include "bot/config.h"
+#include "bot/config/config.h"
 #include "bot/journey/journey.h"
-#include "bot/state.h"
+#include "bot/state/state.h"
 #include "util/xalloc.h"
 #include "util/strbuf.h"
 #include "util/strvec.h"

@@ -5,7 +5,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "bot/html.h"
+#include "bot/dash/html.h"
 #include "bot/journey/journey_int.h"
 #include "merge/repo/repo.h"
 #include "util/error.h"

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bot/botutil.h"
-#include "bot/commands.h"
+#include "bot/cli/botutil.h"
+#include "bot/cli/commands.h"
 #include "bot/people/people.h"
 #include "merge/repo/repo.h"
 #include "util/error.h"

@@ -3,8 +3,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "bot/config.h"
-#include "bot/html.h"
+#include "bot/config/config.h"
+#include "bot/dash/html.h"
 #include "bot/people/people.h"
 #include "util/error.h"
 #include "util/strbuf.h"

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bot/config.h"
+#include "bot/config/config.h"
 #include "bot/people/people_int.h"
 #include "merge/repo/repo.h"
 #include "util/error.h"

@@ -261,7 +261,7 @@ void people_reviews_show(struct strbuf *out, const struct people_reviews *r, int
 void people_reviews_summary(struct strvec *out, const struct people_reviews *r, size_t max);
 
 /*
- * The night's share (bot/night_summary.c): the review queue's oldest `max` lines for
+ * The night's share (bot/night/night_summary.c): the review queue's oldest `max` lines for
  * the daily summary; the audit's text and one-line summary for the monthly mail.
  * NB_ENOTFOUND from the latter when the base has no MAINTAINERS.
  */

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "bot/config.h"
+#include "bot/config/config.h"
 #include "bot/people/people_int.h"
 #include "merge/repo/repo.h"
 #include "util/error.h"

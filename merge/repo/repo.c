@@ -188,7 +188,7 @@ int repo_open(struct repo **out, const char *path)
 	head = xstrfmt("%s/HEAD", path);
 	fresh = !file_exists(head);
 	free(head);
-	/* a folder made ready for it (bot/workdir.c gives it the runner's group) is fine */
+	/* a folder made ready for it (bot/state/workdir.c gives it the runner's group) is fine */
 	if (fresh) {
 		if (file_mkdir_p(path, 0700) < 0)
 			return NB_ERROR;

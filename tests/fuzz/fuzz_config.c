@@ -1,9 +1,9 @@
-/* Fuzz target: the strict YAML config loader (bot/config.c) on arbitrary files. */
+/* Fuzz target: the strict YAML config loader (bot/config/config.c) on arbitrary files. */
 #include <ctype.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "bot/config.h"
+#include "bot/config/config.h"
 #include "tests/fuzz/fuzz.h"
 #include "util/error.h"
 #include "util/fileutil.h"
