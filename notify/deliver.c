@@ -1,5 +1,5 @@
 /* Outbox delivery over libcurl: SMTP one recipient per transaction, signed webhook POSTs. */
-#include <curl/curl.h>
+#include "notify/curlload.h"
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -33,18 +33,6 @@ struct attempt_result {
 	{                                       \
 		ATTEMPT_SENT, 0, 0, STRBUF_INIT \
 	}
-
-int notify_global_init(void)
-{
-	if (curl_global_init(CURL_GLOBAL_DEFAULT))
-		return nb_error_set(NB_ERROR, "cannot initialise libcurl");
-	return 0;
-}
-
-void notify_global_cleanup(void)
-{
-	curl_global_cleanup();
-}
 
 /* Keeps the words of a server's reply, printable and capped. */
 static void set_words(struct strbuf *out, const char *data, size_t len)
@@ -144,20 +132,20 @@ static int deadline_cb(void *p, curl_off_t dltotal, curl_off_t dlnow, curl_off_t
 static void curl_common(CURL *h, long connect_timeout, long timeout, char *errbuf,
 			struct deadline *d)
 {
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, connect_timeout);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT, timeout);
+	ncurl.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	ncurl.easy_setopt(h, CURLOPT_CONNECTTIMEOUT, connect_timeout);
+	ncurl.easy_setopt(h, CURLOPT_TIMEOUT, timeout);
 	/* SMTP waits for the answer to the final "." outside CURLOPT_TIMEOUT, 120 s by default. */
-	curl_easy_setopt(h, CURLOPT_SERVER_RESPONSE_TIMEOUT, timeout);
-	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(h, CURLOPT_FORBID_REUSE, 1L);
-	curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, 1L);
+	ncurl.easy_setopt(h, CURLOPT_SERVER_RESPONSE_TIMEOUT, timeout);
+	ncurl.easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+	ncurl.easy_setopt(h, CURLOPT_FORBID_REUSE, 1L);
+	ncurl.easy_setopt(h, CURLOPT_FRESH_CONNECT, 1L);
 	clock_gettime(CLOCK_MONOTONIC, &d->at);
 	d->at.tv_sec += connect_timeout > timeout ? connect_timeout : timeout;
 	d->passed = 0;
-	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, deadline_cb);
-	curl_easy_setopt(h, CURLOPT_XFERINFODATA, d);
-	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+	ncurl.easy_setopt(h, CURLOPT_XFERINFOFUNCTION, deadline_cb);
+	ncurl.easy_setopt(h, CURLOPT_XFERINFODATA, d);
+	ncurl.easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
 }
 
 static void transport_error(struct attempt_result *res, CURLcode rc, const char *errbuf)
@@ -168,7 +156,7 @@ static void transport_error(struct attempt_result *res, CURLcode rc, const char 
 	if (rc == CURLE_ABORTED_BY_CALLBACK)
 		strbuf_addstr(&res->why, "timed out: no answer within the timeout");
 	else
-		strbuf_addstr(&res->why, *errbuf ? errbuf : curl_easy_strerror(rc));
+		strbuf_addstr(&res->why, *errbuf ? errbuf : ncurl.easy_strerror(rc));
 }
 
 /*
@@ -188,7 +176,7 @@ static void smtp_classify(struct attempt_result *res, CURL *h, CURLcode rc, cons
 	struct strbuf words = STRBUF_INIT;
 
 	strbuf_addbuf(&words, &res->why);
-	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+	ncurl.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
 	strbuf_reset(&res->why);
 	if (rc == CURLE_OK) {
 		res->what = ATTEMPT_SENT;
@@ -212,6 +200,24 @@ static void smtp_classify(struct attempt_result *res, CURL *h, CURLcode rc, cons
 	strbuf_release(&words);
 }
 
+/*
+ * The handle of one attempt, libcurl loaded at the first: a missing or broken
+ * libcurl leaves the notice queued (retried as a server that did not answer).
+ */
+static CURL *attempt_start(struct attempt_result *res)
+{
+	int loaded = notify_curl_load() == 0;
+	CURL *h = loaded ? ncurl.easy_init() : NULL;
+
+	if (!h) {
+		res->what = ATTEMPT_RETRY;
+		res->unreachable = 1;
+		strbuf_reset(&res->why);
+		strbuf_addstr(&res->why, loaded ? "cannot start libcurl" : nb_error_last());
+	}
+	return h;
+}
+
 /* One SMTP transaction: MAIL FROM, one RCPT, DATA. */
 static void smtp_send(struct attempt_result *res, const struct notice_settings *s,
 			const char *from, const char *rcpt, const char *mail, const char *mail8)
@@ -221,37 +227,41 @@ static void smtp_send(struct attempt_result *res, const struct notice_settings *
 	struct smtp_talk talk = {&res->why, 0};
 	struct reader r = {mail, strlen(mail), mail8, &talk.eightbit, 0};
 	struct deadline d;
-	CURL *h = curl_easy_init();
+	CURL *h = attempt_start(res);
 	CURLcode rc;
 
-	rcpts = curl_slist_append(rcpts, rcpt);
+	if (!h) {
+		free(mfrom);
+		return;
+	}
+	rcpts = ncurl.slist_append(rcpts, rcpt);
 	curl_common(h, s->smtp.connect_timeout > 0 ? s->smtp.connect_timeout : 30,
 		      s->smtp.timeout > 0 ? s->smtp.timeout : 120, errbuf, &d);
-	curl_easy_setopt(h, CURLOPT_URL, s->smtp.url);
-	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "smtp,smtps");
-	curl_easy_setopt(h, CURLOPT_MAIL_FROM, mfrom);
-	curl_easy_setopt(h, CURLOPT_MAIL_RCPT, rcpts);
-	curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
-	curl_easy_setopt(h, CURLOPT_READFUNCTION, read_cb);
-	curl_easy_setopt(h, CURLOPT_READDATA, &r);
+	ncurl.easy_setopt(h, CURLOPT_URL, s->smtp.url);
+	ncurl.easy_setopt(h, CURLOPT_PROTOCOLS_STR, "smtp,smtps");
+	ncurl.easy_setopt(h, CURLOPT_MAIL_FROM, mfrom);
+	ncurl.easy_setopt(h, CURLOPT_MAIL_RCPT, rcpts);
+	ncurl.easy_setopt(h, CURLOPT_UPLOAD, 1L);
+	ncurl.easy_setopt(h, CURLOPT_READFUNCTION, read_cb);
+	ncurl.easy_setopt(h, CURLOPT_READDATA, &r);
 	/* SIZE= is an upper bound: the 8bit version is never longer */
-	curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, (curl_off_t)r.left);
-	curl_easy_setopt(h, CURLOPT_USE_SSL,
+	ncurl.easy_setopt(h, CURLOPT_INFILESIZE_LARGE, (curl_off_t)r.left);
+	ncurl.easy_setopt(h, CURLOPT_USE_SSL,
 			 s->smtp.tls == NOTICE_TLS_NONE ? (long)CURLUSESSL_NONE
 							: (long)CURLUSESSL_ALL);
 	if (s->smtp.ca_file)
-		curl_easy_setopt(h, CURLOPT_CAINFO, s->smtp.ca_file);
+		ncurl.easy_setopt(h, CURLOPT_CAINFO, s->smtp.ca_file);
 	if (s->smtp.user) {
-		curl_easy_setopt(h, CURLOPT_USERNAME, s->smtp.user);
-		curl_easy_setopt(h, CURLOPT_PASSWORD, s->smtp.password ? s->smtp.password : "");
+		ncurl.easy_setopt(h, CURLOPT_USERNAME, s->smtp.user);
+		ncurl.easy_setopt(h, CURLOPT_PASSWORD, s->smtp.password ? s->smtp.password : "");
 	}
-	curl_easy_setopt(h, CURLOPT_VERBOSE, 1L);
-	curl_easy_setopt(h, CURLOPT_DEBUGFUNCTION, smtp_debug_cb);
-	curl_easy_setopt(h, CURLOPT_DEBUGDATA, &talk);
-	rc = curl_easy_perform(h);
+	ncurl.easy_setopt(h, CURLOPT_VERBOSE, 1L);
+	ncurl.easy_setopt(h, CURLOPT_DEBUGFUNCTION, smtp_debug_cb);
+	ncurl.easy_setopt(h, CURLOPT_DEBUGDATA, &talk);
+	rc = ncurl.easy_perform(h);
 	smtp_classify(res, h, rc, errbuf);
-	curl_easy_cleanup(h);
-	curl_slist_free_all(rcpts);
+	ncurl.easy_cleanup(h);
+	ncurl.slist_free_all(rcpts);
 	free(mfrom);
 }
 
@@ -291,7 +301,7 @@ static size_t http_header_cb(char *data, size_t size, size_t nmemb, void *p)
 			v++;
 		secs = strtol(v, &end, 10);
 		if (end == v || *end) {
-			time_t when = curl_getdate(v, NULL);
+			time_t when = ncurl.getdate(v, NULL);
 
 			secs = when > 0 ? (long)(when - time(NULL)) : 0;
 		}
@@ -316,7 +326,7 @@ static void http_classify(struct attempt_result *res, CURL *h, CURLcode rc,
 {
 	long code = 0;
 
-	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+	ncurl.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
 	strbuf_reset(&res->why);
 	if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && reply->capped && code)) {
 		transport_error(res, rc, errbuf);
@@ -350,38 +360,40 @@ static void hook_send(struct attempt_result *res, const struct notice_settings *
 	const char *secret = hook_secret(s, n->url);
 	long t = s->http_timeout > 0 ? s->http_timeout : 30;
 	struct deadline d;
-	CURL *h = curl_easy_init();
+	CURL *h = attempt_start(res);
 	CURLcode rc;
 
-	hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
-	hdrs = curl_slist_append(hdrs, "Expect:");
+	if (!h)
+		return;
+	hdrs = ncurl.slist_append(hdrs, "Content-Type: application/json");
+	hdrs = ncurl.slist_append(hdrs, "Expect:");
 	strbuf_addf(&hdr, "X-Nextbot-Event: %s", n->kind);
-	hdrs = curl_slist_append(hdrs, hdr.buf);
+	hdrs = ncurl.slist_append(hdrs, hdr.buf);
 	strbuf_reset(&hdr);
 	strbuf_addf(&hdr, "X-Nextbot-Delivery: %s", n->id);
-	hdrs = curl_slist_append(hdrs, hdr.buf);
+	hdrs = ncurl.slist_append(hdrs, hdr.buf);
 	if (secret) {
 		strbuf_reset(&hdr);
 		strbuf_addstr(&hdr, "X-Nextbot-Signature: ");
 		hook_signature(&hdr, secret, n->body, strlen(n->body));
-		hdrs = curl_slist_append(hdrs, hdr.buf);
+		hdrs = ncurl.slist_append(hdrs, hdr.buf);
 	}
 	curl_common(h, t, t, errbuf, &d);
-	curl_easy_setopt(h, CURLOPT_URL, n->url);
-	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(h, CURLOPT_USERAGENT, "nextbot/" NEXTBOT_VERSION);
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-	curl_easy_setopt(h, CURLOPT_POSTFIELDS, n->body);
-	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(n->body));
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, http_write_cb);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, &reply);
-	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, http_header_cb);
-	curl_easy_setopt(h, CURLOPT_HEADERDATA, &reply);
-	rc = curl_easy_perform(h);
+	ncurl.easy_setopt(h, CURLOPT_URL, n->url);
+	ncurl.easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	ncurl.easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+	ncurl.easy_setopt(h, CURLOPT_USERAGENT, "nextbot/" NEXTBOT_VERSION);
+	ncurl.easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+	ncurl.easy_setopt(h, CURLOPT_POSTFIELDS, n->body);
+	ncurl.easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(n->body));
+	ncurl.easy_setopt(h, CURLOPT_WRITEFUNCTION, http_write_cb);
+	ncurl.easy_setopt(h, CURLOPT_WRITEDATA, &reply);
+	ncurl.easy_setopt(h, CURLOPT_HEADERFUNCTION, http_header_cb);
+	ncurl.easy_setopt(h, CURLOPT_HEADERDATA, &reply);
+	rc = ncurl.easy_perform(h);
 	http_classify(res, h, rc, &reply, errbuf);
-	curl_easy_cleanup(h);
-	curl_slist_free_all(hdrs);
+	ncurl.easy_cleanup(h);
+	ncurl.slist_free_all(hdrs);
 	strbuf_release(&hdr);
 	strbuf_release(&reply.body);
 }

@@ -1,5 +1,5 @@
 /* Polling an IMAP mailbox with libcurl: new mails by UID, each marked once it was handled. */
-#include <curl/curl.h>
+#include "notify/curlload.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,24 +46,24 @@ static void session_opts(struct imap_session *s)
 	const struct inbox_imap *imap = s->imap;
 	CURL *h = s->h;
 
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "imap,imaps");
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT,
+	ncurl.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	ncurl.easy_setopt(h, CURLOPT_PROTOCOLS_STR, "imap,imaps");
+	ncurl.easy_setopt(h, CURLOPT_CONNECTTIMEOUT,
 			 imap->connect_timeout > 0 ? imap->connect_timeout : 30L);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT, imap->timeout > 0 ? imap->timeout : 300L);
-	curl_easy_setopt(h, CURLOPT_SERVER_RESPONSE_TIMEOUT,
+	ncurl.easy_setopt(h, CURLOPT_TIMEOUT, imap->timeout > 0 ? imap->timeout : 300L);
+	ncurl.easy_setopt(h, CURLOPT_SERVER_RESPONSE_TIMEOUT,
 			 imap->connect_timeout > 0 ? imap->connect_timeout : 60L);
 	/* a server that stops sending mid-mail is given up well before the whole timeout */
-	curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-	curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, 60L);
-	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, s->errbuf);
-	curl_easy_setopt(h, CURLOPT_USE_SSL,
+	ncurl.easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	ncurl.easy_setopt(h, CURLOPT_LOW_SPEED_TIME, 60L);
+	ncurl.easy_setopt(h, CURLOPT_ERRORBUFFER, s->errbuf);
+	ncurl.easy_setopt(h, CURLOPT_USE_SSL,
 			 imap->tls == NOTICE_TLS_NONE ? (long)CURLUSESSL_NONE
 						       : (long)CURLUSESSL_ALL);
 	if (imap->ca_file)
-		curl_easy_setopt(h, CURLOPT_CAINFO, imap->ca_file);
-	curl_easy_setopt(h, CURLOPT_USERNAME, imap->user ? imap->user : "");
-	curl_easy_setopt(h, CURLOPT_PASSWORD, imap->password ? imap->password : "");
+		ncurl.easy_setopt(h, CURLOPT_CAINFO, imap->ca_file);
+	ncurl.easy_setopt(h, CURLOPT_USERNAME, imap->user ? imap->user : "");
+	ncurl.easy_setopt(h, CURLOPT_PASSWORD, imap->password ? imap->password : "");
 }
 
 /* One request on the session's connection; the answer (or the mail) into `out`. */
@@ -72,11 +72,11 @@ static int request(struct imap_session *s, const char *url, const char *custom, 
 	CURLcode rc;
 
 	s->errbuf[0] = '\0';
-	curl_easy_setopt(s->h, CURLOPT_URL, url);
-	curl_easy_setopt(s->h, CURLOPT_CUSTOMREQUEST, custom);
-	curl_easy_setopt(s->h, CURLOPT_WRITEFUNCTION, sink_cb);
-	curl_easy_setopt(s->h, CURLOPT_WRITEDATA, out);
-	rc = curl_easy_perform(s->h);
+	ncurl.easy_setopt(s->h, CURLOPT_URL, url);
+	ncurl.easy_setopt(s->h, CURLOPT_CUSTOMREQUEST, custom);
+	ncurl.easy_setopt(s->h, CURLOPT_WRITEFUNCTION, sink_cb);
+	ncurl.easy_setopt(s->h, CURLOPT_WRITEDATA, out);
+	rc = ncurl.easy_perform(s->h);
 	if (rc == CURLE_OK)
 		return 0;
 	if (rc == CURLE_USE_SSL_FAILED)
@@ -87,9 +87,9 @@ static int request(struct imap_session *s, const char *url, const char *custom, 
 						 "and its password)", s->imap->url, s->imap->user);
 	if (rc == CURLE_REMOTE_FILE_NOT_FOUND || rc == CURLE_QUOTE_ERROR)
 		return nb_error_set(NB_ENOTFOUND, "%s: %s", url, *s->errbuf ? s->errbuf :
-						  curl_easy_strerror(rc));
+						  ncurl.easy_strerror(rc));
 	return nb_error_set(NB_ERROR, "%s: %s", s->imap->url,
-			    *s->errbuf ? s->errbuf : curl_easy_strerror(rc));
+			    *s->errbuf ? s->errbuf : ncurl.easy_strerror(rc));
 }
 
 static int cmp_uid(const void *a, const void *b)
@@ -158,7 +158,9 @@ int inbox_imap_poll(struct inbox_imap_stats *out, const struct inbox_imap *imap,
 	int ret;
 
 	memset(out, 0, sizeof(*out));
-	if (!(s.h = curl_easy_init()))
+	if ((ret = notify_curl_load()) < 0)
+		return ret;
+	if (!(s.h = ncurl.easy_init()))
 		return nb_error_set(NB_ERROR, "cannot start libcurl");
 	strbuf_addstr(&s.base, imap->url);
 	while (s.base.len > 8 && s.base.buf[s.base.len - 1] == '/')
@@ -206,6 +208,6 @@ done:
 	free(uids);
 	strbuf_release(&search.data);
 	strbuf_release(&s.base);
-	curl_easy_cleanup(s.h);
+	ncurl.easy_cleanup(s.h);
 	return ret;
 }
