@@ -7,6 +7,8 @@
 
 #include "bot/cli/cli.h"
 #include "bot/cli/commands.h"
+#include "bot/journey/journey.h"
+#include "bot/people/people.h"
 #include "util/log.h"
 #include "util/runcmd.h"
 #include "util/strbuf.h"

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <json-c/json.h>
 
-#include "bot/cli/botutil.h"
+#include "bot/core/botutil.h"
 #include "bot/cli/commands.h"
 #include "merge/search/search.h"
 #include "merge/repo/repo.h"

@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bot/cli/botutil.h"
+#include "bot/core/botutil.h"
 #include "bot/cli/commands.h"
 #include "bot/state/gc.h"
 #include "bot/state/lock.h"

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "bot/cli/botutil.h"
+#include "bot/core/botutil.h"
 #include "bot/cli/commands.h"
 #include "bot/cli/maint.h"
 #include "bot/night/notices.h"

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "bot/cli/botutil.h"
+#include "bot/core/botutil.h"
 #include "bot/cli/commands.h"
 #include "bot/state/gc.h"
 #include "bot/cli/maint.h"

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bot/cli/botutil.h"
+#include "bot/core/botutil.h"
 #include "bot/cli/commands.h"
 #include "bot/state/lock.h"
 #include "bot/mail/mailcmd.h"

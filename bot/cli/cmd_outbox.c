@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bot/cli/botutil.h"
+#include "bot/core/botutil.h"
 #include "bot/cli/commands.h"
 #include "bot/config/config.h"
 #include "bot/state/lock.h"

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bot/cli/botutil.h"
+#include "bot/core/botutil.h"
 #include "bot/cli/commands.h"
 #include "bot/state/lock.h"
 #include "merge/integrate/integrate.h"

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bot/cli/botutil.h"
+#include "bot/core/botutil.h"
 #include "bot/cli/commands.h"
 #include "bot/state/state.h"
 #include "merge/integrate/integrate.h"

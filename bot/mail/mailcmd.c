@@ -6,8 +6,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "bot/cli/botutil.h"
-#include "bot/cli/commands.h"
+#include "bot/core/botutil.h"
 #include "bot/mail/mailcmd.h"
 #include "bot/mail/mailtest.h"
 #include "bot/night/notices.h"

@@ -11,8 +11,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "bot/cli/botutil.h"
-#include "bot/cli/commands.h"
+#include "bot/core/botutil.h"
 #include "bot/mail/mailtest.h"
 #include "bot/night/night.h"
 #include "bot/night/notices.h"

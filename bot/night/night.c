@@ -4,8 +4,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "bot/cli/botutil.h"
-#include "bot/cli/commands.h"
+#include "bot/core/botutil.h"
 #include "bot/journey/journey.h"
 #include "bot/night/night.h"
 #include "bot/night/promfile.h"

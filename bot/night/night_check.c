@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "bot/cli/botutil.h"
+#include "bot/core/botutil.h"
 #include "bot/night/night.h"
 #include "cc/cc.h"
 #include "merge/search/search.h"

@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bot/cli/botutil.h"
+#include "bot/core/botutil.h"
 #include "bot/state/gc.h"
 #include "bot/journey/journey.h"
 #include "merge/repo/repo.h"
