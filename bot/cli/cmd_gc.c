@@ -6,7 +6,7 @@
 #include "bot/core/botutil.h"
 #include "bot/cli/commands.h"
 #include "bot/state/gc.h"
-#include "bot/cli/maint.h"
+#include "bot/actions/actions.h"
 #include "merge/repo/repo.h"
 #include "util/xalloc.h"
 #include "util/banned.h"

@@ -10,7 +10,7 @@
 #include "bot/state/lock.h"
 #include "bot/mail/mailcmd.h"
 #include "bot/mail/mailtest.h"
-#include "bot/cli/maint.h"
+#include "bot/actions/actions.h"
 #include "merge/repo/repo.h"
 #include "notify/inbox.h"
 #include "notify/notice.h"

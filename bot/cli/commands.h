@@ -47,4 +47,8 @@ int bot_inbox_poll(const struct config *cfg);
 /* Delivers the due notices of the outbox (all queued ones with `all`). */
 int bot_outbox_deliver(const struct config *cfg, int all);
 
+/* cmd_maint.c: parses "ID [--reason TEXT] [--push]"; 0 or EXIT_USAGE (usage printed). */
+int maint_args(const char **id, const char **reason, int *push, int argc, char **argv,
+	       const char *usage, int need_reason);
+
 #endif

@@ -8,7 +8,7 @@
 #define BOT_MAILCMD_H
 
 #include <stddef.h>
-#include "bot/cli/maint.h"
+#include "bot/actions/actions.h"
 #include "util/strbuf.h"
 
 enum mailcmd_outcome {

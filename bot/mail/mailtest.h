@@ -9,7 +9,7 @@
 #define BOT_MAILTEST_H
 
 #include "bot/config/config.h"
-#include "bot/cli/maint.h"
+#include "bot/actions/actions.h"
 #include "util/strbuf.h"
 
 /*
