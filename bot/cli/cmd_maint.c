@@ -1,4 +1,4 @@
-/* The maintainer's commands that change flags: dismiss and undrop (drop: cmd_drop.c; the actions: bot/actions/). */
+/* The maintainer's commands dismiss and undrop (drop: cmd_drop.c; actions: bot/actions/). */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
