@@ -33,10 +33,13 @@ void bot_gc_report_release(struct bot_gc_report *r);
  * Does it all under workdir; the caller holds the run lock, has loaded `st` and
  * saves it afterwards (its older run records are removed).  Worker directories
  * unused (their index and checkout untouched) for keep_days days of `now` are
- * removed; every sent notice is removed.  Returns 0, or a negative error after
- * doing what it could (the report says what was done).
+ * removed; every sent notice is removed; `journeys` (journey_gc() of bot/journey/,
+ * which stands above state/; NULL: none) forgets the ended patch journeys.  Returns 0,
+ * or a negative error after doing what it could (the report says what was done).
  */
-int bot_gc(struct bot_gc_report *out, const struct config *cfg, struct state *st, time_t now);
+typedef int bot_gc_journeys_fn(const struct config *cfg, const char *today, size_t *pruned);
+int bot_gc(struct bot_gc_report *out, const struct config *cfg, struct state *st, time_t now,
+	   bot_gc_journeys_fn *journeys);
 
 /* Prints the report for people: what was kept and what was removed. */
 void bot_gc_print(const struct bot_gc_report *r, const char *repo_path);
