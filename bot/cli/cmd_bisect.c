@@ -6,7 +6,7 @@
 #include <json-c/json.h>
 
 #include "bot/core/botutil.h"
-#include "bot/cli/commands.h"
+#include "bot/cli/cli_int.h"
 #include "merge/search/search.h"
 #include "merge/repo/repo.h"
 #include "util/error.h"

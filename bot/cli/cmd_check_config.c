@@ -4,7 +4,7 @@
 #include <string.h>
 #include <json-c/json.h>
 
-#include "bot/cli/commands.h"
+#include "bot/cli/cli_int.h"
 #include "bot/config/config.h"
 #include "bot/state/workdir.h"
 #include "util/cgroup.h"

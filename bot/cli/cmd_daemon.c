@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "bot/core/botutil.h"
-#include "bot/cli/commands.h"
+#include "bot/cli/cli_int.h"
 #include "bot/journey/journey.h"
 #include "bot/state/gc.h"
 #include "bot/state/lock.h"

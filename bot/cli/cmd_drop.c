@@ -5,7 +5,7 @@
 #include <time.h>
 
 #include "bot/core/botutil.h"
-#include "bot/cli/commands.h"
+#include "bot/cli/cli_int.h"
 #include "bot/actions/actions.h"
 #include "merge/repo/repo.h"
 #include "util/error.h"

@@ -4,7 +4,7 @@
 #include <time.h>
 
 #include "bot/core/botutil.h"
-#include "bot/cli/commands.h"
+#include "bot/cli/cli_int.h"
 #include "bot/journey/journey.h"
 #include "bot/state/gc.h"
 #include "bot/actions/actions.h"

@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "bot/core/botutil.h"
-#include "bot/cli/commands.h"
+#include "bot/cli/cli_int.h"
 #include "bot/state/lock.h"
 #include "bot/mail/mailcmd.h"
 #include "bot/mail/mailtest.h"

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "bot/core/botutil.h"
-#include "bot/cli/commands.h"
+#include "bot/cli/cli_int.h"
 #include "bot/state/lock.h"
 #include "bot/actions/actions.h"
 #include "bot/state/state.h"

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "bot/core/botutil.h"
-#include "bot/cli/commands.h"
+#include "bot/cli/cli_int.h"
 #include "bot/config/config.h"
 #include "bot/state/lock.h"
 #include "bot/night/notices.h"

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "bot/core/botutil.h"
-#include "bot/cli/commands.h"
+#include "bot/cli/cli_int.h"
 #include "bot/dash/html.h"
 #include "bot/journey/journey.h"
 #include "bot/night/notices.h"

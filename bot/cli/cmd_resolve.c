@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "bot/core/botutil.h"
-#include "bot/cli/commands.h"
+#include "bot/cli/cli_int.h"
 #include "bot/state/lock.h"
 #include "merge/integrate/integrate.h"
 #include "util/error.h"

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "bot/core/botutil.h"
-#include "bot/cli/commands.h"
+#include "bot/cli/cli_int.h"
 #include "bot/state/lock.h"
 #include "bot/night/night.h"
 #include "bot/night/notices.h"

@@ -7,7 +7,7 @@
 #include "bot/core/botutil.h"
 #include "bot/journey/journey.h"
 #include "bot/night/night.h"
-#include "bot/night/promfile.h"
+#include "bot/night/promfile_int.h"
 #include "bot/night/repro.h"
 #include "merge/integrate/integrate.h"
 #include "merge/repo/repo.h"

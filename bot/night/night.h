@@ -105,7 +105,7 @@ struct night {
 	int broken;                 /* next still fails at the end */
 	int rounds;                 /* failures handled tonight (bounded) */
 	int build_rounds;           /* checks of next (a round of speculative ones counts once) */
-	struct {                    /* seconds spent in each phase (bot/night/promfile.h) */
+	struct {                    /* seconds spent in each phase (bot/night/promfile_int.h) */
 		double fetch, merge, check, bisect, total;
 	} phase;
 	/* open flags' breakages whose culprit is in tonight's trees, for merge/check:

@@ -1,6 +1,6 @@
 /* The commands of the command line (`nextbot help`), one function each, called by cli.c. */
-#ifndef BOT_COMMANDS_H
-#define BOT_COMMANDS_H
+#ifndef BOT_CLI_INT_H
+#define BOT_CLI_INT_H
 
 #include "bot/core/botutil.h"
 
