@@ -6,7 +6,7 @@
 
 #include "bot/core/botutil.h"
 #include "bot/actions/actions.h"
-#include "bot/night/notices.h"
+#include "bot/night/night.h"
 #include "merge/integrate/integrate.h"
 #include "merge/transport/transport.h"
 #include "merge/repo/repo.h"

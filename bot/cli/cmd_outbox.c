@@ -7,7 +7,7 @@
 #include "bot/cli/cli_int.h"
 #include "bot/config/config.h"
 #include "bot/state/lock.h"
-#include "bot/night/notices.h"
+#include "bot/night/night.h"
 #include "notify/notice.h"
 #include "util/error.h"
 #include "util/strbuf.h"

@@ -8,7 +8,6 @@
 #include "bot/cli/cli_int.h"
 #include "bot/state/lock.h"
 #include "bot/night/night.h"
-#include "bot/night/notices.h"
 #include "merge/repo/repo.h"
 #include "merge/transport/transport.h"
 #include "bot/state/state.h"

@@ -9,7 +9,7 @@
 #include "bot/core/botutil.h"
 #include "bot/mail/mailcmd.h"
 #include "bot/mail/mailtest.h"
-#include "bot/night/notices.h"
+#include "bot/night/night.h"
 #include "notify/inbox.h"
 #include "util/error.h"
 #include "util/log.h"

@@ -14,7 +14,6 @@
 #include "bot/core/botutil.h"
 #include "bot/mail/mailtest.h"
 #include "bot/night/night.h"
-#include "bot/night/notices.h"
 #include "merge/transport/transport.h"
 #include "merge/repo/repo.h"
 #include "merge/integrate/integrate.h"

@@ -8,7 +8,6 @@
 #include "bot/journey/journey.h"
 #include "bot/night/night.h"
 #include "bot/night/promfile_int.h"
-#include "bot/night/repro.h"
 #include "merge/integrate/integrate.h"
 #include "merge/repo/repo.h"
 #include "merge/transport/transport.h"

@@ -11,7 +11,6 @@
 #include "cc/cc.h"
 #include "merge/search/search.h"
 #include "merge/repo/repo.h"
-#include "bot/night/repro.h"
 #include "util/metrics.h"
 #include "util/runcmd.h"
 #include "util/slurm.h"
