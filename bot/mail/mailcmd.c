@@ -7,8 +7,7 @@
 #include <time.h>
 
 #include "bot/core/botutil.h"
-#include "bot/mail/mailcmd.h"
-#include "bot/mail/mailtest.h"
+#include "bot/mail/mail.h"
 #include "bot/night/night.h"
 #include "notify/inbox.h"
 #include "util/error.h"

@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "bot/core/botutil.h"
-#include "bot/mail/mailtest.h"
+#include "bot/mail/mail.h"
 #include "bot/night/night.h"
 #include "merge/transport/transport.h"
 #include "merge/repo/repo.h"
