@@ -4,7 +4,6 @@
 
 #include "bot/core/botutil.h"
 #include "bot/config/config.h"
-#include "bot/state/lock.h"
 #include "bot/state/state.h"
 #include "merge/repo/repo.h"
 

@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "bot/core/botutil.h"
-#include "bot/state/lock.h"
 #include "bot/actions/actions.h"
 #include "bot/state/state.h"
 #include "util/error.h"

@@ -6,7 +6,7 @@
 
 #include "bot/cli/cli_int.h"
 #include "bot/config/config.h"
-#include "bot/state/workdir.h"
+#include "bot/state/state.h"
 #include "util/cgroup.h"
 #include "util/error.h"
 #include "util/size.h"

@@ -14,8 +14,6 @@
 #include "bot/core/botutil.h"
 #include "bot/cli/cli_int.h"
 #include "bot/journey/journey.h"
-#include "bot/state/gc.h"
-#include "bot/state/lock.h"
 #include "bot/state/state.h"
 #include "merge/repo/repo.h"
 #include "util/cron.h"

@@ -6,7 +6,7 @@
 #include "bot/core/botutil.h"
 #include "bot/cli/cli_int.h"
 #include "bot/journey/journey.h"
-#include "bot/state/gc.h"
+#include "bot/state/state.h"
 #include "bot/actions/actions.h"
 #include "merge/repo/repo.h"
 #include "util/xalloc.h"

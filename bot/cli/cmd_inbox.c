@@ -7,7 +7,7 @@
 
 #include "bot/core/botutil.h"
 #include "bot/cli/cli_int.h"
-#include "bot/state/lock.h"
+#include "bot/state/state.h"
 #include "bot/mail/mail.h"
 #include "bot/actions/actions.h"
 #include "merge/repo/repo.h"

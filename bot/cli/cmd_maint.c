@@ -6,7 +6,6 @@
 
 #include "bot/core/botutil.h"
 #include "bot/cli/cli_int.h"
-#include "bot/state/lock.h"
 #include "bot/actions/actions.h"
 #include "bot/state/state.h"
 #include "util/error.h"

@@ -6,7 +6,7 @@
 #include "bot/core/botutil.h"
 #include "bot/cli/cli_int.h"
 #include "bot/config/config.h"
-#include "bot/state/lock.h"
+#include "bot/state/state.h"
 #include "bot/night/night.h"
 #include "notify/notice.h"
 #include "util/error.h"

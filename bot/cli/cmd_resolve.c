@@ -4,7 +4,7 @@
 
 #include "bot/core/botutil.h"
 #include "bot/cli/cli_int.h"
-#include "bot/state/lock.h"
+#include "bot/state/state.h"
 #include "merge/integrate/integrate.h"
 #include "util/error.h"
 #include "util/strbuf.h"

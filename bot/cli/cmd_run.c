@@ -6,12 +6,10 @@
 
 #include "bot/core/botutil.h"
 #include "bot/cli/cli_int.h"
-#include "bot/state/lock.h"
 #include "bot/night/night.h"
 #include "merge/repo/repo.h"
 #include "merge/transport/transport.h"
 #include "bot/state/state.h"
-#include "bot/state/workdir.h"
 #include "util/xalloc.h"
 #include "util/strbuf.h"
 #include "util/error.h"

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "bot/core/botutil.h"
-#include "bot/state/gc.h"
+#include "bot/state/state.h"
 #include "merge/repo/repo.h"
 #include "notify/prune.h"
 #include "util/error.h"
