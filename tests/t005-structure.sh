@@ -128,6 +128,19 @@ rm "$T/bot/low/prune.c"
 printf '#include "bot/top/top.h"\n' | plant bot/low/low_int.h
 expect_exit 1 "an include back up fails the rooms gate" "$GATE" --gate rooms "$T"
 check "... naming it" grep -q "bot/low -> bot/top (bot/low/low_int.h #includes bot/top/top.h)" "$TMP/out"
+rm "$T/bot/low/low_int.h"
+printf 'int low_more(void);\n' | plant bot/low/more.h
+expect_exit 1 "a second public header in a room fails the rooms gate" "$GATE" --gate rooms "$T"
+check "... naming the room and both" \
+	grep -q "^rooms: bot/low/ has 2 public headers (bot/low/low.h, bot/low/more.h)" "$TMP/out"
+check "... and no loop any more" sh -c "! grep -q 'a loop' '$TMP/out'"
+rm "$T/bot/low/more.h"
+printf 'int low_inner(void);\n' | plant bot/low/low_int.h
+printf '#include "bot/low/low_int.h"\n' | plant bot/top/top_int.h
+expect_exit 1 "another room's *_int.h fails the rooms gate" "$GATE" --gate rooms "$T"
+check "... naming the include" grep -q \
+	"^rooms: bot/top/top_int.h includes bot/low/low_int.h, inside bot/low/: reach it by its door" \
+	"$TMP/out"
 
 # --- text: a kind compared as text outside its _name()/_parse()
 fresh 4
