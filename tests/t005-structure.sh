@@ -87,6 +87,60 @@ check "... and a second public header in a room" \
 	grep -q "^door: merge/door/more.h is a second public header of merge/door/" "$TMP/out"
 check "... and a file in no room" grep -q "^door: merge/loose.c lies in no room" "$TMP/out"
 check "... and not the files that keep the rule" sh -c "! grep -Eq 'bot/x.c|merge/door/door.c|other/other.c' '$TMP/out'"
+# --- rooms: bot/'s folders form no loop, even where no file-level circle exists
+fresh 7
+printf 'int low_date(void);\n' | plant bot/low/low.h
+plant bot/low/low.c <<'EOF'
+#include "bot/low/low.h"
+int low_date(void)
+{
+	return 1;
+}
+EOF
+printf 'int top_run(void);\n' | plant bot/top/top.h
+plant bot/top/top.c <<'EOF'
+#include "bot/low/low.h"
+#include "bot/top/top.h"
+int top_run(void)
+{
+	return low_date();
+}
+EOF
+plant bot/top/gc.c <<'EOF'
+int top_gc(void)
+{
+	return 0;
+}
+EOF
+expect_exit 0 "a room calling a lower one is no loop" "$GATE" --gate rooms "$T"
+plant bot/low/prune.c <<'EOF'
+int top_gc(void);
+int low_prune(void)
+{
+	return top_gc();
+}
+EOF
+expect_exit 0 "the circle gate sees no file-level circle in a loop of folders" \
+	"$GATE" --gate circle "$T"
+expect_exit 1 "a call back up from a lower room fails the rooms gate" "$GATE" --gate rooms "$T"
+check "... naming both rooms and what ties them" grep -q "^rooms: a loop among bot/low bot/top: bot/low -> bot/top (bot/low/prune.c calls top_gc()); bot/top -> bot/low (bot/top/top.c #includes bot/low/low.h, bot/top/top.c calls low_date())" "$TMP/out"
+rm "$T/bot/low/prune.c"
+printf '#include "bot/top/top.h"\n' | plant bot/low/low_int.h
+expect_exit 1 "an include back up fails the rooms gate" "$GATE" --gate rooms "$T"
+check "... naming it" grep -q "bot/low -> bot/top (bot/low/low_int.h #includes bot/top/top.h)" "$TMP/out"
+rm "$T/bot/low/low_int.h"
+printf 'int low_more(void);\n' | plant bot/low/more.h
+expect_exit 1 "a second public header in a room fails the rooms gate" "$GATE" --gate rooms "$T"
+check "... naming the room and both" \
+	grep -q "^rooms: bot/low/ has 2 public headers (bot/low/low.h, bot/low/more.h)" "$TMP/out"
+check "... and no loop any more" sh -c "! grep -q 'a loop' '$TMP/out'"
+rm "$T/bot/low/more.h"
+printf 'int low_inner(void);\n' | plant bot/low/low_int.h
+printf '#include "bot/low/low_int.h"\n' | plant bot/top/top_int.h
+expect_exit 1 "another room's *_int.h fails the rooms gate" "$GATE" --gate rooms "$T"
+check "... naming the include" grep -q \
+	"^rooms: bot/top/top_int.h includes bot/low/low_int.h, inside bot/low/: reach it by its door" \
+	"$TMP/out"
 
 # --- text: a kind compared as text outside its _name()/_parse()
 fresh 4

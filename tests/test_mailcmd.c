@@ -13,8 +13,7 @@
 #include <string.h>
 
 #include "bot/config/config.h"
-#include "bot/mail/mailcmd.h"
-#include "bot/mail/mailtest.h"
+#include "bot/mail/mail.h"
 #include "util/strbuf.h"
 #include "util/banned.h"
 

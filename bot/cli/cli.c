@@ -6,7 +6,9 @@
 #include <sys/stat.h>
 
 #include "bot/cli/cli.h"
-#include "bot/cli/commands.h"
+#include "bot/cli/cli_int.h"
+#include "bot/journey/journey.h"
+#include "bot/people/people.h"
 #include "util/log.h"
 #include "util/runcmd.h"
 #include "util/strbuf.h"

@@ -5,8 +5,8 @@
 #include <string.h>
 #include <json-c/json.h>
 
-#include "bot/cli/botutil.h"
-#include "bot/cli/commands.h"
+#include "bot/core/botutil.h"
+#include "bot/cli/cli_int.h"
 #include "merge/search/search.h"
 #include "merge/repo/repo.h"
 #include "util/error.h"

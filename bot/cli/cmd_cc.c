@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bot/cli/commands.h"
+#include "bot/cli/cli_int.h"
 #include "cc/cc.h"
 #include "util/error.h"
 #include "util/size.h"

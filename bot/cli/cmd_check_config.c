@@ -4,9 +4,9 @@
 #include <string.h>
 #include <json-c/json.h>
 
-#include "bot/cli/commands.h"
+#include "bot/cli/cli_int.h"
 #include "bot/config/config.h"
-#include "bot/state/workdir.h"
+#include "bot/state/state.h"
 #include "util/cgroup.h"
 #include "util/error.h"
 #include "util/size.h"

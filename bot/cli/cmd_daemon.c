@@ -11,10 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bot/cli/botutil.h"
-#include "bot/cli/commands.h"
-#include "bot/state/gc.h"
-#include "bot/state/lock.h"
+#include "bot/core/botutil.h"
+#include "bot/cli/cli_int.h"
+#include "bot/journey/journey.h"
 #include "bot/state/state.h"
 #include "merge/repo/repo.h"
 #include "util/cron.h"
@@ -98,7 +97,8 @@ static void weekly_gc(const struct config *cfg, time_t *last_gc)
 		return;
 	}
 	if (merge_global_init() == 0) {
-		if (state_load(&st, cfg->workdir) == 0 && bot_gc(&r, cfg, &st, now) == 0 &&
+		if (state_load(&st, cfg->workdir) == 0 &&
+		    bot_gc(&r, cfg, &st, now, journey_gc) == 0 &&
 		    state_save(&st, cfg->workdir) == 0)
 			log_info("daemon: gc kept %zu nights, removed %zu", r.nights_kept,
 				 r.runs_removed.nr);

@@ -3,10 +3,11 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "bot/cli/botutil.h"
-#include "bot/cli/commands.h"
-#include "bot/state/gc.h"
-#include "bot/cli/maint.h"
+#include "bot/core/botutil.h"
+#include "bot/cli/cli_int.h"
+#include "bot/journey/journey.h"
+#include "bot/state/state.h"
+#include "bot/actions/actions.h"
 #include "merge/repo/repo.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
@@ -29,7 +30,7 @@ int cmd_gc(const struct cli_ctx *ctx, int argc, char **argv)
 		maint_close(&m);
 		return EXIT_FAILED;
 	}
-	err = bot_gc(&r, m.cfg, &m.st, time(NULL));
+	err = bot_gc(&r, m.cfg, &m.st, time(NULL), journey_gc);
 	code = maint_save(&m);
 	repo_path = xstrfmt("%s/repo.git", m.cfg->workdir);
 	if (ctx->verbosity > 0)

@@ -5,12 +5,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bot/cli/botutil.h"
-#include "bot/cli/commands.h"
-#include "bot/state/lock.h"
-#include "bot/mail/mailcmd.h"
-#include "bot/mail/mailtest.h"
-#include "bot/cli/maint.h"
+#include "bot/core/botutil.h"
+#include "bot/cli/cli_int.h"
+#include "bot/state/state.h"
+#include "bot/mail/mail.h"
+#include "bot/actions/actions.h"
 #include "merge/repo/repo.h"
 #include "notify/inbox.h"
 #include "notify/notice.h"

@@ -3,11 +3,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bot/cli/botutil.h"
-#include "bot/cli/commands.h"
+#include "bot/core/botutil.h"
+#include "bot/cli/cli_int.h"
 #include "bot/config/config.h"
-#include "bot/state/lock.h"
-#include "bot/night/notices.h"
+#include "bot/state/state.h"
+#include "bot/night/night.h"
 #include "notify/notice.h"
 #include "util/error.h"
 #include "util/strbuf.h"

@@ -12,13 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bot/cli/botutil.h"
-#include "bot/cli/commands.h"
+#include "bot/core/botutil.h"
+#include "bot/cli/cli_int.h"
 #include "bot/dash/html.h"
 #include "bot/journey/journey.h"
-#include "bot/night/notices.h"
+#include "bot/night/night.h"
 #include "bot/people/people.h"
-#include "bot/night/repro.h"
 #include "bot/state/state.h"
 #include "merge/repo/repo.h"
 #include "util/error.h"

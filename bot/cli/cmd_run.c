@@ -4,15 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bot/cli/botutil.h"
-#include "bot/cli/commands.h"
-#include "bot/state/lock.h"
+#include "bot/core/botutil.h"
+#include "bot/cli/cli_int.h"
 #include "bot/night/night.h"
-#include "bot/night/notices.h"
 #include "merge/repo/repo.h"
 #include "merge/transport/transport.h"
 #include "bot/state/state.h"
-#include "bot/state/workdir.h"
 #include "util/xalloc.h"
 #include "util/strbuf.h"
 #include "util/error.h"

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bot/cli/commands.h"
+#include "bot/cli/cli_int.h"
 #include "feeds/world.h"
 #include "merge/repo/repo.h"
 #include "util/error.h"

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bot/cli/botutil.h"
-#include "bot/cli/commands.h"
+#include "bot/core/botutil.h"
+#include "bot/cli/cli_int.h"
 #include "bot/state/state.h"
 #include "merge/integrate/integrate.h"
 #include "util/error.h"

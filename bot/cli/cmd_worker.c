@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bot/cli/commands.h"
+#include "bot/cli/cli_int.h"
 #include "merge/repo/repo.h"
 #include "merge/worker/worker.h"
 #include "util/error.h"

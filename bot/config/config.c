@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "bot/config/config.h"
-#include "bot/config/yread.h"
+#include "bot/config/yread_int.h"
 #include "merge/transport/transport.h"
 #include "util/cron.h"
 #include "util/error.h"

@@ -1,4 +1,4 @@
-/* The strict YAML reader (see yread.h): libyaml events to a tree, typed getters. */
+/* The strict YAML reader (see yread_int.h): libyaml events to a tree, typed getters. */
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <yaml.h>
 
-#include "bot/config/yread.h"
+#include "bot/config/yread_int.h"
 #include "util/error.h"
 #include "util/xalloc.h"
 #include "util/banned.h"

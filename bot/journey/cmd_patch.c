@@ -1,8 +1,7 @@
 /* `nextbot patch ID [--json]`: a patch's journey on the command line. */
 #include <stdio.h>
 
-#include "bot/cli/botutil.h"
-#include "bot/cli/commands.h"
+#include "bot/core/botutil.h"
 #include "bot/journey/journey.h"
 #include "util/error.h"
 #include "util/banned.h"

@@ -103,4 +103,8 @@ int journey_report_html(const char *dir, const struct config *cfg, struct state 
  */
 int journey_gc(const struct config *cfg, const char *today, size_t *pruned);
 
+/* `nextbot patch` (cmd_patch.c): as the commands of bot/cli/cli_int.h. */
+struct cli_ctx;
+int cmd_patch(const struct cli_ctx *ctx, int argc, char **argv);
+
 #endif

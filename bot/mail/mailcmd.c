@@ -6,11 +6,9 @@
 #include <strings.h>
 #include <time.h>
 
-#include "bot/cli/botutil.h"
-#include "bot/cli/commands.h"
-#include "bot/mail/mailcmd.h"
-#include "bot/mail/mailtest.h"
-#include "bot/night/notices.h"
+#include "bot/core/botutil.h"
+#include "bot/mail/mail.h"
+#include "bot/night/night.h"
 #include "notify/inbox.h"
 #include "util/error.h"
 #include "util/log.h"

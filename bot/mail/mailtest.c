@@ -11,11 +11,9 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "bot/cli/botutil.h"
-#include "bot/cli/commands.h"
-#include "bot/mail/mailtest.h"
+#include "bot/core/botutil.h"
+#include "bot/mail/mail.h"
 #include "bot/night/night.h"
-#include "bot/night/notices.h"
 #include "merge/transport/transport.h"
 #include "merge/repo/repo.h"
 #include "merge/integrate/integrate.h"

@@ -4,12 +4,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "bot/cli/botutil.h"
-#include "bot/cli/commands.h"
+#include "bot/core/botutil.h"
 #include "bot/journey/journey.h"
 #include "bot/night/night.h"
-#include "bot/night/promfile.h"
-#include "bot/night/repro.h"
+#include "bot/night/promfile_int.h"
 #include "merge/integrate/integrate.h"
 #include "merge/repo/repo.h"
 #include "merge/transport/transport.h"

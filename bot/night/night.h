@@ -2,20 +2,119 @@
  * One nightly run: fetch, merge in order, build and
  * test, find and confirm culprits, act on them, tag, record, notify.  Split over
  * night.c (the flow), night_check.c (building and bisecting), night_flags.c
- * (flags and their notices) and night_summary.c (the daily summary).
+ * (flags and their notices) and night_summary.c (the daily summary).  The room's door:
+ * notices.c (who is told what) and repro.c (the Reproduce: steps) are declared here too.
  */
 #ifndef BOT_NIGHT_H
 #define BOT_NIGHT_H
 
-#include "util/oid.h"
 #include <time.h>
+#include "util/oid.h"
 #include "bot/config/config.h"
-#include "bot/night/notices.h"
 #include "bot/state/state.h"
 #include "merge/search/search.h"
 #include "merge/transport/transport.h"
 #include "merge/integrate/integrate.h"
 #include "util/slurm.h"
+#include "bot/people/people.h"
+#include "notify/notice.h"
+#include "util/strvec.h"
+
+/* From the bot's flags and config to notify/'s notices: who is told what. */
+struct repo;
+
+/* Settings for notify/ from the config; secrets read from the environment now. */
+struct notices {
+	struct notice_settings settings;
+	struct notice_webhook *hooks;
+	char *outbox_dir;
+	const struct config *cfg; /* borrowed */
+	/* When set (borrowed), the Message-ID of every mail about a flag or a conflict
+	   is recorded in it (state_sent_add), so replies can be told what they answer. */
+	struct state *st;
+	struct strvec sent;       /* Message-IDs the last queue call reported */
+	/* the work repository, when the caller has it open: a culprit's tree is checked
+	   for a rebase that took it away (borrowed; NULL: not checked) */
+	struct repo *repo;
+	/* scratch for one notice: its Reproduce: lines, the rebased culprit's commit */
+	struct strvec repro;
+	char *now_commit;
+	/* MAINTAINERS at the base's tip, read at the first mail that needs it (NULL:
+	   none, or no repository); the last routing and its notice form */
+	struct people *people;
+	int people_read;
+	struct people_route route;
+	struct notice_extra *extras;
+};
+
+void notices_init(struct notices *n, const struct config *cfg);
+void notices_release(struct notices *n);
+void notices_scratch_clear(struct notices *n);
+
+/*
+ * Queues the notices of a flag: the first report and maintainer mail
+ * (reminder 0), the N-th reminder, `resolved` or `dropped`.  `date` is the night.
+ * Reminders answer the first mail of their audience (f->notified says its night).
+ * notices_flag_back: a resolved flag found again, said at once in the same threads.
+ * Returns the number of new notices or a negative error.
+ */
+int notices_flag_report(struct notices *n, const struct flag *f, const char *date, int reminder);
+int notices_flag_back(struct notices *n, const struct flag *f, const char *date);
+int notices_flag_resolved(struct notices *n, const struct flag *f, const char *date,
+			  const char *why);
+int notices_flag_dropped(struct notices *n, const struct flag *f, const char *date,
+			 const char *reason);
+
+/* Queues tonight's conflict notice and records its Message-ID for `tree`/`other`. */
+int notices_conflict(struct notices *n, const struct notice_conflict *c);
+/* Queues a reply to a mail and records its Message-ID (kind "reply", about flag_id). */
+int notices_reply(struct notices *n, const struct notice_reply *r, const char *flag_id);
+
+/*
+ * Outbox files that are not notices any more (truncated, garbled) are moved to
+ * <outbox>/damaged/ (kept, listed, never sent).  One that the state says was a
+ * flag's report or maintainer mail (by its Message-ID) is queued again, that one
+ * notice only, from the flag; with `no_notify` nothing is queued.  Appends one
+ * line per file to `notes` (the night's, which the daily summary says).  Returns
+ * how many were damaged, or a negative error.
+ */
+int notices_outbox_mend(struct notices *n, struct state *st, int no_notify,
+			struct strvec *notes);
+
+/* The configured command line of command `name` (build or test), or NULL. */
+const struct config_command *notices_command(const struct config *cfg, const char *name);
+/* The configured tree `name`, or NULL. */
+const struct config_tree *notices_tree(const struct config *cfg, const char *name);
+
+/*
+ * Reproduce steps that work away from the bot's host (bot/ only).  At flag time the
+ * night's ingredients of the failing probe are recorded in the flag (the base and
+ * every earlier tree at the commits merged, reverts, the culprit); a notice renders
+ * them as plain git and the configured commands, for an empty folder where only the
+ * trees' URLs (or publish.url and the night's tag) are reachable.  night_repro.c
+ * records (the night's side); repro.c renders, from the flag alone.
+ */
+struct night;
+struct culprit_result;
+
+/*
+ * Fills f->repro from the night's steps before the culprit's tree and the culprit
+ * (r->step, r->commit).  Never fails: what cannot be known is left out.
+ */
+void repro_record(struct night *n, struct flag *f, const struct culprit_result *r);
+
+/* After a successful publish: the flags seen tonight can start from the tag. */
+void repro_mark_published(struct night *n);
+
+/*
+ * Appends the Reproduce: block's lines (without indentation) for flag `f`: git to
+ * rebuild next as it stood before the tree's merge, the culprit merged in, then the
+ * configured commands with their environment.  Nothing when f has no record.
+ */
+void repro_render(struct strvec *out, const struct config *cfg, const struct flag *f);
+
+/* The URL as it may be shown to anyone: "user:password@" taken out. */
+char *repro_public_url(const char *url);
 
 struct cc_service;
 struct journey_night;
@@ -105,7 +204,7 @@ struct night {
 	int broken;                 /* next still fails at the end */
 	int rounds;                 /* failures handled tonight (bounded) */
 	int build_rounds;           /* checks of next (a round of speculative ones counts once) */
-	struct {                    /* seconds spent in each phase (bot/night/promfile.h) */
+	struct {                    /* seconds spent in each phase (bot/night/promfile_int.h) */
 		double fetch, merge, check, bisect, total;
 	} phase;
 	/* open flags' breakages whose culprit is in tonight's trees, for merge/check:

@@ -1,7 +1,7 @@
 /* The compiler cache around a night's checks and a trial's: its service started, then stopped. */
 #include <stdlib.h>
 
-#include "bot/cli/botutil.h"
+#include "bot/core/botutil.h"
 #include "bot/config/config.h"
 #include "bot/night/night.h"
 #include "cc/cc.h"

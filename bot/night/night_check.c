@@ -6,12 +6,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "bot/cli/botutil.h"
+#include "bot/core/botutil.h"
 #include "bot/night/night.h"
 #include "cc/cc.h"
 #include "merge/search/search.h"
 #include "merge/repo/repo.h"
-#include "bot/night/repro.h"
 #include "util/metrics.h"
 #include "util/runcmd.h"
 #include "util/slurm.h"

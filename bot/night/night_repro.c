@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "bot/night/night.h"
-#include "bot/night/repro.h"
 #include "merge/search/search.h"
 #include "merge/repo/repo.h"
 #include "util/xalloc.h"

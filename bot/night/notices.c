@@ -2,8 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bot/night/notices.h"
-#include "bot/night/repro.h"
+#include "bot/night/night.h"
 #include "merge/repo/repo.h"
 #include "util/error.h"
 #include "util/log.h"

@@ -5,7 +5,7 @@
 #include <sys/stat.h>
 
 #include "bot/night/night.h"
-#include "bot/night/promfile.h"
+#include "bot/night/promfile_int.h"
 #include "bot/state/state.h"
 #include "notify/outbox.h"
 #include "util/fileutil.h"

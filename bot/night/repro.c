@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bot/night/repro.h"
+#include "bot/night/night.h"
 #include "merge/search/search.h"
 #include "util/xalloc.h"
 #include "util/banned.h"

@@ -4,8 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bot/cli/botutil.h"
-#include "bot/cli/commands.h"
+#include "bot/core/botutil.h"
 #include "bot/people/people.h"
 #include "merge/repo/repo.h"
 #include "util/error.h"

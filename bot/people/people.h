@@ -279,4 +279,9 @@ int people_audit_mail_text(struct strbuf *text, struct strbuf *summary,
 int people_pages(struct strbuf *maintainers, struct strbuf *reviews, const struct config *cfg,
 		 struct repo *repo);
 
+/* bot/people/cmd_people.c: `nextbot maintainers`, `nextbot reviews`, as bot/cli/cli_int.h's. */
+struct cli_ctx;
+int cmd_maintainers(const struct cli_ctx *ctx, int argc, char **argv);
+int cmd_reviews(const struct cli_ctx *ctx, int argc, char **argv);
+
 #endif

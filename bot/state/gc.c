@@ -7,9 +7,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bot/cli/botutil.h"
-#include "bot/state/gc.h"
-#include "bot/journey/journey.h"
+#include "bot/core/botutil.h"
+#include "bot/state/state.h"
 #include "merge/repo/repo.h"
 #include "notify/prune.h"
 #include "util/error.h"
@@ -186,17 +185,19 @@ static int runs(struct bot_gc_report *r, const struct config *cfg, struct state 
 }
 
 /* Patch journeys that ended keep_days nights ago. */
-static int gc_journeys(struct bot_gc_report *r, const struct config *cfg, time_t now)
+static int gc_journeys(struct bot_gc_report *r, const struct config *cfg, time_t now,
+		       bot_gc_journeys_fn *journeys)
 {
 	char today[16];
 	struct tm tm;
 
 	gmtime_r(&now, &tm);
 	strftime(today, sizeof(today), "%Y-%m-%d", &tm);
-	return journey_gc(cfg, today, &r->journeys_removed);
+	return journeys ? journeys(cfg, today, &r->journeys_removed) : 0;
 }
 
-int bot_gc(struct bot_gc_report *r, const struct config *cfg, struct state *st, time_t now)
+int bot_gc(struct bot_gc_report *r, const struct config *cfg, struct state *st, time_t now,
+	   bot_gc_journeys_fn *journeys)
 {
 	char *repo_path = xstrfmt("%s/repo.git", cfg->workdir);
 	char *workers = xstrfmt("%s/workers", cfg->workdir);
@@ -208,7 +209,7 @@ int bot_gc(struct bot_gc_report *r, const struct config *cfg, struct state *st, 
 	err = err ? err : e;
 	e = notice_outbox_prune(outbox, now, &r->notices_removed);
 	err = err ? err : e;
-	e = gc_journeys(r, cfg, now);
+	e = gc_journeys(r, cfg, now, journeys);
 	err = err ? err : e;
 	if (file_is_dir(repo_path)) {
 		r->repacked = 1;

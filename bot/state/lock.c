@@ -8,7 +8,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include "bot/state/lock.h"
+#include "bot/state/state.h"
 #include "util/error.h"
 #include "util/fileutil.h"
 #include "util/strbuf.h"

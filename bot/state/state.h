@@ -1,13 +1,18 @@
 /*
  * The bot's durable state (workdir/state.json): nights, flags, drops.  Loaded whole,
  * changed in memory, saved with an atomic replace; readers never see half a file.
+ * The room's door: the run lock (lock.c), the private workdir (workdir.c) and
+ * housekeeping (gc.c) are declared below.
  */
 #ifndef BOT_STATE_H
 #define BOT_STATE_H
 
 #include <stddef.h>
+#include <time.h>
 #include "util/strvec.h"
 #include "util/strbuf.h"
+#include "bot/config/config.h"
+#include "merge/repo/repo.h"
 
 /*
  * The states written to state.json as strings.  Code compares these enums; the
@@ -292,5 +297,102 @@ void state_run_json(struct strbuf *out, const struct run_record *run);
 void flag_release(struct flag *f);
 void drop_release(struct drop *d);
 void run_record_release(struct run_record *r);
+
+/* The run lock: one writer of a work directory at a time. */
+struct run_lock {
+	int fd;
+};
+#define RUN_LOCK_INIT { -1 }
+
+/*
+ * Takes workdir/lock with a non-blocking flock and writes our pid into it.
+ * Returns NB_ELOCKED (error names the holder's pid) when another process holds
+ * it.  A lock left by a dead process does not block: the kernel dropped its flock.
+ */
+int run_lock_take(struct run_lock *lock, const char *workdir);
+void run_lock_release(struct run_lock *lock);
+
+/*
+ * Removes the temp files an atomic replace leaves when it is killed
+ * ("<name>.tmp.<tid>.<n>" in workdir, its outbox, verdicts/<xx> and runs/<date>).
+ * Call with the lock held: no writer of ours is running then.
+ */
+void run_lock_clean_temp(const char *workdir);
+
+/*
+ * The workdir is private: state, outbox, runs, the verdict cache and the config's
+ * copies are the bot's alone; the runner user reaches its worker trees and nothing
+ * else of it.
+ */
+/*
+ * Creates `workdir` if missing and tightens what an older nextbot (or a careless
+ * umask) left open: the workdir itself at most 0711 (traversable, not listable),
+ * folders 0700 and files 0600 below it, `workers/` and each worker folder 0711 (so
+ * the runner user can reach the tree inside that is its own; nothing in a tree is
+ * touched).  As root, the work repository `repo.git` is made readable by `user`'s
+ * group (folders 2750, files 0640 or 0440, created first when missing): the
+ * worker checkouts are made, and git in the sandbox reads it, as that user.
+ * Folders already 0700 are taken as done: an unchanged workdir costs a few stats.
+ * Returns 0, or NB_ERROR (recorded) when the workdir cannot be made.
+ */
+int workdir_make_private(const char *workdir, const char *user);
+
+/*
+ * Whether `user` may reach `dir` (search permission on every component of the
+ * path that exists, checked by a child that has become that user).  Only meaningful as root:
+ * otherwise commands run as ourselves and this returns 0.  Returns 0, or NB_ERROR
+ * with a message naming the component that stops it ("'/root' (0700 root:root)").
+ */
+int workdir_check_reach(const char *dir, const char *user);
+
+/*
+ * Whether `user` reaches the object stores the work repository borrows from (its
+ * objects/info/alternates): checkouts and git in the box read them as that user.
+ * Returns 0, or NB_ERROR naming the store and what stops it.
+ */
+int workdir_check_alternates(const char *workdir, const char *user);
+
+/*
+ * Whether the sandbox starts here: `true` run in a box hiding `workdir`, as `user`
+ * (as root).  bwrap needs unprivileged user namespaces (a container may forbid
+ * them).  Returns 0, or NB_ERROR with bwrap's own reason.
+ */
+int workdir_check_sandbox(const char *bwrap, const char *user, const char *workdir);
+
+/*
+ * Housekeeping (`nextbot gc`; the daemon runs it weekly): keeps the runs
+ * of the keep_days most recent nights by run date, drops older runs (their
+ * runs/<date>/ folders, state.json records and next-YYYYMMDD tags), idle worker
+ * directories and sent notices, and repacks the work repository.  Flags and drops
+ * are never touched.
+ */
+struct bot_gc_report {
+	struct strvec runs_removed;   /* dates, oldest first (records or folders) */
+	size_t nights_kept;
+	char oldest_kept[11], newest_kept[11];   /* "" when there is no run */
+	size_t tags_removed;
+	struct strvec workers_removed; /* directory names */
+	size_t notices_removed;
+	size_t journeys_removed;      /* ended patch journeys forgotten (bot/journey/) */
+	int repacked;                 /* 0: no repository yet */
+	struct gc_result repack;
+};
+#define BOT_GC_REPORT_INIT { .runs_removed = STRVEC_INIT, .workers_removed = STRVEC_INIT }
+void bot_gc_report_release(struct bot_gc_report *r);
+
+/*
+ * Does it all under workdir; the caller holds the run lock, has loaded `st` and
+ * saves it afterwards (its older run records are removed).  Worker directories
+ * unused (their index and checkout untouched) for keep_days days of `now` are
+ * removed; every sent notice is removed; `journeys` (journey_gc() of bot/journey/,
+ * which stands above state/; NULL: none) forgets the ended patch journeys.  Returns 0,
+ * or a negative error after doing what it could (the report says what was done).
+ */
+typedef int bot_gc_journeys_fn(const struct config *cfg, const char *today, size_t *pruned);
+int bot_gc(struct bot_gc_report *out, const struct config *cfg, struct state *st, time_t now,
+	   bot_gc_journeys_fn *journeys);
+
+/* Prints the report for people: what was kept and what was removed. */
+void bot_gc_print(const struct bot_gc_report *r, const char *repo_path);
 
 #endif

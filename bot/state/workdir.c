@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "bot/state/workdir.h"
+#include "bot/state/state.h"
 #include "merge/repo/repo.h"
 #include "util/error.h"
 #include "util/fileutil.h"

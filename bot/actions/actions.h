@@ -1,10 +1,9 @@
 /* What the maintainer commands share: config, lock, state, flag lookup. */
-#ifndef BOT_MAINT_H
-#define BOT_MAINT_H
+#ifndef BOT_ACTIONS_H
+#define BOT_ACTIONS_H
 
-#include "bot/cli/commands.h"
+#include "bot/core/botutil.h"
 #include "bot/config/config.h"
-#include "bot/state/lock.h"
 #include "bot/state/state.h"
 #include "merge/repo/repo.h"
 
@@ -21,9 +20,6 @@ int maint_save(struct maint *m);
 void maint_close(struct maint *m);
 /* The flag ID names (prints when ambiguous); NULL if none. */
 struct flag *maint_flag_find(struct maint *m, const char *id);
-/* Parses "ID [--reason TEXT] [--push]"; returns 0 or EXIT_USAGE (usage printed). */
-int maint_args(const char **id, const char **reason, int *push, int argc, char **argv,
-	       const char *usage, int need_reason);
 
 /*
  * The actions the shell commands and mail commands share; the caller saves the state.
@@ -57,6 +53,8 @@ int maint_patch_find(struct lookup_patches *pool, long *idx, struct maint *m, co
 struct drop *maint_drop_find(struct maint *m, const char *id, int *ambiguous);
 /* `drop --push`: the tree's branch pushed without the patch; prints, returns an exit code. */
 int maint_drop_push(struct maint *m, const struct drop *d);
+/* The active drop of the same patch (by patch-id, else commit), or NULL. */
+struct drop *maint_drop_already(struct state *st, const char *patch_id, const char *commit);
 /* The active drop of flag f (by its flag id, patch-id or commit), or NULL. */
 struct drop *maint_drop_of_flag(struct maint *m, const struct flag *f);
 /* Takes drop d back: inactive, its flag open again when it was dropped. */

@@ -5,8 +5,8 @@
  * Anchors, aliases, tags, duplicate keys and several documents are refused.
  * bot/config/config.c reads nextbot's schema with it.
  */
-#ifndef BOT_YREAD_H
-#define BOT_YREAD_H
+#ifndef BOT_YREAD_INT_H
+#define BOT_YREAD_INT_H
 
 #include <stddef.h>
 #include "util/strbuf.h"

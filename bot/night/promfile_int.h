@@ -4,8 +4,8 @@
  * their CPU time, verdict cache hits and misses, bisections and their probes,
  * open flags, notices in the outbox, the work repository's size).
  */
-#ifndef BOT_PROMFILE_H
-#define BOT_PROMFILE_H
+#ifndef BOT_PROMFILE_INT_H
+#define BOT_PROMFILE_INT_H
 
 struct night;
 

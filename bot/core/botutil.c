@@ -8,8 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bot/cli/botutil.h"
-#include "bot/cli/commands.h"
+#include "bot/core/botutil.h"
 #include "util/error.h"
 #include "util/fileutil.h"
 #include "util/log.h"

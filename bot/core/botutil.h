@@ -4,9 +4,25 @@
 
 #include <signal.h>
 #include <time.h>
-#include "bot/cli/commands.h"
 #include "bot/config/config.h"
 #include "util/strbuf.h"
+
+/* Exit codes: 0 done, 1 the bot failed, 2 usage or config error, 3 `bisect` found only skips. */
+enum cli_exit {
+	EXIT_DONE = 0,     /* the command did its job */
+	EXIT_FAILED = 1,   /* the bot itself failed */
+	EXIT_USAGE = 2,    /* usage or config error */
+	EXIT_SKIPPED = 3,  /* bisect: only skipped commits remain */
+	EXIT_DATAERR = 65, /* mail-in: not a mail message (sysexits EX_DATAERR) */
+	EXIT_TEMPFAIL = 75, /* mail-in: try again later (EX_TEMPFAIL): lock held, disk */
+};
+
+/* What the global options resolved to; borrowed for the command's lifetime. */
+struct cli_ctx {
+	const char *config_path; /* -c FILE, else $NEXTBOT_CONFIG, else ./nextbot.yaml */
+	int json;                /* --json: listing commands print one JSON document */
+	int verbosity;           /* 0 quiet (-q), 1 normal, 2 verbose (-v) */
+};
 
 /*
  * Loads ctx->config_path into *out.  Returns 0, or the exit code to return
@@ -49,21 +65,5 @@ const char *bot_runner_exe(const char *dir);
 extern volatile sig_atomic_t bot_stop_requested;
 /* Installs the SIGTERM/SIGINT handler that sets bot_stop_requested. */
 void bot_catch_stop(void);
-
-/* bot/cli/cmd_run.c: a whole night under the lock, then delivery (exit code). */
-int bot_night(const struct config *cfg, const char *date, int no_notify);
-/*
- * Pushes the last night again when its publishing failed (a note says so);
- * clears the note on success.  The caller holds the lock.
- */
-void bot_publish_retry(const struct config *cfg);
-/*
- * bot/cli/cmd_inbox.c: polls inbox.url once under the lock (for `daemon` between nights):
- * handles the new mails, delivers the outbox, logs what it did.  0, or -1 when the
- * lock was held or the server could not be polled (the mails wait; logged).
- */
-int bot_inbox_poll(const struct config *cfg);
-/* Delivers the due notices of the outbox (all queued ones with `all`). */
-int bot_outbox_deliver(const struct config *cfg, int all);
 
 #endif

@@ -1,23 +1,8 @@
 /* The commands of the command line (`nextbot help`), one function each, called by cli.c. */
-#ifndef BOT_COMMANDS_H
-#define BOT_COMMANDS_H
+#ifndef BOT_CLI_INT_H
+#define BOT_CLI_INT_H
 
-/* Exit codes: 0 done, 1 the bot failed, 2 usage or config error, 3 `bisect` found only skips. */
-enum cli_exit {
-	EXIT_DONE = 0,     /* the command did its job */
-	EXIT_FAILED = 1,   /* the bot itself failed */
-	EXIT_USAGE = 2,    /* usage or config error */
-	EXIT_SKIPPED = 3,  /* bisect: only skipped commits remain */
-	EXIT_DATAERR = 65, /* mail-in: not a mail message (sysexits EX_DATAERR) */
-	EXIT_TEMPFAIL = 75, /* mail-in: try again later (EX_TEMPFAIL): lock held, disk */
-};
-
-/* What the global options resolved to; borrowed for the command's lifetime. */
-struct cli_ctx {
-	const char *config_path; /* -c FILE, else $NEXTBOT_CONFIG, else ./nextbot.yaml */
-	int json;                /* --json: listing commands print one JSON document */
-	int verbosity;           /* 0 quiet (-q), 1 normal, 2 verbose (-v) */
-};
+#include "bot/core/botutil.h"
 
 /*
  * Each gets argv with argv[0] the command's name ("run", "outbox", …) and returns
@@ -29,7 +14,6 @@ int cmd_run(const struct cli_ctx *ctx, int argc, char **argv);
 int cmd_daemon(const struct cli_ctx *ctx, int argc, char **argv);
 int cmd_status(const struct cli_ctx *ctx, int argc, char **argv);
 int cmd_flagged(const struct cli_ctx *ctx, int argc, char **argv);
-int cmd_patch(const struct cli_ctx *ctx, int argc, char **argv); /* bot/journey/ */
 int cmd_drop(const struct cli_ctx *ctx, int argc, char **argv);
 int cmd_undrop(const struct cli_ctx *ctx, int argc, char **argv);
 int cmd_dismiss(const struct cli_ctx *ctx, int argc, char **argv);
@@ -41,12 +25,30 @@ int cmd_gc(const struct cli_ctx *ctx, int argc, char **argv);
 int cmd_inbox(const struct cli_ctx *ctx, int argc, char **argv);
 int cmd_mail_in(const struct cli_ctx *ctx, int argc, char **argv);
 int cmd_check_config(const struct cli_ctx *ctx, int argc, char **argv);
-/* bot/people/cmd_people.c */
-int cmd_maintainers(const struct cli_ctx *ctx, int argc, char **argv);
-int cmd_reviews(const struct cli_ctx *ctx, int argc, char **argv);
+/* cmd_patch (`nextbot patch`) is journey.h's, cmd_maintainers and cmd_reviews people.h's. */
 /* Not in the help: run by nextbot itself, as the runner user (bot/cli/cmd_worker.c). */
 int cmd_worker_checkout(const struct cli_ctx *ctx, int argc, char **argv);
 /* Not in the help: the compile service a night starts (bot/cli/cmd_cc.c). */
 int cmd_cc_serve(const struct cli_ctx *ctx, int argc, char **argv);
+
+/* bot/cli/cmd_run.c: a whole night under the lock, then delivery (exit code). */
+int bot_night(const struct config *cfg, const char *date, int no_notify);
+/*
+ * Pushes the last night again when its publishing failed (a note says so);
+ * clears the note on success.  The caller holds the lock.
+ */
+void bot_publish_retry(const struct config *cfg);
+/*
+ * bot/cli/cmd_inbox.c: polls inbox.url once under the lock (for `daemon` between nights):
+ * handles the new mails, delivers the outbox, logs what it did.  0, or -1 when the
+ * lock was held or the server could not be polled (the mails wait; logged).
+ */
+int bot_inbox_poll(const struct config *cfg);
+/* Delivers the due notices of the outbox (all queued ones with `all`). */
+int bot_outbox_deliver(const struct config *cfg, int all);
+
+/* cmd_maint.c: parses "ID [--reason TEXT] [--push]"; 0 or EXIT_USAGE (usage printed). */
+int maint_args(const char **id, const char **reason, int *push, int argc, char **argv,
+	       const char *usage, int need_reason);
 
 #endif
