@@ -16,8 +16,8 @@
 #include <stddef.h>
 
 /* Bounds: past them a merge is a conflict ("too many merge bases"), never a tree. */
-#define TREEMERGE_MAX_BASES 32          /* merge bases of one merge, at any depth */
-#define TREEMERGE_MAX_MERGES 256        /* tree merges for one commit merge, inner ones too */
+#define TREEMERGE_MAX_BASES 1024        /* merge bases of one merge, at any depth (git.git has 48) */
+#define TREEMERGE_MAX_MERGES 8192       /* tree merges for one commit merge, inner ones too */
 #define TREEMERGE_MAX_SECONDS 60
 #define TREEMERGE_MAX_WALK 4000000      /* commits one merge-base walk may visit */
 
