@@ -447,6 +447,70 @@ done:
 }
 
 /*
+ * nextbot's merge of one pair against git's outcome `o`: the same clean tree, or a
+ * conflict with the same conflicted paths.  Counts git's conflicts and failures.
+ */
+static void compare_merge(git_repository *repo, const struct pair *p, const struct outcome *o,
+			  unsigned seed, size_t *conflicts, size_t *git_failed)
+{
+	struct treemerge_conflicts c = TREEMERGE_CONFLICTS_INIT;
+	struct treemerge_labels labels = { p->ours, p->theirs };
+	struct strvec mine = STRVEC_INIT;
+	git_oidarray bases = { 0 };
+	git_oid a, b, tree;
+	struct treemerge_sides sides = { .ours = &a, .theirs = &b, .labels = &labels };
+	char hex[GIT_OID_HEXSZ + 1];
+	size_t k;
+	int rc, found;
+
+	assert_int_equal(git_oid_fromstr(&a, p->ours), 0);
+	assert_int_equal(git_oid_fromstr(&b, p->theirs), 0);
+	found = git_merge_bases(&bases, repo, &a, &b);
+	sides.bases = bases.ids;
+	sides.bases_nr = found == GIT_ENOTFOUND ? 0 : bases.count;
+	rc = treemerge_commits_bases(&tree, NULL, &c, repo, &sides);
+	git_oidarray_dispose(&bases);
+	if (rc != 0 && rc != NB_ECONFLICT)
+		print_error("seed %u, merge %s %s: %d %s\n", seed, p->ours, p->theirs, rc,
+			    nb_error_last());
+	assert_true(rc == 0 || rc == NB_ECONFLICT);
+	if (!o->known) {
+		/* git has no answer: nextbot must not claim a clean one */
+		assert_int_equal(rc, NB_ECONFLICT);
+		(*git_failed)++;
+		treemerge_conflicts_release(&c);
+		return;
+	}
+	if (!o->clean)
+		(*conflicts)++;
+	for (k = 0; k < c.nr; k++)
+		if (!c.items[k].pathless &&
+		    (!mine.nr || strcmp(mine.v[mine.nr - 1], c.items[k].path)))
+			strvec_push(&mine, c.items[k].path);
+	if ((rc == 0) != o->clean) {
+		print_error("seed %u, merge %s %s: git %s, nextbot %s\n", seed, p->ours, p->theirs,
+			    o->clean ? "clean" : "conflict", rc ? "conflict" : "clean");
+		assert_int_equal(rc == 0, o->clean);
+	}
+	if (rc == 0) {
+		git_oid_tostr(hex, sizeof(hex), &tree);
+		if (strcmp(hex, o->tree))
+			print_error("seed %u, merge %s %s: trees differ\n", seed, p->ours,
+				    p->theirs);
+		assert_string_equal(hex, o->tree);
+	} else {
+		if (mine.nr != o->paths.nr)
+			print_error("seed %u, merge %s %s: %zu conflicted paths, git %zu\n", seed,
+				    p->ours, p->theirs, mine.nr, o->paths.nr);
+		assert_int_equal(mine.nr, o->paths.nr);
+		for (k = 0; k < mine.nr; k++)
+			assert_string_equal(mine.v[k], o->paths.v[k]);
+	}
+	strvec_clear(&mine);
+	treemerge_conflicts_release(&c);
+}
+
+/*
  * One generated history (tests/crisscross.py): every merge of it by nextbot and by
  * git; returns the merges checked.  Prints the first disagreement.
  */
@@ -476,65 +540,8 @@ static size_t check_history(unsigned seed, size_t *conflicts, size_t *git_failed
 		o[i].paths = (struct strvec)STRVEC_INIT;
 	git_outcomes(o, pairs, nr, dir);
 	assert_int_equal(git_repository_open(&repo, repo_path), 0);
-	for (i = 0; i < nr; i++) {
-		struct treemerge_conflicts c = TREEMERGE_CONFLICTS_INIT;
-		struct treemerge_labels labels = { pairs[i].ours, pairs[i].theirs };
-		struct strvec mine = STRVEC_INIT;
-		git_oidarray bases = { 0 };
-		git_oid a, b, tree;
-		struct treemerge_sides sides = { .ours = &a, .theirs = &b, .labels = &labels };
-		char hex[GIT_OID_HEXSZ + 1];
-		size_t k;
-		int rc, found;
-
-		assert_int_equal(git_oid_fromstr(&a, pairs[i].ours), 0);
-		assert_int_equal(git_oid_fromstr(&b, pairs[i].theirs), 0);
-		found = git_merge_bases(&bases, repo, &a, &b);
-		sides.bases = bases.ids;
-		sides.bases_nr = found == GIT_ENOTFOUND ? 0 : bases.count;
-		rc = treemerge_commits_bases(&tree, NULL, &c, repo, &sides);
-		git_oidarray_dispose(&bases);
-		if (rc != 0 && rc != NB_ECONFLICT)
-			print_error("seed %u, merge %s %s: %d %s\n", seed, pairs[i].ours,
-				    pairs[i].theirs, rc, nb_error_last());
-		assert_true(rc == 0 || rc == NB_ECONFLICT);
-		if (!o[i].known) {
-			/* git has no answer: nextbot must not claim a clean one */
-			assert_int_equal(rc, NB_ECONFLICT);
-			(*git_failed)++;
-			treemerge_conflicts_release(&c);
-			continue;
-		}
-		if (!o[i].clean)
-			(*conflicts)++;
-		for (k = 0; k < c.nr; k++)
-			if (!c.items[k].pathless && (!mine.nr ||
-						     strcmp(mine.v[mine.nr - 1], c.items[k].path)))
-				strvec_push(&mine, c.items[k].path);
-		if ((rc == 0) != o[i].clean) {
-			print_error("seed %u, merge %s %s: git %s, nextbot %s\n", seed,
-				    pairs[i].ours, pairs[i].theirs,
-				    o[i].clean ? "clean" : "conflict", rc ? "conflict" : "clean");
-			assert_int_equal(rc == 0, o[i].clean);
-		}
-		if (rc == 0) {
-			git_oid_tostr(hex, sizeof(hex), &tree);
-			if (strcmp(hex, o[i].tree))
-				print_error("seed %u, merge %s %s: trees differ\n", seed,
-					    pairs[i].ours, pairs[i].theirs);
-			assert_string_equal(hex, o[i].tree);
-		} else {
-			if (mine.nr != o[i].paths.nr)
-				print_error("seed %u, merge %s %s: %zu conflicted paths, git %zu\n",
-					    seed, pairs[i].ours, pairs[i].theirs, mine.nr,
-					    o[i].paths.nr);
-			assert_int_equal(mine.nr, o[i].paths.nr);
-			for (k = 0; k < mine.nr; k++)
-				assert_string_equal(mine.v[k], o[i].paths.v[k]);
-		}
-		strvec_clear(&mine);
-		treemerge_conflicts_release(&c);
-	}
+	for (i = 0; i < nr; i++)
+		compare_merge(repo, &pairs[i], &o[i], seed, conflicts, git_failed);
 	for (i = 0; i < nr; i++)
 		strvec_clear(&o[i].paths);
 	git_repository_free(repo);
@@ -578,6 +585,285 @@ static void test_crisscross_histories_slow(void **state)
 	free(seeds);
 }
 
+/* Octopus histories: every one of n parents P1..Pn is a merge base of A and B. */
+enum { OCTO_BASES_CONFLICT = 1, OCTO_SIDES_DIFFER = 2 };
+#define OCTO_SHARED 48  /* bases that change the shared file, each its own line */
+
+static void add_blob(git_treebuilder *tb, git_repository *repo, const char *name,
+		     const char *text)
+{
+	git_oid id;
+
+	assert_int_equal(git_blob_create_from_buffer(&id, repo, text, strlen(text)), 0);
+	assert_int_equal(git_treebuilder_insert(NULL, tb, name, &id, GIT_FILEMODE_BLOB), 0);
+}
+
+/* File "shared": its lines with base `only`'s change (0: every base's, -1: none). */
+static void shared_text(struct strbuf *sb, size_t n, long only)
+{
+	size_t line, lines = 4 * OCTO_SHARED + 4;
+
+	strbuf_reset(sb);
+	for (line = 1; line <= lines; line++) {
+		size_t i = line / 4;
+
+		if (line % 4 == 0 && i <= n && i % 2 && (only == 0 || (long)i == only))
+			strbuf_addf(sb, "p%zu\n", i);
+		else
+			strbuf_addf(sb, "%zu\n", line);
+	}
+}
+
+/*
+ * Commit number `i` (0: the root; 1..n: Pi; n + 1, n + 2: A and B) with its tree:
+ * "shared", "c" (P1 and P2 change it two ways with OCTO_BASES_CONFLICT), Pi's own
+ * file "f<i>" (A and B have all of them) and A's and B's own file.
+ */
+static void octo_commit(git_oid *out, git_repository *repo, size_t n, size_t i, int flags,
+			const git_commit **parents, size_t parents_nr)
+{
+	struct strbuf sb = STRBUF_INIT;
+	git_treebuilder *tb = NULL;
+	git_signature *sig = NULL;
+	git_tree *tree = NULL;
+	const char *c = "zero\n";
+	git_oid tree_id;
+	size_t k;
+
+	assert_int_equal(git_treebuilder_new(&tb, repo, NULL), 0);
+	shared_text(&sb, n, i == 0 ? -1 : i > n ? 0 : (long)i);
+	add_blob(tb, repo, "shared", sb.buf);
+	if (flags & OCTO_BASES_CONFLICT) {
+		if (i == 1 || i == n + 1 || (i == n + 2 && !(flags & OCTO_SIDES_DIFFER)))
+			c = "one\n";
+		else if (i == 2 || i == n + 2)
+			c = "two\n";
+	} else if (i == n + 2 && (flags & OCTO_SIDES_DIFFER)) {
+		c = "theirs\n";
+	} else if (i == n + 1 && (flags & OCTO_SIDES_DIFFER)) {
+		c = "ours\n";
+	}
+	add_blob(tb, repo, "c", c);
+	for (k = 1; k <= n; k++) {
+		if (k != i && i <= n)
+			continue;
+		char name[32];
+
+		snprintf(name, sizeof(name), "f%zu", k);
+		strbuf_reset(&sb);
+		strbuf_addf(&sb, "%zu\n", k);
+		add_blob(tb, repo, name, sb.buf);
+	}
+	if (i > n)
+		add_blob(tb, repo, i == n + 1 ? "side-a" : "side-b", "side\n");
+	assert_int_equal(git_treebuilder_write(&tree_id, tb), 0);
+	assert_int_equal(git_tree_lookup(&tree, repo, &tree_id), 0);
+	assert_int_equal(git_signature_new(&sig, "T", "t@example.org",
+					   1700000000 + (git_time_t)i, 0), 0);
+	strbuf_reset(&sb);
+	strbuf_addf(&sb, "commit %zu\n", i);
+	assert_int_equal(git_commit_create(out, repo, NULL, sig, sig, NULL, sb.buf, tree,
+					   parents_nr, parents), 0);
+	git_signature_free(sig);
+	git_tree_free(tree);
+	git_treebuilder_free(tb);
+	strbuf_release(&sb);
+}
+
+/* A fresh bare repository `dir`/repo.git with A and B over n merge bases. */
+static git_repository *octopus(struct pair *ab, const char *dir, size_t n, int flags)
+{
+	const git_commit **parents = xcalloc(n, sizeof(*parents));
+	git_repository *repo = NULL;
+	git_commit *root = NULL;
+	git_oid id;
+	size_t i;
+
+	char *path = xstrfmt("%s/repo.git", dir);
+
+	assert_int_equal(fixture_sys_free(xstrfmt("git init -q --bare '%s'", path)), 0);
+	assert_int_equal(git_repository_open(&repo, path), 0);
+	free(path);
+	octo_commit(&id, repo, n, 0, flags, NULL, 0);
+	assert_int_equal(git_commit_lookup(&root, repo, &id), 0);
+	for (i = 1; i <= n; i++) {
+		git_commit *pi = NULL;
+
+		octo_commit(&id, repo, n, i, flags, (const git_commit **)&root, 1);
+		assert_int_equal(git_commit_lookup(&pi, repo, &id), 0);
+		parents[i - 1] = pi;
+	}
+	octo_commit(&id, repo, n, n + 1, flags, parents, n);
+	git_oid_tostr(ab->ours, sizeof(ab->ours), &id);
+	octo_commit(&id, repo, n, n + 2, flags, parents, n);
+	git_oid_tostr(ab->theirs, sizeof(ab->theirs), &id);
+	for (i = 0; i < n; i++)
+		git_commit_free((git_commit *)parents[i]);
+	free(parents);
+	git_commit_free(root);
+	return repo;
+}
+
+/* `git merge-base --all` of the pair: how many it lists. */
+static size_t git_merge_base_count(const char *dir, const struct pair *ab)
+{
+	struct strbuf out = STRBUF_INIT;
+	size_t i, lines = 0;
+
+	assert_int_equal(sh_out_in(&out, dir, "git -C repo.git merge-base --all %s %s",
+				   ab->ours, ab->theirs), 0);
+	for (i = 0; i < out.len; i++)
+		lines += out.buf[i] == '\n';
+	strbuf_release(&out);
+	return lines;
+}
+
+/* nextbot's merge of the pair is git's: its clean tree or its conflicted paths. */
+static void octo_compare(git_repository *repo, const struct pair *ab, const char *dir,
+			 int want_clean)
+{
+	struct outcome o;
+	size_t conflicts = 0, failed = 0;
+	char *path = xstrfmt("%s/pairs", dir);
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fprintf(f, "%s %s\n", ab->ours, ab->theirs);
+	assert_int_equal(fclose(f), 0);
+	memset(&o, 0, sizeof(o));
+	o.paths = (struct strvec)STRVEC_INIT;
+	git_outcomes(&o, ab, 1, dir);
+	assert_true(o.known);
+	assert_int_equal(o.clean, want_clean);
+	compare_merge(repo, ab, &o, 0, &conflicts, &failed);
+	assert_int_equal(failed, 0);
+	if (!want_clean)
+		assert_true(o.paths.nr > 0);
+	strvec_clear(&o.paths);
+	free(path);
+}
+
+/*
+ * 48 merge bases (git.git has merges with as many), within the bound: merged into a
+ * virtual base pairwise, as git does, with and without conflicts among the bases
+ * (conflict markers in the virtual base) and between the sides.
+ */
+static void test_many_merge_bases(void **state)
+{
+	static const struct { int flags, clean; } v[] = {
+		{ 0, 1 }, { OCTO_SIDES_DIFFER, 0 },
+		{ OCTO_BASES_CONFLICT, 1 }, { OCTO_BASES_CONFLICT | OCTO_SIDES_DIFFER, 0 },
+	};
+	size_t k, n = 48;
+
+	for (k = 0; k < sizeof(v) / sizeof(v[0]); k++) {
+		char *dir = xstrfmt("%s/octo%zu", top, k);
+		struct treemerge_stats before, after;
+		git_repository *repo;
+		struct pair ab;
+
+		repo = octopus(&ab, dir, n, v[k].flags);
+		assert_int_equal(git_merge_base_count(dir, &ab), n);
+		treemerge_stats_get(&before);
+		octo_compare(repo, &ab, dir, v[k].clean);
+		treemerge_stats_get(&after);
+		assert_int_equal(after.max_bases, n > before.max_bases ? n : before.max_bases);
+		assert_int_equal(after.virtual_merges - before.virtual_merges, n - 1);
+		assert_int_equal(after.merges - before.merges, n);
+		assert_int_equal(after.bounded, before.bounded);
+		if (v[k].flags & OCTO_BASES_CONFLICT)
+			assert_true(after.virtual_conflicts > before.virtual_conflicts);
+		else
+			assert_int_equal(after.virtual_conflicts, before.virtual_conflicts);
+		git_repository_free(repo);
+		free(dir);
+	}
+}
+
+/* The merge of the pair stops at a bound: a conflict saying so, never a tree. */
+static void assert_bounded(git_repository *repo, const struct pair *ab)
+{
+	struct treemerge_conflicts c = TREEMERGE_CONFLICTS_INIT;
+	struct treemerge_stats before, after;
+	git_oid a, b, tree;
+
+	assert_int_equal(git_oid_fromstr(&a, ab->ours), 0);
+	assert_int_equal(git_oid_fromstr(&b, ab->theirs), 0);
+	memset(&tree, 0, sizeof(tree));
+	treemerge_stats_get(&before);
+	assert_int_equal(treemerge_commits(&tree, NULL, &c, repo, &a, &b), NB_ECONFLICT);
+	treemerge_stats_get(&after);
+	assert_int_equal(after.bounded, before.bounded + 1);
+	assert_true(git_oid_is_zero(&tree));
+	assert_int_equal(c.nr, 1);
+	assert_string_equal(c.items[0].kind, "too many merge bases");
+	assert_true(c.items[0].pathless);
+	assert_false(c.have_tree);
+	assert_non_null(strstr(nb_error_last(), "too many merge bases"));
+	treemerge_conflicts_release(&c);
+}
+
+/*
+ * Each bound, lowered for the test, hit and just not hit on 48 merge bases (48 tree
+ * merges: 47 inner and the outer one).
+ */
+static void test_bounds_lowered(void **state)
+{
+	const struct treemerge_bounds dflt = { TREEMERGE_MAX_BASES, TREEMERGE_MAX_MERGES,
+					       TREEMERGE_MAX_SECONDS, TREEMERGE_MAX_WALK };
+	char *dir = xstrfmt("%s/octo-bounds", top);
+	struct treemerge_bounds b;
+	git_repository *repo;
+	struct pair ab;
+
+	repo = octopus(&ab, dir, 48, OCTO_BASES_CONFLICT);
+	b = dflt;
+	b.bases = 47;
+	treemerge_bounds_set(&b);
+	assert_bounded(repo, &ab);
+	b.bases = 48;
+	treemerge_bounds_set(&b);
+	octo_compare(repo, &ab, dir, 1);
+	b = dflt;
+	b.merges = 47;
+	treemerge_bounds_set(&b);
+	assert_bounded(repo, &ab);
+	b.merges = 48;
+	treemerge_bounds_set(&b);
+	octo_compare(repo, &ab, dir, 1);
+	b = dflt;
+	b.walk = 10;            /* A, B, 48 bases and the root: 51 commits */
+	treemerge_bounds_set(&b);
+	assert_bounded(repo, &ab);
+	b = dflt;
+	b.seconds = -1;
+	treemerge_bounds_set(&b);
+	assert_bounded(repo, &ab);
+	treemerge_bounds_set(NULL);
+	octo_compare(repo, &ab, dir, 1);
+	git_repository_free(repo);
+	free(dir);
+}
+
+/* TREEMERGE_MAX_BASES + 1 real merge bases, the production bound: a conflict. */
+static void test_too_many_merge_bases(void **state)
+{
+	char *dir = xstrfmt("%s/octo-over", top);
+	struct treemerge_stats after;
+	size_t n = TREEMERGE_MAX_BASES + 1;
+	git_repository *repo;
+	struct pair ab;
+
+	treemerge_bounds_set(NULL);
+	repo = octopus(&ab, dir, n, 0);
+	assert_int_equal(git_merge_base_count(dir, &ab), n);
+	assert_bounded(repo, &ab);
+	treemerge_stats_get(&after);
+	assert_true(after.max_bases >= n);
+	git_repository_free(repo);
+	free(dir);
+}
+
 static int setup_all(void **state)
 {
 	if (!realpath("tests/crisscross.py", generator))
@@ -614,6 +900,10 @@ int main(void)
 		cmocka_unit_test(test_directory_rename_differs),
 		cmocka_unit_test(test_random_slow),
 		cmocka_unit_test(test_crisscross_histories_slow),
+		/* last: the crisscross test's max_bases must be its own merges' */
+		cmocka_unit_test(test_many_merge_bases),
+		cmocka_unit_test(test_bounds_lowered),
+		cmocka_unit_test(test_too_many_merge_bases),
 	};
 
 	return cmocka_run_group_tests_name("treemerge", tests, setup_all, teardown_all);

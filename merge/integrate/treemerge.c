@@ -32,6 +32,17 @@ void treemerge_conflicts_release(struct treemerge_conflicts *c)
 
 static _Thread_local struct treemerge_stats stats;
 
+#define BOUNDS_DEFAULT { TREEMERGE_MAX_BASES, TREEMERGE_MAX_MERGES, TREEMERGE_MAX_SECONDS, \
+			 TREEMERGE_MAX_WALK }
+static _Thread_local struct treemerge_bounds bounds = BOUNDS_DEFAULT;
+
+void treemerge_bounds_set(const struct treemerge_bounds *b)
+{
+	static const struct treemerge_bounds dflt = BOUNDS_DEFAULT;
+
+	bounds = b ? *b : dflt;
+}
+
 void treemerge_stats_get(struct treemerge_stats *out)
 {
 	*out = stats;
@@ -71,7 +82,7 @@ static int over_time(const struct recursion *r)
 	struct timespec now;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	return now.tv_sec - r->start.tv_sec > TREEMERGE_MAX_SECONDS;
+	return now.tv_sec - r->start.tv_sec > bounds.seconds;
 }
 
 static int empty_tree(git_oid *out, git_repository *repo)
@@ -93,7 +104,7 @@ static int merge_trees_counted(struct recursion *r, struct ort_result *out,
 {
 	int err;
 
-	if (++r->merges > TREEMERGE_MAX_MERGES || over_time(r)) {
+	if (++r->merges > bounds.merges || over_time(r)) {
 		r->stopped = "too many merge bases";
 		return 1;
 	}
@@ -125,7 +136,7 @@ static int merge_internal(struct recursion *r, struct ort_result *out, struct mb
 	size_t nr, i;
 	int err;
 
-	err = mbgraph_merge_bases(&found, &nr, r->g, h1, h2, TREEMERGE_MAX_WALK);
+	err = mbgraph_merge_bases(&found, &nr, r->g, h1, h2, bounds.walk);
 	if (err == NB_ETIMEOUT) {
 		r->stopped = "too many merge bases";
 		return 1;
@@ -137,7 +148,7 @@ static int merge_internal(struct recursion *r, struct ort_result *out, struct mb
 		bases[i] = found[nr - 1 - i];
 	if (nr > stats.max_bases)
 		stats.max_bases = nr;
-	if (nr > TREEMERGE_MAX_BASES) {
+	if (nr > bounds.bases) {
 		r->stopped = "too many merge bases";
 		err = 1;
 		goto done;

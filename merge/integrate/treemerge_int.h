@@ -16,10 +16,22 @@
 #include <stddef.h>
 
 /* Bounds: past them a merge is a conflict ("too many merge bases"), never a tree. */
-#define TREEMERGE_MAX_BASES 1024        /* merge bases of one merge, at any depth (git.git has 48) */
+#define TREEMERGE_MAX_BASES 1024        /* merge bases of one merge, any depth (git.git: 48) */
 #define TREEMERGE_MAX_MERGES 8192       /* tree merges for one commit merge, inner ones too */
 #define TREEMERGE_MAX_SECONDS 60
 #define TREEMERGE_MAX_WALK 4000000      /* commits one merge-base walk may visit */
+
+/*
+ * The bounds in force, the TREEMERGE_MAX_* above unless a test lowered them (for
+ * the calling thread only) to reach them cheaply; NULL restores the defaults.
+ */
+struct treemerge_bounds {
+	size_t bases;           /* TREEMERGE_MAX_BASES */
+	int merges;             /* TREEMERGE_MAX_MERGES */
+	long seconds;           /* TREEMERGE_MAX_SECONDS (-1: every merge is over time) */
+	size_t walk;            /* TREEMERGE_MAX_WALK */
+};
+void treemerge_bounds_set(const struct treemerge_bounds *b);
 
 /* One conflicting path, with its stages as git's index would hold them. */
 struct treemerge_conflict {
