@@ -98,4 +98,25 @@ sys.exit(1 if bad or not events else 0)
 EOF
 check "journeys live in journeys.txt, not in state.json" \
 	sh -c "grep -q '^patch	' '$W/state/journeys.txt' && ! grep -q 'patch-added' '$W/state/state.json'"
+# `nextbot gc` forgets the journeys that ended keep_days nights before the last
+# night (here 1), through the hook gc is given, and keeps every other journey.
+$PYTHON - "$W/nextbot.yaml" <<'EOF'
+import re, sys
+p = sys.argv[1]
+s = re.sub(r"(?m)^keep_days:.*\n", "", open(p).read())
+open(p.replace("nextbot.yaml", "gc.yaml"), "w").write(s + "keep_days: 1\n")
+EOF
+journeys() {  # ended|open: the patch records of journeys.txt in that state
+	awk -F '\t' -v want="$1" '$1 == "patch" {
+		ended = ($7 == "merged" || $7 == "gone"); if ((want == "ended") == ended) n++ }
+		END { print n + 0 }' "$W/state/journeys.txt"
+}
+ended=$(journeys ended) open=$(journeys open)
+"$NEXTBOT" -v -c "$W/gc.yaml" gc >"$TMP/gc.out" 2>&1
+forgot=$(sed -n 's/^forgot \([0-9]*\) ended patch journeys*$/\1/p' "$TMP/gc.out")
+check "gc: the season ended some journeys ($ended of them)" test "$ended" -gt 0
+check "gc: says how many ended journeys it forgot" test -n "$forgot"
+check "gc: forgot ${forgot:-?} of the $ended ended journeys, all of them a night old" \
+	test "${forgot:-0}" -gt 0 -a "$(journeys ended)" -eq $((ended - ${forgot:-0}))
+check "gc: kept all $open journeys still under way" test "$(journeys open)" -eq "$open"
 done_testing
