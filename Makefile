@@ -133,8 +133,8 @@ check: deps
 		$(if $(TESTS),CMOCKA_FILTER='$(TESTS)') tests/run-all $(TEST_BIN)
 
 unit:
-	@$(MAKE) --no-print-directory $(TEST_BIN)
-	@BUILD=$(abspath $(BUILD)) SAN=$(SAN) UNIT=1 \
+	@$(MAKE) --no-print-directory tests
+	@NEXTBOT=$(abspath $(NEXTBOT)) BUILD=$(abspath $(BUILD)) SAN=$(SAN) UNIT=1 \
 		$(if $(TESTS),CMOCKA_FILTER='$(TESTS)') tests/run-all $(TEST_BIN)
 
 demo: deps
