@@ -35,9 +35,12 @@ static void load(void)
 	const char *missing = NULL;
 	void *lib = dlopen(NB_LIBCURL_SONAME, RTLD_NOW | RTLD_LOCAL);
 
+	if (!lib) /* the same ABI, built on GnuTLS (Debian's libcurl3-gnutls) */
+		lib = dlopen("libcurl-gnutls.so.4", RTLD_NOW | RTLD_LOCAL);
 	if (!lib) {
 		snprintf(load_error, sizeof(load_error),
-			 "cannot load libcurl, needed for mail, webhooks and IMAP "
+			 "cannot load libcurl (" NB_LIBCURL_SONAME " or libcurl-gnutls.so.4), "
+			 "needed for mail, webhooks and IMAP "
 			 "(install libcurl4): %s", dlerror());
 		return;
 	}
