@@ -168,7 +168,8 @@ void hook_body(struct strbuf *out, const struct hook_event *ev)
 	json_object_object_add(o, "commit", line(ev->commit));
 	json_object_object_add(o, "subject", line(ev->subject));
 	json_object_object_add(o, "author", person(&ev->author));
-	json_object_object_add(o, "patch_id", line(ev->patch_id));
+	json_object_object_add(o, "patch_id", nb_patchid_is_none(&ev->patch_id) ? NULL
+					      : line(NB_PATCHID_HEX(&ev->patch_id)));
 	json_object_object_add(o, "message_id", line(ev->message_id));
 	json_object_object_add(o, "partner", partner(ev));
 	json_object_object_add(o, "command", line(ev->command));

@@ -14,7 +14,8 @@
 struct hook_event {
 	const char *event, *id, *date, *next_tag, *tree, *commit, *subject;
 	struct notice_person author;
-	const char *patch_id, *message_id;
+	struct nb_patchid patch_id; /* none: JSON null */
+	const char *message_id;
 	const char *partner_tree, *partner_commit, *partner_subject;
 	struct notice_person partner_author;
 	const char *command;

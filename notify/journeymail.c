@@ -125,9 +125,9 @@ static void event_text(struct draft *d, const struct notice_journey *j)
 	}
 	if (j->kind == NOTICE_PATCH_REPLACED)
 		delta(d, j);
-	if (j->patch_id)
+	if (!nb_patchid_is_none(&j->patch_id))
 		draft_para(d, "Where it is, any day: nextbot patch %.12s",
-			   draft_cl(d, j->patch_id));
+			   draft_cl(d, NB_PATCHID_HEX(&j->patch_id)));
 }
 
 static void subject_of(struct strbuf *out, struct draft *d, const struct notice_journey *j)

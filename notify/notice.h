@@ -10,6 +10,7 @@
 #include <time.h>
 #include "util/strbuf.h"
 #include "util/strvec.h"
+#include "util/oid.h"
 
 /*
  * Every pointer in the structs below is borrowed from the caller for the length of
@@ -123,7 +124,7 @@ struct notice_breakage {
 	const char *commit_date; /* its author date, "YYYY-MM-DD HH:MM:SS +0000"; NULL */
 	const char *subject;
 	struct notice_person author;
-	const char *patch_id;
+	struct nb_patchid patch_id; /* none: a binary or merge change */
 	const char *message_id; /* the patch's Message-ID (with or without <>): threading */
 	const char *patch_link; /* the patch on the list archive (its Link: trailer); NULL */
 	/* A rebased-away culprit: the tree's current commit of the same patch. */
@@ -302,7 +303,7 @@ struct notice_journey {
 	const char *subject;
 	struct notice_person author;
 	const char *commit;     /* its commit there (40 hex) */
-	const char *patch_id;   /* NULL: none (binary) */
+	struct nb_patchid patch_id; /* none: a binary or merge change */
 	const char *message_id; /* its Message-ID, which the mail answers; NULL: none */
 	const char *patch_link; /* the patch on the list archive; NULL */
 	const char *reason;     /* removed, held, released: why; NULL */

@@ -273,13 +273,13 @@ static void rebased(struct draft *d, const struct notice_breakage *b)
 		draft_para(d,
 			   "The %s tree has been rebased since: the same patch (patch-id "
 			   "%.12s) is now commit %.12s there.",
-			   draft_cl(d, b->tree), draft_cl(d, b->patch_id),
+			   draft_cl(d, b->tree), draft_cl(d, NB_PATCHID_HEX(&b->patch_id)),
 			   draft_cl(d, b->now.commit));
 	else
 		draft_para(d,
 			   "The %s tree has been rebased since, and the patch (patch-id "
 			   "%.12s) is no longer in it.",
-			   draft_cl(d, b->tree), draft_cl(d, b->patch_id));
+			   draft_cl(d, b->tree), draft_cl(d, NB_PATCHID_HEX(&b->patch_id)));
 }
 
 static void partner(struct draft *d, const struct notice_breakage *b, const char *lead)
@@ -781,7 +781,9 @@ static int queue_followup(const struct notice_settings *s, const struct notice_b
 	struct draft d = DRAFT_INIT;
 	struct hook_event ev;
 	struct strbuf slack = STRBUF_INIT, lead = STRBUF_INIT, url = STRBUF_INIT;
-	const char *key = b->flag_id ? b->flag_id : b->patch_id ? b->patch_id : b->commit;
+	const char *key = b->flag_id			    ? b->flag_id
+			  : !nb_patchid_is_none(&b->patch_id) ? NB_PATCHID_HEX(&b->patch_id)
+							      : b->commit;
 	const char *parts[3] = {key, "0", NULL};
 	int ret, dropped = followup == FOLLOWUP_DROPPED;
 

@@ -124,7 +124,7 @@ static void test_match(void **state)
 	add(&s, "net: beef up", PID3, "three@example.org", JOURNEY_MERGED, "2025-01-06");
 	f = state_flag_add(&st);
 	f->id = xstrdup("abcdef012345");
-	f->patch_id = xstrdup(PID2);
+	nb_patchid_parse(&f->patch_id, PID2);
 	assert_int_equal(journey_match(&s, &st, "<two@example.org>", out, 4), 1);
 	assert_int_equal(out[0], 1);
 	assert_int_equal(journey_match(&s, &st, "three@example.org", out, 4), 1);

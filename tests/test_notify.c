@@ -306,7 +306,7 @@ static void breakage_init(struct notice_breakage *b)
 	b->subject = "net: frob the widgets";
 	b->author.name = "J\xc3\xb6rg D\xc5\x93";
 	b->author.email = "jorg@example.org";
-	b->patch_id = "fedcba9876543210fedcba9876543210fedcba98";
+	nb_patchid_parse(&b->patch_id, "fedcba9876543210fedcba9876543210fedcba98");
 	b->message_id = "<20261201.1234-1-jorg.with.a.rather.long.name@mail.example.org>";
 	b->command_name = "x86_64";
 	b->command_line = "make -j$(nproc)";
@@ -1554,7 +1554,7 @@ static void test_flaky_report(void **state)
 	b.kind = "flaky";
 	b.commit = NULL;
 	b.subject = NULL;
-	b.patch_id = NULL;
+	b.patch_id = (struct nb_patchid)NB_PATCHID_NONE;
 	b.message_id = NULL;
 	b.action = NOTICE_ACTION_NONE;
 	b.failing = 5;

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,7 +135,7 @@ static void test_flag_resolution(void **unused)
 	f->resolution = FLAG_LEFT_TREE;
 	f->partner_tree = xstrdup("vfs");
 	f->partner_commit = xstrdup("fedcba9876543210fedcba9876543210fedcba98");
-	f->partner_patch_id = xstrdup("00112233445566778899aabbccddeeff00112233");
+	nb_patchid_parse(&f->partner_patch_id, "00112233445566778899aabbccddeeff00112233");
 	f = state_flag_add(&st);
 	f->id = xstrdup("ba9876543210");
 	f->state = FLAG_OPEN;
@@ -147,7 +148,7 @@ static void test_flag_resolution(void **unused)
 	assert_int_equal(state_save(&st, dir), 0);
 	assert_int_equal(state_load(&back, dir), 0);
 	assert_int_equal(back.flags[0].resolution, FLAG_LEFT_TREE);
-	assert_string_equal(back.flags[0].partner_patch_id,
+	assert_string_equal(NB_PATCHID_HEX(&back.flags[0].partner_patch_id),
 			    "00112233445566778899aabbccddeeff00112233");
 	assert_null(back.flags[0].partner_message_id);
 	assert_int_equal(back.flags[1].state, FLAG_OPEN);
@@ -226,6 +227,418 @@ static void test_flag_cells(void **unused)
 	cleanup(dir);
 }
 
+
+/*
+ * Patch-ids at the state.json edge: 40 hex digits, or null for none (binary or merge
+ * changes).  The files below are what nextbot wrote before patch-ids were typed:
+ * loading and saving them gives the same bytes, and `flagged --json` prints the same.
+ */
+#define PID_A "00112233445566778899aabbccddeeff00112233"
+#define PID_B "fedcba9876543210fedcba9876543210fedcba98"
+#define CMT_A "1111111111111111111111111111111111111111"
+#define CMT_B "2222222222222222222222222222222222222222"
+static const char loose_state[] =
+	"{\"flags\":[{\"id\":\"0123456789ab\",\"kind\":\"build-failure\",\"tree\":\"net\","
+	"\"commit\":\"" CMT_A "\",\"patch_id\":\"" PID_A "\",\"state\":\"open\","
+	"\"partner\":{\"tree\":\"vfs\",\"commit\":\"" CMT_B "\",\"patch_id\":\"" PID_B "\","
+	"\"message_id\":\"<p@example.org>\"}},"
+	"{\"id\":\"ba9876543210\",\"kind\":\"test-failure\",\"tree\":\"net\",\"commit\":\""
+	CMT_B "\",\"patch_id\":null,\"state\":\"dropped\",\"partner\":{\"tree\":\"vfs\","
+	"\"commit\":\"" CMT_A "\",\"patch_id\":null}}],"
+	"\"drops\":[{\"tree\":\"net\",\"commit\":\"" CMT_A "\",\"patch_id\":\"" PID_A "\","
+	"\"flag_id\":\"0123456789ab\",\"active\":1},"
+	"{\"tree\":\"net\",\"commit\":\"" CMT_B "\",\"patch_id\":null,\"active\":0}]}";
+
+
+/* state.json as state_save() writes it, flags and drops with and without patch-ids */
+static const char golden_state[] =
+	"{\n"
+	"  \"version\":1,\n"
+	"  \"runs\":[\n"
+	"  ],\n"
+	"  \"flags\":[\n"
+	"    {\n"
+	"      \"id\":\"0123456789ab\",\n"
+	"      \"tree\":\"net\",\n"
+	"      \"commit\":\"1111111111111111111111111111111111111111\",\n"
+	"      \"patch_id\":\"00112233445566778899aabbccddeeff00112233\",\n"
+	"      \"message_id\":null,\n"
+	"      \"subject\":null,\n"
+	"      \"author\":{\n"
+	"        \"name\":null,\n"
+	"        \"email\":null\n"
+	"      },\n"
+	"      \"partner\":{\n"
+	"        \"tree\":\"vfs\",\n"
+	"        \"commit\":\"2222222222222222222222222222222222222222\",\n"
+	"        \"subject\":null,\n"
+	"        \"author\":{\n"
+	"          \"name\":null,\n"
+	"          \"email\":null\n"
+	"        },\n"
+	"        \"patch_id\":\"fedcba9876543210fedcba9876543210fedcba98\",\n"
+	"        \"message_id\":\"<p@example.org>\"\n"
+	"      },\n"
+	"      \"kind\":\"build-failure\",\n"
+	"      \"command\":null,\n"
+	"      \"exit_code\":0,\n"
+	"      \"timed_out\":false,\n"
+	"      \"error\":null,\n"
+	"      \"first_seen\":null,\n"
+	"      \"last_seen\":null,\n"
+	"      \"state\":\"open\",\n"
+	"      \"resolution\":null,\n"
+	"      \"verdict\":{\n"
+	"        \"culprit_fails\":0,\n"
+	"        \"parent_passes\":0,\n"
+	"        \"revert_passes\":0\n"
+	"      },\n"
+	"      \"bisect\":{\n"
+	"        \"steps\":0,\n"
+	"        \"confirm_runs\":0,\n"
+	"        \"log\":[\n"
+	"        ]\n"
+	"      },\n"
+	"      \"reason\":null,\n"
+	"      \"failing\":0,\n"
+	"      \"total\":0,\n"
+	"      \"excerpt\":null,\n"
+	"      \"fix\":null,\n"
+	"      \"mail\":[\n"
+	"      ],\n"
+	"      \"patch_link\":null,\n"
+	"      \"cells\":[\n"
+	"      ],\n"
+	"      \"fingerprint\":null,\n"
+	"      \"repro_base\":null,\n"
+	"      \"repro\":[\n"
+	"      ],\n"
+	"      \"tree_head\":null,\n"
+	"      \"commit_date\":null,\n"
+	"      \"compiler\":null,\n"
+	"      \"action\":null,\n"
+	"      \"notified\":null,\n"
+	"      \"reminded\":null\n"
+	"    },\n"
+	"    {\n"
+	"      \"id\":\"ba9876543210\",\n"
+	"      \"tree\":\"net\",\n"
+	"      \"commit\":\"2222222222222222222222222222222222222222\",\n"
+	"      \"patch_id\":null,\n"
+	"      \"message_id\":null,\n"
+	"      \"subject\":null,\n"
+	"      \"author\":{\n"
+	"        \"name\":null,\n"
+	"        \"email\":null\n"
+	"      },\n"
+	"      \"partner\":{\n"
+	"        \"tree\":\"vfs\",\n"
+	"        \"commit\":\"1111111111111111111111111111111111111111\",\n"
+	"        \"subject\":null,\n"
+	"        \"author\":{\n"
+	"          \"name\":null,\n"
+	"          \"email\":null\n"
+	"        },\n"
+	"        \"patch_id\":null,\n"
+	"        \"message_id\":null\n"
+	"      },\n"
+	"      \"kind\":\"test-failure\",\n"
+	"      \"command\":null,\n"
+	"      \"exit_code\":0,\n"
+	"      \"timed_out\":false,\n"
+	"      \"error\":null,\n"
+	"      \"first_seen\":null,\n"
+	"      \"last_seen\":null,\n"
+	"      \"state\":\"dropped\",\n"
+	"      \"resolution\":null,\n"
+	"      \"verdict\":{\n"
+	"        \"culprit_fails\":0,\n"
+	"        \"parent_passes\":0,\n"
+	"        \"revert_passes\":0\n"
+	"      },\n"
+	"      \"bisect\":{\n"
+	"        \"steps\":0,\n"
+	"        \"confirm_runs\":0,\n"
+	"        \"log\":[\n"
+	"        ]\n"
+	"      },\n"
+	"      \"reason\":null,\n"
+	"      \"failing\":0,\n"
+	"      \"total\":0,\n"
+	"      \"excerpt\":null,\n"
+	"      \"fix\":null,\n"
+	"      \"mail\":[\n"
+	"      ],\n"
+	"      \"patch_link\":null,\n"
+	"      \"cells\":[\n"
+	"      ],\n"
+	"      \"fingerprint\":null,\n"
+	"      \"repro_base\":null,\n"
+	"      \"repro\":[\n"
+	"      ],\n"
+	"      \"tree_head\":null,\n"
+	"      \"commit_date\":null,\n"
+	"      \"compiler\":null,\n"
+	"      \"action\":null,\n"
+	"      \"notified\":null,\n"
+	"      \"reminded\":null\n"
+	"    }\n"
+	"  ],\n"
+	"  \"drops\":[\n"
+	"    {\n"
+	"      \"tree\":\"net\",\n"
+	"      \"commit\":\"1111111111111111111111111111111111111111\",\n"
+	"      \"patch_id\":\"00112233445566778899aabbccddeeff00112233\",\n"
+	"      \"message_id\":null,\n"
+	"      \"subject\":null,\n"
+	"      \"author\":{\n"
+	"        \"name\":null,\n"
+	"        \"email\":null\n"
+	"      },\n"
+	"      \"flag_id\":\"0123456789ab\",\n"
+	"      \"reason\":null,\n"
+	"      \"when\":null,\n"
+	"      \"active\":1,\n"
+	"      \"by\":null,\n"
+	"      \"mail\":null\n"
+	"    },\n"
+	"    {\n"
+	"      \"tree\":\"net\",\n"
+	"      \"commit\":\"2222222222222222222222222222222222222222\",\n"
+	"      \"patch_id\":null,\n"
+	"      \"message_id\":null,\n"
+	"      \"subject\":null,\n"
+	"      \"author\":{\n"
+	"        \"name\":null,\n"
+	"        \"email\":null\n"
+	"      },\n"
+	"      \"flag_id\":null,\n"
+	"      \"reason\":null,\n"
+	"      \"when\":null,\n"
+	"      \"active\":0,\n"
+	"      \"by\":null,\n"
+	"      \"mail\":null\n"
+	"    }\n"
+	"  ],\n"
+	"  \"sent\":[\n"
+	"  ],\n"
+	"  \"inbox\":[\n"
+	"  ],\n"
+	"  \"tests\":[\n"
+	"  ]\n"
+	"}\n";
+
+/* `flagged --json` of that state */
+static const char golden_flagged[] =
+	"{\n"
+	"  \"flags\":[\n"
+	"    {\n"
+	"      \"id\":\"0123456789ab\",\n"
+	"      \"tree\":\"net\",\n"
+	"      \"commit\":\"1111111111111111111111111111111111111111\",\n"
+	"      \"patch_id\":\"00112233445566778899aabbccddeeff00112233\",\n"
+	"      \"message_id\":null,\n"
+	"      \"subject\":null,\n"
+	"      \"author\":{\n"
+	"        \"name\":null,\n"
+	"        \"email\":null\n"
+	"      },\n"
+	"      \"partner\":{\n"
+	"        \"tree\":\"vfs\",\n"
+	"        \"commit\":\"2222222222222222222222222222222222222222\",\n"
+	"        \"subject\":null,\n"
+	"        \"author\":{\n"
+	"          \"name\":null,\n"
+	"          \"email\":null\n"
+	"        }\n"
+	"      },\n"
+	"      \"kind\":\"build-failure\",\n"
+	"      \"command\":null,\n"
+	"      \"exit_code\":0,\n"
+	"      \"timed_out\":false,\n"
+	"      \"error\":null,\n"
+	"      \"first_seen\":null,\n"
+	"      \"last_seen\":null,\n"
+	"      \"state\":\"open\",\n"
+	"      \"resolution\":null,\n"
+	"      \"verdict\":{\n"
+	"        \"culprit_fails\":0,\n"
+	"        \"parent_passes\":0,\n"
+	"        \"revert_passes\":0\n"
+	"      },\n"
+	"      \"bisect\":{\n"
+	"        \"steps\":0,\n"
+	"        \"confirm_runs\":0,\n"
+	"        \"log\":[\n"
+	"        ]\n"
+	"      },\n"
+	"      \"reason\":null,\n"
+	"      \"failing\":0,\n"
+	"      \"total\":0,\n"
+	"      \"excerpt\":null,\n"
+	"      \"fix\":null,\n"
+	"      \"mail\":[\n"
+	"      ],\n"
+	"      \"patch_link\":null,\n"
+	"      \"cells\":[\n"
+	"      ]\n"
+	"    },\n"
+	"    {\n"
+	"      \"id\":\"ba9876543210\",\n"
+	"      \"tree\":\"net\",\n"
+	"      \"commit\":\"2222222222222222222222222222222222222222\",\n"
+	"      \"patch_id\":null,\n"
+	"      \"message_id\":null,\n"
+	"      \"subject\":null,\n"
+	"      \"author\":{\n"
+	"        \"name\":null,\n"
+	"        \"email\":null\n"
+	"      },\n"
+	"      \"partner\":{\n"
+	"        \"tree\":\"vfs\",\n"
+	"        \"commit\":\"1111111111111111111111111111111111111111\",\n"
+	"        \"subject\":null,\n"
+	"        \"author\":{\n"
+	"          \"name\":null,\n"
+	"          \"email\":null\n"
+	"        }\n"
+	"      },\n"
+	"      \"kind\":\"test-failure\",\n"
+	"      \"command\":null,\n"
+	"      \"exit_code\":0,\n"
+	"      \"timed_out\":false,\n"
+	"      \"error\":null,\n"
+	"      \"first_seen\":null,\n"
+	"      \"last_seen\":null,\n"
+	"      \"state\":\"dropped\",\n"
+	"      \"resolution\":null,\n"
+	"      \"verdict\":{\n"
+	"        \"culprit_fails\":0,\n"
+	"        \"parent_passes\":0,\n"
+	"        \"revert_passes\":0\n"
+	"      },\n"
+	"      \"bisect\":{\n"
+	"        \"steps\":0,\n"
+	"        \"confirm_runs\":0,\n"
+	"        \"log\":[\n"
+	"        ]\n"
+	"      },\n"
+	"      \"reason\":null,\n"
+	"      \"failing\":0,\n"
+	"      \"total\":0,\n"
+	"      \"excerpt\":null,\n"
+	"      \"fix\":null,\n"
+	"      \"mail\":[\n"
+	"      ],\n"
+	"      \"patch_link\":null,\n"
+	"      \"cells\":[\n"
+	"      ]\n"
+	"    }\n"
+	"  ]\n"
+	"}\n";
+
+static void remove_all(char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			char *p = xstrfmt("%s/%s", dir, e->d_name);
+
+			unlink(p);
+			free(p);
+		}
+	closedir(d);
+	rmdir(dir);
+	free(dir);
+}
+
+static void read_state(struct strbuf *sb, const char *dir)
+{
+	char *path = xstrfmt("%s/state.json", dir);
+
+	strbuf_reset(sb);
+	assert_true(strbuf_read_file(sb, path, 1 << 20) >= 0);
+	free(path);
+}
+
+/* Loads `text` and saves it back: the bytes state_save() wrote. */
+static void load_save(struct strbuf *out, const char *dir, const char *text)
+{
+	struct state st = STATE_INIT;
+
+	write_state(dir, text);
+	assert_int_equal(state_load(&st, dir), 0);
+	assert_int_equal(state_save(&st, dir), 0);
+	read_state(out, dir);
+	state_release(&st);
+}
+
+static void test_patchids_round_trip(void **unused)
+{
+	struct state st = STATE_INIT;
+	struct strbuf sb = STRBUF_INIT;
+	char *dir = tmpdir();
+
+	load_save(&sb, dir, golden_state);
+	assert_string_equal(sb.buf, golden_state);
+	load_save(&sb, dir, loose_state);
+	assert_string_equal(sb.buf, golden_state);
+	assert_int_equal(state_load(&st, dir), 0);
+	assert_int_equal(st.flags_nr, 2);
+	assert_string_equal(NB_PATCHID_HEX(&st.flags[0].patch_id), PID_A);
+	assert_string_equal(NB_PATCHID_HEX(&st.flags[0].partner_patch_id), PID_B);
+	assert_true(nb_patchid_is_none(&st.flags[1].patch_id));
+	assert_true(nb_patchid_is_none(&st.flags[1].partner_patch_id));
+	assert_int_equal(st.drops_nr, 2);
+	assert_true(nb_patchid_eq(&st.drops[0].patch_id, &st.flags[0].patch_id));
+	assert_true(nb_patchid_is_none(&st.drops[1].patch_id));
+	/* two none patch-ids are not the same patch */
+	assert_false(nb_patchid_eq(&st.drops[1].patch_id, &st.flags[1].patch_id));
+	strbuf_reset(&sb);
+	state_flags_json(&sb, &st);
+	assert_string_equal(sb.buf, golden_flagged);
+	state_release(&st);
+	strbuf_release(&sb);
+	remove_all(dir);
+}
+
+/* Loads `text`, which must fail naming the file, `field` and `where`, and keep the file. */
+static void refused(const char *dir, const char *text, const char *field, const char *where)
+{
+	struct state st = STATE_INIT;
+	struct strbuf sb = STRBUF_INIT;
+
+	write_state(dir, text);
+	assert_true(state_load(&st, dir) < 0);
+	assert_non_null(strstr(nb_error_last(), "state.json' is damaged"));
+	assert_non_null(strstr(nb_error_last(), field));
+	assert_non_null(strstr(nb_error_last(), "is not a patch-id"));
+	assert_non_null(strstr(nb_error_last(), where));
+	read_state(&sb, dir);
+	assert_string_equal(sb.buf, text); /* nothing lost: the file stays as it was */
+	state_release(&st);
+	strbuf_release(&sb);
+}
+
+static void test_patchid_malformed(void **unused)
+{
+	char *dir = tmpdir();
+
+	refused(dir, "{\"flags\":[{\"id\":\"a\",\"patch_id\":\"" PID_A "\"},"
+		     "{\"id\":\"b\",\"patch_id\":\"0011zz\"}]}",
+		"patch_id '0011zz'", "in flags[1]");
+	refused(dir, "{\"flags\":[{\"id\":\"a\",\"partner\":{\"tree\":\"vfs\","
+		     "\"patch_id\":\"" PID_A "0\"}}]}",
+		"partner.patch_id '" PID_A "0'", "in flags[0]");
+	refused(dir, "{\"drops\":[{\"commit\":\"" CMT_A "\",\"patch_id\":null},"
+		     "{\"commit\":\"" CMT_B "\",\"patch_id\":42}]}",
+		"patch_id '42'", "in drops[1]");
+	remove_all(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -234,6 +647,8 @@ int main(void)
 		cmocka_unit_test(test_flag_resolution),
 		cmocka_unit_test(test_load_refuses_unknown_state),
 		cmocka_unit_test(test_flag_cells),
+		cmocka_unit_test(test_patchids_round_trip),
+		cmocka_unit_test(test_patchid_malformed),
 	};
 
 	return cmocka_run_group_tests_name("state", tests, NULL, NULL);

@@ -54,7 +54,8 @@ struct drop *maint_drop_find(struct maint *m, const char *id, int *ambiguous);
 /* `drop --push`: the tree's branch pushed without the patch; prints, returns an exit code. */
 int maint_drop_push(struct maint *m, const struct drop *d);
 /* The active drop of the same patch (by patch-id, else commit), or NULL. */
-struct drop *maint_drop_already(struct state *st, const char *patch_id, const char *commit);
+struct drop *maint_drop_already(struct state *st, const struct nb_patchid *patch_id,
+				const char *commit);
 /* The active drop of flag f (by its flag id, patch-id or commit), or NULL. */
 struct drop *maint_drop_of_flag(struct maint *m, const struct flag *f);
 /* Takes drop d back: inactive, its flag open again when it was dropped. */

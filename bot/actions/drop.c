@@ -58,7 +58,7 @@ static void drop_from_flag(struct drop *d, const struct flag *f)
 {
 	d->tree = dup_nonempty(f->tree);
 	d->commit = dup_nonempty(f->commit);
-	d->patch_id = dup_nonempty(f->patch_id);
+	d->patch_id = f->patch_id;
 	d->message_id = dup_nonempty(f->message_id);
 	d->subject = dup_nonempty(f->subject);
 	d->author.name = dup_nonempty(f->author.name);
@@ -70,22 +70,22 @@ static void drop_from_patch(struct drop *d, const struct lookup_patch *p)
 {
 	d->tree = dup_nonempty(p->tree);
 	d->commit = dup_nonempty(p->commit.hex);
-	d->patch_id = dup_nonempty(NB_PATCHID_HEX(&p->patch_id));
+	d->patch_id = p->patch_id;
 	d->message_id = dup_nonempty(p->message_id);
 	d->subject = dup_nonempty(p->subject);
 	d->author.name = dup_nonempty(p->author_name);
 	d->author.email = dup_nonempty(p->author_email);
 }
 
-struct drop *maint_drop_already(struct state *st, const char *patch_id, const char *commit)
+struct drop *maint_drop_already(struct state *st, const struct nb_patchid *patch_id,
+				const char *commit)
 {
 	size_t i;
 
 	for (i = 0; i < st->drops_nr; i++) {
 		struct drop *d = &st->drops[i];
 
-		if (d->active && ((patch_id && *patch_id && d->patch_id &&
-				   !strcmp(d->patch_id, patch_id)) ||
+		if (d->active && (nb_patchid_eq(&d->patch_id, patch_id) ||
 				  (commit && d->commit && !strcmp(d->commit, commit))))
 			return d;
 	}
@@ -100,7 +100,7 @@ static struct flag *mark_flags(struct state *st, const struct drop *d)
 
 	for (i = 0; i < st->flags_nr; i++) {
 		struct flag *f = &st->flags[i];
-		int same = (d->patch_id && f->patch_id && !strcmp(d->patch_id, f->patch_id)) ||
+		int same = nb_patchid_eq(&d->patch_id, &f->patch_id) ||
 			   (d->message_id && f->message_id &&
 			    !strcmp(d->message_id, f->message_id)) ||
 			   (d->commit && f->commit && !strcmp(d->commit, f->commit));
@@ -163,9 +163,7 @@ int maint_drop_push(struct maint *m, const struct drop *d)
 	struct fetch_creds cr = { .token_env = cfg->git.token_env, .ssh_key = cfg->git.ssh_key,
 				  .idle_timeout = cfg->git.fetch_timeout };
 	const char *mids[1] = { d->message_id };
-	struct nb_patchid pid;
-	struct integ_drops drops = { &pid, nb_patchid_parse(&pid, d->patch_id) == 0 &&
-						   !nb_patchid_is_none(&pid),
+	struct integ_drops drops = { &d->patch_id, !nb_patchid_is_none(&d->patch_id),
 				     mids, d->message_id ? 1 : 0 };
 	struct repo *repo = NULL;
 	struct integ_tree t;
@@ -233,7 +231,7 @@ static int record(struct maint *m, struct drop *d, const char *reason, const cha
 int maint_drop_flag(struct maint *m, struct flag *f, const char *reason, const char *by,
 		    const char *mail, struct drop **out)
 {
-	struct drop *d = maint_drop_already(&m->st, f->patch_id, f->commit);
+	struct drop *d = maint_drop_already(&m->st, &f->patch_id, f->commit);
 
 	*out = d;
 	if (d)
@@ -247,7 +245,7 @@ int maint_drop_flag(struct maint *m, struct flag *f, const char *reason, const c
 int maint_drop_patch(struct maint *m, const struct lookup_patch *p, const char *reason,
 		     const char *by, const char *mail, struct drop **out)
 {
-	struct drop *d = maint_drop_already(&m->st, NB_PATCHID_HEX(&p->patch_id), p->commit.hex);
+	struct drop *d = maint_drop_already(&m->st, &p->patch_id, p->commit.hex);
 
 	*out = d;
 	if (d)

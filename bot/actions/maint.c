@@ -73,7 +73,8 @@ static int drop_matches(const struct drop *d, const char *id)
 
 	return (d->flag_id && !strncmp(d->flag_id, id, len)) ||
 	       (d->commit && len >= 4 && !strncmp(d->commit, id, len)) ||
-	       (d->patch_id && len >= 4 && !strncmp(d->patch_id, id, len)) ||
+	       (!nb_patchid_is_none(&d->patch_id) && len >= 4 &&
+		!strncmp(NB_PATCHID_HEX(&d->patch_id), id, len)) ||
 	       (d->message_id && !strcmp(d->message_id, id));
 }
 
@@ -99,8 +100,7 @@ struct drop *maint_drop_of_flag(struct maint *m, const struct flag *f)
 
 		if (d->active &&
 		    ((d->flag_id && f->id && !strcmp(d->flag_id, f->id)) ||
-		     (d->patch_id && f->patch_id && *f->patch_id &&
-		      !strcmp(d->patch_id, f->patch_id)) ||
+		     nb_patchid_eq(&d->patch_id, &f->patch_id) ||
 		     (d->commit && f->commit && !strcmp(d->commit, f->commit))))
 			return d;
 	}

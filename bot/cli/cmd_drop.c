@@ -39,9 +39,8 @@ int cmd_drop(const struct cli_ctx *ctx, int argc, char **argv)
 		goto done;
 	}
 	/* dropping it again (a --push retried) records nothing twice: undrop stays possible */
-	d = f ? maint_drop_already(&m.st, f->patch_id, f->commit)
-	      : maint_drop_already(&m.st, NB_PATCHID_HEX(&pool.items[idx].patch_id),
-			pool.items[idx].commit.hex);
+	d = f ? maint_drop_already(&m.st, &f->patch_id, f->commit)
+	      : maint_drop_already(&m.st, &pool.items[idx].patch_id, pool.items[idx].commit.hex);
 	if (d) {
 		printf("%.12s (\"%s\") was already dropped (%s)\n", d->commit ? d->commit : "-",
 		       d->subject ? d->subject : "", d->when ? d->when : "?");

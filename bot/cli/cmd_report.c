@@ -766,7 +766,7 @@ static int flag_page(struct site *s, const struct flag *f)
 	ROW("tree", f->tree);
 	ROW("commit", f->commit);
 	ROW("date", f->commit_date);
-	ROW("patch-id", f->patch_id);
+	ROW("patch-id", NB_PATCHID_HEX(&f->patch_id));
 	ROW("Message-ID", f->message_id);
 	ROW("command", f->command);
 	ROW("compiler", f->compiler);

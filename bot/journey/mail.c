@@ -261,7 +261,7 @@ static void build(struct jn_notice *x, struct journey_night *jn, const struct jn
 	x->n.author.name = jr->author_name;
 	x->n.author.email = jr->author_email;
 	x->n.commit = v->commit.hex;
-	x->n.patch_id = nb_patchid_is_none(&v->patch_id) ? NULL : NB_PATCHID_HEX(&v->patch_id);
+	x->n.patch_id = v->patch_id;
 	x->n.message_id = v->message_id;
 	x->n.patch_link = jr->link;
 	x->n.reason = e->reason;

@@ -92,7 +92,7 @@ static const struct drop *drop_of(const struct journey_night *jn, const struct j
 		for (v = 0; d->active && v < jr->versions_nr; v++) {
 			const struct journey_version *ver = &jr->versions[v];
 
-			if (nb_patchid_eq_text(&ver->patch_id, d->patch_id) ||
+			if (nb_patchid_eq(&ver->patch_id, &d->patch_id) ||
 			    (d->message_id && ver->message_id &&
 			     !strcmp(d->message_id, ver->message_id)))
 				return d;
@@ -329,7 +329,7 @@ static char *removal_reason(const struct journey_night *jn, const struct journey
 		const struct flag *f = &st->flags[i];
 
 		for (v = 0; v < jr->versions_nr; v++)
-			if (nb_patchid_eq_text(&jr->versions[v].patch_id, f->patch_id) ||
+			if (nb_patchid_eq(&jr->versions[v].patch_id, &f->patch_id) ||
 			    (f->commit && !strcmp(f->commit, jr->versions[v].commit.hex)))
 				return xstrfmt("it was flagged for a %s (flag %s)",
 					       f->kind == FLAG_TEST_FAILURE ? "test failure" :

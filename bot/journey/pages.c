@@ -176,7 +176,7 @@ static void flags_list(struct strbuf *page, const struct journey *j, const struc
 		for (v = 0; v < j->versions_nr; v++) {
 			const struct flag *f = &st->flags[i];
 
-			if (!nb_patchid_eq_text(&j->versions[v].patch_id, f->patch_id) &&
+			if (!nb_patchid_eq(&j->versions[v].patch_id, &f->patch_id) &&
 			    !(f->commit && !strcmp(f->commit, j->versions[v].commit.hex)))
 				continue;
 			strbuf_addstr(page, n++ ? ", " : "<p>Flags: ");

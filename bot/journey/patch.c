@@ -55,7 +55,7 @@ static int by_flag(const struct journey *j, const struct state *st, const char *
 		if (!f->id || strncasecmp(f->id, id, strlen(id)))
 			continue;
 		for (v = 0; v < j->versions_nr; v++)
-			if (nb_patchid_eq_text(&j->versions[v].patch_id, f->patch_id) ||
+			if (nb_patchid_eq(&j->versions[v].patch_id, &f->patch_id) ||
 			    (f->commit && !strcmp(f->commit, j->versions[v].commit.hex)))
 				return 1;
 	}
@@ -166,7 +166,7 @@ static json_object *flags_json(const struct journey *j, const struct state *st)
 		const struct flag *f = &st->flags[i];
 
 		for (v = 0; v < j->versions_nr; v++)
-			if (nb_patchid_eq_text(&j->versions[v].patch_id, f->patch_id) ||
+			if (nb_patchid_eq(&j->versions[v].patch_id, &f->patch_id) ||
 			    (f->commit && !strcmp(f->commit, j->versions[v].commit.hex))) {
 				json_object_array_add(a, json_object_new_string(f->id));
 				break;
@@ -303,8 +303,7 @@ static void text_of(struct strbuf *out, const struct journey *j, const struct st
 	}
 	for (i = 0; st && i < st->flags_nr; i++)
 		for (k = 0; k < j->versions_nr; k++)
-			if (st->flags[i].patch_id &&
-			    nb_patchid_eq_text(&j->versions[k].patch_id, st->flags[i].patch_id)) {
+			if (nb_patchid_eq(&j->versions[k].patch_id, &st->flags[i].patch_id)) {
 				strbuf_addf(out, "  flag %s (%s)\n", st->flags[i].id,
 					    flag_state_name(st->flags[i].state));
 				break;

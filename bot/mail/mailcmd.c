@@ -603,12 +603,13 @@ static int names_flag(const struct flag *f, const char *id)
 					  !strncmp(f->message_id, id + 1, n - 2)));
 	return (f->id && !strncasecmp(f->id, id, n)) ||
 	       (f->commit && !strncasecmp(f->commit, id, n)) ||
-	       (f->patch_id && *f->patch_id && !strncasecmp(f->patch_id, id, n));
+	       (!nb_patchid_is_none(&f->patch_id) &&
+		!strncasecmp(NB_PATCHID_HEX(&f->patch_id), id, n));
 }
 
 static int same_patch(const struct flag *a, const struct flag *b)
 {
-	return (a->patch_id && *a->patch_id && b->patch_id && !strcmp(a->patch_id, b->patch_id)) ||
+	return nb_patchid_eq(&a->patch_id, &b->patch_id) ||
 	       (a->commit && b->commit && !strcmp(a->commit, b->commit));
 }
 

@@ -70,15 +70,12 @@ static void collect_drops(struct night *n, struct integ_drops *d, struct nb_patc
 
 	for (i = 0; i < n->st->drops_nr; i++) {
 		const struct drop *dr = &n->st->drops[i];
-		struct nb_patchid pid;
 
 		if (!dr->active)
 			continue;
-		/* state.json's text: a drop without a (valid) patch-id matches by Message-ID */
-		if (nb_patchid_parse(&pid, dr->patch_id) < 0)
-			nb_error_clear();
-		else if (!nb_patchid_is_none(&pid))
-			nb_patchid_list_push(pids, &pid);
+		/* a drop without a patch-id (binary, merge) matches by Message-ID */
+		if (!nb_patchid_is_none(&dr->patch_id))
+			nb_patchid_list_push(pids, &dr->patch_id);
 		if (dr->message_id && *dr->message_id)
 			strvec_push(mids, dr->message_id);
 	}

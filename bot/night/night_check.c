@@ -553,7 +553,7 @@ static void flag_patch(struct night *n, struct flag *f, const struct culprit_res
 		struct tm tm;
 
 		set_field(&f->commit, p.commit.hex);
-		set_field(&f->patch_id, NB_PATCHID_HEX(&p.patch_id));
+		f->patch_id = p.patch_id;
 		set_field(&f->message_id, p.message_id);
 		set_field(&f->subject, p.subject);
 		set_field(&f->author.name, p.author_name);
@@ -960,14 +960,15 @@ static int culprit_in_next(struct nb_oid *out, struct night *n, const struct fla
 
 	if (in_next(n, f->commit))
 		return nb_oid_parse(out, f->commit) < 0;
-	if (!f->patch_id || t->step == (size_t)-1 || nb_oid_is_null(&t->merged) ||
+	if (nb_patchid_is_none(&f->patch_id) || t->step == (size_t)-1 ||
+	    nb_oid_is_null(&t->merged) ||
 	    lookup_new_patches(&pool, n->repo, f->tree, t->merged.hex,
 			       integ_night_step(n->integ, t->step)->before.hex, 0) < 0) {
 		lookup_patches_release(&pool);
 		return 1;
 	}
 	for (i = 0; i < pool.nr && found; i++)
-		if (nb_patchid_eq_text(&pool.items[i].patch_id, f->patch_id) &&
+		if (nb_patchid_eq(&pool.items[i].patch_id, &f->patch_id) &&
 		    in_next(n, pool.items[i].commit.hex)) {
 			*out = pool.items[i].commit;
 			found = 0;

@@ -73,7 +73,7 @@ static void carried_read(struct carried *c, struct night *n)
  * 1 with *now its commit there (the first tree's, in merge order) or in the base;
  * 0: in none; -1: cannot be told.
  */
-static int carried_find(struct carried *c, struct night *n, const char *patch_id,
+static int carried_find(struct carried *c, struct night *n, const struct nb_patchid *patch_id,
 			const char *message_id, const char *commit, struct nb_oid *now)
 {
 	struct nb_oid oid;
@@ -85,8 +85,8 @@ static int carried_find(struct carried *c, struct night *n, const char *patch_id
 		return -1;
 	for (i = 0; i < c->pool.nr; i++) {
 		const struct lookup_patch *p = &c->pool.items[i];
-		int same = patch_id && *patch_id
-				   ? nb_patchid_eq_text(&p->patch_id, patch_id)
+		int same = !nb_patchid_is_none(patch_id)
+				   ? nb_patchid_eq(&p->patch_id, patch_id)
 				   : nb_oid_equal(&p->commit, &oid) ||
 					     (message_id && p->message_id &&
 					      !strcmp(p->message_id, message_id));
@@ -133,14 +133,14 @@ static void partner_identity(struct night *n, struct flag *f)
 	struct lookup_patch p;
 	struct nb_oid partner;
 
-	if (!f->partner_commit || f->partner_patch_id || f->partner_message_id ||
+	if (!f->partner_commit || !nb_patchid_is_none(&f->partner_patch_id) ||
+	    f->partner_message_id ||
 	    nb_oid_parse(&partner, f->partner_commit) < 0 ||
 	    lookup_commit(&p, n->repo, f->partner_tree, &partner) < 0) {
 		nb_error_clear();
 		return;
 	}
-	if (!nb_patchid_is_none(&p.patch_id))
-		f->partner_patch_id = xstrdup(NB_PATCHID_HEX(&p.patch_id));
+	f->partner_patch_id = p.patch_id;
 	if (p.message_id)
 		f->partner_message_id = xstrdup(p.message_id);
 	lookup_patch_release(&p);
@@ -202,9 +202,9 @@ static void judge(struct night *n, struct carried *c, struct flag *f)
 	}
 	if (t && nb_oid_is_null(&t->fetch.tip))
 		return;  /* its tree was never fetched: nothing is known of it */
-	here = carried_find(c, n, f->patch_id, f->message_id, f->commit, &now);
+	here = carried_find(c, n, &f->patch_id, f->message_id, f->commit, &now);
 	if (f->partner_commit)
-		partner = carried_find(c, n, f->partner_patch_id, f->partner_message_id,
+		partner = carried_find(c, n, &f->partner_patch_id, f->partner_message_id,
 				       f->partner_commit, &pnow);
 	if (here == 0) {
 		resolve_as(n, f, FLAG_LEFT_TREE,

@@ -187,11 +187,11 @@ static void rebased(struct notice_breakage *b, struct notices *n, const struct f
 	b->now.rebased = 1;
 	free(ref);
 	ref = xstrfmt("refs/feeds/%s", n->cfg->base.name);
-	if (!f->patch_id || !*f->patch_id || repo_ref_get(n->repo, ref, &base) < 0 ||
+	if (nb_patchid_is_none(&f->patch_id) || repo_ref_get(n->repo, ref, &base) < 0 ||
 	    lookup_new_patches(&pool, n->repo, f->tree, tip.hex, base.hex, 0) < 0)
 		goto done;
 	for (i = 0; i < pool.nr; i++)
-		if (nb_patchid_eq_text(&pool.items[i].patch_id, f->patch_id)) {
+		if (nb_patchid_eq(&pool.items[i].patch_id, &f->patch_id)) {
 			n->now_commit = xstrdup(pool.items[i].commit.hex);
 			b->now.commit = n->now_commit;
 			break;

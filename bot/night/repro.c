@@ -127,7 +127,8 @@ static const char *const fetch_function[] = {
 };
 
 static void fetch_merge(struct strvec *out, const char *url, const char *commit,
-			enum repro_join join, const char *branch, const char *patch_id)
+			enum repro_join join, const char *branch,
+			const struct nb_patchid *patch_id)
 {
 	struct strbuf sb = STRBUF_INIT;
 	char *pub = repro_public_url(url), *msg;
@@ -137,8 +138,8 @@ static void fetch_merge(struct strvec *out, const char *url, const char *commit,
 	strbuf_addch(&sb, ' ');
 	shword(&sb, branch && *branch ? branch : "HEAD");
 	strbuf_addf(&sb, " %s", commit);
-	if (patch_id && *patch_id)
-		strbuf_addf(&sb, " %s", patch_id);
+	if (patch_id && !nb_patchid_is_none(patch_id))
+		strbuf_addf(&sb, " %s", NB_PATCHID_HEX(patch_id));
 	strbuf_addch(&sb, ')');
 	strvec_push(out, sb.buf);
 	strbuf_reset(&sb);
@@ -451,7 +452,7 @@ struct repro_walk {
 	int part;       /* 0: next before the culprit's tree; 1: the rest of next; 2: after */
 	int started;    /* next before the culprit's tree came from the published tag */
 	int exported;   /* the night's identity is in the environment */
-	const char *patch_id; /* the culprit's, to follow it when its commit is gone */
+	const struct nb_patchid *patch_id; /* the culprit's, to follow it when its commit is gone */
 };
 
 static void unset_identity(struct strvec *out, struct repro_walk *w)
@@ -513,7 +514,7 @@ void repro_render(struct strvec *out, const struct config *cfg, const struct fla
 	if (!f->repro.nr || !f->last_seen)
 		return;
 	plan_of(&w.plan, f);
-	w.patch_id = f->patch_id;
+	w.patch_id = &f->patch_id;
 	snprintf(tag, sizeof(tag), "next-%.4s%.2s%.2s", f->last_seen, f->last_seen + 5,
 		 f->last_seen + 8);
 	strvec_pushf(out, "git init -q %s && cd %s", tag, tag);

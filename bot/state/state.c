@@ -138,6 +138,26 @@ static int get_enum(struct json_object *o, const char *key, const char *const *n
 	return 0;
 }
 
+/*
+ * A patch-id: 40 hex digits, or null/absent/"" (none: a binary or merge change).
+ * Anything else is a damaged file, said naming `what` (the field), and the load fails.
+ */
+static int get_patchid(struct json_object *o, const char *key, const char *what,
+		       struct nb_patchid *out)
+{
+	struct json_object *v;
+
+	*out = (struct nb_patchid)NB_PATCHID_NONE;
+	if (!o || !json_object_object_get_ex(o, key, &v) || json_object_is_type(v, json_type_null))
+		return 0;
+	if (!json_object_is_type(v, json_type_string) ||
+	    nb_patchid_parse(out, json_object_get_string(v)) < 0)
+		return nb_error_set(NB_ERROR, "state.json: %s '%s' is not a patch-id (%d hex "
+				    "digits, or null for none)", what, json_object_get_string(v),
+				    NB_OID_HEXSZ);
+	return 0;
+}
+
 #define GET_ENUM(o, key, table, field)                                              \
 	do {                                                                        \
 		int v_;                                                             \
@@ -225,7 +245,8 @@ static int flag_read(struct flag *f, struct json_object *o)
 	GET_ENUM(o, "kind", flag_kind_names, f->kind);
 	f->tree = get_str(o, "tree");
 	f->commit = get_str(o, "commit");
-	f->patch_id = get_str(o, "patch_id");
+	if (get_patchid(o, "patch_id", "patch_id", &f->patch_id) < 0)
+		error = -1;
 	f->message_id = get_str(o, "message_id");
 	f->subject = get_str(o, "subject");
 	get_person(&f->author, get_obj(o, "author"));
@@ -233,7 +254,8 @@ static int flag_read(struct flag *f, struct json_object *o)
 		f->partner_tree = get_str(partner, "tree");
 		f->partner_commit = get_str(partner, "commit");
 		f->partner_subject = get_str(partner, "subject");
-		f->partner_patch_id = get_str(partner, "patch_id");
+		if (get_patchid(partner, "patch_id", "partner.patch_id", &f->partner_patch_id) < 0)
+			error = -1;
 		f->partner_message_id = get_str(partner, "message_id");
 		get_person(&f->partner_author, get_obj(partner, "author"));
 	}
@@ -269,11 +291,14 @@ static int flag_read(struct flag *f, struct json_object *o)
 	return error;
 }
 
-static void drop_read(struct drop *d, struct json_object *o)
+static int drop_read(struct drop *d, struct json_object *o)
 {
+	int error = 0;
+
 	d->tree = get_str(o, "tree");
 	d->commit = get_str(o, "commit");
-	d->patch_id = get_str(o, "patch_id");
+	if (get_patchid(o, "patch_id", "patch_id", &d->patch_id) < 0)
+		error = -1;
 	d->message_id = get_str(o, "message_id");
 	d->subject = get_str(o, "subject");
 	get_person(&d->author, get_obj(o, "author"));
@@ -283,6 +308,7 @@ static void drop_read(struct drop *d, struct json_object *o)
 	d->active = get_int(o, "active");
 	d->by = get_str(o, "by");
 	d->mail = get_str(o, "mail");
+	return error;
 }
 
 static int run_read(struct run_record *r, struct json_object *o)
@@ -514,13 +540,15 @@ parsed:
 			if ((error = flag_read(state_flag_add(out),
 					       json_object_array_get_idx(arr, i))) < 0)
 				bad = xstrfmt("%s, in flags[%zu]", nb_error_last(), i);
+	if (error >= 0 && (arr = get_array(root, "drops", &n)))
+		for (i = 0; i < n && error >= 0; i++)
+			if ((error = drop_read(state_drop_add(out),
+					       json_object_array_get_idx(arr, i))) < 0)
+				bad = xstrfmt("%s, in drops[%zu]", nb_error_last(), i);
 	if (error < 0) {
 		error = damaged(path, &sb, bad ? bad : nb_error_last());
 		goto done;
 	}
-	if ((arr = get_array(root, "drops", &n)))
-		for (i = 0; i < n; i++)
-			drop_read(state_drop_add(out), json_object_array_get_idx(arr, i));
 	error = mail_read(out, root);
 done:
 	if (tok)
@@ -555,6 +583,13 @@ static struct json_object *clean_string(const char *val)
 static void put_str(struct json_object *o, const char *key, const char *val)
 {
 	json_object_object_add(o, key, clean_string(val));
+}
+
+/* A patch-id's hex, or null for none. */
+static void put_patchid(struct json_object *o, const char *key, const struct nb_patchid *p)
+{
+	json_object_object_add(o, key, nb_patchid_is_none(p) ? NULL
+				       : json_object_new_string(NB_PATCHID_HEX(p)));
 }
 
 static void put_int(struct json_object *o, const char *key, int val)
@@ -648,7 +683,7 @@ static struct json_object *flag_json(const struct flag *f, int full)
 	put_str(o, "id", f->id);
 	put_str(o, "tree", f->tree);
 	put_str(o, "commit", f->commit);
-	put_str(o, "patch_id", f->patch_id);
+	put_patchid(o, "patch_id", &f->patch_id);
 	put_str(o, "message_id", f->message_id);
 	put_str(o, "subject", f->subject);
 	json_object_object_add(o, "author", person_json(&f->author));
@@ -659,7 +694,7 @@ static struct json_object *flag_json(const struct flag *f, int full)
 		put_str(partner, "subject", f->partner_subject);
 		json_object_object_add(partner, "author", person_json(&f->partner_author));
 		if (full) {
-			put_str(partner, "patch_id", f->partner_patch_id);
+			put_patchid(partner, "patch_id", &f->partner_patch_id);
 			put_str(partner, "message_id", f->partner_message_id);
 		}
 	}
@@ -711,7 +746,7 @@ static struct json_object *drop_json(const struct drop *d)
 
 	put_str(o, "tree", d->tree);
 	put_str(o, "commit", d->commit);
-	put_str(o, "patch_id", d->patch_id);
+	put_patchid(o, "patch_id", &d->patch_id);
 	put_str(o, "message_id", d->message_id);
 	put_str(o, "subject", d->subject);
 	json_object_object_add(o, "author", person_json(&d->author));
@@ -911,7 +946,8 @@ struct flag *state_flag_find(struct state *s, const char *id, int *ambiguous)
 
 		if ((f->id && !strncmp(f->id, id, len)) ||
 		    (f->commit && len >= 4 && !strncmp(f->commit, id, len)) ||
-		    (f->patch_id && len >= 4 && !strncmp(f->patch_id, id, len)) ||
+		    (!nb_patchid_is_none(&f->patch_id) && len >= 4 &&
+		     !strncmp(NB_PATCHID_HEX(&f->patch_id), id, len)) ||
 		    (f->message_id && !strcmp(f->message_id, id))) {
 			if (found && found != f)
 				*ambiguous = 1;
@@ -1024,14 +1060,12 @@ void flag_release(struct flag *f)
 	free(f->fingerprint);
 	free(f->tree);
 	free(f->commit);
-	free(f->patch_id);
 	free(f->message_id);
 	free(f->subject);
 	person_release(&f->author);
 	free(f->partner_tree);
 	free(f->partner_commit);
 	free(f->partner_subject);
-	free(f->partner_patch_id);
 	free(f->partner_message_id);
 	person_release(&f->partner_author);
 	free(f->command);
@@ -1074,7 +1108,6 @@ void drop_release(struct drop *d)
 {
 	free(d->tree);
 	free(d->commit);
-	free(d->patch_id);
 	free(d->message_id);
 	free(d->subject);
 	person_release(&d->author);

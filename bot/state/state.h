@@ -11,6 +11,7 @@
 #include <time.h>
 #include "util/strvec.h"
 #include "util/strbuf.h"
+#include "util/oid.h"
 #include "bot/config/config.h"
 #include "merge/repo/repo.h"
 
@@ -128,10 +129,13 @@ struct flag {
 	char *id;            /* 12 hex: SHA-1 of the fingerprint */
 	char *fingerprint;
 	enum flag_kind kind;
-	char *tree, *commit, *patch_id, *message_id, *subject;
+	char *tree, *commit, *message_id, *subject;
+	struct nb_patchid patch_id; /* none: a binary or merge change (JSON null) */
 	struct person author;
 	char *partner_tree, *partner_commit, *partner_subject; /* partner_tree NULL: none */
-	char *partner_patch_id, *partner_message_id; /* how the partner is followed */
+	/* how the partner is followed */
+	struct nb_patchid partner_patch_id;
+	char *partner_message_id;
 	struct person partner_author;
 	char *command;       /* the configured command's name */
 	int exit_code;
@@ -170,7 +174,8 @@ struct flag {
 };
 
 struct drop {
-	char *tree, *commit, *patch_id, *message_id, *subject;
+	char *tree, *commit, *message_id, *subject;
+	struct nb_patchid patch_id; /* none: a binary or merge change (JSON null) */
 	struct person author;
 	char *flag_id;       /* the flag this drop answered, if any */
 	char *reason;

@@ -67,7 +67,7 @@ static void mail_breakage(struct notice_breakage *b, const struct fuzz_fields *f
 	b->subject = f->v[MF_SUBJECT];
 	b->author.name = mail_opt(f, MF_NAME);
 	b->author.email = mail_opt(f, MF_EMAIL);
-	b->patch_id = "f00dfacef00dfacef00dfacef00dfacef00dface";
+	nb_patchid_parse(&b->patch_id, "f00dfacef00dfacef00dfacef00dfacef00dface");
 	b->message_id = mail_opt(f, MF_MSGID);
 	if (sel & 4) {
 		b->partner.tree = "partner";
