@@ -114,10 +114,3 @@ void nb_patchid_list_clear(struct nb_patchid_list *l)
 	free(l->v);
 	*l = (struct nb_patchid_list)NB_PATCHID_LIST_INIT;
 }
-
-int nb_patchid_eq_text(const struct nb_patchid *p, const char *s)
-{
-	char hex[NB_PATCHID_STRSZ];
-
-	return p->present && s && !strcmp(nb_patchid_tostr(hex, p), s);
-}

@@ -68,8 +68,6 @@ int nb_patchid_parse(struct nb_patchid *out, const char *s);
 /* Is `prefix` (`len` hex digits, either case, 1 <= len) a prefix of `p`'s text?
  * Never for none. */
 int nb_patchid_has_prefix(const struct nb_patchid *p, const char *prefix, size_t len);
-/* Is `s` (text read from a record: NULL, "" or hex) exactly `p`'s text?  Never for none. */
-int nb_patchid_eq_text(const struct nb_patchid *p, const char *s);
 /* `p`'s text in a buffer that lives to the end of the enclosing block. */
 #define NB_PATCHID_HEX(p) nb_patchid_tostr((char[NB_PATCHID_STRSZ]){ 0 }, (p))
 
