@@ -210,7 +210,7 @@ struct people_suggestion {
 
 struct people_review_patch {
 	struct nb_oid commit;
-	char *patch_id; /* "" when it has none */
+	struct nb_patchid patch_id; /* none: a binary or merge change (JSON null) */
 	char *subject;
 	char *author_name, *author_email;
 	long long author_time;

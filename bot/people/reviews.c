@@ -203,7 +203,7 @@ static int examine(struct people_review_patch *rp, struct repo *repo, const stru
 		goto done;
 	waits = 1;
 	rp->commit = lp->commit;
-	rp->patch_id = xstrdup(NB_PATCHID_HEX(&lp->patch_id));
+	rp->patch_id = lp->patch_id;
 	rp->subject = xstrdup(lp->subject ? lp->subject : "");
 	rp->author_name = lp->author_name ? xstrdup(lp->author_name) : NULL;
 	rp->author_email = xstrdup(lp->author_email ? lp->author_email : "");
@@ -362,7 +362,6 @@ void people_reviews_release(struct people_reviews *r)
 				free(rp->suggested[k].why);
 			}
 			free(rp->suggested);
-			free(rp->patch_id);
 			free(rp->subject);
 			free(rp->author_name);
 			free(rp->author_email);

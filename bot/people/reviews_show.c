@@ -32,7 +32,8 @@ static json_object *patch_json(const struct people_review_patch *rp)
 	json_object *o = json_object_new_object(), *v = json_object_new_array();
 	size_t k;
 
-	json_object_object_add(o, "patch_id", *rp->patch_id ? text(rp->patch_id) : NULL);
+	json_object_object_add(o, "patch_id", nb_patchid_is_none(&rp->patch_id) ? NULL
+					      : text(NB_PATCHID_HEX(&rp->patch_id)));
 	json_object_object_add(o, "commit", text(rp->commit.hex));
 	json_object_object_add(o, "subject", text(rp->subject));
 	json_object_object_add(o, "author", who(rp->author_name, rp->author_email));
