@@ -4,7 +4,7 @@
 #include "merge/git/git_int.h"
 #include "merge/integrate/replay_int.h"
 #include "merge/repo/repo.h"
-#include "merge/repo/patchid_int.h"
+#include "merge/git/patchid_int.h"
 #include "merge/repo/trailer_int.h"
 #include "merge/integrate/treemerge_int.h"
 #include "util/error.h"

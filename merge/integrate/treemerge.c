@@ -3,7 +3,7 @@
 #include <time.h>
 
 #include "merge/git/git_int.h"
-#include "merge/repo/mergebase_int.h"
+#include "merge/git/mergebase_int.h"
 #include "merge/integrate/ort_int.h"
 #include "merge/integrate/treemerge_int.h"
 #include "merge/repo/repo.h"

@@ -7,9 +7,9 @@
 #include <git2/sys/commit.h>
 #include <git2/sys/midx.h>
 
-#include "merge/repo/mergebase_int.h"
+#include "merge/git/mergebase_int.h"
 #include "merge/repo/repo_int.h"
-#include "merge/repo/commitgraph_int.h"
+#include "merge/git/commitgraph_int.h"
 #include "merge/git/git_int.h"
 #include "merge/repo/repo.h"
 #include "util/error.h"

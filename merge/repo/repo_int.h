@@ -9,7 +9,7 @@
 git_repository *repo_git(struct repo *repo);
 
 /*
- * The repository's commits as merge/repo/mergebase_int.h walks them (its commit-graph
+ * The repository's commits as merge/git/mergebase_int.h walks them (its commit-graph
  * file, mapped on first use), owned by `repo`.
  */
 struct mbgraph;
