@@ -6,7 +6,7 @@
 #include "merge/repo/repo.h"
 #include "merge/git/patchid_int.h"
 #include "merge/repo/trailer_int.h"
-#include "merge/integrate/treemerge_int.h"
+#include "merge/git/treemerge_int.h"
 #include "util/error.h"
 #include "util/xalloc.h"
 #include "util/banned.h"

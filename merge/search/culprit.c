@@ -11,7 +11,7 @@
 #include "merge/search/known_int.h"
 #include "merge/repo/repo.h"
 #include "merge/git/patchid_int.h"
-#include "merge/integrate/treemerge_int.h"
+#include "merge/git/treemerge_int.h"
 #include "merge/search/probe_int.h"
 #include "merge/search/session_int.h"
 #include "merge/worker/worker_int.h"
