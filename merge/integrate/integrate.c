@@ -6,7 +6,7 @@
 #include <git2.h>
 
 #include "merge/integrate/fixes_int.h"
-#include "merge/repo/repo_int.h"
+#include "merge/git/repohandle_int.h"
 #include "merge/git/git_int.h"
 #include "merge/integrate/integrate.h"
 #include "merge/git/treediff_int.h"

@@ -7,7 +7,7 @@
 
 #include "merge/repo/repo.h"
 #include "merge/git/git_int.h"
-#include "merge/repo/repo_int.h"
+#include "merge/git/repohandle_int.h"
 #include "merge/git/treediff_int.h"
 #include "util/error.h"
 #include "util/strbuf.h"

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "merge/repo/repo_int.h"
+#include "merge/git/repohandle_int.h"
 #include "merge/repo/commitinfo_int.h"
 #include "merge/git/git_int.h"
 #include "merge/git/mergebase_int.h"

@@ -18,7 +18,7 @@
  * tips, refs/heads/next, refs/tags/next-YYYYMMDD, refs/nextbot/good/<tree>,
  * refs/nextbot/journeys (the journeys' tips kept from gc: repo_keep_commits()).
  * Commits are typed ids (struct nb_oid); no libgit2 type leaks out of merge/: the
- * libgit2 handle is in merge/repo/repo_int.h.
+ * libgit2 handle is in merge/git/repohandle_int.h.
  */
 struct repo;
 struct strvec;
