@@ -6,7 +6,7 @@
 
 #include "merge/git/git_int.h"
 #include "feeds/sim.h"
-#include "merge/repo/patchid_int.h"
+#include "merge/git/patchid_int.h"
 #include "util/error.h"
 #include "util/xalloc.h"
 #include "util/banned.h"

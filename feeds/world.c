@@ -9,7 +9,7 @@
 #include "merge/git/git_int.h"
 #include "feeds/sim.h"
 #include "feeds/world.h"
-#include "merge/repo/patchid_int.h"
+#include "merge/git/patchid_int.h"
 #include "util/error.h"
 #include "util/fileutil.h"
 #include "util/log.h"

@@ -1,4 +1,4 @@
-/* merge/integrate/linediff.c and filemerge.c against git: diffs, and merges with markers. */
+/* merge/git/linediff.c and filemerge.c against git: diffs, and merges with markers. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -8,8 +8,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "merge/integrate/filemerge_int.h"
-#include "merge/integrate/linediff_int.h"
+#include "merge/git/filemerge_int.h"
+#include "merge/git/linediff_int.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 #include "tests/gitfixture.h"

@@ -11,7 +11,7 @@
 #include "merge/transport/transport.h"
 #include "merge/repo/repo.h"
 #include "merge/integrate/integrate.h"
-#include "merge/repo/repo_int.h"
+#include "merge/git/repohandle_int.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/strbuf.h"

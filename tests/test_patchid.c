@@ -1,4 +1,4 @@
-/* merge/repo/patchid.c and merge/repo/trailer.c against git itself: patch-ids, trailers. */
+/* merge/git/patchid.c and merge/repo/trailer.c against git itself: patch-ids, trailers. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,7 +9,7 @@
 #include <git2.h>
 
 #include "merge/repo/commitinfo_int.h"
-#include "merge/repo/patchid_int.h"
+#include "merge/git/patchid_int.h"
 #include "merge/repo/repo.h"
 #include "merge/repo/trailer_int.h"
 #include "util/error.h"

@@ -10,7 +10,7 @@
 #include <git2.h>
 
 #include "merge/repo/repo.h"
-#include "merge/repo/treediff_int.h"
+#include "merge/git/treediff_int.h"
 #include "util/log.h"
 #include "util/strbuf.h"
 #include "util/strvec.h"

@@ -10,7 +10,7 @@
 #include <git2.h>
 
 #include "merge/repo/repo.h"
-#include "merge/integrate/treemerge_int.h"
+#include "merge/git/treemerge_int.h"
 #include "util/error.h"
 #include "util/strbuf.h"
 #include "util/strvec.h"

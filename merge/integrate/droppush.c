@@ -2,7 +2,7 @@
 #include <string.h>
 #include <git2.h>
 
-#include "merge/repo/repo_int.h"
+#include "merge/git/repohandle_int.h"
 #include "merge/git/git_int.h"
 #include "merge/integrate/integrate.h"
 #include "merge/repo/repo.h"

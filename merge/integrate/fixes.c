@@ -11,7 +11,7 @@
 #include "merge/integrate/integrate.h"
 #include "merge/git/git_int.h"
 #include "merge/repo/repo.h"
-#include "merge/integrate/treemerge_int.h"
+#include "merge/git/treemerge_int.h"
 #include "util/error.h"
 #include "util/fileutil.h"
 #include "util/strbuf.h"

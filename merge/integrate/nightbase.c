@@ -5,7 +5,7 @@
 #include "merge/integrate/nightbase_int.h"
 #include "merge/repo/repo.h"
 #include "merge/git/oidset_int.h"
-#include "merge/repo/mergebase_int.h"
+#include "merge/git/mergebase_int.h"
 #include "util/error.h"
 #include "util/xalloc.h"
 #include "util/banned.h"

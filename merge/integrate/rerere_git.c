@@ -6,7 +6,7 @@
 #include "merge/repo/repo.h"
 #include "merge/integrate/integrate.h"
 #include "merge/integrate/rerere_git_int.h"
-#include "merge/integrate/treemerge_int.h"
+#include "merge/git/treemerge_int.h"
 #include "util/error.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"

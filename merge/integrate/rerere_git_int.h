@@ -28,7 +28,7 @@ struct rerere_git_conflict {
 void rerere_git_conflict_release(struct rerere_git_conflict *c);
 
 /*
- * The conflicted paths of a merge merge/integrate/treemerge.c left conflicted (`conflicts`,
+ * The conflicted paths of a merge merge/git/treemerge.c left conflicted (`conflicts`,
  * with the tree it wrote: each conflicted file there holds its markers, labelled as
  * the merge was) into `out`: each path's kind and, for a text conflict, the file.
  * Returns 0 or NB_ERROR.

@@ -4,8 +4,8 @@
 
 #include "merge/git/git_int.h"
 #include "merge/repo/repo.h"
-#include "merge/repo/repo_int.h"
-#include "merge/integrate/treemerge_int.h"
+#include "merge/git/repohandle_int.h"
+#include "merge/git/treemerge_int.h"
 #include "merge/integrate/integrate.h"
 #include "util/error.h"
 #include "util/xalloc.h"

@@ -7,8 +7,8 @@
 
 #include "merge/repo/repo.h"
 #include "merge/git/git_int.h"
-#include "merge/repo/repo_int.h"
-#include "merge/repo/treediff_int.h"
+#include "merge/git/repohandle_int.h"
+#include "merge/git/treediff_int.h"
 #include "util/error.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
@@ -265,7 +265,7 @@ int activity_walk(struct repo *repo, const char *rev, long long since,
 	struct repo *walker = NULL;
 	int error;
 
-	/* repo's own handle does not read the commit-graph (merge/repo/commitgraph_int.h) */
+	/* repo's own handle does not read the commit-graph (merge/git/commitgraph_int.h) */
 	if ((error = repo_open_walker(&walker, repo_gitdir(repo))) < 0)
 		return error;
 	error = walk_from(repo_git(walker), rev, since, fn, ctx);

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "merge/repo/commitinfo_int.h"
-#include "merge/repo/patchid_int.h"
+#include "merge/git/patchid_int.h"
 #include "merge/repo/trailer_int.h"
 #include "util/error.h"
 #include "util/strbuf.h"

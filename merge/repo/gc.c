@@ -5,7 +5,7 @@
 #include <unistd.h>
 #include <git2.h>
 
-#include "merge/repo/commitgraph_int.h"
+#include "merge/git/commitgraph_int.h"
 #include "merge/repo/repo.h"
 #include "util/error.h"
 #include "util/fileutil.h"

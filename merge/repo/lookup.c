@@ -4,12 +4,12 @@
 #include <string.h>
 #include <strings.h>
 
-#include "merge/repo/repo_int.h"
+#include "merge/git/repohandle_int.h"
 #include "merge/repo/commitinfo_int.h"
 #include "merge/git/git_int.h"
-#include "merge/repo/mergebase_int.h"
+#include "merge/git/mergebase_int.h"
 #include "merge/repo/repo.h"
-#include "merge/repo/patchid_int.h"
+#include "merge/git/patchid_int.h"
 #include "merge/repo/trailer_int.h"
 #include "util/error.h"
 #include "util/xalloc.h"

@@ -4,7 +4,7 @@
 
 #include "merge/git/git_int.h"
 #include "merge/repo/repo.h"
-#include "merge/repo/repo_int.h"
+#include "merge/git/repohandle_int.h"
 #include "util/assign.h"
 #include "util/error.h"
 #include "util/utf8.h"

@@ -7,9 +7,8 @@
 #include <git2/sys/commit.h>
 #include <git2/sys/midx.h>
 
-#include "merge/repo/mergebase_int.h"
-#include "merge/repo/repo_int.h"
-#include "merge/repo/commitgraph_int.h"
+#include "merge/git/repohandle_int.h"
+#include "merge/git/commitgraph_int.h"
 #include "merge/git/git_int.h"
 #include "merge/repo/repo.h"
 #include "util/error.h"
@@ -21,12 +20,6 @@
 #include "util/xalloc.h"
 #include "util/utf8.h"
 #include "util/banned.h"
-
-struct repo {
-	git_repository *git;
-	char *path;
-	struct mbgraph *graph;  /* made on first use (repo_graph()) */
-};
 
 /* Removes *.lock files under `dir`, recursively (refs/ after a SIGKILL). */
 static void clean_locks(struct strbuf *dir)
@@ -118,7 +111,7 @@ static int pack_indexes(struct strvec *names, const char *pack_dir)
 int repo_index_packs(struct repo *repo)
 {
 	struct strvec names = STRVEC_INIT;
-	char *pack_dir = xstrfmt("%s/objects/pack", repo->path);
+	char *pack_dir = xstrfmt("%s/objects/pack", repo_handle_path(repo));
 	git_midx_writer *w = NULL;
 	git_odb *odb = NULL;
 	size_t i;
@@ -130,14 +123,14 @@ int repo_index_packs(struct repo *repo)
 	for (i = 0; i < names.nr; i++)
 		if (git_midx_writer_add(w, names.v[i]) < 0)
 			goto fail;
-	if (git_midx_writer_commit(w) < 0 || git_repository_odb(&odb, repo->git) < 0 ||
+	if (git_midx_writer_commit(w) < 0 || git_repository_odb(&odb, repo_git(repo)) < 0 ||
 	    git_odb_refresh(odb) < 0)
 		goto fail;
 	log_verbose("multi-pack-index written over %zu packs", names.nr);
 	goto done;
 fail:
 	log_warn("%s: no multi-pack-index over its %zu packs (lookups stay slower): %s",
-		 repo->path, names.nr, merge_git_error());
+		 repo_handle_path(repo), names.nr, merge_git_error());
 done:
 	git_odb_free(odb);
 	git_midx_writer_free(w);
@@ -148,11 +141,11 @@ done:
 
 int repo_write_commit_graph(struct repo *repo)
 {
-	int r = commitgraph_refresh(repo->git, 0);
+	int r = commitgraph_refresh(repo_git(repo), 0);
 
 	if (r < 0)
-		log_warn("%s: commit-graph not refreshed (walks stay slower): %s", repo->path,
-			 nb_error_last());
+		log_warn("%s: commit-graph not refreshed (walks stay slower): %s",
+			 repo_handle_path(repo), nb_error_last());
 	else
 		log_verbose("commit-graph %s", r ? "written" : "up to date");
 	return 0;
@@ -162,7 +155,6 @@ int repo_write_commit_graph(struct repo *repo)
 static int open_bare_detached(struct repo **out, const char *path)
 {
 	git_repository *git = NULL;
-	struct repo *r;
 
 	if (git_repository_open_bare(&git, path) < 0)
 		return nb_error_set(NB_ERROR, "cannot open repository %s: %s", path,
@@ -171,10 +163,7 @@ static int open_bare_detached(struct repo **out, const char *path)
 		git_repository_free(git);
 		return NB_ERROR;
 	}
-	r = xcalloc(1, sizeof(*r));
-	r->git = git;
-	r->path = xstrdup(path);
-	*out = r;
+	*out = repo_handle_wrap(git, path);
 	return 0;
 }
 
@@ -210,9 +199,7 @@ int repo_open_walker(struct repo **out, const char *path)
 	if (git_repository_open_bare(&git, path) < 0)
 		return nb_error_set(NB_ERROR, "cannot open repository %s: %s", path,
 				    merge_git_error());
-	*out = xcalloc(1, sizeof(**out));
-	(*out)->git = git;
-	(*out)->path = xstrdup(path);
+	*out = repo_handle_wrap(git, path);
 	return 0;
 }
 
@@ -226,29 +213,12 @@ int repo_open_readonly(struct repo **out, const char *path)
 
 void repo_free(struct repo *repo)
 {
-	if (!repo)
-		return;
-	mbgraph_free(repo->graph);
-	git_repository_free(repo->git);
-	free(repo->path);
-	free(repo);
+	repo_handle_free(repo);
 }
 
 const char *repo_gitdir(const struct repo *repo)
 {
-	return repo->path;
-}
-
-struct git_repository *repo_git(struct repo *repo)
-{
-	return repo->git;
-}
-
-struct mbgraph *repo_graph(struct repo *repo)
-{
-	if (!repo->graph)
-		repo->graph = mbgraph_new(repo->git);
-	return repo->graph;
+	return repo_handle_path(repo);
 }
 
 int repo_ref_get(struct repo *repo, const char *refname, struct nb_oid *out)
@@ -258,7 +228,7 @@ int repo_ref_get(struct repo *repo, const char *refname, struct nb_oid *out)
 	int err;
 
 	nb_oid_clear(out);
-	err = git_revparse_single(&obj, repo->git, refname);
+	err = git_revparse_single(&obj, repo_git(repo), refname);
 	if (err == GIT_ENOTFOUND || err == GIT_EAMBIGUOUS || err == GIT_EINVALIDSPEC)
 		return nb_error_set(NB_ENOTFOUND, "%s: not found", refname);
 	if (err < 0)
@@ -279,14 +249,14 @@ int repo_ref_set(struct repo *repo, const char *refname, const struct nb_oid *he
 	int err;
 
 	if (!hex) {
-		err = git_reference_remove(repo->git, refname);
+		err = git_reference_remove(repo_git(repo), refname);
 		if (err < 0 && err != GIT_ENOTFOUND)
 			return nb_error_set(NB_ERROR, "delete %s: %s", refname, merge_git_error());
 		return 0;
 	}
 	if (merge_oid_to_git(&id, hex) < 0)
 		return nb_error_set(NB_EINVALID, "%s: bad commit id '%s'", refname, hex->hex);
-	if (git_reference_create(&ref, repo->git, refname, &id, 1, "nextbot") < 0)
+	if (git_reference_create(&ref, repo_git(repo), refname, &id, 1, "nextbot") < 0)
 		return nb_error_set(NB_ERROR, "update %s: %s", refname, merge_git_error());
 	git_reference_free(ref);
 	return 0;
@@ -311,18 +281,19 @@ int repo_keep_commits(struct repo *repo, const char *refname, const struct nb_oi
 		if (k == n)
 			parents[n] = &oids[n], n++;
 	}
-	if (git_treebuilder_new(&tb, repo->git, NULL) < 0 ||
+	if (git_treebuilder_new(&tb, repo_git(repo), NULL) < 0 ||
 	    git_treebuilder_write(&tree, tb) < 0 ||
 	    git_signature_new(&sig, "nextbot", "nextbot@localhost", 0, 0) < 0 ||
-	    git_commit_create_from_ids(&id, repo->git, NULL, sig, sig, NULL,
+	    git_commit_create_from_ids(&id, repo_git(repo), NULL, sig, sig, NULL,
 				       "nextbot: commits kept from gc\n", &tree, n,
 				       parents) < 0) {
 		error = nb_error_set(NB_ERROR, "%s: %s", refname, merge_git_error());
 		goto done;
 	}
-	if (git_reference_name_to_id(&old, repo->git, refname) == 0 && git_oid_equal(&old, &id))
+	if (git_reference_name_to_id(&old, repo_git(repo), refname) == 0 &&
+	    git_oid_equal(&old, &id))
 		goto done;
-	if (git_reference_create(&ref, repo->git, refname, &id, 1, "nextbot") < 0)
+	if (git_reference_create(&ref, repo_git(repo), refname, &id, 1, "nextbot") < 0)
 		error = nb_error_set(NB_ERROR, "update %s: %s", refname, merge_git_error());
 done:
 	git_reference_free(ref);
@@ -360,7 +331,7 @@ char *repo_commit_subject(struct repo *repo, const struct nb_oid *commit)
 
 	struct strbuf sb = STRBUF_INIT;
 
-	if (git_oid_fromstr(&id, commit->hex) < 0 || git_commit_lookup(&c, repo->git, &id) < 0)
+	if (git_oid_fromstr(&id, commit->hex) < 0 || git_commit_lookup(&c, repo_git(repo), &id) < 0)
 		return xstrdup("");
 	/* the first line, as merge.log shows it: valid UTF-8, no escape sequence */
 	msg = git_commit_message(c);
@@ -382,14 +353,14 @@ int repo_read_path(struct strbuf *out, struct repo *repo, const char *refname,
 	int err = 0;
 	size_t len;
 
-	if (git_revparse_single(&obj, repo->git, refname) < 0 ||
+	if (git_revparse_single(&obj, repo_git(repo), refname) < 0 ||
 	    git_object_peel((git_object **)&c, obj, GIT_OBJECT_COMMIT) < 0) {
 		err = nb_error_set(NB_ENOTFOUND, "%s: no such commit", refname);
 		goto done;
 	}
 	if (git_commit_tree(&tree, c) < 0 || git_tree_entry_bypath(&e, tree, path) < 0 ||
 	    git_tree_entry_type(e) != GIT_OBJECT_BLOB ||
-	    git_blob_lookup(&blob, repo->git, git_tree_entry_id(e)) < 0) {
+	    git_blob_lookup(&blob, repo_git(repo), git_tree_entry_id(e)) < 0) {
 		err = nb_error_set(NB_ENOTFOUND, "%s:%s: no such file", refname, path);
 		goto done;
 	}

@@ -18,7 +18,7 @@
  * tips, refs/heads/next, refs/tags/next-YYYYMMDD, refs/nextbot/good/<tree>,
  * refs/nextbot/journeys (the journeys' tips kept from gc: repo_keep_commits()).
  * Commits are typed ids (struct nb_oid); no libgit2 type leaks out of merge/: the
- * libgit2 handle is in merge/repo/repo_int.h.
+ * libgit2 handle is in merge/git/repohandle_int.h.
  */
 struct repo;
 struct strvec;
@@ -73,7 +73,7 @@ int repo_index_packs(struct repo *repo);
  * commits) when a ref names a commit the graph was not written from.  The tips it was
  * written from are in <gitdir>/nextbot-commit-graph-tips.  The handles repo_open()
  * and repo_open_readonly() give do not read it (libgit2 1.5.1 leaks a mapping of it
- * per object written; merge/repo/commitgraph_int.h): the night's merge bases do not walk
+ * per object written; merge/git/commitgraph_int.h): the night's merge bases do not walk
  * history (merge/integrate/nightbase.c).  A failure costs only speed: logged, 0 returned.
  */
 int repo_write_commit_graph(struct repo *repo);

@@ -6,12 +6,12 @@
 
 #include "merge/git/git_int.h"
 #include "merge/search/bisect_int.h"
-#include "merge/repo/commitgraph_int.h"
+#include "merge/git/commitgraph_int.h"
 #include "merge/search/search.h"
 #include "merge/search/known_int.h"
 #include "merge/repo/repo.h"
-#include "merge/repo/patchid_int.h"
-#include "merge/integrate/treemerge_int.h"
+#include "merge/git/patchid_int.h"
+#include "merge/git/treemerge_int.h"
 #include "merge/search/probe_int.h"
 #include "merge/search/session_int.h"
 #include "merge/worker/worker_int.h"
@@ -1597,7 +1597,7 @@ static int night_open(struct culprit_search *n, const struct culprit_opts *o,
 	if (git_repository_open(&n->repo, o->repo_path) < 0)
 		return merge_git_fail("bisect: %s", o->repo_path);
 	/* the probes' merges write objects: libgit2 1.5.1 would map the graph again
-	   for each of them (merge/repo/commitgraph_int.h) */
+	   for each of them (merge/git/commitgraph_int.h) */
 	if ((err = commitgraph_detach(n->repo)) < 0)
 		return err;
 	if (git_signature_new(&n->sig, "nextbot", "nextbot@localhost", 0, 0) < 0)

@@ -11,7 +11,7 @@
 
 #include "merge/transport/fetch_int.h"
 #include "merge/transport/localfetch_int.h"
-#include "merge/repo/repo_int.h"
+#include "merge/git/repohandle_int.h"
 #include "merge/transport/transport.h"
 #include "merge/repo/repo.h"
 #include "merge/transport/watch_int.h"

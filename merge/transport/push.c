@@ -3,7 +3,7 @@
 #include <git2.h>
 
 #include "merge/transport/fetch_int.h"
-#include "merge/repo/repo_int.h"
+#include "merge/git/repohandle_int.h"
 #include "merge/git/git_int.h"
 #include "merge/transport/transport.h"
 #include "merge/repo/repo.h"

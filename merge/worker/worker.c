@@ -11,7 +11,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "merge/repo/commitgraph_int.h"
+#include "merge/git/commitgraph_int.h"
 #include "merge/worker/gitindex_int.h"
 #include "merge/worker/stepcheckout_int.h"
 #include "merge/worker/stepfilter_int.h"

@@ -3,7 +3,7 @@
  * algorithm (what merge-ort asks for), the Myers algorithm it falls back to on
  * lines that repeat too often, and the compaction that slides changes to their
  * canonical place (without the indent heuristic, which merges do not use).  Used by
- * merge/integrate/filemerge.c; internal to merge/ (and the unit tests).
+ * merge/git/filemerge.c; internal to merge/ (and the unit tests).
  */
 #ifndef MERGE_LINEDIFF_INT_H
 #define MERGE_LINEDIFF_INT_H

@@ -5,7 +5,7 @@
 #include <git2.h>
 #include <git2/sys/commit_graph.h>
 
-#include "merge/repo/commitgraph_int.h"
+#include "merge/git/commitgraph_int.h"
 #include "merge/git/git_int.h"
 #include "util/error.h"
 #include "util/fileutil.h"

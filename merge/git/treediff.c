@@ -3,7 +3,7 @@
 #include <string.h>
 #include <git2.h>
 
-#include "merge/repo/treediff_int.h"
+#include "merge/git/treediff_int.h"
 #include "util/strbuf.h"
 #include "util/strvec.h"
 #include "util/xalloc.h"

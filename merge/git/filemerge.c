@@ -2,8 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "merge/integrate/filemerge_int.h"
-#include "merge/integrate/linediff_int.h"
+#include "merge/git/filemerge_int.h"
+#include "merge/git/linediff_int.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
 

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "merge/integrate/linediff_int.h"
+#include "merge/git/linediff_int.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
 

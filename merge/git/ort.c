@@ -3,8 +3,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "merge/integrate/ort_int.h"
-#include "merge/integrate/filemerge_int.h"
+#include "merge/git/ort_int.h"
+#include "merge/git/filemerge_int.h"
 #include "merge/git/git_int.h"
 #include "util/error.h"
 #include "util/strbuf.h"

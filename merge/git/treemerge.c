@@ -3,10 +3,9 @@
 #include <time.h>
 
 #include "merge/git/git_int.h"
-#include "merge/repo/mergebase_int.h"
-#include "merge/integrate/ort_int.h"
-#include "merge/integrate/treemerge_int.h"
-#include "merge/repo/repo.h"
+#include "merge/git/mergebase_int.h"
+#include "merge/git/ort_int.h"
+#include "merge/git/treemerge_int.h"
 #include "util/error.h"
 #include "util/xalloc.h"
 #include "util/banned.h"

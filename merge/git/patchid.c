@@ -2,8 +2,8 @@
 #include <string.h>
 
 #include "merge/git/git_int.h"
-#include "merge/repo/patchid_int.h"
-#include "merge/repo/treediff_int.h"
+#include "merge/git/patchid_int.h"
+#include "merge/git/treediff_int.h"
 #include "util/error.h"
 #include "util/banned.h"
 

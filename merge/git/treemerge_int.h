@@ -2,12 +2,12 @@
  * Three-way merge of two commits at the tree level, in memory (no index, no work
  * tree), giving what git 2.39's `git merge-tree --write-tree` gives: the same tree
  * when the merge is clean, a conflict (and the same conflicted paths) when it is
- * not.  merge/integrate/ort.c is git's ort strategy; with several merge bases they are merged
+ * not.  merge/git/ort.c is git's ort strategy; with several merge bases they are merged
  * into a virtual one first, in git's order, conflict markers and all, as ort does.
  * Used by the nightly integration, trial merges, replays and every bisection probe.
  *
- * CONTRACT shared by the integration (merge/integrate*) and bisection
- * (merge/bisect*, merge/probe*) code: written by the integration side.
+ * The floor's, shared by the rooms above it: the integration (merge/integrate/) and
+ * the search (merge/search/: culprit.c redoes a merge in memory).
  */
 #ifndef MERGE_TREEMERGE_INT_H
 #define MERGE_TREEMERGE_INT_H

@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "merge/repo/mergebase_int.h"
+#include "merge/git/mergebase_int.h"
 #include "merge/git/git_int.h"
 #include "merge/git/gitmap_int.h"
 #include "util/error.h"

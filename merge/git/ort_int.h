@@ -3,8 +3,8 @@
  * result is git 2.39's `git merge-tree --write-tree` result: the same phases
  * (collect the paths that differ, find renames as diffcore-rename does, merge path
  * by path, write the trees) and the same decisions, orders included.
- * merge/integrate/ort.c does the merge, merge/integrate/ortrename.c the rename
- * detection; merge/integrate/treemerge.c builds virtual merge bases from them.
+ * merge/git/ort.c does the merge, merge/git/ortrename.c the rename
+ * detection; merge/git/treemerge.c builds virtual merge bases from them.
  * Internal to merge/.
  */
 #ifndef MERGE_ORT_INT_H
