@@ -67,11 +67,12 @@ bisect: {confirm: 2, jobs: 1}
 notify: {from: "nextbot <nextbot@example.org>", list: "list@example.org"}
 EOF
 CFG=$W/nextbot.yaml
+STATE=$W/state
 NB() { "$NEXTBOT" -q -c "$CFG" "$@"; }
 
 # sound: every notice and state.json (when there is one) parse; prints what does not.
 sound() {
-	$PYTHON - "$W/state" <<'EOF'
+	$PYTHON - "$STATE" <<'EOF'
 import glob, json, os, sys
 bad = []
 for p in sorted(glob.glob(sys.argv[1] + "/outbox/*.json")) + \
@@ -88,7 +89,7 @@ EOF
 
 # outcome FILE: what an uninterrupted night decides, as canonical JSON.
 outcome() {
-	$PYTHON - "$W/state" "$DATE" >"$1" <<'EOF'
+	$PYTHON - "$STATE" "$DATE" >"$1" <<'EOF'
 import glob, json, os, subprocess, sys
 d, date = sys.argv[1:3]
 st = json.load(open(d + "/state.json"))
@@ -124,17 +125,17 @@ assert len(r['flags']) == 1 and r['runs'][0][1] == 'regression' and len(r['notic
 # after_kill LABEL RC: the killed run's leftovers are sound, the next run makes the reference.
 after_kill() {
 	check "$1: killed run left sound files (exit $2)" sound
-	temps=$((temps + $(find "$W/state" -name '*.tmp.*' 2>/dev/null | wc -l)))
+	temps=$((temps + $(find "$STATE" -name '*.tmp.*' 2>/dev/null | wc -l)))
 	expect_exit 0 "$1: the next run completes" NB run --date $DATE
 	check "$1: everything parses after it" sound
 	check "$1: no temp file is left after it" \
-		sh -c "! find '$W/state' -name '*.tmp.*' -not -path '*/repo.git/*' | grep ."
+		sh -c "! find '$STATE' -name '*.tmp.*' -not -path '*/repo.git/*' | grep ."
 	same "$1"
 }
 
 temps=0
 # --- SIGKILL after a delay ---------------------------------------------------------------------
-for delay in 0.1 0.3 0.6 1 1.5 2 3 5 8 13 21; do
+for delay in 0.1 0.3 0.6 1 1.5 2 3 5 8 13 21 34 55; do
 	rm -rf "$W/state"
 	"$NEXTBOT" -q -c "$W/nextbot.yaml" run --date $DATE >/dev/null 2>"$TMP/kill.err" &
 	pid=$!
@@ -159,18 +160,60 @@ expect_exit 0 "a night without the sandbox runs" NB run --date $DATE
 same "a night without the sandbox"
 
 # --- SIGKILL at every rename through file_write_atomic -------------------------------------------
-n=1
-while [ $n -le 100 ]; do
-	rm -rf "$W/state"
-	NEXTBOT_FAULT="rename:$n:kill" "$NEXTBOT" -q -c "$CFG" run --date $DATE \
-		>/dev/null 2>"$TMP/kill.err"
-	rc=$?
-	case $rc in 0|137) ;; *) echo "# rename:$n:kill: exit $rc"; sed 's/^/#   /' "$TMP/kill.err";;
-	esac
-	after_kill "kill at rename $n" $rc
-	[ $rc = 137 ] || break
-	n=$((n + 1))
-done
+# kill_point DIR N LABEL [INIT]: in DIR, a copy of the config (its workdir DIR/state),
+# starting from INIT's state if given, the night killed at rename N, then after_kill;
+# the TAP lines go to DIR/tap (ok/not_ok marked for the replay), the exit code and
+# the temp files left to DIR/rc.
+kill_point() {
+	(
+		d=$1 TMP=$1 CFG=$1/nextbot.yaml STATE=$1/state temps=0
+		ok() { echo "@ok $*"; }
+		not_ok() { echo "@not_ok $*"; }
+		mkdir -p "$d" && cp "$W/nobox.yaml" "$CFG" && cp "$REF" "$d/ref" || exit 1
+		[ -z "${4:-}" ] || cp -a "$4" "$STATE" || exit 1
+		NEXTBOT_FAULT="rename:$2:kill" "$NEXTBOT" -q -c "$CFG" run --date $DATE \
+			>/dev/null 2>"$d/kill.err"
+		rc=$?
+		case $rc in 0|137) ;; *) echo "# rename:$2:kill: exit $rc"; sed 's/^/#   /' "$d/kill.err";;
+		esac
+		after_kill "$3 $2" $rc
+		echo "$rc $temps" >"$d/rc"
+	) >"$1.tap" 2>&1
+}
+
+# walk LABEL [INIT]: kills at rename 1, 2, … until a run passes the last rename, as
+# the loop one kill at a time would, WALK_JOBS kill points at once (each in a folder of
+# its own); their results are told in order, and stop at the first run that completed.
+# Sets n (the first rename a run passed) and rc (its exit code).
+WALK_JOBS=${WALK_JOBS:-3}
+walk() {
+	n=1
+	rc=137
+	while [ "$rc" = 137 ] && [ $n -le 100 ]; do
+		b=$n
+		while [ $b -lt $((n + WALK_JOBS)) ] && [ $b -le 100 ]; do
+			kill_point "$TMP/k$b" $b "$1" "${2:-}" &
+			b=$((b + 1))
+		done
+		wait
+		while [ $n -lt $b ]; do
+			while IFS= read -r line; do
+				case $line in
+				"@ok "*) ok "${line#@ok }" ;;
+				"@not_ok "*) not_ok "${line#@not_ok }" ;;
+				*) printf '%s\n' "$line" ;;
+				esac
+			done <"$TMP/k$n.tap"
+			read -r rc t <"$TMP/k$n/rc" || { rc=; t=0; not_ok "kill point $n ran"; }
+			temps=$((temps + t))
+			[ "$rc" = 137 ] || break
+			n=$((n + 1))
+		done
+		rm -rf "$TMP"/k[0-9]*
+	done
+}
+REF=$TMP/ref
+walk "kill at rename"
 check "the walk passed the last rename (after $((n - 1)) kill points)" test "$rc" = 0
 # A kill before a rename leaves its temp file behind; the next run sweeps them away.
 echo "# temp files the kills left behind: $temps"
@@ -188,17 +231,7 @@ outcome "$TMP/ref"
 check "in it the flag is resolved" $PYTHON -c "
 import json; r = json.load(open('$TMP/ref'))
 assert [f[2] for f in r['flags']] == ['resolved'] and r['runs'][1][1] == 'clean', r"
-n=1
-while [ $n -le 100 ]; do
-	rm -rf "$W/state"
-	cp -a "$TMP/state1" "$W/state"
-	NEXTBOT_FAULT="rename:$n:kill" "$NEXTBOT" -q -c "$CFG" run --date $DATE \
-		>/dev/null 2>"$TMP/kill.err"
-	rc=$?
-	after_kill "night 2, kill at rename $n" $rc
-	[ $rc = 137 ] || break
-	n=$((n + 1))
-done
+walk "night 2, kill at rename" "$TMP/state1"
 check "night 2's walk passed the last rename (after $((n - 1)) kill points)" test "$rc" = 0
 
 done_testing
