@@ -1,7 +1,9 @@
 #!/bin/sh
-# Housekeeping after 30 simulated nights, real binary: a sim
-# world (seed 2) with keep_days 7. Night 1 builds and tests (a real flag comes out of
-# it); nights 2-30 run with build: [] and test: [] to be fast. The flag's patch is
+# Housekeeping after 30 simulated nights, real binary: a sim world (seed 2, one
+# tree besides the mm branches, a small project: what gc keeps does not depend on
+# the world's size, and its nights cost less) with keep_days 7. Night 1 builds and
+# tests (a real flag comes out of it); nights 2-30 run with build: [] and test: []
+# to be fast. The flag's patch is
 # dropped by flag id after night 2, a never-flagged patch by a commit id prefix after
 # night 5. `nextbot gc` then leaves the 7 newest nights by run date (runs/ folders,
 # status --json runs, next-YYYYMMDD tags), the work repository packed (git as the
@@ -13,7 +15,7 @@ W=$TMP/world
 CFG=$W/nextbot.yaml
 S=$W/state
 REPO=$S/repo.git
-expect_exit 0 "sim init (seed 2)" "$NEXTBOT" sim init "$W" --seed 2
+expect_exit 0 "sim init (seed 2)" "$NEXTBOT" sim init "$W" --seed 2 --trees 1 --files 20
 NB() { "$NEXTBOT" -q -c "$CFG" "$@"; }
 date_of() { date -u -d "2026-12-01 + $1 days" +%Y-%m-%d; }
 

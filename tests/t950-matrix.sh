@@ -3,7 +3,7 @@
 # whose #ifndef path breaks two of three ARCH cells is one flag listing both cells,
 # reported once; the same nights with runner.max_jobs 1 and 3 end alike; a cell that
 # starts failing later for the same culprit joins the flag without a new report.
-# About a minute (two workdirs, two nights each).
+# About a minute (two workdirs side by side, two nights each).
 . "$(dirname "$0")/lib.sh"
 MAILS=$(cd "$(dirname "$0")" && pwd)/mails.py
 
@@ -80,8 +80,20 @@ check "three cells, each with the entries that run in it" sh -c "
 	grep -q '^cells: 3, each in its own worker, up to 3 at once' '$TMP/out' &&
 	grep -q '^  ARCH=arm64: build\[ARCH=arm64\] unit\[ARCH=arm64\]\$' '$TMP/out'"
 
+# nights J... DATE: the night in each workdir, side by side (they share nothing but
+# the remotes they read); its exit code, output and errors kept for replay J
+nights() {
+	date=$1; shift
+	for j in "$@"; do
+		{ "$NEXTBOT" -q -c "$W/$j.yaml" run --date "$date" >"$TMP/$j.night.out" \
+			2>"$TMP/$j.night.err"; echo $? >"$TMP/$j.night.rc"; } &
+	done
+	wait
+}
+replay() { cat "$TMP/$1.night.out"; cat "$TMP/$1.night.err" >&2; return "$(cat "$TMP/$1.night.rc")"; }
+nights 2026-12-05 j1 j3
 for j in j1 j3; do
-	expect_exit 0 "night 1 runs ($j)" "$NEXTBOT" -q -c "$W/$j.yaml" run --date 2026-12-05
+	expect_exit 0 "night 1 runs ($j)" replay "$j"
 done
 "$NEXTBOT" -c "$W/j3.yaml" --json flagged >"$TMP/flags.json"
 check "one flag on the culprit, listing the two cells it breaks" $PYTHON - "$TMP/flags.json" "$BAD" <<'EOF'
@@ -154,8 +166,9 @@ check "max_jobs 1 and 3: the same flags, next and notices" cmp "$TMP/j1.out" "$T
 config j1 1 "x86_64, arm64, riscv, s390"
 config j3 3 "x86_64, arm64, riscv, s390"
 ls "$W/state-j3/outbox" >"$TMP/outbox1"
+nights 2026-12-06 j1 j3
 for j in j1 j3; do
-	expect_exit 0 "night 2 runs with a fourth cell ($j)" "$NEXTBOT" -q -c "$W/$j.yaml" run --date 2026-12-06
+	expect_exit 0 "night 2 runs with a fourth cell ($j)" replay "$j"
 done
 "$NEXTBOT" -c "$W/j3.yaml" --json flagged >"$TMP/flags2.json"
 check "the new cell joined the same flag" $PYTHON - "$TMP/flags.json" "$TMP/flags2.json" <<'EOF'

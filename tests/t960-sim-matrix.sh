@@ -18,11 +18,18 @@ printf 'runner: {max_jobs: 8}\n' >>"$W/j8.yaml"
 check "the j8 config is the same world with max_jobs 8" sh -c "
 	'$NEXTBOT' -c '$W/j8.yaml' check-config | grep -q 'up to 8 at once'"
 
+# the two workdirs play the night side by side (they share only the remotes they
+# read); each one's exit code, output and errors are kept for replay CFG
+replay() { cat "$TMP/$1.night.out"; cat "$TMP/$1.night.err" >&2; return "$(cat "$TMP/$1.night.rc")"; }
 for night in 1; do
 	"$NEXTBOT" -q sim advance "$W" --days 1 || not_ok "sim advance $night"
 	for cfg in nextbot j8; do
-		expect_exit 0 "night $night runs ($cfg)" "$NEXTBOT" -q -c "$W/$cfg.yaml" run \
-			--date "2026-12-0$night"
+		{ "$NEXTBOT" -q -c "$W/$cfg.yaml" run --date "2026-12-0$night" \
+			>"$TMP/$cfg.night.out" 2>"$TMP/$cfg.night.err"; echo $? >"$TMP/$cfg.night.rc"; } &
+	done
+	wait
+	for cfg in nextbot j8; do
+		expect_exit 0 "night $night runs ($cfg)" replay "$cfg"
 	done
 done
 

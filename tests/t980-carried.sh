@@ -11,6 +11,41 @@ W=$TMP/w
 NB() { "$NEXTBOT" -q -c "$W/nextbot.yaml" "$@"; }
 runs() { ls "$W/state/runs/$1" | grep -c '^step-' || :; }
 "$NEXTBOT" -q sim advance "$W" --days 1 >/dev/null || exit 1
+# a work repository that borrows its objects from a mirror (git clone --reference): the
+# box shows the borrowed store read-only, so checkouts and builds in it still work.  Its
+# world is the first one's before its nights (a copy), its nights run beside the first
+# one's (they share nothing) with one confirmation (this part is about the store, not
+# the search); the results are read at the end.
+W2=$TMP/w2
+cp -a "$W" "$W2"
+sed -i 's/^bisect: {confirm: 3}$/bisect: {confirm: 1}/' "$W2/nextbot.yaml"
+# night2 NAME DATE: W2's night, its exit code, output and errors kept for replay NAME
+night2() {
+	"$NEXTBOT" -q -c "$W2/nextbot.yaml" run --date "$2" >"$TMP/$1.out" 2>"$TMP/$1.err"
+	echo $? >"$TMP/$1.rc"
+}
+replay() { cat "$TMP/$1.out"; cat "$TMP/$1.err" >&2; return "$(cat "$TMP/$1.rc")"; }
+borrowed() {
+	git init -q --bare "$W2/state/repo.git"
+	echo "$W2/sim/store.git/objects" >"$W2/state/repo.git/objects/info/alternates"
+	night2 refused 2026-12-02
+	chmod o+x "$TMP" "$W2" "$W2/sim"
+	chmod -R o+rX "$W2/sim/store.git"   # as a shared mirror is
+	night2 borrowed 2026-12-02
+	"$NEXTBOT" -q -c "$W2/nextbot.yaml" --json flagged >"$TMP/borrowed.flags" 2>&1
+	"$NEXTBOT" -q -c "$W2/nextbot.yaml" status --last 1 >"$TMP/borrowed.status" 2>&1
+	# a store that is gone is skipped (git skips it too), not bound into the box; the
+	# night builds what a harmless commit to net-next brings (not a whole new day)
+	echo "/nonexistent/objects" >>"$W2/state/repo.git/objects/info/alternates"
+	{ git_q clone -q -b net-next "$W2/remotes/net-next.git" "$TMP/nn2" &&
+	  echo "/* harmless */" >>"$TMP/nn2/net/route.c" &&
+	  git_q -C "$TMP/nn2" commit -qam "net: a harmless comment" &&
+	  git -C "$TMP/nn2" push -q origin net-next; } || echo 1 >"$TMP/advance2.failed"
+	night2 gone 2026-12-03
+	"$NEXTBOT" -q -c "$W2/nextbot.yaml" status --last 1 >"$TMP/gone.status" 2>&1
+}
+borrowed &
+borrowed_pid=$!
 expect_exit 0 "night 1" NB run --date 2026-12-02
 "$NEXTBOT" -q sim advance "$W" --days 1 >/dev/null || exit 1
 expect_exit 0 "night 2: a new flag" NB run --date 2026-12-03
@@ -93,34 +128,23 @@ for i, f in after.items():
 EOF2
 NB status --last 1 >"$TMP/status4"
 check "both culprits reverted again" sh -c "grep -c '  reverted ' '$TMP/status4' | grep -qx 2"
-# a work repository that borrows its objects from a mirror (git clone --reference): the
-# box shows the borrowed store read-only, so checkouts and builds in it still work
-W2=$TMP/w2
-"$NEXTBOT" -q sim init "$W2" --seed 1 >/dev/null || exit 1
-"$NEXTBOT" -q sim advance "$W2" --days 1 >/dev/null || exit 1
-git init -q --bare "$W2/state/repo.git"
-echo "$W2/sim/store.git/objects" >"$W2/state/repo.git/objects/info/alternates"
+wait "$borrowed_pid"
 # the sim keeps its store 0750 (git's objects inside are readable): the runner user cannot read it, and the night says so
 expect_exit 1 "a store the runner user cannot reach is refused before the night" \
-	"$NEXTBOT" -q -c "$W2/nextbot.yaml" run --date 2026-12-02
+	replay refused
 check "… naming the store and the folder that stops it" sh -c \
-	"\"$NEXTBOT\" -q -c '$W2/nextbot.yaml' run --date 2026-12-02 2>&1 |
+	"cat '$TMP/refused.err' |
 	 grep -q \"borrows objects from '$W2/sim/store.git/objects'.*'$W2/sim' (0750\""
-chmod o+x "$TMP" "$W2" "$W2/sim"
-chmod -R o+rX "$W2/sim/store.git"   # as a shared mirror is
 expect_exit 0 "a night with a borrowed object store" \
-	"$NEXTBOT" -q -c "$W2/nextbot.yaml" run --date 2026-12-02
+	replay borrowed
 check "its breakage was found and flagged, no infrastructure note" sh -c \
-	"\"$NEXTBOT\" -q -c '$W2/nextbot.yaml' --json flagged | grep -q '\"state\": *\"open\"' &&
-	 ! \"$NEXTBOT\" -q -c '$W2/nextbot.yaml' status --last 1 | grep -q 'infrastructure'"
-# a store that is gone is skipped (git skips it too), not bound into the box
-echo "/nonexistent/objects" >>"$W2/state/repo.git/objects/info/alternates"
-"$NEXTBOT" -q sim advance "$W2" --days 1 >/dev/null || exit 1
-chmod -R o+rX "$W2/sim/store.git"   # the day's new packs, as a mirror's would be
+	"cat '$TMP/borrowed.flags' | grep -q '\"state\": *\"open\"' &&
+	 ! cat '$TMP/borrowed.status' | grep -q 'infrastructure'"
+check "net-next of the borrowing world gained a commit" test ! -e "$TMP/advance2.failed"
 expect_exit 0 "a night with an alternates line naming a store that is gone" \
-	"$NEXTBOT" -q -c "$W2/nextbot.yaml" run --date 2026-12-03
+	replay gone
 check "… and no infrastructure note" sh -c \
-	"! \"$NEXTBOT\" -q -c '$W2/nextbot.yaml' status --last 1 | grep -q 'infrastructure'"
+	"! cat '$TMP/gone.status' | grep -q 'infrastructure'"
 check "the objects stayed borrowed" test -z \
 	"$(find "$W2/state/repo.git/objects" -path '*/pack/*.pack' -size +200k)"
 done_testing
