@@ -370,11 +370,13 @@ static void test_multi_pack_index_slow(void **state)
 	world();
 	/* one commit a branch b$i (all made by one fast-import), each in a remote of its own */
 	assert_int_equal(fixture_sh("cd w; t=$(date +%%s); for i in $(seq 0 %zu); do "
-			    "printf 'commit refs/heads/b%%s\\ncommitter t <t@example.org> %%s +0000\\n"
+			    "printf 'commit refs/heads/b%%s\\n"
+			    "committer t <t@example.org> %%s +0000\\n"
 			    "data <<E\\nb%%s\\nE\\nfrom refs/heads/master^0\\n"
 			    "M 100644 inline f%%s\\ndata <<E\\n%%s\\nE\\n\\n' $i $t $i $i $i; "
 			    "done | git fast-import --quiet; for i in $(seq 0 %zu); do "
-			    "git init -q --bare ../remotes/r$i.git; git push -q ../remotes/r$i.git b$i; "
+			    "git init -q --bare ../remotes/r$i.git; "
+			    "git push -q ../remotes/r$i.git b$i; "
 			    "done", n - 1, n - 1), 0);
 	for (i = 0; i < n; i++) {
 		names[i] = xstrfmt("r%zu", i);
