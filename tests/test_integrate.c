@@ -368,11 +368,16 @@ static void test_multi_pack_index_slow(void **state)
 
 	(void)state;
 	world();
-	assert_int_equal(fixture_sh("cd w; git checkout -q master; for i in $(seq 0 %zu); do "
-			    "git checkout -q -b b$i master; echo $i > f$i; c b$i; "
+	/* one commit a branch b$i (all made by one fast-import), each in a remote of its own */
+	assert_int_equal(fixture_sh("cd w; t=$(date +%%s); for i in $(seq 0 %zu); do "
+			    "printf 'commit refs/heads/b%%s\\n"
+			    "committer t <t@example.org> %%s +0000\\n"
+			    "data <<E\\nb%%s\\nE\\nfrom refs/heads/master^0\\n"
+			    "M 100644 inline f%%s\\ndata <<E\\n%%s\\nE\\n\\n' $i $t $i $i $i; "
+			    "done | git fast-import --quiet; for i in $(seq 0 %zu); do "
 			    "git init -q --bare ../remotes/r$i.git; "
 			    "git push -q ../remotes/r$i.git b$i; "
-			    "done", n - 1), 0);
+			    "done", n - 1, n - 1), 0);
 	for (i = 0; i < n; i++) {
 		names[i] = xstrfmt("r%zu", i);
 		urls[i] = xstrfmt("file://%s/remotes/r%zu.git", dir, i);
@@ -474,8 +479,7 @@ static void test_commit_graph_slow(void **state)
 	(void)state;
 	world();
 	trees_init();
-	assert_int_equal(fixture_sh("cd w; git checkout -q master; for i in $(seq 1 300); do "
-			    "echo $i > h; c \"history $i\"; done; "
+	assert_int_equal(fixture_sh("cd w; git checkout -q master; cn 300 h history; "
 			    "git push -q ../remotes/upstream.git master; "
 			    "git checkout -q for-next; git merge -q -m m master; "
 			    "git push -q ../remotes/t1.git for-next"), 0);
