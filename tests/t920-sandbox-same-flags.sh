@@ -43,7 +43,9 @@ EOF
 	"$NEXTBOT" -c "$W/nextbot.yaml" --json check-config >"$TMP/$label.plan.json"
 }
 
-expect_exit 0 "sim init --seed $SEED" "$NEXTBOT" sim init "$W" --seed "$SEED" --trees 1 --files 20
+# no compiler cache: the runner line is each run's own, and the cache needs the sandbox
+expect_exit 0 "sim init --seed $SEED" "$NEXTBOT" sim init "$W" --seed "$SEED" --trees 1 --files 20 \
+	--no-cache
 cp -a "$W" "$TMP/pristine"
 printf 'runner: {sandbox: bwrap}\n' >>"$W/nextbot.yaml"
 start=$(date +%s)
