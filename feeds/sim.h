@@ -167,6 +167,7 @@ struct sim_world {
 	int ntrees, nfiles;
 	int matrix;     /* configurations: `make ARCH=…` over sim_arch[] */
 	int history;    /* commits of mainline history before the initial import */
+	int cache;      /* init only (not saved): nextbot.yaml turns runner.cache on */
 	int day;
 	int seq; /* last patch id */
 	int covered[SIM_KINDS]; /* kinds already injected into merged trees */

@@ -494,6 +494,10 @@ int sim_config_save(struct sim_world *w)
 			   "bisect: {confirm: 3}\n"
 			   "notify:\n  from: \"nextbot <nextbot@example.org>\"\n"
 			   "  list: \"linux-next@lists.example.org\"\n");
+	if (w->cache)
+		strbuf_addstr(&sb, "# every probe of a search builds a clean tree: the compiler\n"
+				   "# cache makes that little more than preprocessing\n"
+				   "runner: {cache: {kind: ccache}}\n");
 	error = file_write_atomic(path, sb.buf, sb.len);
 	strbuf_release(&sb);
 	strbuf_release(&url);

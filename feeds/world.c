@@ -1308,6 +1308,7 @@ int feeds_world_init(const char *dir, const struct feeds_world_opts *opts)
 	w.nfiles = opts->files;
 	w.matrix = opts->matrix;
 	w.history = opts->history;
+	w.cache = opts->cache;
 	sim_subs_build(&w);
 	sim_trees_build(&w);
 	if ((error = create_repos(&w)) < 0 || (error = sim_git_store_setup(&w)) < 0 ||

@@ -28,8 +28,11 @@ struct feeds_world_opts {
 	/* commits of mainline history under the initial import (a linear chain, each
 	   changing one file HISTORY); 0: the import is the root, as before */
 	int history;
+	/* nextbot.yaml turns the compiler cache on (runner: {cache: {kind: ccache}}):
+	   the caller sets it only where check-config accepts it (bwrap is installed) */
+	int cache;
 };
-#define FEEDS_WORLD_OPTS_INIT { 1, 3, 0, 0, 0 }
+#define FEEDS_WORLD_OPTS_INIT { 1, 3, 0, 0, 0, 0 }
 
 /*
  * Creates the world in `dir` (created if missing; must not already hold one).

@@ -25,6 +25,20 @@ check "the config never merges mm-unstable, watches it, names the remotes beside
 	       ! sed -n '/^trees:/,/^[a-z]/p' '$W/nextbot.yaml' | grep -q 'name: mm-unstable' &&
 	       sed -n '/^watch:/,/^[a-z]/p' '$W/nextbot.yaml' | grep -q 'name: mm-unstable' &&
 	       '$NEXTBOT' -q -c '$W/nextbot.yaml' check-config >/dev/null"
+# the compiler cache: on where check-config accepts it (bwrap is installed), --no-cache off
+if command -v bwrap >/dev/null 2>&1 || [ -x /usr/bin/bwrap ]; then
+	check "bwrap is here: the config turns the compiler cache on" \
+		grep -qx 'runner: {cache: {kind: ccache}}' "$W/nextbot.yaml"
+else
+	check "no bwrap here: the config leaves the compiler cache off" \
+		sh -c "! grep -q '^runner:' '$W/nextbot.yaml'"
+fi
+expect_exit 0 "sim init --no-cache" "$NEXTBOT" -q sim init "$TMP/w0" --seed 1 --no-cache
+check "--no-cache: no runner key, check-config accepts the config, the same world" \
+	sh -c "! grep -q '^runner:' '$TMP/w0/nextbot.yaml' &&
+	       '$NEXTBOT' -q -c '$TMP/w0/nextbot.yaml' check-config >/dev/null &&
+	       test \"\$(git ls-remote '$TMP/w0/remotes/mm.git')\" = \"\$(git ls-remote '$W/remotes/mm.git')\""
+expect_exit 2 "sim advance refuses --no-cache" "$NEXTBOT" -q sim advance "$W" --no-cache
 
 git_q init -q "$C"
 for r in mainline mm net-next vfs sched; do
@@ -108,7 +122,7 @@ for day in 1 2 3 4 5 6 7 8 9 10; do
 			fails=0
 			for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
 				for t in "$C"/tests/test_*_chunks*; do
-					case $t in *.c) continue ;; esac
+					case $t in *.c | *.o) continue ;; esac
 					"$t" >/dev/null 2>&1 || { fails=$((fails + 1)); break; }
 				done
 			done

@@ -56,18 +56,23 @@ season() {
 	TMP=$TMP/seed-$seed   # expect_exit's files are the seed's own
 	mkdir -p "$TMP"
 	W=$TMP/world
-	expect_exit 0 "seed $seed: sim init" "$NEXTBOT" sim init "$W" --seed "$seed"
+	expect_exit 0 "seed $seed: sim init" "$NEXTBOT" sim init "$W" --seed "$seed" \
+		${NO_CACHE:+--no-cache}
 	cfg=$W/nextbot.yaml
 	# reminders every night a breakage still shows
 	sed -i 's/^notify:$/&\n  remind_days: 1/' "$cfg"
 	grep -q '^  remind_days: 1$' "$cfg" || not_ok "seed $seed: remind_days set"
-	# every probe of a search builds a clean tree: with the compiler cache where
-	# this nextbot has one (runner.cache), a clean build costs little more than
-	# preprocessing; without it the season takes several times as long
-	if [ -z "${NO_CACHE:-}" ]; then
-		printf 'runner: {cache: {kind: ccache}}\n' >>"$cfg"
-		"$NEXTBOT" -q -c "$cfg" check-config >/dev/null 2>&1 || sed -i '$d' "$cfg"
+	# every probe of a search builds a clean tree: with the compiler cache, which sim
+	# init turns on where this nextbot has it (bwrap), a clean build costs little more
+	# than preprocessing; without it the season takes several times as long
+	if [ -z "${NO_CACHE:-}" ] && { command -v bwrap >/dev/null 2>&1 || [ -x /usr/bin/bwrap ]; }; then
+		grep -qx 'runner: {cache: {kind: ccache}}' "$cfg" ||
+			not_ok "seed $seed: sim init turned the compiler cache on"
+	else
+		grep -q '^runner:' "$cfg" && not_ok "seed $seed: sim init left the compiler cache off"
 	fi
+	"$NEXTBOT" -q -c "$cfg" check-config >/dev/null 2>&1 ||
+		not_ok "seed $seed: check-config accepts the world's config"
 	if grep -q '^runner: {cache' "$cfg"; then
 		echo "# seed $seed: with the compiler cache"
 	else

@@ -48,7 +48,9 @@ EOF
 export NEXTBOT TMP W NIGHTS PYTHON
 replay() { cat "$TMP/$1.out"; cat "$TMP/$1.err" >&2; return "$(cat "$TMP/$1.rc")"; }
 
-expect_exit 0 "sim init --seed $SEED" "$NEXTBOT" sim init "$W" --seed "$SEED" --trees 1 --files 20
+# no compiler cache: the runner line is each run's own, and the cache needs the sandbox
+expect_exit 0 "sim init --seed $SEED" "$NEXTBOT" sim init "$W" --seed "$SEED" --trees 1 --files 20 \
+	--no-cache
 for label in bwrap none; do
 	cp -a "$W" "$TMP/w-$label"
 	printf 'runner: {sandbox: %s}\n' "$label" >>"$TMP/w-$label/nextbot.yaml"

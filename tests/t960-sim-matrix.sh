@@ -13,8 +13,10 @@ W=$TMP/world
 expect_exit 0 "sim init --matrix" "$NEXTBOT" -q sim init "$W" --seed 8 --trees 1 --matrix
 check "the world's config has a three-cell matrix" sh -c "
 	'$NEXTBOT' -c '$W/nextbot.yaml' check-config | grep -q '^cells: 3,'"
-sed -e 's/^workdir: state$/workdir: state-j8/' "$W/nextbot.yaml" >"$W/j8.yaml"
-printf 'runner: {max_jobs: 8}\n' >>"$W/j8.yaml"
+# max_jobs joins the runner line sim init writes where the compiler cache runs here
+sed -e 's/^workdir: state$/workdir: state-j8/' -e 's/^runner: {/runner: {max_jobs: 8, /' \
+	"$W/nextbot.yaml" >"$W/j8.yaml"
+grep -q '^runner:' "$W/j8.yaml" || printf 'runner: {max_jobs: 8}\n' >>"$W/j8.yaml"
 check "the j8 config is the same world with max_jobs 8" sh -c "
 	'$NEXTBOT' -c '$W/j8.yaml' check-config | grep -q 'up to 8 at once'"
 

@@ -27,6 +27,7 @@ struct cli_command {
 static const struct cli_command commands[] = {
 	{ "sim", cmd_sim,
 	  "sim init DIR [--seed N] [--trees N] [--files N] [--matrix] [--history N]\n"
+	  "         [--no-cache]\n"
 	  "sim advance DIR [--days N]",
 	  "create or advance a simulated world of branch feeds",
 	  "  init DIR      create bare repos in DIR/remotes/, a ready DIR/nextbot.yaml and\n"
@@ -39,6 +40,8 @@ static const struct cli_command commands[] = {
 	  "                linear chain; 200000 take seconds); default 0: none\n"
 	  "  --matrix      configurations: make ARCH=x86_64|arm64|riscv, a build matrix in\n"
 	  "                the config, defects that break only some cells\n"
+	  "  --no-cache    leave the compiler cache off (on where bwrap is installed:\n"
+	  "                runner: {cache: {kind: ccache}} in the config)\n"
 	  "  advance DIR   play the feeds forward\n"
 	  "  --days N      how many days (default 1)\n" },
 	{ "run", cmd_run, "run [--date YYYY-MM-DD] [--no-notify]",

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "bot/cli/cli_int.h"
+#include "bot/config/config.h"
 #include "feeds/world.h"
 #include "merge/repo/repo.h"
 #include "util/error.h"
@@ -14,7 +15,7 @@
 
 static const char usage[] = "usage: nextbot sim init DIR [--seed N] [--trees N] [--files N] "
 			    "[--matrix]\n"
-			    "                      [--history N]\n"
+			    "                      [--history N] [--no-cache]\n"
 			    "       nextbot sim advance DIR [--days N]\n";
 
 /* "--name N" or "--name=N" at argv[*i]; 1 if it matched (and *i moved), -1 if bad. */
@@ -38,7 +39,7 @@ static int opt_long(const char *name, long *out, int argc, char **argv, int *i)
 struct sim_args {
 	const char *dir;
 	long seed, trees, files, history, days;
-	int matrix;
+	int matrix, no_cache;
 };
 
 static int parse_sim_args(struct sim_args *a, int argc, char **argv, int init)
@@ -48,6 +49,8 @@ static int parse_sim_args(struct sim_args *a, int argc, char **argv, int init)
 	for (i = 2; i < argc; i++) {
 		if (init && !strcmp(argv[i], "--matrix")) {
 			a->matrix = 1;
+		} else if (init && !strcmp(argv[i], "--no-cache")) {
+			a->no_cache = 1;
 		} else if (init && ((r = opt_long("--seed", &a->seed, argc, argv, &i)) ||
 			     (r = opt_long("--trees", &a->trees, argc, argv, &i)) ||
 			     (r = opt_long("--files", &a->files, argc, argv, &i)) ||
@@ -64,6 +67,19 @@ static int parse_sim_args(struct sim_args *a, int argc, char **argv, int init)
 		}
 	}
 	return a->dir ? 0 : -1;
+}
+
+/*
+ * Whether check-config accepts runner.cache in a world's config here: the world names
+ * no runner (kind local, sandbox bwrap where installed), so it takes bwrap.
+ */
+static int sim_cache_runs_here(void)
+{
+	char *bwrap = config_find_bwrap();
+	int found = bwrap != NULL;
+
+	free(bwrap);
+	return found;
 }
 
 int cmd_sim(const struct cli_ctx *ctx, int argc, char **argv)
@@ -93,6 +109,7 @@ int cmd_sim(const struct cli_ctx *ctx, int argc, char **argv)
 		opts.files = (int)a.files;
 		opts.matrix = a.matrix;
 		opts.history = a.history > INT_MAX ? -1 : (int)a.history; /* refused there */
+		opts.cache = !a.no_cache && sim_cache_runs_here();
 		error = feeds_world_init(a.dir, &opts);
 	} else {
 		error = feeds_world_advance(a.dir, (int)a.days);

@@ -818,8 +818,7 @@ static int check_runner_user(struct loader *ld, const struct ynode *n)
 	return 0;
 }
 
-/* bwrap on PATH (or /usr/bin): its absolute path, or NULL. */
-static char *find_bwrap(void)
+char *config_find_bwrap(void)
 {
 	const char *path = getenv("PATH");
 	struct strbuf dir = STRBUF_INIT;
@@ -855,7 +854,7 @@ static int load_runner(struct loader *ld, const struct ynode *root)
 	int kind = 0, sandbox = -1, ret = 0;
 	size_t old;
 
-	cfg->runner.bwrap = find_bwrap();
+	cfg->runner.bwrap = config_find_bwrap();
 	if (n && ynode_is_null(n))
 		n = NULL;
 	if (n && (ret = yread_map_check(&ld->r, n, "runner", keys)) < 0)

@@ -268,6 +268,11 @@ struct config {
  */
 int config_load(struct config **out, const char *path);
 /*
+ * bwrap on PATH (or /usr/bin): its absolute path (caller frees), or NULL.  Where it is
+ * NULL the sandbox defaults to none, and runner.cache is refused.
+ */
+char *config_find_bwrap(void);
+/*
  * The same, and on failure every error of the file appended to `errors` (may be
  * NULL), in the order found: every section and every list item is read whatever
  * went wrong before it (a YAML syntax error stops the reading: it is the only one).
