@@ -16,6 +16,8 @@ struct cc_stats {
 	long compiled;   /* compiled in the service's box and stored */
 	long failed;     /* the compile failed there: the shim compiled itself */
 	long refused;    /* not a request the cache takes (the shim compiled itself) */
+	long direct_hits;   /* hits asked for by a manifest: no compiler ran anywhere */
+	long direct_misses; /* direct requests no manifest answered (the shim preprocessed) */
 	long long bytes; /* the store's size at the end */
 };
 

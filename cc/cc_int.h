@@ -70,9 +70,77 @@ const char *cc_pp_option(const char *real);
 /* Whether a compile's preprocessed text names the time it is compiled at. */
 int cc_text_timed(const char *text, size_t len);
 
+/* ---- direct mode (cc/direct.c) ---- */
+
+/*
+ * Calls fn(data, name) for each file name the linemarkers of a preprocessed text
+ * give (`# 12 "inc/x.h" 1`), in order, escapes undone; -1 when a marker is
+ * malformed or fn returns < 0, else 0.
+ */
+int cc_text_names(const char *t, size_t len, int (*fn)(void *data, const char *name),
+		  void *data);
+
+/*
+ * The folders a compiler run with -v searches for `#include "…"` only, for both,
+ * and those it ignored as absent, from its messages `v`: only the part before the
+ * first "End of search list." line, which it prints before reading any source.
+ * 0, or -1 when there is no search list.
+ */
+struct cc_search {
+	struct strvec quote, bracket, ignored;
+};
+#define CC_SEARCH_INIT { .quote = STRVEC_INIT, .bracket = STRVEC_INIT, .ignored = STRVEC_INIT }
+int cc_search_dirs(struct cc_search *out, const char *v);
+void cc_search_release(struct cc_search *s);
+
+/*
+ * The names a file's #include, #include_next and #import directives give, to fn
+ * with their kind, wherever they are (in `#if 0` too: more names only ask more).
+ * -1 when the file has one it cannot read for sure (a computed include, a line
+ * marker or #line, which would make the text's markers lie about who includes
+ * whom, a raw string, a comment a directive does not end), or fn says -1.
+ */
+#define CC_INCLUDE_QUOTE 1
+#define CC_INCLUDE_NEXT 2
+int cc_include_names(const char *bytes, size_t n, int (*fn)(void *data, int kind, const char *name),
+		     void *data);
+
+/*
+ * A manifest, which only the service writes, when it compiled itself: the key of
+ * the object (K), the text's hash (T), every file the text came from, as its
+ * linemarkers name them, with its hash (F), in order, and every path that must
+ * not exist for the compiler to find those same files again (C): for each include
+ * directive of those files, the places searched before the one it found (none of
+ * which existed then), and in the folders it ignored as absent.  The store holds
+ * several for one direct key, one after another.
+ */
+struct cc_manifest {
+	char key[SHA256_HEXSZ + 1], text[SHA256_HEXSZ + 1];
+	struct strvec absent, paths, hashes;
+};
+#define CC_MANIFEST_INIT { .absent = STRVEC_INIT, .paths = STRVEC_INIT, .hashes = STRVEC_INIT }
+#define CC_MANIFESTS_MAX 4
+/* Reads the manifest at `s` into `m` (empty); returns where the next one starts. */
+const char *cc_manifest_parse(struct cc_manifest *m, const char *s);
+void cc_manifest_release(struct cc_manifest *m);
+/*
+ * Whether `m` holds here (paths from the working directory): every file it lists
+ * has its hash, and nothing is at its C paths (stat fails with ENOENT or ENOTDIR).
+ * 1, or 0 with *why.
+ */
+int cc_manifest_usable(const struct cc_manifest *m, const char **why);
+
+/* `p` made absolute from `cwd` and plain: "." and ".." folded (caller frees). */
+char *cc_path_absolute(const char *cwd, const char *p);
+/* The folder of a path as a linemarker names it: "" for a bare name; NULL for "/x". */
+char *cc_dir_of(const char *p);
+/* dir/name, or name below the empty folder (the working directory). */
+char *cc_path_join(const char *dir, const char *name);
+
 /* ---- the wire between shim and service (cc/proto.c) ---- */
 
 #define CC_MAGIC "NBCC2"        /* first bytes of a request, with its NUL */
+#define CC_MAGIC_DIRECT "NBCD1" /* a direct request: its H is the source's SHA-256, no F */
 #define CC_MAX_TEXT ((uint64_t)64 << 20)   /* preprocessed text */
 #define CC_MAX_FILES_BYTES ((uint64_t)64 << 20) /* the files a miss sends, together */
 #define CC_MAX_OBJECT ((uint64_t)512 << 20)
@@ -103,6 +171,8 @@ enum cc_reply {
 	CC_R_NEED = 'N',     /* a miss: send the F files' bytes, each as u64 length + bytes */
 	CC_R_OBJECT = 'O',   /* u8 hit, u32 stderr length, stderr, u64 object length, object */
 	CC_R_FALLBACK = 'X', /* u32 length, reason: compile it yourself, uncached */
+	CC_R_MANIFESTS = 'M', /* to a direct request: u32 length, the manifests; one
+				 request of either kind may follow on the connection */
 };
 
 struct cc_file {
@@ -116,6 +186,7 @@ struct cc_request {
 	struct strvec args, env;
 	struct cc_file *files;
 	size_t files_nr, files_alloc;
+	int direct;             /* CC_MAGIC_DIRECT: `text` is the source's hash */
 };
 #define CC_REQUEST_INIT { .args = STRVEC_INIT, .env = STRVEC_INIT }
 void cc_request_release(struct cc_request *r);

@@ -90,6 +90,7 @@ void cc_request_release(struct cc_request *r)
 	r->files_nr = r->files_alloc = 0;
 	r->compiler = r->cwd = NULL;
 	r->text[0] = 0;
+	r->direct = 0;
 }
 
 void cc_request_add_file(struct cc_request *r, const char hash[SHA256_HEXSZ + 1],
@@ -159,7 +160,7 @@ int cc_request_write(int fd, const struct cc_request *r)
 	size_t i;
 	int ret;
 
-	strbuf_add(&h, CC_MAGIC, MAGIC_LEN);
+	strbuf_add(&h, r->direct ? CC_MAGIC_DIRECT : CC_MAGIC, MAGIC_LEN);
 	strbuf_add(&h, "\0\0\0\0", 4);
 	field(&h, CC_F_COMPILER, r->compiler);
 	field(&h, CC_F_CWD, r->cwd);
@@ -290,7 +291,8 @@ int cc_request_read(struct cc_request *out, int fd, const char **why)
 	*why = "the request ended early";
 	if (cc_read_full(fd, head, sizeof(head)) < 0)
 		goto done;
-	if (memcmp(head, CC_MAGIC, MAGIC_LEN)) {
+	out->direct = !memcmp(head, CC_MAGIC_DIRECT, MAGIC_LEN);
+	if (!out->direct && memcmp(head, CC_MAGIC, MAGIC_LEN)) {
 		*why = "not a request of this version";
 		goto done;
 	}
@@ -302,6 +304,10 @@ int cc_request_read(struct cc_request *out, int fd, const char **why)
 	h = xmalloc(len + 1);
 	if (cc_read_full(fd, h, len) < 0 || parse_fields(out, h, h + len, why) < 0)
 		goto done;
+	if (out->direct && out->files_nr) {
+		*why = "a direct request names no files";
+		goto done;
+	}
 	ret = 0;
 done:
 	free(h);

@@ -42,10 +42,20 @@
  * key; it cannot choose the bytes stored for it.  A compile that fails there is
  * neither stored nor answered with: the shim compiles itself, so a failure always
  * comes from the box that asked.
+ *
+ * Direct mode keeps that: a manifest (which files, with which hashes, and which
+ * folders searched, make which key) is written here only, from a compile of the
+ * service's own whose text was the key's, under a direct key of what the shim knows
+ * before preprocessing (the key's parts but the text and files, and the source's
+ * hash).  No request writes one.  A shim that finds one holding in its box (every
+ * file the same, nothing new that the compiler would find first: cc/direct.c)
+ * sends the request the manifest names without preprocessing; what it gets is still
+ * the entry of that key, and a miss is compiled and checked as any other.
  */
 
 #define MAX_CONNECTIONS 64
 #define CHECK_NAME "nextbot-cc-check.i"
+#define SEARCH_NAME "nextbot-cc-check.v" /* the check's -v messages: the folders searched */
 #define OUT_NAME "nextbot-cc-out.o"
 
 /* A compile under way: others asking for the same key wait for it. */
@@ -74,6 +84,7 @@ struct server {
 	pthread_cond_t changed; /* a flight landed, a connection ended */
 	struct flight *flights;
 	struct identity *ids;
+	pthread_mutex_t manifests; /* a direct key's manifests are read, merged, written */
 	int active;
 	struct cc_stats stats;
 };
@@ -82,6 +93,8 @@ struct conn {
 	struct server *srv;
 	int fd;
 	time_t alive;           /* last keepalive sent */
+	int direct;             /* a direct request was answered: one more may follow */
+	struct strvec keys;     /* the keys of the manifests it was sent */
 };
 
 static volatile sig_atomic_t *stopping;
@@ -361,6 +374,71 @@ static void make_key(char out[SHA256_HEXSZ + 1], const struct cc_request *r, con
 	sha256_hex(out, d);
 }
 
+/* The direct key: the key's parts but the text and the files, and the source's hash. */
+static void make_direct_key(char out[SHA256_HEXSZ + 1], const struct cc_request *r,
+			    const char *id, const char *source_hash)
+{
+	struct sha256 h;
+	unsigned char d[SHA256_LEN];
+	size_t i;
+
+	sha256_init(&h);
+	sha256_update(&h, "nextbot-cc direct 1", 20);
+	sha256_update(&h, id, SHA256_HEXSZ + 1);
+	sha256_update(&h, r->cwd, strlen(r->cwd) + 1);
+	for (i = 0; i < r->args.nr; i++)
+		sha256_update(&h, r->args.v[i], strlen(r->args.v[i]) + 1);
+	sha256_update(&h, "\n", 1);
+	for (i = 0; i < r->env.nr; i++)
+		sha256_update(&h, r->env.v[i], strlen(r->env.v[i]) + 1);
+	sha256_update(&h, "\n", 1);
+	sha256_update(&h, source_hash, SHA256_HEXSZ + 1);
+	sha256_final(d, &h);
+	sha256_hex(out, d);
+}
+
+/* The manifests stored for direct key `dkey` into `out` (nothing when none). */
+static void read_manifests(struct strbuf *out, struct server *s, const char *dkey)
+{
+	uint32_t len;
+	uint64_t obj_len;
+	int fd;
+
+	if (!cc_store_get(s->store, dkey, &fd, &len, &obj_len))
+		return;
+	strbuf_grow(out, len);
+	if (cc_read_full(fd, out->buf, len) == 0)
+		strbuf_addlen(out, len);
+	close(fd);
+}
+
+/* A direct request: the manifests of its direct key (perhaps none). */
+static void answer_direct(struct conn *c, const struct cc_request *req, const char *id)
+{
+	struct strbuf m = STRBUF_INIT;
+	unsigned char head[5];
+	const char *at;
+	char dkey[SHA256_HEXSZ + 1];
+
+	make_direct_key(dkey, req, id, req->text);
+	pthread_mutex_lock(&c->srv->manifests);
+	read_manifests(&m, c->srv, dkey);
+	pthread_mutex_unlock(&c->srv->manifests);
+	for (at = m.buf; *at;) {
+		struct cc_manifest one = CC_MANIFEST_INIT;
+
+		at = cc_manifest_parse(&one, at);
+		if (one.key[0])
+			strvec_push(&c->keys, one.key);
+		cc_manifest_release(&one);
+	}
+	head[0] = CC_R_MANIFESTS;
+	cc_put_u32(head + 1, (uint32_t)m.len);
+	if (cc_write_full(c->fd, head, 5) == 0 && cc_write_full(c->fd, m.buf, m.len) == 0)
+		c->direct = 1;
+	strbuf_release(&m);
+}
+
 static int answer_hit(struct conn *c, const char key[SHA256_HEXSZ + 1])
 {
 	uint32_t err_len;
@@ -469,6 +547,47 @@ done:
 	return ret;
 }
 
+/*
+ * The folders the options name for the search (-I, -iquote, -isystem, -idirafter)
+ * in the box's own places, made empty: the compiler then lists them where they
+ * are in its search (its -v), rather than as ignored, wherever they would be.
+ */
+static void make_search_dirs(struct conn *c, struct serve_job *j, const struct cc_request *req)
+{
+	static const char *const opts[] = { "-I", "-iquote", "-isystem", "-idirafter", NULL };
+	const struct server *s = c->srv;
+	size_t i, o;
+
+	for (i = 0; i < req->args.nr; i++)
+		for (o = 0; opts[o]; o++) {
+			const char *a = req->args.v[i], *dir = NULL;
+			char *abs;
+			size_t k;
+			int pfd, dfd;
+
+			if (!strcmp(a, opts[o]) && i + 1 < req->args.nr)
+				dir = req->args.v[i + 1];
+			else if (str_starts_with(a, opts[o]) && a[strlen(opts[o])])
+				dir = a + strlen(opts[o]);
+			if (!dir || !*dir)
+				continue;
+			abs = cc_path_absolute(req->cwd, dir);
+			if (cc_path_plain(abs) && cc_path_private(abs, &s->private, &s->shown)) {
+				k = place_of(s, abs);
+				if ((pfd = place_dir(s, j, k)) >= 0) {
+					const char *rel = abs + strlen(s->private.v[k]);
+
+					dfd = *rel ? mkdirs_at(s, pfd, rel) : -1;
+					if (dfd >= 0)
+						close(dfd);
+					close(pfd);
+				}
+			}
+			free(abs);
+			break;
+		}
+}
+
 /* Asks for the files, lays them out at their places, makes the working directory. */
 static int make_job(struct conn *c, struct serve_job *j, const struct cc_request *req,
 		    const char **why)
@@ -486,6 +605,7 @@ static int make_job(struct conn *c, struct serve_job *j, const struct cc_request
 		if (receive_file(c, j, &req->files[i], &total) < 0)
 			return -1;
 	*why = "the service has no room for the compile";
+	make_search_dirs(c, j, req);
 	k = place_of(s, req->cwd);
 	if ((pfd = place_dir(s, j, k)) < 0)
 		return -1;
@@ -534,7 +654,7 @@ static struct runcmd_bind *job_binds(const struct server *s, const struct serve_
  */
 static const char compile_script[] =
 	"pp=$1; shift\n"
-	"\"$0\" \"$@\" -E \"$pp\" -o " CHECK_NAME " 2>/dev/null || exit 97\n"
+	"\"$0\" \"$@\" -E \"$pp\" -v -o " CHECK_NAME " 2>" SEARCH_NAME " || exit 97\n"
 	"exec \"$0\" \"$@\" -c -o " OUT_NAME "\n";
 
 static int compile_in_box(struct runcmd_result *r, struct conn *c, const struct cc_request *req,
@@ -606,6 +726,321 @@ static int same_text(const struct serve_job *j, const char *text)
 	return same;
 }
 
+/* ---- manifests: written here only, from a compile of the service's own ---- */
+
+struct record {
+	const struct server *s;
+	const struct serve_job *j;
+	const struct cc_request *req;
+	struct strbuf files;    /* "F <hash> <name>" lines */
+	struct strvec seen, hashes;
+	struct strvec incs;     /* "<kind><folder of the includer>\t<name>": every directive */
+	const char *dir;        /* the folder of the file being read */
+	char source[SHA256_HEXSZ + 1]; /* the first marker's: the main file's */
+	int n;
+};
+
+/* Whether `hay` holds `needle` (the bytes may hold NULs). */
+static int holds(const char *hay, size_t len, const char *needle)
+{
+	size_t n = strlen(needle), i;
+
+	for (i = 0; i + n <= len; i++)
+		if (hay[i] == needle[0] && !memcmp(hay + i, needle, n))
+			return 1;
+	return 0;
+}
+
+static int printable(const char *c)
+{
+	for (; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			return 0;
+	return 1;
+}
+
+static int record_include(void *data, int kind, const char *name)
+{
+	struct record *rc = data;
+
+	if (!printable(name))
+		return -1;
+	strvec_pushf(&rc->incs, "%c%s\t%s", '0' + kind, rc->dir, name);
+	return 0;
+}
+
+/* Where the service's compile saw `name` (from its working directory), outside its box. */
+static char *seen_at(const struct record *rc, const char *name)
+{
+	const struct server *s = rc->s;
+	char *abs = cc_path_absolute(rc->req->cwd, name), *at;
+
+	if (cc_path_private(abs, &s->private, &s->shown)) {
+		size_t k = place_of(s, abs);
+
+		at = xstrfmt("%s/m%zu%s", rc->j->dir, k, abs + strlen(s->private.v[k]));
+		free(abs);
+		return at;
+	}
+	return abs;
+}
+
+/*
+ * One file the service's text came from: hashed where the compile read it (a file
+ * of the box's own from the job, laid out and checked; else the system's), and
+ * read: its include directives, for what must not be found before them.  A probe
+ * for a file's existence (__has_include) is not something a manifest can answer
+ * for; two files with the same bytes (#pragma once compares them by their times)
+ * neither.
+ */
+static int record_file(void *data, const char *name)
+{
+	struct record *rc = data;
+	struct strbuf bytes = STRBUF_INIT;
+	char *at, *dir, hex[SHA256_HEXSZ + 1];
+	unsigned char d[SHA256_LEN];
+	struct sha256 h;
+	int fd, ret = -1;
+
+	if (rc->n++ == 0 && name[0] == '<')
+		return -1;
+	if (!name[0] || name[0] == '<' || str_ends_with(name, "//") ||
+	    strvec_contains(&rc->seen, name))
+		return 0;
+	if (!printable(name) || !(dir = cc_dir_of(name)))
+		return -1;
+	at = seen_at(rc, name);
+	/* a file laid out in the job is ours (no link); the system's may be a link */
+	fd = open(at, O_RDONLY | O_NONBLOCK | O_CLOEXEC |
+			      (str_starts_with(at, rc->j->dir) ? O_NOFOLLOW : 0));
+	if (fd < 0)
+		goto done;
+	for (;;) {
+		ssize_t n;
+
+		strbuf_grow(&bytes, 65536);
+		n = read(fd, bytes.buf + bytes.len, 65536);
+		if (n <= 0 || bytes.len + (size_t)n > CC_MAX_FILES_BYTES)
+			break;
+		strbuf_addlen(&bytes, (size_t)n);
+	}
+	close(fd);
+	rc->dir = dir;
+	if (holds(bytes.buf, bytes.len, "__has_include") ||
+	    cc_include_names(bytes.buf, bytes.len, record_include, rc) < 0)
+		goto done;
+	sha256_init(&h);
+	sha256_update(&h, bytes.buf, bytes.len);
+	sha256_final(d, &h);
+	sha256_hex(hex, d);
+	if (strvec_contains(&rc->hashes, hex))
+		goto done;
+	if (rc->n == 1)
+		memcpy(rc->source, hex, sizeof(hex));
+	strvec_push(&rc->hashes, hex);
+	strvec_push(&rc->seen, name);
+	strbuf_addf(&rc->files, "F %s %s\n", hex, name);
+	ret = 0;
+done:
+	strbuf_release(&bytes);
+	free(at);
+	free(dir);
+	return ret;
+}
+
+/* Whether anything was at `name` for the service's compile. */
+static int was_there(const struct record *rc, const char *name)
+{
+	char *at = seen_at(rc, name);
+	struct stat st;
+	int there = !stat(at, &st) || (errno != ENOENT && errno != ENOTDIR);
+
+	free(at);
+	return there;
+}
+
+/*
+ * What must stay absent for one directive (kind, the includer's folder, its name)
+ * to find the same file: the places searched before the file it found (the first
+ * listed; for #include_next, up to the last listed, wherever its search began),
+ * none of which may have existed then (else the manifest cannot say which file it
+ * found: -1), and its name in every folder ignored as absent.  A directive none of
+ * whose places was there was not run (it would have failed the compile).
+ */
+static int absent_for(struct strvec *absent, const struct record *rc, const struct cc_search *sd,
+		      const char *inc)
+{
+	int kind = inc[0] - '0';
+	const char *tab = strchr(inc, '\t'), *name = tab + 1;
+	char *incdir = xstrndup(inc + 1, (size_t)(tab - inc - 1));
+	struct strvec chain = STRVEC_INIT, before = STRVEC_INIT;
+	size_t i, last = 0;
+	int found = 0, ret = 0;
+
+	if (name[0] == '/')
+		goto done;      /* an absolute name is searched nowhere */
+	if (kind & CC_INCLUDE_QUOTE) {
+		strvec_push(&chain, incdir);
+		for (i = 0; i < sd->quote.nr; i++)
+			strvec_push(&chain, sd->quote.v[i]);
+	}
+	for (i = 0; i < sd->bracket.nr; i++)
+		strvec_push(&chain, sd->bracket.v[i]);
+	for (i = 0; i < chain.nr; i++) {
+		char *cand = cc_path_join(chain.v[i], name);
+
+		if (strvec_contains(&rc->seen, cand)) {
+			found = 1;
+			last = before.nr;
+			free(cand);
+			if (!(kind & CC_INCLUDE_NEXT))
+				break;
+			continue;
+		}
+		strvec_push_nodup(&before, cand);
+	}
+	if (!found)
+		goto done;
+	for (i = 0; i < last && !ret; i++)
+		if (was_there(rc, before.v[i]))
+			ret = -1;
+		else
+			strvec_push(absent, before.v[i]);
+	for (i = 0; i < sd->ignored.nr; i++) {
+		char *cand = cc_path_join(sd->ignored.v[i], name);
+
+		if (!strvec_contains(&rc->seen, cand))
+			strvec_push(absent, cand);
+		free(cand);
+	}
+done:
+	/*
+	 * Not found: the first place that was there is what the directive would have
+	 * read, had it run (it was not, or its file would be listed) unless #pragma
+	 * once or #import skipped that file as one already read by another name.
+	 */
+	for (i = 0; !found && i < before.nr; i++)
+		if (was_there(rc, before.v[i])) {
+			char *at = seen_at(rc, before.v[i]), hex[SHA256_HEXSZ + 1];
+			int fd = open(at, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+			if (fd < 0 || sha256_fd_hex(hex, fd) < 0 ||
+			    strvec_contains(&rc->hashes, hex))
+				ret = -1;
+			if (fd >= 0)
+				close(fd);
+			free(at);
+			break;
+		}
+	strvec_clear(&chain);
+	strvec_clear(&before);
+	free(incdir);
+	return ret;
+}
+
+/* The text the service's check wrote, into `out`; 0 or -1. */
+static int job_bytes(struct strbuf *out, const struct serve_job *j, const char *name)
+{
+	struct stat st;
+	int fd = job_file(j, name, &st), ok;
+
+	if (fd < 0)
+		return -1;
+	ok = (uint64_t)st.st_size <= CC_MAX_TEXT;
+	if (ok) {
+		strbuf_grow(out, (size_t)st.st_size);
+		ok = cc_read_full(fd, out->buf, (size_t)st.st_size) == 0;
+		if (ok)
+			strbuf_addlen(out, (size_t)st.st_size);
+	}
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+/* Options a manifest cannot answer for: files included by name, a search made otherwise. */
+static int direct_args_ok(const struct cc_request *req)
+{
+	size_t i;
+
+	for (i = 0; i < req->args.nr; i++) {
+		const char *a = req->args.v[i];
+
+		if (!printable(a) || strstr(a, "__has_include") || !strcmp(a, "-I-") ||
+		    str_starts_with(a, "-include") || str_starts_with(a, "-imacros") ||
+		    str_starts_with(a, "--include") || str_starts_with(a, "--imacros"))
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * After a compile of the service's own (its text the key's): the manifest of it
+ * under its direct key, with those already there (the newest first, a few).
+ */
+static void record_manifest(struct server *s, const struct serve_job *j,
+			    const struct cc_request *req, const char *key, const char *id)
+{
+	struct record rc = { .s = s, .j = j, .req = req, .files = STRBUF_INIT,
+			     .seen = STRVEC_INIT, .hashes = STRVEC_INIT, .incs = STRVEC_INIT };
+	struct strbuf text = STRBUF_INIT, v = STRBUF_INIT, m = STRBUF_INIT, old = STRBUF_INIT;
+	struct cc_search sd = CC_SEARCH_INIT;
+	struct strvec absent = STRVEC_INIT;
+	char dkey[SHA256_HEXSZ + 1];
+	const char *at;
+	size_t i;
+	int kept = 1, fd;
+
+	if (!direct_args_ok(req) || job_bytes(&text, j, CHECK_NAME) < 0 ||
+	    job_bytes(&v, j, SEARCH_NAME) < 0 || cc_text_timed(text.buf, text.len) ||
+	    cc_search_dirs(&sd, v.buf) < 0 ||
+	    cc_text_names(text.buf, text.len, record_file, &rc) < 0 || !rc.source[0])
+		goto done;
+	/* the compiler's own first include, from the command line's place */
+	strvec_pushf(&rc.incs, "0\tstdc-predef.h");
+	for (i = 0; i < rc.incs.nr; i++)
+		if (absent_for(&absent, &rc, &sd, rc.incs.v[i]) < 0)
+			goto done;
+	strbuf_addf(&m, "K %s\nT %s\n", key, req->text);
+	strbuf_addbuf(&m, &rc.files);
+	for (i = 0; i < absent.nr; i++)
+		if (!strvec_contains(&rc.seen, absent.v[i])) {
+			strbuf_addf(&m, "C %s\n", absent.v[i]);
+			strvec_push(&rc.seen, absent.v[i]); /* once */
+		}
+	make_direct_key(dkey, req, id, rc.source);
+	pthread_mutex_lock(&s->manifests);
+	read_manifests(&old, s, dkey);
+	for (at = old.buf; *at && kept < CC_MANIFESTS_MAX;) {
+		struct cc_manifest one = CC_MANIFEST_INIT;
+		const char *next = cc_manifest_parse(&one, at);
+
+		if (one.key[0] && strcmp(one.key, key)) {
+			strbuf_add(&m, at, (size_t)(next - at));
+			kept++;
+		}
+		cc_manifest_release(&one);
+		at = next;
+	}
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (m.len <= CC_MAX_STDERR && fd >= 0 &&
+	    cc_store_put(s->store, dkey, m.buf, (uint32_t)m.len, fd, 0) < 0)
+		log_warn("%s", nb_error_last());
+	if (fd >= 0)
+		close(fd);
+	pthread_mutex_unlock(&s->manifests);
+done:
+	strbuf_release(&text);
+	strbuf_release(&v);
+	strbuf_release(&m);
+	strbuf_release(&old);
+	strbuf_release(&rc.files);
+	strvec_clear(&rc.seen);
+	strvec_clear(&rc.hashes);
+	strvec_clear(&rc.incs);
+	strvec_clear(&absent);
+	cc_search_release(&sd);
+}
+
 static void fail(struct conn *c, long *counter, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static void fail(struct conn *c, long *counter, const char *fmt, ...)
@@ -623,7 +1058,7 @@ static void fail(struct conn *c, long *counter, const char *fmt, ...)
 
 /* A miss: compile, store, answer; a failure is neither stored nor answered with. */
 static void answer_miss(struct conn *c, const struct cc_request *req, const char *key,
-			struct serve_job *j, const char *real)
+			struct serve_job *j, const char *real, const char *id)
 {
 	struct runcmd_result r = RUNCMD_RESULT_INIT;
 	struct stat st;
@@ -652,6 +1087,8 @@ static void answer_miss(struct conn *c, const struct cc_request *req, const char
 	if (cc_store_put(c->srv->store, key, r.output.buf, (uint32_t)r.output.len, obj,
 			 (uint64_t)st.st_size) < 0)
 		log_warn("%s", nb_error_last());
+	else
+		record_manifest(c->srv, j, req, key, id);
 	count(c->srv, &c->srv->stats.compiled);
 	if (lseek(obj, 0, SEEK_SET) == 0)
 		reply_object(c, 0, r.output.buf, (uint32_t)r.output.len, obj, (uint64_t)st.st_size);
@@ -756,7 +1193,8 @@ static void job_close(struct serve_job *j)
 	free(j->used);
 }
 
-static void serve_request(struct conn *c)
+/* One request; 1 when another may follow on the connection (after a direct one). */
+static int serve_request(struct conn *c)
 {
 	struct server *s = c->srv;
 	struct cc_request req = CC_REQUEST_INIT;
@@ -765,16 +1203,35 @@ static void serve_request(struct conn *c)
 	const char *why = NULL, *id = NULL;
 	struct flight mine;
 
-	count(s, &s->stats.requests);
-	if (cc_request_read(&req, c->fd, &why) < 0 ||
-	    check_request(&id, &real, s, &req, &why) < 0) {
+	int more = 0, bad, via;
+
+	bad = cc_request_read(&req, c->fd, &why) < 0;
+	if (bad && c->direct && !req.compiler)
+		goto done; /* the shim that asked directly went its own way */
+	/* a direct request is counted with the request that follows it */
+	if (bad || !req.direct)
+		count(s, &s->stats.requests);
+	if (bad || check_request(&id, &real, s, &req, &why) < 0) {
+		if (!bad && req.direct)
+			count(s, &s->stats.requests);
 		count(s, &s->stats.refused);
 		reply_fallback(c, why);
 		goto done;
 	}
-	make_key(key, &req, id);
-	if (answer_hit(c, key))
+	if (req.direct) {
+		more = !c->direct;
+		answer_direct(c, &req, id);
 		goto done;
+	}
+	make_key(key, &req, id);
+	via = c->direct && strvec_contains(&c->keys, key);
+	if (answer_hit(c, key)) {
+		if (c->direct)
+			count(s, via ? &s->stats.direct_hits : &s->stats.direct_misses);
+		goto done;
+	}
+	if (c->direct)
+		count(s, &s->stats.direct_misses);
 	if (wait_flight(c, key, &mine)) {
 		if (!answer_hit(c, key))
 			reply_fallback(c, "the same compile failed just now");
@@ -783,12 +1240,13 @@ static void serve_request(struct conn *c)
 	if (job_open(&j, s) < 0)
 		reply_fallback(c, "the service has no room for the compile");
 	else
-		answer_miss(c, &req, key, &j, real);
+		answer_miss(c, &req, key, &j, real, id);
 	land(s, &mine);
 done:
 	job_close(&j);
 	free(real);
 	cc_request_release(&req);
+	return more;
 }
 
 static void *conn_thread(void *arg)
@@ -799,8 +1257,11 @@ static void *conn_thread(void *arg)
 
 	setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	serve_request(c);
+	c->keys = (struct strvec)STRVEC_INIT;
+	while (serve_request(c))
+		;
 	close(c->fd);
+	strvec_clear(&c->keys);
 	free(c);
 	pthread_mutex_lock(&s->lock);
 	s->active--;
@@ -832,6 +1293,7 @@ static int server_init(struct server *s, const struct cc_serve_opts *o)
 		return nb_error_set(NB_EINVALID, "the compiler cache needs the bwrap sandbox");
 	s->private = s->shown = (struct strvec)STRVEC_INIT;
 	pthread_mutex_init(&s->lock, NULL);
+	pthread_mutex_init(&s->manifests, NULL);
 	pthread_cond_init(&s->changed, NULL);
 	cc_places(&s->private, &s->shown, o);
 	if (!geteuid() && o->user) {
@@ -863,6 +1325,7 @@ static void server_release(struct server *s)
 	strvec_clear(&s->private);
 	strvec_clear(&s->shown);
 	pthread_mutex_destroy(&s->lock);
+	pthread_mutex_destroy(&s->manifests);
 	pthread_cond_destroy(&s->changed);
 }
 

@@ -343,8 +343,9 @@ void cc_service_box(const struct cc_service *s, struct runcmd_box *box)
 
 static void parse_stats(struct cc_stats *st, const char *line)
 {
-	if (sscanf(line, "stats %ld %ld %ld %ld %ld %lld", &st->requests, &st->hits,
-		   &st->compiled, &st->failed, &st->refused, &st->bytes) != 6)
+	if (sscanf(line, "stats %ld %ld %ld %ld %ld %lld %ld %ld", &st->requests, &st->hits,
+		   &st->compiled, &st->failed, &st->refused, &st->bytes, &st->direct_hits,
+		   &st->direct_misses) != 8)
 		memset(st, 0, sizeof(*st));
 }
 

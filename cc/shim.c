@@ -33,6 +33,13 @@ static const char *const env_blockers[] = {
 	"GCC_EXTRA_DIAGNOSTIC_OUTPUT", NULL,
 };
 
+/*
+ * Environment that adds folders to the compiler's search (not in the manifests,
+ * which the service's compiles wrote without it): no direct mode.
+ */
+static const char *const env_search[] = { "CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH",
+					  "OBJC_INCLUDE_PATH", "OBJCPLUS_INCLUDE_PATH", NULL };
+
 /* The locale of the messages: sent with the request (and in its key). */
 static const char *const env_locale[] = { "LANG", "LC_ALL", "LC_MESSAGES", "LC_CTYPE", NULL };
 
@@ -97,16 +104,22 @@ static void find_real(struct shim *sh)
 	strbuf_release(&cand);
 }
 
-static int blocked_by_env(const char **why)
+static int blocked(const char *const *names)
 {
 	size_t i;
 
-	for (i = 0; env_blockers[i]; i++)
-		if (getenv(env_blockers[i])) {
-			*why = "the environment sets something the compiler reads";
+	for (i = 0; names[i]; i++)
+		if (getenv(names[i]))
 			return 1;
-		}
 	return 0;
+}
+
+static int blocked_by_env(const char **why)
+{
+	if (!blocked(env_blockers))
+		return 0;
+	*why = "the environment sets something the compiler reads";
+	return 1;
 }
 
 /* Reads all of `fd` into `out`, at most `cap` bytes; 1 if it all fit. */
@@ -222,53 +235,19 @@ static int preprocess(struct shim *sh, const char **why)
 	return 0;
 }
 
-/* `p` made absolute (from the working directory) and plain: "." and ".." folded. */
-static char *absolute(const struct shim *sh, const char *p)
-{
-	struct strbuf sb = STRBUF_INIT;
-	char *copy = xstrdup(p), *part, *save = NULL;
-
-	if (p[0] != '/')
-		strbuf_addstr(&sb, sh->cwd);
-	for (part = strtok_r(copy, "/", &save); part; part = strtok_r(NULL, "/", &save)) {
-		if (!strcmp(part, "."))
-			continue;
-		if (!strcmp(part, "..")) {
-			char *slash = strrchr(sb.buf, '/');
-
-			strbuf_setlen(&sb, slash ? (size_t)(slash - sb.buf) : 0);
-			continue;
-		}
-		strbuf_addf(&sb, "/%s", part);
-	}
-	if (!sb.len)
-		strbuf_addch(&sb, '/');
-	free(copy);
-	return strbuf_detach(&sb, NULL);
-}
-
 /* A file the text came from: hashed for the key when it is in a place of the box's own. */
-static int note_file(struct shim *sh, const char *name, size_t len)
+static int note_file(void *data, const char *name)
 {
-	struct strbuf raw = STRBUF_INIT;
+	struct shim *sh = data;
 	char hash[SHA256_HEXSZ + 1], *abs = NULL;
 	struct stat st;
 	size_t i;
 	int fd = -1, ret = -1;
 
-	for (i = 0; i < len; i++) {
-		if (name[i] == '\\' && i + 1 < len && (name[i + 1] == '\\' || name[i + 1] == '"'))
-			i++;
-		else if (name[i] == '\\')
-			goto done;
-		strbuf_addch(&raw, name[i]);
-	}
 	/* <built-in>, <command-line>, and the working directory's own line ("/dir//") */
-	if (!raw.len || raw.buf[0] == '<' || str_ends_with(raw.buf, "//")) {
-		ret = 0;
-		goto done;
-	}
-	abs = absolute(sh, raw.buf);
+	if (!name[0] || name[0] == '<' || str_ends_with(name, "//"))
+		return 0;
+	abs = cc_path_absolute(sh->cwd, name);
 	for (i = 0; i < sh->req.files_nr; i++)
 		if (!strcmp(sh->req.files[i].path, abs))
 			break;
@@ -286,31 +265,7 @@ done:
 	if (fd >= 0)
 		close(fd);
 	free(abs);
-	strbuf_release(&raw);
 	return ret;
-}
-
-/* Line markers (`# 12 "inc/x.h" 1`): every file the text came from. */
-static int note_files(struct shim *sh, const char *t, size_t len)
-{
-	const char *p = t, *end = t + len;
-
-	for (; p < end; p = memchr(p, '\n', (size_t)(end - p)), p = p ? p + 1 : end) {
-		const char *q = p, *name;
-
-		if (end - q < 4 || q[0] != '#' || q[1] != ' ' || q[2] < '0' || q[2] > '9')
-			continue;
-		for (q += 2; q < end && *q >= '0' && *q <= '9'; q++)
-			;
-		if (end - q < 2 || q[0] != ' ' || q[1] != '"')
-			continue;
-		for (name = q += 2; q < end && *q != '"' && *q != '\n'; q++)
-			if (*q == '\\' && q + 1 < end)
-				q++;
-		if (q == end || *q != '"' || note_file(sh, name, (size_t)(q - name)) < 0)
-			return -1;
-	}
-	return 0;
 }
 
 /* The text's hash, and the files it came from; not when it names the time. */
@@ -336,7 +291,7 @@ static int read_text(struct shim *sh, const char **why)
 	sha256_update(&h, map, (size_t)end);
 	sha256_final(d, &h);
 	sha256_hex(sh->req.text, d);
-	if (note_files(sh, map, (size_t)end) < 0) {
+	if (cc_text_names(map, (size_t)end, note_file, sh) < 0) {
 		*why = "a file the source includes cannot be read";
 		goto done;
 	}
@@ -506,6 +461,106 @@ static int converse(struct shim *sh, const char **why)
 	return 0;
 }
 
+/* The request a usable manifest names, as if the box had preprocessed: 0, or -1. */
+static int request_of(struct shim *sh, const struct cc_manifest *m)
+{
+	size_t i, k;
+
+	memcpy(sh->req.text, m->text, sizeof(sh->req.text));
+	for (i = 0; i < m->paths.nr; i++) {
+		char *abs = cc_path_absolute(sh->cwd, m->paths.v[i]);
+
+		for (k = 0; k < sh->req.files_nr; k++)
+			if (!strcmp(sh->req.files[k].path, abs))
+				break;
+		if (k == sh->req.files_nr && cc_path_private(abs, &sh->roots, &sh->shown)) {
+			if (!cc_path_plain(abs)) {
+				free(abs);
+				return -1;
+			}
+			cc_request_add_file(&sh->req, m->hashes.v[i], abs);
+		}
+		free(abs);
+	}
+	return 0;
+}
+
+/*
+ * Direct mode: asks for the manifests of what this compile is before it is
+ * preprocessed, and sends the request of one that holds here.  1 done, 0 none
+ * holds (the connection is still open for the usual request; *why), -1 the
+ * service will not do it (*why).
+ */
+static int direct(struct shim *sh, const char **why)
+{
+	struct strbuf ms = STRBUF_INIT;
+	unsigned char num[4];
+	const char *at;
+	uint32_t len;
+	int fd = open(sh->args.source, O_RDONLY | O_NONBLOCK | O_CLOEXEC), ret = -1, at_first = 1;
+	char tag;
+
+	*why = "the source cannot be read";
+	if (fd < 0)
+		return 0;
+	if (sha256_fd_hex(sh->req.text, fd) < 0) {
+		close(fd);
+		return 0;
+	}
+	close(fd);
+	fill_request(sh);
+	sh->req.direct = 1;
+	*why = "the service went silent";
+	if (cc_request_write(sh->sock, &sh->req) < 0)
+		goto done;
+	tag = next_tag(sh);
+	if (tag == CC_R_FALLBACK && cc_read_full(sh->sock, num, 4) == 0) {
+		static char reason[256];
+
+		len = cc_get_u32(num);
+		len = len < sizeof(reason) - 1 ? len : sizeof(reason) - 1;
+		if (cc_read_full(sh->sock, reason, len) == 0) {
+			reason[len] = 0;
+			*why = reason;
+		}
+		goto done;
+	}
+	if (tag != CC_R_MANIFESTS || cc_read_full(sh->sock, num, 4) < 0 ||
+	    (len = cc_get_u32(num)) > CC_MAX_STDERR)
+		goto done;
+	strbuf_grow(&ms, len);
+	if (cc_read_full(sh->sock, ms.buf, len) < 0)
+		goto done;
+	strbuf_addlen(&ms, len);
+	*why = "no manifest";
+	ret = 0;
+	for (at = ms.buf; *at && !ret;) {
+		struct cc_manifest m = CC_MANIFEST_INIT;
+		const char *its = NULL;
+		int usable;
+
+		at = cc_manifest_parse(&m, at);
+		usable = cc_manifest_usable(&m, &its);
+		/* the newest one's reason is the one to tell */
+		if (at_first || usable)
+			*why = its;
+		at_first = 0;
+		if (usable && request_of(sh, &m) < 0) {
+			*why = "a file it lists has an unusual path";
+			at = "";
+		} else if (usable) {
+			sh->req.direct = 0;
+			ret = converse(sh, why) ? 1 : -1;
+		}
+		cc_manifest_release(&m);
+	}
+done:
+	strbuf_release(&ms);
+	if (ret == 0)
+		cc_request_release(&sh->req);
+	return ret;
+}
+
 /* 1 when the compile was done through the service, 0 when the real compiler must run. */
 static int through_service(struct shim *sh)
 {
@@ -528,6 +583,15 @@ static int through_service(struct shim *sh)
 	if ((sh->sock = dial(sh)) < 0) {
 		trace(sh, "uncached", "no service");
 		return 0;
+	}
+	if (!sh->args.deps && !blocked(env_search)) {
+		int d = direct(sh, &why);
+
+		if (d) {
+			trace(sh, d > 0 ? why : "uncached", d > 0 ? "direct" : why);
+			return d > 0;
+		}
+		trace(sh, "direct-miss", why);
 	}
 	if (preprocess(sh, &why) < 0 || read_text(sh, &why) < 0) {
 		trace(sh, "uncached", why);

@@ -107,6 +107,71 @@ $CACHED cc -c bad.c -o bad.o 2>"$TMP/bad.err"
 check "a failing compile fails with the compiler's own error" grep -q 'error: expected' "$TMP/bad.err"
 check "and is not stored" sh -c "grep 'bad.c' '$TMP/trace' | grep -q '^uncached'"
 
+# (f) direct mode: a hit the service's manifest vouches for runs no compiler in the
+# box (the trace says "direct" only on that path); whatever changes what the
+# compiler would read (a header's bytes, a header found first in an earlier -I
+# folder or beside the source, a -isystem header) is compiled again, and the object
+# is always a plain compile's
+mkdir -p "$W/tree/d/inc1" "$W/tree/d/inc2" "$W/tree/d/sys" && cd "$W/tree/d" || exit 1
+printf '#define V 1\n' >inc2/v.h
+printf '#define S 10\n' >sys/s.h
+printf '#include "v.h"\n#include <s.h>\n#include <stdio.h>\nint v(void) { return V + S; }\n' >d.c
+DOPTS="-O2 -Iinc1 -Iinc2 -isystem sys"
+# dcc NAME: compiles NAME.c through the cache and plainly; 0 when the objects are the same
+dcc() {
+	$CACHED gcc $DOPTS -c "$1.c" -o "$1.o" && /usr/bin/gcc $DOPTS -c "$1.c" -o "$1.ref.o" &&
+		cmp -s "$1.o" "$1.ref.o"
+}
+last() { tail -n 1 "$TMP/trace"; }
+: >"$TMP/trace"
+check "direct: a first compile is compiled by the service" dcc d
+check "(no manifest yet)" grep -q '^direct-miss d.c: no manifest' "$TMP/trace"
+: >"$TMP/trace"
+check "direct: the same compile again gives the same object" dcc d
+check "(a direct hit: no preprocessing in the box)" test "$(cat "$TMP/trace")" = "hit d.c: direct"
+: >"$TMP/trace"
+printf '#define V 2\n' >inc2/v.h
+check "direct: a header edited: the object of the new header" dcc d
+check "(not a direct hit: the header is not the same)" \
+	sh -c "grep -q '^direct-miss d.c: a file it lists' '$TMP/trace' && grep -q '^compiled d.c' '$TMP/trace'"
+: >"$TMP/trace"
+printf '#define V 3\n' >inc1/v.h
+check "direct: a header put in an earlier -I folder: the object of it" dcc d
+check "(not a direct hit: it would be found first)" \
+	sh -c "grep -q '^direct-miss d.c: a header it does not list' '$TMP/trace' && grep -q '^compiled d.c' '$TMP/trace'"
+: >"$TMP/trace"
+printf '#define V 4\n' >v.h
+check "direct: a header put beside the source: the object of it" dcc d
+check "(not a direct hit)" \
+	sh -c "grep -q '^direct-miss d.c: a header it does not list' '$TMP/trace' && grep -q '^compiled d.c' '$TMP/trace'"
+: >"$TMP/trace"
+check "direct: and again: the object of that header" dcc d
+check "(a direct hit)" test "$(last)" = "hit d.c: direct"
+: >"$TMP/trace"
+printf '#define S 11\n' >sys/s.h
+check "direct: a -isystem header edited: the object of the new one" dcc d
+check "(not a direct hit)" \
+	sh -c "grep -q '^direct-miss d.c' '$TMP/trace' && grep -q '^compiled d.c' '$TMP/trace'"
+# a header that probes for a file's existence: never direct, a new file heeded
+printf '#if __has_include("w.h")\n#define W 1\n#else\n#define W 0\n#endif\n' >inc2/h.h
+printf '#include "h.h"\nint w(void) { return W; }\n' >h.c
+: >"$TMP/trace"
+dcc h && dcc h
+check "direct: a header with __has_include is never a direct hit" \
+	sh -c "! grep -q 'direct\$' '$TMP/trace' && test \"\$(grep -c '^hit h.c\$' '$TMP/trace')\" = 1"
+printf '\n' >inc1/w.h
+check "(and the file it probes for, once there, counts)" dcc h
+# dependency files: the usual way (the -E pass writes them)
+: >"$TMP/trace"
+$CACHED gcc $DOPTS -MD -c d.c -o d.o && $CACHED gcc $DOPTS -MD -c d.c -o d.o
+check "direct: never with -MD" sh -c "! grep -q direct '$TMP/trace' && grep -q '^hit d.c\$' '$TMP/trace'"
+check "(and the -MD file is written)" grep -q 'sys/s.h' d.d
+cd "$W/tree" || exit 1
+unserve
+check "the service counted its direct hits and misses (stats: requests hits compiled failed refused bytes direct-hits direct-misses)" \
+	awk '/^stats/ { exit !($8 >= 3 && $9 >= 5) }' "$TMP/serve.out"
+check "the service starts again" serve "$W/store"
+
 # (d) the service dies, is gone, or stops answering: builds work, nothing hangs
 kill -9 "$SERVE_PID"; wait "$SERVE_PID" 2>/dev/null; SERVE_PID=
 make -s clean; : >"$TMP/trace"

@@ -432,6 +432,167 @@ static void test_proto_malformed(void **state)
 	strbuf_release(&sb);
 }
 
+/*
+ * Direct mode's wire: a direct request reads back as one; one that names files (a
+ * shim offering what a manifest would say) is refused: no request writes a manifest.
+ */
+static void test_proto_direct(void **state)
+{
+	struct cc_request in = CC_REQUEST_INIT, out = CC_REQUEST_INIT;
+	const char *why = NULL;
+	int p[2];
+
+	(void)state;
+	fill(&in);
+	in.direct = 1;
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(cc_request_write(p[1], &in), 0);
+	close(p[1]);
+	assert_int_equal(cc_request_read(&out, p[0], &why), -1);
+	assert_string_equal(why, "a direct request names no files");
+	close(p[0]);
+	cc_request_release(&out);
+	out = (struct cc_request)CC_REQUEST_INIT;
+	free(in.files[0].path);
+	in.files_nr = 0;
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(cc_request_write(p[1], &in), 0);
+	close(p[1]);
+	assert_int_equal(cc_request_read(&out, p[0], &why), 0);
+	close(p[0]);
+	assert_true(out.direct);
+	assert_string_equal(out.text, in.text);
+	assert_int_equal(out.args.nr, 2);
+	cc_request_release(&in);
+	cc_request_release(&out);
+}
+
+struct names {
+	struct strvec v;
+};
+
+static int note_name(void *data, int kind, const char *name)
+{
+	struct names *n = data;
+
+	strvec_pushf(&n->v, "%c%s", kind & CC_INCLUDE_NEXT ? 'n' :
+				    kind & CC_INCLUDE_QUOTE ? 'q' : 'b', name);
+	return 0;
+}
+
+static const char *names_of(struct names *n, const char *text)
+{
+	static char buf[512];
+	size_t i;
+
+	strvec_clear(&n->v);
+	if (cc_include_names(text, strlen(text), note_name, n) < 0)
+		return "refused";
+	buf[0] = 0;
+	for (i = 0; i < n->v.nr; i++)
+		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%s", i ? " " : "",
+			 n->v.v[i]);
+	return buf;
+}
+
+/*
+ * The service reads every include directive of a file it lists (the places before
+ * what each found must stay empty): never fewer than the compiler runs, and when
+ * unsure, no manifest.
+ */
+static void test_include_names(void **state)
+{
+	struct names n = { STRVEC_INIT };
+	struct cc_search sd = CC_SEARCH_INIT;
+
+	(void)state;
+	assert_string_equal(names_of(&n, "#include \"a.h\"\n  #  include <b/c.h>\n"
+				      "#if 0\n#include_next <d.h>\n#endif\n#import \"e.h\"\n"),
+			    "qa.h bb/c.h nd.h qe.h");
+	/* comments, continued lines, digraphs: still found */
+	assert_string_equal(names_of(&n, "/* x */ # /* y */ include \"a.h\"\n#inc\\\nlude <b.h>\n"
+				      "%:include \"c.h\"\nint x; /* a\n#include \"no.h\" */\n"
+				      "/* z\n */ #include \"d.h\"\n"),
+			    "qa.h bb.h qc.h qd.h");
+	/* a string or a comment is not a directive, nor a '#' inside a line */
+	assert_string_equal(names_of(&n, "char *s = \"/*\";\n#include \"a.h\"\n"
+				      "x # include \"b.h\"\n// #include \"c.h\"\n"),
+			    "qa.h");
+	/* what the service cannot read for sure: no manifest */
+	assert_string_equal(names_of(&n, "#define H \"a.h\"\n#include H\n"), "refused");
+	assert_string_equal(names_of(&n, "#line 10 \"other.c\"\n"), "refused");
+	assert_string_equal(names_of(&n, "# 1 \"other.h\" 1\n"), "refused");
+	assert_string_equal(names_of(&n, "const char *r = R\"(\n#include \"a.h\"\n)\";\n"),
+			    "refused");
+	assert_string_equal(names_of(&n, "#include /* a comment\n that goes on */ \"a.h\"\n"),
+			    "refused");
+	strvec_clear(&n.v);
+
+	/* the search list as gcc -v says it, before any message of the source's */
+	assert_int_equal(cc_search_dirs(&sd, "gcc version 12\n"
+					     "ignoring nonexistent directory \"/usr/local/x\"\n"
+					     "#include \"...\" search starts here:\n q\n"
+					     "#include <...> search starts here:\n"
+					     " inc\n /usr/include\n"
+					     "End of search list.\n"
+					     "#include <...> search starts here:\n evil\n"
+					     "End of search list.\n"), 0);
+	assert_int_equal(sd.quote.nr, 1);
+	assert_string_equal(sd.quote.v[0], "q");
+	assert_int_equal(sd.bracket.nr, 2);
+	assert_string_equal(sd.bracket.v[0], "inc");
+	assert_int_equal(sd.ignored.nr, 1);
+	assert_string_equal(sd.ignored.v[0], "/usr/local/x");
+	cc_search_release(&sd);
+	assert_int_equal(cc_search_dirs(&sd, "no list\n"), -1);
+	cc_search_release(&sd);
+}
+
+/* A manifest holds when every file is the same and nothing is where it must not be. */
+static void test_manifest_usable(void **state)
+{
+	char *a = xstrfmt("%s/a.h", tmpdir), *b = xstrfmt("%s/sub/a.h", tmpdir);
+	char hex[SHA256_HEXSZ + 1];
+	struct strbuf text = STRBUF_INIT;
+	struct cc_manifest m = CC_MANIFEST_INIT, two = CC_MANIFEST_INIT;
+	const char *why, *next;
+
+	(void)state;
+	write_file(a, "int a;\n", 7);
+	hex_of(hex, "int a;\n", 7, 64);
+	strbuf_addf(&text, "K %s\nT %s\nF %s %s\nC %s\nK %s\nT %s\nF %s %s\n", hex, hex, hex,
+		    a, b, hex, hex, hex, b);
+	next = cc_manifest_parse(&m, text.buf);
+	assert_int_equal(m.paths.nr, 1);
+	assert_int_equal(m.absent.nr, 1);
+	assert_true(cc_manifest_usable(&m, &why));
+	cc_manifest_parse(&two, next);
+	assert_string_equal(two.paths.v[0], b);
+	assert_false(cc_manifest_usable(&two, &why));       /* b is not there */
+	/* a file changed */
+	write_file(a, "int b;\n", 7);
+	assert_false(cc_manifest_usable(&m, &why));
+	assert_string_equal(why, "a file it lists is not the same here");
+	write_file(a, "int a;\n", 7);
+	/* a file where none must be */
+	{
+		char *sub = xstrfmt("%s/sub", tmpdir);
+
+		assert_int_equal(file_mkdir_p(sub, 0755), 0);
+		free(sub);
+	}
+	write_file(b, "", 0);
+	assert_false(cc_manifest_usable(&m, &why));
+	assert_string_equal(why, "a header it does not list would now be found first");
+	unlink(b);
+	assert_true(cc_manifest_usable(&m, &why));
+	cc_manifest_release(&m);
+	cc_manifest_release(&two);
+	strbuf_release(&text);
+	free(a);
+	free(b);
+}
+
 /* ---- the store ---- */
 
 static int object_fd(const char *dir, const char *name, size_t size)
@@ -691,6 +852,9 @@ int main(void)
 		cmocka_unit_test(test_paths),
 		cmocka_unit_test(test_proto_roundtrip),
 		cmocka_unit_test(test_proto_malformed),
+		cmocka_unit_test(test_proto_direct),
+		cmocka_unit_test(test_include_names),
+		TT(test_manifest_usable),
 		TT(test_store),
 		TT(test_serve_refuses_forgeries),
 	};

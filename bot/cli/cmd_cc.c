@@ -147,8 +147,8 @@ int cmd_cc_serve(const struct cli_ctx *ctx, int argc, char **argv)
 		say(a.status_fd, "error %s\n", nb_error_last());
 		goto done;
 	}
-	say(a.status_fd, "stats %ld %ld %ld %ld %ld %lld\n", st.requests, st.hits, st.compiled,
-	    st.failed, st.refused, st.bytes);
+	say(a.status_fd, "stats %ld %ld %ld %ld %ld %lld %ld %ld\n", st.requests, st.hits,
+	    st.compiled, st.failed, st.refused, st.bytes, st.direct_hits, st.direct_misses);
 	code = EXIT_DONE;
 done:
 	strvec_clear(&a.shown);

@@ -55,9 +55,10 @@ void night_cc_stop(struct night *n)
 	cc_service_stop(n->cc, &st);
 	n->cc = NULL;
 	size_format(&size, st.bytes);
-	log_info("compiler cache: %ld compiles asked, %ld answered from the store, %ld compiled "
+	log_info("compiler cache: %ld compiles asked, %ld answered from the store (%ld by a "
+		 "manifest, not preprocessed; %ld asked for one in vain), %ld compiled "
 		 "and stored, %ld failed there and %ld refused (each compiled in its own box); "
-		 "the store holds %s", st.requests, st.hits, st.compiled, st.failed, st.refused,
-		 size.buf);
+		 "the store holds %s", st.requests, st.hits, st.direct_hits, st.direct_misses,
+		 st.compiled, st.failed, st.refused, size.buf);
 	strbuf_release(&size);
 }
