@@ -164,14 +164,11 @@ static int directive(const char *l, size_t len, size_t i,
 	return ret;
 }
 
-int cc_include_names(const char *bytes, size_t n, int (*fn)(void *data, int kind, const char *name),
-		     void *data)
+/* The bytes with lines joined where a backslash (and blanks) ends them; -1 on a NUL. */
+static int join_lines(struct strbuf *t, const char *bytes, size_t n)
 {
-	struct strbuf t = STRBUF_INIT;
 	size_t i, k;
-	int in_comment = 0, ret = 0;
 
-	/* lines joined where a backslash (and blanks) ends them, as the compiler does */
 	for (i = 0; i < n; i++) {
 		if (bytes[i] == '\\') {
 			for (k = i + 1; k < n && (bytes[k] == ' ' || bytes[k] == '\t' ||
@@ -183,54 +180,89 @@ int cc_include_names(const char *bytes, size_t n, int (*fn)(void *data, int kind
 				continue;
 			}
 		}
-		if (!bytes[i]) {
-			ret = -1;
-			goto done;
-		}
-		strbuf_addch(&t, bytes[i]);
+		if (!bytes[i])
+			return -1;
+		strbuf_addch(t, bytes[i]);
 	}
+	return 0;
+}
+
+/* How long the directive sign at l[j] is ('#', '%:', '??='); 0 if it is none. */
+static size_t directive_sign(const char *l, size_t len, size_t j)
+{
+	if (l[j] == '#')
+		return 1;
+	if (l[j] == '%' && j + 1 < len && l[j + 1] == ':')
+		return 2;
+	if (l[j] == '?' && j + 2 < len && l[j + 1] == '?' && l[j + 2] == '=')
+		return 3;
+	return 0;
+}
+
+/* Past a string or character literal opening at l[j]; *raw when it may be a raw string. */
+static size_t past_literal(const char *l, size_t len, size_t j, int *raw)
+{
+	char c = l[j];
+
+	*raw = c == '"' && j && l[j - 1] == 'R';
+	for (j++; j < len && l[j] != c; j++)
+		if (l[j] == '\\')
+			j++;
+	return j + 1;
+}
+
+/* One joined line: its directive, if it opens with one; comments carried in *in_comment. */
+static int read_line(const char *l, size_t len, int *in_comment,
+		     int (*fn)(void *data, int kind, const char *name), void *data)
+{
+	size_t j = 0, sign;
+	int first = 1, raw;
+
+	while (j < len) {
+		char c = l[j];
+
+		if (*in_comment) {
+			if (c == '*' && j + 1 < len && l[j + 1] == '/')
+				*in_comment = 0, j++;
+			j++;
+		} else if (c == '/' && j + 1 < len && l[j + 1] == '*') {
+			*in_comment = 1;
+			j += 2;
+		} else if (c == '/' && j + 1 < len && l[j + 1] == '/') {
+			return 0;
+		} else if (c == ' ' || c == '\t' || c == '\f' || c == '\v' || c == '\r') {
+			j++;
+		} else if (first && (sign = directive_sign(l, len, j))) {
+			/* a directive is its line (a comment ending past it refused) */
+			return directive(l, len, j + sign, fn, data);
+		} else if (c == '"' || c == '\'') {
+			/* a raw string may hold lines of anything: not read here */
+			j = past_literal(l, len, j, &raw);
+			if (raw)
+				return -1;
+			first = 0;
+		} else {
+			first = 0;
+			j++;
+		}
+	}
+	return 0;
+}
+
+int cc_include_names(const char *bytes, size_t n, int (*fn)(void *data, int kind, const char *name),
+		     void *data)
+{
+	struct strbuf t = STRBUF_INIT;
+	size_t i;
+	int in_comment = 0, ret = join_lines(&t, bytes, n);
+
 	for (i = 0; i < t.len && !ret;) {
 		const char *l = t.buf + i, *nl = memchr(l, '\n', t.len - i);
-		size_t len = nl ? (size_t)(nl - l) : t.len - i, j = 0;
-		int first = 1;
+		size_t len = nl ? (size_t)(nl - l) : t.len - i;
 
-		while (j < len && !ret) {
-			char c = l[j];
-
-			if (in_comment) {
-				if (c == '*' && j + 1 < len && l[j + 1] == '/')
-					in_comment = 0, j++;
-				j++;
-			} else if (c == '/' && j + 1 < len && l[j + 1] == '*') {
-				in_comment = 1;
-				j += 2;
-			} else if (c == '/' && j + 1 < len && l[j + 1] == '/') {
-				j = len;
-			} else if (c == ' ' || c == '\t' || c == '\f' || c == '\v' || c == '\r') {
-				j++;
-			} else if (first && (c == '#' || (c == '%' && j + 1 < len && l[j + 1] == ':') ||
-					     (c == '?' && j + 2 < len && l[j + 1] == '?' &&
-					      l[j + 2] == '='))) {
-				ret = directive(l, len, j + (c == '#' ? 1 : c == '%' ? 2 : 3), fn,
-						data);
-				j = len;  /* a directive is its line (a comment ending past it refused) */
-			} else if (c == '"' || c == '\'') {
-				/* a raw string may hold lines of anything: not read here */
-				if (c == '"' && j && l[j - 1] == 'R')
-					ret = -1;
-				for (j++; j < len && l[j] != c; j++)
-					if (l[j] == '\\')
-						j++;
-				j++;
-				first = 0;
-			} else {
-				first = 0;
-				j++;
-			}
-		}
+		ret = read_line(l, len, &in_comment, fn, data);
 		i += len + 1;
 	}
-done:
 	strbuf_release(&t);
 	return ret;
 }
