@@ -59,10 +59,12 @@ for f in flags:
         if not want <= got:
             bad += 1
             print("mail", m["id"], "of flag", f["id"], "lacks", sorted(want - got))
-        for a in want:
-            if a not in m["text"].lower():
-                bad += 1
-                print("mail", m["id"], "does not say why", a, "got it")
+        # the why: a line "  Name <addr> (M: in SECTION)" of the body, not the Cc:
+        why = {x.lower() for x in re.findall(r"^  (?:[^\n<]*<)?([^\s<>]+@[^\s<>]+)>? "
+                                            r"\([MRL]: in ", m["text"], re.M)}
+        for a in sorted(want - why):
+            bad += 1
+            print("mail", m["id"], "does not say why", a, "got it")
 conf = [m for m in mails if m["kind"] == "merge-conflict" and "MAINTAINERS file names" in m["text"]]
 print("checked", checked, "mails,", len(conf), "conflict mails with MAINTAINERS people, bad", bad)
 sys.exit(1 if bad or not checked else 0)
@@ -86,7 +88,7 @@ cat >"$F/flags.json" <<'EOF'
 EOF
 cat >"$F/state/outbox/1.json" <<'EOF'
 {"id": "1", "channel": "mail", "kind": "build-failure", "recipients": [{"to": "m@example.org"}],
- "text": "To: m@example.org\nX-Nextbot-Flag: aaa\n\nM: m@example.org (the MAINTAINERS file names)\n-- \nnextbot (flag aaa)\n"}
+ "text": "To: m@example.org\nX-Nextbot-Flag: aaa\n\nthe MAINTAINERS file names:\n\n  M <m@example.org> (M: in SEC)\n\n-- \nnextbot (flag aaa)\n"}
 EOF
 cat >"$F/state/outbox/2.json" <<'EOF'
 {"id": "2", "channel": "mail", "kind": "build-failure", "recipients": [{"to": "s@example.org"}],
@@ -95,11 +97,17 @@ EOF
 $PYTHON "$TMP/routing.py" "$F" "$F/flags.json" >"$TMP/fake-ok" 2>&1
 check "routing checker: a mail naming another flag in its text is not that flag's" test $? = 0
 sed 's/^/# /' "$TMP/fake-ok"
+cp "$F/state/outbox/1.json" "$TMP/fake-1.json"
 sed -i 's/"to": "m@example.org"/"to": "x@example.org"/' "$F/state/outbox/1.json"
 $PYTHON "$TMP/routing.py" "$F" "$F/flags.json" >"$TMP/fake-bad" 2>&1
 check "routing checker: a flag's mail without its MAINTAINERS people fails" \
 	sh -c "test $? = 1 && grep -q 'mail 1 of flag aaa lacks' '$TMP/fake-bad'"
 sed 's/^/# /' "$TMP/fake-bad"
+sed 's/(M: in SEC)/(the MAINTAINERS file names)/' "$TMP/fake-1.json" >"$F/state/outbox/1.json"
+$PYTHON "$TMP/routing.py" "$F" "$F/flags.json" >"$TMP/fake-why" 2>&1
+check "routing checker: a flag's mail that Cc's them but says not why fails" \
+	sh -c "test $? = 1 && grep -q 'mail 1 does not say why m@example.org' '$TMP/fake-why'"
+sed 's/^/# /' "$TMP/fake-why"
 
 # ---- the audit ----
 "$NEXTBOT" -c "$W/nextbot.yaml" --json maintainers >"$TMP/audit.json" 2>"$TMP/audit.err"
