@@ -22,21 +22,32 @@ W=$TMP/world
 "$NEXTBOT" -c "$W/nextbot.yaml" --json flagged >"$TMP/flags.json"
 
 # ---- routing ----
-$PYTHON - "$W" "$TMP/flags.json" >"$TMP/routing" 2>&1 <<'EOF'
-import glob, json, sys
+# A mail is a flag's by its X-Nextbot-Flag header, not by "flag ID" in its text: a
+# report's Reproduce: block names the flags reverted before it ("(flag ID)" in each
+# revert's message), which --trees 1's world shows (two mails of another flag once
+# counted as flag b6538f4e6f42's).
+cat >"$TMP/routing.py" <<'EOF'
+import glob, json, re, sys
 w, flags_path = sys.argv[1], sys.argv[2]
 truth = json.load(open(w + "/truth.json"))
 flags = json.load(open(flags_path))["flags"]
 by_pid = {d["patch_id"]: d for d in truth["defects"]}
 mails = [json.load(open(f)) for f in glob.glob(w + "/state/outbox/*.json")]
 mails = [m for m in mails if m.get("channel") == "mail"]
+def flag_of(m):
+    head = m["text"].split("\n\n", 1)[0]
+    x = re.search(r"^X-Nextbot-Flag: (\S+)$", head, re.M)
+    return x.group(1) if x else None
 bad = checked = 0
 for f in flags:
     d = by_pid.get(f["patch_id"])
     if not d:
         continue
     want = {a.lower() for a in d["maintainers"]}
-    mine = [m for m in mails if ("flag " + f["id"]) in m["text"] and m["kind"] == f["kind"]]
+    mine = [m for m in mails if flag_of(m) == f["id"] and m["kind"] == f["kind"]]
+    if not mine:
+        bad += 1
+        print("flag", f["id"], "has no", f["kind"], "mail")
     for m in mine:
         got = {r["to"].lower() for r in m["recipients"]}
         checked += 1
@@ -48,17 +59,55 @@ for f in flags:
         if not want <= got:
             bad += 1
             print("mail", m["id"], "of flag", f["id"], "lacks", sorted(want - got))
-        for a in want:
-            if a not in m["text"].lower():
-                bad += 1
-                print("mail", m["id"], "does not say why", a, "got it")
+        # the why: a line "  Name <addr> (M: in SECTION)" of the body, not the Cc:
+        why = {x.lower() for x in re.findall(r"^  (?:[^\n<]*<)?([^\s<>]+@[^\s<>]+)>? "
+                                            r"\([MRL]: in ", m["text"], re.M)}
+        for a in sorted(want - why):
+            bad += 1
+            print("mail", m["id"], "does not say why", a, "got it")
 conf = [m for m in mails if m["kind"] == "merge-conflict" and "MAINTAINERS file names" in m["text"]]
 print("checked", checked, "mails,", len(conf), "conflict mails with MAINTAINERS people, bad", bad)
 sys.exit(1 if bad or not checked else 0)
 EOF
+$PYTHON "$TMP/routing.py" "$W" "$TMP/flags.json" >"$TMP/routing" 2>&1
 check "each flag's mails reach the people MAINTAINERS names for its files (truth.json), saying why" \
 	test $? = 0
 sed 's/^/# /' "$TMP/routing"
+
+# The checker itself, on a made-up outbox: flag bbb's report names flag aaa in its
+# Reproduce: block (a revert's message) and goes to none of aaa's people: aaa's
+# mails are still only aaa's; and a mail of aaa without its people is caught.
+F=$TMP/fake
+mkdir -p "$F/state/outbox"
+cat >"$F/truth.json" <<'EOF'
+{"defects": [{"patch_id": "p1", "maintainers": ["m@example.org"]}], "maintainers": {}}
+EOF
+cat >"$F/flags.json" <<'EOF'
+{"flags": [{"id": "aaa", "patch_id": "p1", "kind": "build-failure"},
+           {"id": "bbb", "patch_id": "p2", "kind": "build-failure"}]}
+EOF
+cat >"$F/state/outbox/1.json" <<'EOF'
+{"id": "1", "channel": "mail", "kind": "build-failure", "recipients": [{"to": "m@example.org"}],
+ "text": "To: m@example.org\nX-Nextbot-Flag: aaa\n\nthe MAINTAINERS file names:\n\n  M <m@example.org> (M: in SEC)\n\n-- \nnextbot (flag aaa)\n"}
+EOF
+cat >"$F/state/outbox/2.json" <<'EOF'
+{"id": "2", "channel": "mail", "kind": "build-failure", "recipients": [{"to": "s@example.org"}],
+ "text": "To: s@example.org\nX-Nextbot-Flag: bbb\n\nflag: bbb\n  git revert X && echo 'nextbot: X broke build (flag aaa)'\n"}
+EOF
+$PYTHON "$TMP/routing.py" "$F" "$F/flags.json" >"$TMP/fake-ok" 2>&1
+check "routing checker: a mail naming another flag in its text is not that flag's" test $? = 0
+sed 's/^/# /' "$TMP/fake-ok"
+cp "$F/state/outbox/1.json" "$TMP/fake-1.json"
+sed -i 's/"to": "m@example.org"/"to": "x@example.org"/' "$F/state/outbox/1.json"
+$PYTHON "$TMP/routing.py" "$F" "$F/flags.json" >"$TMP/fake-bad" 2>&1
+check "routing checker: a flag's mail without its MAINTAINERS people fails" \
+	sh -c "test $? = 1 && grep -q 'mail 1 of flag aaa lacks' '$TMP/fake-bad'"
+sed 's/^/# /' "$TMP/fake-bad"
+sed 's/(M: in SEC)/(the MAINTAINERS file names)/' "$TMP/fake-1.json" >"$F/state/outbox/1.json"
+$PYTHON "$TMP/routing.py" "$F" "$F/flags.json" >"$TMP/fake-why" 2>&1
+check "routing checker: a flag's mail that Cc's them but says not why fails" \
+	sh -c "test $? = 1 && grep -q 'mail 1 does not say why m@example.org' '$TMP/fake-why'"
+sed 's/^/# /' "$TMP/fake-why"
 
 # ---- the audit ----
 "$NEXTBOT" -c "$W/nextbot.yaml" --json maintainers >"$TMP/audit.json" 2>"$TMP/audit.err"

@@ -19,6 +19,7 @@
 #include "bot/people/people.h"
 #include "merge/repo/repo.h"
 #include "tests/gitfixture.h"
+#include "util/error.h"
 #include "util/mailmap.h"
 #include "util/strbuf.h"
 #include "util/strvec.h"
@@ -253,6 +254,110 @@ static void test_route_order_and_cap(void **state)
 	assert_string_equal(r.v[2].email, "v@slab.example");
 	people_route_release(&r);
 	people_free(p);
+}
+
+/* ---- the files of a commit (a flag's culprit or partner), routed ---- */
+
+/* The e-mail addresses people_route() gives for the files commit REV changed. */
+static char *route_of_commit(struct repo *repo, const struct people *p, const char *rev)
+{
+	struct people_route_opts o = ALL_ROLES;
+	struct strvec paths = STRVEC_INIT;
+	struct people_route r;
+	struct strbuf out = STRBUF_INIT, sb = STRBUF_INIT;
+	struct nb_oid id;
+	size_t i;
+
+	assert_int_equal(fixture_sh_out(&sb, 1, "git rev-parse %s", rev), 0);
+	assert_int_equal(nb_oid_parse(&id, sb.buf), 0);
+	assert_int_equal(activity_commit_paths(&paths, repo, &id), 0);
+	people_route(&r, p, (const char *const *)paths.v, paths.nr, &o);
+	for (i = 0; i < r.nr; i++)
+		strbuf_addf(&out, "%s%s", i ? " " : "", r.v[i].email);
+	people_route_release(&r);
+	strvec_clear(&paths);
+	strbuf_release(&sb);
+	return strbuf_detach(&out, NULL);
+}
+
+/*
+ * What a culprit can do to its files that get_maintainer.pl sees in its patch
+ * (diff --git a/OLD b/NEW, --- a/FILE, mode change): a rename reaches the
+ * sections of both names, a deletion and a mode change the file's section, a file
+ * that became a folder both, a merge the files it brought (against its first
+ * parent), a root commit all its files.
+ */
+static void test_route_commit_files(void **state)
+{
+	static const char maint[] =
+		"OLD HOME\nM:\tOld <old@example.org>\nS:\tMaintained\nF:\told/\n\n"
+		"NEW HOME\nM:\tNew <new@example.org>\nS:\tMaintained\nF:\tnew/\n\n"
+		"GONE\nM:\tGone <gone@example.org>\nS:\tMaintained\nF:\tgone/\n\n"
+		"SCRIPTS\nM:\tMode <mode@example.org>\nS:\tMaintained\nF:\tscripts/\n\n"
+		"SIDE\nM:\tSide <side@example.org>\nS:\tMaintained\nF:\tside/\n\n"
+		"LIB\nM:\tLib <lib@example.org>\nS:\tMaintained\nF:\tlib/\nX:\tlib/thing/\n\n"
+		"THING DIR\nM:\tDir <dir@example.org>\nS:\tMaintained\nF:\tlib/thing/\n";
+	struct strbuf sb = STRBUF_INIT;
+	char *dir = temp_dir(), *got;
+	struct people *p = NULL;
+	struct repo *repo = NULL;
+
+	(void)state;
+	fixture_dir = dir;
+	assert_int_equal(merge_global_init(), 0);
+	strbuf_addf(&sb, "%s/MAINTAINERS", dir);
+	{
+		FILE *f = fopen(sb.buf, "w");
+
+		assert_non_null(f);
+		fputs(maint, f);
+		fclose(f);
+	}
+	/* a tag per commit: base (the root), rename, delete, mode, folder, merge */
+	assert_int_equal(
+		fixture_sh("git init -q -b master . && mkdir old gone scripts lib && "
+			   "echo a > old/a.c && echo g > gone/g.c && echo s > scripts/s.sh && "
+			   "echo t > lib/thing && c base && git tag base && "
+			   "mkdir new && git mv old/a.c new/a.c && c rename && git tag rename && "
+			   "git rm -q gone/g.c && c delete && git tag delete && "
+			   "chmod +x scripts/s.sh && c mode && git tag mode && "
+			   "git rm -q lib/thing && mkdir -p lib/thing && "
+			   "echo x > lib/thing/x.c && c folder && git tag folder && "
+			   "git checkout -q -b side && mkdir side && echo s > side/s.c && "
+			   "c side && git checkout -q master && echo b >> new/a.c && "
+			   "c meanwhile && git merge -q --no-ff -m merge side && git tag merge"),
+		0);
+	strbuf_reset(&sb);
+	strbuf_addf(&sb, "%s/.git", dir);
+	if (repo_open_readonly(&repo, sb.buf) < 0)
+		fail_msg("%s", nb_error_last());
+	assert_int_equal(people_load(&p, repo, "HEAD", "MAINTAINERS"), 0);
+	assert_non_null(p);
+	got = route_of_commit(repo, p, "rename");
+	assert_string_equal(got, "old@example.org new@example.org");
+	free(got);
+	got = route_of_commit(repo, p, "delete");
+	assert_string_equal(got, "gone@example.org");
+	free(got);
+	got = route_of_commit(repo, p, "mode");
+	assert_string_equal(got, "mode@example.org");
+	free(got);
+	got = route_of_commit(repo, p, "folder");
+	assert_string_equal(got, "dir@example.org lib@example.org");
+	free(got);
+	got = route_of_commit(repo, p, "merge"); /* not new/a.c: master's own change */
+	assert_string_equal(got, "side@example.org");
+	free(got);
+	got = route_of_commit(repo, p, "base");
+	assert_string_equal(got, "old@example.org gone@example.org mode@example.org "
+				 "lib@example.org");
+	free(got);
+	people_free(p);
+	repo_free(repo);
+	merge_global_shutdown();
+	strbuf_release(&sb);
+	fixture_sys_free(xstrfmt("rm -rf '%s'", dir));
+	free(dir);
 }
 
 /* ---- bad and hostile MAINTAINERS ---- */
@@ -590,6 +695,7 @@ int main(void)
 		cmocka_unit_test(test_route_hand_made),
 		cmocka_unit_test(test_route_kernel_sample),
 		cmocka_unit_test(test_route_order_and_cap),
+		cmocka_unit_test(test_route_commit_files),
 		cmocka_unit_test(test_bad_lines),
 		cmocka_unit_test(test_hostile_files),
 		cmocka_unit_test(test_mailmap_git),
