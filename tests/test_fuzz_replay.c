@@ -17,6 +17,7 @@
 
 #define FUZZ_REPLAY 1
 #include "tests/fuzz/fuzz_addr.c"
+#include "tests/fuzz/fuzz_ccdirect.c"
 #include "tests/fuzz/fuzz_config.c"
 #include "tests/fuzz/fuzz_cron.c"
 #include "tests/fuzz/fuzz_excerpt.c"
@@ -36,7 +37,8 @@ struct replay_target {
 };
 
 static const struct replay_target targets[] = {
-	{ "addr", fuzz_addr_one },       { "config", fuzz_config_one },
+	{ "addr", fuzz_addr_one },       { "ccdirect", fuzz_ccdirect_one },
+	{ "config", fuzz_config_one },
 	{ "cron", fuzz_cron_one },
 	{ "excerpt", fuzz_excerpt_one }, { "inbox", fuzz_inbox_one },
 	{ "mail", fuzz_mail_one },

@@ -20,6 +20,7 @@
 int fuzz_config_one(const uint8_t *data, size_t size);
 int fuzz_mail_one(const uint8_t *data, size_t size);
 int fuzz_addr_one(const uint8_t *data, size_t size);
+int fuzz_ccdirect_one(const uint8_t *data, size_t size);
 int fuzz_webhook_one(const uint8_t *data, size_t size);
 int fuzz_excerpt_one(const uint8_t *data, size_t size);
 int fuzz_trailer_one(const uint8_t *data, size_t size);

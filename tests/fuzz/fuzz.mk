@@ -22,8 +22,8 @@ FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-unused-paramete
 	$(shell $(PKG_CONFIG) --cflags $(LIBS_PC) 2>/dev/null)
 FUZZ_LIBS := $(shell $(PKG_CONFIG) --libs $(LIBS_PC) 2>/dev/null) -pthread
 
-LIB_SRC := $(sort $(wildcard util/*.c merge/*/*.c notify/*.c feeds/*.c bot/*.c))
-LIB_SRC := $(filter-out bot/cli/main.c,$(LIB_SRC))
+LIB_SRC := $(sort $(wildcard util/*.c merge/*/*.c notify/*.c feeds/*.c cc/*.c bot/*/*.c))
+LIB_SRC := $(filter-out bot/cli/main.c cc/shim_main.c,$(LIB_SRC))
 # Library objects carry coverage instrumentation without libFuzzer's main.
 LIB_OBJ := $(LIB_SRC:%.c=$(FUZZ_BUILD)/%.o)
 TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(sort $(wildcard tests/fuzz/fuzz_*.c)))
