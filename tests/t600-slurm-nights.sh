@@ -76,7 +76,9 @@ check "the world confirms once" grep -qx 'bisect: {confirm: 1}' "$W/nextbot.yaml
 cp -a "$W" "$TMP/pristine"
 
 # ---- the local runner ----
+start=$(date +%s)
 play local
+echo "# the local nights took $(($(date +%s) - start)) s"
 mv "$W" "$TMP/local-world"
 
 # ---- the same nights on Slurm ----
@@ -160,9 +162,13 @@ sys.exit(1 if bad or len(names) < 10 or not set(trees) - {"nextbot"} else 0)
 EOF
 
 # ---- a command outliving its timeout on Slurm is cancelled ----
-sed -i 's/^  - {name: build, command: make, timeout: 120}$/  - {name: build, command: "sleep 317", timeout: 3}/' \
+# "sleep 317.<this test's pid>": the one left running would be this test's, not that of
+# another run's t600 beside it
+SLEEP="sleep 317.$$"
+sed -i "s/^  - {name: build, command: make, timeout: 120}\$/  - {name: build, command: \"$SLEEP\", timeout: 3}/" \
 	"$W/nextbot.yaml"
-check "the config now builds with 'sleep 317', timeout 3" grep -q 'sleep 317' "$W/nextbot.yaml"
+check "the config now builds with '$SLEEP', timeout 3" grep -qF "command: \"$SLEEP\", timeout: 3}" \
+	"$W/nextbot.yaml"
 "$NEXTBOT" sim advance "$W" --days 1 >/dev/null 2>&1 || not_ok "sim advance for the timeout night"
 date=$(date -u -d "2026-12-01 + $((NIGHTS + 1)) days" +%Y-%m-%d)
 "$NEXTBOT" -q -c "$W/nextbot.yaml" run --date "$date" >"$TMP/out" 2>"$TMP/err"
@@ -178,11 +184,13 @@ print("# result %s, notes %s" % (r["result"], r["notes"]))
 sys.exit(0 if r["result"] == "base-broken" and r["notes"] and r["finished"] else 1)' "$W/state/runs/$date/run.json"
 check "timeout night: the job was cancelled in Slurm" \
 	sh -c "grep 'Name=nextbot:[0-9a-f]*/' '$CLUSTER/jobcomp.txt' | tail -1 | grep -q 'JobState=CANCELLED'"
-check "timeout night: no 'sleep 317' is left running" \
-	sh -c "! ps -eo args= | grep -qx 'sleep 317'"
+check "timeout night: no '$SLEEP' is left running" \
+	sh -c "! ps -eo args= | grep -qxF '$SLEEP'"
 
 # ---- SIGTERM in the middle of a job: the job is cancelled at once ----
-sed -i 's/command: "sleep 317", timeout: 3}/command: "sleep 317", timeout: 600}/' "$W/nextbot.yaml"
+sed -i "s/command: \"$SLEEP\", timeout: 3}/command: \"$SLEEP\", timeout: 600}/" "$W/nextbot.yaml"
+check "the config now builds with '$SLEEP', timeout 600" \
+	grep -qF "command: \"$SLEEP\", timeout: 600}" "$W/nextbot.yaml"
 date=$(date -u -d "2026-12-01 + $((NIGHTS + 2)) days" +%Y-%m-%d)
 "$NEXTBOT" -q -c "$W/nextbot.yaml" run --date "$date" >"$TMP/out" 2>"$TMP/err" &
 pid=$!

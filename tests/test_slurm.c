@@ -302,7 +302,11 @@ static void test_timeout_cancels_job(void **state)
 	struct runcmd_result r = RUNCMD_RESULT_INIT;
 	struct strbuf pid = STRBUF_INIT;
 	char *pidfile = xstrfmt("%s/sleeper.pid", cluster_dir);
-	char *cmd = xstrfmt("echo started; sleep 300 & echo $! >'%s'; wait; echo never", pidfile);
+	/* "never" only once the shell outlives the cancel's SIGTERM/SIGKILL by 10 s: the
+	 * cancel signals the step's processes one by one, and on a loaded machine the
+	 * shell may wake from `wait` (its sleep killed) before its own signal lands */
+	char *cmd = xstrfmt("echo started; sleep 300 & echo $! >'%s'; wait; sleep 10; echo never",
+			    pidfile);
 	char *proc;
 
 	run_slurm(&r, cmd, 2, &s);
