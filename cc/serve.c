@@ -348,6 +348,19 @@ static size_t place_of(const struct server *s, const char *path)
 
 /* ---- one request ---- */
 
+/* The compile's options and environment, each list closed by a newline. */
+static void hash_options(struct sha256 *h, const struct cc_request *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->args.nr; i++)
+		sha256_update(h, r->args.v[i], strlen(r->args.v[i]) + 1);
+	sha256_update(h, "\n", 1);
+	for (i = 0; i < r->env.nr; i++)
+		sha256_update(h, r->env.v[i], strlen(r->env.v[i]) + 1);
+	sha256_update(h, "\n", 1);
+}
+
 /* The key: everything the compile's result depends on. */
 static void make_key(char out[SHA256_HEXSZ + 1], const struct cc_request *r, const char *id)
 {
@@ -360,12 +373,7 @@ static void make_key(char out[SHA256_HEXSZ + 1], const struct cc_request *r, con
 	sha256_update(&h, id, SHA256_HEXSZ + 1);
 	sha256_update(&h, r->cwd, strlen(r->cwd) + 1);
 	sha256_update(&h, r->text, SHA256_HEXSZ + 1);
-	for (i = 0; i < r->args.nr; i++)
-		sha256_update(&h, r->args.v[i], strlen(r->args.v[i]) + 1);
-	sha256_update(&h, "\n", 1);
-	for (i = 0; i < r->env.nr; i++)
-		sha256_update(&h, r->env.v[i], strlen(r->env.v[i]) + 1);
-	sha256_update(&h, "\n", 1);
+	hash_options(&h, r);
 	for (i = 0; i < r->files_nr; i++) {
 		sha256_update(&h, r->files[i].hash, SHA256_HEXSZ + 1);
 		sha256_update(&h, r->files[i].path, strlen(r->files[i].path) + 1);
@@ -380,18 +388,12 @@ static void make_direct_key(char out[SHA256_HEXSZ + 1], const struct cc_request 
 {
 	struct sha256 h;
 	unsigned char d[SHA256_LEN];
-	size_t i;
 
 	sha256_init(&h);
 	sha256_update(&h, "nextbot-cc direct 1", 20);
 	sha256_update(&h, id, SHA256_HEXSZ + 1);
 	sha256_update(&h, r->cwd, strlen(r->cwd) + 1);
-	for (i = 0; i < r->args.nr; i++)
-		sha256_update(&h, r->args.v[i], strlen(r->args.v[i]) + 1);
-	sha256_update(&h, "\n", 1);
-	for (i = 0; i < r->env.nr; i++)
-		sha256_update(&h, r->env.v[i], strlen(r->env.v[i]) + 1);
-	sha256_update(&h, "\n", 1);
+	hash_options(&h, r);
 	sha256_update(&h, source_hash, SHA256_HEXSZ + 1);
 	sha256_final(d, &h);
 	sha256_hex(out, d);
