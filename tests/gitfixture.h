@@ -11,15 +11,16 @@
 
 /*
  * With FIXTURE_PRELUDE a snippet runs under `set -e`, with a fixed author and
- * committer, and `c MSG` commits everything (empty commits too; no auto maintenance
- * process after it).  `cn N FILE MSG`
+ * committer, its git commands spawn no auto maintenance after them (the product's
+ * own do), and `c MSG` commits everything (empty commits too).  `cn N FILE MSG`
  * adds N commits to the current branch in one git fast-import (commit i writes i
  * into FILE, subject "MSG i"), then resets the work tree to the new tip: a long
  * history for the price of a few processes instead of two per commit.
  */
 #define FIXTURE_PRELUDE "set -e; export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.org " \
 	"GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.org; " \
-	"c() { git add -A && git -c maintenance.auto=false commit -q --allow-empty -m \"$1\"; }; " \
+	"git() { command git -c maintenance.auto=false \"$@\"; }; " \
+	"c() { git add -A && git commit -q --allow-empty -m \"$1\"; }; " \
 	"cn() { b=$(git symbolic-ref HEAD) && t=$(date +%s) && i=1 && { " \
 	"while [ $i -le $1 ]; do " \
 	"printf 'commit %s\\ncommitter t <t@example.org> %s +0000\\ndata <<E\\n%s %s\\nE\\n' " \
