@@ -555,7 +555,7 @@ static void many_at_once(void **state)
 
 /* Shell helpers for building a night in $1: trees are branches, next merges them. */
 static const char night_lib[] =
-	"set -e; G='git -c user.name=t -c user.email=t@e.org'; "
+	"set -e; G='git -c user.name=t -c user.email=t@e.org -c maintenance.auto=false'; "
 	"commit() { printf '%s\\n' \"$2\" >\"$1\"; git add -A; $G commit -qm \"$3\"; }; "
 	"remove() { git rm -q \"$1\"; $G commit -qm \"$2\"; }; "
 	"step() { b=$(git rev-parse HEAD); $G merge -q --no-ff -m \"Merge $1\" \"$1\"; "

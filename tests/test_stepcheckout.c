@@ -608,9 +608,14 @@ static void threaded_scan(void **state)
 	char *repo = xstrfmt("%s/many.git", top), *dir = xstrfmt("%s/wm", top), *hex;
 	git_oid id;
 
-	sh("git init -q many && cd many && for d in $(seq 1 45); do mkdir -p d$d/sub; "
-	   "for f in $(seq 1 100); do echo $d.$f >d$d/sub/f$f; done; done && c many && "
-	   "git clone -q --bare . ../many.git");
+	/* one commit of d1..d45/sub/f1..f100, each file "D.F\n", in one fast-import */
+	sh("git init -q --bare many.git && b=$(git -C many.git symbolic-ref HEAD) && "
+	   "awk -v b=\"$b\" 'BEGIN { print \"commit \" b; "
+	   "print \"committer t <t@example.org> 1500000000 +0000\"; print \"data 5\"; "
+	   "print \"many\"; for (d = 1; d <= 45; d++) for (f = 1; f <= 100; f++) { "
+	   "s = d \".\" f \"\\n\"; print \"M 100644 inline d\" d \"/sub/f\" f; "
+	   "print \"data \" length(s); printf \"%%s\", s } }' | "
+	   FIXTURE_GIT_MALLOC_ENV "git -C many.git fast-import --quiet");
 	hex = out_of("git -C many.git rev-parse HEAD");
 	assert_int_equal(git_oid_fromstr(&id, hex), 0);
 	assert_int_equal(worker_open(&w, repo, dir, fixture_wo()), 0);

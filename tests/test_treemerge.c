@@ -342,12 +342,17 @@ static void random_op(struct strbuf *sb, int op, int v, int s)
 	}
 }
 
-/* Random small histories: every clean merge equals git's, every conflict is git's. */
+/*
+ * Random small histories: every clean merge equals git's, every conflict is git's.
+ * All of them in one repository, branches oN and tN from the one BASE commit.
+ */
 static void test_random_slow(void **state)
 {
 	unsigned seed = 12345;
 	int i, n = getenv("TREEMERGE_RANDOM") ? 200 : 40;
+	char ours[32], theirs[32];
 
+	scenario(BASE, "true", "true");
 	for (i = 0; i < n; i++) {
 		struct strbuf side[2] = { STRBUF_INIT, STRBUF_INIT };
 		int s, k;
@@ -355,6 +360,7 @@ static void test_random_slow(void **state)
 		for (s = 0; s < 2; s++) {
 			int nops = 1 + rand_r(&seed) % 3;
 
+			strbuf_addf(&side[s], "git checkout -q -B %c%d master; ", "ot"[s], i);
 			for (k = 0; k < nops; k++) {
 				int op = rand_r(&seed) % 8, v = 1 + rand_r(&seed) % 38;
 
@@ -365,8 +371,10 @@ static void test_random_slow(void **state)
 			}
 			strbuf_addstr(&side[s], "true");
 		}
-		scenario(BASE, side[0].buf, side[1].buf);
-		check_merge("ours", "theirs", ANY, 1);
+		assert_int_equal(fixture_sh("%s; %s", side[0].buf, side[1].buf), 0);
+		snprintf(ours, sizeof(ours), "o%d", i);
+		snprintf(theirs, sizeof(theirs), "t%d", i);
+		check_merge(ours, theirs, ANY, 1);
 		strbuf_release(&side[0]);
 		strbuf_release(&side[1]);
 	}
