@@ -50,3 +50,32 @@ commit_file() {
 	git_q add "$1"
 	git_q commit -q -m "$3" -m "Signed-off-by: Dev <dev@example.org>"
 }
+
+# A private Slurm cluster in $TMP/cluster (tests/slurm-cluster.sh), started in the
+# background so that what needs no Slurm runs meanwhile; stopped at exit.
+# slurm_cluster_ready waits for it, then exports SLURM_CONF, or ends the test.
+slurm_cluster_start() {
+	CLUSTER=$TMP/cluster
+	SLURM_CLUSTER_SH=$(cd "$(dirname "$0")" && pwd)/slurm-cluster.sh  # tests may cd
+	sh "$SLURM_CLUSTER_SH" start "$CLUSTER" >"$TMP/cluster.out" 2>&1 &
+	cluster_start=$!
+	at_exit slurm_cluster_stop
+}
+slurm_cluster_stop() {
+	[ -z "$cluster_start" ] || wait "$cluster_start"
+	sh "$SLURM_CLUSTER_SH" stop "$CLUSTER"
+}
+slurm_cluster_ready() {
+	wait "$cluster_start"
+	cluster_rc=$?
+	cluster_start=
+	if [ $cluster_rc != 0 ]; then
+		not_ok "the private Slurm cluster starts: FAILED, Slurm nights cannot run"
+		sed 's/^/# /' "$TMP/cluster.out"
+		done_testing
+		exit 1
+	fi
+	SLURM_CONF=$CLUSTER/slurm.conf
+	export SLURM_CONF
+	ok "the private Slurm cluster starts"
+}

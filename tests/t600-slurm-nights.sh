@@ -18,17 +18,10 @@
 SEED=${SEED:-5}
 NIGHTS=${NIGHTS:-3}
 W=$TMP/w
-CLUSTER=$TMP/cluster
 
 # The cluster starts while the local nights play (they need no Slurm): about half a
 # minute of waiting on slurmd that the test no longer spends idle.
-sh tests/slurm-cluster.sh start "$CLUSTER" >"$TMP/cluster.out" 2>&1 &
-cluster_start=$!
-stop_cluster() {
-	[ -z "$cluster_start" ] || wait "$cluster_start"
-	sh tests/slurm-cluster.sh stop "$CLUSTER"
-}
-at_exit stop_cluster
+slurm_cluster_start
 
 # squeue lists no job of this cluster (jobs that ended may show COMPLETING briefly).
 queue_drains() {
@@ -82,18 +75,7 @@ echo "# the local nights took $(($(date +%s) - start)) s"
 mv "$W" "$TMP/local-world"
 
 # ---- the same nights on Slurm ----
-wait "$cluster_start"
-cluster_rc=$?
-cluster_start=
-if [ $cluster_rc != 0 ]; then
-	not_ok "the private Slurm cluster starts: FAILED, Slurm nights cannot run"
-	sed 's/^/# /' "$TMP/cluster.out"
-	done_testing
-	exit 1
-fi
-SLURM_CONF=$CLUSTER/slurm.conf
-export SLURM_CONF
-ok "the private Slurm cluster starts"
+slurm_cluster_ready
 cp -a "$TMP/pristine" "$W"
 printf 'runner: {kind: slurm, max_jobs: 4}\n' >>"$W/nextbot.yaml"
 start=$(date +%s)

@@ -11,17 +11,9 @@
 #    wait for it.
 # One cluster, one night each; about a minute and a half.
 . "$(dirname "$0")/lib.sh"
-CLUSTER=$TMP/cluster
-SC=$(cd "$(dirname "$0")" && pwd)/slurm-cluster.sh
 # The cluster starts while the world is made and the local night runs (they need no
 # Slurm), instead of before them.
-sh "$SC" start "$CLUSTER" >"$TMP/cluster.out" 2>&1 &
-cluster_start=$!
-stop_cluster() {
-	[ -z "$cluster_start" ] || wait "$cluster_start"
-	sh "$SC" stop "$CLUSTER"
-}
-at_exit stop_cluster
+slurm_cluster_start
 
 W=$TMP/world
 mkdir -p "$W/src"
@@ -86,18 +78,7 @@ config() {
 config local "{kind: local, max_jobs: 1}"
 config slurm "{kind: slurm, max_jobs: 8}"
 expect_exit 0 "the night runs locally, max_jobs 1" "$NEXTBOT" -c "$W/local.yaml" run --date 2026-12-05
-wait "$cluster_start"
-cluster_rc=$?
-cluster_start=
-if [ $cluster_rc != 0 ]; then
-	not_ok "the private Slurm cluster starts: FAILED, Slurm nights cannot run"
-	sed 's/^/# /' "$TMP/cluster.out"
-	done_testing
-	exit 1
-fi
-SLURM_CONF=$CLUSTER/slurm.conf
-export SLURM_CONF
-ok "the private Slurm cluster starts"
+slurm_cluster_ready
 start=$(date +%s)
 expect_exit 0 "the night runs on Slurm, max_jobs 8" "$NEXTBOT" -c "$W/slurm.yaml" run --date 2026-12-05
 took=$(($(date +%s) - start))
