@@ -24,6 +24,9 @@ W=$TMP/w
 mkdir -p "$W/tree"
 SERVE_PID=
 serve() { # serve STORE [MAX]: a service for $W, its shims in $W/run/bin
+	# (the files go first: the child truncates them only once it runs, and the last
+	# service's "ready" must not be read before that)
+	rm -f "$TMP/serve.out" "$TMP/serve.err"
 	"$NEXTBOT" cc-serve --run "$W/run" --jobs "$W/jobs" --store "$1" --shim "$SHIM" \
 		--bwrap /usr/bin/bwrap --user nobody --hide "$W" --path /usr/bin:/bin \
 		${2:+--max "$2"} >"$TMP/serve.out" 2>"$TMP/serve.err" &
@@ -32,7 +35,9 @@ serve() { # serve STORE [MAX]: a service for $W, its shims in $W/run/bin
 	while ! grep -q ready "$TMP/serve.out" 2>/dev/null && [ $i -lt 300 ]; do
 		sleep 0.1; i=$((i + 1))
 	done
-	grep -q ready "$TMP/serve.out"
+	grep -q ready "$TMP/serve.out" && return
+	sed 's/^/# serve: /' "$TMP/serve.out" "$TMP/serve.err"
+	return 1
 }
 unserve() { [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null; wait "$SERVE_PID" 2>/dev/null; SERVE_PID=; }
 at_exit unserve
