@@ -736,6 +736,24 @@ static void test_stale_locks(void **state)
 	repo_free(repo);
 }
 
+/*
+ * A run killed while it made the work repository (t830 saw it after 0.1 s) leaves a
+ * folder without HEAD and libgit2's config.lock: the next open makes it again.
+ */
+static void test_unfinished_init(void **state)
+{
+	struct repo *repo;
+
+	world();
+	assert_int_equal(fixture_sh("rm -rf state/repo.git && mkdir -p state/repo.git/objects && "
+				    "printf '[core]\\n' >state/repo.git/config.lock"), 0);
+	repo = open_repo();
+	assert_int_equal(fixture_sh("test -f state/repo.git/HEAD && "
+				    "test ! -e state/repo.git/config.lock && "
+				    "git --git-dir=state/repo.git rev-parse --is-bare-repository"), 0);
+	repo_free(repo);
+}
+
 static int setup_all(void **state)
 {
 	setenv("TZ", "UTC", 1);
@@ -761,6 +779,7 @@ int main(void)
 		cmocka_unit_test(test_drops_and_revert),
 		cmocka_unit_test(test_already_unrelated_good_slow),
 		cmocka_unit_test(test_stale_locks),
+		cmocka_unit_test(test_unfinished_init),
 	};
 
 	return cmocka_run_group_tests_name("integrate", tests, setup_all, teardown_all);

@@ -177,7 +177,12 @@ int repo_open(struct repo **out, const char *path)
 	head = xstrfmt("%s/HEAD", path);
 	fresh = !file_exists(head);
 	free(head);
-	/* a folder made ready for it (bot/state/workdir.c gives it the runner's group) is fine */
+	/*
+	 * A folder made ready for it (bot/state/workdir.c gives it the runner's group) is
+	 * fine, and so is one a killed run left unfinished (no HEAD): its locks go before
+	 * the init that finishes it, else libgit2's config.lock would stop every run after.
+	 */
+	clean_stale(path);
 	if (fresh) {
 		if (file_mkdir_p(path, 0700) < 0)
 			return NB_ERROR;
@@ -187,7 +192,6 @@ int repo_open(struct repo **out, const char *path)
 		git_repository_free(git);
 		git = NULL;
 	}
-	clean_stale(path);
 	return open_bare_detached(out, path);
 }
 
