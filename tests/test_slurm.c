@@ -542,6 +542,13 @@ static void *request_stop(void *arg)
 	return NULL;
 }
 
+/*
+ * "never" only if the sleep ran its 40 s: the cancel signals the step's processes one
+ * by one, and on a loaded machine the shell may wake from its killed sleep before its
+ * own signal lands (`;` then printed "never" for a job that was cancelled).
+ */
+#define LONG_JOB "echo started; sleep 40 && echo never"
+
 /* The bot's SIGTERM flag set: the running job is cancelled, nothing new is submitted. */
 static void test_stop_flag_cancels_jobs(void **state)
 {
@@ -554,7 +561,7 @@ static void test_stop_flag_cancels_jobs(void **state)
 	stop_now = 0;
 	slurm_stop_on(&stop_now);
 	assert_int_equal(pthread_create(&tid, NULL, request_stop, NULL), 0);
-	run_slurm(&r, "echo started; sleep 40; echo never", 600, &s);
+	run_slurm(&r, LONG_JOB, 600, &s);
 	pthread_join(tid, NULL);
 	assert_int_equal(r.runner_failed, 1);
 	assert_int_equal(r.timed_out, 0);
@@ -589,7 +596,7 @@ static void *run_long_job(void *arg)
 {
 	struct long_job *j = arg;
 
-	run_slurm(&j->r, "echo started; sleep 40; echo never", 600, &j->s);
+	run_slurm(&j->r, LONG_JOB, 600, &j->s);
 	return NULL;
 }
 
