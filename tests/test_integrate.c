@@ -750,7 +750,7 @@ static void test_unfinished_init(void **state)
 	repo = open_repo();
 	assert_int_equal(fixture_sh("test -f state/repo.git/HEAD && "
 				    "test ! -e state/repo.git/config.lock && "
-				    "git --git-dir=state/repo.git rev-parse --is-bare-repository"), 0);
+				    "git --git-dir=state/repo.git rev-parse --git-dir"), 0);
 	repo_free(repo);
 }
 
