@@ -80,14 +80,14 @@ static void checkout_case(const char *name, const char *repo, const char *dir,
 	int i;
 
 	if (git_repository_open(&r, repo) < 0 || git_reference_name_to_id(&head, r, "HEAD") < 0 ||
-	    worker_open(&w, repo, dir, wo) < 0 || worker_checkout(w, &head, 1) < 0) {
+	    worker_open(&w, repo, dir, wo) < 0 || worker_checkout_git(w, &head, 1) < 0) {
 		fprintf(stderr, "%s: cannot set up: %s\n", name, nb_error_last());
 		goto done;
 	}
 	for (i = 0; i < runs; i++) {
 		double start = now_ms();
 
-		if (worker_checkout(w, &head, 0) < 0) {
+		if (worker_checkout_git(w, &head, 0) < 0) {
 			fprintf(stderr, "%s: %s\n", name, nb_error_last());
 			goto done;
 		}

@@ -319,6 +319,18 @@ static void test_trailer_msgid_forms(void **state)
 	}
 }
 
+/* The door's one question (merge/repo/repo.h): the last Message-ID named, or none. */
+static void test_trailer_message_id(void **state)
+{
+	char *id = trailer_message_id("s\n\nbody\n\nMessage-Id: <m1@x>\n"
+				      "Link: https://lore.kernel.org/r/m2@x\n");
+
+	assert_string_equal(id, "m2@x");
+	free(id);
+	assert_null(trailer_message_id("s\n\nLink: https://bugzilla.kernel.org/1\n"));
+	assert_null(trailer_message_id(""));
+}
+
 static void test_trailer_odd_messages(void **state)
 {
 	struct trailer_info ti = TRAILER_INFO_INIT;
@@ -548,6 +560,7 @@ int main(void)
 						teardown_repo),
 		cmocka_unit_test(test_trailer_parse_kernel_message),
 		cmocka_unit_test(test_trailer_msgid_forms),
+		cmocka_unit_test(test_trailer_message_id),
 		cmocka_unit_test(test_trailer_odd_messages),
 		cmocka_unit_test_setup_teardown(test_trailer_people_like_git, setup_repo,
 						teardown_repo),

@@ -112,7 +112,7 @@ static void incremental_checkout(void **state)
 	struct stat a1, a2, b1, b2;
 
 	assert_int_equal(worker_open(&w, repo, dir, fixture_wo()), 0);
-	assert_int_equal(worker_checkout(w, &c1, 0), 0);
+	assert_int_equal(worker_checkout_git(w, &c1, 0), 0);
 	p = xstrfmt("%s/a", worker_tree_path(w));
 	assert_int_equal(stat(p, &a1), 0);
 	free(p);
@@ -121,7 +121,7 @@ static void incremental_checkout(void **state)
 	free(p);
 	sh("echo built >%s/workers/w0/tree/build-output.o", top);
 	sleep(1);
-	assert_int_equal(worker_checkout(w, &c2, 0), 0);
+	assert_int_equal(worker_checkout_git(w, &c2, 0), 0);
 	p = xstrfmt("%s/a", worker_tree_path(w));
 	assert_int_equal(stat(p, &a2), 0);
 	free(p);
@@ -136,9 +136,9 @@ static void incremental_checkout(void **state)
 	sh("test ! -e %s/workers/w0/tree/sub/c", top);
 	sh("test -e %s/workers/w0/tree/build-output.o", top);
 	/* back and forth; then pristine wipes the build output */
-	assert_int_equal(worker_checkout(w, &c1, 0), 0);
+	assert_int_equal(worker_checkout_git(w, &c1, 0), 0);
 	sh("test -e %s/workers/w0/tree/sub/c && grep -qx b %s/workers/w0/tree/b", top, top);
-	assert_int_equal(worker_checkout(w, &c2, 1), 0);
+	assert_int_equal(worker_checkout_git(w, &c2, 1), 0);
 	sh("test ! -e %s/workers/w0/tree/build-output.o", top);
 	worker_free(w);
 	free(repo);
@@ -179,10 +179,10 @@ static void pristine_checkout_filters(void **state)
 	oid_from_file(&without, "without");
 	oid_from_file(&with, "with");
 	assert_int_equal(worker_open(&w, repo, dir, fixture_wo()), 0);
-	assert_int_equal(worker_checkout(w, &with, 1), 0);
+	assert_int_equal(worker_checkout_git(w, &with, 1), 0);
 	sh("cd %s && od -c workers/wa/tree/t.txt | grep -q '\\\\r' && "
 	   "cmp workers/wa/tree/t.txt attrs-git/t.txt", top);
-	assert_int_equal(worker_checkout(w, &without, 1), 0);
+	assert_int_equal(worker_checkout_git(w, &without, 1), 0);
 	sh("cd %s && ! od -c workers/wa/tree/t.txt | grep -q '\\\\r' && "
 	   "git -C attrs-src cat-file blob HEAD~1:t.txt | cmp - workers/wa/tree/t.txt", top);
 	worker_free(w);
@@ -202,23 +202,23 @@ static void incremental_undoes_the_command(void **state)
 	struct stat b1, b2;
 
 	assert_int_equal(worker_open(&w, repo, dir, fixture_wo()), 0);
-	assert_int_equal(worker_checkout(w, &c1, 0), 0);
+	assert_int_equal(worker_checkout_git(w, &c1, 0), 0);
 	/* a: same size, other content; Makefile: longer; both as in c1 in c2 */
 	sh("cd %s/workers/u0/tree && printf 'X\\n' >a && echo tampered >>Makefile", top);
-	assert_int_equal(worker_checkout(w, &c2, 0), 0);
+	assert_int_equal(worker_checkout_git(w, &c2, 0), 0);
 	sh("cd %s/workers/u0/tree && grep -qx a a && ! grep -q tampered Makefile && "
 	   "grep -qx b2 b && test ! -e sub/c", top);
 	/* a command that puts the mtime back (same size, same inode) is still seen */
 	sh("cd %s/workers/u0/tree && touch -r a .ref && printf 'Y\\n' >a && touch -r .ref a && "
 	   "rm .ref", top);
-	assert_int_equal(worker_checkout(w, &c1, 0), 0);
+	assert_int_equal(worker_checkout_git(w, &c1, 0), 0);
 	sh("cd %s/workers/u0/tree && grep -qx a a", top);
 	sh("rm %s/workers/u0/tree/a", top);
-	assert_int_equal(worker_checkout(w, &c1, 0), 0);
+	assert_int_equal(worker_checkout_git(w, &c1, 0), 0);
 	sh("cd %s/workers/u0/tree && grep -qx a a && grep -qx b b && test -e sub/c", top);
 	p = xstrfmt("%s/b", worker_tree_path(w));
 	assert_int_equal(stat(p, &b1), 0);
-	assert_int_equal(worker_checkout(w, &c1, 0), 0);
+	assert_int_equal(worker_checkout_git(w, &c1, 0), 0);
 	assert_int_equal(stat(p, &b2), 0);
 	assert_int_equal(b1.st_ino, b2.st_ino);
 	assert_int_equal(b1.st_mtim.tv_nsec, b2.st_mtim.tv_nsec);
@@ -238,10 +238,10 @@ static void own_index(void **state)
 	sh("cd %s/src && git status --porcelain >../status-before", top);
 	assert_int_equal(worker_open(&w1, repo, d1, fixture_wo()), 0);
 	assert_int_equal(worker_open(&w2, repo, d2, fixture_wo()), 0);
-	assert_int_equal(worker_checkout(w1, &c1, 0), 0);
-	assert_int_equal(worker_checkout(w2, &c2, 0), 0);
-	assert_int_equal(worker_checkout(w1, &c2, 0), 0);
-	assert_int_equal(worker_checkout(w2, &c1, 0), 0);
+	assert_int_equal(worker_checkout_git(w1, &c1, 0), 0);
+	assert_int_equal(worker_checkout_git(w2, &c2, 0), 0);
+	assert_int_equal(worker_checkout_git(w1, &c2, 0), 0);
+	assert_int_equal(worker_checkout_git(w2, &c1, 0), 0);
 	sh("grep -qx b2 %s/workers/i1/tree/b && grep -qx b %s/workers/i2/tree/b", top, top);
 	sh("cd %s/src && git status --porcelain >../status-after && "
 	   "cmp ../status-before ../status-after && test ! -s ../status-after", top);

@@ -337,7 +337,7 @@ static void steps_match_git(void **state)
 		char *hex = out_of("git -C hist.git rev-parse %s", order[i]);
 
 		assert_int_equal(git_oid_fromstr(&id, hex), 0);
-		assert_int_equal(worker_checkout(w, &id, i == 0), 0);
+		assert_int_equal(worker_checkout_git(w, &id, i == 0), 0);
 		same_as_git(order[i]);
 		/* a build leaves output beside the sources */
 		sh("cd w/tree && for d in . d1 new/a; do if [ -d $d ]; then "
@@ -365,11 +365,11 @@ static void command_damage_undone(void **state)
 	hex = out_of("git -C hist.git rev-parse c1");
 	assert_int_equal(git_oid_fromstr(&id, hex), 0);
 	assert_int_equal(worker_open(&w, repo, dir, fixture_wo()), 0);
-	assert_int_equal(worker_checkout(w, &id, 0), 0);
+	assert_int_equal(worker_checkout_git(w, &id, 0), 0);
 	same_as_git("c1");
 	sh("cd w/tree && sleep 0.01 && m=$(stat -c %%y d1/f4) && echo 9 >d1/f4 && "
 	   "touch -d \"$m\" d1/f4 && rm d1/f5 && rm same && mkdir same && echo o >same/x.o");
-	assert_int_equal(worker_checkout(w, &id, 0), 0);
+	assert_int_equal(worker_checkout_git(w, &id, 0), 0);
 	same_as_git("c1");
 	sh("cd w/tree && grep -qx 4 d1/f4 && test -f same");
 	worker_free(w);
@@ -459,14 +459,14 @@ static void racy_entries_compared(void **state)
 	history();
 	rev_oid(&id, "hist.git", "c1");
 	assert_int_equal(worker_open(&w, repo, dir, fixture_wo()), 0);
-	assert_int_equal(worker_checkout(w, &id, 1), 0);
+	assert_int_equal(worker_checkout_git(w, &id, 1), 0);
 	ino1 = out_of("stat -c %%i wr/tree/top");
 	sh("cd wr/tree && printf 'SAME\\n' >same");
 	forge_index("wr", "same", 1);
 	assert_true(stamp_names_index("wr"));
 	/* every entry as new as the index: git compares content and sees the change */
 	sh("cd wr/tree && touch -d 2000-01-01 ../git/index && ! git diff-files --quiet");
-	assert_int_equal(worker_checkout(w, &id, 0), 0);
+	assert_int_equal(worker_checkout_git(w, &id, 0), 0);
 	ino2 = out_of("stat -c %%i wr/tree/top");
 	sh("cd wr/tree && grep -qx same same && git diff-files --quiet");
 	assert_string_equal(ino1, ino2);
@@ -497,10 +497,10 @@ static void trap_goes_pristine(void **state)
 	assert_int_equal(git_oid_fromstr(&id2, c2), 0);
 	wo.timeout = 30;
 	assert_int_equal(worker_open(&w, repo, dir, &wo), 0);
-	assert_int_equal(worker_checkout(w, &id1, 1), 0);
+	assert_int_equal(worker_checkout_git(w, &id1, 1), 0);
 	/* d1/f1 changes between c1 and c2: a writer would open the FIFO */
 	sh("cd wt/tree && echo kept >built.o && rm d1/f1 && mkfifo d1/f1");
-	assert_int_equal(worker_checkout(w, &id2, 0), 0);
+	assert_int_equal(worker_checkout_git(w, &id2, 0), 0);
 	sh("cd wt/tree && test -f d1/f1 && ! test -p d1/f1 && grep -qx changed d1/f1 && "
 	   "test ! -e built.o");
 	worker_free(w);
@@ -530,12 +530,12 @@ static void symlink_swaps_stay_inside(void **state)
 	assert_int_equal(git_oid_fromstr(&a, ha), 0);
 	assert_int_equal(git_oid_fromstr(&b, hb), 0);
 	assert_int_equal(worker_open(&w, repo, dir, fixture_wo()), 0);
-	assert_int_equal(worker_checkout(w, &a, 1), 0);
+	assert_int_equal(worker_checkout_git(w, &a, 1), 0);
 	sh("test -L we/tree/esc");
-	assert_int_equal(worker_checkout(w, &b, 0), 0);
+	assert_int_equal(worker_checkout_git(w, &b, 0), 0);
 	sh("test -d we/tree/esc && ! test -L we/tree/esc && grep -qx p we/tree/esc/pwned && "
 	   "test -z \"$(ls -A outside)\"");
-	assert_int_equal(worker_checkout(w, &a, 0), 0);
+	assert_int_equal(worker_checkout_git(w, &a, 0), 0);
 	sh("test -L we/tree/esc && test -z \"$(ls -A outside)\"");
 	/*
 	 * A command's links: one swapped for the commit's own link (tracked: it is
@@ -545,12 +545,12 @@ static void symlink_swaps_stay_inside(void **state)
 	 */
 	sh("cd we/tree && rm esc && ln -s %s/outside esc && ln -s %s/outside newdir && "
 	   "ln -s %s/outside elsewhere && echo o >built.o", top, top, top);
-	assert_int_equal(worker_checkout(w, &b, 0), 0);
+	assert_int_equal(worker_checkout_git(w, &b, 0), 0);
 	sh("cd we/tree && test -d esc && ! test -L esc && test -d newdir && ! test -L newdir && "
 	   "grep -qx f newdir/f && test ! -e built.o && test -z \"$(ls -A ../../outside)\"");
-	assert_int_equal(worker_checkout(w, &a, 0), 0);
+	assert_int_equal(worker_checkout_git(w, &a, 0), 0);
 	sh("cd we/tree && ln -s %s/outside elsewhere && echo o >built.o", top);
-	assert_int_equal(worker_checkout(w, &b, 0), 0);
+	assert_int_equal(worker_checkout_git(w, &b, 0), 0);
 	sh("cd we/tree && test -L elsewhere && test -f built.o && grep -qx f newdir/f && "
 	   "test -z \"$(ls -A ../../outside)\"");
 	worker_free(w);
@@ -580,15 +580,15 @@ static void odd_names(void **state)
 	assert_int_equal(git_oid_fromstr(&a, ha), 0);
 	assert_int_equal(git_oid_fromstr(&b, hb), 0);
 	assert_int_equal(worker_open(&w, repo, dir, fixture_wo()), 0);
-	assert_int_equal(worker_checkout(w, &a, 1), 0);
-	assert_int_equal(worker_checkout(w, &b, 0), 0);
+	assert_int_equal(worker_checkout_git(w, &a, 1), 0);
+	assert_int_equal(worker_checkout_git(w, &b, 0), 0);
 	sh("cd wo/tree && git diff-index --quiet HEAD && git diff-files --quiet && "
 	   "test -z \"$(git status --porcelain --untracked-files=all)\" && "
 	   "test $(git ls-files -z | tr -cd '\\0' | wc -c) = 4");
-	assert_int_equal(worker_checkout(w, &a, 0), 0);
+	assert_int_equal(worker_checkout_git(w, &a, 0), 0);
 	sh("cd wo/tree && test -z \"$(git status --porcelain --untracked-files=all)\" && "
 	   "test \"$(ls -A | grep -v '^.git$')\" = plain");
-	assert_int_equal(worker_checkout(w, &b, 1), 0);
+	assert_int_equal(worker_checkout_git(w, &b, 1), 0);
 	sh("cd wo/tree && test -z \"$(git status --porcelain --untracked-files=all)\"");
 	worker_free(w);
 	free(repo);
@@ -619,13 +619,13 @@ static void threaded_scan(void **state)
 	hex = out_of("git -C many.git rev-parse HEAD");
 	assert_int_equal(git_oid_fromstr(&id, hex), 0);
 	assert_int_equal(worker_open(&w, repo, dir, fixture_wo()), 0);
-	assert_int_equal(worker_checkout(w, &id, 1), 0);
+	assert_int_equal(worker_checkout_git(w, &id, 1), 0);
 	sh("cd wm/tree && sleep 0.01 && echo changed >d44/sub/f99 && echo o >d3/built.o");
-	assert_int_equal(worker_checkout(w, &id, 0), 0);
+	assert_int_equal(worker_checkout_git(w, &id, 0), 0);
 	sh("cd wm/tree && grep -qx 44.99 d44/sub/f99 && test -f d3/built.o && "
 	   "git diff-files --quiet");
 	sh("mkfifo wm/tree/d27/sub/pipe");
-	assert_int_equal(worker_checkout(w, &id, 0), 0);
+	assert_int_equal(worker_checkout_git(w, &id, 0), 0);
 	sh("cd wm/tree && test ! -e d27/sub/pipe && test ! -e d3/built.o && "
 	   "git diff-files --quiet");
 	worker_free(w);
@@ -678,12 +678,12 @@ static void attributes_from_the_commit(void **state)
 	rev_oid(&b, "attrs.git", "HEAD~1");
 	rev_oid(&c, "attrs.git", "HEAD");
 	assert_int_equal(worker_open(&w, repo, dir, fixture_wo()), 0);
-	assert_int_equal(worker_checkout(w, &a, 1), 0);
+	assert_int_equal(worker_checkout_git(w, &a, 1), 0);
 	same_bytes_as_git("attrs.git", "HEAD~2", "wa/tree");
 	sh("od -c wa/tree/-first.txt | grep -q '\\\\r' && grep -q 'Id: ' wa/tree/sub/v.c");
-	assert_int_equal(worker_checkout(w, &b, 0), 0);
+	assert_int_equal(worker_checkout_git(w, &b, 0), 0);
 	same_bytes_as_git("attrs.git", "HEAD~1", "wa/tree");
-	assert_int_equal(worker_checkout(w, &a, 0), 0);
+	assert_int_equal(worker_checkout_git(w, &a, 0), 0);
 	same_bytes_as_git("attrs.git", "HEAD~2", "wa/tree");
 	/* the command's attributes: the commit's file edited, and one of its own */
 	sh("cd wa/tree && cp -p .gitattributes ../ga && sed -i 's/eol=crlf/eol=lf  /' "
@@ -691,11 +691,11 @@ static void attributes_from_the_commit(void **state)
 	   "printf '* text eol=crlf ident\\n' >.gitattributes.o && cp .gitattributes.o "
 	   "sub/.gitattributes.o && printf '*.txt text eol=crlf\\n' >sub/x.o && "
 	   "mkdir new && printf '* ident\\n' >new/.gitattributes");
-	assert_int_equal(worker_checkout(w, &c, 0), 0);
+	assert_int_equal(worker_checkout_git(w, &c, 0), 0);
 	sh("rm -r wa/tree/new");
 	same_bytes_as_git("attrs.git", "HEAD", "wa/tree");
-	assert_int_equal(worker_checkout(w, &a, 1), 0);
-	assert_int_equal(worker_checkout(w, &c, 0), 0);
+	assert_int_equal(worker_checkout_git(w, &a, 1), 0);
+	assert_int_equal(worker_checkout_git(w, &c, 0), 0);
 	same_bytes_as_git("attrs.git", "HEAD", "wa/tree");
 	worker_free(w);
 	free(repo);
@@ -718,13 +718,13 @@ static void config_autocrlf(void **state)
 	   "git -C ../crlf.git config core.autocrlf true");
 	rev_oid(&id, "crlf.git", "HEAD");
 	assert_int_equal(worker_open(&w, repo, dir, fixture_wo()), 0);
-	assert_int_equal(worker_checkout(w, &id, 1), 0);
+	assert_int_equal(worker_checkout_git(w, &id, 1), 0);
 	sh("rm -rf ref ref.idx && mkdir ref && GIT_INDEX_FILE=$PWD/ref.idx git --git-dir=crlf.git "
 	   "read-tree HEAD && GIT_INDEX_FILE=$PWD/ref.idx git --git-dir=crlf.git --work-tree=ref "
 	   "checkout-index -a -f && diff -r -x .git ref wc/tree && od -c wc/tree/t.txt | "
 	   "grep -q '\\\\r' && ! od -c wc/tree/bin | grep -q '\\\\r'");
 	sh("git -C crlf.git config core.autocrlf false");
-	assert_int_equal(worker_checkout(w, &id, 0), 0);
+	assert_int_equal(worker_checkout_git(w, &id, 0), 0);
 	same_bytes_as_git("crlf.git", "HEAD", "wc/tree");
 	worker_free(w);
 	free(repo);
@@ -801,7 +801,7 @@ static void foreign_index_compared(void **state)
 	history();
 	rev_oid(&id, "hist.git", "c1");
 	assert_int_equal(worker_open(&w, repo, dir, fixture_wo()), 0);
-	assert_int_equal(worker_checkout(w, &id, 1), 0);
+	assert_int_equal(worker_checkout_git(w, &id, 1), 0);
 	assert_true(stamp_names_index("wf"));
 	/* git status rewrites the index when it refreshes an entry */
 	sh("cd wf/tree && touch -d @$(($(date +%%s) + 5)) top && "
@@ -813,7 +813,7 @@ static void foreign_index_compared(void **state)
 	forge_index("wf", "same", 0);
 	/* not racy: only the missing stamp says to compare */
 	sh("cd wf/tree && sleep 0.01 && touch ../git/index");
-	assert_int_equal(worker_checkout(w, &id, 0), 0);
+	assert_int_equal(worker_checkout_git(w, &id, 0), 0);
 	ino2 = out_of("stat -c %%i wf/tree/top");
 	sh("cd wf/tree && grep -qx same same && git diff-files --quiet");
 	assert_string_equal(ino1, ino2);
@@ -846,18 +846,18 @@ static void submodule_folder(void **state)
 	rev_oid(&a, "sub.git", "HEAD~1");
 	rev_oid(&b, "sub.git", "HEAD");
 	assert_int_equal(worker_open(&w, repo, dir, fixture_wo()), 0);
-	assert_int_equal(worker_checkout(w, &a, 1), 0);
+	assert_int_equal(worker_checkout_git(w, &a, 1), 0);
 	sh("cd ws/tree && test -d lib && test -z \"$(ls -A lib)\" && "
 	   "git ls-files -s lib | grep -q '^160000 %s 0' && git diff-files --quiet", sub);
 	sh("cd ws/tree && echo o >lib/built.o");
-	assert_int_equal(worker_checkout(w, &a, 0), 0);
+	assert_int_equal(worker_checkout_git(w, &a, 0), 0);
 	sh("test -f ws/tree/lib/built.o");
 	sh("cd ws/tree && rm -r lib && echo file >lib");
-	assert_int_equal(worker_checkout(w, &a, 0), 0);
+	assert_int_equal(worker_checkout_git(w, &a, 0), 0);
 	sh("cd ws/tree && test -d lib && test -z \"$(ls -A lib)\"");
-	assert_int_equal(worker_checkout(w, &b, 0), 0);
+	assert_int_equal(worker_checkout_git(w, &b, 0), 0);
 	sh("cd ws/tree && test -f lib && grep -qx 'not a submodule' lib && git diff-files --quiet");
-	assert_int_equal(worker_checkout(w, &a, 0), 0);
+	assert_int_equal(worker_checkout_git(w, &a, 0), 0);
 	sh("cd ws/tree && test -d lib && git diff-files --quiet");
 	worker_free(w);
 	free(repo);

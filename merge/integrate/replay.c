@@ -1,11 +1,11 @@
 /* Cherry-picking a tree's commits again without the ones a maintainer dropped. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "merge/git/git_int.h"
 #include "merge/integrate/replay_int.h"
 #include "merge/repo/repo.h"
 #include "merge/git/patchid_int.h"
-#include "merge/repo/trailer_int.h"
 #include "merge/git/treemerge_int.h"
 #include "util/error.h"
 #include "util/xalloc.h"
@@ -20,8 +20,8 @@ void replay_result_release(struct replay_result *r)
 int replay_is_dropped(git_repository *repo, const git_commit *commit,
 		      const struct integ_drops *drops)
 {
-	struct trailer_info ti = TRAILER_INFO_INIT;
 	struct nb_patchid pid;
+	char *msgid;
 	size_t i;
 	int hit = 0;
 
@@ -32,10 +32,10 @@ int replay_is_dropped(git_repository *repo, const git_commit *commit,
 			hit = nb_patchid_eq(&pid, &drops->patch_ids[i]);
 	}
 	if (!hit && drops->message_ids_nr) {
-		trailer_parse(&ti, git_commit_message(commit));
-		for (i = 0; ti.message_id && i < drops->message_ids_nr && !hit; i++)
-			hit = !strcmp(ti.message_id, drops->message_ids[i]);
-		trailer_info_release(&ti);
+		msgid = trailer_message_id(git_commit_message(commit));
+		for (i = 0; msgid && i < drops->message_ids_nr && !hit; i++)
+			hit = !strcmp(msgid, drops->message_ids[i]);
+		free(msgid);
 	}
 	return hit;
 }

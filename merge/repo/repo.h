@@ -338,6 +338,13 @@ void trailer_people_parse(struct trailer_people *out, const char *message,
 void trailer_people_release(struct trailer_people *people);
 
 /*
+ * The Message-ID `message` (a whole commit message) names in its trailers (a
+ * lore.kernel.org or patch.msgid.link Link:, a Message-ID:; the last one wins),
+ * without angle brackets, malloc'd (caller frees); NULL when it names none.
+ */
+char *trailer_message_id(const char *message);
+
+/*
  * An address map such as a tree's .mailmap, read by its owner (bot/people/).
  * `canonical` returns the address that `name <email>` stands for, or NULL when
  * the map says nothing of it; the string lives as long as the map.

@@ -256,6 +256,18 @@ void trailer_info_release(struct trailer_info *info)
 	memset(info, 0, sizeof(*info));
 }
 
+char *trailer_message_id(const char *message)
+{
+	struct trailer_info ti = TRAILER_INFO_INIT;
+	char *id;
+
+	trailer_parse(&ti, message);
+	id = ti.message_id;
+	ti.message_id = NULL;
+	trailer_info_release(&ti);
+	return id;
+}
+
 /* The address of a "Name <addr>" value, or the whole value. */
 static void ident_address(struct strbuf *out, const char *v)
 {

@@ -7,7 +7,7 @@
 #include "merge/search/search.h"
 #include "merge/git/git_int.h"
 #include "merge/search/probe_int.h"
-#include "merge/worker/worker_int.h"
+#include "merge/worker/worker.h"
 #include "util/error.h"
 #include "util/xalloc.h"
 #include "util/banned.h"

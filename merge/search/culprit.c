@@ -14,7 +14,7 @@
 #include "merge/git/treemerge_int.h"
 #include "merge/search/probe_int.h"
 #include "merge/search/session_int.h"
-#include "merge/worker/worker_int.h"
+#include "merge/worker/worker.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/metrics.h"

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "merge/git/git_int.h"
 #include "merge/search/search.h"
 #include "merge/search/probe_int.h"
 #include "util/oid.h"
@@ -284,11 +285,11 @@ static void log_append(const char *path, const char *limit)
  * disposable, merge/worker/worker.h) and the failure is nobody's: an infrastructure
  * verdict naming the command, never cached.  1 when so.
  */
-static int disk_failure(struct probe_result *out, struct worker *w, const char *commit_hex,
+static int disk_failure(struct probe_result *out, struct worker *w, const struct nb_oid *commit,
 			size_t i, const struct probe_spec *spec)
 {
 	struct strbuf why = STRBUF_INIT;
-	int full = worker_disk_settle(w, commit_hex, spec->cmds[i].name, &why);
+	int full = worker_disk_settle(w, commit, spec->cmds[i].name, &why);
 
 	if (full) {
 		infra(out, "%s: a failure on a full disk is nobody's", why.buf);
@@ -298,7 +299,7 @@ static int disk_failure(struct probe_result *out, struct worker *w, const char *
 	return full;
 }
 
-static int run_all(struct probe_result *out, struct worker *w, const char *commit_hex,
+static int run_all(struct probe_result *out, struct worker *w, const struct nb_oid *commit,
 		     const char *tree_hex, unsigned step, const struct probe_spec *spec,
 		     int pristine)
 {
@@ -310,12 +311,12 @@ static int run_all(struct probe_result *out, struct worker *w, const char *commi
 		struct runcmd_opts opts = RUNCMD_OPTS_INIT;
 		struct runcmd_result r = RUNCMD_RESULT_INIT;
 		struct strvec env = STRVEC_INIT;
-		char *log = log_path(spec, c, step, commit_hex, pristine);
+		char *log = log_path(spec, c, step, commit->hex, pristine);
 		const char *writable[2] = { worker_tree_path(w), NULL };
 		struct runcmd_box box;
 		int decided;
 
-		build_env(&env, spec, c, commit_hex, step);
+		build_env(&env, spec, c, commit->hex, step);
 		opts.shell = c->shell;
 		opts.argv = c->shell ? NULL : c->argv;
 		opts.cwd = worker_tree_path(w);
@@ -348,7 +349,7 @@ static int run_all(struct probe_result *out, struct worker *w, const char *commi
 		metrics_add(METRIC_COMMANDS, 1);
 		metrics_add(METRIC_COMMAND_SECONDS, r.seconds);
 		metrics_add(METRIC_COMMAND_CPU, r.cpu_seconds);
-		if ((r.exit_code || r.signal) && disk_failure(out, w, commit_hex, i, spec)) {
+		if ((r.exit_code || r.signal) && disk_failure(out, w, commit, i, spec)) {
 			runcmd_result_release(&r);
 			free(log);
 			break;
@@ -370,13 +371,12 @@ static int run_all(struct probe_result *out, struct worker *w, const char *commi
 
 static int commit_tree(git_oid *out, struct worker *w, const git_oid *commit)
 {
-	git_commit *c = NULL;
+	struct nb_oid id, tree;
 
-	if (git_commit_lookup(&c, worker_repo(w), commit) < 0)
-		return nb_error_set(NB_ENOTFOUND, "probe: no commit %s", git_oid_tostr_s(commit));
-	git_oid_cpy(out, git_commit_tree_id(c));
-	git_commit_free(c);
-	return 0;
+	merge_oid_from_git(&id, commit);
+	if (worker_commit_tree(&tree, w, &id) < 0)
+		return nb_error_set(NB_ENOTFOUND, "probe: no commit %s", id.hex);
+	return merge_oid_to_git(out, &tree);
 }
 
 static int attempt(struct probe_result *out, struct worker *w, const git_oid *commit,
@@ -389,28 +389,28 @@ static int attempt(struct probe_result *out, struct worker *w, const git_oid *co
 	 * date: the marker says so, and the next use starts pristine.
 	 */
 	char *busy = xstrfmt("%s.busy", worker_tree_path(w));
-	char hex[NB_OID_HEXSZ + 1];
+	struct nb_oid id;
 	struct strbuf settled = STRBUF_INIT;
 	int fd, err = 0;
 
 	reset(out);
-	git_oid_tostr(hex, sizeof(hex), commit);
+	merge_oid_from_git(&id, commit);
 	if (!pristine && file_exists(busy)) {
 		log_warn("worker %s was interrupted: checking out pristine", worker_tree_path(w));
 		pristine = 1;
 	}
-	if (worker_checkout(w, commit, pristine) < 0) {
+	if (worker_checkout(w, &id, pristine) < 0) {
 		infra(out, "checkout failed: %s", nb_error_last());
 		goto done;
 	}
 	fd = open(busy, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd >= 0)
 		close(fd);
-	err = run_all(out, w, hex, tree_hex, step, spec, pristine);
+	err = run_all(out, w, &id, tree_hex, step, spec, pristine);
 	unlink(busy);
 	/* what passing commands left on a short disk goes too */
 	if (out->verdict != PROBE_INFRA && spec->cmds_nr)
-		worker_disk_settle(w, hex, spec->cmds[out->cmd_index >= 0 ? (size_t)out->cmd_index
+		worker_disk_settle(w, &id, spec->cmds[out->cmd_index >= 0 ? (size_t)out->cmd_index
 								 : spec->cmds_nr - 1].name,
 				   &settled);
 done:

@@ -10,7 +10,7 @@
 #include <git2.h>
 #include <stddef.h>
 #include "merge/git/sha1_int.h"
-#include "merge/worker/worker_int.h"
+#include "merge/worker/worker.h"
 #include "util/strbuf.h"
 
 struct slurm_opts;

@@ -8,7 +8,7 @@
 
 #include "merge/search/bisect_int.h"
 #include "merge/search/probe_int.h"
-#include "merge/worker/worker_int.h"
+#include "merge/worker/worker.h"
 
 #define SESSION_MAX_JOBS 64
 
@@ -22,7 +22,7 @@ struct session {
 
 /*
  * Opens min(jobs, SESSION_MAX_JOBS) (at least one) workers of `gitdir` under
- * `scratch`/wN, their checkouts made as `wo` says (merge/worker/worker_int.h).
+ * `scratch`/wN, their checkouts made as `wo` says (merge/worker/worker.h).
  */
 int session_open(struct session *s, const char *gitdir, const char *scratch,
 		 unsigned jobs, const struct probe_spec *spec, const struct worker_opts *wo);

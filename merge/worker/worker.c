@@ -284,18 +284,16 @@ static int run_child(struct worker *w, const struct nb_oid *commit, int pristine
 	return code;
 }
 
-int worker_checkout(struct worker *w, const git_oid *commit, int pristine)
+int worker_checkout(struct worker *w, const struct nb_oid *commit, int pristine)
 {
 	struct strbuf out = STRBUF_INIT;
-	struct nb_oid id;
-	const char *hex = id.hex; /* for the log */
+	const char *hex = commit->hex; /* for the log */
 	int code;
 
-	merge_oid_from_git(&id, commit);
 	if ((code = make_dirs(w, pristine)) < 0)
 		goto done;
 	pristine |= code;       /* a new git dir: no step to take from it */
-	code = run_child(w, &id, pristine, &out);
+	code = run_child(w, commit, pristine, &out);
 	if (code > 0 && !pristine) {
 		/* a trap, no git dir yet or a failed incremental checkout: start over */
 		if (code == EXIT_NEEDS_PRISTINE && !strcmp(out.buf, "no git dir yet"))
@@ -310,7 +308,7 @@ int worker_checkout(struct worker *w, const git_oid *commit, int pristine)
 		strbuf_reset(&out);
 		if ((code = make_dirs(w, 1)) < 0)
 			goto done;
-		code = run_child(w, &id, 1, &out);
+		code = run_child(w, commit, 1, &out);
 	}
 	if (code > 0)
 		code = nb_error_set(code == 2 ? NB_ENOTFOUND : NB_ERROR,
@@ -319,6 +317,29 @@ int worker_checkout(struct worker *w, const git_oid *commit, int pristine)
 done:
 	strbuf_release(&out);
 	return code < 0 ? code : 0;
+}
+
+int worker_checkout_git(struct worker *w, const git_oid *commit, int pristine)
+{
+	struct nb_oid id;
+
+	merge_oid_from_git(&id, commit);
+	return worker_checkout(w, &id, pristine);
+}
+
+int worker_commit_tree(struct nb_oid *tree, struct worker *w, const struct nb_oid *commit)
+{
+	git_commit *c = NULL;
+	git_oid id;
+	int err;
+
+	if ((err = merge_oid_to_git(&id, commit)) < 0)
+		return err;
+	if (git_commit_lookup(&c, w->repo, &id) < 0)
+		return nb_error_set(NB_ENOTFOUND, "worker %s: no commit %s", w->dir, commit->hex);
+	merge_oid_from_git(tree, git_commit_tree_id(c));
+	git_commit_free(c);
+	return 0;
 }
 
 const char *worker_tree_path(const struct worker *w)
@@ -344,11 +365,6 @@ const char *const *worker_read_only(const struct worker *w)
 const char *worker_common_path(const struct worker *w)
 {
 	return w->common;
-}
-
-git_repository *worker_repo(struct worker *w)
-{
-	return w->repo;
 }
 
 /* ---- disposable workers: a disk a command filled is given back at once ---- */
@@ -396,7 +412,7 @@ static int disk_short(unsigned long long avail, unsigned long inodes)
 	return floor && (avail < floor || inodes < MIN_FREE_INODES);
 }
 
-int worker_disk_settle(struct worker *w, const char *commit_hex, const char *what,
+int worker_disk_settle(struct worker *w, const struct nb_oid *commit, const char *what,
 		       struct strbuf *why)
 {
 	unsigned long long avail, after;
@@ -408,8 +424,8 @@ int worker_disk_settle(struct worker *w, const char *commit_hex, const char *wha
 
 	if (disk_look(w->dir, &avail, &inodes) < 0 || !disk_short(avail, inodes))
 		return 0;
-	strbuf_addf(&line, "`%s` of %.12s", what ? what : "?", commit_hex);
-	if (git_oid_fromstr(&id, commit_hex) == 0 && git_commit_lookup(&c, w->repo, &id) == 0)
+	strbuf_addf(&line, "`%s` of %.12s", what ? what : "?", commit->hex);
+	if (git_oid_fromstr(&id, commit->hex) == 0 && git_commit_lookup(&c, w->repo, &id) == 0)
 		strbuf_addf(&line, " (\"%s\")", git_commit_summary(c) ? git_commit_summary(c) : "");
 	git_commit_free(c);
 	strbuf_addf(&line, " left the disk of %s short (%llu KiB", w->dir, avail >> 10);
