@@ -46,6 +46,19 @@ static void out_of(struct strbuf *out, const char *cmd)
 	assert_int_equal(fixture_sh_out(out, 1, "%s", cmd), 0);
 }
 
+/* The object files of dst.git, one a line, sorted: what a failed copy must not change. */
+#define DST_OBJECTS "find dst.git/objects -type f | sort"
+
+/* dst.git holds the same object files as `before` listed. */
+static void assert_dst_objects_are(const struct strbuf *before)
+{
+	struct strbuf after = STRBUF_INIT;
+
+	out_of(&after, DST_OBJECTS);
+	assert_string_equal(before->buf, after.buf);
+	strbuf_release(&after);
+}
+
 /*
  * Copies src's `specs` (revisions, space separated) into dst.git; asserts the pack
  * holds exactly the objects they reach that dst lacked (git's own list as the
@@ -355,11 +368,11 @@ static void test_hostile_sources(void **state)
 {
 	git_repository *dst, *src;
 	git_oid tip;
-	struct strbuf before = STRBUF_INIT, after = STRBUF_INIT;
+	struct strbuf before = STRBUF_INIT;
 
 	(void)state;
 	fresh_pair(&dst, &src, "echo a > a; c one");
-	out_of(&before, "find dst.git/objects -type f | sort");
+	out_of(&before, DST_OBJECTS);
 
 	nested_commit(&tip, src, LOCALFETCH_MAX_DEPTH + 1);
 	assert_true(localfetch_copy(dst, src, &tip, 1, NULL, NULL) < 0);
@@ -397,12 +410,10 @@ static void test_hostile_sources(void **state)
 	assert_true(localfetch_copy(dst, src, &tip, 1, NULL, NULL) < 0);
 	assert_non_null(strstr(merge_git_error(), "it is a shallow clone"));
 	/* nothing of it reached the work repository */
-	out_of(&after, "find dst.git/objects -type f | sort");
-	assert_string_equal(before.buf, after.buf);
+	assert_dst_objects_are(&before);
 	git_repository_free(dst);
 	git_repository_free(src);
 	strbuf_release(&before);
-	strbuf_release(&after);
 }
 
 static int stop_at_once(unsigned long long bytes, void *payload)
@@ -441,7 +452,7 @@ static void test_progress_beats_during_delta_search(void **state)
 	git_repository *dst, *src;
 	git_oid tip;
 	int n[2] = { 0, 0 };
-	struct strbuf before = STRBUF_INIT, after = STRBUF_INIT;
+	struct strbuf before = STRBUF_INIT;
 
 	(void)state;
 	fresh_pair(&dst, &src, "seq 1 1000 > a; seq 1 1001 > b; mkdir d; seq 2 1000 > d/a; c one");
@@ -452,36 +463,32 @@ static void test_progress_beats_during_delta_search(void **state)
 	git_repository_free(src);
 
 	fresh_pair(&dst, &src, "seq 1 1000 > a; seq 1 1001 > b; mkdir d; seq 2 1000 > d/a; c one");
-	out_of(&before, "find dst.git/objects -type f | sort");
+	out_of(&before, DST_OBJECTS);
 	rev(&tip, src, "main");
 	n[0] = 0;
 	n[1] = 1;
 	assert_int_equal(localfetch_copy(dst, src, &tip, 1, count_unwritten, n), -9);
-	out_of(&after, "find dst.git/objects -type f | sort");
-	assert_string_equal(before.buf, after.buf);
+	assert_dst_objects_are(&before);
 	git_repository_free(dst);
 	git_repository_free(src);
 	strbuf_release(&before);
-	strbuf_release(&after);
 }
 
 static void test_progress_stops_the_copy(void **state)
 {
 	git_repository *dst, *src;
 	git_oid tip;
-	struct strbuf before = STRBUF_INIT, after = STRBUF_INIT;
+	struct strbuf before = STRBUF_INIT;
 
 	(void)state;
 	fresh_pair(&dst, &src, "seq 1 1000 > a; c one");
-	out_of(&before, "find dst.git/objects -type f | sort");
+	out_of(&before, DST_OBJECTS);
 	rev(&tip, src, "main");
 	assert_int_equal(localfetch_copy(dst, src, &tip, 1, stop_at_once, NULL), -7);
-	out_of(&after, "find dst.git/objects -type f | sort");
-	assert_string_equal(before.buf, after.buf);
+	assert_dst_objects_are(&before);
 	git_repository_free(dst);
 	git_repository_free(src);
 	strbuf_release(&before);
-	strbuf_release(&after);
 }
 
 /* Through fetch_trees(): the byte cap and a missing branch, named in the reason. */

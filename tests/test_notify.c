@@ -323,6 +323,19 @@ static void breakage_init(struct notice_breakage *b)
 	b->action = NOTICE_ACTION_REVERTED;
 }
 
+/* A conflict over one path, with one commit on each side. */
+static void conflict_one_each(struct notice_conflict *c, const char *const *paths,
+			      const struct notice_commit *ours,
+			      const struct notice_commit *theirs)
+{
+	c->paths = paths;
+	c->paths_nr = 1;
+	c->ours = ours;
+	c->ours_nr = 1;
+	c->theirs = theirs;
+	c->theirs_nr = 1;
+}
+
 /* ---- addresses and encoding ---- */
 
 static void test_addr_check(void **state)
@@ -850,12 +863,7 @@ static void test_smtp_4xx_and_5xx(void **state)
 	c.other = "mm-stable";
 	c.contacts = contacts;
 	c.contacts_nr = 1;
-	c.paths = paths;
-	c.paths_nr = 1;
-	c.ours = ours;
-	c.ours_nr = 1;
-	c.theirs = theirs;
-	c.theirs_nr = 1;
+	conflict_one_each(&c, paths, ours, theirs);
 	assert_int_equal(notice_queue_conflict(&f->s, &c), 1);
 	set_mode(f, "data4xx");
 	assert_int_equal(notice_outbox_flush(&f->s, 1, &st), 0);
@@ -1313,12 +1321,7 @@ static void test_conflict_mail(void **state)
 	c.contacts_nr = 1;
 	c.other_contacts = contacts;
 	c.other_contacts_nr = 2;
-	c.paths = paths;
-	c.paths_nr = 1;
-	c.ours = ours;
-	c.ours_nr = 1;
-	c.theirs = theirs;
-	c.theirs_nr = 1;
+	conflict_one_each(&c, paths, ours, theirs);
 	c.outcome = "I have used the vfs tree from next-20261202 (its commit 333333333333) for "
 		    "today.";
 	c.operator_note = "The files are in /srv/nextbot/state/resolve/vfs: run `nextbot resolve "

@@ -958,19 +958,21 @@ static void night_masked_by_flaky_slow(void **state)
 	free(cmd);
 }
 
+/* A build that fails while the file NOBUILD exists, and a test that fails on TESTFAIL. */
+static const struct culprit_command nobuild_build = {
+	.name = "build",
+	.command = "test ! -e NOBUILD",
+	.timeout = 30,
+};
+static const struct culprit_command testfail_test = {
+	.name = "selftests",
+	.command = "test ! -e TESTFAIL",
+	.timeout = 30,
+};
+
 /* Bisecting a test failure: a commit whose build fails is a skip, never the culprit. */
 static void night_build_failure_is_skip_slow(void **state)
 {
-	static const struct culprit_command build = {
-		.name = "build",
-		.command = "test ! -e NOBUILD",
-		.timeout = 30,
-	};
-	static const struct culprit_command test = {
-		.name = "selftests",
-		.command = "test ! -e TESTFAIL",
-		.timeout = 30,
-	};
 	struct night_fixture nf;
 	struct culprit_result r = CULPRIT_RESULT_INIT;
 	struct nb_oid want = NB_OID_INIT;
@@ -984,7 +986,7 @@ static void night_build_failure_is_skip_slow(void **state)
 		   "commit TESTFAIL x 'alpha: break a test'; commit a7 7 'alpha: seven'; "
 		   "git checkout -q -b next base; step alpha");
 	night_commit(&want, &nf, "alpha: break a test");
-	night_find(&r, &nf, &build, 1, &test, 1, 1);
+	night_find(&r, &nf, &nobuild_build, 1, &testfail_test, 1, 1);
 	assert_string_equal(culprit_outcome_name(r.outcome), "found");
 	assert_string_equal(r.commit.hex, want.hex);
 	assert_string_equal(r.command, "selftests");
@@ -1001,16 +1003,6 @@ static void night_build_failure_is_skip_slow(void **state)
  */
 static void night_test_after_reverted_build_breakage_slow(void **state)
 {
-	static const struct culprit_command build = {
-		.name = "build",
-		.command = "test ! -e NOBUILD",
-		.timeout = 30,
-	};
-	static const struct culprit_command test = {
-		.name = "selftests",
-		.command = "test ! -e TESTFAIL",
-		.timeout = 30,
-	};
 	static const char *const orders[] = {
 		"commit NOBUILD x 'alpha: build broken'; commit a2 2 'alpha: two'; "
 		"commit TESTFAIL x 'alpha: break a test'; commit a4 4 'alpha: four'; ",
@@ -1037,7 +1029,7 @@ static void night_test_after_reverted_build_breakage_slow(void **state)
 		if (i)  /* the step's commit read from the revert's message */
 			nb_oid_clear(&nf.steps[2].reverted);
 		night_commit(&want, &nf, "alpha: break a test");
-		night_find(&r, &nf, &build, 1, &test, 1, 1);
+		night_find(&r, &nf, &nobuild_build, 1, &testfail_test, 1, 1);
 		assert_string_equal(culprit_outcome_name(r.outcome), "found");
 		assert_string_equal(r.tree, "alpha");
 		assert_int_equal(r.step, 1);

@@ -125,6 +125,22 @@ static void test_timeout(void **state)
 }
 
 static pid_t read_pid(const char *name);
+
+/*
+ * Ended early (cancelled or stopped): not by its time limit or a resource limit, well
+ * within 30 s, and its grandchild (pid in gc.pid) gone with it.
+ */
+static void assert_ended_early(const struct runcmd_result *res)
+{
+	pid_t gc;
+
+	assert_false(res->timed_out);
+	assert_false(res->limit_hit);
+	assert_true(res->seconds < 30);
+	gc = read_pid("gc.pid");
+	assert_true(gc > 1);
+	assert_int_equal(kill(gc, 0), -1);
+}
 static volatile int cancel_flag;
 
 static void *cancel_soon(void *unused)
@@ -143,7 +159,6 @@ static void test_cancel(void **state)
 	struct runcmd_opts o = RUNCMD_OPTS_INIT;
 	char *ran = xstrfmt("%s/ran.txt", tmpdir);
 	pthread_t tid;
-	pid_t gc;
 
 	o.shell = "sh -c 'echo $$ > gc.pid; exec sleep 1000' & wait";
 	o.cwd = tmpdir;
@@ -154,12 +169,7 @@ static void test_cancel(void **state)
 	assert_int_equal(runcmd_run(&res, &o), 0);
 	pthread_join(tid, NULL);
 	assert_true(res.runner_failed);
-	assert_false(res.timed_out);
-	assert_false(res.limit_hit);
-	assert_true(res.seconds < 30);
-	gc = read_pid("gc.pid");
-	assert_true(gc > 1);
-	assert_int_equal(kill(gc, 0), -1);
+	assert_ended_early(&res);
 	runcmd_result_release(&res);
 	/* cancelled before it starts: nothing runs */
 	res = (struct runcmd_result)RUNCMD_RESULT_INIT;
@@ -898,7 +908,6 @@ static void test_stop(void **state)
 	struct runcmd_opts o = RUNCMD_OPTS_INIT;
 	static volatile sig_atomic_t flag;
 	int polls = 3;
-	pid_t gc;
 
 	o.shell = SETSID_GRANDCHILD "; sleep 1000";
 	o.cwd = tmpdir;
@@ -906,12 +915,7 @@ static void test_stop(void **state)
 	o.stop_data = &polls;
 	assert_int_equal(runcmd_run(&res, &o), 0);
 	assert_true(res.stopped);
-	assert_false(res.timed_out);
-	assert_false(res.limit_hit);
-	assert_true(res.seconds < 30);
-	gc = read_pid("gc.pid");
-	assert_true(gc > 1);
-	assert_int_equal(kill(gc, 0), -1);
+	assert_ended_early(&res);
 
 	o.stop = NULL;
 	o.shell = "sleep 1000";

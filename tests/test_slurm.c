@@ -424,7 +424,9 @@ static void test_allocation_refused_is_infra(void **state)
 	assert_no_status_files();
 }
 
+/* A job that prints when it starts and ends, a second apart, run under `s`. */
 struct job {
+	struct slurm_opts s;
 	struct runcmd_result r;
 	int err;
 };
@@ -433,13 +435,11 @@ static void *run_job(void *arg)
 {
 	struct job *j = arg;
 	struct runcmd_opts o = RUNCMD_OPTS_INIT;
-	struct slurm_opts s = SLURM_OPTS_INIT;
 
 	o.shell = "date +start=%s.%N; sleep 1; date +end=%s.%N";
 	o.cwd = tmpdir;
 	o.timeout = 60;
-	s.job_name = "concurrent";
-	j->err = slurm_run(&j->r, &o, &s);
+	j->err = slurm_run(&j->r, &o, &j->s);
 	return NULL;
 }
 
@@ -452,7 +452,8 @@ static void test_concurrent_jobs(void **state)
 	int i;
 
 	for (i = 0; i < 3; i++) {
-		jobs[i] = (struct job){ .r = RUNCMD_RESULT_INIT };
+		jobs[i] = (struct job){ .s = SLURM_OPTS_INIT, .r = RUNCMD_RESULT_INIT };
+		jobs[i].s.job_name = "concurrent";
 		assert_int_equal(pthread_create(&tids[i], NULL, run_job, &jobs[i]), 0);
 	}
 	for (i = 0; i < 3; i++)
@@ -484,20 +485,6 @@ static void test_concurrent_jobs(void **state)
 	free(cmd);
 }
 
-static void *run_limited(void *arg)
-{
-	struct job *j = arg;
-	struct runcmd_opts o = RUNCMD_OPTS_INIT;
-	struct slurm_opts s = SLURM_OPTS_INIT;
-
-	o.shell = "date +start=%s.%N; sleep 1; date +end=%s.%N";
-	o.cwd = tmpdir;
-	o.timeout = 60;
-	s.max_jobs = 1;
-	j->err = slurm_run(&j->r, &o, &s);
-	return NULL;
-}
-
 static void test_max_jobs(void **state)
 {
 	struct job jobs[2];
@@ -506,8 +493,9 @@ static void test_max_jobs(void **state)
 	int i;
 
 	for (i = 0; i < 2; i++) {
-		jobs[i] = (struct job){ .r = RUNCMD_RESULT_INIT };
-		assert_int_equal(pthread_create(&tids[i], NULL, run_limited, &jobs[i]), 0);
+		jobs[i] = (struct job){ .s = SLURM_OPTS_INIT, .r = RUNCMD_RESULT_INIT };
+		jobs[i].s.max_jobs = 1;
+		assert_int_equal(pthread_create(&tids[i], NULL, run_job, &jobs[i]), 0);
 	}
 	for (i = 0; i < 2; i++) {
 		pthread_join(tids[i], NULL);

@@ -249,6 +249,111 @@ static const char loose_state[] =
 	"\"flag_id\":\"0123456789ab\",\"active\":1},"
 	"{\"tree\":\"net\",\"commit\":\"" CMT_B "\",\"patch_id\":null,\"active\":0}]}";
 
+/*
+ * The golden texts below are the old code's output, byte for byte; the records they
+ * repeat are spelled once here and pasted together by the compiler.  A JSON value
+ * (`patch_id` and friends) is passed as its literal text: "null" or Q(...).
+ */
+#define Q(s) "\"" s "\""
+
+/* "author" with no name or email, `in` deep, with no line end after its "}" */
+#define NULL_AUTHOR(in)                                                        \
+	in "\"author\":{\n"                                                    \
+	in "  \"name\":null,\n"                                                \
+	in "  \"email\":null\n"                                                \
+	in "}"
+
+/* The lines a flag and a drop begin with, after their "{" */
+#define RECORD_HEAD(commit, patch_id)                                          \
+	"      \"tree\":\"net\",\n"                                            \
+	"      \"commit\":\"" commit "\",\n"                                   \
+	"      \"patch_id\":" patch_id ",\n"                                   \
+	"      \"message_id\":null,\n"                                         \
+	"      \"subject\":null,\n"                                            \
+	NULL_AUTHOR("      ") ",\n"
+
+/* A flag from its "{" to the partner's author (state.json adds the partner's ids) */
+#define FLAG_HEAD(id, commit, patch_id, partner_commit)                        \
+	"    {\n"                                                              \
+	"      \"id\":" id ",\n"                                               \
+	RECORD_HEAD(commit, patch_id)                                          \
+	"      \"partner\":{\n"                                                \
+	"        \"tree\":\"vfs\",\n"                                          \
+	"        \"commit\":\"" partner_commit "\",\n"                         \
+	"        \"subject\":null,\n"                                          \
+	NULL_AUTHOR("        ")
+
+/* A flag from "kind" to its empty "cells" list, with no line end after the "]" */
+#define FLAG_BODY(kind, state)                                                 \
+	"      \"kind\":\"" kind "\",\n"                                       \
+	"      \"command\":null,\n"                                            \
+	"      \"exit_code\":0,\n"                                             \
+	"      \"timed_out\":false,\n"                                         \
+	"      \"error\":null,\n"                                              \
+	"      \"first_seen\":null,\n"                                         \
+	"      \"last_seen\":null,\n"                                          \
+	"      \"state\":\"" state "\",\n"                                     \
+	"      \"resolution\":null,\n"                                         \
+	"      \"verdict\":{\n"                                                \
+	"        \"culprit_fails\":0,\n"                                       \
+	"        \"parent_passes\":0,\n"                                       \
+	"        \"revert_passes\":0\n"                                        \
+	"      },\n"                                                           \
+	"      \"bisect\":{\n"                                                 \
+	"        \"steps\":0,\n"                                               \
+	"        \"confirm_runs\":0,\n"                                        \
+	"        \"log\":[\n"                                                  \
+	"        ]\n"                                                          \
+	"      },\n"                                                           \
+	"      \"reason\":null,\n"                                             \
+	"      \"failing\":0,\n"                                               \
+	"      \"total\":0,\n"                                                 \
+	"      \"excerpt\":null,\n"                                            \
+	"      \"fix\":null,\n"                                                \
+	"      \"mail\":[\n"                                                   \
+	"      ],\n"                                                           \
+	"      \"patch_link\":null,\n"                                         \
+	"      \"cells\":[\n"                                                  \
+	"      ]"
+
+/* A flag as state_save() writes it, with no line end after its "}" */
+#define STATE_FLAG(id, commit, patch_id, partner_commit, partner_patch_id,     \
+		   partner_message_id, kind, state)                            \
+	FLAG_HEAD(id, commit, patch_id, partner_commit) ",\n"                  \
+	"        \"patch_id\":" partner_patch_id ",\n"                         \
+	"        \"message_id\":" partner_message_id "\n"                      \
+	"      },\n"                                                           \
+	FLAG_BODY(kind, state) ",\n"                                           \
+	"      \"fingerprint\":null,\n"                                        \
+	"      \"repro_base\":null,\n"                                         \
+	"      \"repro\":[\n"                                                  \
+	"      ],\n"                                                           \
+	"      \"tree_head\":null,\n"                                          \
+	"      \"commit_date\":null,\n"                                        \
+	"      \"compiler\":null,\n"                                           \
+	"      \"action\":null,\n"                                             \
+	"      \"notified\":null,\n"                                           \
+	"      \"reminded\":null\n"                                            \
+	"    }"
+
+/* A flag as `flagged --json` prints it, with no line end after its "}" */
+#define FLAGGED_FLAG(id, commit, patch_id, partner_commit, kind, state)        \
+	FLAG_HEAD(id, commit, patch_id, partner_commit) "\n"                   \
+	"      },\n"                                                           \
+	FLAG_BODY(kind, state) "\n"                                            \
+	"    }"
+
+/* A drop as state_save() writes it, with no line end after its "}" */
+#define STATE_DROP(commit, patch_id, flag_id, active)                          \
+	"    {\n"                                                              \
+	RECORD_HEAD(commit, patch_id)                                          \
+	"      \"flag_id\":" flag_id ",\n"                                     \
+	"      \"reason\":null,\n"                                             \
+	"      \"when\":null,\n"                                               \
+	"      \"active\":" active ",\n"                                       \
+	"      \"by\":null,\n"                                                 \
+	"      \"mail\":null\n"                                                \
+	"    }"
 
 /* state.json as state_save() writes it, flags and drops with and without patch-ids */
 static const char golden_state[] =
@@ -257,168 +362,14 @@ static const char golden_state[] =
 	"  \"runs\":[\n"
 	"  ],\n"
 	"  \"flags\":[\n"
-	"    {\n"
-	"      \"id\":\"0123456789ab\",\n"
-	"      \"tree\":\"net\",\n"
-	"      \"commit\":\"1111111111111111111111111111111111111111\",\n"
-	"      \"patch_id\":\"00112233445566778899aabbccddeeff00112233\",\n"
-	"      \"message_id\":null,\n"
-	"      \"subject\":null,\n"
-	"      \"author\":{\n"
-	"        \"name\":null,\n"
-	"        \"email\":null\n"
-	"      },\n"
-	"      \"partner\":{\n"
-	"        \"tree\":\"vfs\",\n"
-	"        \"commit\":\"2222222222222222222222222222222222222222\",\n"
-	"        \"subject\":null,\n"
-	"        \"author\":{\n"
-	"          \"name\":null,\n"
-	"          \"email\":null\n"
-	"        },\n"
-	"        \"patch_id\":\"fedcba9876543210fedcba9876543210fedcba98\",\n"
-	"        \"message_id\":\"<p@example.org>\"\n"
-	"      },\n"
-	"      \"kind\":\"build-failure\",\n"
-	"      \"command\":null,\n"
-	"      \"exit_code\":0,\n"
-	"      \"timed_out\":false,\n"
-	"      \"error\":null,\n"
-	"      \"first_seen\":null,\n"
-	"      \"last_seen\":null,\n"
-	"      \"state\":\"open\",\n"
-	"      \"resolution\":null,\n"
-	"      \"verdict\":{\n"
-	"        \"culprit_fails\":0,\n"
-	"        \"parent_passes\":0,\n"
-	"        \"revert_passes\":0\n"
-	"      },\n"
-	"      \"bisect\":{\n"
-	"        \"steps\":0,\n"
-	"        \"confirm_runs\":0,\n"
-	"        \"log\":[\n"
-	"        ]\n"
-	"      },\n"
-	"      \"reason\":null,\n"
-	"      \"failing\":0,\n"
-	"      \"total\":0,\n"
-	"      \"excerpt\":null,\n"
-	"      \"fix\":null,\n"
-	"      \"mail\":[\n"
-	"      ],\n"
-	"      \"patch_link\":null,\n"
-	"      \"cells\":[\n"
-	"      ],\n"
-	"      \"fingerprint\":null,\n"
-	"      \"repro_base\":null,\n"
-	"      \"repro\":[\n"
-	"      ],\n"
-	"      \"tree_head\":null,\n"
-	"      \"commit_date\":null,\n"
-	"      \"compiler\":null,\n"
-	"      \"action\":null,\n"
-	"      \"notified\":null,\n"
-	"      \"reminded\":null\n"
-	"    },\n"
-	"    {\n"
-	"      \"id\":\"ba9876543210\",\n"
-	"      \"tree\":\"net\",\n"
-	"      \"commit\":\"2222222222222222222222222222222222222222\",\n"
-	"      \"patch_id\":null,\n"
-	"      \"message_id\":null,\n"
-	"      \"subject\":null,\n"
-	"      \"author\":{\n"
-	"        \"name\":null,\n"
-	"        \"email\":null\n"
-	"      },\n"
-	"      \"partner\":{\n"
-	"        \"tree\":\"vfs\",\n"
-	"        \"commit\":\"1111111111111111111111111111111111111111\",\n"
-	"        \"subject\":null,\n"
-	"        \"author\":{\n"
-	"          \"name\":null,\n"
-	"          \"email\":null\n"
-	"        },\n"
-	"        \"patch_id\":null,\n"
-	"        \"message_id\":null\n"
-	"      },\n"
-	"      \"kind\":\"test-failure\",\n"
-	"      \"command\":null,\n"
-	"      \"exit_code\":0,\n"
-	"      \"timed_out\":false,\n"
-	"      \"error\":null,\n"
-	"      \"first_seen\":null,\n"
-	"      \"last_seen\":null,\n"
-	"      \"state\":\"dropped\",\n"
-	"      \"resolution\":null,\n"
-	"      \"verdict\":{\n"
-	"        \"culprit_fails\":0,\n"
-	"        \"parent_passes\":0,\n"
-	"        \"revert_passes\":0\n"
-	"      },\n"
-	"      \"bisect\":{\n"
-	"        \"steps\":0,\n"
-	"        \"confirm_runs\":0,\n"
-	"        \"log\":[\n"
-	"        ]\n"
-	"      },\n"
-	"      \"reason\":null,\n"
-	"      \"failing\":0,\n"
-	"      \"total\":0,\n"
-	"      \"excerpt\":null,\n"
-	"      \"fix\":null,\n"
-	"      \"mail\":[\n"
-	"      ],\n"
-	"      \"patch_link\":null,\n"
-	"      \"cells\":[\n"
-	"      ],\n"
-	"      \"fingerprint\":null,\n"
-	"      \"repro_base\":null,\n"
-	"      \"repro\":[\n"
-	"      ],\n"
-	"      \"tree_head\":null,\n"
-	"      \"commit_date\":null,\n"
-	"      \"compiler\":null,\n"
-	"      \"action\":null,\n"
-	"      \"notified\":null,\n"
-	"      \"reminded\":null\n"
-	"    }\n"
+	STATE_FLAG(Q("0123456789ab"), CMT_A, Q(PID_A), CMT_B, Q(PID_B),
+		   Q("<p@example.org>"), "build-failure", "open") ",\n"
+	STATE_FLAG(Q("ba9876543210"), CMT_B, "null", CMT_A, "null", "null",
+		   "test-failure", "dropped") "\n"
 	"  ],\n"
 	"  \"drops\":[\n"
-	"    {\n"
-	"      \"tree\":\"net\",\n"
-	"      \"commit\":\"1111111111111111111111111111111111111111\",\n"
-	"      \"patch_id\":\"00112233445566778899aabbccddeeff00112233\",\n"
-	"      \"message_id\":null,\n"
-	"      \"subject\":null,\n"
-	"      \"author\":{\n"
-	"        \"name\":null,\n"
-	"        \"email\":null\n"
-	"      },\n"
-	"      \"flag_id\":\"0123456789ab\",\n"
-	"      \"reason\":null,\n"
-	"      \"when\":null,\n"
-	"      \"active\":1,\n"
-	"      \"by\":null,\n"
-	"      \"mail\":null\n"
-	"    },\n"
-	"    {\n"
-	"      \"tree\":\"net\",\n"
-	"      \"commit\":\"2222222222222222222222222222222222222222\",\n"
-	"      \"patch_id\":null,\n"
-	"      \"message_id\":null,\n"
-	"      \"subject\":null,\n"
-	"      \"author\":{\n"
-	"        \"name\":null,\n"
-	"        \"email\":null\n"
-	"      },\n"
-	"      \"flag_id\":null,\n"
-	"      \"reason\":null,\n"
-	"      \"when\":null,\n"
-	"      \"active\":0,\n"
-	"      \"by\":null,\n"
-	"      \"mail\":null\n"
-	"    }\n"
+	STATE_DROP(CMT_A, Q(PID_A), Q("0123456789ab"), "1") ",\n"
+	STATE_DROP(CMT_B, "null", "null", "0") "\n"
 	"  ],\n"
 	"  \"sent\":[\n"
 	"  ],\n"
@@ -432,108 +383,8 @@ static const char golden_state[] =
 static const char golden_flagged[] =
 	"{\n"
 	"  \"flags\":[\n"
-	"    {\n"
-	"      \"id\":\"0123456789ab\",\n"
-	"      \"tree\":\"net\",\n"
-	"      \"commit\":\"1111111111111111111111111111111111111111\",\n"
-	"      \"patch_id\":\"00112233445566778899aabbccddeeff00112233\",\n"
-	"      \"message_id\":null,\n"
-	"      \"subject\":null,\n"
-	"      \"author\":{\n"
-	"        \"name\":null,\n"
-	"        \"email\":null\n"
-	"      },\n"
-	"      \"partner\":{\n"
-	"        \"tree\":\"vfs\",\n"
-	"        \"commit\":\"2222222222222222222222222222222222222222\",\n"
-	"        \"subject\":null,\n"
-	"        \"author\":{\n"
-	"          \"name\":null,\n"
-	"          \"email\":null\n"
-	"        }\n"
-	"      },\n"
-	"      \"kind\":\"build-failure\",\n"
-	"      \"command\":null,\n"
-	"      \"exit_code\":0,\n"
-	"      \"timed_out\":false,\n"
-	"      \"error\":null,\n"
-	"      \"first_seen\":null,\n"
-	"      \"last_seen\":null,\n"
-	"      \"state\":\"open\",\n"
-	"      \"resolution\":null,\n"
-	"      \"verdict\":{\n"
-	"        \"culprit_fails\":0,\n"
-	"        \"parent_passes\":0,\n"
-	"        \"revert_passes\":0\n"
-	"      },\n"
-	"      \"bisect\":{\n"
-	"        \"steps\":0,\n"
-	"        \"confirm_runs\":0,\n"
-	"        \"log\":[\n"
-	"        ]\n"
-	"      },\n"
-	"      \"reason\":null,\n"
-	"      \"failing\":0,\n"
-	"      \"total\":0,\n"
-	"      \"excerpt\":null,\n"
-	"      \"fix\":null,\n"
-	"      \"mail\":[\n"
-	"      ],\n"
-	"      \"patch_link\":null,\n"
-	"      \"cells\":[\n"
-	"      ]\n"
-	"    },\n"
-	"    {\n"
-	"      \"id\":\"ba9876543210\",\n"
-	"      \"tree\":\"net\",\n"
-	"      \"commit\":\"2222222222222222222222222222222222222222\",\n"
-	"      \"patch_id\":null,\n"
-	"      \"message_id\":null,\n"
-	"      \"subject\":null,\n"
-	"      \"author\":{\n"
-	"        \"name\":null,\n"
-	"        \"email\":null\n"
-	"      },\n"
-	"      \"partner\":{\n"
-	"        \"tree\":\"vfs\",\n"
-	"        \"commit\":\"1111111111111111111111111111111111111111\",\n"
-	"        \"subject\":null,\n"
-	"        \"author\":{\n"
-	"          \"name\":null,\n"
-	"          \"email\":null\n"
-	"        }\n"
-	"      },\n"
-	"      \"kind\":\"test-failure\",\n"
-	"      \"command\":null,\n"
-	"      \"exit_code\":0,\n"
-	"      \"timed_out\":false,\n"
-	"      \"error\":null,\n"
-	"      \"first_seen\":null,\n"
-	"      \"last_seen\":null,\n"
-	"      \"state\":\"dropped\",\n"
-	"      \"resolution\":null,\n"
-	"      \"verdict\":{\n"
-	"        \"culprit_fails\":0,\n"
-	"        \"parent_passes\":0,\n"
-	"        \"revert_passes\":0\n"
-	"      },\n"
-	"      \"bisect\":{\n"
-	"        \"steps\":0,\n"
-	"        \"confirm_runs\":0,\n"
-	"        \"log\":[\n"
-	"        ]\n"
-	"      },\n"
-	"      \"reason\":null,\n"
-	"      \"failing\":0,\n"
-	"      \"total\":0,\n"
-	"      \"excerpt\":null,\n"
-	"      \"fix\":null,\n"
-	"      \"mail\":[\n"
-	"      ],\n"
-	"      \"patch_link\":null,\n"
-	"      \"cells\":[\n"
-	"      ]\n"
-	"    }\n"
+	FLAGGED_FLAG(Q("0123456789ab"), CMT_A, Q(PID_A), CMT_B, "build-failure", "open") ",\n"
+	FLAGGED_FLAG(Q("ba9876543210"), CMT_B, "null", CMT_A, "test-failure", "dropped") "\n"
 	"  ]\n"
 	"}\n";
 

@@ -443,6 +443,15 @@ static void forge_index(const char *wdir, const char *path, int as_nextbot)
 	free(file);
 }
 
+/* A worker at `dir` on the history, c1 checked out whole: where the index tests start. */
+static void open_at_c1(struct worker **out, git_oid *id, const char *repo, const char *dir)
+{
+	history();
+	rev_oid(id, "hist.git", "c1");
+	assert_int_equal(worker_open(out, repo, dir, fixture_wo()), 0);
+	assert_int_equal(worker_checkout_git(*out, id, 1), 0);
+}
+
 /*
  * Racily clean entries (as new as the index file) have their content compared: a
  * file changed with its stat data written into the index (what a change in the
@@ -456,10 +465,7 @@ static void racy_entries_compared(void **state)
 	char *ino1, *ino2;
 	git_oid id;
 
-	history();
-	rev_oid(&id, "hist.git", "c1");
-	assert_int_equal(worker_open(&w, repo, dir, fixture_wo()), 0);
-	assert_int_equal(worker_checkout_git(w, &id, 1), 0);
+	open_at_c1(&w, &id, repo, dir);
 	ino1 = out_of("stat -c %%i wr/tree/top");
 	sh("cd wr/tree && printf 'SAME\\n' >same");
 	forge_index("wr", "same", 1);
@@ -798,10 +804,7 @@ static void foreign_index_compared(void **state)
 	char *ino1, *ino2;
 	git_oid id;
 
-	history();
-	rev_oid(&id, "hist.git", "c1");
-	assert_int_equal(worker_open(&w, repo, dir, fixture_wo()), 0);
-	assert_int_equal(worker_checkout_git(w, &id, 1), 0);
+	open_at_c1(&w, &id, repo, dir);
 	assert_true(stamp_names_index("wf"));
 	/* git status rewrites the index when it refreshes an entry */
 	sh("cd wf/tree && touch -d @$(($(date +%%s) + 5)) top && "
