@@ -189,7 +189,8 @@ static int load_spans(struct detect *d, struct ort_spec *s)
 		if (tab[i].cnt)
 			s->spans[k++] = tab[i];
 	free(tab);
-	qsort(s->spans, nr, sizeof(*s->spans), span_cmp);
+	if (nr)  /* qsort's array may not be NULL, even of no elements */
+		qsort(s->spans, nr, sizeof(*s->spans), span_cmp);
 	s->spans_nr = nr;
 	s->have_hash = 1;
 	return 0;
