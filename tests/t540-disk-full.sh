@@ -165,8 +165,11 @@ check "night 3: next holds the harmless fill and the fixed brk" sh -c \
 	 git -C '$S/repo.git' show next:src/b.c | grep -q 'b = 2'"
 
 # --- night 4: what a night killed mid-build left in a worker (no settling after it) ----
+# (to its last byte: the run lock's pid cannot be written, and the night goes on)
 head -c 34M /dev/zero >"$S/workers/w0/tree/left-by-a-killed-night.o" 2>/dev/null
+head -c 40M /dev/zero >"$S/workers/w0/tree/and-the-rest.o" 2>/dev/null
 check "night 4 begins with the disk short" test "$(df -k --output=avail "$DISK" | tail -1)" -lt 8192
+check "(full)" test "$(df -k --output=avail "$DISK" | tail -1)" -eq 0
 expect_exit 0 "night 4 runs" NB run --date 2026-12-04
 show 2026-12-04
 check "night 4: clean, tagged" sh -c \

@@ -11,6 +11,7 @@
 #include "bot/state/state.h"
 #include "util/error.h"
 #include "util/fileutil.h"
+#include "util/log.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
@@ -42,11 +43,19 @@ int run_lock_take(struct run_lock *lock, const char *workdir)
 			error = nb_error_errno(NB_ERROR, "cannot lock '%s'", path);
 		goto done;
 	}
+	/*
+	 * The holder's pid is for messages only (the flock is the lock): on a full disk,
+	 * which the night is about to reclaim, the lock is held without it.
+	 */
 	len = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
 	if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)len, 0) != len) {
-		close(fd);
-		error = nb_error_errno(NB_ERROR, "cannot write lock '%s'", path);
-		goto done;
+		if (errno != ENOSPC && errno != EDQUOT) {
+			close(fd);
+			error = nb_error_errno(NB_ERROR, "cannot write lock '%s'", path);
+			goto done;
+		}
+		log_warn("%s: the holder's pid not written (%s): the disk is full", path,
+			 strerror(errno));
 	}
 	lock->fd = fd;
 	run_lock_clean_temp(workdir);
