@@ -170,7 +170,7 @@ static int is_bidi(unsigned cp)
  * control becomes the six characters "\u202e", everything else stays.  `in` is valid
  * UTF-8 (an invalid byte is copied as it is: the callers repair first).
  */
-static void show(struct strbuf *out, const char *in, size_t len, int keep_lines)
+static void add_showable(struct strbuf *out, const char *in, size_t len, int keep_lines)
 {
 	const unsigned char *p = (const unsigned char *)in;
 	size_t i = 0;
@@ -198,7 +198,7 @@ void utf8_strip_controls(struct strbuf *sb)
 {
 	struct strbuf shown = STRBUF_INIT;
 
-	show(&shown, sb->buf, sb->len, 0);
+	add_showable(&shown, sb->buf, sb->len, 0);
 	strbuf_reset(sb);
 	strbuf_addbuf(sb, &shown);
 	strbuf_release(&shown);
@@ -209,7 +209,7 @@ void utf8_clean_text(struct strbuf *out, const char *in, size_t len)
 	struct strbuf sb = STRBUF_INIT;
 
 	utf8_repair(&sb, in, len);
-	show(out, sb.buf, sb.len, 1);
+	add_showable(out, sb.buf, sb.len, 1);
 	strbuf_release(&sb);
 }
 

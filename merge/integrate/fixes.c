@@ -576,7 +576,7 @@ static int cmp_str(const void *a, const void *b)
 }
 
 /* The patch files of `dir`: its `series`, else *.patch sorted. */
-static int list(struct strvec *out, const char *dir)
+static int patch_files_of(struct strvec *out, const char *dir)
 {
 	char *series = xstrfmt("%s/series", dir);
 	struct strbuf sb = STRBUF_INIT;
@@ -613,8 +613,8 @@ done:
 	return err;
 }
 
-static struct fix_result *item(struct fixes_report *report, const char *file,
-				 const char *subject)
+static struct fix_result *fix_result_add(struct fixes_report *report, const char *file,
+					  const char *subject)
 {
 	struct fix_result *r;
 
@@ -640,14 +640,14 @@ static int apply_file(struct fixes_report *report, struct ctx *c, const char *di
 	strbuf_addf(c->log, "$ git am -3 %s/%s\n", display, file);
 	if (strchr(file, '/') || strbuf_read_file(&text, path, FIX_FILE_MAX) < 0 ||
 	    fix_patches_parse(&p, &n, text.buf, text.len) < 0) {
-		struct fix_result *r = item(report, file, "");
+		struct fix_result *r = fix_result_add(report, file, "");
 
 		r->reason = xstrfmt("cannot read the patch: %s", nb_error_last());
 		strbuf_addf(c->log, "error: %s\n", r->reason);
 		goto done;
 	}
 	for (i = 0; i < n && !err; i++)
-		err = apply_one(item(report, file, p[i].subject), c, &p[i]);
+		err = apply_one(fix_result_add(report, file, p[i].subject), c, &p[i]);
 done:
 	for (i = 0; i < n; i++)
 		fix_patch_release(&p[i]);
@@ -668,8 +668,8 @@ int fixes_apply(struct fixes_report *report, struct strbuf *log, struct git_repo
 
 	if (merge_oid_to_git(&c.head, head) < 0)
 		return nb_error_set(NB_EINVALID, "fixes: bad head '%s'", head->hex);
-	if (list(&files, dir) < 0) {
-		struct fix_result *r = item(report, "", "");
+	if (patch_files_of(&files, dir) < 0) {
+		struct fix_result *r = fix_result_add(report, "", "");
 
 		r->reason = xstrfmt("cannot read the fixes: %s", nb_error_last());
 		strbuf_addf(log, "# fixes: %s\n", r->reason);

@@ -144,7 +144,7 @@ static void split(struct lines *ls, const char *log, size_t len, const char *pre
 		ls->items[i].cls = classify(ls->text.buf + ls->items[i].off);
 }
 
-static const char *text(const struct lines *ls, size_t i)
+static const char *line_text(const struct lines *ls, size_t i)
 {
 	return ls->text.buf + ls->items[i].off;
 }
@@ -174,12 +174,12 @@ static size_t mark_group(const struct lines *ls, char *mark, size_t i, size_t bu
 {
 	size_t s = i, e = i, j, added = 0;
 
-	if (i > 0 && is_context_before(text(ls, i - 1)))
+	if (i > 0 && is_context_before(line_text(ls, i - 1)))
 		s = i - 1;
 	for (j = i + 1; j < ls->nr && j <= i + CONTEXT_AFTER; j++) {
-		const char *next = j + 1 < ls->nr ? text(ls, j + 1) : NULL;
+		const char *next = j + 1 < ls->nr ? line_text(ls, j + 1) : NULL;
 
-		if (!is_context_after(text(ls, j), next) || ls->items[j].cls != LINE_PLAIN)
+		if (!is_context_after(line_text(ls, j), next) || ls->items[j].cls != LINE_PLAIN)
 			break;
 		e = j;
 	}
@@ -211,7 +211,7 @@ static void select_lines(const struct lines *ls, char *mark)
 	if (used)
 		return;
 	i = ls->nr; /* the tail, without trailing blank (or only white) lines */
-	while (i > 0 && strspn(text(ls, i - 1), " \t") == ls->items[i - 1].len)
+	while (i > 0 && strspn(line_text(ls, i - 1), " \t") == ls->items[i - 1].len)
 		i--;
 	while (i > 0 && used < TAIL_LINES) {
 		mark[--i] = 1;
@@ -227,12 +227,12 @@ static void pick_first_error(struct strbuf *out, const struct lines *ls)
 	for (k = 0; k < 2; k++)
 		for (i = 0; i < ls->nr; i++)
 			if (ls->items[i].cls == want[k]) {
-				strbuf_addstr(out, text(ls, i));
+				strbuf_addstr(out, line_text(ls, i));
 				return;
 			}
 	for (i = ls->nr; i > 0; i--)
 		if (ls->items[i - 1].len) {
-			strbuf_addstr(out, text(ls, i - 1));
+			strbuf_addstr(out, line_text(ls, i - 1));
 			return;
 		}
 }
@@ -249,7 +249,7 @@ void excerpt_extract(struct strbuf *out, struct strbuf *first_error, const char 
 	select_lines(&ls, mark);
 	for (i = 0; i < ls.nr; i++)
 		if (mark[i]) {
-			strbuf_addstr(out, text(&ls, i));
+			strbuf_addstr(out, line_text(&ls, i));
 			strbuf_addch(out, '\n');
 		}
 	if (first_error)
