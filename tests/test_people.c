@@ -108,19 +108,22 @@ static void sort_vec(struct strvec *v)
 	qsort(v->v, v->nr, sizeof(*v->v), cmp_strp);
 }
 
-/* Compares one case: the addresses nextbot routes to those the script printed. */
-static int check_case(const struct people *p, const char *paths_line, const struct strvec *want)
+/*
+ * Compares one routing of `paths` (and the patch's changed `lines`, for K:) to what
+ * the script printed; 1 when they differ.
+ */
+static int check_route(const struct people *p, const char *label, const struct strvec *paths,
+		       const struct strvec *lines, const struct strvec *want)
 {
-	struct strvec paths = STRVEC_INIT, got = STRVEC_INIT, exp = STRVEC_INIT;
+	struct strvec got = STRVEC_INIT, exp = STRVEC_INIT;
 	struct people_route_opts o = ALL_ROLES;
 	struct people_route r;
-	char *copy = xstrdup(paths_line), *tok, *save = NULL;
 	size_t i;
 	int bad = 0;
 
-	for (tok = strtok_r(copy, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
-		strvec_push(&paths, tok);
-	people_route(&r, p, (const char *const *)paths.v, paths.nr, &o);
+	o.lines = (const char *const *)lines->v;
+	o.lines_nr = lines->nr;
+	people_route(&r, p, (const char *const *)paths->v, paths->nr, &o);
 	for (i = 0; i < r.nr; i++)
 		strvec_push(&got, r.v[i].email);
 	for (i = 0; i < want->nr; i++)
@@ -131,7 +134,7 @@ static int check_case(const struct people *p, const char *paths_line, const stru
 	for (i = 0; !bad && i < got.nr; i++)
 		bad = strcasecmp(got.v[i], exp.v[i]) != 0;
 	if (bad) {
-		print_message("case '%s':\n  get_maintainer.pl:", paths_line);
+		print_message("case '%s':\n  get_maintainer.pl:", label);
 		for (i = 0; i < exp.nr; i++)
 			print_message(" %s", exp.v[i]);
 		print_message("\n  nextbot:          ");
@@ -140,11 +143,101 @@ static int check_case(const struct people *p, const char *paths_line, const stru
 		print_message("\n");
 	}
 	people_route_release(&r);
-	strvec_clear(&paths);
 	strvec_clear(&got);
 	strvec_clear(&exp);
+	return bad;
+}
+
+/* Compares one case of paths (no patch: K: matches nothing). */
+static int check_case(const struct people *p, const char *paths_line, const struct strvec *want)
+{
+	struct strvec paths = STRVEC_INIT, lines = STRVEC_INIT;
+	char *copy = xstrdup(paths_line), *tok, *save = NULL;
+	int bad;
+
+	for (tok = strtok_r(copy, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
+		strvec_push(&paths, tok);
+	bad = check_route(p, paths_line, &paths, &lines, want);
+	strvec_clear(&paths);
 	free(copy);
 	return bad;
+}
+
+/*
+ * A patch file's paths ("diff --git a/X b/Y": X and Y) and changed lines (the '+'
+ * and '-' lines of its hunks, a changed line that looks like a file header
+ * included), as activity_commit_lines() gives a commit's.
+ */
+static void patch_read(struct strvec *paths, struct strvec *lines, const char *path)
+{
+	struct strbuf text = STRBUF_INIT;
+	struct strvec all = STRVEC_INIT;
+	size_t i;
+	int in_hunk = 0;
+
+	read_file(&text, path);
+	split_lines(&all, text.buf);
+	for (i = 0; i < all.nr; i++) {
+		const char *l = all.v[i], *b = strstr(l, " b/");
+
+		if (!strncmp(l, "diff --git a/", 13) && b) {
+			strvec_push_nodup(paths, xstrndup(l + 13, (size_t)(b - l - 13)));
+			strvec_push(paths, b + 3);
+			in_hunk = 0;
+		} else if (!strncmp(l, "@@ ", 3)) {
+			in_hunk = 1;
+		} else if (in_hunk && (l[0] == '+' || l[0] == '-')) {
+			strvec_push(lines, l);
+		}
+	}
+	strvec_clear(&all);
+	strbuf_release(&text);
+}
+
+/* Every patch of tests/people/NAME-patches.expected; returns how many there were. */
+static size_t check_patches(const char *name)
+{
+	struct people *p = fixture_people(name);
+	struct strbuf text = STRBUF_INIT;
+	struct strvec lines = STRVEC_INIT, want = STRVEC_INIT;
+	char *path = xstrfmt("tests/people/%s-patches.expected", name);
+	const char *cur = NULL;
+	size_t i, cases = 0, bad = 0;
+
+	read_file(&text, path);
+	split_lines(&lines, text.buf);
+	for (i = 0; i <= lines.nr; i++) {
+		const char *l = i < lines.nr ? lines.v[i] : "== ";
+		struct strvec paths = STRVEC_INIT, changed = STRVEC_INIT;
+		char *patch;
+
+		if (l[0] == '#')
+			continue;
+		if (strncmp(l, "== ", 3)) {
+			strvec_push(&want, l);
+			continue;
+		}
+		if (cur) {
+			patch = xstrfmt("tests/people/%s-patches/%s", name, cur);
+			patch_read(&paths, &changed, patch);
+			bad += (size_t)check_route(p, cur, &paths, &changed, &want);
+			cases++;
+			free(patch);
+		}
+		strvec_clear(&paths);
+		strvec_clear(&changed);
+		strvec_clear(&want);
+		cur = l + 3;
+	}
+	if (bad)
+		fail_msg("%zu of %zu patches of %s differ from get_maintainer.pl", bad, cases,
+			 path);
+	people_free(p);
+	strvec_clear(&lines);
+	strvec_clear(&want);
+	strbuf_release(&text);
+	free(path);
+	return cases;
 }
 
 /* Every case of tests/people/NAME.expected; returns how many cases there were. */
@@ -201,6 +294,22 @@ static void test_route_hand_made(void **state)
 static void test_route_kernel_sample(void **state)
 {
 	assert_true(check_oracle("kernel") > 90);
+}
+
+/*
+ * Real kernel K: lines against patches' changed lines (keywords on, as the script's
+ * default): every K: of the excerpt compiles, and the script agrees on each patch.
+ */
+static void test_route_kernel_keywords(void **state)
+{
+	struct people *p = fixture_people("kernel");
+	const struct strvec *pr = people_problems(p);
+	size_t i;
+
+	for (i = 0; i < pr->nr; i++)
+		assert_null(strstr(pr->v[i], "K:"));
+	people_free(p);
+	assert_true(check_patches("kernel") >= 5);
 }
 
 static struct people *people_of(const char *text, const char *const *files)
@@ -478,10 +587,98 @@ static void hostile_stars_crlf_bytes(void)
 	strbuf_release(&sb);
 }
 
+/* The addresses a routing of `lines` (no paths) gives, ' '-joined. */
+static char *route_lines(const struct people *p, const char *const *lines, size_t nr)
+{
+	struct people_route_opts o = ALL_ROLES;
+	struct people_route r;
+	struct strbuf sb = STRBUF_INIT;
+	size_t i;
+
+	o.lines = lines;
+	o.lines_nr = nr;
+	people_route(&r, p, NULL, 0, &o);
+	for (i = 0; i < r.nr; i++)
+		strbuf_addf(&sb, "%s%s", i ? " " : "", r.v[i].email);
+	people_route_release(&r);
+	return strbuf_detach(&sb, NULL);
+}
+
+/*
+ * K: lines: hostile ones are left out, named (huge, catastrophic, unbalanced, Perl's
+ * lookbehind, a backreference, an escape in brackets); Perl forms real files use
+ * are translated, and glibc's \b \s \w hold.
+ */
+static void hostile_keywords(void)
+{
+	struct strbuf text = STRBUF_INIT, big = STRBUF_INIT;
+	struct people *p;
+	char *got;
+	int i;
+	const char *l1[] = { "+\tint PIDFD_x;", "-struct  phylink *pl;" };
+	const char *l2[] = { "+bpf_prog", "+xbpfy", "+ Clang" };
+	const char *l3[] = { "+ struct dma_fence *f", "+ dma_fencex", "+ [clang]" };
+	const char *l4[] = { "+++ lookalike mediatek", "+mediatek", " mediatek context" };
+
+	for (i = 0; i < 300; i++)
+		strbuf_addch(&big, 'a');
+	strbuf_addf(&text, "BAD\nM:\tBad <bad@example.org>\nK:\t%s\n" /* 1-3 */
+		    "K:\t((a{50}){50}){50}\nK:\t(abc\nK:\tabc)\nK:\t(?<=x)y\n" /* 4-7 */
+		    "K:\t(a)\\1\nK:\t[\\w]+\nK:\t(?x-i)a\nK:\ta++\n\n" /* 8-11 */
+		    "P1\nM:\tOne <one@example.org>\nK:\t(?i)pidfd\n" /* 13-15 */
+		    "K:\tphylink\\.h|struct\\s+phylink\n\n" /* 16 */
+		    "P2\nM:\tTwo <two@example.org>\nK:\t(?:\\b|_)bpf(?:\\b|_)\n\n" /* 18-20 */
+		    "P3\nM:\tThree <three@example.org>\nK:\t\\bdma_(?:buf|fence|resv)\\b\n\n"
+		    "P4\nM:\tFour <four@example.org>\nK:\t\\b(?i:clang|llvm)\\b\n\n" /* 26-28 */
+		    "P5\nM:\tFive <five@example.org>\nK:\t[^@]mediatek  # a comment\n",
+		    big.buf);
+	p = people_of(text.buf, NULL);
+	for (i = 0; i < (int)people_problems(p)->nr; i++)
+		print_message("%s\n", people_problems(p)->v[i]);
+	assert_true(has_problem(p, "MAINTAINERS:3:", "over 256 characters"));
+	assert_true(has_problem(p, "MAINTAINERS:4:", "counted repetition"));
+	assert_true(has_problem(p, "MAINTAINERS:5:", "without its ')'"));
+	assert_true(has_problem(p, "MAINTAINERS:6:", "without its '('"));
+	assert_true(has_problem(p, "MAINTAINERS:7:", "lookaround"));
+	assert_true(has_problem(p, "MAINTAINERS:8:", "backreference"));
+	assert_true(has_problem(p, "MAINTAINERS:9:", "backslash inside"));
+	assert_true(has_problem(p, "MAINTAINERS:10:", "other flags"));
+	assert_true(has_problem(p, "MAINTAINERS:11:", "possessive"));
+	assert_int_equal(people_problems(p)->nr, 9);
+	got = route_lines(p, l1, 2);
+	assert_string_equal(got, "one@example.org");
+	free(got);
+	got = route_lines(p, l2, 2); /* "xbpfy": no word boundary, no '_' */
+	assert_string_equal(got, "two@example.org");
+	free(got);
+	got = route_lines(p, l3, 3);
+	assert_string_equal(got, "three@example.org four@example.org");
+	free(got);
+	got = route_lines(p, l4, 3); /* "+mediatek": [^@] cannot be the '+' */
+	assert_string_equal(got, "");
+	free(got);
+	got = route_lines(p, l2 + 1, 1);
+	assert_string_equal(got, "");
+	free(got);
+	/* a long line against every K: at once, in time */
+	strbuf_reset(&big);
+	strbuf_addch(&big, '+');
+	for (i = 0; i < 100000; i++)
+		strbuf_addch(&big, i % 7 ? 'a' : ' ');
+	l1[0] = big.buf;
+	got = route_lines(p, l1, 1);
+	assert_string_equal(got, "");
+	free(got);
+	people_free(p);
+	strbuf_release(&text);
+	strbuf_release(&big);
+}
+
 static void test_hostile_files(void **state)
 {
 	no_hang(hostile_big_file);
 	no_hang(hostile_stars_crlf_bytes);
+	no_hang(hostile_keywords);
 }
 
 /* ---- .mailmap against git check-mailmap ---- */
@@ -694,6 +891,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_route_hand_made),
 		cmocka_unit_test(test_route_kernel_sample),
+		cmocka_unit_test(test_route_kernel_keywords),
 		cmocka_unit_test(test_route_order_and_cap),
 		cmocka_unit_test(test_route_commit_files),
 		cmocka_unit_test(test_bad_lines),

@@ -207,7 +207,7 @@ static const struct people *people_of(struct journey_night *jn)
 
 /*
  * An mm-commits notice (added, moved, replaced, removed, merged) also goes to the
- * people and lists the base's MAINTAINERS names for the patch's files (a
+ * people and lists the base's MAINTAINERS names for the patch's files and K: keywords (a
  * replacement's: both versions'), each with its why; the review gate's notices go
  * to the author and the tree's contacts only.
  */
@@ -216,7 +216,7 @@ static void route(struct jn_notice *x, struct journey_night *jn, const struct jn
 {
 	const struct people *p;
 	struct people_route_opts o;
-	struct strvec paths = STRVEC_INIT;
+	struct strvec paths = STRVEC_INIT, lines = STRVEC_INIT;
 	size_t i, first;
 
 	if (e->kind == NOTICE_REVIEW_MISSING || e->kind == NOTICE_PATCH_HELD ||
@@ -225,9 +225,12 @@ static void route(struct jn_notice *x, struct journey_night *jn, const struct jn
 	first = e->kind == NOTICE_PATCH_REPLACED && jr->versions_nr >= 2 ? jr->versions_nr - 2 :
 									   jr->versions_nr - 1;
 	for (i = first; i < jr->versions_nr; i++)
-		if (activity_commit_paths(&paths, jn->reader, &jr->versions[i].commit) < 0)
+		if (activity_commit_paths(&paths, jn->reader, &jr->versions[i].commit) < 0 ||
+		    activity_commit_lines(&lines, jn->reader, &jr->versions[i].commit) < 0)
 			nb_error_clear(); /* a commit gone since: its files are unknown */
 	people_route_opts_from_config(&o, jn->cfg);
+	o.lines = (const char *const *)lines.v; /* K: keywords of the patch */
+	o.lines_nr = lines.nr;
 	people_route(&x->route, p, (const char *const *)paths.v, paths.nr, &o);
 	x->extras = xcalloc(x->route.nr + 1, sizeof(*x->extras));
 	for (i = 0; i < x->route.nr; i++) {
@@ -237,6 +240,7 @@ static void route(struct jn_notice *x, struct journey_night *jn, const struct jn
 	x->n.maintainers = x->extras;
 	x->n.maintainers_nr = x->route.nr;
 	strvec_clear(&paths);
+	strvec_clear(&lines);
 }
 
 static void build(struct jn_notice *x, struct journey_night *jn, const struct jn_told *e)

@@ -131,7 +131,8 @@ static const struct people *people_of(struct notices *n)
 }
 
 /*
- * Routes `paths` (and the files of `commits`, when given) through MAINTAINERS into
+ * Routes `paths` (and the files and changed lines of `commits`, when given: their
+ * lines are what MAINTAINERS' K: keywords are matched against) through MAINTAINERS into
  * n->route and n->extras (valid until the next notices_scratch_clear()); *out
  * points at them.  Nothing when the tree has no MAINTAINERS.
  */
@@ -140,7 +141,7 @@ static size_t route(struct notices *n, const struct notice_extra **out, const ch
 {
 	const struct people *p = people_of(n);
 	struct people_route_opts o;
-	struct strvec all = STRVEC_INIT;
+	struct strvec all = STRVEC_INIT, lines = STRVEC_INIT;
 	struct nb_oid id;
 	size_t i;
 
@@ -151,9 +152,12 @@ static size_t route(struct notices *n, const struct notice_extra **out, const ch
 		strvec_push(&all, paths[i]);
 	for (i = 0; i < commits_nr; i++)
 		if (commits[i] && nb_oid_parse(&id, commits[i]) == 0 &&
-		    activity_commit_paths(&all, n->repo, &id) < 0)
+		    (activity_commit_paths(&all, n->repo, &id) < 0 ||
+		     activity_commit_lines(&lines, n->repo, &id) < 0))
 			nb_error_clear(); /* a commit gone since: its files are unknown */
 	people_route_opts_from_config(&o, n->cfg);
+	o.lines = (const char *const *)lines.v;
+	o.lines_nr = lines.nr;
 	people_route_release(&n->route);
 	people_route(&n->route, p, (const char *const *)all.v, all.nr, &o);
 	free(n->extras);
@@ -163,6 +167,7 @@ static size_t route(struct notices *n, const struct notice_extra **out, const ch
 		n->extras[i].why = n->route.v[i].why;
 	}
 	strvec_clear(&all);
+	strvec_clear(&lines);
 	*out = n->extras;
 	return n->route.nr;
 }

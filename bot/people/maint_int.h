@@ -21,9 +21,9 @@
 #define MAINT_MAX_PATH 4096
 #define MAINT_MAX_PROBLEMS 1000
 
-enum maint_pattern_kind { MAINT_F, MAINT_X, MAINT_N };
+enum maint_pattern_kind { MAINT_F, MAINT_X, MAINT_N, MAINT_K };
 
-/* One F:, X: or N: line. */
+/* One F:, X:, N: or K: line. */
 struct maint_pattern {
 	enum maint_pattern_kind kind;
 	char *text;	/* as written (F:/X: with runs of '*' made one) */
@@ -33,7 +33,7 @@ struct maint_pattern {
 			   '/', -1 for a leading '*'; N: 0 */
 	int slashes;	/* '/'s in glob */
 	int dir;	/* glob ends with '/': matches everything below */
-	regex_t re;	/* N: only */
+	regex_t re;	/* N: and K: only (K: "^[+-].*(KEYWORD)", translated) */
 	int has_re;
 	size_t order;	/* position among the section's F: and N: lines */
 };
@@ -55,6 +55,8 @@ struct maint_section {
 	size_t entries_nr, entries_alloc;
 	struct maint_pattern *pats;  /* F:, X:, N: in file order */
 	size_t pats_nr, pats_alloc;
+	struct maint_pattern *keys;  /* K: in file order (kept apart: they match no path) */
+	size_t keys_nr, keys_alloc;
 	int duplicate_of;	/* index of an earlier section of the same name, or -1 */
 };
 
@@ -93,6 +95,11 @@ void maint_file_release(struct maint_file *mf);
 /* Checks and compiles one F:/X: pattern; 0, or -1 with *why set (static text). */
 int maint_glob_prepare(struct maint_pattern *p, const char *value, const char **why,
 		       int (*is_dir)(void *ctx, const char *path), void *ctx);
+/*
+ * What an extended regular expression holds that pattern.c refuses (a Perl form,
+ * a backreference, nested counted repetitions, unbalanced parts), or NULL.
+ */
+const char *maint_regex_problem(const char *v);
 /* Checks and compiles one N: regex; 0, or -1 with `why` filled. */
 int maint_regex_prepare(struct maint_pattern *p, const char *value, struct strbuf *why);
 /* get_maintainer.pl's file_match_pattern() for F:/X:, N: a regex search. */
@@ -106,5 +113,19 @@ void maint_index_build(struct maint_file *mf);
  */
 void maint_file_match(const struct maint_file *mf, const char *path, struct maint_hit **hits,
 		      size_t *nr, size_t *alloc);
+
+/* keyword.c */
+/*
+ * A K: line's Perl regular expression as an extended one (glibc's \\b \\w \\s kept),
+ * appended to `out`; 0, or -1 with `why` filled (what has no translation).
+ */
+int maint_keyword_translate(struct strbuf *out, const char *value, struct strbuf *why);
+/* Translates and compiles one K: line into p (kind MAINT_K); 0, or -1 with `why`. */
+int maint_keyword_prepare(struct maint_pattern *p, const char *value, struct strbuf *why);
+/*
+ * Does the K: pattern match `line`, a changed line of a patch with its '+' or '-',
+ * as the script's m/^[+-].*KEYWORD/x does (a "--- x" or "+++ x" line never matches)?
+ */
+int maint_keyword_match(const struct maint_pattern *p, const char *line);
 
 #endif

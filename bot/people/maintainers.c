@@ -212,6 +212,32 @@ static void pattern(struct maint_reader *r, struct maint_section *s, char type,
 	s->pats[s->pats_nr++] = p;
 }
 
+/* K:: a keyword of the patch's changed lines; what cannot be translated is left out. */
+static void keyword(struct maint_reader *r, struct maint_section *s, const char *v)
+{
+	struct maint_pattern p = { .kind = MAINT_K, .line = r->line, .order = s->keys_nr };
+	struct strbuf why = STRBUF_INIT;
+
+	if (s->keys_nr >= 0xffff) {
+		problem(r, "K: more than 65535 keywords in one section");
+		return;
+	}
+	if (maint_keyword_prepare(&p, v, &why) < 0) {
+		char *sv = shown(v);
+
+		problem(r, "K: '%s' left out: %s", sv, why.buf);
+		free(sv);
+		strbuf_release(&why);
+		return;
+	}
+	strbuf_release(&why);
+	if (s->keys_nr == s->keys_alloc) {
+		s->keys_alloc = s->keys_alloc ? 2 * s->keys_alloc : 4;
+		s->keys = xrealloc(s->keys, s->keys_alloc * sizeof(*s->keys));
+	}
+	s->keys[s->keys_nr++] = p;
+}
+
 static void entry_line(struct maint_reader *r, char type, const char *v)
 {
 	struct maint_section *s = current(r->mf);
@@ -240,8 +266,11 @@ static void entry_line(struct maint_reader *r, char type, const char *v)
 	case 'N':
 		pattern(r, s, type, v);
 		break;
+	case 'K':
+		keyword(r, s, v);
+		break;
 	default:
-		break; /* K: (keywords in a patch's text) and the others route nothing */
+		break; /* T:, W:, Q:, B:, C:, P: and the others route nothing */
 	}
 }
 
@@ -309,13 +338,14 @@ static void drop_empty(struct maint_file *mf)
 	for (i = 0; i < mf->sections_nr; i++) {
 		struct maint_section *s = &mf->sections[i];
 
-		if (s->entries_nr || s->pats_nr || s->status_text) {
+		if (s->entries_nr || s->pats_nr || s->keys_nr || s->status_text) {
 			mf->sections[n++] = *s;
 			continue;
 		}
 		free(s->name);
 		free(s->entries);
 		free(s->pats);
+		free(s->keys);
 	}
 	mf->sections_nr = n;
 }
@@ -369,8 +399,13 @@ void maint_file_release(struct maint_file *mf)
 			if (s->pats[j].has_re)
 				regfree(&s->pats[j].re);
 		}
+		for (j = 0; j < s->keys_nr; j++) {
+			free(s->keys[j].text);
+			regfree(&s->keys[j].re);
+		}
 		free(s->entries);
 		free(s->pats);
+		free(s->keys);
 		free(s->name);
 		free(s->status_text);
 	}

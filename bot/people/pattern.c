@@ -190,7 +190,7 @@ int maint_pattern_match(const struct maint_pattern *p, const char *path)
  * What POSIX extended regular expressions lack and Perl has, and what would make
  * the compiled automaton explode: refused with a reason, before regcomp() sees it.
  */
-static const char *regex_problem(const char *v)
+const char *maint_regex_problem(const char *v)
 {
 	int counted[MAINT_MAX_REGEX + 2] = { 0 }, depth = 0, last_group_counted = 0;
 	const char *c;
@@ -213,6 +213,8 @@ static const char *regex_problem(const char *v)
 			if (c[1] == '?')
 				return "Perl's (?...): lookaround, non-capturing groups and flags "
 				       "are not in extended regular expressions";
+			if (depth > MAINT_MAX_REGEX)
+				return "groups nested over 256 deep";
 			counted[++depth] = 0;
 		} else if (*c == ')') {
 			if (depth == 0)
@@ -247,7 +249,7 @@ int maint_regex_prepare(struct maint_pattern *p, const char *value, struct strbu
 {
 	const char *problem = !*value			     ? "an empty regular expression"
 			      : strlen(value) > MAINT_MAX_REGEX ? "over 256 characters"
-								: regex_problem(value);
+								: maint_regex_problem(value);
 	char msg[256];
 	int rc;
 

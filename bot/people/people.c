@@ -192,4 +192,6 @@ void people_route_opts_from_config(struct people_route_opts *out, const struct c
 	for (i = 0; i < PEOPLE_ROLES; i++)
 		out->roles[i] = cfg->maintainers.roles[i];
 	out->max = (size_t)cfg->maintainers.max;
+	out->lines = NULL;
+	out->lines_nr = 0;
 }

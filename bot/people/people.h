@@ -88,15 +88,24 @@ struct people_route {
 struct people_route_opts {
 	int roles[PEOPLE_ROLES]; /* 1: that role is wanted (maintainers.roles) */
 	size_t max;		 /* at most this many; 0: no cap */
+	/*
+	 * The patch's changed lines, each with its '+' or '-' (activity_commit_lines()
+	 * of merge/repo/repo.h), borrowed: K: lines are matched against them.  NULL, 0:
+	 * the routing is about paths only (no K:).
+	 */
+	const char *const *lines;
+	size_t lines_nr;
 };
 
 /*
  * The M:/R: people and L: lists of the sections that `paths` are in, as
- * get_maintainer.pl --no-git --no-git-fallback finds them (F:/X: globs, directories,
- * N: regexes; K: is left out), addresses through .mailmap, each once: M: first,
- * then R:, then L:, each by the most specific section first, at most o->max.  An
- * orphaned or obsolete section is named so in `sections` and in `why`.  `p` NULL:
- * nobody.  Release with people_route_release().
+ * get_maintainer.pl --no-git --no-git-fallback finds them for a patch (F:/X: globs,
+ * directories, N: regexes), and of the sections a K: of which matches one of
+ * o->lines (its Perl regex made an extended one; what cannot be is a problem of the
+ * file), addresses through .mailmap, each once: M: first, then R:, then L:, each by
+ * the most specific section first, the K: sections after those of the paths, at
+ * most o->max.  An orphaned or obsolete section is named so in `sections` and in
+ * `why`.  `p` NULL: nobody.  Release with people_route_release().
  */
 void people_route(struct people_route *out, const struct people *p, const char *const *paths,
 		  size_t paths_nr, const struct people_route_opts *o);

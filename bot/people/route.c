@@ -16,6 +16,7 @@
 struct route_rank {
 	size_t section;
 	int depth; /* the most specific match over all the paths */
+	const struct maint_pattern *key; /* the K: that matched (no path did), or NULL */
 };
 
 static int cmp_rank(const void *a, const void *b)
@@ -50,12 +51,50 @@ static struct route_rank *ranks(const struct maint_file *mf, const char *const *
 	v = xcalloc(mf->sections_nr + 1, sizeof(*v));
 	for (i = 0; i < mf->sections_nr; i++)
 		if (best[i] != INT_MIN)
-			v[n++] = (struct route_rank){ i, best[i] };
+			v[n++] = (struct route_rank){ i, best[i], NULL };
 	qsort(v, n, sizeof(*v), cmp_rank);
 	free(best);
 	free(hits);
 	*out_nr = n;
 	return v;
+}
+
+/* The first K: of section s that matches one of the lines, or NULL. */
+static const struct maint_pattern *key_match(const struct maint_section *s,
+					     const char *const *lines, size_t lines_nr)
+{
+	size_t k, l;
+
+	for (k = 0; k < s->keys_nr; k++)
+		for (l = 0; l < lines_nr; l++)
+			if (maint_keyword_match(&s->keys[k], lines[l]))
+				return &s->keys[k];
+	return NULL;
+}
+
+/*
+ * Appends the sections that no path matched and a K: of which matches the patch's
+ * lines, in file order: the script adds them after those of the files, and what
+ * it added once it does not add again.
+ */
+static void keyword_ranks(struct route_rank *v, size_t *n, const struct maint_file *mf,
+			  const char *const *lines, size_t lines_nr)
+{
+	char *seen;
+	size_t i, paths_n = *n;
+
+	if (!lines_nr)
+		return;
+	seen = xcalloc(mf->sections_nr + 1, 1);
+	for (i = 0; i < paths_n; i++)
+		seen[v[i].section] = 1;
+	for (i = 0; i < mf->sections_nr; i++) {
+		const struct maint_pattern *key;
+
+		if (!seen[i] && (key = key_match(&mf->sections[i], lines, lines_nr)))
+			v[(*n)++] = (struct route_rank){ i, INT_MIN, key };
+	}
+	free(seen);
 }
 
 static const char *status_note(const struct maint_section *s)
@@ -65,11 +104,21 @@ static const char *status_note(const struct maint_section *s)
 						     : "";
 }
 
+/* "M: in SECTION", "R: in SECTION (orphan) (K: clang matches the patch)". */
+static char *why_item(const struct maint_section *s, const struct maint_entry *e,
+		      const struct maint_pattern *key)
+{
+	if (key)
+		return xstrfmt("%s: in %s%s (K: %s matches the patch)", people_role_name(e->role),
+			       s->name, status_note(s), key->text);
+	return xstrfmt("%s: in %s%s", people_role_name(e->role), s->name, status_note(s));
+}
+
 /* One more reason for someone already there ("M: in A, R: in B"), unless known. */
 static void more_why(struct people_recipient *r, int *whys, const struct maint_section *s,
-		     const struct maint_entry *e)
+		     const struct maint_entry *e, const struct maint_pattern *key)
 {
-	char *item = xstrfmt("%s: in %s%s", people_role_name(e->role), s->name, status_note(s));
+	char *item = why_item(s, e, key);
 	const char *at = strstr(r->why, item);
 	char *old = r->why;
 
@@ -95,8 +144,9 @@ static int chief_penguin(const char *email)
 
 /* Adds one entry, or one more reason for someone already there. */
 static void route_add(struct people_route *out, size_t *alloc, const struct people *p,
-		      const struct maint_section *s, const struct maint_entry *e, int *whys)
+		      const struct route_rank *rank, const struct maint_entry *e, int *whys)
 {
+	const struct maint_section *s = &p->mf.sections[rank->section];
 	const char *name = e->name, *email = e->email;
 	struct people_recipient *r;
 	size_t i;
@@ -111,7 +161,7 @@ static void route_add(struct people_route *out, size_t *alloc, const struct peop
 		    (name && out->v[i].name && !strcasecmp(out->v[i].name, name)))
 			break;
 	if (i < out->nr) {
-		more_why(&out->v[i], &whys[i], s, e);
+		more_why(&out->v[i], &whys[i], s, e, rank->key);
 		return;
 	}
 	if (out->nr == *alloc) {
@@ -123,7 +173,7 @@ static void route_add(struct people_route *out, size_t *alloc, const struct peop
 	r->name = name ? xstrdup(name) : NULL;
 	r->email = xstrdup(email);
 	r->role = e->role;
-	r->why = xstrfmt("%s: in %s%s", people_role_name(e->role), s->name, status_note(s));
+	r->why = why_item(s, e, rank->key);
 	r->spec = name ? xstrfmt("%s <%s>", name, email) : xstrdup(email);
 }
 
@@ -154,6 +204,7 @@ void people_route(struct people_route *out, const struct people *p, const char *
 	if (!p)
 		return;
 	v = ranks(&p->mf, paths, paths_nr, &n);
+	keyword_ranks(v, &n, &p->mf, o->lines, o->lines_nr);
 	for (i = 0; i < n; i++)
 		entries += p->mf.sections[v[i].section].entries_nr;
 	whys = xcalloc(entries + 1, sizeof(*whys));
@@ -165,7 +216,7 @@ void people_route(struct people_route *out, const struct people *p, const char *
 
 			for (j = 0; j < s->entries_nr; j++)
 				if ((int)s->entries[j].role == role)
-					route_add(out, &alloc, p, s, &s->entries[j], whys);
+					route_add(out, &alloc, p, &v[i], &s->entries[j], whys);
 		}
 	}
 	for (i = 0; i < n; i++)

@@ -107,6 +107,67 @@ int activity_commit_paths(struct strvec *out, struct repo *repo, const struct nb
 	return error;
 }
 
+struct lines_read {
+	struct strvec *out;
+	size_t bytes, nr;
+};
+
+static int add_changed_line(const git_diff_delta *d, const git_diff_hunk *h,
+			    const git_diff_line *l, void *payload)
+{
+	struct lines_read *lr = payload;
+	size_t len = l->content_len;
+
+	(void)d;
+	(void)h;
+	if (l->origin != GIT_DIFF_LINE_ADDITION && l->origin != GIT_DIFF_LINE_DELETION)
+		return 0;
+	if (lr->nr >= ACTIVITY_LINES_MAX || lr->bytes + len > ACTIVITY_LINES_MAX_BYTES)
+		return 1; /* enough: the rest is not read */
+	if (len && l->content[len - 1] == '\n')
+		len--;
+	strvec_push_nodup(lr->out, xstrfmt("%c%.*s", l->origin, (int)len, l->content));
+	lr->bytes += len + 1;
+	lr->nr++;
+	return 0;
+}
+
+int activity_commit_lines(struct strvec *out, struct repo *repo, const struct nb_oid *commit)
+{
+	git_repository *git = repo_git(repo);
+	git_commit *c = NULL, *parent = NULL;
+	git_tree *a = NULL, *b = NULL;
+	git_diff *diff = NULL;
+	git_diff_options opts;
+	struct lines_read lr = { .out = out };
+	git_oid id;
+	int error, rc;
+
+	if ((error = merge_oid_to_git(&id, commit)) < 0)
+		return error;
+	if (git_commit_lookup(&c, git, &id) < 0)
+		return nb_error_set(NB_ENOTFOUND, "%s: no such commit", commit->hex);
+	git_diff_options_init(&opts, GIT_DIFF_OPTIONS_VERSION);
+	opts.context_lines = 0;
+	opts.max_size = (git_off_t)ACTIVITY_LINES_MAX_BLOB; /* larger: taken as binary */
+	if ((git_commit_parentcount(c) && git_commit_parent(&parent, c, 0) < 0) ||
+	    (parent && git_commit_tree(&a, parent) < 0) || git_commit_tree(&b, c) < 0 ||
+	    treediff_new(&diff, git, a, b, &opts) < 0) {
+		error = merge_git_fail("the patch of %s", commit->hex);
+		goto done;
+	}
+	rc = git_diff_foreach(diff, NULL, NULL, NULL, add_changed_line, &lr);
+	if (rc < 0)
+		error = merge_git_fail("the lines %s changed", commit->hex);
+done:
+	git_diff_free(diff);
+	git_tree_free(a);
+	git_tree_free(b);
+	git_commit_free(parent);
+	git_commit_free(c);
+	return error;
+}
+
 /* ---- the walk ------------------------------------------------------------------ */
 
 struct activity_scratch {

@@ -263,6 +263,20 @@ int activity_tree_files(struct strvec *out, struct repo *repo, const char *rev);
  */
 int activity_commit_paths(struct strvec *out, struct repo *repo, const struct nb_oid *commit);
 
+/*
+ * Appends the changed lines of `commit`'s patch against its first parent (the empty
+ * tree for a root commit) to `out`, each with its '+' or '-' and without its end of
+ * line, as `git diff-tree -p` shows them (no renames; file headers and context left
+ * out).  Binary files, and files over ACTIVITY_LINES_MAX_BLOB, give no lines; past
+ * ACTIVITY_LINES_MAX_BYTES or ACTIVITY_LINES_MAX lines the rest of a huge patch is
+ * not read (what routes by keyword is then the patch's start).  NB_ENOTFOUND
+ * (recorded) for an unknown commit.
+ */
+#define ACTIVITY_LINES_MAX_BLOB ((size_t)4 << 20)
+#define ACTIVITY_LINES_MAX_BYTES ((size_t)1 << 20)
+#define ACTIVITY_LINES_MAX 20000
+int activity_commit_lines(struct strvec *out, struct repo *repo, const struct nb_oid *commit);
+
 /* The committer date of the commit `rev` names, seconds since the epoch, into *out. */
 int activity_commit_time(long long *out, struct repo *repo, const char *rev);
 

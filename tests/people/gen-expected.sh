@@ -8,8 +8,13 @@
 # named in *.files) is made in a temporary folder and, in it:
 #   perl get_maintainer.pl --no-tree --no-git --no-git-fallback --no-rolestats \
 #        --no-keywords -f PATH...
-# K: (keywords matched in the file's text) is left out of nextbot's routing, so it
-# is turned off here too; --no-tree because the folder is no kernel tree.
+# (with -f, 6.1's script matches K: against the files' contents, which nextbot
+# never reads: newer scripts leave K: to patches; --no-tree because the folder is
+# no kernel tree), and, patch mode, for each NAME-patches/*.patch, keywords on:
+#   perl get_maintainer.pl --no-tree --no-git --no-git-fallback --no-rolestats \
+#        PATCHFILE
+# whose K: lines are matched against the patch's changed lines, as nextbot matches
+# them against a commit's (activity_commit_lines()).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 src=${1:-/tmp/linux-source}
@@ -43,6 +48,21 @@ gen() {
 			(cd "$tree" && perl "$gm" --no-tree --no-git --no-git-fallback \
 				--no-rolestats --no-keywords -f $c)
 		done < "$here/$name.cases"
+	} > "$out"
+	echo "wrote $out"
+	[ -d "$here/$name-patches" ] || return 0
+	out=$here/$name-patches.expected
+	{
+		echo "# made by tests/people/gen-expected.sh with $(basename "$src")'s"
+		echo "# scripts/get_maintainer.pl, in a tree of the files of $name.files:"
+		echo "#   perl get_maintainer.pl --no-tree --no-git --no-git-fallback \\"
+		echo "#        --no-rolestats PATCHFILE"
+		echo "# one block per patch of $name-patches/: '== NAME', then what it printed"
+		for p in "$here/$name-patches"/*.patch; do
+			echo "== $(basename "$p")"
+			(cd "$tree" && perl "$gm" --no-tree --no-git --no-git-fallback \
+				--no-rolestats "$p")
+		done
 	} > "$out"
 	echo "wrote $out"
 }
