@@ -12,7 +12,7 @@
 
 #define DAY 86400LL
 
-static void date(char out[16], long long t)
+static void format_ymd(char out[16], long long t)
 {
 	time_t tt = (time_t)t;
 	struct tm tm;
@@ -21,7 +21,7 @@ static void date(char out[16], long long t)
 	strftime(out, 16, "%Y-%m-%d", &tm);
 }
 
-static json_object *text(const char *s)
+static json_object *json_clean_string(const char *s)
 {
 	char *clean = utf8_clean_dup(s);
 	json_object *o = clean ? json_object_new_string(clean) : NULL;
@@ -37,10 +37,10 @@ static json_object *person_json(const struct people_audit *a,
 	char d[16];
 
 	json_object_object_add(o, "role", json_object_new_string(people_role_name(pe->role)));
-	json_object_object_add(o, "name", text(pe->name));
-	json_object_object_add(o, "email", text(pe->email));
+	json_object_object_add(o, "name", json_clean_string(pe->name));
+	json_object_object_add(o, "email", json_clean_string(pe->email));
 	if (pe->last) {
-		date(d, pe->last);
+		format_ymd(d, pe->last);
 		json_object_object_add(o, "last_active", json_object_new_string(d));
 		json_object_object_add(o, "absent_days",
 				       json_object_new_int64((a->now - pe->last) / DAY));
@@ -59,7 +59,7 @@ static json_object *section_json(const struct people_audit *a,
 	size_t k;
 	int f;
 
-	json_object_object_add(o, "name", text(s->name));
+	json_object_object_add(o, "name", json_clean_string(s->name));
 	json_object_object_add(o, "status", json_object_new_string(people_status_name(s->status)));
 	json_object_object_add(o, "files_matched",
 			       json_object_new_int64((int64_t)s->files_matched));
@@ -83,7 +83,7 @@ static json_object *strings(const struct strvec *v)
 	size_t i;
 
 	for (i = 0; v && i < v->nr; i++)
-		json_object_array_add(a, text(v->v[i]));
+		json_object_array_add(a, json_clean_string(v->v[i]));
 	return a;
 }
 
@@ -95,9 +95,9 @@ static void show_json(struct strbuf *out, const struct people_audit *a,
 	char d[16];
 	size_t i;
 
-	date(d, a->now);
+	format_ymd(d, a->now);
 	json_object_object_add(o, "as_of", json_object_new_string(d));
-	date(d, a->since);
+	format_ymd(d, a->since);
 	json_object_object_add(o, "since", json_object_new_string(d));
 	json_object_object_add(o, "absent_days_limit", json_object_new_int(a->absent_days));
 	json_object_object_add(o, "commits", json_object_new_int64((int64_t)a->commits));
@@ -123,11 +123,11 @@ static void person_text(struct strbuf *out, const struct people_audit *a,
 	strbuf_addf(out, "  %s: %s%s<%s>  ", people_role_name(pe->role), name, *name ? " " : "",
 		    email);
 	if (pe->last) {
-		date(d, pe->last);
+		format_ymd(d, pe->last);
 		strbuf_addf(out, "last active %s (%lld day%s)", d, (a->now - pe->last) / DAY,
 			    (a->now - pe->last) / DAY == 1 ? "" : "s");
 	} else {
-		date(d, a->since);
+		format_ymd(d, a->since);
 		strbuf_addf(out, "not since %s", d);
 	}
 	strbuf_addstr(out, pe->absent ? "  ABSENT\n" : "\n");
@@ -173,8 +173,8 @@ static void show_text(struct strbuf *out, const struct people_audit *a,
 	char now[16], since[16];
 	size_t i, shown = 0;
 
-	date(now, a->now);
-	date(since, a->since);
+	format_ymd(now, a->now);
+	format_ymd(since, a->since);
 	for (i = 0; problems && i < problems->nr; i++)
 		strbuf_addf(out, "%s\n", problems->v[i]);
 	if (problems && problems->nr)

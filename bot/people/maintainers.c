@@ -27,7 +27,7 @@ struct maint_reader {
 };
 
 /* A value from the file as a message shows it: one clean line of at most 80 columns. */
-static char *shown(const char *value)
+static char *value_shown(const char *value)
 {
 	struct strbuf v = STRBUF_INIT;
 
@@ -119,8 +119,8 @@ static void entry_add(struct maint_section *s, struct maint_entry e)
  * M: and R:: "Name <address>", "<address>" or "address"; as the script does,
  * what follows the '>' is a comment ("Juri Lelli <juri@x> (SCHED_DEADLINE)").
  */
-static void person(struct maint_reader *r, struct maint_section *s, enum people_role role,
-		   const char *v)
+static void add_person(struct maint_reader *r, struct maint_section *s, enum people_role role,
+		       const char *v)
 {
 	struct maint_entry e = { .role = role, .line = r->line };
 	const char *gt = strchr(v, '>');
@@ -129,14 +129,14 @@ static void person(struct maint_reader *r, struct maint_section *s, enum people_
 
 	free(cut);
 	if (!utf8_is_valid(v, strlen(v))) {
-		char *sv = shown(v);
+		char *sv = value_shown(v);
 
 		problem(r, "%c: '%s': the name is not valid UTF-8 (shown repaired)",
 			role == PEOPLE_ROLE_M ? 'M' : 'R', sv);
 		free(sv);
 	}
 	if (rc < 0) {
-		char *sv = shown(v);
+		char *sv = value_shown(v);
 
 		problem(r, "%c: '%s' is not a mail address (%s)", role == PEOPLE_ROLE_M ? 'M' : 'R',
 			sv, nb_error_last());
@@ -151,7 +151,7 @@ static void person(struct maint_reader *r, struct maint_section *s, enum people_
  * L:: "list@host", maybe followed by "(moderated for non-subscribers)" and such;
  * a few are written "Some Name <list@host>".
  */
-static void list(struct maint_reader *r, struct maint_section *s, const char *v)
+static void add_list(struct maint_reader *r, struct maint_section *s, const char *v)
 {
 	struct maint_entry e = { .role = PEOPLE_ROLE_L, .line = r->line };
 	const char *lt = strchr(v, '<'), *gt = lt ? strchr(lt, '>') : NULL;
@@ -166,7 +166,7 @@ static void list(struct maint_reader *r, struct maint_section *s, const char *v)
 		return;
 	}
 	if (mime_addr_check(addr) < 0) {
-		char *sv = shown(v);
+		char *sv = value_shown(v);
 
 		problem(r, "L: '%s' is not a mail address (%s)", sv, nb_error_last());
 		nb_error_clear();
@@ -197,7 +197,7 @@ static void pattern(struct maint_reader *r, struct maint_section *s, char type,
 	else
 		rc = maint_glob_prepare(&p, v, &reason, r->is_dir, r->ctx);
 	if (rc < 0) {
-		char *sv = shown(v);
+		char *sv = value_shown(v);
 
 		problem(r, "%c: '%s' refused: %s", type, sv, reason ? reason : why.buf);
 		free(sv);
@@ -223,7 +223,7 @@ static void keyword(struct maint_reader *r, struct maint_section *s, const char 
 		return;
 	}
 	if (maint_keyword_prepare(&p, v, &why) < 0) {
-		char *sv = shown(v);
+		char *sv = value_shown(v);
 
 		problem(r, "K: '%s' left out: %s", sv, why.buf);
 		free(sv);
@@ -248,13 +248,13 @@ static void entry_line(struct maint_reader *r, char type, const char *v)
 	}
 	switch (type) {
 	case 'M':
-		person(r, s, PEOPLE_ROLE_M, v);
+		add_person(r, s, PEOPLE_ROLE_M, v);
 		break;
 	case 'R':
-		person(r, s, PEOPLE_ROLE_R, v);
+		add_person(r, s, PEOPLE_ROLE_R, v);
 		break;
 	case 'L':
-		list(r, s, v);
+		add_list(r, s, v);
 		break;
 	case 'S':
 		free(s->status_text);

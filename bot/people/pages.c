@@ -13,7 +13,7 @@
 
 #define DAY 86400LL
 
-static void day(struct strbuf *out, long long t)
+static void add_ymd(struct strbuf *out, long long t)
 {
 	char d[16];
 	time_t tt = (time_t)t;
@@ -63,11 +63,11 @@ static void audit_section(struct strbuf *out, const struct people_audit *a,
 		who(out, pe->name, pe->email);
 		if (pe->last) {
 			strbuf_addstr(out, " &ndash; last active ");
-			day(out, pe->last);
+			add_ymd(out, pe->last);
 			strbuf_addf(out, " (%lld days)", (a->now - pe->last) / DAY);
 		} else {
 			strbuf_addstr(out, " &ndash; not since ");
-			day(out, a->since);
+			add_ymd(out, a->since);
 		}
 		strbuf_addstr(out, pe->absent ? " <b>absent</b></li>\n" : "</li>\n");
 	}
@@ -82,9 +82,9 @@ static void audit_page(struct strbuf *out, const struct people_audit *a,
 
 	html_begin(out, "nextbot: MAINTAINERS held against history", "../");
 	strbuf_addstr(out, "<h1>MAINTAINERS held against history</h1>\n<p>As of ");
-	day(out, a->now);
+	add_ymd(out, a->now);
 	strbuf_addstr(out, ", from the history since ");
-	day(out, a->since);
+	add_ymd(out, a->since);
 	people_audit_absent(&absent, a);
 	strbuf_addf(out, " (%zu commits): %zu absent (not seen in %d days).</p>\n", a->commits,
 		    absent.nr, a->absent_days);

@@ -252,7 +252,7 @@ static int cmp_patch_age(const void *a, const void *b)
 	return x->author_time < y->author_time ? -1 : x->author_time > y->author_time;
 }
 
-static void authors(struct people_reviews *out, const struct people *p)
+static void tally_waiting_authors(struct people_reviews *out, const struct people *p)
 {
 	size_t i, j, k;
 
@@ -342,7 +342,7 @@ int people_reviews_run(struct people_reviews *out, const struct config *cfg, str
 		}
 		qsort(t->patches, t->patches_nr, sizeof(*t->patches), cmp_patch_age);
 	}
-	authors(out, p);
+	tally_waiting_authors(out, p);
 	recent_release(&recent);
 	free(base_ref);
 	return error;

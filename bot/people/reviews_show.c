@@ -9,7 +9,7 @@
 #include "util/xalloc.h"
 #include "util/banned.h"
 
-static json_object *text(const char *s)
+static json_object *json_clean_string(const char *s)
 {
 	char *clean = utf8_clean_dup(s);
 	json_object *o = clean ? json_object_new_string(clean) : NULL;
@@ -22,8 +22,8 @@ static json_object *who(const char *name, const char *email)
 {
 	json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "name", text(name));
-	json_object_object_add(o, "email", text(email));
+	json_object_object_add(o, "name", json_clean_string(name));
+	json_object_object_add(o, "email", json_clean_string(email));
 	return o;
 }
 
@@ -33,15 +33,15 @@ static json_object *patch_json(const struct people_review_patch *rp)
 	size_t k;
 
 	json_object_object_add(o, "patch_id", nb_patchid_is_none(&rp->patch_id) ? NULL
-					      : text(NB_PATCHID_HEX(&rp->patch_id)));
-	json_object_object_add(o, "commit", text(rp->commit.hex));
-	json_object_object_add(o, "subject", text(rp->subject));
+					      : json_clean_string(NB_PATCHID_HEX(&rp->patch_id)));
+	json_object_object_add(o, "commit", json_clean_string(rp->commit.hex));
+	json_object_object_add(o, "subject", json_clean_string(rp->subject));
 	json_object_object_add(o, "author", who(rp->author_name, rp->author_email));
 	json_object_object_add(o, "age_days", json_object_new_int(rp->age_days));
 	for (k = 0; k < rp->suggested_nr; k++) {
 		json_object *s = who(rp->suggested[k].name, rp->suggested[k].email);
 
-		json_object_object_add(s, "why", text(rp->suggested[k].why));
+		json_object_object_add(s, "why", json_clean_string(rp->suggested[k].why));
 		json_object_array_add(v, s);
 	}
 	json_object_object_add(o, "suggested", v);
@@ -57,7 +57,7 @@ static void show_json(struct strbuf *out, const struct people_reviews *r)
 	for (i = 0; i < r->trees_nr; i++) {
 		json_object *t = json_object_new_object(), *v = json_object_new_array();
 
-		json_object_object_add(t, "name", text(r->trees[i].name));
+		json_object_object_add(t, "name", json_clean_string(r->trees[i].name));
 		for (j = 0; j < r->trees[i].patches_nr; j++)
 			json_object_array_add(v, patch_json(&r->trees[i].patches[j]));
 		json_object_object_add(t, "patches", v);
