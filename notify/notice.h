@@ -126,6 +126,12 @@ struct notice_breakage {
 	struct notice_person author;
 	struct nb_patchid patch_id; /* none: a binary or merge change */
 	const char *message_id; /* the patch's Message-ID (with or without <>): threading */
+	/*
+	 * The flag's mails started again for another submission of the same patch (its
+	 * Message-ID, else its author's address): the threads and notice ids are that
+	 * submission's own.  NULL: the flag's first submission.
+	 */
+	const char *thread;
 	const char *patch_link; /* the patch on the list archive (its Link: trailer); NULL */
 	/* A rebased-away culprit: the tree's current commit of the same patch. */
 	struct {

@@ -400,13 +400,28 @@ static int is_reminder(const struct notice_breakage *b)
 }
 
 /*
+ * The part of a flag's notice ids that names the audience, `role` ("report" or
+ * "maintainer"), and the submission its thread is about when it is not the first
+ * (b->thread): "report", or "report <thread>" (in `sb`, which the result may be).
+ */
+static const char *role_key(struct strbuf *sb, const struct notice_breakage *b, const char *role)
+{
+	if (!b->thread)
+		return role;
+	strbuf_reset(sb);
+	strbuf_addf(sb, "%s %s", role, b->thread);
+	return sb->buf;
+}
+
+/*
  * A reminder answers the first mail of its audience, `role` ("report" or
  * "maintainer"): In-Reply-To it, References ending with it.
  */
 static void thread_reminder(struct draft *d, const struct notice_settings *s,
 			    const struct notice_breakage *b, const char *role)
 {
-	const char *p[5] = {b->kind, b->flag_id, role, "0", NULL};
+	struct strbuf key = STRBUF_INIT;
+	const char *p[5] = {b->kind, b->flag_id, role_key(&key, b, role), "0", NULL};
 	struct strbuf first = STRBUF_INIT;
 
 	if (is_reminder(b) && draft_msgid_of(&first, s, p) == 0) {
@@ -417,6 +432,7 @@ static void thread_reminder(struct draft *d, const struct notice_settings *s,
 		strbuf_addbuf(&d->references, &first);
 	}
 	strbuf_release(&first);
+	strbuf_release(&key);
 }
 
 /* The patch's Message-ID, "<x@y>", into `out`; 0 when it has a usable one. */
@@ -475,14 +491,14 @@ static int queue_report(const struct notice_settings *s, const struct notice_bre
 			const char *reminder)
 {
 	struct draft d = DRAFT_INIT;
-	struct strbuf sb = STRBUF_INIT;
+	struct strbuf sb = STRBUF_INIT, key = STRBUF_INIT;
 	int ret;
 
 	d.kind = b->kind;
 	d.flag_id = b->flag_id;
 	d.parts[0] = b->kind;
 	d.parts[1] = b->flag_id;
-	d.parts[2] = "report";
+	d.parts[2] = role_key(&key, b, "report");
 	d.parts[3] = reminder;
 	people(&d, b, 0, 1);
 	report_subject(&d, b);
@@ -515,6 +531,7 @@ static int queue_report(const struct notice_settings *s, const struct notice_bre
 	ret = draft_queue(s, &d);
 	draft_release(&d);
 	strbuf_release(&sb);
+	strbuf_release(&key);
 	return ret;
 }
 
@@ -566,13 +583,14 @@ static int queue_maintainer(const struct notice_settings *s, const struct notice
 			    const char *reminder)
 {
 	struct draft d = DRAFT_INIT;
+	struct strbuf key = STRBUF_INIT;
 	int ret, flaky = is_flaky(b);
 
 	d.kind = b->kind;
 	d.flag_id = b->flag_id;
 	d.parts[0] = b->kind;
 	d.parts[1] = b->flag_id;
-	d.parts[2] = "maintainer";
+	d.parts[2] = role_key(&key, b, "maintainer");
 	d.parts[3] = reminder;
 	draft_add_specs(&d, b->contacts, b->contacts_nr, 0);
 	if (!flaky && b->partner.tree)
@@ -625,6 +643,7 @@ static int queue_maintainer(const struct notice_settings *s, const struct notice
 	draft_commands(&d, s, flaky ? DRAFT_COMMANDS_FLAKY : DRAFT_COMMANDS_FLAG, b->flag_id);
 	ret = draft_queue(s, &d);
 	draft_release(&d);
+	strbuf_release(&key);
 	return ret;
 }
 
@@ -753,7 +772,9 @@ done:
 static void thread_under_report(struct draft *d, const struct notice_settings *s,
 				const struct notice_breakage *b)
 {
-	const char *p[5] = {b->kind, b->flag_id, is_flaky(b) ? "maintainer" : "report", "0", NULL};
+	struct strbuf key = STRBUF_INIT;
+	const char *p[5] = {b->kind, b->flag_id,
+			    role_key(&key, b, is_flaky(b) ? "maintainer" : "report"), "0", NULL};
 
 	if (patch_msgid(&d->references, b) == 0)
 		strbuf_addch(&d->references, ' ');
@@ -761,9 +782,10 @@ static void thread_under_report(struct draft *d, const struct notice_settings *s
 		strbuf_reset(&d->in_reply_to);
 		strbuf_rtrim(&d->references);
 		patch_msgid(&d->in_reply_to, b);
-		return;
+	} else {
+		strbuf_addbuf(&d->references, &d->in_reply_to);
 	}
-	strbuf_addbuf(&d->references, &d->in_reply_to);
+	strbuf_release(&key);
 }
 
 /* The follow-ups of a flag; their names are the notice's kind and its subject's tag. */

@@ -140,6 +140,7 @@ static void test_flag_resolution(void **unused)
 	f->id = xstrdup("ba9876543210");
 	f->state = FLAG_OPEN;
 	f->resolution = FLAG_FIXED;
+	f->report_thread = xstrdup("20250118085231.137-1-soren@example.dk");
 	state_flags_json(&json, &st);
 	assert_non_null(strstr(json.buf,
 			       "\"state\":\"resolved\",\n      \"resolution\":\"left-tree\""));
@@ -153,6 +154,10 @@ static void test_flag_resolution(void **unused)
 	assert_null(back.flags[0].partner_message_id);
 	assert_int_equal(back.flags[1].state, FLAG_OPEN);
 	assert_int_equal(back.flags[1].resolution, FLAG_FIXED);
+	/* the submission its mails were started again for; none: no key written */
+	assert_null(back.flags[0].report_thread);
+	assert_string_equal(back.flags[1].report_thread, "20250118085231.137-1-soren@example.dk");
+	assert_null(strstr(json.buf, "report_thread"));
 	state_release(&st);
 	state_release(&back);
 	strbuf_release(&json);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "bot/core/botutil.h"
@@ -542,6 +543,26 @@ static void set_field(char **field, const char *value)
 	*field = dup_nonempty(value);
 }
 
+/*
+ * The flag, already mailed about, now blames another submission of its patch (the
+ * same patch-id by another author, or under another Message-ID): its mails start
+ * again, as first mails to that submission's author and its own threads.
+ */
+static void follow_submission(struct flag *f, const struct lookup_patch *p)
+{
+	const char *was_id = f->message_id, *was_by = f->author.email;
+	const char *now_id = p->message_id && *p->message_id ? p->message_id : NULL;
+	const char *now_by = p->author_email && *p->author_email ? p->author_email : NULL;
+
+	if (!f->notified || !now_by || !was_by)
+		return;
+	if (!strcasecmp(was_by, now_by) && (!was_id || !now_id || !strcmp(was_id, now_id)))
+		return;
+	set_field(&f->report_thread, now_id ? now_id : now_by);
+	set_field(&f->notified, NULL);
+	set_field(&f->reminded, NULL);
+}
+
 /* Fills the flag's patch fields from the culprit commit (and partner). */
 static void flag_patch(struct night *n, struct flag *f, const struct culprit_result *r)
 {
@@ -552,6 +573,7 @@ static void flag_patch(struct night *n, struct flag *f, const struct culprit_res
 		time_t t = (time_t)p.author_time;
 		struct tm tm;
 
+		follow_submission(f, &p);
 		set_field(&f->commit, p.commit.hex);
 		f->patch_id = p.patch_id;
 		set_field(&f->message_id, p.message_id);

@@ -267,6 +267,7 @@ static void breakage(struct notice_breakage *b, struct notices *n, const struct 
 	b->author.email = f->author.email;
 	b->patch_id = f->patch_id;
 	b->message_id = f->message_id;
+	b->thread = f->report_thread;
 	b->patch_link = f->patch_link;
 	b->partner.tree = f->partner_tree;
 	b->partner.commit = f->partner_commit;

@@ -287,6 +287,7 @@ static int flag_read(struct flag *f, struct json_object *o)
 	GET_ENUM(o, "action", flag_action_names, f->action);
 	f->notified = get_str(o, "notified");
 	f->reminded = get_str(o, "reminded");
+	f->report_thread = get_str(o, "report_thread");
 	flag_mail_read(f, o);
 	return error;
 }
@@ -736,6 +737,8 @@ static struct json_object *flag_json(const struct flag *f, int full)
 		put_str(o, "action", flag_action_name(f->action));
 		put_str(o, "notified", f->notified);
 		put_str(o, "reminded", f->reminded);
+		if (f->report_thread)  /* only then: older workdirs' files stay as they were */
+			put_str(o, "report_thread", f->report_thread);
 	}
 	return o;
 }
@@ -1090,6 +1093,7 @@ void flag_release(struct flag *f)
 	free(f->compiler);
 	free(f->notified);
 	free(f->reminded);
+	free(f->report_thread);
 	free(f->fix_subject);
 	free(f->fix_by);
 	free(f->fix_date);

@@ -165,6 +165,12 @@ struct flag {
 	enum flag_action action;
 	char *notified;      /* date the first notices were queued; NULL: not yet */
 	char *reminded;      /* date of the last reminder */
+	/*
+	 * The submission (Message-ID, else author address) the flag's mails were started
+	 * again for, when a search blamed another submission of the same patch after the
+	 * first mails (notify/notice.h: notice_breakage.thread); NULL: the first.
+	 */
+	char *report_thread;
 	/* `#nextbot fix: <subject>`: resolved when a commit so titled reaches the tree */
 	char *fix_subject;   /* NULL: no fix announced */
 	char *fix_by, *fix_date; /* who announced it, and when (YYYY-MM-DD) */
