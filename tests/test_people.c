@@ -194,13 +194,45 @@ static void patch_read(struct strvec *paths, struct strvec *lines, const char *p
 	strbuf_release(&text);
 }
 
-/* Every patch of tests/people/NAME-patches.expected; returns how many there were. */
-static size_t check_patches(const char *name)
+/* One case of an .expected file: its "== " line's text, the lines it wants. */
+typedef int (*expected_case_fn)(const struct people *p, const char *name, const char *head,
+				const struct strvec *want);
+
+/* A patch case: the patch file tests/people/NAME-patches/HEAD, routed by its lines. */
+static int patch_case(const struct people *p, const char *name, const char *head,
+		      const struct strvec *want)
+{
+	struct strvec paths = STRVEC_INIT, changed = STRVEC_INIT;
+	char *patch = xstrfmt("tests/people/%s-patches/%s", name, head);
+	int bad;
+
+	patch_read(&paths, &changed, patch);
+	bad = check_route(p, head, &paths, &changed, want);
+	free(patch);
+	strvec_clear(&paths);
+	strvec_clear(&changed);
+	return bad;
+}
+
+/* A path case: HEAD is the paths asked about. */
+static int path_case(const struct people *p, const char *name, const char *head,
+		     const struct strvec *want)
+{
+	(void)name;
+	return check_case(p, head, want);
+}
+
+/*
+ * Every case of tests/people/NAME<SUFFIX> (a "== " line, then the lines the real
+ * get_maintainer.pl printed for it), each checked by `one`; returns how many.
+ */
+static size_t check_expected_file(const char *name, const char *suffix, expected_case_fn one,
+				  const char *what)
 {
 	struct people *p = fixture_people(name);
 	struct strbuf text = STRBUF_INIT;
 	struct strvec lines = STRVEC_INIT, want = STRVEC_INIT;
-	char *path = xstrfmt("tests/people/%s-patches.expected", name);
+	char *path = xstrfmt("tests/people/%s%s", name, suffix);
 	const char *cur = NULL;
 	size_t i, cases = 0, bad = 0;
 
@@ -208,8 +240,6 @@ static size_t check_patches(const char *name)
 	split_lines(&lines, text.buf);
 	for (i = 0; i <= lines.nr; i++) {
 		const char *l = i < lines.nr ? lines.v[i] : "== ";
-		struct strvec paths = STRVEC_INIT, changed = STRVEC_INIT;
-		char *patch;
 
 		if (l[0] == '#')
 			continue;
@@ -218,19 +248,16 @@ static size_t check_patches(const char *name)
 			continue;
 		}
 		if (cur) {
-			patch = xstrfmt("tests/people/%s-patches/%s", name, cur);
-			patch_read(&paths, &changed, patch);
-			bad += (size_t)check_route(p, cur, &paths, &changed, &want);
+			bad += (size_t)one(p, name, cur, &want);
 			cases++;
-			free(patch);
 		}
-		strvec_clear(&paths);
-		strvec_clear(&changed);
 		strvec_clear(&want);
 		cur = l + 3;
 	}
+	for (i = 0; i < people_problems(p)->nr; i++)
+		print_message("%s\n", people_problems(p)->v[i]);
 	if (bad)
-		fail_msg("%zu of %zu patches of %s differ from get_maintainer.pl", bad, cases,
+		fail_msg("%zu of %zu %s of %s differ from get_maintainer.pl", bad, cases, what,
 			 path);
 	people_free(p);
 	strvec_clear(&lines);
@@ -240,44 +267,16 @@ static size_t check_patches(const char *name)
 	return cases;
 }
 
+/* Every patch of tests/people/NAME-patches.expected; returns how many there were. */
+static size_t check_patches(const char *name)
+{
+	return check_expected_file(name, "-patches.expected", patch_case, "patches");
+}
+
 /* Every case of tests/people/NAME.expected; returns how many cases there were. */
 static size_t check_oracle(const char *name)
 {
-	struct people *p = fixture_people(name);
-	struct strbuf text = STRBUF_INIT;
-	struct strvec lines = STRVEC_INIT, want = STRVEC_INIT;
-	char *path = xstrfmt("tests/people/%s.expected", name);
-	const char *cur = NULL;
-	size_t i, cases = 0, bad = 0;
-
-	read_file(&text, path);
-	split_lines(&lines, text.buf);
-	for (i = 0; i <= lines.nr; i++) {
-		const char *l = i < lines.nr ? lines.v[i] : "== ";
-
-		if (l[0] == '#')
-			continue;
-		if (strncmp(l, "== ", 3)) {
-			strvec_push(&want, l);
-			continue;
-		}
-		if (cur) {
-			bad += (size_t)check_case(p, cur, &want);
-			cases++;
-		}
-		strvec_clear(&want);
-		cur = l + 3;
-	}
-	for (i = 0; i < people_problems(p)->nr; i++)
-		print_message("%s\n", people_problems(p)->v[i]);
-	if (bad)
-		fail_msg("%zu of %zu cases of %s differ from get_maintainer.pl", bad, cases, path);
-	people_free(p);
-	strvec_clear(&lines);
-	strvec_clear(&want);
-	strbuf_release(&text);
-	free(path);
-	return cases;
+	return check_expected_file(name, ".expected", path_case, "cases");
 }
 
 /* Hand-made cases: globs, '?', classes, X:, N:, nested and overlapping sections. */
