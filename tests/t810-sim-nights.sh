@@ -24,7 +24,9 @@
 #  - every mail's prose lines fit 78 columns, no mail holds the workdir path, and
 #    every report's Reproduce: block, run at the end (after mm-next and
 #    mm-unstable were rebased) in an empty folder where only the remotes are
-#    reachable, fails with the flag's first error line.
+#    reachable, fails with the flag's first error line (a flag whose patch left its
+#    tree since: the block says so, and fails), and its bisect logs replay in the
+#    checkout where the block rebuilds next commit for commit (not after a drop).
 # Each night's time (sim advance, run, and the night's phases and commands from its
 # metrics.prom) is printed; runner.cache is on where this nextbot has it (NO_CACHE=1:
 # off).  The season, and longer ones, run outside `make check`:
