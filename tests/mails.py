@@ -175,7 +175,7 @@ def repro(outbox, flags_path, expose, only, replay=True):
         # the logs name next's own commits: the steps make them again only when they
         # say they rebuild next commit for commit (a dropped patch, fixes or a
         # recorded resolution make other ids, bot/night/repro.c)
-        exact = "commit for commit" in script
+        exact = "# next as the night made it, commit for commit" in script
         logs = bisect_logs(msg) if replay and exact else ()
         if replay and not exact and bisect_logs(msg):
             print("# %s: the steps do not rebuild next commit for commit: its logs are "

@@ -532,6 +532,10 @@ void repro_render(struct strvec *out, const struct config *cfg, const struct fla
 		strvec_pushf(out, "# %s as it stood before the merge of the %s tree: the base,",
 			     tag, f->tree ? f->tree : "");
 		strvec_push(out, "# then each tree at the commit the night merged");
+		if (!w.plan.exact) {
+			strvec_push(out, "# (not next's own commits, which the bisect logs name:");
+			strvec_push(out, "# these steps cannot make them again)");
+		}
 	}
 	for (i = 0; i < f->repro.nr; i++) {
 		char *buf = xstrdup(f->repro.v[i]);
