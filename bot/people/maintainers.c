@@ -73,10 +73,7 @@ static void section_start(struct maint_reader *r, const char *name)
 	utf8_clean_text(&clean, name, strlen(name));
 	utf8_strip_controls(&clean);
 	strbuf_trim(&clean);
-	if (mf->sections_nr == mf->sections_alloc) {
-		mf->sections_alloc = mf->sections_alloc ? 2 * mf->sections_alloc : 64;
-		mf->sections = xrealloc(mf->sections, mf->sections_alloc * sizeof(*mf->sections));
-	}
+	ALLOC_GROW_MIN(mf->sections, mf->sections_nr + 1, mf->sections_alloc, 64);
 	s = &mf->sections[mf->sections_nr++];
 	memset(s, 0, sizeof(*s));
 	s->name = strbuf_detach(&clean, NULL);
@@ -108,10 +105,7 @@ static enum people_status status_parse(const char *v)
 
 static void entry_add(struct maint_section *s, struct maint_entry e)
 {
-	if (s->entries_nr == s->entries_alloc) {
-		s->entries_alloc = s->entries_alloc ? 2 * s->entries_alloc : 8;
-		s->entries = xrealloc(s->entries, s->entries_alloc * sizeof(*s->entries));
-	}
+	ALLOC_GROW_MIN(s->entries, s->entries_nr + 1, s->entries_alloc, 8);
 	s->entries[s->entries_nr++] = e;
 }
 
@@ -205,10 +199,7 @@ static void pattern(struct maint_reader *r, struct maint_section *s, char type,
 		return;
 	}
 	strbuf_release(&why);
-	if (s->pats_nr == s->pats_alloc) {
-		s->pats_alloc = s->pats_alloc ? 2 * s->pats_alloc : 8;
-		s->pats = xrealloc(s->pats, s->pats_alloc * sizeof(*s->pats));
-	}
+	ALLOC_GROW_MIN(s->pats, s->pats_nr + 1, s->pats_alloc, 8);
 	s->pats[s->pats_nr++] = p;
 }
 
@@ -231,10 +222,7 @@ static void keyword(struct maint_reader *r, struct maint_section *s, const char 
 		return;
 	}
 	strbuf_release(&why);
-	if (s->keys_nr == s->keys_alloc) {
-		s->keys_alloc = s->keys_alloc ? 2 * s->keys_alloc : 4;
-		s->keys = xrealloc(s->keys, s->keys_alloc * sizeof(*s->keys));
-	}
+	ALLOC_GROW_MIN(s->keys, s->keys_nr + 1, s->keys_alloc, 4);
 	s->keys[s->keys_nr++] = p;
 }
 

@@ -338,11 +338,7 @@ void maint_index_build(struct maint_file *mf)
 				slot_add(mf, s->pats[j].glob, anchor_len(s->pats[j].glob), ref);
 				continue;
 			}
-			if (mf->regexes_nr == mf->regexes_alloc) {
-				mf->regexes_alloc = mf->regexes_alloc ? 2 * mf->regexes_alloc : 8;
-				mf->regexes = xrealloc(mf->regexes,
-						       mf->regexes_alloc * sizeof(*mf->regexes));
-			}
+			ALLOC_GROW_MIN(mf->regexes, mf->regexes_nr + 1, mf->regexes_alloc, 8);
 			mf->regexes[mf->regexes_nr++] = ref;
 		}
 	}
