@@ -176,10 +176,11 @@ def repro(outbox, flags_path, expose, only, replay=True):
         # say they rebuild next commit for commit (a dropped patch, fixes or a
         # recorded resolution make other ids, bot/night/repro.c)
         exact = "# next as the night made it, commit for commit" in script
-        logs = bisect_logs(msg) if replay and exact else ()
-        if replay and not exact and bisect_logs(msg):
+        logs = bisect_logs(msg) if replay else ()
+        if logs and not exact:
             print("# %s: the steps do not rebuild next commit for commit: its logs are "
                   "not replayed" % fid)
+            logs = ()
         code, out, replays = run_block(script, expose, logs)
         ran += 1
         bad += ["%s: %s" % (fid, r) for r in replays]
