@@ -138,7 +138,7 @@ unit:
 		$(if $(TESTS),CMOCKA_FILTER='$(TESTS)') tests/run-all $(TEST_BIN)
 
 demo: deps
-	@$(MAKE) --no-print-directory $(NEXTBOT)
+	@$(MAKE) --no-print-directory $(NEXTBOT) $(SHIM)
 	@NEXTBOT=$(abspath $(NEXTBOT)) scripts/demo
 
 # bench/sandbox_cost: what the sandbox adds to a command (bench/run's sandbox bench)
