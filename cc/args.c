@@ -314,6 +314,7 @@ int cc_args_parse(struct cc_args *out, int argc, const char *const *argv)
 			break;
 		case K_DEP:
 			out->deps |= !strcmp(a, "-MD") || !strcmp(a, "-MMD");
+			out->pp_deps |= !strncmp(a, "-Wp,", 4);
 			has_mf |= !strncmp(a, "-MF", 3);
 			has_target |= !strncmp(a, "-MT", 3) || !strncmp(a, "-MQ", 3);
 			break;

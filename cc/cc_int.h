@@ -25,6 +25,8 @@ struct cc_args {
 	const char *source;     /* borrowed from argv */
 	const char *output;     /* -o's value, or NULL: the source's base name with .o */
 	int deps;               /* -MD or -MMD: the -E pass writes the dependency file */
+	int pp_deps;            /* -Wp,-MD,F or -Wp,-MMD,F (kbuild's): the preprocessor
+				   itself writes F, in the -E pass too; not named for it */
 	struct strvec pre;      /* the -E pass: every option but -c and -o, the source too */
 	struct strvec send;     /* the service's: `pre` without dependency-file options */
 	const char *why;        /* not cacheable: a static reason */

@@ -584,7 +584,8 @@ static int through_service(struct shim *sh)
 		trace(sh, "uncached", "no service");
 		return 0;
 	}
-	if (!sh->args.deps && !blocked(env_search)) {
+	/* a direct hit runs no preprocessor, and so would write no dependency file */
+	if (!sh->args.deps && !sh->args.pp_deps && !blocked(env_search)) {
 		int d = direct(sh, &why);
 
 		if (d) {

@@ -128,22 +128,25 @@ static void test_args_cacheable(void **state)
 {
 	static const struct {
 		const char *line, *pre, *send, *output;
+		int deps, pp_deps;
 	} cases[] = {
-		{ "-O2 -c x.c", "-O2 x.c", "-O2 x.c", NULL },
+		{ "-O2 -c x.c", "-O2 x.c", "-O2 x.c", NULL, 0, 0 },
 		{ "-c -o out/x.o src/x.c -g -Wall -Iinc -DA=1", "src/x.c -g -Wall -Iinc -DA=1",
-		  "src/x.c -g -Wall -Iinc -DA=1", "out/x.o" },
+		  "src/x.c -g -Wall -Iinc -DA=1", "out/x.o", 0, 0 },
 		/* the dependency file: named for the -E pass as gcc names it, never sent */
-		{ "-MD -c x.c -o out/x.o", "-MD x.c -MF out/x.d -MQ out/x.o", "x.c", "out/x.o" },
-		{ "-MMD -MP -c src/x.c", "-MMD -MP src/x.c -MF x.d", "src/x.c", NULL },
-		{ "-MD -MF d -MT t -c x.c -o x.o", "-MD -MF d -MT t x.c", "x.c", "x.o" },
+		{ "-MD -c x.c -o out/x.o", "-MD x.c -MF out/x.d -MQ out/x.o", "x.c", "out/x.o", 1, 0 },
+		{ "-MMD -MP -c src/x.c", "-MMD -MP src/x.c -MF x.d", "src/x.c", NULL, 1, 0 },
+		{ "-MD -MF d -MT t -c x.c -o x.o", "-MD -MF d -MT t x.c", "x.c", "x.o", 1, 0 },
+		/* kbuild's: the preprocessor names the file itself, in the -E pass too */
 		{ "-Wp,-MMD,.x.o.d -Wp,-D_X=1 -c x.c", "-Wp,-MMD,.x.o.d -Wp,-D_X=1 x.c",
-		  "-Wp,-D_X=1 x.c", NULL },
+		  "-Wp,-D_X=1 x.c", NULL, 0, 1 },
 		{ "-c x.cpp -std=c++17 -fno-rtti --param max-inline-insns-auto=10 -ox.o",
 		  "x.cpp -std=c++17 -fno-rtti --param max-inline-insns-auto=10",
-		  "x.cpp -std=c++17 -fno-rtti --param max-inline-insns-auto=10", "x.o" },
+		  "x.cpp -std=c++17 -fno-rtti --param max-inline-insns-auto=10", "x.o", 0, 0 },
 		{ "-c x.c -include c.h -isystem /i -Wa,--noexecstack -ffile-prefix-map=/a=/b",
 		  "x.c -include c.h -isystem /i -Wa,--noexecstack -ffile-prefix-map=/a=/b",
-		  "x.c -include c.h -isystem /i -Wa,--noexecstack -ffile-prefix-map=/a=/b", NULL },
+		  "x.c -include c.h -isystem /i -Wa,--noexecstack -ffile-prefix-map=/a=/b", NULL,
+		  0, 0 },
 	};
 	size_t i;
 
@@ -158,6 +161,8 @@ static void test_args_cacheable(void **state)
 		send = joined(&a.send);
 		assert_string_equal(pre, cases[i].pre);
 		assert_string_equal(send, cases[i].send);
+		assert_int_equal(a.deps, cases[i].deps);
+		assert_int_equal(a.pp_deps, cases[i].pp_deps);
 		free(pre);
 		if (cases[i].output)
 			assert_string_equal(a.output, cases[i].output);
