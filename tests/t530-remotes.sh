@@ -8,7 +8,8 @@
 # middle of.  Night 2 takes the rewritten tip; the dying server's tree keeps its
 # last tip, with a note saying why, its ref file unchanged and no lock left behind.
 # A redirect (301) is followed; a shallow served repository is refused (libgit2
-# cannot fetch from one: its history is missing) with a note, never merged.
+# cannot fetch from one: its history is missing) with a note, never merged; so is an
+# ssh host whose key is not in ~/.ssh/known_hosts.
 . "$(dirname "$0")/lib.sh"
 
 G=$TMP/servers
@@ -58,6 +59,7 @@ trees:
   - {name: dying, url: "https://127.0.0.1:$HP/dying/f.git", branch: for-next}
   - {name: stranger, url: "https://127.0.0.1:$UP/git/a.git", branch: for-next}
   - {name: shallow, url: "https://127.0.0.1:$HP/git/s.git", branch: s}
+  - {name: unknown-host, url: "ssh://$U@localhost:$SP$R/c.git", branch: for-next}
 build: []
 test: []
 git: {ssh_key: $G/id_ed25519, ca_file: $G/ca.pem, fetch_timeout: 20s}
@@ -85,6 +87,14 @@ for name in ("https", "gitd", "ssh", "moved", "forced", "dying"):
 s = trees["stranger"]
 assert s["state"] == "fetch-failed", s
 assert "certificate" in s["reason"] and "git.ca_file " + sys.argv[2] in s["reason"], s
+PY
+check "night 1: an ssh host whose key is not known is refused, saying how to add it" \
+	$PYTHON - "$W/state/runs/2026-12-05/run.json" "$SP" <<'PY'
+import json, sys
+t = {t["name"]: t for t in json.load(open(sys.argv[1]))["trees"]}["unknown-host"]
+assert t["state"] == "fetch-failed", t
+assert "not in ~/.ssh/known_hosts" in t["reason"], t
+assert "ssh-keyscan -p %s localhost" % sys.argv[2] in t["reason"], t
 PY
 check "night 1: the shallow tree is not merged, and the note says why" \
 	$PYTHON - "$W/state/runs/2026-12-05/run.json" <<'PY'
