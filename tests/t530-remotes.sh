@@ -5,11 +5,12 @@
 # its host key in ~/.ssh/known_hosts), two nights.  Night 1 fetches and merges every
 # tree; a certificate no trusted CA signed is refused, naming the CA file.  Between
 # the nights one tree is force-pushed, and one grows a pack its server dies in the
-# middle of.  Night 2 takes the rewritten tip; the dying server's tree keeps its
-# last tip, with a note saying why, its ref file unchanged and no lock left behind.
-# A redirect (301) is followed; a shallow served repository is refused (libgit2
-# cannot fetch from one: its history is missing) with a note, never merged; so is an
-# ssh host whose key is not in ~/.ssh/known_hosts.
+# middle of, and one is served again as a shallow repository.  Night 2 takes the
+# rewritten tip and notes the rewrite; the dying server's tree and the shallow one
+# (libgit2 cannot fetch from a shallow repository) keep their last tips, with notes
+# saying why, their ref files unchanged and no lock left behind.  A redirect (301) is
+# followed; an ssh host whose key is not in ~/.ssh/known_hosts is refused, saying how
+# to add it.  next is published over https.
 . "$(dirname "$0")/lib.sh"
 
 G=$TMP/servers
@@ -38,11 +39,11 @@ for t in a b c d e f; do
 		git_q init -q --bare "$R/$t.git" &&
 		git_q push -q "$R/$t.git" "$t:refs/heads/for-next" || exit 1
 done
-# a served repository that is shallow: only its tip commit, the parent missing
 git_q checkout -q -b s master && commit_file s "s\n" "tree s" &&
-	git_q clone -q --bare --depth 1 --branch s "file://$W/src" "$R/s.git" || exit 1
+	git_q clone -q --bare --branch s "file://$W/src" "$R/s.git" || exit 1
+git_q init -q --bare "$R/next.git" && git -C "$R/next.git" config http.receivepack true ||
+	exit 1
 cd "$W" || exit 1
-check "the shallow repository is shallow" test -s "$R/s.git/shallow"
 ssh-keyscan -p "$SP" 127.0.0.1 >"$W/home/.ssh/known_hosts" 2>/dev/null
 check "the sshd's host key is known" grep -q ssh-ed25519 "$W/home/.ssh/known_hosts"
 
@@ -63,9 +64,10 @@ trees:
 build: []
 test: []
 git: {ssh_key: $G/id_ed25519, ca_file: $G/ca.pem, fetch_timeout: 20s}
+publish: {url: "https://127.0.0.1:$HP/git/next.git", branch: master}
 EOF
 NB() { HOME=$W/home timeout 120 "$NEXTBOT" -q -c "$W/nextbot.yaml" "$@"; }
-tip() { git -C "$R/$1.git" rev-parse "${2:-for-next}"; }
+tip() { git -C "$R/$1.git" rev-parse "$(test "$1" = s && echo s || echo for-next)"; }
 # feed NAME: the tree's ref in the work repository, as its file (or packed-refs) says
 feed() {
 	if [ -f "$W/state/repo.git/refs/feeds/$1" ]; then cat "$W/state/repo.git/refs/feeds/$1"
@@ -74,7 +76,7 @@ feed() {
 
 NB run --date 2026-12-05 --no-notify >"$TMP/out1" 2>"$TMP/err1"
 check "night 1 ends (not killed by the test's guard)" test $? -ne 124
-for t in https:a gitd:b ssh:c moved:d forced:e dying:f; do
+for t in https:a gitd:b ssh:c moved:d forced:e dying:f shallow:s; do
 	check "night 1: ${t%:*} is fetched to the served tip" \
 		test "$(feed "${t%:*}")" = "$(tip "${t#*:}")"
 done
@@ -82,7 +84,7 @@ check "night 1: every served tree is merged; the stranger refused, naming the CA
 	$PYTHON - "$W/state/runs/2026-12-05/run.json" "$G/ca.pem" <<'PY'
 import json, sys
 trees = {t["name"]: t for t in json.load(open(sys.argv[1]))["trees"]}
-for name in ("https", "gitd", "ssh", "moved", "forced", "dying"):
+for name in ("https", "gitd", "ssh", "moved", "forced", "dying", "shallow"):
     assert trees[name]["state"] == "merged", trees[name]
 s = trees["stranger"]
 assert s["state"] == "fetch-failed", s
@@ -96,13 +98,6 @@ assert t["state"] == "fetch-failed", t
 assert "not in ~/.ssh/known_hosts" in t["reason"], t
 assert "ssh-keyscan -p %s localhost" % sys.argv[2] in t["reason"], t
 PY
-check "night 1: the shallow tree is not merged, and the note says why" \
-	$PYTHON - "$W/state/runs/2026-12-05/run.json" <<'PY'
-import json, sys
-t = {t["name"]: t for t in json.load(open(sys.argv[1]))["trees"]}["shallow"]
-assert t["state"] in ("fetch-failed", "skipped"), t
-assert "shallow" in t["reason"], t
-PY
 check "the redirect was followed (lighttpd answered 301)" \
 	grep -q 'GET /moved/d.git/info/refs?service=git-upload-pack HTTP/1.1" 301' "$G/access.log"
 
@@ -115,11 +110,16 @@ git_q checkout -q e && git_q commit -q --amend -m "tree e, rewritten" &&
 git_q checkout -q f && head -c 200000 /dev/urandom >big && git_q add big &&
 	git_q commit -q -m "f: a big blob" && git_q push -q "$R/f.git" "f:refs/heads/for-next" ||
 	exit 1
+# s is served again as a shallow clone of a new commit: its tip, the parent missing
+OLD_S=$(tip s)
+git_q checkout -q s && commit_file s "s\ns\n" "s: more" && rm -rf "$R/s.git" &&
+	git_q clone -q --bare --depth 1 --branch s "file://$W/src" "$R/s.git" || exit 1
 for t in a c; do
 	git_q checkout -q "$t" && commit_file "$t" "$t\n$t\n" "$t: more" &&
 		git_q push -q "$R/$t.git" "$t:refs/heads/for-next" || exit 1
 done
 cd "$W" || exit 1
+check "s is served shallow" test -s "$R/s.git/shallow"
 check "e was rewritten: the old tip is not an ancestor of the new one" \
 	sh -c "! git -C '$R/e.git' merge-base --is-ancestor $OLD_E $(tip e)"
 
@@ -131,9 +131,10 @@ for t in https:a ssh:c forced:e; do
 		test "$(feed "${t%:*}")" = "$(tip "${t#*:}")"
 done
 check "night 2: the dying tree's ref is still last night's tip" test "$(feed dying)" = "$OLD_F"
+check "night 2: the shallow tree's ref is still last night's tip" test "$(feed shallow)" = "$OLD_S"
 check "night 2: no ref lock and no half-written pack is left" \
 	sh -c "! find '$W/state/repo.git' -name '*.lock' -o -name 'pack_git2_*' -o -name 'tmp_*' | grep ."
-check "night 2: the dying tree is stale at its last tip, the note says the fetch failed" \
+check "night 2: the dying and the shallow trees stay at their last tips, the notes say why" \
 	$PYTHON - "$W/state/runs/2026-12-06/run.json" "$OLD_F" <<'PY'
 import json, sys
 trees = {t["name"]: t for t in json.load(open(sys.argv[1]))["trees"]}
@@ -141,6 +142,8 @@ d = trees["dying"]
 assert d["reason"] and "fetch of https://" in d["reason"], d
 assert "using the last fetched tip" in d["reason"], d
 assert "before the pack was whole" in d["reason"], d
+s = trees["shallow"]
+assert "shallow repository" in s["reason"] and "using the last fetched tip" in s["reason"], s
 for name in ("https", "ssh", "forced", "gitd", "moved"):
     assert trees[name]["state"] == "merged", trees[name]
 PY
@@ -156,4 +159,8 @@ check "night 2: the work repository is whole (git fsck)" \
 check "next-20261206 holds the rewritten tree and not the old one" sh -c "
 	git -C '$W/state/repo.git' merge-base --is-ancestor $(tip e) refs/tags/next-20261206 &&
 	! git -C '$W/state/repo.git' merge-base --is-ancestor $OLD_E refs/tags/next-20261206"
+check "next and its tag were published over https (the CA file checked the push too)" sh -c "
+	test \"\$(git -C '$R/next.git' rev-parse master)\" = \
+	     \"\$(git -C '$W/state/repo.git' rev-parse 'next-20261206^{commit}')\" &&
+	git -C '$R/next.git' rev-parse -q --verify refs/tags/next-20261206 >/dev/null"
 done_testing
