@@ -6,6 +6,8 @@
 #          CGI, with a certificate for 127.0.0.1 signed by a test CA (DIR/ca.pem):
 #            /git/NAME.git     the repository DIR/root/NAME.git
 #            /moved/NAME.git   a 301 redirect to /git/NAME.git
+#            /postmoved/NAME.git  NAME.git's refs, but its POSTs (the fetch itself)
+#                              redirected to /git/NAME.git
 #            /dying/NAME.git   http-backend, but a pack response is cut after
 #                              DYING_BYTES bytes and the CGI killed (a server that
 #                              dies mid-pack)
@@ -95,7 +97,11 @@ ssl.pemfile = "$dir/server.pem"
 }
 url.redirect = ("^/moved/(.*)\$" => "/git/\$1")
 url.redirect-code = 301
-alias.url = ("/git" => "$dir/cgi/backend", "/dying" => "$dir/cgi/dying")
+\$HTTP["request-method"] == "POST" {
+	url.redirect = ("^/postmoved/(.*)\$" => "/git/\$1")
+}
+alias.url = ("/git" => "$dir/cgi/backend", "/dying" => "$dir/cgi/dying",
+	     "/postmoved" => "$dir/cgi/backend")
 cgi.assign = ("" => "")
 EOF
 }

@@ -8,8 +8,9 @@
 # middle of, and one is served again as a shallow repository.  Night 2 takes the
 # rewritten tip and notes the rewrite; the dying server's tree and the shallow one
 # (libgit2 cannot fetch from a shallow repository) keep their last tips, with notes
-# saying why, their ref files unchanged and no lock left behind.  A redirect (301) is
-# followed; an ssh host whose key is not in ~/.ssh/known_hosts is refused, saying how
+# saying why, their ref files unchanged and no lock left behind.  A redirect (301) of
+# the first request is followed, one of a later request refused (libgit2 1.5 follows
+# only the first) with a note saying so; an ssh host whose key is not in ~/.ssh/known_hosts is refused, saying how
 # to add it.  next is published over https.
 . "$(dirname "$0")/lib.sh"
 
@@ -34,7 +35,7 @@ mkdir -p "$W/home/.ssh"
 git_q init -q "$W/src" && cd "$W/src" || exit 1
 commit_file f "1\n2\n3\n" "mainline"
 git_q init -q --bare "$R/base.git" && git_q push -q "$R/base.git" master || exit 1
-for t in a b c d e f; do
+for t in a b c d e f p; do
 	git_q checkout -q -b "$t" master && commit_file "$t" "$t\n" "tree $t" &&
 		git_q init -q --bare "$R/$t.git" &&
 		git_q push -q "$R/$t.git" "$t:refs/heads/for-next" || exit 1
@@ -60,6 +61,7 @@ trees:
   - {name: dying, url: "https://127.0.0.1:$HP/dying/f.git", branch: for-next}
   - {name: stranger, url: "https://127.0.0.1:$UP/git/a.git", branch: for-next}
   - {name: shallow, url: "https://127.0.0.1:$HP/git/s.git", branch: s}
+  - {name: postmoved, url: "https://127.0.0.1:$HP/postmoved/p.git", branch: for-next}
   - {name: unknown-host, url: "ssh://$U@localhost:$SP$R/c.git", branch: for-next}
 build: []
 test: []
@@ -89,6 +91,13 @@ for name in ("https", "gitd", "ssh", "moved", "forced", "dying", "shallow"):
 s = trees["stranger"]
 assert s["state"] == "fetch-failed", s
 assert "certificate" in s["reason"] and "git.ca_file " + sys.argv[2] in s["reason"], s
+PY
+check "night 1: a redirect of the fetch's second request is refused, saying why" \
+	$PYTHON - "$W/state/runs/2026-12-05/run.json" <<'PY'
+import json, sys
+t = {t["name"]: t for t in json.load(open(sys.argv[1]))["trees"]}["postmoved"]
+assert t["state"] == "fetch-failed", t
+assert "follows only a redirect of the first" in t["reason"], t
 PY
 check "night 1: an ssh host whose key is not known is refused, saying how to add it" \
 	$PYTHON - "$W/state/runs/2026-12-05/run.json" "$SP" <<'PY'

@@ -119,6 +119,10 @@ char *fetch_why(const char *url, int error, const struct fetch_creds *creds)
 	if (strstr(msg, "early EOF"))
 		return xstrfmt("%s: the server closed the connection before the pack was whole",
 			       msg);
+	if (strstr(msg, "unexpected redirect"))
+		return xstrfmt("%s: the server redirected a request after the first one, and "
+			       "libgit2 1.5 follows only a redirect of the first (point the url "
+			       "where it leads)", msg);
 	if (strstr(msg, "error parsing REF pkt-line"))
 		return xstrfmt("%s: the server sent more than its refs, as a shallow repository "
 			       "does (its history cut short), and libgit2 1.5 cannot fetch from "
