@@ -90,6 +90,7 @@ char *fetch_trust(const struct fetch_creds *creds)
 static int ssh_host(const char *url, char *host, size_t size, long *port)
 {
 	const char *h = url, *end, *at;
+	int scp = 0;
 	size_t len;
 
 	*port = 22;
@@ -97,10 +98,12 @@ static int ssh_host(const char *url, char *host, size_t size, long *port)
 		h = strstr(url, "://") + 3;
 	else if (strstr(url, "://") || !strchr(url, ':'))
 		return 0;
-	end = h + strcspn(h, h == url ? ":" : ":/");
+	else
+		scp = 1;
+	end = h + strcspn(h, scp ? ":" : ":/");
 	if ((at = memchr(h, '@', (size_t)(end - h))))
 		h = at + 1;
-	if (h != url && *end == ':')
+	if (!scp && *end == ':')
 		*port = strtol(end + 1, NULL, 10);
 	len = (size_t)(end - h);
 	if (!len || len >= size)
