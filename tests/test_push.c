@@ -159,6 +159,14 @@ static void test_why(void **state)
 	why = fetch_why("https://example.org/x.git", GIT_ECERTIFICATE, NULL);
 	assert_non_null(strstr(why, "the system's CA certificates; git.ca_file names others"));
 	free(why);
+	/* the CA file is for https alone: a missing one fails no git:// or ssh fetch */
+	creds.ca_file = "/nonexistent/ca.pem";
+	assert_null(fetch_trust(&creds, "git://example.org/x.git"));
+	assert_null(fetch_trust(&creds, "ssh://example.org/x.git"));
+	why = fetch_trust(&creds, "https://example.org/x.git");
+	assert_non_null(why);
+	assert_true(str_starts_with(why, "git.ca_file /nonexistent/ca.pem: "));
+	free(why);
 	git_error_set_str(GIT_ERROR_NET, "early EOF");
 	why = fetch_why("https://example.org/x.git", GIT_ERROR, NULL);
 	assert_string_equal(why, "early EOF: the server closed the connection before the pack "

@@ -77,9 +77,9 @@ int fetch_credentials(git_credential **out, const char *url, const char *user_fr
 	return GIT_PASSTHROUGH;
 }
 
-char *fetch_trust(const struct fetch_creds *creds)
+char *fetch_trust(const struct fetch_creds *creds, const char *url)
 {
-	if (!creds || !creds->ca_file)
+	if (!creds || !creds->ca_file || !str_starts_with(url, "https://"))
 		return NULL;
 	if (git_libgit2_opts(GIT_OPT_SET_SSL_CERT_LOCATIONS, creds->ca_file, NULL) < 0)
 		return xstrfmt("git.ca_file %s: %s", creds->ca_file, merge_git_error());
@@ -375,7 +375,7 @@ static void fetch_url(const struct fetch_job *jb, size_t first, int beat_fd)
 	cb.transfer_progress = on_transfer;
 	cb.sideband_progress = on_sideband;
 	cb.payload = &pl;
-	if ((why = fetch_trust(creds)))
+	if ((why = fetch_trust(creds, url)))
 		goto done;
 	if ((error = git_remote_create_with_opts(&remote, url, &ro)) < 0 ||
 	    (error = git_remote_connect(remote, GIT_DIRECTION_FETCH, &cb, NULL, NULL)) < 0 ||

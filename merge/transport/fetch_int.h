@@ -19,11 +19,11 @@ int fetch_credentials(git_credential **out, const char *url, const char *user_fr
 		      unsigned int allowed, void *payload);
 
 /*
- * Before a connection (in the fetch or push child: libgit2's setting is global):
- * https remotes are checked against creds->ca_file when it is set.  NULL when done,
- * else why not (owned).
+ * Before a connection to `url` (in the fetch or push child: libgit2's setting is
+ * global): an https remote is checked against creds->ca_file when it is set.  NULL
+ * when done (or nothing to do), else why not (owned).
  */
-char *fetch_trust(const struct fetch_creds *creds);
+char *fetch_trust(const struct fetch_creds *creds, const char *url);
 
 /*
  * Why talking to `url` failed, from libgit2's last error and code `error`, with what

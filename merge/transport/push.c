@@ -100,7 +100,7 @@ static int push(git_remote *remote, const char *url, char **specs, size_t n,
 {
 	git_strarray arr = { specs, n };
 	git_push_options po;
-	char *why = fetch_trust(ps->cred.creds);
+	char *why = fetch_trust(ps->cred.creds, url);
 	int error;
 
 	push_options(&po, ps);
@@ -208,7 +208,7 @@ static int push_ref_here(void *arg)
 	if ((err = repo_ref_set(repo, PUSH_SRC_REF, a->src)) < 0)
 		goto done;
 	callbacks(&cb, &ps);
-	if ((why = fetch_trust(a->creds)) || (err = remote_new(&remote, repo, url)) < 0 ||
+	if ((why = fetch_trust(a->creds, url)) || (err = remote_new(&remote, repo, url)) < 0 ||
 	    (expect && (err = git_remote_connect(remote, GIT_DIRECTION_PUSH, &cb, NULL,
 						 NULL)) < 0)) {
 		if (!why)
