@@ -4,8 +4,9 @@
 # the git protocol (`git daemon`) and ssh (a private sshd, a user key in git.ssh_key,
 # its host key in ~/.ssh/known_hosts), two nights.  Night 1 fetches and merges every
 # tree; a certificate no trusted CA signed is refused, naming the CA file.  Between
-# the nights one tree is force-pushed, and one grows a pack its server dies in the
-# middle of, and one is served again as a shallow repository.  Night 2 takes the
+# the nights one tree is force-pushed, one grows a pack its server dies in the middle
+# of (over https: the CGI dies; over git://: the link is cut), and one is served again
+# as a shallow repository.  Night 2 takes the
 # rewritten tip and notes the rewrite; the dying server's tree and the shallow one
 # (libgit2 cannot fetch from a shallow repository) keep their last tips, with notes
 # saying why, their ref files unchanged and no lock left behind.  A redirect (301) of
@@ -28,6 +29,14 @@ fi
 ok "lighttpd (https, http-backend), git daemon and sshd run on private ports"
 HP=$(cat "$G/https-port") UP=$(cat "$G/untrusted-port") GP=$(cat "$G/git-port")
 SP=$(cat "$G/ssh-port")
+# git daemon behind a link that dies after 40,000 bytes
+$PYTHON tests/cutproxy.py "$GP" 40000 >"$TMP/cut-port" 2>"$TMP/cut.log" &
+CUTPROXY=$!
+stop_cutproxy() { kill "$CUTPROXY" 2>/dev/null; wait "$CUTPROXY" 2>/dev/null; }
+at_exit stop_cutproxy
+n=0
+while [ ! -s "$TMP/cut-port" ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
+CP=$(cat "$TMP/cut-port")
 R=$G/root
 
 # mainline and six trees, each adding its own file on top of mainline
@@ -59,6 +68,7 @@ trees:
   - {name: moved, url: "https://127.0.0.1:$HP/moved/d.git", branch: for-next}
   - {name: forced, url: "https://127.0.0.1:$HP/git/e.git", branch: for-next}
   - {name: dying, url: "https://127.0.0.1:$HP/dying/f.git", branch: for-next}
+  - {name: cut, url: "git://127.0.0.1:$CP/f.git", branch: for-next}
   - {name: stranger, url: "https://127.0.0.1:$UP/git/a.git", branch: for-next}
   - {name: shallow, url: "https://127.0.0.1:$HP/git/s.git", branch: s}
   - {name: postmoved, url: "https://127.0.0.1:$HP/postmoved/p.git", branch: for-next}
@@ -78,7 +88,7 @@ feed() {
 
 NB run --date 2026-12-05 --no-notify >"$TMP/out1" 2>"$TMP/err1"
 check "night 1 ends (not killed by the test's guard)" test $? -ne 124
-for t in https:a gitd:b ssh:c moved:d forced:e dying:f shallow:s; do
+for t in https:a gitd:b ssh:c moved:d forced:e dying:f cut:f shallow:s; do
 	check "night 1: ${t%:*} is fetched to the served tip" \
 		test "$(feed "${t%:*}")" = "$(tip "${t#*:}")"
 done
@@ -86,7 +96,7 @@ check "night 1: every served tree is merged; the stranger refused, naming the CA
 	$PYTHON - "$W/state/runs/2026-12-05/run.json" "$G/ca.pem" <<'PY'
 import json, sys
 trees = {t["name"]: t for t in json.load(open(sys.argv[1]))["trees"]}
-for name in ("https", "gitd", "ssh", "moved", "forced", "dying", "shallow"):
+for name in ("https", "gitd", "ssh", "moved", "forced", "dying", "cut", "shallow"):
     assert trees[name]["state"] == "merged", trees[name]
 s = trees["stranger"]
 assert s["state"] == "fetch-failed", s
@@ -139,11 +149,13 @@ for t in https:a ssh:c forced:e; do
 	check "night 2: ${t%:*} is fetched to the served tip" \
 		test "$(feed "${t%:*}")" = "$(tip "${t#*:}")"
 done
+check "night 2: the link to git daemon was cut mid-pack" grep -q 'cut after 40000 bytes' "$TMP/cut.log"
 check "night 2: the dying tree's ref is still last night's tip" test "$(feed dying)" = "$OLD_F"
+check "night 2: the cut tree's ref is still last night's tip" test "$(feed cut)" = "$OLD_F"
 check "night 2: the shallow tree's ref is still last night's tip" test "$(feed shallow)" = "$OLD_S"
 check "night 2: no ref lock and no half-written pack is left" \
 	sh -c "! find '$W/state/repo.git' -name '*.lock' -o -name 'pack_git2_*' -o -name 'tmp_*' | grep ."
-check "night 2: the dying and the shallow trees stay at their last tips, the notes say why" \
+check "night 2: the dying, cut and shallow trees stay at their last tips, the notes say why" \
 	$PYTHON - "$W/state/runs/2026-12-06/run.json" "$OLD_F" <<'PY'
 import json, sys
 trees = {t["name"]: t for t in json.load(open(sys.argv[1]))["trees"]}
@@ -151,6 +163,9 @@ d = trees["dying"]
 assert d["reason"] and "fetch of https://" in d["reason"], d
 assert "using the last fetched tip" in d["reason"], d
 assert "before the pack was whole" in d["reason"], d
+c = trees["cut"]
+assert c["reason"] and "fetch of git://" in c["reason"], c
+assert "using the last fetched tip" in c["reason"], c
 s = trees["shallow"]
 assert "shallow repository" in s["reason"] and "using the last fetched tip" in s["reason"], s
 for name in ("https", "ssh", "forced", "gitd", "moved"):

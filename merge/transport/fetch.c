@@ -128,8 +128,8 @@ char *fetch_why(const char *url, int error, const struct fetch_creds *creds)
 			       "where it leads)", msg);
 	if (strstr(msg, "error parsing REF pkt-line"))
 		return xstrfmt("%s: the server sent more than its refs, as a shallow repository "
-			       "does (its history cut short), and libgit2 1.5 cannot fetch from "
-			       "one", msg);
+			       "does: its history is cut short, and libgit2 1.5 cannot fetch from "
+			       "it", msg);
 	if (error != GIT_ECERTIFICATE)
 		return xstrdup(msg);
 	if (ssh_host(url, host, sizeof(host), &port))
