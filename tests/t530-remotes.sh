@@ -3,16 +3,16 @@
 # as CGI behind lighttpd, TLS with a certificate of a test CA that git.ca_file names),
 # the git protocol (`git daemon`) and ssh (a private sshd, a user key in git.ssh_key,
 # its host key in ~/.ssh/known_hosts), two nights.  Night 1 fetches and merges every
-# tree; a certificate no trusted CA signed is refused, naming the CA file.  Between
-# the nights one tree is force-pushed, one grows a pack its server dies in the middle
-# of (over https: the CGI dies; over git://: the link is cut), and one is served again
-# as a shallow repository.  Night 2 takes the
-# rewritten tip and notes the rewrite; the dying server's tree and the shallow one
-# (libgit2 cannot fetch from a shallow repository) keep their last tips, with notes
-# saying why, their ref files unchanged and no lock left behind.  A redirect (301) of
-# the first request is followed, one of a later request refused (libgit2 1.5 follows
-# only the first) with a note saying so; an ssh host whose key is not in ~/.ssh/known_hosts is refused, saying how
-# to add it.  next is published over https.
+# tree; a certificate no trusted CA signed is refused, naming the CA file; an ssh host
+# whose key is not known is refused, saying how to add it once checked; a redirect
+# (301) of the first request is followed, one of a later request refused (libgit2 1.5
+# follows only the first) with a note saying so.  Between the nights one tree is
+# force-pushed, one grows a pack its server dies in the middle of (over https: the
+# CGI dies; over git://: the link is cut, tests/cutproxy.py), and one is served again
+# as a shallow repository.  Night 2 takes the rewritten tip and notes the rewrite;
+# the dying, cut and shallow trees (libgit2 cannot fetch from a shallow repository)
+# keep their last tips, with notes saying why, their ref files unchanged and no lock
+# or half-written pack left behind.  next is published over https.
 . "$(dirname "$0")/lib.sh"
 
 G=$TMP/servers

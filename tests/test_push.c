@@ -134,10 +134,10 @@ static void test_why(void **state)
 	static const struct {
 		const char *url, *want;
 	} ssh[] = {
-		{ "ssh://git@example.org/pub/x.git", "ssh-keyscan -p 22 example.org >>" },
-		{ "ssh://example.org:2222/x.git", "ssh-keyscan -p 2222 example.org >>" },
+		{ "ssh://git@example.org/pub/x.git", "ssh-keyscan -p 22 example.org)" },
+		{ "ssh://example.org:2222/x.git", "ssh-keyscan -p 2222 example.org)" },
 		{ "git+ssh://u@h.example.org:29418/x", "of h.example.org port 29418 is not" },
-		{ "git@example.org:pub/x.git", "ssh-keyscan -p 22 example.org >>" },
+		{ "git@example.org:pub/x.git", "ssh-keyscan -p 22 example.org)" },
 	};
 	struct fetch_creds creds = { .ca_file = "/etc/nextbot/ca.pem" };
 	char *why;

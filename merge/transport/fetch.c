@@ -133,8 +133,9 @@ char *fetch_why(const char *url, int error, const struct fetch_creds *creds)
 	if (error != GIT_ECERTIFICATE)
 		return xstrdup(msg);
 	if (ssh_host(url, host, sizeof(host), &port))
-		return xstrfmt("%s (the host key of %s port %ld is not in ~/.ssh/known_hosts: "
-			       "add it, e.g. ssh-keyscan -p %ld %s >>~/.ssh/known_hosts)",
+		return xstrfmt("%s (the host key of %s port %ld is not in ~/.ssh/known_hosts, "
+			       "or not the one there: a key that changed may be an attack; check "
+			       "it, then add it, e.g. from ssh-keyscan -p %ld %s)",
 			       msg, host, port, port, host);
 	if (creds && creds->ca_file)
 		return xstrfmt("%s (checked against git.ca_file %s)", msg, creds->ca_file);
