@@ -37,16 +37,16 @@ DYING_BYTES=${DYING_BYTES:-20000}
 pki() {
 	cd "$dir" || exit 1
 	san="subjectAltName=IP:127.0.0.1,DNS:127.0.0.1,DNS:localhost"
-	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj "/CN=nextbot test CA" \
+	ec="-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
+	openssl req -x509 $ec -days 2 -subj "/CN=nextbot test CA" \
 		-addext basicConstraints=critical,CA:TRUE -addext keyUsage=keyCertSign,cRLSign \
 		-keyout ca.key -out ca.pem 2>/dev/null &&
-	openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj /CN=127.0.0.1 -keyout server.key \
-		-out server.csr 2>/dev/null &&
+	openssl req $ec -subj /CN=127.0.0.1 -keyout server.key -out server.csr 2>/dev/null &&
 	printf '%s\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' "$san" >server.ext &&
 	openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
 		-extfile server.ext -out server.crt 2>/dev/null &&
 	cat server.crt server.key >server.pem &&
-	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=127.0.0.1 -addext "$san" \
+	openssl req -x509 $ec -days 2 -subj /CN=127.0.0.1 -addext "$san" \
 		-keyout stranger.key -out stranger.crt 2>/dev/null &&
 	cat stranger.crt stranger.key >stranger.pem || die "openssl failed"
 	cd - >/dev/null || exit 1
