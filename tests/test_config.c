@@ -139,7 +139,7 @@ static void test_full(void **state)
 			"runner: {kind: slurm, partition: build, srun_args: [--mem=1G],\n"
 			"         max_jobs: 16}\n"
 			"git: {token_env: NB_TOKEN, ssh_key: ~/.ssh/id_ed25519,\n"
-			"      fetch_timeout: 5m}\n"
+			"      ca_file: certs/ca.pem, fetch_timeout: 5m}\n"
 			"publish: {url: 'ssh://example.org/next.git'}\n"
 			"notify:\n"
 			"  from: 'nextbot <bot@example.org>'\n"
@@ -188,6 +188,7 @@ static void test_full(void **state)
 	assert_int_equal(cfg->runner.max_jobs, 16);
 	assert_string_equal(cfg->git.token_env, "NB_TOKEN");
 	assert_string_equal(cfg->git.ssh_key, "/home/bot/.ssh/id_ed25519");
+	assert_true(cfg->git.ca_file[0] == '/' && str_ends_with(cfg->git.ca_file, "/certs/ca.pem"));
 	assert_int_equal(cfg->git.fetch_timeout, 300);
 	assert_string_equal(cfg->publish.url, "ssh://example.org/next.git");
 	assert_string_equal(cfg->publish.branch, "master");

@@ -128,6 +128,56 @@ static void test_credentials(void **state)
 	unsetenv("NB_TEST_TOKEN");
 }
 
+/* fetch_why(): what to do about an unknown ssh host key, an untrusted certificate. */
+static void test_why(void **state)
+{
+	static const struct {
+		const char *url, *want;
+	} ssh[] = {
+		{ "ssh://git@example.org/pub/x.git", "ssh-keyscan -p 22 example.org)" },
+		{ "ssh://example.org:2222/x.git", "ssh-keyscan -p 2222 example.org)" },
+		{ "git+ssh://u@h.example.org:29418/x", "of h.example.org port 29418 is not" },
+		{ "git@example.org:pub/x.git", "ssh-keyscan -p 22 example.org)" },
+	};
+	struct fetch_creds creds = { .ca_file = "/etc/nextbot/ca.pem" };
+	char *why;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(ssh) / sizeof(ssh[0]); i++) {
+		git_error_set_str(GIT_ERROR_SSH, "invalid or unknown remote ssh hostkey");
+		why = fetch_why(ssh[i].url, GIT_ECERTIFICATE, NULL);
+		assert_non_null(strstr(why, "invalid or unknown remote ssh hostkey ("));
+		assert_non_null(strstr(why, ssh[i].want));
+		free(why);
+	}
+	git_error_set_str(GIT_ERROR_SSL, "the SSL certificate is invalid");
+	why = fetch_why("https://example.org/x.git", GIT_ECERTIFICATE, &creds);
+	assert_string_equal(why, "the SSL certificate is invalid (checked against git.ca_file "
+			    "/etc/nextbot/ca.pem)");
+	free(why);
+	why = fetch_why("https://example.org/x.git", GIT_ECERTIFICATE, NULL);
+	assert_non_null(strstr(why, "the system's CA certificates; git.ca_file names others"));
+	free(why);
+	/* the CA file is for https alone: a missing one fails no git:// or ssh fetch */
+	creds.ca_file = "/nonexistent/ca.pem";
+	assert_null(fetch_trust(&creds, "git://example.org/x.git"));
+	assert_null(fetch_trust(&creds, "ssh://example.org/x.git"));
+	why = fetch_trust(&creds, "https://example.org/x.git");
+	assert_non_null(why);
+	assert_true(str_starts_with(why, "git.ca_file /nonexistent/ca.pem: "));
+	free(why);
+	git_error_set_str(GIT_ERROR_NET, "early EOF");
+	why = fetch_why("https://example.org/x.git", GIT_ERROR, NULL);
+	assert_string_equal(why, "early EOF: the server closed the connection before the pack "
+			    "was whole");
+	free(why);
+	git_error_set_str(GIT_ERROR_NET, "unexpected http status code: 404");
+	why = fetch_why("https://example.org/x.git", GIT_ERROR, &creds);
+	assert_string_equal(why, "unexpected http status code: 404");
+	free(why);
+}
+
 static int setup_all(void **state)
 {
 	assert_non_null(mkdtemp(top));
@@ -153,6 +203,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_publish),
 		cmocka_unit_test(test_credentials),
+		cmocka_unit_test(test_why),
 	};
 
 	return cmocka_run_group_tests_name("push", tests, setup_all, teardown_all);

@@ -161,6 +161,7 @@ int maint_drop_push(struct maint *m, const struct drop *d)
 	const struct config_tree *ct = NULL;
 	struct droppush_result r = DROPPUSH_RESULT_INIT;
 	struct fetch_creds cr = { .token_env = cfg->git.token_env, .ssh_key = cfg->git.ssh_key,
+				  .ca_file = cfg->git.ca_file,
 				  .idle_timeout = cfg->git.fetch_timeout };
 	const char *mids[1] = { d->message_id };
 	struct integ_drops drops = { &d->patch_id, !nb_patchid_is_none(&d->patch_id),

@@ -331,7 +331,10 @@ static void print_plan(FILE *out, const struct config *cfg)
 			secret_state(cfg->git.token_env));
 	else
 		fputs("git: token none", out);
-	fprintf(out, ", ssh_key %s\n", cfg->git.ssh_key ? cfg->git.ssh_key : "none");
+	fprintf(out, ", ssh_key %s", cfg->git.ssh_key ? cfg->git.ssh_key : "none");
+	if (cfg->git.ca_file)
+		fprintf(out, ", ca_file %s", cfg->git.ca_file);
+	fputc('\n', out);
 	if (cfg->publish.url)
 		fprintf(out, "publish: %s#%s\n", cfg->publish.url, cfg->publish.branch);
 	else
@@ -562,6 +565,7 @@ static json_object *jplan(const struct config *cfg)
 	x = json_object_new_object();
 	json_object_object_add(x, "token_env", jstr(cfg->git.token_env));
 	json_object_object_add(x, "ssh_key", jstr(cfg->git.ssh_key));
+	json_object_object_add(x, "ca_file", jstr(cfg->git.ca_file));
 	json_object_object_add(o, "git", x);
 	x = NULL;
 	if (cfg->publish.url) {

@@ -147,6 +147,7 @@ static int owes_push(const struct run_record *r, size_t *at)
 static int push_owed(const struct config *cfg, struct state *st, struct repo *repo)
 {
 	struct fetch_creds cr = { .token_env = cfg->git.token_env, .ssh_key = cfg->git.ssh_key,
+				  .ca_file = cfg->git.ca_file,
 				  .idle_timeout = cfg->git.fetch_timeout };
 	int changed = 0;
 	size_t i, at;

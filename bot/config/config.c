@@ -934,7 +934,8 @@ static int get_env_name(struct loader *ld, const struct ynode *map, const char *
 
 static int load_git_publish(struct loader *ld, const struct ynode *root)
 {
-	static const char *const git_keys[] = { "token_env", "ssh_key", "fetch_timeout", NULL };
+	static const char *const git_keys[] = { "token_env", "ssh_key", "ca_file", "fetch_timeout",
+						NULL };
 	static const char *const pub_keys[] = { "url", "branch", NULL };
 	const struct ynode *g = ynode_get(root, "git"), *p = ynode_get(root, "publish");
 	struct config *cfg = ld->cfg;
@@ -947,7 +948,9 @@ static int load_git_publish(struct loader *ld, const struct ynode *root)
 		old = yread_kp_push(&ld->r, "git");
 		if (!(ret = get_env_name(ld, g, "token_env", &cfg->git.token_env)) &&
 		    !(ret = yread_str(&ld->r, g, "ssh_key", &cfg->git.ssh_key, 0)) &&
-		    !(ret = abs_path(ld, g, "ssh_key", &cfg->git.ssh_key)))
+		    !(ret = abs_path(ld, g, "ssh_key", &cfg->git.ssh_key)) &&
+		    !(ret = yread_str(&ld->r, g, "ca_file", &cfg->git.ca_file, 0)) &&
+		    !(ret = abs_path(ld, g, "ca_file", &cfg->git.ca_file)))
 			ret = get_duration(ld, g, "fetch_timeout", &cfg->git.fetch_timeout);
 		yread_kp_pop(&ld->r, old);
 		if (ret)
@@ -1776,6 +1779,7 @@ void config_free(struct config *cfg)
 	strvec_clear(&cfg->runner.read_only);
 	free(cfg->git.token_env);
 	free(cfg->git.ssh_key);
+	free(cfg->git.ca_file);
 	free(cfg->publish.url);
 	free(cfg->publish.branch);
 	free(cfg->notify.from);

@@ -8,7 +8,7 @@
 /*
  * Every char * below is owned by the struct config and freed by config_free();
  * optional strings are NULL when the key is absent.  Lists are (array, nr).
- * Paths (workdir, fixes, ssh_key) are absolute: relative ones are resolved against
+ * Paths (workdir, fixes, ssh_key, ca_file) are absolute: relative ones are resolved against
  * the config file's directory, "~/" against $HOME.  `line` fields are the 1-based
  * line of the item in the file, for messages ("trees[2] at nextbot.yaml:14").
  */
@@ -194,6 +194,8 @@ struct config {
 	struct {
 		char *token_env;        /* NAME of the env var with an https token */
 		char *ssh_key;          /* absolute path; NULL: agent/none */
+		char *ca_file;          /* absolute path of the CA certificates (PEM) https
+					   remotes are checked against; NULL: the system's */
 		long fetch_timeout;     /* seconds a remote may send nothing; default 600 */
 	} git;
 

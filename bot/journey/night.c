@@ -53,7 +53,7 @@ static void fetch_watch(struct journey_night *jn, struct nb_oid *tips)
 	struct fetch_tree *ft = xcalloc(cfg->watch_nr, sizeof(*ft));
 	struct fetch_result *res = xcalloc(cfg->watch_nr, sizeof(*res));
 	struct fetch_creds creds = { .token_env = cfg->git.token_env,
-				     .ssh_key = cfg->git.ssh_key,
+				     .ssh_key = cfg->git.ssh_key, .ca_file = cfg->git.ca_file,
 				     .idle_timeout = cfg->git.fetch_timeout };
 	size_t i;
 

@@ -345,7 +345,8 @@ static int fetch_branch(struct nb_oid *tip, struct repo *repo, const struct conf
 {
 	struct fetch_tree ft = { "test", t->url, t->branch, TEST_TIP_REF };
 	/* a stranger's URL gets none of nextbot's own credentials */
-	struct fetch_creds none = { .idle_timeout = cfg->git.fetch_timeout,
+	struct fetch_creds none = { .ca_file = cfg->git.ca_file,
+				    .idle_timeout = cfg->git.fetch_timeout,
 				    .max_bytes = FETCH_MAX_BYTES };
 	struct fetch_result r = { 0 };
 	int ret = -1;

@@ -26,20 +26,48 @@ static void set_state(struct night_tree *t, enum tree_state state, const char *r
 	t->reason = reason ? xstrdup(reason) : NULL;
 }
 
+/*
+ * A tree whose tip before tonight's fetch (`old`) is not in its new history was
+ * rewritten (rebased or force-pushed): the night says so, as a linux-next
+ * maintainer would want to know.
+ */
+static void note_rewritten(struct night *n, const struct nb_oid *old)
+{
+	size_t i;
+
+	for (i = 0; i < n->trees_nr; i++) {
+		const struct fetch_result *r = &n->trees[i].fetch;
+
+		if (r->state != FETCH_FETCHED || nb_oid_is_null(&old[i]) ||
+		    nb_oid_equal(&old[i], &r->tip) ||
+		    lookup_contains(n->repo, &r->tip, &old[i]) != 0)
+			continue;
+		strvec_pushf(&n->run->notes, "%s was rewritten (rebased or force-pushed): its "
+			     "last fetched tip %.12s is not in its history at %.12s",
+			     n->trees[i].cfg->name, old[i].hex, r->tip.hex);
+	}
+}
+
 static int fetch(struct night *n)
 {
 	struct fetch_tree *ft = xcalloc(n->trees_nr, sizeof(*ft));
 	struct fetch_result *res = xcalloc(n->trees_nr, sizeof(*res));
+	struct nb_oid *old = xcalloc(n->trees_nr, sizeof(*old));
 	struct fetch_creds creds = { .token_env = n->cfg->git.token_env,
-				     .ssh_key = n->cfg->git.ssh_key,
+				     .ssh_key = n->cfg->git.ssh_key, .ca_file = n->cfg->git.ca_file,
 				     .idle_timeout = n->cfg->git.fetch_timeout };
 	size_t i;
 	int error;
+	char *ref;
 
 	for (i = 0; i < n->trees_nr; i++) {
 		ft[i].name = n->trees[i].cfg->name;
 		ft[i].url = n->trees[i].cfg->url;
 		ft[i].branch = n->trees[i].cfg->branch;
+		ref = xstrfmt("refs/feeds/%s", ft[i].name);
+		if (repo_ref_get(n->repo, ref, &old[i]) < 0)
+			nb_oid_clear(&old[i]);
+		free(ref);
 	}
 	log_progress("fetching %zu trees", n->trees_nr);
 	error = fetch_trees(res, n->repo, ft, n->trees_nr, &creds,
@@ -50,6 +78,9 @@ static int fetch(struct night *n)
 	}
 	for (i = 0; i < n->trees_nr; i++)
 		n->trees[i].fetch = res[i];
+	if (error == 0)
+		note_rewritten(n, old);
+	free(old);
 	free(res);
 	free(ft);
 	if (error < 0)
@@ -1216,7 +1247,7 @@ static int merge_night(struct night *n)
 static void publish(struct night *n)
 {
 	struct fetch_creds cr = { .token_env = n->cfg->git.token_env,
-				  .ssh_key = n->cfg->git.ssh_key,
+				  .ssh_key = n->cfg->git.ssh_key, .ca_file = n->cfg->git.ca_file,
 				  .idle_timeout = n->cfg->git.fetch_timeout };
 
 	if (!n->cfg->publish.url)

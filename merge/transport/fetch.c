@@ -77,6 +77,72 @@ int fetch_credentials(git_credential **out, const char *url, const char *user_fr
 	return GIT_PASSTHROUGH;
 }
 
+char *fetch_trust(const struct fetch_creds *creds, const char *url)
+{
+	if (!creds || !creds->ca_file || !str_starts_with(url, "https://"))
+		return NULL;
+	if (git_libgit2_opts(GIT_OPT_SET_SSL_CERT_LOCATIONS, creds->ca_file, NULL) < 0)
+		return xstrfmt("git.ca_file %s: %s", creds->ca_file, merge_git_error());
+	return NULL;
+}
+
+/* "ssh://[user@]host[:port]/path" and "[user@]host:path" are ssh; the port or 22. */
+static int ssh_host(const char *url, char *host, size_t size, long *port)
+{
+	const char *h = url, *end, *at;
+	int scp = 0;
+	size_t len;
+
+	*port = 22;
+	if (str_starts_with(url, "ssh://") || str_starts_with(url, "git+ssh://"))
+		h = strstr(url, "://") + 3;
+	else if (strstr(url, "://") || !strchr(url, ':'))
+		return 0;
+	else
+		scp = 1;
+	end = h + strcspn(h, scp ? ":" : ":/");
+	if ((at = memchr(h, '@', (size_t)(end - h))))
+		h = at + 1;
+	if (!scp && *end == ':')
+		*port = strtol(end + 1, NULL, 10);
+	len = (size_t)(end - h);
+	if (!len || len >= size)
+		return 0;
+	memcpy(host, h, len);
+	host[len] = '\0';
+	return 1;
+}
+
+char *fetch_why(const char *url, int error, const struct fetch_creds *creds)
+{
+	const char *msg = merge_git_error();
+	char host[256];
+	long port;
+
+	if (strstr(msg, "early EOF"))
+		return xstrfmt("%s: the server closed the connection before the pack was whole",
+			       msg);
+	if (strstr(msg, "unexpected redirect"))
+		return xstrfmt("%s: the server redirected a request after the first one, and "
+			       "libgit2 1.5 follows only a redirect of the first (point the url "
+			       "where it leads)", msg);
+	if (strstr(msg, "error parsing REF pkt-line"))
+		return xstrfmt("%s: the server sent more than its refs, as a shallow repository "
+			       "does: its history is cut short, and libgit2 1.5 cannot fetch from "
+			       "it", msg);
+	if (error != GIT_ECERTIFICATE)
+		return xstrdup(msg);
+	if (ssh_host(url, host, sizeof(host), &port))
+		return xstrfmt("%s (the host key of %s port %ld is not in ~/.ssh/known_hosts, "
+			       "or not the one there: a key that changed may be an attack; check "
+			       "it, then add it, e.g. from ssh-keyscan -p %ld %s)",
+			       msg, host, port, port, host);
+	if (creds && creds->ca_file)
+		return xstrfmt("%s (checked against git.ca_file %s)", msg, creds->ca_file);
+	return xstrfmt("%s (checked against the system's CA certificates; git.ca_file "
+		       "names others)", msg);
+}
+
 /* Where tree t's tip goes; caller frees. */
 static char *ref_of(const struct fetch_tree *t)
 {
@@ -292,9 +358,8 @@ static void fetch_url(const struct fetch_job *jb, size_t first, int beat_fd)
 	git_strarray arr;
 	size_t i, nheads = 0;
 	const char *url = trees[first].url;
-	char *why = NULL;
-
-	char *local = localfetch_path(url);
+	char *why = NULL, *local = localfetch_path(url);
+	int error;
 
 	if (local) {
 		fetch_local(jb, first, &pl, local);
@@ -311,10 +376,12 @@ static void fetch_url(const struct fetch_job *jb, size_t first, int beat_fd)
 	cb.transfer_progress = on_transfer;
 	cb.sideband_progress = on_sideband;
 	cb.payload = &pl;
-	if (git_remote_create_with_opts(&remote, url, &ro) < 0 ||
-	    git_remote_connect(remote, GIT_DIRECTION_FETCH, &cb, NULL, NULL) < 0 ||
-	    git_remote_ls(&heads, &nheads, remote) < 0) {
-		why = xstrdup(merge_git_error());
+	if ((why = fetch_trust(creds, url)))
+		goto done;
+	if ((error = git_remote_create_with_opts(&remote, url, &ro)) < 0 ||
+	    (error = git_remote_connect(remote, GIT_DIRECTION_FETCH, &cb, NULL, NULL)) < 0 ||
+	    (error = git_remote_ls(&heads, &nheads, remote)) < 0) {
+		why = fetch_why(url, error, creds);
 		goto done;
 	}
 	for (i = first; i < n; i++) {
@@ -344,8 +411,8 @@ static void fetch_url(const struct fetch_job *jb, size_t first, int beat_fd)
 	fo.prune = GIT_FETCH_NO_PRUNE;
 	fo.update_fetchhead = 0;
 	fo.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
-	if (git_remote_fetch(remote, &arr, &fo, "nextbot: fetch") < 0)
-		why = xstrdup(merge_git_error());
+	if ((error = git_remote_fetch(remote, &arr, &fo, "nextbot: fetch")) < 0)
+		why = fetch_why(url, error, creds);
 done:
 	for (i = first; i < n; i++) {
 		char *ref;

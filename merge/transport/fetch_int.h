@@ -18,4 +18,17 @@ struct fetch_cred_state {
 int fetch_credentials(git_credential **out, const char *url, const char *user_from_url,
 		      unsigned int allowed, void *payload);
 
+/*
+ * Before a connection to `url` (in the fetch or push child: libgit2's setting is
+ * global): an https remote is checked against creds->ca_file when it is set.  NULL
+ * when done (or nothing to do), else why not (owned).
+ */
+char *fetch_trust(const struct fetch_creds *creds, const char *url);
+
+/*
+ * Why talking to `url` failed, from libgit2's last error and code `error`, with what
+ * to do about an untrusted certificate or an unknown ssh host key; owned.
+ */
+char *fetch_why(const char *url, int error, const struct fetch_creds *creds);
+
 #endif

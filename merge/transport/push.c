@@ -1,4 +1,5 @@
 /* Pushing next and the night's tag to publish.url, forced; any one ref (drop --push). */
+#include <stdlib.h>
 #include <string.h>
 #include <git2.h>
 
@@ -99,10 +100,17 @@ static int push(git_remote *remote, const char *url, char **specs, size_t n,
 {
 	git_strarray arr = { specs, n };
 	git_push_options po;
+	char *why = fetch_trust(ps->cred.creds, url);
+	int error;
 
 	push_options(&po, ps);
-	if (git_remote_push(remote, &arr, &po) < 0)
-		return nb_error_set(NB_ERROR, "push to %s failed: %s", url, merge_git_error());
+	if (!why && (error = git_remote_push(remote, &arr, &po)) < 0)
+		why = fetch_why(url, error, ps->cred.creds);
+	if (why) {
+		error = nb_error_set(NB_ERROR, "push to %s failed: %s", url, why);
+		free(why);
+		return error;
+	}
 	if (ps->rejected.len)
 		return nb_error_set(NB_ERROR, "push to %s: refused %s", url, ps->rejected.buf);
 	return 0;
@@ -194,15 +202,19 @@ static int push_ref_here(void *arg)
 	struct push_state ps = { { a->creds, 0 }, STRBUF_INIT };
 	git_remote_callbacks cb;
 	git_remote *remote = NULL;
-	char *spec = xstrfmt("%s" PUSH_SRC_REF ":%s", force ? "+" : "", dst_ref);
+	char *spec = xstrfmt("%s" PUSH_SRC_REF ":%s", force ? "+" : "", dst_ref), *why;
 	int err;
 
 	if ((err = repo_ref_set(repo, PUSH_SRC_REF, a->src)) < 0)
 		goto done;
 	callbacks(&cb, &ps);
-	if (remote_new(&remote, repo, url) < 0 ||
-	    (expect && git_remote_connect(remote, GIT_DIRECTION_PUSH, &cb, NULL, NULL) < 0)) {
-		err = nb_error_set(NB_ERROR, "push to %s failed: %s", url, merge_git_error());
+	if ((why = fetch_trust(a->creds, url)) || (err = remote_new(&remote, repo, url)) < 0 ||
+	    (expect && (err = git_remote_connect(remote, GIT_DIRECTION_PUSH, &cb, NULL,
+						 NULL)) < 0)) {
+		if (!why)
+			why = fetch_why(url, err, a->creds);
+		err = nb_error_set(NB_ERROR, "push to %s failed: %s", url, why);
+		free(why);
 		goto done;
 	}
 	/* The push reuses this connection: smart servers check the advertised old id. */

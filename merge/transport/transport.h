@@ -29,6 +29,8 @@ struct fetch_tree {
 struct fetch_creds {
 	const char *token_env;  /* NAME of the env var with an https token (never logged) */
 	const char *ssh_key;    /* private key path; NULL: ssh-agent */
+	const char *ca_file;    /* the CA certificates (PEM) https remotes are checked
+				   against, in place of the system's; NULL: the system's */
 	long idle_timeout;      /* fetch_trees(): seconds a remote may send nothing before it
 				   is given up (0: FETCH_IDLE_TIMEOUT) */
 	unsigned long long max_bytes; /* a remote that sends more is given up; 0: no cap */
