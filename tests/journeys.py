@@ -2,6 +2,7 @@
 """Scores nextbot's patch journeys against the simulator's truth.json (issue 31).
 
     journeys.py notices WORLD NIGHTS_DIR LIST
+        (LIST: an address, or journey.list as a mapping, "GLOB=ADDR,GLOB=ADDR")
         NIGHTS_DIR/night.N lists the outbox files that night N (sim day N) added.
         Every journey event of truth.json from day 1 on (added, moved, replaced,
         removed, merged) has exactly one notice of its kind that night, answering the
@@ -37,6 +38,7 @@ import collections
 import datetime
 import email
 import email.policy
+import fnmatch
 import glob
 import json
 import os
@@ -175,8 +177,37 @@ def commits_in(text, lead):
     return m.group(1) if m else None
 
 
+def list_of(lists, tree):
+    """LIST as given: one address for every tree, or "GLOB=ADDR,..." (the first match)."""
+    if "=" not in lists:
+        return {lists}
+    for item in lists.split(","):
+        pattern, _, addr = item.partition("=")
+        if fnmatch.fnmatchcase(tree or "", pattern):
+            return {addr}
+    return set()
+
+
+def event_trees(truth):
+    """(day, event, Message-ID) -> the trees the event concerns: a move's both, a
+    merge's the one it left."""
+    out = {}
+    for p in truth["patches"]:
+        before = None
+        for e in p["events"]:
+            trees = {e["branch"]}
+            if e["event"] == "moved":
+                trees.add(e["from"])
+            elif e["event"] == "merged":
+                trees = {before}
+            out[(e["day"], e["event"], msgid_at(p, e["day"]))] = trees
+            before = e["branch"]
+    return out
+
+
 def notices(world, nights_dir, list_addr):
     truth = json.load(open(os.path.join(world, "truth.json")))
+    concerns = event_trees(truth)
     authors = {p["message_id"]: p["author"]["email"] for p in truth["patches"]}
     for p in truth["patches"]:
         for v in p["versions"]:
@@ -208,7 +239,8 @@ def notices(world, nights_dir, list_addr):
                                    ("Its commit:", "The version it replaces:")) if c]
             for c in commits:
                 people |= trailer_people(world, c)
-            people.add(list_addr)
+            for tree in concerns.get((day, kind, reply), {None}):
+                people |= list_of(list_addr, tree)
             # MAINTAINERS' people hear of what asks for a review: added, replaced
             routed = maintainers_for(world, sections, commits) \
                 if kind in ("added", "replaced") else set()

@@ -116,6 +116,20 @@ for b in bad[:20]:
     print("#", b)
 sys.exit(1 if bad or not events else 0)
 EOF
+check "journey.digest: the list's digest is titled as a list's, a person's as theirs" \
+	$PYTHON - "$W/digest/outbox" <<'EOF'
+import glob, json, sys
+lists = people = 0
+for p in glob.glob(sys.argv[1] + "/*.json"):
+    n = json.load(open(p))
+    if n["kind"] != "journey-digest" or n["channel"] != "mail":
+        continue
+    to_list = [r["to"] for r in n["recipients"]] == ["mm-commits@lists.example.org"]
+    assert ("] patch journeys: " if to_list else "] your patches: ") in n["subject"], n
+    lists += to_list
+    people += not to_list
+assert lists and people, (lists, people)
+EOF
 check "journeys live in journeys.txt, not in state.json" \
 	sh -c "grep -q '^patch	' '$W/state/journeys.txt' && ! grep -q 'patch-added' '$W/state/state.json'"
 # `nextbot gc` forgets the journeys that ended keep_days nights before the last
