@@ -70,10 +70,11 @@ check "every night ran" test $failed = 0
 check "every journey event of truth.json has exactly one notice, to the right people" \
 	$PYTHON tests/journeys.py notices "$W" "$TMP/nights" mm-commits@lists.example.org
 check "every night's journey mails say what changed, all of it, in story order" \
-	sh -c "test ! -e '$TMP/story.failed' || { grep -v '^# day' '$TMP/story.out' | head -20; false; }"
+	sh -c "test ! -e '$TMP/story.failed' ||
+		{ grep -v '^# day [0-9]*: [0-9]* mails, ' '$TMP/story.out' | head -20; false; }"
 check "some night held patches and some released them (the gate was tried)" \
-	sh -c "grep '^# day' '$TMP/story.out' | grep -qv ', 0 held, ' &&
-		grep '^# day' '$TMP/story.out' | grep -qv ', 0 released\$'"
+	sh -c "grep '^# day [0-9]*: [0-9]* mails, ' '$TMP/story.out' | grep -qv ', 0 held, ' &&
+		grep '^# day [0-9]*: [0-9]* mails, ' '$TMP/story.out' | grep -qv ', 0 released\$'"
 check "nextbot patch agrees with truth.json for every patch" \
 	$PYTHON tests/journeys.py patch "$W" "$NEXTBOT"
 check "journey mails keep to 78 columns" $PYTHON tests/mails.py width "$W/state/outbox"
