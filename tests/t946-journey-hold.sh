@@ -40,16 +40,17 @@ git_q clone -q mainline mm && cd mm
 patch mm/d.c 'int mm_d(void) { return 4; }' "mm: add mm_d" "$OTHER"
 cd ..
 git_q clone -q mainline stable
-for r in mainline mm stable; do git clone -q --bare $r "$W/$r.git"; done
+for r in mainline mm; do git clone -q --bare $r "$W/$r.git"; done
 push() { git -C "$W/src/mm" push -q -f "$W/mm.git" HEAD:master; }
-push_stable() { git -C "$W/src/stable" push -q -f "$W/stable.git" HEAD:mm-stable; }
+# mm-stable is a branch of the same repository (the family a held patch moves in)
+push_stable() { git -C "$W/src/stable" push -q -f "$W/mm.git" HEAD:mm-stable; }
 push_stable
 
 cat >"$W/nextbot.yaml" <<EOF
 workdir: state
 base: {name: origin, url: "file://$W/mainline.git", branch: master}
 trees:
-  - {name: mm-stable, url: "file://$W/stable.git", branch: mm-stable,
+  - {name: mm-stable, url: "file://$W/mm.git", branch: mm-stable,
      contacts: ["Andrea Morten <andrea@example.org>"]}
   - {name: mm-next, url: "file://$W/mm.git", branch: master,
      contacts: ["Andrea Morten <andrea@example.org>"]}
@@ -57,7 +58,7 @@ build:
   - {name: build, command: make, timeout: 60}
 bisect: {confirm: 1, jobs: 1}
 notify: {from: "nextbot <nextbot@example.org>", list: "list@example.org"}
-journey: {trees: [mm-next, mm-stable]}
+journey: {trees: [mm-next]}
 review_gate:
   - {trees: [mm-next], policy: hold}
 EOF
@@ -182,7 +183,8 @@ assert "held" in night and "build-failure" in night and night[-1] == "summary", 
 assert place == sorted(place), night
 PYEOF
 
-# A held patch stays held whichever tree carries it (review_gate.follow, the default),
+# A held patch stays held whichever tree carries it (review_gate.follow, the default:
+# mm-stable is followed for it, though journey.trees names mm-next alone),
 # a dropped one is never released, and the hold ends with a mail the night its
 # review lands and it is in next.  nofollow.yaml: the same world, follow: false.
 sed -e 's/^workdir: state/workdir: nofollow/' \

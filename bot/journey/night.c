@@ -24,6 +24,28 @@ static const struct config_gate *gate_of(const struct config *cfg, const char *n
 	return NULL;
 }
 
+/*
+ * A merged tree of the family (same url) of a tree with a hold gate (mm-stable beside
+ * mm-next): where a held patch moves on to, so followed too, whatever journey.trees
+ * says: that it stays held there (review_gate.follow), or is told released.
+ */
+static int hold_family(const struct config *cfg, const struct config_tree *t)
+{
+	size_t i, k;
+
+	for (i = 0; i < cfg->gates_nr; i++) {
+		const struct config_gate *g = &cfg->gates[i];
+
+		if (g->policy != CONFIG_GATE_HOLD)
+			continue;
+		for (k = 0; k < cfg->trees_nr; k++)
+			if (config_globs_match(&g->trees, cfg->trees[k].name) &&
+			    cfg->trees[k].url && t->url && !strcmp(cfg->trees[k].url, t->url))
+				return 1;
+	}
+	return 0;
+}
+
 static void follow(struct journey_night *jn, const struct config_tree *t, int is_watch,
 		   const struct nb_oid *tip)
 {
@@ -32,7 +54,7 @@ static void follow(struct journey_night *jn, const struct config_tree *t, int is
 	int told = config_globs_match(&cfg->journey.trees, t->name);
 	const struct config_gate *gate = gate_of(cfg, t->name);
 
-	if (!told && !gate)
+	if (!told && !gate && (is_watch || !hold_family(cfg, t)))
 		return;
 	jn->trees = xrealloc(jn->trees, (jn->trees_nr + 1) * sizeof(*jn->trees));
 	jt = &jn->trees[jn->trees_nr++];
