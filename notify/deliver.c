@@ -596,7 +596,8 @@ int notice_outbox_flush(const struct notice_settings *s, int all, struct notice_
 	if (s->smtp.url && s->smtp.tls == NOTICE_TLS_IMPLICIT &&
 	    strncasecmp(s->smtp.url, "smtps://", 8))
 		return nb_error_set(NB_EINVALID, "notify.smtp: tls implicit needs an smtps:// url");
-	if ((ret = outbox_ids(&ids, &nr, s->outbox_dir)) < 0)
+	/* in the order the story happened (a night's moves, its gate, its breakage) */
+	if ((ret = outbox_ids_ordered(&ids, &nr, s->outbox_dir)) < 0)
 		return ret;
 	for (i = 0; i < nr && ret >= 0; i++)
 		ret = flush_one(s, ids[i], all, &down, &st);

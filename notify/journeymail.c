@@ -57,12 +57,20 @@ static void event_sentence(struct draft *d, const struct notice_journey *j)
 		break;
 	case NOTICE_PATCH_HELD:
 		draft_para(d, "is held out of next, as a dropped patch is, though it stays in "
-			      "the %s tree: %s.  It goes into next on the night its review lands.",
-			   tree, draft_cl(d, j->reason ? j->reason : "it has no review"));
+			      "the %s tree: %s.  %s", tree,
+			   draft_cl(d, j->reason ? j->reason : "it has no review"),
+			   j->hold_follows ? "It goes into next on the night its review lands, "
+					     "whichever tree carries it then; until then it "
+					     "stays held in every tree it moves to." :
+					     "It goes into next on the night its review lands, "
+					     "or when it moves on to a tree without a review "
+					     "gate (this gate's review_gate.follow is off).");
 		break;
 	case NOTICE_PATCH_RELEASED:
-		draft_para(d, "is no longer held out of next (the %s tree): %s.", tree,
-			   draft_cl(d, j->reason ? j->reason : "its review has landed"));
+		draft_para(d, "is no longer held out of next: %s.  It is in next tonight (%s), "
+			      "merged with the %s tree.",
+			   draft_cl(d, j->reason ? j->reason : "its review has landed"),
+			   draft_cl(d, j->next_tag), tree);
 		break;
 	}
 }
@@ -255,12 +263,19 @@ int notice_queue_journey_digest(const struct notice_settings *s,
 	d.parts[3] = "";
 	d.parts[4] = "mail";
 	add_people(&d, &dg->to, 1, dg->cc, dg->cc_nr);
-	strbuf_addf(&d.subject, "[%s] your patches: %zu event%s", draft_cl(&d, dg->next_tag),
-		    dg->events_nr, dg->events_nr == 1 ? "" : "s");
+	strbuf_addf(&d.subject, "[%s] %s: %zu event%s", draft_cl(&d, dg->next_tag),
+		    dg->to_list ? "patch journeys" : "your patches", dg->events_nr,
+		    dg->events_nr == 1 ? "" : "s");
 	strbuf_addstr(&d.body, "Hello,\n\n");
-	draft_para(&d, "This is what happened tonight (%s) to the patches you wrote, signed "
-		       "off, reviewed, acked, tested or co-developed, or whose files the tree's "
-		       "MAINTAINERS file names you for.", draft_cl(&d, dg->date));
+	if (dg->to_list)
+		draft_para(&d, "This is what happened tonight (%s) to the patches of the "
+			       "trees this list follows, one event after another.",
+			   draft_cl(&d, dg->date));
+	else
+		draft_para(&d, "This is what happened tonight (%s) to the patches you wrote, "
+			       "signed off, reviewed, acked, tested or co-developed, or whose "
+			       "files the tree's MAINTAINERS file names you for.",
+			   draft_cl(&d, dg->date));
 	for (i = 0; i < dg->events_nr; i++) {
 		struct strbuf subject = STRBUF_INIT;
 		const char *why = maintainers_why(&dg->events[i], dg->to.email);

@@ -68,6 +68,13 @@ struct notice_settings {
 	long give_up_after; /* seconds a notice may stay queued; 0: 4 days */
 	long backoff_min;   /* first retry delay, seconds; 0: 300 (doubles to 6 h) */
 	time_t now;	    /* 0: time(NULL); tests set it to play time forward */
+	/*
+	 * The night's start (0: each notice's own queue time): the notices a night
+	 * queues are delivered in its story's order whenever each was queued: the
+	 * journey's moves, then the review gate's, then everything else (breakage,
+	 * conflicts, replies), the summary last; each group in queue order.
+	 */
+	time_t order_epoch;
 	/* When set, each queue call appends the Message-ID ("<x@y>") of every mail it
 	   queued or found already queued: bot/ keeps them to know what a reply answers */
 	struct strvec *sent_ids;
@@ -316,6 +323,9 @@ struct notice_journey {
 	const char *const *reviews; /* its review trailers, "Reviewed-by: Name <addr>" */
 	size_t reviews_nr;
 	const char *require;    /* review-missing, held: "Reviewed-by or Acked-by" */
+	/* held: its hold ends with its review whichever tree carries it (review_gate.follow);
+	   0: also when it moves on to a tree without a review gate */
+	int hold_follows;
 	/* who hears of it, chosen by bot/: To (people) and Cc (addresses as configured) */
 	const struct notice_person *to;
 	size_t to_nr;
@@ -339,6 +349,7 @@ struct notice_journey {
 struct notice_journey_digest {
 	const char *date, *next_tag;
 	struct notice_person to;
+	int to_list;            /* `to` is a mailing list (journey.list): a list's digest */
 	const char *const *cc;
 	size_t cc_nr;
 	const struct notice_journey *events;

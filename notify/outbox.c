@@ -102,6 +102,7 @@ void outbox_notice_release(struct outbox_notice *n)
 	free(n->body);
 	free(n->body8);
 	free(n->text);
+	free(n->order);
 	free(n->last_error);
 	for (i = 0; i < n->rcpts_nr; i++) {
 		free(n->rcpts[i].to);
@@ -176,6 +177,8 @@ static struct json_object *to_json(const struct outbox_notice *n)
 	json_object_object_add(o, "state", str(state_names[n->state]));
 	json_object_object_add(o, "attempts", json_object_new_int(n->attempts));
 	json_object_object_add(o, "last_error", str(n->last_error));
+	if (n->order)
+		json_object_object_add(o, "order", str(n->order));
 	json_object_object_add(o, "created", time_json(n->created));
 	json_object_object_add(o, "next_try", time_json(n->next_try));
 	json_object_object_add(o, "sent", time_json(n->sent));
@@ -250,6 +253,7 @@ static int from_json(struct outbox_notice *n, struct json_object *o)
 	n->last_error = get_str(o, "last_error");
 	n->attempts = get_int(o, "attempts");
 	n->created = get_time(o, "created");
+	n->order = get_str(o, "order");
 	n->next_try = get_time(o, "next_try");
 	n->sent = get_time(o, "sent");
 	if (!n->id || !n->kind || !n->channel || !n->body ||
@@ -322,6 +326,58 @@ int outbox_ids(char ***out, size_t *nr, const char *dir)
 	closedir(d);
 	if (*nr)
 		qsort(*out, *nr, sizeof(**out), name_cmp);
+	return 0;
+}
+
+struct ordered_id {
+	char *key, *id;
+};
+
+static int ordered_cmp(const void *a, const void *b)
+{
+	const struct ordered_id *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+
+	return c ? c : strcmp(x->id, y->id);
+}
+
+/* A notice's place in the delivery order (see outbox_ids_ordered()); caller frees. */
+static char *order_key(const char *dir, const char *id)
+{
+	struct outbox_notice n = OUTBOX_NOTICE_INIT;
+	char *path = outbox_notice_path(dir, id), *key;
+
+	if (outbox_notice_load(&n, path) < 0)
+		key = xstrdup("");
+	else if (n.order)
+		key = xstrdup(n.order);
+	else
+		key = xstrfmt("%010lld.9", (long long)n.created);
+	nb_error_clear();
+	outbox_notice_release(&n);
+	free(path);
+	return key;
+}
+
+int outbox_ids_ordered(char ***out, size_t *nr, const char *dir)
+{
+	struct ordered_id *v;
+	size_t i;
+	int ret;
+
+	if ((ret = outbox_ids(out, nr, dir)) < 0 || !*nr)
+		return ret;
+	v = xcalloc(*nr, sizeof(*v));
+	for (i = 0; i < *nr; i++) {
+		v[i].id = (*out)[i];
+		v[i].key = order_key(dir, v[i].id);
+	}
+	qsort(v, *nr, sizeof(*v), ordered_cmp);
+	for (i = 0; i < *nr; i++) {
+		(*out)[i] = v[i].id;
+		free(v[i].key);
+	}
+	free(v);
 	return 0;
 }
 

@@ -10,6 +10,7 @@
  *    "recipients": [{"to": "<address or url>", "state": "queued"|"sent"|"failed",
  *                    "error": null|"…"}],
  *    "state": "queued"|"sent"|"failed", "attempts": N, "last_error": null|"…",
+ *    "order": "<NIGHT-EPOCH>.<PLACE>.<SEQ>" (delivery order; absent in older files),
  *    "created": "<RFC 3339>", "next_try": "<RFC 3339>", "sent": null|"<RFC 3339>",
  *    "body": "<the whole RFC 5322 mail with CRLF, or the exact webhook JSON body>",
  *    "body8": "<the same mail with 8bit text parts>" (only when it differs),
@@ -41,6 +42,9 @@ struct outbox_notice {
 	char *id, *kind, *channel, *subject, *from, *url, *body;
 	char *body8; /* mail: the 8bit version for servers that offer 8BITMIME; NULL: same */
 	char *text;  /* mail: as a reader sees it (headers decoded, the text, attachments) */
+	/* where it goes in the delivery order: "<night start>.<place in the night's story>.
+	   <queue order>" (render.c's notice_order()); NULL: by `created` */
+	char *order;
 	enum outbox_state state;
 	int attempts;
 	char *last_error;
@@ -72,6 +76,12 @@ int outbox_notice_save(const struct outbox_notice *n, const char *dir);
 int outbox_set_aside_if_damaged(const char *dir, const char *id, struct strbuf *why);
 /* The ids of every notice file in dir, sorted; a missing dir gives none. */
 int outbox_ids(char ***out, size_t *nr, const char *dir);
+/*
+ * The same ids in delivery order: by each notice's "order" (a notice without one: its
+ * `created` time, after any notice of that second that has one), then by id.  A
+ * file that cannot be read sorts first (flushing it names what is wrong).
+ */
+int outbox_ids_ordered(char ***out, size_t *nr, const char *dir);
 void outbox_ids_free(char **ids, size_t nr);
 
 const char *outbox_state_name(enum outbox_state s);

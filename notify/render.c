@@ -451,6 +451,33 @@ static char *reader_text(const struct notice_settings *s, const struct draft *d,
 	return strbuf_detach(&sb, NULL);
 }
 
+/* A kind's place in a night's story (notice_settings.order_epoch). */
+static int story_place(const char *kind)
+{
+	static const char *const moves[] = { "patch-added", "patch-moved", "patch-replaced",
+					     "patch-removed", "patch-merged", "journey-digest",
+					     NULL };
+	static const char *const gate[] = { "held", "released", "review-missing", NULL };
+	size_t i;
+
+	for (i = 0; moves[i]; i++)
+		if (!strcmp(kind, moves[i]))
+			return 1;
+	for (i = 0; gate[i]; i++)
+		if (!strcmp(kind, gate[i]))
+			return 2;
+	return !strcmp(kind, "summary") ? 4 : 3;
+}
+
+/* "<epoch>.<place>.<seq>": the outbox's delivery order (outbox_ids_ordered()). */
+static char *notice_order(const struct notice_settings *s, const char *kind)
+{
+	static unsigned long seq;
+	time_t epoch = s->order_epoch ? s->order_epoch : now(s);
+
+	return xstrfmt("%010lld.%d.%08lu", (long long)epoch, story_place(kind), ++seq);
+}
+
 static void notice_init(struct outbox_notice *n, const struct notice_settings *s, const char *id,
 			const char *kind, const char *channel)
 {
@@ -459,6 +486,7 @@ static void notice_init(struct outbox_notice *n, const struct notice_settings *s
 	n->kind = xstrdup(kind);
 	n->channel = xstrdup(channel);
 	n->created = n->next_try = now(s);
+	n->order = notice_order(s, kind);
 }
 
 static void notice_recipients(struct outbox_notice *n, const struct draft *d)

@@ -2,6 +2,7 @@
 """Scores nextbot's patch journeys against the simulator's truth.json (issue 31).
 
     journeys.py notices WORLD NIGHTS_DIR LIST
+        (LIST: an address, or journey.list as a mapping, "GLOB=ADDR,GLOB=ADDR")
         NIGHTS_DIR/night.N lists the outbox files that night N (sim day N) added.
         Every journey event of truth.json from day 1 on (added, moved, replaced,
         removed, merged) has exactly one notice of its kind that night, answering the
@@ -9,7 +10,8 @@
         goes to the patch's author and the people of its trailers as git
         interpret-trailers reads them (Signed-off-by, Reviewed-by, Acked-by,
         Tested-by, Co-developed-by; a replacement's old version's too; never Cc:
-        addresses nor robots), Cc LIST and the people and lists that mainline's
+        addresses nor robots), Cc LIST and, for added and replaced (what asks for
+        a review), the M: and R: people (not the L: lists) that mainline's
         MAINTAINERS names for the files of those commits (read here, F: and X: as
         paths and folders, through .mailmap).  A replacement's mail names exactly the
         reviews (Reviewed-by, Acked-by, Tested-by) the old commit has and the new
@@ -18,12 +20,25 @@
         `nextbot --json patch <Message-ID>` of every patch of truth.json agrees with
         it: versions (patch-ids, Message-IDs), events (day, kind, branch, from),
         reviews, and the state its last event implies.
+    journeys.py story WORLD DAY NIGHT_FILE PREV_STORE NEXTBOT
+        Run right after night DAY (NIGHT_FILE: the outbox files it added; PREV_STORE:
+        journeys.txt as the night before left it, may be missing): every journey mail
+        of the night states a change of state that happened, and every such change
+        has its mail.  held: the patch is held tonight (the store and `nextbot patch
+        --json` agree), was not last night, and next does not carry it (its
+        Message-ID in no commit of next since the base); released: it was held (or
+        waiting to be released) and is in next tonight, in a tree `nextbot status
+        --json` says merged tonight, with a review by someone other than its author
+        (or it needed a held patch); no review-missing beside a [held] of the same
+        patch.  The night's mails, in delivery order (their "order"), tell the moves,
+        then the gate, then the rest, the summary last.
 Prints one "# ..." line per disagreement; exits 1 if there is any.
 """
 import collections
 import datetime
 import email
 import email.policy
+import fnmatch
 import glob
 import json
 import os
@@ -132,7 +147,7 @@ def maintainers_of(world):
             a = re.search(r"<([^>]+)>", value).group(1).lower()
             cur[2].add(mailmap.get(a, a))
         elif key == "L":
-            cur[2].add(value.strip().lower())
+            pass  # lists get no journey notice: the tree's journey list does
         elif key in "FX":
             cur[0 if key == "F" else 1].append(value.strip())
     return sections
@@ -162,8 +177,37 @@ def commits_in(text, lead):
     return m.group(1) if m else None
 
 
+def list_of(lists, tree):
+    """LIST as given: one address for every tree, or "GLOB=ADDR,..." (the first match)."""
+    if "=" not in lists:
+        return {lists}
+    for item in lists.split(","):
+        pattern, _, addr = item.partition("=")
+        if fnmatch.fnmatchcase(tree or "", pattern):
+            return {addr}
+    return set()
+
+
+def event_trees(truth):
+    """(day, event, Message-ID) -> the trees the event concerns: a move's both, a
+    merge's the one it left."""
+    out = {}
+    for p in truth["patches"]:
+        before = None
+        for e in p["events"]:
+            trees = {e["branch"]}
+            if e["event"] == "moved":
+                trees.add(e["from"])
+            elif e["event"] == "merged":
+                trees = {before}
+            out[(e["day"], e["event"], msgid_at(p, e["day"]))] = trees
+            before = e["branch"]
+    return out
+
+
 def notices(world, nights_dir, list_addr):
     truth = json.load(open(os.path.join(world, "truth.json")))
+    concerns = event_trees(truth)
     authors = {p["message_id"]: p["author"]["email"] for p in truth["patches"]}
     for p in truth["patches"]:
         for v in p["versions"]:
@@ -195,8 +239,11 @@ def notices(world, nights_dir, list_addr):
                                    ("Its commit:", "The version it replaces:")) if c]
             for c in commits:
                 people |= trailer_people(world, c)
-            people.add(list_addr)
-            routed = maintainers_for(world, sections, commits)
+            for tree in concerns.get((day, kind, reply), {None}):
+                people |= list_of(list_addr, tree)
+            # MAINTAINERS' people hear of what asks for a review: added, replaced
+            routed = maintainers_for(world, sections, commits) \
+                if kind in ("added", "replaced") else set()
             people |= routed
             routed_n[0] += len(routed)
             if kind == "replaced":
@@ -223,10 +270,10 @@ def state_of(p, gone_ok):
     if last["event"] == "merged":
         return {"merged"}
     if last["event"] == "removed":
-        return {"gone", "dropped"}
+        return {"removed", "dropped"}
     if last["branch"] == "mm-unstable":
-        return {"in-review"}
-    return {"in-next", "held", "in-review"}
+        return {"watched"}
+    return {"in-next", "held", "in-tree", "reverted-in-next"}
 
 
 def patch(world, nextbot):
@@ -268,9 +315,130 @@ def patch(world, nextbot):
     return bad
 
 
+MOVES = ("patch-added", "patch-moved", "patch-replaced", "patch-removed", "patch-merged")
+GATE = ("held", "released", "review-missing")
+
+
+def unescape(f):
+    if f == "\\N":
+        return None
+    return f.replace("\\t", "\t").replace("\\n", "\n").replace("\\r", "\r") \
+        .replace("\\\\", "\\")
+
+
+def store_of(path):
+    """journeys.txt as {key: {state, tree, held, msgids, author, reviewers}}."""
+    out, cur = {}, None
+    if not os.path.exists(path):
+        return out
+    for line in open(path, encoding="utf-8"):
+        f = [unescape(x) for x in line.rstrip("\n").split("\t")]
+        if f[0] == "patch":
+            cur = out[f[1]] = {"state": f[6], "tree": f[7], "held": f[11], "msgids": [],
+                               "author": (f[4] or "").lower(), "reviewers": set()}
+        elif f[0] == "version" and cur is not None:
+            cur["msgids"].append(f[2])
+            cur["reviewers"] = set()  # the latest version's count
+        elif f[0] == "person" and cur is not None and \
+                (f[1] or "").lower() in ("reviewed-by", "acked-by"):
+            cur["reviewers"].add((f[3] or "").lower())
+    return out
+
+
+def next_msgids(world):
+    """The Message-IDs (Link: trailers) of next's commits since the base, tonight."""
+    r = subprocess.run(["git", "-C", os.path.join(world, "state/repo.git"), "log",
+                        "--format=%B", "refs/feeds/origin..refs/heads/next"],
+                       capture_output=True, text=True)
+    return set(re.findall(r"^Link: https://lore.kernel.org/r/(\S+)$", r.stdout, re.M))
+
+
+def story_mails(world, night_file):
+    mails = []
+    for name in open(night_file).read().split():
+        n = json.load(open(os.path.join(world, "state/outbox", name)))
+        if n["channel"] == "mail":
+            mails.append(n)
+    mails.sort(key=lambda n: (n.get("order", ""), n["id"]))
+    return mails
+
+
+def story(world, day, night_file, prev_path, nextbot):
+    cfg = os.path.join(world, "nextbot.yaml")
+    prev = store_of(prev_path)
+    cur = store_of(os.path.join(world, "state/journeys.txt"))
+    by_msgid = {m: k for k, p in cur.items() for m in p["msgids"]}
+    status = json.loads(subprocess.run([nextbot, "--json", "-c", cfg, "status"],
+                                       capture_output=True, text=True, check=True).stdout)
+    run = status["runs"][0] if status.get("runs") else {"trees": []}
+    merged = {t["name"] for t in run["trees"] if t["state"] in ("merged", "reverted", "stale")}
+    in_next = next_msgids(world)
+    mails = story_mails(world, night_file)
+    bad, told, released_n = [], collections.defaultdict(list), 0
+    for n in mails:
+        if n["kind"] not in MOVES + GATE:
+            continue
+        msg = email.message_from_string(n["body"], policy=email.policy.default)
+        reply = (msg["In-Reply-To"] or "").strip("<> ")
+        key = by_msgid.get(reply)
+        if key is None:
+            bad.append("day %d: %s about <%s>, a patch the store does not know" %
+                       (day, n["kind"], reply))
+            continue
+        told[key].append(n["kind"])
+        if n["kind"] in GATE:
+            r = subprocess.run([nextbot, "--json", "-c", cfg, "patch", reply],
+                               capture_output=True, text=True)
+            got = json.loads(r.stdout)["patches"] if r.returncode == 0 else []
+            state = got[0]["state"] if len(got) == 1 else "?"
+            if state != cur[key]["state"]:
+                bad.append("day %d: <%s>: nextbot patch says %s, the store %s" %
+                           (day, reply, state, cur[key]["state"]))
+        if n["kind"] == "released":
+            released_n += 1
+            tree = re.search(r"\(([^()]*)\)$", n["subject"])
+            if not tree or tree.group(1) not in merged:
+                bad.append("day %d: %s, but status does not say that tree merged" %
+                           (day, n["subject"]))
+    for key, p in cur.items():
+        was = prev.get(key, {"state": None, "held": None})
+        kinds = told.get(key, [])
+        mid = p["msgids"][-1]
+        if p["state"] == "held" and mid in in_next:
+            bad.append("day %d: <%s> held, but next carries it" % (day, mid))
+        if p["state"] == "in-next" and mid not in in_next:
+            bad.append("day %d: <%s> in-next, but next does not carry it" % (day, mid))
+        new_hold = p["state"] == "held" and was["state"] != "held" and was["held"] is None
+        if kinds.count("held") != (1 if new_hold and prev else 0):
+            bad.append("day %d: <%s> (%s -> %s): %d [held] mail(s)" %
+                       (day, mid, was["state"], p["state"], kinds.count("held")))
+        released = was["held"] is not None and p["state"] == "in-next" and p["held"] is None
+        if kinds.count("released") != (1 if released else 0):
+            bad.append("day %d: <%s> (%s -> %s): %d [released] mail(s)" %
+                       (day, mid, was["state"], p["state"], kinds.count("released")))
+        if released and not (p["reviewers"] - {p["author"]}) and \
+                "does not apply" not in (was["held"] or ""):
+            bad.append("day %d: <%s> released into next without a review" % (day, mid))
+        if "held" in kinds and "review-missing" in kinds:
+            bad.append("day %d: <%s>: [review-missing] beside its [held]" % (day, mid))
+        if kinds != sorted(kinds, key=lambda k: k in GATE):
+            bad.append("day %d: <%s>: mails out of story order: %s" % (day, mid, kinds))
+    place = [0 if n["kind"] in MOVES else 1 if n["kind"] in GATE else
+             3 if n["kind"] == "summary" else 2 for n in mails]
+    if place != sorted(place):
+        bad.append("day %d: the night's mails out of story order: %s" %
+                   (day, [n["kind"] for n in mails]))
+    print("# day %d: %d mails, %d journey patches, %d held, %d released" %
+          (day, len(mails), len(cur), sum(p["state"] == "held" for p in cur.values()),
+           released_n))
+    return bad
+
+
 def main():
     if sys.argv[1] == "notices":
         bad = notices(sys.argv[2], sys.argv[3], sys.argv[4])
+    elif sys.argv[1] == "story":
+        bad = story(sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6])
     else:
         bad = patch(sys.argv[2], sys.argv[3])
     for b in bad[:40]:

@@ -9,6 +9,9 @@
 #  - a second workdir over the same world with journey.digest: true (its first
 #    DIGEST_NIGHTS nights, 6) gets one mail a night per recipient, listing exactly the
 #    events the first one mailed them;
+#  - every night (tests/journeys.py story): each journey mail states a change of
+#    state that happened (the store, `nextbot patch --json`, `status --json` and next
+#    itself agree), none is missing, released only into next, in story order;
 #  - the mails keep 78 columns, the store and the state stay apart.
 . tests/lib.sh
 
@@ -52,8 +55,12 @@ while [ $i -le "$NIGHTS" ]; do
 		} &
 	fi
 	ls "$W/state/outbox" 2>/dev/null | sort >"$TMP/before"
+	cp "$W/state/journeys.txt" "$TMP/prev.txt" 2>/dev/null || rm -f "$TMP/prev.txt"
 	"$NEXTBOT" -q -c "$W/nextbot.yaml" run --date "$d" || failed=1
 	ls "$W/state/outbox" | sort | comm -13 "$TMP/before" - >"$TMP/nights/night.$i"
+	# the night's journey mails against its store, `nextbot patch`, status and next
+	$PYTHON tests/journeys.py story "$W" $i "$TMP/nights/night.$i" "$TMP/prev.txt" \
+		"$NEXTBOT" >>"$TMP/story.out" || echo $i >>"$TMP/story.failed"
 	wait
 	[ ! -e "$TMP/digest.failed" ] || failed=1
 	i=$((i + 1))
@@ -62,6 +69,12 @@ echo "# $NIGHTS nights (and $DIGEST_NIGHTS with digests) in $(($(date +%s) - sta
 check "every night ran" test $failed = 0
 check "every journey event of truth.json has exactly one notice, to the right people" \
 	$PYTHON tests/journeys.py notices "$W" "$TMP/nights" mm-commits@lists.example.org
+check "every night's journey mails say what changed, all of it, in story order" \
+	sh -c "test ! -e '$TMP/story.failed' ||
+		{ grep -v '^# day [0-9]*: [0-9]* mails, ' '$TMP/story.out' | head -20; false; }"
+check "some night held patches and some released them (the gate was tried)" \
+	sh -c "grep '^# day [0-9]*: [0-9]* mails, ' '$TMP/story.out' | grep -qv ', 0 held, ' &&
+		grep '^# day [0-9]*: [0-9]* mails, ' '$TMP/story.out' | grep -qv ', 0 released\$'"
 check "nextbot patch agrees with truth.json for every patch" \
 	$PYTHON tests/journeys.py patch "$W" "$NEXTBOT"
 check "journey mails keep to 78 columns" $PYTHON tests/mails.py width "$W/state/outbox"
@@ -104,6 +117,20 @@ for b in bad[:20]:
     print("#", b)
 sys.exit(1 if bad or not events else 0)
 EOF
+check "journey.digest: the list's digest is titled as a list's, a person's as theirs" \
+	$PYTHON - "$W/digest/outbox" <<'EOF'
+import glob, json, sys
+lists = people = 0
+for p in glob.glob(sys.argv[1] + "/*.json"):
+    n = json.load(open(p))
+    if n["kind"] != "journey-digest" or n["channel"] != "mail":
+        continue
+    to_list = [r["to"] for r in n["recipients"]] == ["mm-commits@lists.example.org"]
+    assert ("] patch journeys: " if to_list else "] your patches: ") in n["subject"], n
+    lists += to_list
+    people += not to_list
+assert lists and people, (lists, people)
+EOF
 check "journeys live in journeys.txt, not in state.json" \
 	sh -c "grep -q '^patch	' '$W/state/journeys.txt' && ! grep -q 'patch-added' '$W/state/state.json'"
 # `nextbot gc` forgets the journeys that ended keep_days nights before the last
@@ -116,7 +143,7 @@ open(p.replace("nextbot.yaml", "gc.yaml"), "w").write(s + "keep_days: 1\n")
 EOF
 journeys() {  # ended|open: the patch records of journeys.txt in that state
 	awk -F '\t' -v want="$1" '$1 == "patch" {
-		ended = ($7 == "merged" || $7 == "gone"); if ((want == "ended") == ended) n++ }
+		ended = ($7 == "merged" || $7 == "removed"); if ((want == "ended") == ended) n++ }
 		END { print n + 0 }' "$W/state/journeys.txt"
 }
 ended=$(journeys ended) open=$(journeys open)

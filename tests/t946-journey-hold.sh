@@ -39,13 +39,19 @@ SELF="Reviewed-by: Zoë Ångström <ZOE@example.org>"
 git_q clone -q mainline mm && cd mm
 patch mm/d.c 'int mm_d(void) { return 4; }' "mm: add mm_d" "$OTHER"
 cd ..
+git_q clone -q mainline stable
 for r in mainline mm; do git clone -q --bare $r "$W/$r.git"; done
 push() { git -C "$W/src/mm" push -q -f "$W/mm.git" HEAD:master; }
+# mm-stable is a branch of the same repository (the family a held patch moves in)
+push_stable() { git -C "$W/src/stable" push -q -f "$W/mm.git" HEAD:mm-stable; }
+push_stable
 
 cat >"$W/nextbot.yaml" <<EOF
 workdir: state
 base: {name: origin, url: "file://$W/mainline.git", branch: master}
 trees:
+  - {name: mm-stable, url: "file://$W/mm.git", branch: mm-stable,
+     contacts: ["Andrea Morten <andrea@example.org>"]}
   - {name: mm-next, url: "file://$W/mm.git", branch: master,
      contacts: ["Andrea Morten <andrea@example.org>"]}
 build:
@@ -125,8 +131,8 @@ check "night 2: the summary lists A as a patch without a review, and A alone" sh
 	sed -n '/^Patches without a review/,/^\$/p' '$TMP/summary2.txt' | grep -q 'mm: add helper' &&
 	test \$(sed -n '/^Patches without a review/,/^[A-Z-]/p' '$TMP/summary2.txt' |
 		grep -c 'mm-next:') = 1"
-check "night 2: review-missing for A alone" \
-	test "$(kinds review-missing)" = "[review-missing] mm: add helper (mm-next)"
+# A's missing review is told in its [held] mail: one mail, not two
+check "night 2: no review-missing mail beside the held ones" test -z "$(kinds review-missing)"
 
 # night 3: A's review lands (the branch rebuilt with the tag added: same patches)
 cd "$W/src/mm"
@@ -161,4 +167,85 @@ import json, sys
 flags = json.load(open(sys.argv[1]))["flags"]
 assert [f["state"] for f in flags] == ["resolved"], flags
 EOF
+# Night 2's mails went out in the story's order: the journey's, then the gate's, then
+# the report, the summary last (what `outbox flush` sends first: by "order")
+check "night 2: the mails go out moves, then gate, then breakage, the summary last" \
+	$PYTHON - "$OUT" <<'PYEOF'
+import glob, json, sys
+ns = [json.load(open(p)) for p in glob.glob(sys.argv[1] + "/*.json")]
+ns = sorted((n for n in ns if n["channel"] == "mail"), key=lambda n: (n["order"], n["id"]))
+night2 = {n["order"].split(".")[0] for n in ns if n["kind"] == "held"}
+assert len(night2) == 1, night2
+night = [n["kind"] for n in ns if n["order"].split(".")[0] in night2]
+place = [0 if k.startswith("patch-") else 1 if k in ("held", "released", "review-missing")
+         else 3 if k == "summary" else 2 for k in night]
+assert "held" in night and "build-failure" in night and night[-1] == "summary", night
+assert place == sorted(place), night
+PYEOF
+
+# A held patch stays held whichever tree carries it (review_gate.follow, the default:
+# mm-stable is followed for it, though journey.trees names mm-next alone),
+# a dropped one is never released, and the hold ends with a mail the night its
+# review lands and it is in next.  nofollow.yaml: the same world, follow: false.
+sed -e 's/^workdir: state/workdir: nofollow/' \
+	-e 's/policy: hold}/policy: hold, follow: false}/' "$W/nextbot.yaml" >"$W/nofollow.yaml"
+text_of() { # the reader's text of the mails of kind $1 whose subject has $2
+	for f in "$OUT"/*.json; do
+		$PYTHON -c 'import json,sys; n=json.load(open(sys.argv[1]))
+if n["kind"] == sys.argv[2] and n["channel"] == "mail" and sys.argv[3] in n["subject"]:
+    print(" ".join(n["text"].split()))' "$f" "$1" "$2"
+	done
+}
+state_of() {
+	NB --json patch "$1" | $PYTHON -c 'import json,sys
+print(" ".join(p["state"] for p in json.load(sys.stdin)["patches"]))'
+}
+cd "$W/src/mm" || exit 1
+patch mm/f.c 'int mm_f(void) { return 6; }' "mm: add mm_f"
+patch mm/g.c 'int mm_g(void) { return 7; }' "mm: add mm_g"
+push
+expect_exit 0 "night 4 (F and G, neither reviewed) runs" NB run --date 2026-12-08
+"$NEXTBOT" -q -c "$W/nofollow.yaml" run --date 2026-12-08
+check "night 4: F and G held" test "$(state_of mm_f) $(state_of mm_g)" = "held held"
+text_of held 'mm: add mm_f' >"$TMP/held-f.txt"
+check "night 4: F's [held] mail: held in every tree it moves to, until its review lands" \
+	grep -q 'review lands, whichever tree carries it then; until then it stays held' \
+	"$TMP/held-f.txt"
+expect_exit 0 "the maintainer drops G" NB drop 20261201-mm--add-mm-g@example.org \
+	--reason "not ready"
+# night 5: F leaves mm-next for mm-stable, still without a review; G stays (dropped)
+git reset -q --hard HEAD~2
+patch mm/g.c 'int mm_g(void) { return 7; }' "mm: add mm_g"
+push
+cd "$W/src/stable" || exit 1
+patch mm/f.c 'int mm_f(void) { return 6; }' "mm: add mm_f"
+push_stable
+expect_exit 0 "night 5 (F moved on to mm-stable, no gate there) runs" NB run --date 2026-12-09
+"$NEXTBOT" -q -c "$W/nofollow.yaml" run --date 2026-12-09
+check "night 5: F moved to mm-stable and is still held there" \
+	test "$(state_of mm_f) $(text_of patch-moved 'mm: add mm_f' | wc -l)" = "held 1"
+check "night 5: next does not carry F" sh -c "! git -C '$W/state/repo.git' cat-file -e \
+	refs/heads/next:mm/f.c 2>/dev/null"
+check "night 5: G is dropped" test "$(state_of mm_g)" = dropped
+check "night 5: nothing released (F still held, G dropped): two released mails in all" \
+	test "$(kinds released | wc -l)" = 2
+check "night 5: without follow, F is released into next, and the mail says why" \
+	$PYTHON - "$W/nofollow/outbox" <<'PYEOF'
+import glob, json, sys
+got = [n for n in (json.load(open(p)) for p in glob.glob(sys.argv[1] + "/*.json"))
+       if n["kind"] == "released" and n["channel"] == "mail"]
+assert len(got) == 1 and "mm: add mm_f (mm-stable)" in got[0]["subject"], got
+assert "review_gate.follow is off" in " ".join(got[0]["text"].split()), got[0]["text"]
+PYEOF
+# night 6: F's review lands in mm-stable
+git reset -q --hard HEAD~1
+patch mm/f.c 'int mm_f(void) { return 6; }' "mm: add mm_f" "$OTHER"
+push_stable
+expect_exit 0 "night 6 (F reviewed) runs" NB run --date 2026-12-10
+check "night 6: F is in next" sh -c "test '$(state_of mm_f)' = in-next &&
+	git -C '$W/state/repo.git' cat-file -e refs/heads/next:mm/f.c"
+text_of released 'mm: add mm_f (mm-stable)' >"$TMP/released-f.txt"
+check "night 6: F's hold ended with a [released] mail: its review landed, it is in next" \
+	grep -q 'its review has landed. It is in next tonight' "$TMP/released-f.txt"
+check "G was never released" test -z "$(text_of released 'mm: add mm_g')"
 done_testing

@@ -695,7 +695,32 @@ static void test_journey(void **state)
 	assert_false(config_globs_match(&cfg->journey.trees, "net-next"));
 	assert_non_null(config_tree_find(cfg, "mm-unstable", NULL));
 	assert_null(config_tree_find(cfg, "origin", NULL));
+	assert_true(cfg->gates[0].follow); /* a held patch stays held in any tree */
+	assert_string_equal(config_journey_list(cfg, "net-next"), "mm-commits@e.org");
 	config_free(cfg);
+
+	/* journey.list per tree (the first key that names it), follow turned off */
+	cfg = load_ok(BASE "trees:\n"
+			   "  - {name: mm-next, url: 'https://e.org/mm.git', branch: mm-next}\n"
+			   "  - {name: mm-stable, url: 'https://e.org/mm.git', branch: mm-stable}\n"
+			   "  - {name: net-next, url: 'https://e.org/n.git', branch: main}\n"
+			   "journey:\n"
+			   "  trees: ['*']\n"
+			   "  list: {mm-next: next-commits@e.org, 'mm-*': mm-commits@e.org}\n"
+			   "review_gate:\n"
+			   "  - {trees: [mm-next], policy: hold, follow: false}\n");
+	assert_null(cfg->journey.list);
+	assert_string_equal(config_journey_list(cfg, "mm-next"), "next-commits@e.org");
+	assert_string_equal(config_journey_list(cfg, "mm-stable"), "mm-commits@e.org");
+	assert_null(config_journey_list(cfg, "net-next"));
+	assert_false(cfg->gates[0].follow);
+	config_free(cfg);
+	load_bad(BASE "watch: [{name: w, url: 'https://e.org/b', branch: b}]\n"
+		      "journey: {trees: [w], list: {w: nobody}}\n",
+		 3, "journey.list.w", "expected a mail address");
+	load_bad(BASE "watch: [{name: w, url: 'https://e.org/b', branch: b}]\n"
+		      "review_gate: [{trees: [w], follow: maybe}]\n",
+		 3, "review_gate[0].follow", "expected true or false");
 
 	load_bad(BASE "trees: [{name: a, url: 'https://e.org/a', branch: a}]\n"
 		      "watch: [{name: a, url: 'https://e.org/b', branch: b}]\n",

@@ -111,6 +111,61 @@ static void test_store_round_trip(void **state)
 	free(aside);
 }
 
+/* Every `from` in sb made `to`. */
+static void replace(struct strbuf *sb, const char *from, const char *to)
+{
+	struct strbuf out = STRBUF_INIT;
+	const char *p = sb->buf, *hit;
+
+	while ((hit = strstr(p, from))) {
+		strbuf_add(&out, p, hit - p);
+		strbuf_addstr(&out, to);
+		p = hit + strlen(from);
+	}
+	strbuf_addstr(&out, p);
+	strbuf_reset(sb);
+	strbuf_addbuf(sb, &out);
+	strbuf_release(&out);
+}
+
+/*
+ * The states are SPEC's (watched, in-tree, held, in-next, reverted-in-next, dropped,
+ * removed, merged), each saved and read back; a store written with the old names
+ * (in-review, gone) reads as in-tree and removed.
+ */
+static void test_store_states(void **state)
+{
+	static const char *const names[] = { "in-tree", "in-next", "held", "merged", "dropped",
+					     "removed", "watched", "reverted-in-next" };
+	struct journey_store s = JOURNEY_STORE_INIT, t = JOURNEY_STORE_INIT;
+	struct strbuf text = STRBUF_INIT;
+	char *path = xstrfmt("%s/journeys.txt", dir);
+	size_t i;
+	enum journey_state st;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		assert_string_equal(journey_state_name((enum journey_state)i), names[i]);
+		assert_int_equal(journey_state_parse(&st, names[i]), 0);
+		assert_int_equal(st, (enum journey_state)i);
+	}
+	add(&s, "old in review", PID1, "1@x", JOURNEY_IN_TREE, "2025-01-06");
+	add(&s, "old gone", PID2, "2@x", JOURNEY_GONE, "2025-01-06");
+	assert_int_equal(journey_store_save(&s, dir), 0);
+	assert_true(strbuf_read_file(&text, path, 1 << 20) >= 0);
+	replace(&text, "\tin-tree\t", "\tin-review\t");
+	replace(&text, "\tremoved\t", "\tgone\t");
+	assert_non_null(strstr(text.buf, "\tin-review\t"));
+	assert_int_equal(file_write_atomic(path, text.buf, text.len), 0);
+	assert_int_equal(journey_store_load(&t, dir), 0);
+	assert_int_equal(t.patches_nr, 2);
+	assert_int_equal(t.patches[0].state, JOURNEY_IN_TREE);
+	assert_int_equal(t.patches[1].state, JOURNEY_GONE);
+	journey_store_release(&t);
+	journey_store_release(&s);
+	strbuf_release(&text);
+	free(path);
+}
+
 /* `nextbot patch ID`: Message-ID with or without <>, prefixes, flags, subject words. */
 static void test_match(void **state)
 {
@@ -223,6 +278,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_store_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_store_states, setup, teardown),
 		cmocka_unit_test(test_match),
 		cmocka_unit_test(test_subject_norm),
 		cmocka_unit_test(test_bots),

@@ -1636,6 +1636,57 @@ static void test_summary_open_flags(void **state)
 	outbox_notice_release(&on);
 }
 
+/*
+ * A night's notices are delivered in its story's order whatever order they were
+ * queued in: the journey's moves, the review gate's, then the rest, the summary last
+ * (outbox_ids_ordered(), which `outbox flush` walks); each group in queue order.
+ */
+static void test_story_order(void **state)
+{
+	static const char *const want[] = { "patch-added", "patch-moved", "held",
+					    "build-failure", "summary" };
+	struct fx *f = *state;
+	struct notice_summary sum = { 0 };
+	struct notice_breakage b;
+	struct notice_person author = { "Zo Ang", "zo@example.org" };
+	struct notice_journey j = { .key = "k1", .date = "2026-12-03", .tree = "mm-next",
+				    .branch = "mm-next", .from = "mm-unstable",
+				    .subject = "mm: frob", .author = author, .to = &author,
+				    .to_nr = 1, .next_tag = "next-20261203" };
+	char **ids;
+	size_t nr, i, k = 0;
+
+	f->s.order_epoch = 1000;
+	sum.date = "2026-12-03";
+	sum.next_tag = "next-20261203";
+	sum.next_commit = "abcdef0123456789abcdef0123456789abcdef01";
+	assert_int_equal(notice_queue_summary(&f->s, &sum), 1);
+	breakage_init(&b);
+	assert_true(notice_queue_breakage(&f->s, &b) > 0);
+	j.kind = NOTICE_PATCH_HELD;
+	assert_int_equal(notice_queue_journey(&f->s, &j), 1);
+	j.kind = NOTICE_PATCH_ADDED;
+	assert_int_equal(notice_queue_journey(&f->s, &j), 1);
+	j.kind = NOTICE_PATCH_MOVED;
+	assert_int_equal(notice_queue_journey(&f->s, &j), 1);
+	assert_int_equal(outbox_ids_ordered(&ids, &nr, f->outbox), 0);
+	for (i = 0; i < nr; i++) {
+		struct outbox_notice n;
+		char *path = outbox_notice_path(f->outbox, ids[i]);
+
+		assert_int_equal(outbox_notice_load(&n, path), 0);
+		if (!strcmp(n.channel, "mail") && (!k || strcmp(n.kind, want[k - 1]))) {
+			assert_true(k < 5);
+			assert_string_equal(n.kind, want[k]);
+			k++;
+		}
+		outbox_notice_release(&n);
+		free(path);
+	}
+	assert_int_equal(k, 5);
+	outbox_ids_free(ids, nr);
+}
+
 static void test_private_dir_scrubbed(void **state)
 {
 	struct fx *f = *state;
@@ -1769,6 +1820,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_reminder_threads, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_flaky_report, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_summary_open_flags, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_story_order, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_webhook_slack_and_summary, fx_setup,
 						fx_teardown),
 	};

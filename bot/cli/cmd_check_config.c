@@ -461,7 +461,16 @@ static void jjourney(json_object *o, const struct config *cfg)
 	json_object_object_add(o, "watch", a);
 	x = json_object_new_object();
 	json_object_object_add(x, "trees", jstrvec(&cfg->journey.trees));
-	json_object_object_add(x, "list", jstr(cfg->journey.list));
+	if (cfg->journey.list_trees.nr) {
+		json_object *lists = json_object_new_object();
+
+		for (i = 0; i < cfg->journey.list_trees.nr; i++)
+			json_object_object_add(lists, cfg->journey.list_trees.v[i],
+					       jstr(cfg->journey.lists.v[i]));
+		json_object_object_add(x, "list", lists);
+	} else {
+		json_object_object_add(x, "list", jstr(cfg->journey.list));
+	}
 	json_object_object_add(x, "digest", json_object_new_boolean(cfg->journey.digest));
 	json_object_object_add(o, "journey", x);
 	a = json_object_new_array();
@@ -471,6 +480,8 @@ static void jjourney(json_object *o, const struct config *cfg)
 		json_object_object_add(x, "require", jstrvec(&cfg->gates[i].require));
 		json_object_object_add(x, "policy",
 				       jstr(config_gate_policy_name(cfg->gates[i].policy)));
+		json_object_object_add(x, "follow",
+				       json_object_new_boolean(cfg->gates[i].follow));
 		json_object_array_add(a, x);
 	}
 	json_object_object_add(o, "review_gate", a);

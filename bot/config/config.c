@@ -1425,6 +1425,48 @@ static int globs_name_trees(struct loader *ld, const struct ynode *map, const ch
 	return ret;
 }
 
+/* journey.list: an address for every tree, or a mapping of tree names (or globs) to one. */
+static int load_journey_lists(struct loader *ld, const struct ynode *n)
+{
+	const struct ynode *l = ynode_get(n, "list");
+	struct config *cfg = ld->cfg;
+	size_t i, old;
+	int ret = 0;
+
+	if (!l || l->kind != YN_MAP) {
+		ret = yread_str(&ld->r, n, "list", &cfg->journey.list, 0);
+		if (cfg->journey.list && !strchr(cfg->journey.list, '@'))
+			ret = yread_err(&ld->r, l, "list", "'%s' is not a mail address",
+					cfg->journey.list);
+		return ret;
+	}
+	old = yread_kp_push(&ld->r, "list");
+	for (i = 0; i + 1 < l->nr; i += 2) {
+		const struct ynode *k = l->kids[i], *v = l->kids[i + 1];
+
+		if (v->kind != YN_SCALAR || !strchr(v->value, '@')) {
+			keep(&ret, yread_err(&ld->r, v, k->value, "expected a mail address, got "
+					     "%s", v->kind == YN_SCALAR ? v->value :
+					     ynode_kind_name(v)));
+			continue;
+		}
+		strvec_push(&cfg->journey.list_trees, k->value);
+		strvec_push(&cfg->journey.lists, v->value);
+	}
+	yread_kp_pop(&ld->r, old);
+	return ret;
+}
+
+const char *config_journey_list(const struct config *cfg, const char *tree)
+{
+	size_t i;
+
+	for (i = 0; tree && i < cfg->journey.list_trees.nr; i++)
+		if (!fnmatch(cfg->journey.list_trees.v[i], tree, 0))
+			return cfg->journey.lists.v[i];
+	return cfg->journey.list;
+}
+
 static int load_journey(struct loader *ld, const struct ynode *root)
 {
 	static const char *const keys[] = { "trees", "list", "digest", NULL };
@@ -1442,10 +1484,7 @@ static int load_journey(struct loader *ld, const struct ynode *root)
 		keep(&ret, NB_EINVALID);
 	else
 		keep(&ret, globs_name_trees(ld, n, "trees", &cfg->journey.trees, nodes));
-	keep(&ret, yread_str(&ld->r, n, "list", &cfg->journey.list, 0));
-	if (cfg->journey.list && !strchr(cfg->journey.list, '@'))
-		keep(&ret, yread_err(&ld->r, ynode_get(n, "list"), "list",
-				     "'%s' is not a mail address", cfg->journey.list));
+	keep(&ret, load_journey_lists(ld, n));
 	keep(&ret, yread_bool(&ld->r, n, "digest", &cfg->journey.digest));
 	yread_kp_pop(&ld->r, old);
 	return ret;
@@ -1464,7 +1503,7 @@ static int trailer_key_ok(const char *s)
 
 static int load_gate(struct loader *ld, const struct ynode *n, struct config_gate *g)
 {
-	static const char *const keys[] = { "trees", "require", "policy", NULL };
+	static const char *const keys[] = { "trees", "require", "policy", "follow", NULL };
 	static const char *const policies[] = { "report", "hold", NULL };
 	const struct ynode **trees = NULL, **req = NULL;
 	const struct config *cfg = ld->cfg;
@@ -1500,6 +1539,8 @@ static int load_gate(struct loader *ld, const struct ynode *n, struct config_gat
 					     "an empty list: no review could count"));
 		}
 	}
+	g->follow = 1;
+	keep(&ret, yread_bool(&ld->r, n, "follow", &g->follow));
 	if (yread_enum(&ld->r, n, "policy", policies, &policy) < 0)
 		return NB_EINVALID;
 	g->policy = (enum config_gate_policy)policy;
@@ -1561,6 +1602,8 @@ static struct config *config_new(const char *path)
 	cfg->path = xstrdup(path);
 	cfg->never_merge = (struct strvec)STRVEC_INIT;
 	cfg->journey.trees = (struct strvec)STRVEC_INIT;
+	cfg->journey.list_trees = (struct strvec)STRVEC_INIT;
+	cfg->journey.lists = (struct strvec)STRVEC_INIT;
 	cfg->base.contacts = (struct strvec)STRVEC_INIT;
 	cfg->runner.srun_args = (struct strvec)STRVEC_INIT;
 	cfg->runner.read_only = (struct strvec)STRVEC_INIT;
@@ -1757,6 +1800,8 @@ void config_free(struct config *cfg)
 	free(cfg->watch);
 	strvec_clear(&cfg->journey.trees);
 	free(cfg->journey.list);
+	strvec_clear(&cfg->journey.list_trees);
+	strvec_clear(&cfg->journey.lists);
 	for (i = 0; i < cfg->gates_nr; i++) {
 		strvec_clear(&cfg->gates[i].trees);
 		strvec_clear(&cfg->gates[i].require);

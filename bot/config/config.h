@@ -74,6 +74,8 @@ struct config_gate {
 	struct strvec trees;    /* names or fnmatch globs over trees[] and watch[] */
 	struct strvec require;  /* trailer keys that count; default Reviewed-by, Acked-by */
 	enum config_gate_policy policy;
+	int follow;             /* a patch it holds stays held in any tree until its review
+				   lands; default 1 */
 	int line;
 };
 
@@ -135,7 +137,9 @@ struct config {
 	size_t watch_nr;
 	struct {
 		struct strvec trees; /* names or globs over trees[] and watch[]; empty: none */
-		char *list;          /* Cc of every journey mail; NULL: none */
+		char *list;          /* Cc of every journey mail; NULL: none (or per tree:) */
+		struct strvec list_trees, lists; /* `list` as a mapping: a tree name or
+					glob, its list; the first match wins, `list` else */
 		int digest;          /* one mail per recipient per night; default 0 */
 	} journey;
 	struct config_gate *gates; /* review_gate[] */
@@ -320,6 +324,8 @@ const char *config_gate_policy_name(enum config_gate_policy v);
  */
 const struct config_tree *config_tree_find(const struct config *cfg, const char *name,
 					   int *is_watch);
+/* journey.list for tree `name`: its own (list as a mapping), else the one for all; NULL. */
+const char *config_journey_list(const struct config *cfg, const char *name);
 /* 1 when `name` matches one of the names or fnmatch globs in `globs`. */
 int config_globs_match(const struct strvec *globs, const char *name);
 

@@ -58,6 +58,7 @@ struct journey_tree_outcome {
 	const char *name;
 	int in_next;                     /* merged (as tonight's tip or a replay of it) */
 	const struct strvec *left_out;   /* its commits (40 hex) the merge left out */
+	const struct strvec *reverted;   /* its commits (40 hex) reverted in next tonight; NULL */
 };
 
 /*

@@ -21,14 +21,20 @@
  */
 #define JOURNEY_GROW(x, nr, alloc) ALLOC_GROW_MIN(x, nr, alloc, 1)
 
-/* What a patch is now: `nextbot patch`'s "state". */
+/*
+ * What a patch is now: `nextbot patch`'s "state" (SPEC "Every sentence true"), kept
+ * here alone and changed by the night only; each change of it is one event, and a
+ * notice says no more than the change.
+ */
 enum journey_state {
-	JOURNEY_IN_REVIEW = 0, /* in a branch that is not in next tonight (watched, left out) */
-	JOURNEY_IN_NEXT,
+	JOURNEY_IN_TREE = 0,   /* in a tree whose merge did not bring it into next tonight */
+	JOURNEY_IN_NEXT,       /* next carries it tonight */
 	JOURNEY_HELD,          /* a review gate with policy hold keeps it out of next */
 	JOURNEY_MERGED,        /* mainline took it */
 	JOURNEY_DROPPED,       /* a maintainer's `nextbot drop` */
-	JOURNEY_GONE,          /* it left its branch without reaching mainline */
+	JOURNEY_GONE,          /* "removed": it left its branch without reaching mainline */
+	JOURNEY_WATCHED,       /* only in a watched branch (mm-unstable), never merged */
+	JOURNEY_REVERTED,      /* next merged it and reverted it tonight (a flag's culprit) */
 };
 const char *journey_state_name(enum journey_state s);
 int journey_state_parse(enum journey_state *out, const char *s);

@@ -169,22 +169,53 @@ static void delta(struct jn_notice *x, struct journey_night *jn, size_t j)
 	add_people(x, jn->cfg, old); /* who lost a review hears of it */
 }
 
+/* Addresses compare without case ("Andrea@" in one MAINTAINERS section, "andrea@" in another). */
+static int has_address(const struct strvec *v, const char *a)
+{
+	size_t i;
+
+	for (i = 0; i < v->nr; i++)
+		if (!strcasecmp(v->v[i], a))
+			return 1;
+	return 0;
+}
+
+static int gate_kind(enum notice_journey_kind k)
+{
+	return k == NOTICE_REVIEW_MISSING || k == NOTICE_PATCH_HELD || k == NOTICE_PATCH_RELEASED;
+}
+
+static void add_list(struct jn_notice *x, const struct config *cfg, const struct jn_tree *t)
+{
+	const char *list = t ? config_journey_list(cfg, t->cfg->name) : cfg->journey.list;
+
+	if (list && !has_address(&x->cc, list))
+		strvec_push(&x->cc, list);
+}
+
+/*
+ * Who hears of an event: its author always; of the gate's events, the tree's
+ * contacts (who decide on its review); of the others, the people of its trailers
+ * and the journey list of the trees it concerns (the one it left too, for a move).
+ */
 static void recipients(struct jn_notice *x, struct journey_night *jn, const struct jn_told *e,
 		       const struct journey_version *v)
 {
 	const struct jn_tree *t = e->tree >= 0 ? &jn->trees[e->tree] : NULL;
+	const struct jn_tree *f = e->from >= 0 ? &jn->trees[e->from] : NULL;
 	size_t i;
 
 	add_to(x, x->n.author.name, x->n.author.email);
-	if (e->kind == NOTICE_REVIEW_MISSING || e->kind == NOTICE_PATCH_HELD ||
-	    e->kind == NOTICE_PATCH_RELEASED) {
+	if (gate_kind(e->kind)) {
 		for (i = 0; t && i < t->cfg->contacts.nr; i++)
 			strvec_push(&x->cc, t->cfg->contacts.v[i]);
-	} else {
-		add_people(x, jn->cfg, v);
-		if (jn->cfg->journey.list)
-			strvec_push(&x->cc, jn->cfg->journey.list);
+		return;
 	}
+	add_people(x, jn->cfg, v);
+	if (t || !f)
+		add_list(x, jn->cfg, t);
+	if (f)
+		add_list(x, jn->cfg, f);
 }
 
 /* The base's MAINTAINERS, read once a night (for its first notice); NULL: none. */
@@ -206,10 +237,12 @@ static const struct people *people_of(struct journey_night *jn)
 }
 
 /*
- * An mm-commits notice (added, moved, replaced, removed, merged) also goes to the
- * people and lists the base's MAINTAINERS names for the patch's files and K: keywords (a
- * replacement's: both versions'), each with its why; the review gate's notices go
- * to the author and the tree's contacts only.
+ * A notice that asks for a review (added, replaced) also goes to the people the
+ * base's MAINTAINERS names for the patch's files and K: keywords (a replacement's:
+ * both versions'), each with its why: M: and R: as maintainers.roles asks, never its
+ * L: lists (the patch was posted there; the tree's journey list carries the
+ * notices).  A move, a removal, a merge and the gate's notices are for the patch's
+ * own people.
  */
 static void route(struct jn_notice *x, struct journey_night *jn, const struct jn_told *e,
 		  const struct journey *jr)
@@ -219,8 +252,8 @@ static void route(struct jn_notice *x, struct journey_night *jn, const struct jn
 	struct strvec paths = STRVEC_INIT, lines = STRVEC_INIT;
 	size_t i, first;
 
-	if (e->kind == NOTICE_REVIEW_MISSING || e->kind == NOTICE_PATCH_HELD ||
-	    e->kind == NOTICE_PATCH_RELEASED || !(p = people_of(jn)))
+	if ((e->kind != NOTICE_PATCH_ADDED && e->kind != NOTICE_PATCH_REPLACED) ||
+	    !(p = people_of(jn)))
 		return;
 	first = e->kind == NOTICE_PATCH_REPLACED && jr->versions_nr >= 2 ? jr->versions_nr - 2 :
 									   jr->versions_nr - 1;
@@ -229,6 +262,7 @@ static void route(struct jn_notice *x, struct journey_night *jn, const struct jn
 		    activity_commit_lines(&lines, jn->reader, &jr->versions[i].commit) < 0)
 			nb_error_clear(); /* a commit gone since: its files are unknown */
 	people_route_opts_from_config(&o, jn->cfg);
+	o.roles[PEOPLE_ROLE_L] = 0;
 	o.lines = (const char *const *)lines.v; /* K: keywords of the patch */
 	o.lines_nr = lines.nr;
 	people_route(&x->route, p, (const char *const *)paths.v, paths.nr, &o);
@@ -269,6 +303,7 @@ static void build(struct jn_notice *x, struct journey_night *jn, const struct jn
 	x->n.message_id = v->message_id;
 	x->n.patch_link = jr->link;
 	x->n.reason = e->reason;
+	x->n.hold_follows = g ? g->follow : 1;
 	people_lines(&x->reviews, v);
 	x->n.reviews = (const char *const *)x->reviews.v;
 	x->n.reviews_nr = x->reviews.nr;
@@ -328,15 +363,11 @@ static size_t rcpt_nr(const struct jn_notice *x)
 	return x->to_nr + x->cc.nr + x->route.nr;
 }
 
-/* Addresses compare without case ("Andrea@" in one MAINTAINERS section, "andrea@" in another). */
-static int has_address(const struct strvec *v, const char *a)
+/* Is `addr` a journey list (journey.list, for every tree or for some)? */
+static int is_journey_list(const struct config *cfg, const char *addr)
 {
-	size_t i;
-
-	for (i = 0; i < v->nr; i++)
-		if (!strcasecmp(v->v[i], a))
-			return 1;
-	return 0;
+	return (cfg->journey.list && !strcasecmp(cfg->journey.list, addr)) ||
+	       has_address(&cfg->journey.lists, addr);
 }
 
 /* journey.digest: each recipient (To or Cc of some event) gets one mail with theirs. */
@@ -363,6 +394,7 @@ static int digests(struct journey_night *jn, struct jn_notice *x, size_t nr)
 		struct notice_journey_digest d = {
 			.date = jn->o.date, .next_tag = jn->o.next_tag,
 			.to = { names.v[r], addrs.v[r] }, .events = mine,
+			.to_list = is_journey_list(jn->cfg, addrs.v[r]),
 		};
 
 		d.events_nr = 0;
@@ -385,6 +417,24 @@ static int digests(struct journey_night *jn, struct jn_notice *x, size_t nr)
 	return error;
 }
 
+/*
+ * The story's order within a night: the moves (added, moved, replaced, removed,
+ * merged), then the gate's events; each patch's in the order they happened.
+ */
+static void story_order(struct journey_night *jn)
+{
+	struct jn_told *v = xcalloc(jn->told_nr + 1, sizeof(*v));
+	size_t i, nr = 0;
+	int pass;
+
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < jn->told_nr; i++)
+			if (gate_kind(jn->told[i].kind) == pass)
+				v[nr++] = jn->told[i];
+	memcpy(jn->told, v, nr * sizeof(*v));
+	free(v);
+}
+
 int journey_mail(struct journey_night *jn)
 {
 	struct jn_notice *x = xcalloc(jn->told_nr + 1, sizeof(*x));
@@ -396,6 +446,7 @@ int journey_mail(struct journey_night *jn)
 		return 0;
 	}
 	log_progress("journeys: %zu events to tell", jn->told_nr);
+	story_order(jn);
 	for (i = 0; i < jn->told_nr; i++) {
 		build(&x[i], jn, &jn->told[i]);
 		x[i].n.hook_only = jn->cfg->journey.digest;

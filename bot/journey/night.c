@@ -24,6 +24,28 @@ static const struct config_gate *gate_of(const struct config *cfg, const char *n
 	return NULL;
 }
 
+/*
+ * A merged tree of the family (same url) of a tree with a hold gate (mm-stable beside
+ * mm-next): where a held patch moves on to, so followed too, whatever journey.trees
+ * says: that it stays held there (review_gate.follow), or is told released.
+ */
+static int hold_family(const struct config *cfg, const struct config_tree *t)
+{
+	size_t i, k;
+
+	for (i = 0; i < cfg->gates_nr; i++) {
+		const struct config_gate *g = &cfg->gates[i];
+
+		if (g->policy != CONFIG_GATE_HOLD)
+			continue;
+		for (k = 0; k < cfg->trees_nr; k++)
+			if (config_globs_match(&g->trees, cfg->trees[k].name) &&
+			    cfg->trees[k].url && t->url && !strcmp(cfg->trees[k].url, t->url))
+				return 1;
+	}
+	return 0;
+}
+
 static void follow(struct journey_night *jn, const struct config_tree *t, int is_watch,
 		   const struct nb_oid *tip)
 {
@@ -32,7 +54,7 @@ static void follow(struct journey_night *jn, const struct config_tree *t, int is
 	int told = config_globs_match(&cfg->journey.trees, t->name);
 	const struct config_gate *gate = gate_of(cfg, t->name);
 
-	if (!told && !gate)
+	if (!told && !gate && (is_watch || !hold_family(cfg, t)))
 		return;
 	jn->trees = xrealloc(jn->trees, (jn->trees_nr + 1) * sizeof(*jn->trees));
 	jt = &jn->trees[jn->trees_nr++];
@@ -114,6 +136,34 @@ static char *no_review_reason(const struct config_gate *g)
 	return strbuf_detach(&sb, NULL);
 }
 
+/* The tree of the last `held` event of jr: where the hold began; NULL: none. */
+static const char *held_in(const struct journey *jr)
+{
+	size_t i;
+
+	for (i = jr->events_nr; i-- > 0;)
+		if (jr->events[i].kind == JOURNEY_HELD_EV)
+			return jr->events[i].tree;
+	return NULL;
+}
+
+/*
+ * The gate whose rule a patch in tree t answers to tonight: t's own, else, while a
+ * hold of a gate that follows its patches (review_gate.follow, the default) has not
+ * ended, that gate's, whichever tree carries the patch now.
+ */
+static const struct config_gate *gate_for(const struct journey_night *jn,
+					  const struct journey *jr, const struct jn_tree *t)
+{
+	const struct config_gate *g;
+	const char *where;
+
+	if (t->gate || !jr->held || t->is_watch || !(where = held_in(jr)))
+		return t->gate;
+	g = gate_of(jn->cfg, where);
+	return g && g->follow && g->policy == CONFIG_GATE_HOLD ? g : NULL;
+}
+
 /* Which patches in gated trees lack a review, and which a hold gate keeps out. */
 static void gate(struct journey_night *jn)
 {
@@ -123,18 +173,19 @@ static void gate(struct journey_night *jn)
 		struct jn_seen *s = &jn->seen[j];
 		const struct journey *jr = &jn->store.patches[j];
 		const struct jn_tree *t = s->tree >= 0 ? &jn->trees[s->tree] : NULL;
+		const struct config_gate *g;
 
-		if (!t || !t->gate)
+		if (!t || !(g = gate_for(jn, jr, t)))
 			continue;
 		s->reviewed = journey_reviewed(s->commit->people, s->commit->people_nr,
-					       jr->author_email, &t->gate->require);
+					       jr->author_email, &g->require);
 		if (s->reviewed)
 			continue;
 		strvec_pushf(&jn->unreviewed, "%s: %.12s (\"%s\") by %s <%s>", t->cfg->name,
 			     s->commit->id.hex, s->commit->subject, jr->author_name,
 			     jr->author_email);
-		if (t->gate->policy == CONFIG_GATE_HOLD && !t->is_watch && !drop_of(jn, jr))
-			s->held = no_review_reason(t->gate);
+		if (g->policy == CONFIG_GATE_HOLD && !t->is_watch && !drop_of(jn, jr))
+			s->held = no_review_reason(g);
 		jn->held_nr += s->held != NULL;
 	}
 }
@@ -191,22 +242,48 @@ done:
 	return error;
 }
 
+/* Is tonight's commit c the held patch of seen s (same commit, Message-ID or patch-id)? */
+static int same_patch(const struct journey_commit *c, const struct jn_seen *s)
+{
+	const struct journey_commit *h = s->commit;
+
+	return nb_oid_equal(&c->id, &h->id) ||
+	       (c->message_id && h->message_id && !strcmp(c->message_id, h->message_id)) ||
+	       (c->pid_known && h->pid_known && !nb_patchid_is_none(&c->patch_id) &&
+		nb_patchid_eq(&c->patch_id, &h->patch_id));
+}
+
+/*
+ * Left out of tree t's merge: the commits of t that carry a held patch, whichever
+ * tree the journey saw it in first (a held patch stays held in every tree).
+ */
 void journey_night_held(const struct journey_night *jn, const char *tree,
 			struct nb_patchid_list *patch_ids, struct strvec *message_ids)
 {
 	int ti = jn && jn->active && jn->held_nr ? journey_tree_index(jn, tree) : -1;
-	size_t j;
+	const struct jn_tree *t = ti >= 0 ? &jn->trees[ti] : NULL;
+	size_t i, j, x, nr = 0, *held = t ? xcalloc(jn->held_nr, sizeof(*held)) : NULL;
 
-	for (j = 0; ti >= 0 && j < jn->store.patches_nr; j++) {
-		const struct jn_seen *s = &jn->seen[j];
+	for (j = 0; t && j < jn->store.patches_nr && nr < jn->held_nr; j++)
+		if (jn->seen[j].held)
+			held[nr++] = j;
+	for (i = 0; t && i < t->commits_nr; i++) {
+		const struct journey_commit *c;
 
-		if (!s->held || s->tree != ti)
+		if (!jmap_get(&jn->by_commit, t->commits[i].hex, &x))
 			continue;
-		if (!nb_patchid_is_none(&s->commit->patch_id))
-			nb_patchid_list_push(patch_ids, &s->commit->patch_id);
-		else if (s->commit->message_id)
-			strvec_push(message_ids, s->commit->message_id);
+		c = &jn->tonight[x];
+		for (j = 0; j < nr; j++) {
+			if (!same_patch(c, &jn->seen[held[j]]))
+				continue;
+			if (c->pid_known && !nb_patchid_is_none(&c->patch_id))
+				nb_patchid_list_push(patch_ids, &c->patch_id);
+			else if (c->message_id)
+				strvec_push(message_ids, c->message_id);
+			break;
+		}
 	}
+	free(held);
 }
 
 void journey_night_unreviewed(const struct journey_night *jn, struct strvec *out)
@@ -247,6 +324,8 @@ static void cascade(struct journey_night *jn)
 				first = first ? first : jn->store.patches[k].subject;
 				held++;
 			}
+		if (!held)
+			continue; /* left out for another reason (a drop's replay): no hold */
 		s->held = held == 1 ? xstrfmt("it does not apply without a held patch (\"%s\")",
 					      first) :
 				      xstrfmt("it does not apply without the %zu held patches of "
@@ -265,7 +344,8 @@ static void tell(struct journey_night *jn, size_t j, enum notice_journey_kind ki
 
 	if (jn->o.no_notify || (t && t->baseline))
 		return;
-	if (gate_kind ? !(t && t->gate) : !((t && t->told) || (f && f->told)))
+	/* the gate's events come of a gate (a held patch's may be in the tree it moved to) */
+	if (gate_kind ? !t : !((t && t->told) || (f && f->told)))
 		return;
 	ALLOC_GROW(jn->told, jn->told_nr + 1, jn->told_alloc);
 	e = &jn->told[jn->told_nr++];
@@ -410,30 +490,10 @@ static void present(struct journey_night *jn, size_t j)
 	}
 }
 
-/* The review gate's events: review-missing once a gate, held, released. */
-static void gate_events(struct journey_night *jn, size_t j)
+/* Next merged commit c of tree t tonight and reverted it. */
+static int reverted(const struct jn_tree *t, const struct nb_oid *commit)
 {
-	struct journey *jr = &jn->store.patches[j];
-	const struct jn_seen *s = &jn->seen[j];
-	const struct jn_tree *t = s->tree >= 0 ? &jn->trees[s->tree] : NULL;
-
-	if (t && t->gate && !s->reviewed && !strvec_contains(&jr->told, t->cfg->name)) {
-		strvec_push(&jr->told, t->cfg->name);
-		tell(jn, j, NOTICE_REVIEW_MISSING, s->tree, -1, NULL);
-	}
-	if (s->held && !jr->held) {
-		record(jn, jr, JOURNEY_HELD_EV, t->cfg, s->held);
-		tell(jn, j, NOTICE_PATCH_HELD, s->tree, -1, s->held);
-	} else if (!s->held && jr->held && t) {
-		const char *why = t->gate && s->reviewed ? "its review has landed" :
-				  t->gate ? "the patches it needs are in next" :
-					    "it moved on to a tree without a review gate";
-
-		record(jn, jr, JOURNEY_RELEASED, t->cfg, why);
-		tell(jn, j, NOTICE_PATCH_RELEASED, s->tree, -1, why);
-	}
-	journey_str_free(jr, jr->held);
-	jr->held = s->held ? xstrdup(s->held) : NULL;
+	return t->reverted && strvec_contains(t->reverted, commit->hex);
 }
 
 static void state_of(struct journey_night *jn, size_t j)
@@ -441,18 +501,77 @@ static void state_of(struct journey_night *jn, size_t j)
 	struct journey *jr = &jn->store.patches[j];
 	const struct jn_seen *s = &jn->seen[j];
 	const struct jn_tree *t = &jn->trees[s->tree];
+	const struct drop *d = drop_of(jn, jr);
 
-	if (drop_of(jn, jr)) {
+	if (d) {
 		if (jr->state != JOURNEY_DROPPED)
-			record(jn, jr, JOURNEY_DROPPED_EV, t->cfg, drop_of(jn, jr)->reason);
+			record(jn, jr, JOURNEY_DROPPED_EV, t->cfg, d->reason);
 		jr->state = JOURNEY_DROPPED;
 	} else if (s->held) {
 		jr->state = JOURNEY_HELD;
-	} else if (!t->is_watch && t->in_next && !left_out(t, &s->commit->id)) {
-		jr->state = JOURNEY_IN_NEXT;
+	} else if (t->is_watch) {
+		jr->state = JOURNEY_WATCHED;
+	} else if (t->in_next && !left_out(t, &s->commit->id)) {
+		jr->state = reverted(t, &s->commit->id) ? JOURNEY_REVERTED : JOURNEY_IN_NEXT;
 	} else {
-		jr->state = JOURNEY_IN_REVIEW;
+		jr->state = JOURNEY_IN_TREE;
 	}
+}
+
+/* Why a hold ended, told with `released` (the patch is in next tonight); caller frees. */
+static char *release_reason(const struct journey_night *jn, const struct journey *jr,
+			    const struct jn_seen *s)
+{
+	const struct jn_tree *t = &jn->trees[s->tree];
+	const char *where = held_in(jr);
+	const struct config_gate *g = where ? gate_of(jn->cfg, where) : NULL;
+
+	if (s->reviewed || (g && journey_reviewed(s->commit->people, s->commit->people_nr,
+						  jr->author_email, &g->require)))
+		return xstrdup("its review has landed");
+	if (jr->held && strstr(jr->held, "does not apply"))
+		return xstrdup("the held patches it needed are in next");
+	if (!g)
+		return xstrfmt("the review gate of the %s tree that held it is no longer "
+			       "configured", where ? where : "?");
+	if (!g->follow && !t->gate)
+		return xstrfmt("it moved on to the %s tree, which has no review gate, and "
+			       "review_gate.follow is off for the %s tree", t->cfg->name, where);
+	return xstrdup("its hold ended");
+}
+
+/*
+ * The review gate's events: held (with what review-missing would have said), and,
+ * once the patch is in next, released.  A hold that ends any other way (a drop, a
+ * removal, mainline) is told by that event's own notice; one whose patch is not in
+ * next tonight (its tree's merge failed) is released the night it enters next.
+ * review-missing goes alone only where nothing holds the patch (policy report).
+ */
+static void gate_events(struct journey_night *jn, size_t j)
+{
+	struct journey *jr = &jn->store.patches[j];
+	const struct jn_seen *s = &jn->seen[j];
+	const struct jn_tree *t = &jn->trees[s->tree];
+	char *why;
+
+	if (t->gate && !s->reviewed && !strvec_contains(&jr->told, t->cfg->name)) {
+		strvec_push(&jr->told, t->cfg->name);
+		if (!s->held)
+			tell(jn, j, NOTICE_REVIEW_MISSING, s->tree, -1, NULL);
+	}
+	if (s->held && !jr->held) {
+		record(jn, jr, JOURNEY_HELD_EV, t->cfg, s->held);
+		tell(jn, j, NOTICE_PATCH_HELD, s->tree, -1, s->held);
+	} else if (!s->held && jr->held && jr->state == JOURNEY_IN_NEXT) {
+		why = release_reason(jn, jr, s);
+		record(jn, jr, JOURNEY_RELEASED, t->cfg, why);
+		tell(jn, j, NOTICE_PATCH_RELEASED, s->tree, -1, why);
+		free(why);
+	} else if (!s->held && jr->held && jr->state != JOURNEY_DROPPED) {
+		return; /* still waiting to enter next: its release is told then */
+	}
+	journey_str_free(jr, jr->held);
+	jr->held = s->held ? xstrdup(s->held) : NULL;
 }
 
 static void events(struct journey_night *jn)
@@ -465,8 +584,8 @@ static void events(struct journey_night *jn)
 
 		if (s->tree >= 0) {
 			present(jn, j);
-			gate_events(jn, j);
 			state_of(jn, j);
+			gate_events(jn, j);
 		} else if (jn->store.patches[j].tree && s->old_tree >= 0 &&
 			   !nb_oid_is_null(&jn->trees[s->old_tree].tip)) {
 			departed(jn, j, &mm);
@@ -565,6 +684,7 @@ int journey_night_end(struct journey_night *jn, const struct journey_tree_outcom
 		if ((ti = journey_tree_index(jn, trees[i].name)) >= 0) {
 			jn->trees[ti].in_next = trees[i].in_next;
 			jn->trees[ti].left_out = trees[i].left_out;
+			jn->trees[ti].reverted = trees[i].reverted;
 		}
 	t0 = metrics_clock();
 	c0 = metrics_cpu_clock();

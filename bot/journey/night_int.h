@@ -35,6 +35,7 @@ struct jn_tree {
 	size_t commits_nr;
 	int in_next;             /* journey_night_end(): merged tonight */
 	const struct strvec *left_out;
+	const struct strvec *reverted; /* its commits next reverted tonight (40 hex); NULL */
 };
 
 /* What tonight says of one journey (parallel to store.patches). */

@@ -16,8 +16,12 @@
 #define STORE_MAX_BYTES (512u << 20)
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-static const char *const state_names[] = { "in-review", "in-next", "held",
-					   "merged",	"dropped", "gone" };
+static const char *const state_names[] = {
+	[JOURNEY_IN_TREE] = "in-tree",	 [JOURNEY_IN_NEXT] = "in-next",
+	[JOURNEY_HELD] = "held",	 [JOURNEY_MERGED] = "merged",
+	[JOURNEY_DROPPED] = "dropped",	 [JOURNEY_GONE] = "removed",
+	[JOURNEY_WATCHED] = "watched",	 [JOURNEY_REVERTED] = "reverted-in-next",
+};
 static const char *const event_names[] = { "added",   "moved", "replaced", "removed",
 					   "merged",  "dropped", "held", "released" };
 
@@ -33,13 +37,18 @@ static int name_index(const char *const *names, size_t nr, const char *s)
 
 const char *journey_state_name(enum journey_state s)
 {
-	return (size_t)s < ARRAY_SIZE(state_names) ? state_names[s] : "in-review";
+	return (size_t)s < ARRAY_SIZE(state_names) ? state_names[s] : "in-tree";
 }
 
 int journey_state_parse(enum journey_state *out, const char *s)
 {
 	int i = name_index(state_names, ARRAY_SIZE(state_names), s);
 
+	/* the names of a store written before the states were these */
+	if (i < 0 && s && !strcmp(s, "in-review"))
+		i = JOURNEY_IN_TREE;
+	else if (i < 0 && s && !strcmp(s, "gone"))
+		i = JOURNEY_GONE;
 	if (i < 0)
 		return -1;
 	*out = (enum journey_state)i;
@@ -449,7 +458,7 @@ static void patch_read(struct journey *j, char **f, size_t n)
 	j->author_email = take_in(f[4]);
 	j->family = take_in(f[5]);
 	if (journey_state_parse(&j->state, f[6]))
-		j->state = JOURNEY_IN_REVIEW;
+		j->state = JOURNEY_IN_TREE;
 	j->tree = take_in(f[7]);
 	j->since = take_in(f[8]);
 	j->first_seen = take_in(f[9]);

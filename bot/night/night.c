@@ -1130,19 +1130,32 @@ static void journeys_begin(struct night *n)
 static void journeys_end(struct night *n)
 {
 	struct journey_tree_outcome *out = xcalloc(n->trees_nr, sizeof(*out));
-	size_t i;
+	struct strvec *reverted = xcalloc(n->trees_nr, sizeof(*reverted));
+	size_t i, k, steps = n->integ ? integ_night_steps_nr(n->integ) : 0;
 
 	for (i = 1; i < n->trees_nr; i++) {
 		enum tree_state st = n->trees[i].state;
 
+		reverted[i] = (struct strvec)STRVEC_INIT;
+		for (k = 0; k < steps; k++) {
+			const struct integ_step *s = integ_night_step(n->integ, k);
+
+			if (s->kind == INTEG_STEP_REVERT && s->tree &&
+			    !strcmp(s->tree, n->trees[i].cfg->name))
+				strvec_push(&reverted[i], s->tip.hex);
+		}
 		out[i - 1].name = n->trees[i].cfg->name;
 		out[i - 1].in_next = st == TREE_MERGED || st == TREE_REVERTED || st == TREE_STALE;
 		out[i - 1].left_out = &n->trees[i].left_out;
+		out[i - 1].reverted = &reverted[i];
 	}
 	if (journey_night_end(n->journey, out, n->trees_nr - 1) < 0) {
 		log_warn("%s", nb_error_last());
 		strvec_pushf(&n->run->notes, "%s", nb_error_last());
 	}
+	for (i = 1; i < n->trees_nr; i++)
+		strvec_clear(&reverted[i]);
+	free(reverted);
 	free(out);
 }
 
@@ -1195,6 +1208,8 @@ static void begin(struct night *n, const struct config *cfg, const struct night_
 	night_cells_init(n);
 	notices_init(&n->notices, cfg);
 	n->notices.st = st;
+	/* tonight's notices go out in the story's order, whenever each is queued */
+	n->notices.settings.order_epoch = time(NULL);
 	n->trees_nr = cfg->trees_nr + 1;
 	n->trees = xcalloc(n->trees_nr, sizeof(*n->trees));
 	n->trees[0].cfg = &cfg->base;
