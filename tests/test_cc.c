@@ -134,7 +134,8 @@ static void test_args_cacheable(void **state)
 		{ "-c -o out/x.o src/x.c -g -Wall -Iinc -DA=1", "src/x.c -g -Wall -Iinc -DA=1",
 		  "src/x.c -g -Wall -Iinc -DA=1", "out/x.o", 0, 0 },
 		/* the dependency file: named for the -E pass as gcc names it, never sent */
-		{ "-MD -c x.c -o out/x.o", "-MD x.c -MF out/x.d -MQ out/x.o", "x.c", "out/x.o", 1, 0 },
+		{ "-MD -c x.c -o out/x.o", "-MD x.c -MF out/x.d -MQ out/x.o", "x.c", "out/x.o",
+		  1, 0 },
 		{ "-MMD -MP -c src/x.c", "-MMD -MP src/x.c -MF x.d", "src/x.c", NULL, 1, 0 },
 		{ "-MD -MF d -MT t -c x.c -o x.o", "-MD -MF d -MT t x.c", "x.c", "x.o", 1, 0 },
 		/* kbuild's: the preprocessor names the file itself, in the -E pass too */
