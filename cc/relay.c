@@ -207,7 +207,7 @@ int cc_relay_main(int argc, char **argv)
 	r.have_token = !cc_token_read(r.token, r.token_file);
 	listen_fd = relay_listen(r.sock);
 	if (listen_fd < 0) {
-		/* something at SOCK all the same: the box binds it (the shims compile themselves) */
+		/* something at SOCK all the same: the box binds it (shims compile themselves) */
 		int fd = open(r.sock, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 
 		if (fd >= 0)

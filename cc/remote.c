@@ -1,4 +1,4 @@
-/* The compile service's TCP side, for a cluster's nodes: its socket and the token each connection shows. */
+/* The compile service's TCP side for cluster nodes: its socket, the token a connection shows. */
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>

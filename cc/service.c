@@ -225,8 +225,10 @@ static int write_token(const char *path, const char *user)
 	sha256_hex(hex, raw);
 	if (file_write_atomic_mode(path, hex, SHA256_HEXSZ, 0600) < 0)
 		return NB_ERROR;
-	if (!geteuid() && user && (!(pw = getpwnam(user)) || chown(path, pw->pw_uid, pw->pw_gid) < 0))
-		return nb_error_errno(NB_ERROR, "compiler cache: cannot give '%s' to %s", path, user);
+	if (!geteuid() && user &&
+	    (!(pw = getpwnam(user)) || chown(path, pw->pw_uid, pw->pw_gid) < 0))
+		return nb_error_errno(NB_ERROR, "compiler cache: cannot give '%s' to %s", path,
+				      user);
 	return 0;
 }
 
