@@ -106,7 +106,7 @@ static int dial_service(const char *addr)
 	return fd;
 }
 
-/* Moves what `from` has to `to`; 0 on its end (then `to` is told so), 1 more may come, -1 broken. */
+/* Moves what `from` has to `to`: 0 at its end (`to` is told), 1 more may come, -1 broken. */
 static int pump(int from, int to)
 {
 	char buf[65536];
