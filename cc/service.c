@@ -219,7 +219,13 @@ static int write_token(const char *path, const char *user)
 	unsigned char raw[SHA256_LEN];
 	char hex[SHA256_HEXSZ + 1];
 	struct passwd *pw;
+	const char *slash = strrchr(path, '/');
+	char *dir = slash && slash != path ? xstrndup(path, (size_t)(slash - path)) : NULL;
+	int made = !dir || file_mkdir_p(dir, 0711) == 0;
 
+	free(dir);
+	if (!made)
+		return NB_ERROR;
 	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
 		return nb_error_errno(NB_ERROR, "compiler cache: no random bytes for a token");
 	sha256_hex(hex, raw);

@@ -554,6 +554,15 @@ static void build_env(struct strvec *env, const struct runcmd_opts *opts)
 	/* the box has a /tmp of its own: the host's TMPDIR means nothing in it */
 	if (opts->box)
 		strvec_push(env, "TMPDIR=/tmp");
+	/* a folder of the box's first on PATH, as a local run's (the cache's shims) */
+	if (opts->box && opts->box->path_first) {
+		const char *path = env_get(opts->env, "PATH");
+
+		if (!path)
+			path = getenv("PATH");
+		strvec_pushf(env, "PATH=%s:%s", opts->box->path_first,
+			     path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
+	}
 	if (conf && !env_get(opts->env, "SLURM_CONF"))
 		strvec_pushf(env, "SLURM_CONF=%s", conf);
 }
