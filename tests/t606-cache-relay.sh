@@ -8,7 +8,8 @@
 #  - without its token file, or with no service, the connection just ends (a shim
 #    then compiles itself) and the command still runs;
 #  - `nextbot cc-serve --listen` says its port, takes a connection with the token
-#    and closes one without it unread (its stats count both).
+#    and closes one without it unread (its stats count both);
+#  - the config: on Slurm the cache needs listen, an address to dial, and only there.
 . "$(dirname "$0")/lib.sh"
 SHIM=$(dirname "$NEXTBOT")/nextbot-cc
 RELAY=$TMP/bin/nextbot-cc
@@ -149,4 +150,28 @@ expect_exit 1 "cc-serve --listen without a token file refuses to start" \
 	--store "$TMP/serve/store" --shim "$SHIM" --bwrap "$(command -v bwrap)" \
 	--listen 127.0.0.1:0 --token-file "$TMP/no-token"
 check "... naming the token" grep -q "no token in '$TMP/no-token'" "$TMP/out"
+
+# The config: on Slurm the cache needs listen, an address the nodes can dial; the
+# local runner has no use for it.
+W=$TMP/w
+expect_exit 0 "sim init" "$NEXTBOT" sim init "$W" --seed 1
+config_says() { # RUNNER-LINE CODE WHAT
+	sed -i '/^runner: /d' "$W/nextbot.yaml"
+	printf '%s\n' "$1" >>"$W/nextbot.yaml"
+	expect_exit "$2" "check-config with $1" "$NEXTBOT" -c "$W/nextbot.yaml" check-config
+	[ -z "$3" ] || check "... says '$3'" grep -qF "$3" "$TMP/err"
+}
+config_says 'runner: {kind: slurm, cache: {kind: ccache}}' 2 'needs listen: HOST:PORT'
+config_says 'runner: {kind: slurm, cache: {kind: ccache, listen: "0.0.0.0:0"}}' 2 \
+	'not the wildcard'
+config_says 'runner: {kind: slurm, cache: {kind: ccache, listen: "[::]:7000"}}' 2 \
+	'not the wildcard'
+config_says 'runner: {kind: slurm, cache: {kind: ccache, listen: "head:99999"}}' 2 \
+	'not HOST:PORT'
+config_says 'runner: {kind: slurm, cache: {kind: ccache, listen: "::1:7000"}}' 2 \
+	'[ADDR]:PORT for IPv6'
+config_says 'runner: {cache: {kind: ccache, listen: "127.0.0.1:0"}}' 2 \
+	'is for runner.kind: slurm'
+config_says 'runner: {kind: slurm, cache: {kind: ccache, listen: "head.cluster:7420"}}' 0 ''
+config_says 'runner: {kind: slurm, cache: {kind: ccache, listen: "[fd00::1]:0"}}' 0 ''
 done_testing
