@@ -74,7 +74,7 @@ endif
 # nextbot-cc, the compiler cache's shim (cc/), beside nextbot: a compile starts it,
 # so it links nothing but libc
 SHIM := $(dir $(NEXTBOT))nextbot-cc
-SHIM_OBJ := $(addprefix $(BUILD)/,cc/shim_main.o cc/shim.o cc/args.o cc/proto.o cc/direct.o \
+SHIM_OBJ := $(addprefix $(BUILD)/,cc/shim_main.o cc/shim.o cc/relay.o cc/args.o cc/proto.o cc/direct.o \
 	util/sha256.o util/strbuf.o util/strvec.o util/xalloc.o util/error.o)
 
 all: $(NEXTBOT) $(SHIM)

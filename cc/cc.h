@@ -18,6 +18,8 @@ struct cc_stats {
 	long refused;    /* not a request the cache takes (the shim compiled itself) */
 	long direct_hits;   /* hits asked for by a manifest: no compiler ran anywhere */
 	long direct_misses; /* direct requests no manifest answered (the shim preprocessed) */
+	long remote;     /* connections of a cluster's nodes, over TCP, with the token */
+	long remote_refused; /* TCP connections without it: closed unread */
 	long long bytes; /* the store's size at the end */
 };
 
@@ -38,6 +40,10 @@ struct cc_service_opts {
 				     compile's working directory may be */
 	struct runcmd_limits limits;
 	double timeout;        /* one compile's (0: 30 minutes) */
+	/* runner.cache.listen (runner.kind: slurm): HOST:PORT the nodes reach the
+	   service at, over TCP with a token of the night's; NULL: this host only */
+	const char *listen;
+	const char *token_file; /* where the token is kept (the runner user's, 0600) */
 };
 
 /* Where the shims' folder is inside a box, and the shims' folder in it. */
@@ -56,8 +62,9 @@ int cc_service_start(struct cc_service **out, const struct cc_service_opts *o);
 /*
  * Adds what a box needs for the cache to `box`: the shims' folder bound read-only
  * at CC_BOX_DIR and first on PATH, and an empty folder over the store (wherever
- * runner.cache.dir is, no build sees it).  Nothing when s is NULL.  What it points
- * to lives as long as `s`.
+ * runner.cache.dir is, no build sees it); with `listen`, the relay a cluster's
+ * node starts the box under (runcmd_box.relay).  Nothing when s is NULL.  What it
+ * points to lives as long as `s`.
  */
 void cc_service_box(const struct cc_service *s, struct runcmd_box *box);
 
@@ -72,6 +79,10 @@ struct cc_serve_opts {
 	const char *const *shown, *const *hide;
 	struct runcmd_limits limits;
 	double timeout;
+	/* with a token: the listening TCP socket of cc_remote_listen() too, whose
+	   connections must show the token first (CC_TOKEN_HEXSZ hex digits) */
+	const char *token;
+	int remote_fd;
 	volatile sig_atomic_t *stopping; /* set by SIGTERM: stop taking, kill compiles */
 	void (*ready)(void *data);       /* called once it serves */
 	void *ready_data;
@@ -92,6 +103,23 @@ int cc_run_dir_make(const char *run_dir, const char *shim, const char *path,
  * it could not start.
  */
 int cc_serve_run(struct cc_stats *out, int listen_fd, const struct cc_serve_opts *o);
+
+/* The token a cluster node's connections show (hex digits of 32 random bytes). */
+#define CC_TOKEN_HEXSZ 64
+
+/* The service's TCP side (runner.cache.listen): its socket, its port, the token. */
+struct cc_remote {
+	int fd;
+	int port;              /* the one asked for, or the kernel's choice for port 0 */
+	char token[CC_TOKEN_HEXSZ + 1];
+};
+
+/*
+ * Listens at `addr` (HOST:PORT, [V6]:PORT) and reads the token from `token_file`
+ * into `out`.  0, or < 0 (recorded; out->fd is -1).  The caller closes out->fd,
+ * or hands it to cc_serve_run() (cc_serve_opts.remote_fd), which does.
+ */
+int cc_remote_open(struct cc_remote *out, const char *addr, const char *token_file);
 
 /* The shim's whole program (nextbot-cc, under a compiler's name); its exit code. */
 int cc_shim_main(int argc, char **argv);

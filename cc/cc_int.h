@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "cc/cc.h"
 #include "util/sha256.h"
 #include "util/strbuf.h"
 #include "util/strvec.h"
@@ -228,6 +229,39 @@ void cc_put_u32(unsigned char *p, uint32_t v);
 void cc_put_u64(unsigned char *p, uint64_t v);
 uint32_t cc_get_u32(const unsigned char *p);
 uint64_t cc_get_u64(const unsigned char *p);
+
+/* ---- the service over TCP, for a cluster's nodes (cc/remote.c, cc/relay.c) ---- */
+
+/*
+ * A node's relay (outside the box, as the runner user) opens each connection with
+ * this line: CC_TOKEN_MAGIC, a space, the night's token (CC_TOKEN_HEXSZ hex digits,
+ * from a file only the runner user reads) and a newline; then the shim's bytes
+ * follow as on the socket of the host.
+ */
+#define CC_TOKEN_MAGIC "NBCCT1"
+#define CC_TOKEN_LINE (sizeof(CC_TOKEN_MAGIC) + CC_TOKEN_HEXSZ + 1)
+
+/*
+ * "HOST:PORT" or "[V6]:PORT" split (caller frees both); 0, or -1 when it is not of
+ * that form or the port is not a number 0-65535.
+ */
+int cc_addr_split(const char *addr, char **host, char **port);
+
+/* Reads a token file (CC_TOKEN_HEXSZ hex digits, a newline may follow): 0 or -1. */
+int cc_token_read(char out[CC_TOKEN_HEXSZ + 1], const char *path);
+
+/*
+ * Whether a TCP connection's first line carries `token`: 1, or 0 (a wrong or
+ * missing line, or silence for `seconds`).
+ */
+int cc_remote_admit(int fd, const char *token, int seconds);
+
+/*
+ * `nextbot-cc --relay HOST:PORT TOKENFILE SOCK -- CMD…`: listens at SOCK (a place
+ * the box binds over its socket), runs CMD, and carries each connection to the
+ * service at HOST:PORT after the token line; exits as CMD did.
+ */
+int cc_relay_main(int argc, char **argv);
 
 /* ---- the store (cc/store.c): entries by key, at most `max` bytes, least recently used out ---- */
 

@@ -1,5 +1,6 @@
 /* The wire between a shim in a box and the compile service: framed, every length capped. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -312,4 +313,52 @@ int cc_request_read(struct cc_request *out, int fd, const char **why)
 done:
 	free(h);
 	return ret;
+}
+
+int cc_addr_split(const char *addr, char **host, char **port)
+{
+	const char *colon, *h = addr, *h_end;
+	char *end;
+	long n;
+
+	*host = *port = NULL;
+	if (addr[0] == '[') {
+		h = addr + 1;
+		h_end = strchr(h, ']');
+		if (!h_end || h_end[1] != ':')
+			return -1;
+		colon = h_end + 1;
+	} else {
+		colon = strrchr(addr, ':');
+		if (!colon || memchr(addr, ':', (size_t)(colon - addr)))
+			return -1;
+		h_end = colon;
+	}
+	errno = 0;
+	n = strtol(colon + 1, &end, 10);
+	if (h_end == h || !colon[1] || *end || errno || n < 0 || n > 65535)
+		return -1;
+	*host = xstrndup(h, (size_t)(h_end - h));
+	*port = xstrdup(colon + 1);
+	return 0;
+}
+
+int cc_token_read(char out[CC_TOKEN_HEXSZ + 1], const char *path)
+{
+	char buf[CC_TOKEN_HEXSZ + 2];
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf));
+	size_t i;
+
+	if (fd >= 0)
+		close(fd);
+	if (n < CC_TOKEN_HEXSZ || (n == CC_TOKEN_HEXSZ + 1 && buf[CC_TOKEN_HEXSZ] != '\n') ||
+	    n > CC_TOKEN_HEXSZ + 1)
+		return -1;
+	for (i = 0; i < CC_TOKEN_HEXSZ; i++)
+		if (!strchr("0123456789abcdef", buf[i]) || !buf[i])
+			return -1;
+	memcpy(out, buf, CC_TOKEN_HEXSZ);
+	out[CC_TOKEN_HEXSZ] = 0;
+	return 0;
 }

@@ -94,6 +94,7 @@ struct conn {
 	int fd;
 	time_t alive;           /* last keepalive sent */
 	int direct;             /* a direct request was answered: one more may follow */
+	int remote;             /* over TCP: it shows the token first */
 	struct strvec keys;     /* the keys of the manifests it was sent */
 };
 
@@ -1260,8 +1261,14 @@ static void *conn_thread(void *arg)
 	setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	c->keys = (struct strvec)STRVEC_INIT;
-	while (serve_request(c))
-		;
+	if (c->remote && !cc_remote_admit(c->fd, s->o->token, CC_KEEPALIVE_SECONDS * 2))
+		count(s, &s->stats.remote_refused);
+	else {
+		if (c->remote)
+			count(s, &s->stats.remote);
+		while (serve_request(c))
+			;
+	}
 	close(c->fd);
 	strvec_clear(&c->keys);
 	free(c);
@@ -1332,7 +1339,7 @@ static void server_release(struct server *s)
 }
 
 /* Takes one connection (or refuses it when too many are open). */
-static void take(struct server *s, int fd)
+static void take(struct server *s, int fd, int remote)
 {
 	struct conn *c;
 	pthread_attr_t attr;
@@ -1350,6 +1357,7 @@ static void take(struct server *s, int fd)
 	c = xcalloc(1, sizeof(*c));
 	c->srv = s;
 	c->fd = fd;
+	c->remote = remote;
 	c->alive = time(NULL);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -1373,16 +1381,23 @@ int cc_serve_run(struct cc_stats *out, int listen_fd, const struct cc_serve_opts
 	if (o->ready)
 		o->ready(o->ready_data);
 	while (!(stopping && *stopping)) {
-		struct pollfd p = { .fd = listen_fd, .events = POLLIN };
-		int fd;
+		struct pollfd p[2] = { { .fd = listen_fd, .events = POLLIN },
+				       { .fd = o->token ? o->remote_fd : -1, .events = POLLIN } };
+		int fd, k;
 
-		if (poll(&p, 1, 200) <= 0)
+		if (poll(p, o->token ? 2 : 1, 200) <= 0)
 			continue;
-		fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
-		if (fd >= 0)
-			take(&s, fd);
+		for (k = 0; k < 2; k++) {
+			if (!(p[k].revents & POLLIN))
+				continue;
+			fd = accept4(p[k].fd, NULL, NULL, SOCK_CLOEXEC);
+			if (fd >= 0)
+				take(&s, fd, k);
+		}
 	}
 	close(listen_fd);
+	if (o->token)
+		close(o->remote_fd);
 	/* the compiles under way are killed (compile_stop); their shims compile themselves */
 	pthread_mutex_lock(&s.lock);
 	clock_gettime(CLOCK_REALTIME, &t);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -37,6 +38,10 @@ struct cc_service {
 	int status_fd;          /* its lines: "ready", "error …", "stats …" */
 	char *run_dir, *jobs_dir, *empty, *store;
 	struct runcmd_bind binds[3];
+	/* with runner.cache.listen: the token's file, and the relay a node starts a box
+	   under: the shim's copy in run_dir, "--relay", HOST:PORT, the token's file */
+	char *token_file, *relay_to, *relay_exe;
+	const char *relay[5];
 };
 
 /* ---- the service's folder (made by the service process itself) ---- */
@@ -201,6 +206,58 @@ static void serve_argv(struct strvec *av, const struct cc_service_opts *o, const
 	push_opt(av, "--cpu", o->limits.cpu);
 	push_opt(av, "--file-size", o->limits.fsize);
 	push_opt(av, "--timeout", (long long)o->timeout);
+	if (o->listen)
+		strvec_pushl(av, "--listen", o->listen, "--token-file", o->token_file, NULL);
+}
+
+/*
+ * A new token for the night, in a file only the runner user (and root) reads: the
+ * nodes' relays read it there; no box sees it (it is not in the shims' folder).
+ */
+static int write_token(const char *path, const char *user)
+{
+	unsigned char raw[SHA256_LEN];
+	char hex[SHA256_HEXSZ + 1];
+	struct passwd *pw;
+	const char *slash = strrchr(path, '/');
+	char *dir = slash && slash != path ? xstrndup(path, (size_t)(slash - path)) : NULL;
+	int made = !dir || file_mkdir_p(dir, 0711) == 0;
+
+	free(dir);
+	if (!made)
+		return NB_ERROR;
+	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
+		return nb_error_errno(NB_ERROR, "compiler cache: no random bytes for a token");
+	sha256_hex(hex, raw);
+	if (file_write_atomic_mode(path, hex, SHA256_HEXSZ, 0600) < 0)
+		return NB_ERROR;
+	if (!geteuid() && user &&
+	    (!(pw = getpwnam(user)) || chown(path, pw->pw_uid, pw->pw_gid) < 0))
+		return nb_error_errno(NB_ERROR, "compiler cache: cannot give '%s' to %s", path,
+				      user);
+	return 0;
+}
+
+/* The relay's command: the address the nodes dial (the port the service got). */
+static int set_relay(struct cc_service *s, const char *listen, const char *ready)
+{
+	char *host, *port;
+	long got;
+
+	if (str_to_long(ready + strlen("ready "), &got) < 0 || got <= 0 || got > 65535 ||
+	    cc_addr_split(listen, &host, &port) < 0)
+		return nb_error_set(NB_ERROR, "compiler cache: the service said '%s'", ready);
+	s->relay_to = strchr(host, ':') ? xstrfmt("[%s]:%ld", host, got)
+					: xstrfmt("%s:%ld", host, got);
+	s->relay_exe = xstrfmt("%s/bin/" SHIM_NAME, s->run_dir);
+	s->relay[0] = s->relay_exe;
+	s->relay[1] = "--relay";
+	s->relay[2] = s->relay_to;
+	s->relay[3] = s->token_file;
+	s->relay[4] = NULL;
+	free(host);
+	free(port);
+	return 0;
 }
 
 /* nextbot-cc beside nextbot: the build puts them side by side, and so does make install. */
@@ -293,6 +350,11 @@ int cc_service_start(struct cc_service **out, const struct cc_service_opts *o)
 		error = nb_error_errno(NB_ENOTFOUND, "compiler cache: no shim program '%s'", shim);
 		goto done;
 	}
+	if (o->listen) {
+		s->token_file = xstrdup(o->token_file);
+		if ((error = write_token(s->token_file, o->user)) < 0)
+			goto done;
+	}
 	serve_argv(&av, o, shim);
 	/* the service's own environment: nothing of ours reaches a compile but PATH */
 	strvec_pushf(&env, "PATH=%s", path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
@@ -310,7 +372,8 @@ int cc_service_start(struct cc_service **out, const struct cc_service_opts *o)
 	close(pipefd[1]);
 	pipefd[1] = -1;
 	s->status_fd = pipefd[0];
-	if (read_line(&line, s->status_fd, START_SECONDS) < 0 || strcmp(line.buf, "ready")) {
+	if (read_line(&line, s->status_fd, START_SECONDS) < 0 ||
+	    (strcmp(line.buf, "ready") && !str_starts_with(line.buf, "ready "))) {
 		error = nb_error_set(NB_ERROR, "compiler cache: the service did not start%s%s",
 				     str_starts_with(line.buf, "error ") ? ": " : "",
 				     str_starts_with(line.buf, "error ") ? line.buf + 6 : "");
@@ -320,6 +383,8 @@ int cc_service_start(struct cc_service **out, const struct cc_service_opts *o)
 	s->binds[0] = (struct runcmd_bind){ s->run_dir, CC_BOX_DIR, 0 };
 	s->binds[1] = (struct runcmd_bind){ s->empty, s->store, 0 };
 	s->binds[2] = (struct runcmd_bind){ NULL, NULL, 0 };
+	if (o->listen && (error = set_relay(s, o->listen, line.buf)) < 0)
+		goto done;
 	*out = s;
 done:
 	if (pipefd[1] >= 0)
@@ -339,13 +404,17 @@ void cc_service_box(const struct cc_service *s, struct runcmd_box *box)
 		return;
 	box->binds = s->binds;
 	box->path_first = CC_BOX_BIN;
+	if (s->relay_exe) {
+		box->relay = s->relay;
+		box->relay_at = CC_BOX_DIR "/sock";
+	}
 }
 
 static void parse_stats(struct cc_stats *st, const char *line)
 {
-	if (sscanf(line, "stats %ld %ld %ld %ld %ld %lld %ld %ld", &st->requests, &st->hits,
-		   &st->compiled, &st->failed, &st->refused, &st->bytes, &st->direct_hits,
-		   &st->direct_misses) != 8)
+	if (sscanf(line, "stats %ld %ld %ld %ld %ld %lld %ld %ld %ld %ld", &st->requests,
+		   &st->hits, &st->compiled, &st->failed, &st->refused, &st->bytes,
+		   &st->direct_hits, &st->direct_misses, &st->remote, &st->remote_refused) != 10)
 		memset(st, 0, sizeof(*st));
 }
 
@@ -368,6 +437,11 @@ void cc_service_stop(struct cc_service *s, struct cc_stats *stats)
 		close(s->status_fd);
 	if (file_remove_tree(s->run_dir) < 0 || file_remove_tree(s->jobs_dir) < 0)
 		log_warn("%s", nb_error_last());
+	if (s->token_file && unlink(s->token_file) < 0 && errno != ENOENT)
+		log_warn("compiler cache: cannot remove '%s': %s", s->token_file, strerror(errno));
+	free(s->token_file);
+	free(s->relay_to);
+	free(s->relay_exe);
 	strbuf_release(&line);
 	free(s->run_dir);
 	free(s->jobs_dir);

@@ -629,6 +629,9 @@ int cc_shim_main(int argc, char **argv)
 	int code, done;
 
 	sh.name = slash ? slash + 1 : argv[0];
+	/* the program's own name, on a cluster's node: the relay the Slurm runner starts */
+	if (argc > 1 && !strcmp(argv[1], "--relay") && !strcmp(sh.name, "nextbot-cc"))
+		return cc_relay_main(argc - 1, argv + 1);
 	if (!cc_compiler_name(sh.name)) {
 		fprintf(stderr, "nextbot-cc: run it as a compiler (cc, gcc, …), not as '%s'\n",
 			sh.name);

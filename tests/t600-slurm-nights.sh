@@ -1,10 +1,13 @@
 #!/bin/sh
 # The Slurm runner on a real private single-node Slurm cluster (tests/slurm-cluster.sh):
 #  - the same simulated world (seed 5 unless $SEED) plays $NIGHTS nights (3) with the
-#    local runner and with `runner: {kind: slurm, max_jobs: 4}`: the same flags (ids,
+#    local runner and with `runner: {kind: slurm, max_jobs: 4}`, both with the
+#    compiler cache (the local runner's on this host's socket; on Slurm through the
+#    nodes' relays over TCP, `cache: {listen: 127.0.0.1:0}`): the same flags (ids,
 #    trees, commits, kinds, states, errors, excerpts), next trees and notice ids; the
-#    Slurm nights really ran as Slurm jobs (named tree:commit, as runner.user), and
-#    leave nothing in the queue;
+#    Slurm nights really ran as Slurm jobs (named tree:commit, as runner.user), their
+#    compiles reached the service through the relays (none refused, some answered
+#    from the store), and they leave nothing in the queue, no token and no socket;
 #  - one more night on Slurm with a build `sleep 317` and timeout 3: the night completes
 #    with the base noted broken, the job was cancelled, squeue is empty at once after;
 #  - and one with timeout 600, SIGTERM once the job runs: nextbot ends at once, the
@@ -44,7 +47,8 @@ play() {
 		"$NEXTBOT" sim advance "$W" --days 1 >/dev/null 2>&1 || not_ok "$label: sim advance $n"
 		date=$(date -u -d "2026-12-01 + $n days" +%Y-%m-%d)
 		expect_exit 0 "$label: night $n ($date) runs" \
-			"$NEXTBOT" -q -c "$W/nextbot.yaml" run --date "$date"
+			"$NEXTBOT" -c "$W/nextbot.yaml" run --date "$date"
+		cat "$TMP/err" >>"$TMP/$label.log"
 		tag=next-$(echo "$date" | tr -d -)
 		echo "$date $(git -C "$W/state/repo.git" rev-parse -q --verify "$tag^{tree}")" \
 			>>"$TMP/$label.trees"
@@ -59,8 +63,8 @@ play() {
 	done >"$TMP/$label.remotes"
 }
 
-# no compiler cache: runner.cache needs the local runner, and both runs are compared
-expect_exit 0 "sim init --seed $SEED" "$NEXTBOT" sim init "$W" --seed "$SEED" --no-cache
+expect_exit 0 "sim init --seed $SEED" "$NEXTBOT" sim init "$W" --seed "$SEED"
+check "the world has the compiler cache" grep -q '^runner: {cache: {' "$W/nextbot.yaml"
 # One confirmation run, not the world's three: the flaky defects they guard against are
 # not compared here (none sits in a merged tree these nights), and each confirmation is
 # a clean build and test of the project in both runs, about half of their CPU.
@@ -77,10 +81,31 @@ mv "$W" "$TMP/local-world"
 # ---- the same nights on Slurm ----
 slurm_cluster_ready
 cp -a "$TMP/pristine" "$W"
-printf 'runner: {kind: slurm, max_jobs: 4}\n' >>"$W/nextbot.yaml"
+sed -i '/^runner: /d' "$W/nextbot.yaml"
+printf 'runner: {kind: slurm, max_jobs: 4, cache: {kind: ccache, listen: "127.0.0.1:0"}}\n' \
+	>>"$W/nextbot.yaml"
 start=$(date +%s)
 play slurm
 echo "# the Slurm nights took $(($(date +%s) - start)) s"
+# "compiler cache: N connections of the nodes' relays over TCP, M without the night's token"
+check "on Slurm the compiles reached the service through the relays, none refused" \
+	$PYTHON - "$TMP/slurm.log" "$TMP/local.log" <<'EOF'
+import re, sys
+slurm, local = (open(p).read() for p in sys.argv[1:3])
+relays = [(int(a), int(b)) for a, b in re.findall(
+    r"compiler cache: (\d+) connections of the nodes' relays over TCP, (\d+) without", slurm)]
+asked = [(int(a), int(b)) for a, b in re.findall(
+    r"compiler cache: (\d+) compiles asked, (\d+) answered from the store", slurm)]
+print("# relays' connections, refused, per night:", relays)
+print("# compiles asked, answered from the store, per night:", asked)
+ok = relays and all(r > 0 and bad == 0 for r, bad in relays)
+ok = ok and asked and sum(h for _, h in asked) > 0
+ok = ok and "relays over TCP" not in local
+sys.exit(0 if ok else 1)
+EOF
+check "no token file is left after the nights" test ! -e "$W/state/workers/.cc-token"
+check "no relay socket is left in the workers" \
+	sh -c "! find '$W/state/workers' -name '.nextbot-slurm-*' | grep -q ."
 
 check "both runs saw the same simulated world" cmp -s "$TMP/local.remotes" "$TMP/slurm.remotes"
 check "the same next tree every night" cmp -s "$TMP/local.trees" "$TMP/slurm.trees"

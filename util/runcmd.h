@@ -57,6 +57,12 @@ struct runcmd_box {
 	/* runcmd_opts.cwd is a place inside the box only (a bind's): not looked for on
 	   the host */
 	int cwd_in_box;
+	/* on a cluster's node (the Slurm runner; the local runner ignores it): the box
+	   starts under this program and its first arguments, followed by a socket's
+	   place on the node, "--" and bwrap's command line; that socket is bound at
+	   `relay_at` inside (the compiler cache's relay, cc/relay.c) */
+	const char *const *relay;
+	const char *relay_at;
 };
 
 /* A bind of `host` at `at` inside the box, read-only unless `writable`. */

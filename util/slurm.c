@@ -329,6 +329,39 @@ static char *job_name(const struct slurm_opts *s, const char *const *env)
 	return strbuf_detach(&sb, NULL);
 }
 
+/*
+ * bwrap's command line on the node; with a relay (the compiler cache's), under it:
+ * its socket at <prefix>.cc on the node, bound at box->relay_at inside.
+ */
+static void box_on_node(struct strvec *av, const struct runcmd_box *box, const char *dir,
+			const char *prefix, char **cmd)
+{
+	struct runcmd_box relayed = *box;
+	struct runcmd_bind *binds;
+	char *sock;
+	size_t n = 0, i;
+
+	if (!box->relay || !box->relay_at) {
+		runcmd_box_argv(av, box, dir, BOX_STATUS_FD, cmd);
+		return;
+	}
+	sock = xstrfmt("%s.cc", prefix);
+	for (i = 0; box->relay[i]; i++)
+		strvec_push(av, box->relay[i]);
+	strvec_pushl(av, sock, "--", NULL);
+	while (box->binds && box->binds[n].at)
+		n++;
+	binds = xcalloc(n + 2, sizeof(*binds));
+	for (i = 0; i < n; i++)
+		binds[i] = box->binds[i];
+	/* after the cache's folder, over the host's socket in it */
+	binds[n] = (struct runcmd_bind){ sock, box->relay_at, 0 };
+	relayed.binds = binds;
+	runcmd_box_argv(av, &relayed, dir, BOX_STATUS_FD, cmd);
+	free(binds);
+	free(sock);
+}
+
 static void srun_argv(struct strvec *av, const struct runcmd_opts *opts,
 			const struct slurm_opts *s, const char *dir, const char *name,
 			const char *prefix)
@@ -370,7 +403,7 @@ static void srun_argv(struct strvec *av, const struct runcmd_opts *opts,
 	}
 	/* the same box as a local run's, made on the node */
 	if (opts->box)
-		runcmd_box_argv(av, opts->box, dir, BOX_STATUS_FD, cmd.v);
+		box_on_node(av, opts->box, dir, prefix, cmd.v);
 	else
 		for (i = 0; i < cmd.nr; i++)
 			strvec_push(av, cmd.v[i]);
@@ -476,7 +509,7 @@ static void classify(struct runcmd_result *out, const struct watch *w, const cha
 
 static void remove_status(const char *prefix)
 {
-	const char *suffix[] = { ".start", ".exit", ".tmp", ".sig", ".box" };
+	const char *suffix[] = { ".start", ".exit", ".tmp", ".sig", ".box", ".cc" };
 	size_t i;
 
 	for (i = 0; i < sizeof(suffix) / sizeof(*suffix); i++) {
@@ -521,6 +554,15 @@ static void build_env(struct strvec *env, const struct runcmd_opts *opts)
 	/* the box has a /tmp of its own: the host's TMPDIR means nothing in it */
 	if (opts->box)
 		strvec_push(env, "TMPDIR=/tmp");
+	/* a folder of the box's first on PATH, as a local run's (the cache's shims) */
+	if (opts->box && opts->box->path_first) {
+		const char *path = env_get(opts->env, "PATH");
+
+		if (!path)
+			path = getenv("PATH");
+		strvec_pushf(env, "PATH=%s:%s", opts->box->path_first,
+			     path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
+	}
 	if (conf && !env_get(opts->env, "SLURM_CONF"))
 		strvec_pushf(env, "SLURM_CONF=%s", conf);
 }

@@ -24,6 +24,8 @@ static void on_signal(int sig)
 struct serve_args {
 	struct cc_serve_opts o;
 	const char *run, *shim, *path;
+	const char *listen, *token_file;
+	struct cc_remote remote; /* --listen's socket, its port and the token */
 	struct strvec shown, hide;
 	long parent;
 	int status_fd;
@@ -55,6 +57,10 @@ static int option(struct serve_args *a, const char *name, const char *v)
 		a->shim = v;
 	else if (!strcmp(name, "--path"))
 		a->path = v;
+	else if (!strcmp(name, "--listen"))
+		a->listen = v;
+	else if (!strcmp(name, "--token-file"))
+		a->token_file = v;
 	else if (!strcmp(name, "--bwrap"))
 		a->o.bwrap = *v ? v : NULL;
 	else if (!strcmp(name, "--user"))
@@ -101,14 +107,35 @@ static void say(int fd, const char *fmt, ...)
 
 static void ready(void *data)
 {
-	say(*(int *)data, "ready\n");
+	const struct serve_args *a = data;
+
+	if (a->o.token)
+		say(a->status_fd, "ready %d\n", a->remote.port);
+	else
+		say(a->status_fd, "ready\n");
+}
+
+/* --listen's socket and --token-file's token: 0, or -1 (recorded). */
+static int open_remote(struct serve_args *a)
+{
+	a->o.remote_fd = -1;
+	if (!a->listen)
+		return 0;
+	if (!a->token_file)
+		return nb_error_set(NB_EINVALID, "compiler cache: --listen without --token-file");
+	if (cc_remote_open(&a->remote, a->listen, a->token_file) < 0)
+		return NB_ERROR;
+	a->o.remote_fd = a->remote.fd;
+	a->o.token = a->remote.token;
+	return 0;
 }
 
 /*
  * Run by nextbot itself (cc/service.c), never by people: `nextbot cc-serve --run DIR
  * --jobs DIR --store DIR --shim FILE --bwrap FILE [--user U] [--show P]… [--hide P]…
  * [--max SIZE] [--memory N] [--processes N] [--cpu N] [--file-size N] [--timeout S]
- * [--path PATH] [--status-fd N] [--parent PID]`.  It says "ready" on the status
+ * [--path PATH] [--status-fd N] [--parent PID] [--listen HOST:PORT --token-file F]`.
+ * It says "ready" (with --listen: "ready PORT", the TCP port it has) on the status
  * descriptor (default 1) once it serves, "error …" when it cannot, and "stats …"
  * when SIGTERM ends it.
  */
@@ -139,16 +166,18 @@ int cmd_cc_serve(const struct cli_ctx *ctx, int argc, char **argv)
 	a.o.hide = (const char *const *)a.hide.v;
 	a.o.stopping = &stop_now;
 	a.o.ready = ready;
-	a.o.ready_data = &a.status_fd;
+	a.o.ready_data = &a;
 	code = EXIT_FAILED;
-	if ((fd = cc_run_dir_make(a.run, a.shim, a.path ? a.path : "/usr/local/bin:/usr/bin:/bin",
+	if (open_remote(&a) < 0 ||
+	    (fd = cc_run_dir_make(a.run, a.shim, a.path ? a.path : "/usr/local/bin:/usr/bin:/bin",
 				  &a.o)) < 0 ||
 	    cc_serve_run(&st, fd, &a.o) < 0) {
 		say(a.status_fd, "error %s\n", nb_error_last());
 		goto done;
 	}
-	say(a.status_fd, "stats %ld %ld %ld %ld %ld %lld %ld %ld\n", st.requests, st.hits,
-	    st.compiled, st.failed, st.refused, st.bytes, st.direct_hits, st.direct_misses);
+	say(a.status_fd, "stats %ld %ld %ld %ld %ld %lld %ld %ld %ld %ld\n", st.requests, st.hits,
+	    st.compiled, st.failed, st.refused, st.bytes, st.direct_hits, st.direct_misses,
+	    st.remote, st.remote_refused);
 	code = EXIT_DONE;
 done:
 	strvec_clear(&a.shown);

@@ -742,12 +742,43 @@ static int load_limits(struct loader *ld, const struct ynode *n)
 }
 
 /*
- * runner.cache: {kind: ccache, dir, max}.  The store must be out of every build's
+ * runner.cache.listen: HOST:PORT or [V6]:PORT, a port 0-65535 (0: any free one),
+ * and a host the nodes can dial (not the wildcard address).
+ */
+static int check_listen(struct loader *ld, const struct ynode *n)
+{
+	const char *v = ld->cfg->runner.cache.listen, *colon, *end;
+	size_t hlen;
+	long port;
+
+	if (!v)
+		return 0;
+	colon = strrchr(v, ':');
+	end = colon;
+	if (v[0] == '[' && colon && colon > v && colon[-1] == ']') {
+		v++;
+		end = colon - 1;
+	} else if (colon && memchr(v, ':', (size_t)(colon - v))) {
+		colon = NULL; /* a bare IPv6 address: brackets needed */
+	}
+	hlen = colon ? (size_t)(end - v) : 0;
+	if (!colon || !hlen || str_to_long(colon + 1, &port) < 0 || port < 0 || port > 65535)
+		return yread_err(&ld->r, ynode_get(n, "listen"), "listen",
+				 "not HOST:PORT (a port 0-65535; [ADDR]:PORT for IPv6)");
+	if ((hlen == 7 && !strncmp(v, "0.0.0.0", 7)) || (hlen == 2 && !strncmp(v, "::", 2)))
+		return yread_err(&ld->r, ynode_get(n, "listen"), "listen",
+				 "name the address the nodes reach this host at, not the "
+				 "wildcard");
+	return 0;
+}
+
+/*
+ * runner.cache: {kind: ccache, dir, max, listen}.  The store must be out of every build's
  * reach, which only the sandbox gives; and the service's socket is on this host.
  */
 static int load_cache(struct loader *ld, const struct ynode *n)
 {
-	static const char *const keys[] = { "kind", "dir", "max", NULL };
+	static const char *const keys[] = { "kind", "dir", "max", "listen", NULL };
 	static const char *const kinds[] = { "ccache", NULL };
 	struct config *cfg = ld->cfg;
 	int kind = -1, ret;
@@ -761,7 +792,9 @@ static int load_cache(struct loader *ld, const struct ynode *n)
 	if ((ret = yread_enum(&ld->r, n, "kind", kinds, &kind)) < 0 ||
 	    (ret = yread_str(&ld->r, n, "dir", &cfg->runner.cache.dir, 0)) < 0 ||
 	    (ret = abs_path(ld, n, "dir", &cfg->runner.cache.dir)) < 0 ||
-	    (ret = get_size(ld, n, "max", &cfg->runner.cache.max)) < 0)
+	    (ret = get_size(ld, n, "max", &cfg->runner.cache.max)) < 0 ||
+	    (ret = yread_str(&ld->r, n, "listen", &cfg->runner.cache.listen, 0)) < 0 ||
+	    (ret = check_listen(ld, n)) < 0)
 		goto done;
 	if (kind < 0) {
 		ret = yread_err(&ld->r, n, "kind", "missing (required): ccache");
@@ -792,10 +825,14 @@ static int check_cache(struct loader *ld, const struct ynode *n)
 		return yread_err(&ld->r, at, "cache",
 				 "needs runner.sandbox: bwrap: without the sandbox nothing keeps "
 				 "a build from writing what another build's compile reads");
-	if (cfg->runner.kind != CONFIG_RUNNER_LOCAL)
+	if (cfg->runner.kind != CONFIG_RUNNER_LOCAL && !cfg->runner.cache.listen)
 		return yread_err(&ld->r, at, "cache",
-				 "needs runner.kind: local: the compile service listens on a "
-				 "socket of this host, which a cluster's nodes cannot reach");
+				 "needs listen: HOST:PORT on a cluster: the nodes reach the "
+				 "compile service over TCP there (its socket is this host's)");
+	if (cfg->runner.kind == CONFIG_RUNNER_LOCAL && cfg->runner.cache.listen)
+		return yread_err(&ld->r, ynode_get(at, "listen"), "listen",
+				 "is for runner.kind: slurm (the local runner's builds use the "
+				 "service's socket on this host)");
 	return 0;
 }
 
@@ -1820,6 +1857,7 @@ void config_free(struct config *cfg)
 	free(cfg->runner.partition);
 	free(cfg->runner.bwrap);
 	free(cfg->runner.cache.dir);
+	free(cfg->runner.cache.listen);
 	strvec_clear(&cfg->runner.srun_args);
 	strvec_clear(&cfg->runner.read_only);
 	free(cfg->git.token_env);

@@ -185,6 +185,9 @@ struct config {
 			enum config_cache_kind kind;
 			char *dir;          /* absolute; default <workdir>/ccache */
 			long long max;      /* bytes; default 5 GiB */
+			/* HOST:PORT the nodes of a cluster reach the service at (TCP,
+			   with a token of the night's); NULL: this host's socket only */
+			char *listen;
 		} cache;
 		struct {
 			long long memory;   /* bytes for all of a command's processes;

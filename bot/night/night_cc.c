@@ -15,7 +15,7 @@
 void night_cc_start(struct night *n)
 {
 	const struct config *cfg = n->cfg;
-	char *run_dir, *jobs_dir;
+	char *run_dir, *jobs_dir, *token_file;
 	const char *hide[4] = { cfg->workdir, cfg->runner.cache.dir, n->config_abs, NULL };
 	struct cc_service_opts o = {
 		.exe = bot_self_exe(),
@@ -39,10 +39,15 @@ void night_cc_start(struct night *n)
 	jobs_dir = xstrfmt("%s/workers/.cc-jobs", cfg->workdir);
 	o.run_dir = run_dir;
 	o.jobs_dir = jobs_dir;
+	o.listen = cfg->runner.cache.listen;
+	/* the nodes' relays read it; in workers/, but in no worker: no box shows it */
+	token_file = xstrfmt("%s/workers/.cc-token", cfg->workdir);
+	o.token_file = token_file;
 	if (cc_service_start(&n->cc, &o) < 0)
 		log_warn("%s; building without it", nb_error_last());
 	free(run_dir);
 	free(jobs_dir);
+	free(token_file);
 }
 
 void night_cc_stop(struct night *n)
@@ -60,5 +65,9 @@ void night_cc_stop(struct night *n)
 		 "and stored, %ld failed there and %ld refused (each compiled in its own box); "
 		 "the store holds %s", st.requests, st.hits, st.direct_hits, st.direct_misses,
 		 st.compiled, st.failed, st.refused, size.buf);
+	if (n->cfg->runner.cache.listen)
+		log_info("compiler cache: %ld connections of the nodes' relays over TCP, %ld "
+			 "without the night's token (closed unread)", st.remote,
+			 st.remote_refused);
 	strbuf_release(&size);
 }
