@@ -122,8 +122,8 @@ void journey_subject_norm(struct strbuf *out, const char *subject)
 	strbuf_rtrim(out);
 }
 
-int journey_reviewed(const struct journey_person *people, size_t nr, const char *author_email,
-		     const struct strvec *require)
+int journey_reviewed(const struct journey_person *people, size_t nr, const char *author_name,
+		     const char *author_email, const struct strvec *require)
 {
 	size_t i, k;
 
@@ -133,7 +133,7 @@ int journey_reviewed(const struct journey_person *people, size_t nr, const char 
 						    people[i].email };
 
 			if (!strcasecmp(people[i].key, require->v[k]) &&
-			    trailer_person_is_other(&t, NULL, author_email, NULL))
+			    trailer_person_is_other(&t, author_name, author_email, NULL))
 				return 1;
 		}
 	return 0;

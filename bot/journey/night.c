@@ -127,7 +127,8 @@ static void gate(struct journey_night *jn)
 		if (!t || !t->gate)
 			continue;
 		s->reviewed = journey_reviewed(s->commit->people, s->commit->people_nr,
-					       jr->author_email, &t->gate->require);
+					       jr->author_name, jr->author_email,
+					       &t->gate->require);
 		if (s->reviewed)
 			continue;
 		strvec_pushf(&jn->unreviewed, "%s: %.12s (\"%s\") by %s <%s>", t->cfg->name,
