@@ -92,9 +92,10 @@ static const struct drop *drop_of(const struct journey_night *jn, const struct j
 		for (v = 0; d->active && v < jr->versions_nr; v++) {
 			const struct journey_version *ver = &jr->versions[v];
 
+			/* by Message-ID only without a patch-id: never a claim's */
 			if (nb_patchid_eq(&ver->patch_id, &d->patch_id) ||
-			    (d->message_id && ver->message_id &&
-			     !strcmp(d->message_id, ver->message_id)))
+			    (nb_patchid_is_none(&d->patch_id) && d->message_id &&
+			     ver->message_id && !strcmp(d->message_id, ver->message_id)))
 				return d;
 		}
 	}
@@ -136,6 +137,8 @@ static void gate(struct journey_night *jn)
 			     jr->author_email);
 		if (t->gate->policy == CONFIG_GATE_HOLD && !t->is_watch && !drop_of(jn, jr))
 			s->held = no_review_reason(t->gate);
+		if (s->held && journey_commit_pid(jn, s->commit) < 0) /* held by it, not */
+			nb_error_clear();                             /* by a Message-ID */
 		jn->held_nr += s->held != NULL;
 	}
 }

@@ -1,0 +1,125 @@
+#!/bin/sh
+# Identities that cannot be borrowed (issue 38): a patch is its patch-id and author; a
+# Message-ID in a commit is a claim.  Mallory's patches carry the Link: of Ann's
+# reviewed patch in another tree: one is dropped (Ann's stays in next, her journey is
+# not "dropped"), one is unreviewed in a hold-gated tree (held: Ann's review is not
+# its own), and neither takes Ann's journey.  Honest cases: a maintainer's rebase that
+# adds a review keeps the patch (same patch-id); a changed patch under its own
+# Message-ID by its own author is a new version.
+. "$(dirname "$0")/lib.sh"
+
+W=$TMP/world
+mkdir -p "$W/src"
+cd "$W/src" || exit 1
+git_q init -q mainline && cd mainline || exit 1
+cat >Makefile <<'EOF'
+SRCS := $(wildcard */*.c) main.c
+prog: $(SRCS)
+	$(CC) -Wall -o $@ $(SRCS)
+EOF
+printf 'int main(void) { return 0; }\n' >main.c
+git_q add -A && git_q commit -qm "initial" && cd ..
+git_q clone -q mainline vfs
+git_q clone -q mainline mm
+
+# patch REPO WHO FILE CONTENT SUBJECT MSGID [TRAILER]: a commit by WHO (ann|mallory)
+patch() {
+	case $2 in
+	ann) n="Ann Author" e=ann@example.org ;;
+	*) n="Mallory" e=mallory@example.org ;;
+	esac
+	mkdir -p "$(dirname "$W/src/$1/$3")"
+	printf '%s\n' "$4" >"$W/src/$1/$3"
+	git -C "$W/src/$1" add -A
+	git -C "$W/src/$1" -c user.name="$n" -c user.email=$e commit -qm "$5
+
+Why $5.
+
+Signed-off-by: $n <$e>
+${7:+$7
+}Link: https://lore.kernel.org/r/$6"
+}
+REV="Reviewed-by: Rev Iewer <rev@example.org>"
+ANN=20261201-ann-1@example.org
+patch vfs ann fs/a.c 'int fs_a(void) { return 1; }' "fs: add fs_a" $ANN "$REV"
+patch mm mallory mm/x.c 'int mm_x(void) { return 2; }' "mm: add mm_x" $ANN "$REV"
+patch mm mallory mm/y.c 'int mm_y(void) { return 3; }' "mm: add mm_y" $ANN
+patch mm ann mm/own.c 'int mm_own(void) { return 4; }' "mm: add mm_own" \
+	20261201-own-1@example.org "$REV"
+for r in mainline vfs mm; do git clone -q --bare "$W/src/$r" "$W/$r.git"; done
+push() { git -C "$W/src/$1" push -q -f "$W/$1.git" HEAD:master; }
+
+cat >"$W/nextbot.yaml" <<EOF
+workdir: state
+base: {name: origin, url: "file://$W/mainline.git", branch: master}
+trees:
+  - {name: vfs, url: "file://$W/vfs.git", branch: master,
+     contacts: ["Vic <vic@example.org>"]}
+  - {name: mm-next, url: "file://$W/mm.git", branch: master,
+     contacts: ["Andrea Morten <andrea@example.org>"]}
+build:
+  - {name: build, command: make, timeout: 60}
+bisect: {confirm: 1, jobs: 1}
+notify: {from: "nextbot <nextbot@example.org>", list: "list@example.org"}
+journey: {trees: [vfs, mm-next]}
+review_gate:
+  - {trees: [mm-next], policy: hold}
+EOF
+NB() { "$NEXTBOT" -q -c "$W/nextbot.yaml" "$@"; }
+in_next() { git -C "$W/state/repo.git" cat-file -e "refs/heads/next:$1" 2>/dev/null; }
+state_of() { # the subject's journey state(s), one a line
+	NB --json patch "$1" | $PYTHON -c 'import json, sys
+for p in json.load(sys.stdin)["patches"]:
+    if p["subject"] == sys.argv[1]: print(p["state"])' "$1"
+}
+
+expect_exit 0 "night 1 runs" NB run --date 2026-12-05
+check "night 1: Ann's patch is in next" in_next fs/a.c
+check "night 1: Mallory's reviewed claim is in next" in_next mm/x.c
+check "night 1: Mallory's unreviewed claim is held: Ann's review is not its review" \
+	sh -c "! git -C '$W/state/repo.git' cat-file -e refs/heads/next:mm/y.c 2>/dev/null"
+check "night 1: the claim is a patch of its own, held" test "$(state_of 'mm: add mm_y')" = held
+check "night 1: Ann's patch keeps its own journey (in next, one event)" $PYTHON - \
+	"$(NB --json patch 'fs: add fs_a')" <<'EOF'
+import json, sys
+ps = [p for p in json.loads(sys.argv[1])["patches"] if p["subject"] == "fs: add fs_a"]
+assert len(ps) == 1, ps
+assert ps[0]["state"] == "in-next", ps[0]
+assert [e["event"] for e in ps[0]["events"]] == ["added"], ps[0]["events"]
+assert [v["commit"] for v in ps[0]["versions"]].__len__() == 1, ps[0]["versions"]
+EOF
+X=$(git -C "$W/src/mm" rev-parse HEAD~2)
+expect_exit 0 "the maintainer drops Mallory's mm_x" NB drop "$X" --reason "bad"
+expect_exit 0 "night 2 runs" NB run --date 2026-12-06
+check "night 2: mm_x is out of next" sh -c "! git -C '$W/state/repo.git' cat-file -e \
+	refs/heads/next:mm/x.c 2>/dev/null"
+check "night 2: Ann's patch is still in next" in_next fs/a.c
+check "night 2: Ann's journey is not dropped" test "$(state_of 'fs: add fs_a')" = in-next
+check "night 2: mm_x is the dropped one" test "$(state_of 'mm: add mm_x')" = dropped
+
+# night 3: honest cases: Ann's own mm patch changed in place (her Message-ID, her
+# name) is a new version; Vic's rebase adding a tag keeps Ann's vfs patch as it is
+git -C "$W/src/mm" reset -q --hard HEAD~1
+patch mm ann mm/own.c 'int mm_own(void) { return 44; }' "mm: add mm_own" \
+	20261201-own-1@example.org "$REV"
+push mm
+git -C "$W/src/vfs" -c user.name=Vic -c user.email=vic@example.org commit -q --amend \
+	-m "$(git -C "$W/src/vfs" log -1 --format=%B)
+Acked-by: Vic <vic@example.org>"
+push vfs
+expect_exit 0 "night 3 runs" NB run --date 2026-12-07
+check "night 3: Ann's changed mm patch is a new version, not a claim" $PYTHON - \
+	"$(NB --json patch 'mm: add mm_own')" <<'EOF'
+import json, sys
+ps = [p for p in json.loads(sys.argv[1])["patches"] if p["subject"] == "mm: add mm_own"]
+assert len(ps) == 1, ps
+assert [e["event"] for e in ps[0]["events"]][-1] == "replaced", ps[0]["events"]
+EOF
+check "night 3: Ann's rebased vfs patch is the same patch, still in next" $PYTHON - \
+	"$(NB --json patch 'fs: add fs_a')" <<'EOF'
+import json, sys
+ps = [p for p in json.loads(sys.argv[1])["patches"] if p["subject"] == "fs: add fs_a"]
+assert len(ps) == 1 and ps[0]["state"] == "in-next", ps
+assert "replaced" not in [e["event"] for e in ps[0]["events"]], ps[0]["events"]
+EOF
+done_testing
