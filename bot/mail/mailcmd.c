@@ -871,14 +871,33 @@ static int refused_enough(const struct state *st, const char *from)
 
 static void record(struct mailcmd_job *j, enum mailcmd_outcome o, const char *why)
 {
+	struct inbox_record *r;
+	struct strbuf content = STRBUF_INIT;
+
 	if (why) {
 		strbuf_reset(&j->summary);
 		strbuf_addstr(&j->summary, why);
 	}
-	state_inbox_add(&j->m->st, j->mail->key, j->mail->from_addr, j->when,
-			o == MAILCMD_ACTED ? MAIL_ACTED : o == MAILCMD_REFUSED ? MAIL_REFUSED
-									 : MAIL_IGNORED,
-			j->summary.buf);
+	r = state_inbox_add(&j->m->st, j->mail->key, j->mail->from_addr, j->when,
+			    o == MAILCMD_ACTED ? MAIL_ACTED : o == MAILCMD_REFUSED ? MAIL_REFUSED
+										 : MAIL_IGNORED,
+			    j->summary.buf);
+	if (o == MAILCMD_ACTED) { /* what it said: a resent copy never acts again */
+		inbox_mail_content_key(&content, j->mail);
+		r->content = strbuf_detach(&content, NULL);
+	}
+}
+
+/* The record of the same sender's same text, acted on before under another Message-ID. */
+static const struct inbox_record *acted_before(const struct mailcmd_job *j)
+{
+	struct strbuf content = STRBUF_INIT;
+	const struct inbox_record *r;
+
+	inbox_mail_content_key(&content, j->mail);
+	r = state_inbox_acted(&j->m->st, content.buf);
+	strbuf_release(&content);
+	return r;
 }
 
 int mailcmd_handle(enum mailcmd_outcome *out, struct maint *m, const char *raw, size_t len,
@@ -889,6 +908,7 @@ int mailcmd_handle(enum mailcmd_outcome *out, struct maint *m, const char *raw, 
 	struct strbuf why = STRBUF_INIT;
 	struct mailcmd_job j = {m,    &mail, NULL, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT, NULL,
 				NULL, 0,     0,	   0,		"",	     ""};
+	const struct inbox_record *before;
 	const char *reason;
 	size_t n, i;
 	int ret = 0, silent;
@@ -922,6 +942,14 @@ int mailcmd_handle(enum mailcmd_outcome *out, struct maint *m, const char *raw, 
 		*out = MAILCMD_REFUSED;
 		strbuf_addf(&j.summary, "From: not vouched for by %s: %s",
 			    m->cfg->inbox.authserv_id, why.buf);
+		record(&j, *out, NULL);
+		goto done;
+	}
+	if ((before = acted_before(&j))) {
+		/* a replay: the signature still holds, the Message-ID is new (issue 38) */
+		*out = MAILCMD_IGNORED; /* recorded: its own Message-ID is handled */
+		strbuf_addf(&j.summary, "the same text from the same sender was acted on "
+					"before (%s): not again", before->key);
 		record(&j, *out, NULL);
 		goto done;
 	}

@@ -404,8 +404,9 @@ static int mail_read(struct state *s, struct json_object *root)
 			enum mail_outcome outcome;
 
 			GET_ENUM(e, "outcome", mail_outcome_names, outcome);
-			if (key)
-				state_inbox_add(s, key, from, when, outcome, summary);
+			if (key) /* "content": since issue 38; absent before */
+				state_inbox_add(s, key, from, when, outcome, summary)->content =
+					get_str(e, "content");
 			free(key);
 			free(from);
 			free(when);
@@ -812,6 +813,8 @@ static void mail_json(struct json_object *root, const struct state *s)
 		put_str(e, "when", s->inbox[i].when);
 		put_str(e, "outcome", mail_outcome_name(s->inbox[i].outcome));
 		put_str(e, "summary", s->inbox[i].summary);
+		if (s->inbox[i].content)
+			put_str(e, "content", s->inbox[i].content);
 		json_object_array_add(inbox, e);
 	}
 	json_object_object_add(root, "sent", sent);
@@ -1189,6 +1192,7 @@ static void inbox_record_release(struct inbox_record *r)
 	free(r->from);
 	free(r->when);
 	free(r->summary);
+	free(r->content);
 }
 
 static void test_request_release(struct test_request *t)
@@ -1260,8 +1264,20 @@ const struct inbox_record *state_inbox_find(const struct state *s, const char *k
 	return NULL;
 }
 
-void state_inbox_add(struct state *s, const char *key, const char *from, const char *when,
-		     enum mail_outcome outcome, const char *summary)
+const struct inbox_record *state_inbox_acted(const struct state *s, const char *content)
+{
+	size_t i;
+
+	for (i = s->inbox_nr; content && i > 0; i--)
+		if (s->inbox[i - 1].outcome == MAIL_ACTED && s->inbox[i - 1].content &&
+		    !strcmp(s->inbox[i - 1].content, content))
+			return &s->inbox[i - 1];
+	return NULL;
+}
+
+struct inbox_record *state_inbox_add(struct state *s, const char *key, const char *from,
+				     const char *when, enum mail_outcome outcome,
+				     const char *summary)
 {
 	struct inbox_record *r;
 
@@ -1277,6 +1293,8 @@ void state_inbox_add(struct state *s, const char *key, const char *from, const c
 	r->when = dup_or_null(when);
 	r->outcome = outcome;
 	r->summary = dup_or_null(summary);
+	r->content = NULL;
+	return r;
 }
 
 void state_flag_mail_add(struct flag *f, const char *command, const char *by,

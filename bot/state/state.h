@@ -224,6 +224,7 @@ struct inbox_record {
 	char *when;          /* RFC 3339, when it was handled */
 	enum mail_outcome outcome;
 	char *summary;       /* one line: what was done, or why not */
+	char *content;       /* inbox_mail_content_key() of an acted mail; NULL: none */
 };
 
 /*
@@ -291,8 +292,11 @@ void state_sent_add(struct state *s, const char *message_id, const char *kind,
 /* The record of the handled mail with that key, or NULL. */
 const struct inbox_record *state_inbox_find(const struct state *s, const char *key);
 /* Records a handled mail (dropping the oldest past STATE_INBOX_KEPT); strings copied. */
-void state_inbox_add(struct state *s, const char *key, const char *from, const char *when,
-		     enum mail_outcome outcome, const char *summary);
+struct inbox_record *state_inbox_add(struct state *s, const char *key, const char *from,
+				     const char *when, enum mail_outcome outcome,
+				     const char *summary);
+/* The latest record of an acted mail with that content key, or NULL. */
+const struct inbox_record *state_inbox_acted(const struct state *s, const char *content);
 /* A new test request (zeroed but for its lists; the oldest dropped past STATE_TESTS_KEPT). */
 struct test_request *state_test_add(struct state *s);
 /* Appends a mail command to a flag's history; strings copied, any may be NULL. */
