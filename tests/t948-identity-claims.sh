@@ -5,7 +5,8 @@
 # not "dropped"), one is unreviewed in a hold-gated tree (held: Ann's review is not
 # its own), and neither takes Ann's journey.  Honest cases: a maintainer's rebase that
 # adds a review keeps the patch (same patch-id); a changed patch under its own
-# Message-ID by its own author is a new version.
+# Message-ID by its own author is a new version.  `#nextbot drop` in answer to a
+# [held] mail drops that thread's patch without an id.
 . "$(dirname "$0")/lib.sh"
 
 W=$TMP/world
@@ -64,6 +65,7 @@ notify: {from: "nextbot <nextbot@example.org>", list: "list@example.org"}
 journey: {trees: [vfs, mm-next]}
 review_gate:
   - {trees: [mm-next], policy: hold}
+inbox: {max_tests: 0}
 EOF
 NB() { "$NEXTBOT" -q -c "$W/nextbot.yaml" "$@"; }
 in_next() { git -C "$W/state/repo.git" cat-file -e "refs/heads/next:$1" 2>/dev/null; }
@@ -90,6 +92,9 @@ assert [v["commit"] for v in ps[0]["versions"]].__len__() == 1, ps[0]["versions"
 EOF
 X=$(git -C "$W/src/mm" rev-parse HEAD~2)
 expect_exit 0 "the maintainer drops Mallory's mm_x" NB drop "$X" --reason "bad"
+# night 2 also brings Ann's unreviewed mm_z: held, with a [held] mail
+patch mm ann mm/z.c 'int mm_z(void) { return 5; }' "mm: add mm_z" 20261201-z-1@example.org
+push mm
 expect_exit 0 "night 2 runs" NB run --date 2026-12-06
 check "night 2: mm_x is out of next" sh -c "! git -C '$W/state/repo.git' cat-file -e \
 	refs/heads/next:mm/x.c 2>/dev/null"
@@ -97,9 +102,33 @@ check "night 2: Ann's patch is still in next" in_next fs/a.c
 check "night 2: Ann's journey is not dropped" test "$(state_of 'fs: add fs_a')" = in-next
 check "night 2: mm_x is the dropped one" test "$(state_of 'mm: add mm_x')" = dropped
 
+HELD=$($PYTHON - "$W/state/outbox" <<'EOF'
+import glob, json, sys
+for f in glob.glob(sys.argv[1] + "/*.json"):
+    n = json.load(open(f))
+    if n["kind"] == "held" and n["channel"] == "mail" and "mm_z" in n["subject"]:
+        print("<nextbot.%s@example.org>" % n["id"])
+EOF
+)
+check "night 2: a [held] mail for mm_z" test -n "$HELD"
+{
+	printf 'From: Andrea Morten <andrea@example.org>\nTo: nextbot <nextbot@example.org>\n'
+	printf 'Subject: Re: [held] mm: add mm_z\nMessage-ID: <andrea-1@example.org>\n'
+	printf 'In-Reply-To: %s\nReferences: <20261201-z-1@example.org> %s\n\n' "$HELD" "$HELD"
+	printf 'Not this one.\n\n#nextbot drop\n'
+} >"$TMP/drop-held.eml"
+expect_exit 0 "the maintainer's drop in answer to the [held] mail is handled" \
+	sh -c "'$NEXTBOT' -q -c '$W/nextbot.yaml' mail-in <'$TMP/drop-held.eml'"
+check "... and drops that thread's patch, without an id" $PYTHON - "$W/state/state.json" <<'EOF'
+import json, sys
+d = [d for d in json.load(open(sys.argv[1]))["drops"] if d["active"]]
+assert sorted(x["subject"] for x in d) == ["mm: add mm_x", "mm: add mm_z"], d
+assert [x["by"] for x in d if x["subject"] == "mm: add mm_z"] == ["andrea@example.org"], d
+EOF
+
 # night 3: honest cases: Ann's own mm patch changed in place (her Message-ID, her
 # name) is a new version; Vic's rebase adding a tag keeps Ann's vfs patch as it is
-git -C "$W/src/mm" reset -q --hard HEAD~1
+git -C "$W/src/mm" reset -q --hard HEAD~2
 patch mm ann mm/own.c 'int mm_own(void) { return 44; }' "mm: add mm_own" \
 	20261201-own-1@example.org "$REV"
 push mm

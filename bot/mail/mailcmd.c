@@ -38,7 +38,8 @@ static const char help_text[] =
 	"drop, undrop and invalid are for the tree's maintainers (its\n"
 	"contacts); fix: for anyone the report went to; test: for the patch's\n"
 	"author and the maintainers.  In an answer to nextbot's mail about a\n"
-	"flag the command is about that flag.  Elsewhere, or for another flag,\n"
+	"flag the command is about that flag, in an answer to one about a\n"
+	"patch about that patch.  Elsewhere, or for another flag,\n"
 	"name it right after the command word, by its flag id, or the patch's\n"
 	"commit, patch-id (7 to 40 hex digits; a unique prefix will do) or\n"
 	"<Message-ID>: #nextbot drop 0123456789ab <reason>\n";
@@ -697,6 +698,36 @@ done:
 	return ret;
 }
 
+/* Is `id` a Message-ID of nextbot's own ("<nextbot.…@" notify.from's domain ">")? */
+static int own_msgid(const struct config *cfg, const char *id)
+{
+	const char *from = cfg->notify.from, *at = from ? strrchr(from, '@') : NULL;
+	size_t n = at ? strcspn(at + 1, "> ") : 0, len = id ? strlen(id) : 0;
+
+	return n && len > 10 + n && !strncmp(id, "<nextbot.", 9) && id[len - n - 2] == '@' &&
+	       !strncasecmp(id + len - n - 1, at + 1, n) && id[len - 1] == '>';
+}
+
+/*
+ * The posting of the patch a mail of nextbot's answered ([held], [dropped], a journey
+ * notice: each threads under the patch's own mail), the nearest reference before
+ * nextbot's in the mail's thread; NULL when the mail answers no such mail of nextbot's.
+ */
+static const char *thread_patch(const struct mailcmd_job *j)
+{
+	const struct strvec *refs = &j->mail->references;
+	size_t i;
+
+	for (i = refs->nr; i > 0; i--) {
+		if (!own_msgid(j->m->cfg, refs->v[i - 1]))
+			continue;
+		while (i > 1 && own_msgid(j->m->cfg, refs->v[i - 2]))
+			i--;
+		return i > 1 ? refs->v[i - 2] : NULL;
+	}
+	return NULL;
+}
+
 /* ---- which command ---- */
 
 #define WORD_MAX 24 /* command words compared for a suggestion, at most */
@@ -801,6 +832,9 @@ static void run_command_line(struct mailcmd_job *j, const char *line)
 		int ambiguous;
 
 		t.flag = state_flag_find(&j->m->st, j->thread->flag_id, &ambiguous);
+	} else if (thread_patch(j)) { /* about one patch: the one the thread is about */
+		if (resolve(j, &verbs[i], thread_patch(j), &t) < 0)
+			goto done;
 	}
 	if (!t.flag && !t.patch && !t.drop) {
 		refuse(j, line,
