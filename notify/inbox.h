@@ -86,6 +86,14 @@ const char *inbox_mail_header(const struct inbox_mail *m, const char *name);
  */
 size_t inbox_mail_commands(struct strvec *out, const char *body, size_t max);
 
+/*
+ * The "<Key>-by: Name <addr>" trailers (Reviewed-by, Acked-by, …) of a message's own
+ * text: at the start of a line, outside quoted text and before a signature, as
+ * inbox_mail_commands() reads commands.  Appends each key and its address (at most
+ * 20); returns how many there were.
+ */
+size_t inbox_mail_trailers(struct strvec *keys, struct strvec *addrs, const char *body);
+
 enum inbox_auth {
 	INBOX_AUTH_PASS = 0, /* the server saw dmarc=pass, or dkim=pass for the From: domain */
 	INBOX_AUTH_MISSING,  /* no Authentication-Results of that server above its

@@ -411,6 +411,62 @@ size_t inbox_mail_commands(struct strvec *out, const char *body, size_t max)
 	return found;
 }
 
+/* "Reviewed-by: Name <addr>" (a key ending in "-by"): the key into *key, the address. */
+static int by_trailer(struct strbuf *key, struct strbuf *addr, const char *t, size_t n)
+{
+	size_t k = 0;
+	const char *lt, *gt, *v;
+
+	while (k < n && (isalnum((unsigned char)t[k]) || t[k] == '-'))
+		k++;
+	if (k < 4 || k >= n || t[k] != ':' || strncasecmp(t + k - 3, "-by", 3))
+		return 0;
+	v = t + k + 1;
+	lt = memchr(v, '<', n - k - 1);
+	gt = lt ? memchr(lt, '>', (size_t)(t + n - lt)) : NULL;
+	if (!lt || !gt || !memchr(lt, '@', (size_t)(gt - lt)))
+		return 0;
+	strbuf_reset(key);
+	strbuf_reset(addr);
+	strbuf_add(key, t, k);
+	strbuf_add(addr, lt + 1, (size_t)(gt - lt - 1));
+	strbuf_trim(addr);
+	return addr->len > 0;
+}
+
+size_t inbox_mail_trailers(struct strvec *keys, struct strvec *addrs, const char *body)
+{
+	struct strbuf key = STRBUF_INIT, addr = STRBUF_INIT;
+	const char *p = body ? body : "";
+	size_t found = 0;
+	int quoted = 0;
+
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		const char *t = p, *e = p + n;
+
+		while (t < e && (*t == ' ' || *t == '\t'))
+			t++;
+		if ((n == 3 && !memcmp(p, "-- ", 3)) || (n == 2 && !memcmp(p, "--", 2)) ||
+		    (e - t >= 26 && !strncasecmp(t, "-----Original Message-----", 26)))
+			break;
+		if (quoted && t < e && t == p)
+			quoted = 0;
+		if (!quoted && t < e && *t != '>' && attribution(t, (size_t)(e - t)))
+			quoted = 1;
+		else if (!quoted && t == p && by_trailer(&key, &addr, t, (size_t)(e - t)) &&
+			 found++ < 20) {
+			strvec_push(keys, key.buf);
+			strvec_push(addrs, addr.buf);
+		}
+		p = nl ? nl + 1 : p + n;
+	}
+	strbuf_release(&key);
+	strbuf_release(&addr);
+	return found;
+}
+
 /* The whole message: its header (mailparse.c), then its body's text. */
 int inbox_mail_parse(struct inbox_mail *out, const char *raw, size_t len)
 {

@@ -6,7 +6,8 @@
 # its own), and neither takes Ann's journey.  Honest cases: a maintainer's rebase that
 # adds a review keeps the patch (same patch-id); a changed patch under its own
 # Message-ID by its own author is a new version.  `#nextbot drop` in answer to a
-# [held] mail drops that thread's patch without an id.
+# [held] mail drops that thread's patch without an id.  review_gate.verify: mail: a
+# trailer counts once its reviewer's own mail carrying it answered the patch's thread.
 . "$(dirname "$0")/lib.sh"
 
 W=$TMP/world
@@ -64,7 +65,7 @@ bisect: {confirm: 1, jobs: 1}
 notify: {from: "nextbot <nextbot@example.org>", list: "list@example.org"}
 journey: {trees: [vfs, mm-next]}
 review_gate:
-  - {trees: [mm-next], policy: hold}
+  - {trees: [mm-next], policy: hold, verify: trailers}
 inbox: {max_tests: 0}
 EOF
 NB() { "$NEXTBOT" -q -c "$W/nextbot.yaml" "$@"; }
@@ -151,4 +152,43 @@ ps = [p for p in json.loads(sys.argv[1])["patches"] if p["subject"] == "fs: add 
 assert len(ps) == 1 and ps[0]["state"] == "in-next", ps
 assert "replaced" not in [e["event"] for e in ps[0]["events"]], ps[0]["events"]
 EOF
+# nights 4-6: review_gate.verify: mail (the default with an inbox): Rev's trailer on
+# mm_own counts once Rev's own mail carrying it answered the patch's thread; a mail
+# by someone else carrying Rev's trailer does not make it count
+sed -i 's/, verify: trailers}/}/' "$W/nextbot.yaml"
+expect_exit 0 "night 4 runs (verify: mail)" NB run --date 2026-12-08
+NB --json patch 'mm: add mm_own' >"$TMP/own4.json"
+check "night 4: mm_own's review is unverified: held, and it says so" $PYTHON - "$TMP/own4.json" <<'EOF'
+import json, sys
+p = [p for p in json.load(open(sys.argv[1]))["patches"] if p["subject"] == "mm: add mm_own"][0]
+assert p["state"] == "held", p
+assert "unverified" in p["held"], p["held"]
+EOF
+review() { # FILE FROM MSGID: a mail carrying Rev's trailer in mm_own's thread
+	{
+		printf 'From: %s\nTo: list@example.org\nSubject: Re: [PATCH] mm: add mm_own\n' "$2"
+		printf 'Message-ID: %s\nIn-Reply-To: <20261201-own-1@example.org>\n' "$3"
+		printf 'References: <20261201-own-1@example.org>\n\nLooks good.\n\n'
+		printf 'Reviewed-by: Rev Iewer <rev@example.org>\n'
+	} >"$TMP/$1"
+}
+review eve.eml "Eve <eve@example.com>" "<eve-1@example.com>"
+expect_exit 0 "a stranger's mail carrying Rev's trailer is handled" \
+	sh -c "'$NEXTBOT' -q -c '$W/nextbot.yaml' mail-in <'$TMP/eve.eml'"
+expect_exit 0 "night 5 runs" NB run --date 2026-12-09
+check "night 5: still held: the trailer was not Rev's own mail" \
+	test "$(state_of 'mm: add mm_own')" = held
+review rev.eml "Rev Iewer <rev@example.org>" "<rev-1@example.org>"
+expect_exit 0 "Rev's own review mail is handled" \
+	sh -c "'$NEXTBOT' -q -c '$W/nextbot.yaml' mail-in <'$TMP/rev.eml'"
+check "... and kept in state" $PYTHON - "$W/state/state.json" <<'EOF'
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["version"] == 2, s["version"]
+r = s["reviews"]
+assert [(x["by"], x["kind"], x["thread"]) for x in r] == \
+    [("rev@example.org", "Reviewed-by", ["<20261201-own-1@example.org>"] * 2)], r
+EOF
+expect_exit 0 "night 6 runs" NB run --date 2026-12-10
+check "night 6: mm_own's review is verified: in next" in_next mm/own.c
 done_testing

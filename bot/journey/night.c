@@ -115,10 +115,25 @@ static char *no_review_reason(const struct config_gate *g)
 	return strbuf_detach(&sb, NULL);
 }
 
+/* Its review trailers are unverified: no reviewer's own mail carried one (caller frees). */
+static char *unverified_reason(const struct config_gate *g)
+{
+	struct strbuf sb = STRBUF_INIT;
+	size_t i;
+
+	strbuf_addstr(&sb, "its ");
+	for (i = 0; i < g->require.nr; i++)
+		strbuf_addf(&sb, "%s%s", i ? " or " : "", g->require.v[i]);
+	strbuf_addstr(&sb, " is unverified: nextbot saw no mail of the reviewer's carrying it "
+			   "in the patch's thread (review_gate.verify: mail)");
+	return strbuf_detach(&sb, NULL);
+}
+
 /* Which patches in gated trees lack a review, and which a hold gate keeps out. */
 static void gate(struct journey_night *jn)
 {
 	size_t j;
+	int unverified;
 
 	for (j = 0; j < jn->store.patches_nr; j++) {
 		struct jn_seen *s = &jn->seen[j];
@@ -130,13 +145,20 @@ static void gate(struct journey_night *jn)
 		s->reviewed = journey_reviewed(s->commit->people, s->commit->people_nr,
 					       jr->author_name, jr->author_email,
 					       &t->gate->require);
+		unverified = s->reviewed && t->gate->verify == CONFIG_GATE_VERIFY_MAIL &&
+			     !journey_reviewed_by_mail(s->commit->people, s->commit->people_nr,
+						       jr->author_name, jr->author_email,
+						       &t->gate->require, jn->o.st,
+						       s->commit->message_id);
+		if (unverified)
+			s->reviewed = 0;
 		if (s->reviewed)
 			continue;
 		strvec_pushf(&jn->unreviewed, "%s: %.12s (\"%s\") by %s <%s>", t->cfg->name,
 			     s->commit->id.hex, s->commit->subject, jr->author_name,
 			     jr->author_email);
 		if (t->gate->policy == CONFIG_GATE_HOLD && !t->is_watch && !drop_of(jn, jr))
-			s->held = no_review_reason(t->gate);
+			s->held = unverified ? unverified_reason(t->gate) : no_review_reason(t->gate);
 		if (s->held && journey_commit_pid(jn, s->commit) < 0) /* held by it, not */
 			nb_error_clear();                             /* by a Message-ID */
 		jn->held_nr += s->held != NULL;

@@ -934,6 +934,42 @@ static const struct inbox_record *acted_before(const struct mailcmd_job *j)
 	return r;
 }
 
+/*
+ * The review trailers of the sender's own text in their own name (review_gate.verify:
+ * mail), kept with the thread the mail answers; the summary says so.  Only from a
+ * mail the inbox's rules vouch for, as commands.  Returns how many were kept.
+ */
+static size_t keep_reviews(struct mailcmd_job *j)
+{
+	const struct inbox_mail *mail = j->mail;
+	struct strvec keys = STRVEC_INIT, addrs = STRVEC_INIT, thread = STRVEC_INIT;
+	const char *authserv = j->m->cfg->inbox.authserv_id;
+	size_t i, kept = 0;
+
+	inbox_mail_trailers(&keys, &addrs, mail->body);
+	if (mail->in_reply_to)
+		strvec_push(&thread, mail->in_reply_to);
+	for (i = 0; i < mail->references.nr; i++)
+		strvec_push(&thread, mail->references.v[i]);
+	if (!keys.nr || !thread.nr ||
+	    (authserv && inbox_mail_auth(mail, authserv, NULL) != INBOX_AUTH_PASS))
+		goto done;
+	for (i = 0; i < keys.nr; i++) {
+		if (strcasecmp(addrs.v[i], mail->from_addr))
+			continue; /* someone else's trailer, quoted or forwarded: not this sender's */
+		state_review_add(&j->m->st, mail->from_addr, keys.v[i], mail->key, j->when,
+				 &thread);
+		strbuf_addf(&j->summary, "%s%s: %s seen in the thread of %s",
+			    j->summary.len ? "; " : "", keys.v[i], mail->from_addr, thread.v[0]);
+		kept++;
+	}
+done:
+	strvec_clear(&keys);
+	strvec_clear(&addrs);
+	strvec_clear(&thread);
+	return kept;
+}
+
 int mailcmd_handle(enum mailcmd_outcome *out, struct maint *m, const char *raw, size_t len,
 		   struct strbuf *summary)
 {
@@ -965,6 +1001,11 @@ int mailcmd_handle(enum mailcmd_outcome *out, struct maint *m, const char *raw, 
 		goto done;
 	}
 	n = inbox_mail_commands(&cmds, mail.body, COMMANDS_MAX);
+	if (keep_reviews(&j) && !n) {
+		*out = MAILCMD_IGNORED;
+		record(&j, *out, NULL);
+		goto done;
+	}
 	if (!n) {
 		*out = MAILCMD_IGNORED;
 		record(&j, *out, "no #nextbot command");
