@@ -120,6 +120,32 @@ static void test_indented_quote(void **state)
 	strvec_clear(&cmds);
 }
 
+/* A review's trailers: the sender's own lines only, never quoted ones (issue 38). */
+static void test_review_trailers(void **state)
+{
+	static const char body[] =
+		"> Reviewed-by: Quoted <q@example.org>\n"
+		"On Mon, Ann <ann@example.org> wrote:\n"
+		"  Acked-by: Indented <i@example.org>\n"
+		"Looks good.\n"
+		"Reviewed-by: Rev Iewer <rev@example.org>\n"
+		"  Tested-by: Not at the start <t@example.org>\n"
+		"Acked-by: no address\n"
+		"Signed-off-by: Ann <ann@example.org>\n"
+		"-- \n"
+		"Reviewed-by: In the signature <s@example.org>\n";
+	struct strvec keys = STRVEC_INIT, addrs = STRVEC_INIT;
+
+	(void)state;
+	assert_int_equal(inbox_mail_trailers(&keys, &addrs, body), 2);
+	assert_string_equal(keys.v[0], "Reviewed-by");
+	assert_string_equal(addrs.v[0], "rev@example.org");
+	assert_string_equal(keys.v[1], "Signed-off-by");
+	assert_string_equal(addrs.v[1], "ann@example.org");
+	strvec_clear(&keys);
+	strvec_clear(&addrs);
+}
+
 static void test_mime_encodings(void **state)
 {
 	static const char msg[] =
@@ -431,6 +457,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_plain_reply),
 		cmocka_unit_test(test_indented_quote),
+		cmocka_unit_test(test_review_trailers),
 		cmocka_unit_test(test_mime_encodings),
 		cmocka_unit_test(test_base64_flowed_html),
 		cmocka_unit_test(test_hostile_input),
