@@ -64,19 +64,35 @@ struct inbox_mail {
 int inbox_mail_parse(struct inbox_mail *out, const char *raw, size_t len);
 void inbox_mail_release(struct inbox_mail *m);
 
+/*
+ * What a mail says and who says it, whatever its Message-ID: "sha256:<hex>" of its
+ * From: address (ASCII case ignored) and its decoded text (trailing blanks ignored),
+ * appended.  The same command resent under a new Message-ID has the same key.
+ */
+void inbox_mail_content_key(struct strbuf *out, const struct inbox_mail *m);
+
 /* The topmost field called `name` (case-insensitive), raw; NULL when absent. */
 const char *inbox_mail_header(const struct inbox_mail *m, const char *name);
 
 /*
  * The command lines of a message's text: lines whose first word is `#nextbot`
  * (any case) followed by a blank, a colon or the end of the line (`#nextbot:
- * drop` is `#nextbot drop`), outside quoted text
- * (lines starting with '>') and before a signature ("-- ") or a forwarded or
+ * drop` is `#nextbot drop`), outside quoted text (lines starting with '>', and
+ * the indented or blank lines after an attribution line such as "On …, Ann wrote:",
+ * up to the first line that is neither) and before a signature ("-- ") or a forwarded or
  * quoted original ("-----Original Message-----").  Appends the text after the
  * word, trimmed and cleaned (one line, at most 1000 bytes), at most `max` lines.
  * Returns how many command lines there were in all (more than `max`: some left out).
  */
 size_t inbox_mail_commands(struct strvec *out, const char *body, size_t max);
+
+/*
+ * The "<Key>-by: Name <addr>" trailers (Reviewed-by, Acked-by, …) of a message's own
+ * text: at the start of a line, outside quoted text and before a signature, as
+ * inbox_mail_commands() reads commands.  Appends each key and its address (at most
+ * 20); returns how many there were.
+ */
+size_t inbox_mail_trailers(struct strvec *keys, struct strvec *addrs, const char *body);
 
 enum inbox_auth {
 	INBOX_AUTH_PASS = 0, /* the server saw dmarc=pass, or dkim=pass for the From: domain */

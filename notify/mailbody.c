@@ -345,10 +345,33 @@ void mail_body_text(struct inbox_mail *m, const struct mail_fields *top, const c
 
 /* ---- command lines ---- */
 
+/*
+ * An attribution line ("On Mon, 7 Dec 2026, Ann wrote:", "Ann <a@x> writes:", and
+ * the common translations): what follows it is someone else's text, quoted with '>'
+ * or only indented.  t[0..n) is the line without its leading blanks.
+ */
+static int attribution(const char *t, size_t n)
+{
+	static const char *const ends[] = { "wrote:", "writes:", "schrieb:", "a écrit :",
+					    "a écrit:", "escribió:", "scrisse:", "napisał:" };
+	size_t i, k;
+
+	while (n && (t[n - 1] == ' ' || t[n - 1] == '\t' || t[n - 1] == '\r'))
+		n--;
+	for (i = 0; i < sizeof(ends) / sizeof(*ends); i++) {
+		k = strlen(ends[i]);
+		if (n > k && !strncasecmp(t + n - k, ends[i], k) &&
+		    (t[n - k - 1] == ' ' || t[n - k - 1] == '\t'))
+			return 1;
+	}
+	return 0;
+}
+
 size_t inbox_mail_commands(struct strvec *out, const char *body, size_t max)
 {
 	const char *p = body ? body : "";
 	size_t found = 0;
+	int quoted = 0; /* in the indented lines after an attribution line */
 
 	while (*p) {
 		const char *nl = strchr(p, '\n');
@@ -360,7 +383,14 @@ size_t inbox_mail_commands(struct strvec *out, const char *body, size_t max)
 		if ((n == 3 && !memcmp(p, "-- ", 3)) || (n == 2 && !memcmp(p, "--", 2)) ||
 		    (e - t >= 26 && !strncasecmp(t, "-----Original Message-----", 26)))
 			break; /* a signature, or the original below a top-posted answer */
-		if (t < e && *t != '>' && e - t >= 8 && !strncasecmp(t, "#nextbot", 8) &&
+		/* an indented quote lasts while its lines are blank or indented */
+		if (quoted && t < e && t == p)
+			quoted = 0;
+		if (!quoted && t < e && *t != '>' && strncasecmp(t, "#nextbot", 8) &&
+		    attribution(t, (size_t)(e - t)))
+			quoted = 1;
+		else if (!quoted && t < e && *t != '>' && e - t >= 8 &&
+			 !strncasecmp(t, "#nextbot", 8) &&
 		    (e - t == 8 || t[8] == ' ' || t[8] == '\t' || t[8] == ':')) {
 			struct strbuf raw = STRBUF_INIT, clean = STRBUF_INIT;
 			/* "#nextbot:" too: a colon after the word is a common way to write it */
@@ -378,6 +408,62 @@ size_t inbox_mail_commands(struct strvec *out, const char *body, size_t max)
 		}
 		p = nl ? nl + 1 : p + n;
 	}
+	return found;
+}
+
+/* "Reviewed-by: Name <addr>" (a key ending in "-by"): the key into *key, the address. */
+static int by_trailer(struct strbuf *key, struct strbuf *addr, const char *t, size_t n)
+{
+	size_t k = 0;
+	const char *lt, *gt, *v;
+
+	while (k < n && (isalnum((unsigned char)t[k]) || t[k] == '-'))
+		k++;
+	if (k < 4 || k >= n || t[k] != ':' || strncasecmp(t + k - 3, "-by", 3))
+		return 0;
+	v = t + k + 1;
+	lt = memchr(v, '<', n - k - 1);
+	gt = lt ? memchr(lt, '>', (size_t)(t + n - lt)) : NULL;
+	if (!lt || !gt || !memchr(lt, '@', (size_t)(gt - lt)))
+		return 0;
+	strbuf_reset(key);
+	strbuf_reset(addr);
+	strbuf_add(key, t, k);
+	strbuf_add(addr, lt + 1, (size_t)(gt - lt - 1));
+	strbuf_trim(addr);
+	return addr->len > 0;
+}
+
+size_t inbox_mail_trailers(struct strvec *keys, struct strvec *addrs, const char *body)
+{
+	struct strbuf key = STRBUF_INIT, addr = STRBUF_INIT;
+	const char *p = body ? body : "";
+	size_t found = 0;
+	int quoted = 0;
+
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		const char *t = p, *e = p + n;
+
+		while (t < e && (*t == ' ' || *t == '\t'))
+			t++;
+		if ((n == 3 && !memcmp(p, "-- ", 3)) || (n == 2 && !memcmp(p, "--", 2)) ||
+		    (e - t >= 26 && !strncasecmp(t, "-----Original Message-----", 26)))
+			break;
+		if (quoted && t < e && t == p)
+			quoted = 0;
+		if (!quoted && t < e && *t != '>' && attribution(t, (size_t)(e - t)))
+			quoted = 1;
+		else if (!quoted && t == p && by_trailer(&key, &addr, t, (size_t)(e - t)) &&
+			 found++ < 20) {
+			strvec_push(keys, key.buf);
+			strvec_push(addrs, addr.buf);
+		}
+		p = nl ? nl + 1 : p + n;
+	}
+	strbuf_release(&key);
+	strbuf_release(&addr);
 	return found;
 }
 

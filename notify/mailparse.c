@@ -629,24 +629,45 @@ static char *first_word_lower(const char *value)
 	return strbuf_detach(&sb, NULL);
 }
 
-static void key_of(struct inbox_mail *m, const char *raw, size_t len)
+/* "sha256:<hex>" of data[0..len), appended. */
+static void digest_hex(struct strbuf *out, const void *data, size_t len)
 {
 	static const char hex[] = "0123456789abcdef";
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int mdlen = 0, i;
+
+	EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL);
+	strbuf_addstr(out, "sha256:");
+	for (i = 0; i < mdlen; i++) {
+		strbuf_addch(out, hex[md[i] >> 4]);
+		strbuf_addch(out, hex[md[i] & 15]);
+	}
+}
+
+static void key_of(struct inbox_mail *m, const char *raw, size_t len)
+{
 	struct strbuf sb = STRBUF_INIT;
 
 	if (m->message_id) {
 		m->key = xstrdup(m->message_id);
 		return;
 	}
-	EVP_Digest(raw, len, md, &mdlen, EVP_sha256(), NULL);
-	strbuf_addstr(&sb, "sha256:");
-	for (i = 0; i < mdlen; i++) {
-		strbuf_addch(&sb, hex[md[i] >> 4]);
-		strbuf_addch(&sb, hex[md[i] & 15]);
-	}
+	digest_hex(&sb, raw, len);
 	m->key = strbuf_detach(&sb, NULL);
+}
+
+void inbox_mail_content_key(struct strbuf *out, const struct inbox_mail *m)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *p;
+
+	for (p = m->from_addr ? m->from_addr : ""; *p; p++)
+		strbuf_addch(&sb, (char)tolower((unsigned char)*p));
+	strbuf_addch(&sb, '\n');
+	strbuf_addstr(&sb, m->body ? m->body : "");
+	strbuf_rtrim(&sb);
+	digest_hex(out, sb.buf, sb.len);
+	strbuf_release(&sb);
 }
 
 static void return_path(struct inbox_mail *m)

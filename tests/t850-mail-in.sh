@@ -10,7 +10,8 @@
 # reopen.  Commands act only on what they name: an id-like word that names nothing
 # (drop, undrop, invalid) is refused and nothing is done; `#nextbot dorp` is refused
 # with a suggestion; `#nextbot:` is read; a flag named by its commit, a patch by its
-# Message-ID, a patch no flag names by its commit (dropped and taken back).
+# Message-ID, a patch no flag names by its commit (dropped and taken back); a signed
+# command resent under a new Message-ID and one in an indented quote never act.
 # The other commands and their nights over IMAP: t860-mail-imap.sh.  About 40 s.
 . "$(dirname "$0")/lib.sh"
 TESTS=$(cd "$(dirname "$0")" && pwd)
@@ -360,6 +361,22 @@ printf '#nextbot reopen\n' | mail reopen.eml "$JAKOB" "<jakob-3@netdev.example.o
 	"$RCVD"
 expect_exit 0 "reopen is handled" MAILIN "$TMP/reopen.eml"
 check "the flag is open again" test "$(flag_state)" = open
+
+# --- replays and quotes (issue 38) --------------------------------------------------------
+# the signed invalid again under a new Message-ID: the signature still holds; it acts once
+sed 's|^Message-ID: <jakob-2@netdev.example.org>|Message-ID: <jakob-2-again@netdev.example.org>|' \
+	"$TMP/invalid.eml" >"$TMP/replay.eml"
+expect_exit 0 "the same signed command resent under a new Message-ID is handled" \
+	MAILIN "$TMP/replay.eml"
+check "... and does not act again: the flag stays open" test "$(flag_state)" = open
+check "... status says it was acted on before" sh -c "'$NEXTBOT' -c '$W/nextbot.yaml' status |
+	grep -q '<jakob-2-again@netdev.example.org>: the same text from the same sender was acted on before (<jakob-2@netdev.example.org>)'"
+printf 'Not me.\n\nOn Wed, 2 Dec 2026, Olga <olga@ops.example.org> wrote:\n    Shall I?\n    #nextbot invalid quoted\n' |
+	mail indented.eml "$JAKOB" "<jakob-4@netdev.example.org>" "$REPORT" \
+	"$AR dmarc=pass header.from=netdev.example.org" "$RCVD"
+expect_exit 0 "a command in an indented quote after 'On ... wrote:' is handled" \
+	MAILIN "$TMP/indented.eml"
+check "... and never acts: the flag stays open" test "$(flag_state)" = open
 
 check "check-config warns without authserv_id" sh -c "
 	sed 's/, authserv_id: mx.example.org//' '$W/nextbot.yaml' >'$TMP/noauth.yaml' &&

@@ -691,6 +691,7 @@ static void test_journey(void **state)
 	assert_string_equal(cfg->gates[0].require.v[1], "Acked-by");
 	assert_int_equal(cfg->gates[1].policy, CONFIG_GATE_REPORT);
 	assert_int_equal(cfg->gates[1].require.nr, 1);
+	assert_int_equal(cfg->gates[0].verify, CONFIG_GATE_VERIFY_TRAILERS); /* no inbox */
 	assert_true(config_globs_match(&cfg->journey.trees, "mm-unstable"));
 	assert_false(config_globs_match(&cfg->journey.trees, "net-next"));
 	assert_non_null(config_tree_find(cfg, "mm-unstable", NULL));
@@ -722,6 +723,16 @@ static void test_journey(void **state)
 		      "review_gate: [{trees: [w], follow: maybe}]\n",
 		 3, "review_gate[0].follow", "expected true or false");
 
+	/* review_gate.verify: mail by default once an inbox takes answers (issue 38) */
+	cfg = load_ok(BASE "trees: [{name: a, url: 'https://e.org/a', branch: a}]\n"
+			   "inbox: {max_tests: 0}\n"
+			   "review_gate: [{trees: [a]}, {trees: [a], verify: trailers}]\n");
+	assert_int_equal(cfg->gates[0].verify, CONFIG_GATE_VERIFY_MAIL);
+	assert_int_equal(cfg->gates[1].verify, CONFIG_GATE_VERIFY_TRAILERS);
+	config_free(cfg);
+	load_bad(BASE "trees: [{name: a, url: 'https://e.org/a', branch: a}]\n"
+		      "review_gate: [{trees: [a], verify: dkim}]\n",
+		 3, "review_gate[0].verify", "mail");
 	load_bad(BASE "trees: [{name: a, url: 'https://e.org/a', branch: a}]\n"
 		      "watch: [{name: a, url: 'https://e.org/b', branch: b}]\n",
 		 3, "watch[0].name", "duplicate name 'a' (a tree at line 2)");

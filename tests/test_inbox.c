@@ -86,6 +86,66 @@ static void test_plain_reply(void **state)
 	}
 }
 
+/*
+ * A quote without '>': the indented lines after an attribution line are someone
+ * else's text (issue 38); the answer's own lines, indented or not, after the quote act.
+ */
+static void test_indented_quote(void **state)
+{
+	static const char body[] =
+		"I agree.\n"
+		"\n"
+		"On Mon, 7 Dec 2026 at 10:00, Andrea Morten <andrea@example.org> wrote:\n"
+		"    Looks wrong to me.\n"
+		"\n"
+		"    #nextbot drop quoted by indentation\n"
+		"\t#nextbot undrop quoted with a tab\n"
+		"Back to my own text.\n"
+		"  #nextbot reopen\n"
+		"Ann <ann@example.org> writes:\n"
+		"  #nextbot invalid quoted again\n"
+		"\n"
+		"Andrea Morten a \xc3\xa9" "crit :\n"
+		"  #nextbot fix: quoted in French\n"
+		"#nextbot fix: mine\n"
+		"I wrote: nothing\n"
+		"#nextbot fix: what Ann wrote:\n";
+	struct strvec cmds = STRVEC_INIT;
+
+	(void)state;
+	assert_int_equal(inbox_mail_commands(&cmds, body, 10), 3);
+	assert_string_equal(cmds.v[0], "reopen");
+	assert_string_equal(cmds.v[1], "fix: mine");
+	assert_string_equal(cmds.v[2], "fix: what Ann wrote:");
+	strvec_clear(&cmds);
+}
+
+/* A review's trailers: the sender's own lines only, never quoted ones (issue 38). */
+static void test_review_trailers(void **state)
+{
+	static const char body[] =
+		"> Reviewed-by: Quoted <q@example.org>\n"
+		"On Mon, Ann <ann@example.org> wrote:\n"
+		"  Acked-by: Indented <i@example.org>\n"
+		"Looks good.\n"
+		"Reviewed-by: Rev Iewer <rev@example.org>\n"
+		"  Tested-by: Not at the start <t@example.org>\n"
+		"Acked-by: no address\n"
+		"Signed-off-by: Ann <ann@example.org>\n"
+		"-- \n"
+		"Reviewed-by: In the signature <s@example.org>\n";
+	struct strvec keys = STRVEC_INIT, addrs = STRVEC_INIT;
+
+	(void)state;
+	assert_int_equal(inbox_mail_trailers(&keys, &addrs, body), 2);
+	assert_string_equal(keys.v[0], "Reviewed-by");
+	assert_string_equal(addrs.v[0], "rev@example.org");
+	assert_string_equal(keys.v[1], "Signed-off-by");
+	assert_string_equal(addrs.v[1], "ann@example.org");
+	strvec_clear(&keys);
+	strvec_clear(&addrs);
+}
+
 static void test_mime_encodings(void **state)
 {
 	static const char msg[] =
@@ -396,6 +456,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_plain_reply),
+		cmocka_unit_test(test_indented_quote),
+		cmocka_unit_test(test_review_trailers),
 		cmocka_unit_test(test_mime_encodings),
 		cmocka_unit_test(test_base64_flowed_html),
 		cmocka_unit_test(test_hostile_input),

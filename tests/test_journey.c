@@ -240,12 +240,19 @@ static void test_reviewed(void **state)
 		{ "Reviewed-by", "Zoë", "ZOE@example.org" },
 		{ "acked-by", "Rev", "rev@example.org" },
 	};
+	struct journey_person alias[2] = {
+		{ "Reviewed-by", "Z", "zoe+review@example.org" },
+		{ "Reviewed-by", "Zoë  Ångström", "zoe@elsewhere.org" },
+	};
 
 	strvec_push(&require, "Reviewed-by");
 	strvec_push(&acked, "Acked-by");
-	assert_false(journey_reviewed(p, 2, "zoe@example.org", &require)); /* her own */
-	assert_true(journey_reviewed(p, 2, "zoe@example.org", &acked));
-	assert_false(journey_reviewed(p, 1, "zoe@example.org", &acked));
+	assert_false(journey_reviewed(p, 2, "Zoë", "zoe@example.org", &require)); /* her own */
+	assert_true(journey_reviewed(p, 2, "Zoë", "zoe@example.org", &acked));
+	assert_false(journey_reviewed(p, 1, "Zoë", "zoe@example.org", &acked));
+	/* her "+" alias, her own name at another address: still hers (issue 38) */
+	assert_false(journey_reviewed(alias, 2, "Zoë Ångström", "zoe@example.org", &require));
+	assert_true(journey_reviewed(alias, 2, "Zoë Ångström", "zoe2@example.org", &require));
 	strvec_clear(&require);
 	strvec_clear(&acked);
 }

@@ -436,11 +436,24 @@ static void test_trailer_reviewed(void **state)
 	const char *prose = "x: y\n\nReviewed-by: B <b@x.org> said so in a mail.\n"
 			    "And more prose.\n\nSigned-off-by: A <author@x.org>\n";
 	const char *noaddr = "x: y\n\nSigned-off-by: A <author@x.org>\nReviewed-by: Bob\n";
+	const char *plus = "x: y\n\nSigned-off-by: A <author@x.org>\n"
+			   "Reviewed-by: Someone Else <Author+review@X.org>\n";
+	const char *plus_other = "x: y\n\nSigned-off-by: A <author@x.org>\n"
+				 "Reviewed-by: B <b+author@x.org>\n";
+	const char *spaced = "x: y\n\nSigned-off-by: A <a@x.org>\n"
+			     "Reviewed-by: ann author <ann@elsewhere.org>\n";
 	size_t at = 99;
 
 	assert_false(trailer_reviewed(own, "A", "author@x.org", both, 2, NULL, NULL));
-	assert_true(trailer_reviewed(alias, "A", "author@x.org", both, 2, NULL, &at));
+	/* the author's own name under another address is the author (issue 38) */
+	assert_false(trailer_reviewed(alias, "A", "author@x.org", both, 2, NULL, NULL));
+	assert_true(trailer_reviewed(alias, "Ann", "author@x.org", both, 2, NULL, &at));
 	assert_int_equal(at, 0);
+	/* a "+" alias of the author's address is the author's, whatever the name says */
+	assert_false(trailer_reviewed(plus, "A", "author@x.org", both, 2, NULL, NULL));
+	assert_false(trailer_reviewed(plus, "A", "author+lkml@x.org", both, 2, NULL, NULL));
+	assert_true(trailer_reviewed(plus_other, "A", "author@x.org", both, 2, NULL, NULL));
+	assert_false(trailer_reviewed(spaced, "Ann  Author", "a@x.org", both, 2, NULL, NULL));
 	assert_false(trailer_reviewed(alias, "A", "author@x.org", both, 2, &mm, NULL));
 	assert_true(trailer_reviewed(acked, "A", "author@x.org", both, 2, &mm, &at));
 	assert_int_equal(at, 1);

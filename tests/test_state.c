@@ -363,7 +363,7 @@ static const char loose_state[] =
 /* state.json as state_save() writes it, flags and drops with and without patch-ids */
 static const char golden_state[] =
 	"{\n"
-	"  \"version\":1,\n"
+	"  \"version\":2,\n"
 	"  \"runs\":[\n"
 	"  ],\n"
 	"  \"flags\":[\n"
@@ -379,6 +379,8 @@ static const char golden_state[] =
 	"  \"sent\":[\n"
 	"  ],\n"
 	"  \"inbox\":[\n"
+	"  ],\n"
+	"  \"reviews\":[\n"
 	"  ],\n"
 	"  \"tests\":[\n"
 	"  ]\n"

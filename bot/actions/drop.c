@@ -100,9 +100,10 @@ static struct flag *mark_flags(struct state *st, const struct drop *d)
 
 	for (i = 0; i < st->flags_nr; i++) {
 		struct flag *f = &st->flags[i];
+		/* by Message-ID only without a patch-id: another patch may claim it */
 		int same = nb_patchid_eq(&d->patch_id, &f->patch_id) ||
-			   (d->message_id && f->message_id &&
-			    !strcmp(d->message_id, f->message_id)) ||
+			   (nb_patchid_is_none(&d->patch_id) && d->message_id &&
+			    f->message_id && !strcmp(d->message_id, f->message_id)) ||
 			   (d->commit && f->commit && !strcmp(d->commit, f->commit));
 
 		if (!same || f->state == FLAG_DISMISSED)

@@ -482,6 +482,8 @@ static void jjourney(json_object *o, const struct config *cfg)
 				       jstr(config_gate_policy_name(cfg->gates[i].policy)));
 		json_object_object_add(x, "follow",
 				       json_object_new_boolean(cfg->gates[i].follow));
+		json_object_object_add(x, "verify",
+				       jstr(config_gate_verify_name(cfg->gates[i].verify)));
 		json_object_array_add(a, x);
 	}
 	json_object_object_add(o, "review_gate", a);

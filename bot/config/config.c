@@ -1540,12 +1540,14 @@ static int trailer_key_ok(const char *s)
 
 static int load_gate(struct loader *ld, const struct ynode *n, struct config_gate *g)
 {
-	static const char *const keys[] = { "trees", "require", "policy", "follow", NULL };
+	static const char *const keys[] = { "trees", "require", "policy", "follow", "verify",
+					    NULL };
 	static const char *const policies[] = { "report", "hold", NULL };
+	static const char *const verify_names[] = { "trailers", "mail", NULL };
 	const struct ynode **trees = NULL, **req = NULL;
 	const struct config *cfg = ld->cfg;
 	size_t i;
-	int ret, policy = 0, w = 0;
+	int ret, policy = 0, w = 0, verify = cfg->inbox.configured;
 
 	g->line = n->line;
 	/* every key of the gate is checked whatever went wrong with another */
@@ -1581,6 +1583,9 @@ static int load_gate(struct loader *ld, const struct ynode *n, struct config_gat
 	if (yread_enum(&ld->r, n, "policy", policies, &policy) < 0)
 		return NB_EINVALID;
 	g->policy = (enum config_gate_policy)policy;
+	if (yread_enum(&ld->r, n, "verify", verify_names, &verify) < 0)
+		return NB_EINVALID;
+	g->verify = (enum config_gate_verify)verify;
 	for (i = 0; g->policy == CONFIG_GATE_HOLD && i < cfg->watch_nr; i++)
 		if (cfg->watch[i].name && config_globs_match(&g->trees, cfg->watch[i].name) &&
 		    config_tree_find(cfg, cfg->watch[i].name, &w) && w) {
@@ -1621,6 +1626,11 @@ static int load_gates(struct loader *ld, const struct ynode *root)
 const char *config_gate_policy_name(enum config_gate_policy v)
 {
 	return v == CONFIG_GATE_HOLD ? "hold" : "report";
+}
+
+const char *config_gate_verify_name(enum config_gate_verify v)
+{
+	return v == CONFIG_GATE_VERIFY_MAIL ? "mail" : "trailers";
 }
 
 static long long default_memory(void)

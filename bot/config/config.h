@@ -70,12 +70,20 @@ enum config_gate_policy {
 };
 
 /* review_gate[]: the trees whose patches need a review by someone other than their author. */
+/* review_gate.verify: which review trailers count (issue 38). */
+enum config_gate_verify {
+	CONFIG_GATE_VERIFY_TRAILERS = 0, /* every trailer by someone other than the author */
+	CONFIG_GATE_VERIFY_MAIL,         /* a trailer whose reviewer's own (authenticated) mail
+					    carrying it nextbot saw in the patch's thread */
+};
+
 struct config_gate {
 	struct strvec trees;    /* names or fnmatch globs over trees[] and watch[] */
 	struct strvec require;  /* trailer keys that count; default Reviewed-by, Acked-by */
 	enum config_gate_policy policy;
 	int follow;             /* a patch it holds stays held in any tree until its review
 				   lands; default 1 */
+	enum config_gate_verify verify; /* default mail when the file has an `inbox` key */
 	int line;
 };
 
@@ -320,6 +328,7 @@ const char *config_sandbox_name(enum config_sandbox v);
 const char *config_tls_name(enum config_tls v);
 const char *config_hook_format_name(enum config_hook_format v);
 const char *config_gate_policy_name(enum config_gate_policy v);
+const char *config_gate_verify_name(enum config_gate_verify v);
 
 /*
  * The tree (of trees[], then watch[]) named `name`, or NULL; *is_watch (may be NULL)

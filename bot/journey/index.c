@@ -122,8 +122,8 @@ void journey_subject_norm(struct strbuf *out, const char *subject)
 	strbuf_rtrim(out);
 }
 
-int journey_reviewed(const struct journey_person *people, size_t nr, const char *author_email,
-		     const struct strvec *require)
+int journey_reviewed(const struct journey_person *people, size_t nr, const char *author_name,
+		     const char *author_email, const struct strvec *require)
 {
 	size_t i, k;
 
@@ -133,7 +133,28 @@ int journey_reviewed(const struct journey_person *people, size_t nr, const char 
 						    people[i].email };
 
 			if (!strcasecmp(people[i].key, require->v[k]) &&
-			    trailer_person_is_other(&t, NULL, author_email, NULL))
+			    trailer_person_is_other(&t, author_name, author_email, NULL))
+				return 1;
+		}
+	return 0;
+}
+
+int journey_reviewed_by_mail(const struct journey_person *people, size_t nr,
+			     const char *author_name, const char *author_email,
+			     const struct strvec *require, const struct state *st,
+			     const char *message_id)
+{
+	size_t i, k;
+
+	for (i = 0; st && message_id && i < nr; i++)
+		for (k = 0; k < require->nr; k++) {
+			struct trailer_person t = { people[i].key, people[i].name,
+						    people[i].email };
+
+			if (!strcasecmp(people[i].key, require->v[k]) &&
+			    trailer_person_is_other(&t, author_name, author_email, NULL) &&
+			    state_review_seen(st, people[i].email, people[i].key, message_id,
+					      NULL))
 				return 1;
 		}
 	return 0;

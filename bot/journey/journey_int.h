@@ -157,8 +157,16 @@ struct journey_tree_seen *journey_tree_seen_find(struct journey_store *s, const 
 size_t journey_store_prune(struct journey_store *s, const char *today, int keep_days);
 
 /* A review trailer of `people` counts under `require` (merge/repo/repo.h's rule). */
-int journey_reviewed(const struct journey_person *people, size_t nr, const char *author_email,
-		     const struct strvec *require);
+int journey_reviewed(const struct journey_person *people, size_t nr, const char *author_name,
+		     const char *author_email, const struct strvec *require);
+/*
+ * As journey_reviewed(), and the reviewer's own mail carrying that trailer was seen
+ * in the thread of `message_id` (review_gate.verify: mail; state's reviews).
+ */
+int journey_reviewed_by_mail(const struct journey_person *people, size_t nr,
+			     const char *author_name, const char *author_email,
+			     const struct strvec *require, const struct state *st,
+			     const char *message_id);
 /* A trailer key among the recipients' (Signed-off-by, Reviewed-by, …)? */
 int journey_key_mailed(const char *key);
 /* Is `email` (of `name`) a bot's, never mailed: notify.from's, or a robot's name? */

@@ -114,9 +114,10 @@ static const struct drop *drop_of(const struct journey_night *jn, const struct j
 		for (v = 0; d->active && v < jr->versions_nr; v++) {
 			const struct journey_version *ver = &jr->versions[v];
 
+			/* by Message-ID only without a patch-id: never a claim's */
 			if (nb_patchid_eq(&ver->patch_id, &d->patch_id) ||
-			    (d->message_id && ver->message_id &&
-			     !strcmp(d->message_id, ver->message_id)))
+			    (nb_patchid_is_none(&d->patch_id) && d->message_id &&
+			     ver->message_id && !strcmp(d->message_id, ver->message_id)))
 				return d;
 		}
 	}
@@ -164,10 +165,25 @@ static const struct config_gate *gate_for(const struct journey_night *jn,
 	return g && g->follow && g->policy == CONFIG_GATE_HOLD ? g : NULL;
 }
 
+/* Its review trailers are unverified: no reviewer's own mail carried one (caller frees). */
+static char *unverified_reason(const struct config_gate *g)
+{
+	struct strbuf sb = STRBUF_INIT;
+	size_t i;
+
+	strbuf_addstr(&sb, "its ");
+	for (i = 0; i < g->require.nr; i++)
+		strbuf_addf(&sb, "%s%s", i ? " or " : "", g->require.v[i]);
+	strbuf_addstr(&sb, " is unverified: nextbot saw no mail of the reviewer's carrying it "
+			   "in the patch's thread (review_gate.verify: mail)");
+	return strbuf_detach(&sb, NULL);
+}
+
 /* Which patches in gated trees lack a review, and which a hold gate keeps out. */
 static void gate(struct journey_night *jn)
 {
 	size_t j;
+	int unverified;
 
 	for (j = 0; j < jn->store.patches_nr; j++) {
 		struct jn_seen *s = &jn->seen[j];
@@ -178,14 +194,23 @@ static void gate(struct journey_night *jn)
 		if (!t || !(g = gate_for(jn, jr, t)))
 			continue;
 		s->reviewed = journey_reviewed(s->commit->people, s->commit->people_nr,
-					       jr->author_email, &g->require);
+					       jr->author_name, jr->author_email, &g->require);
+		unverified = s->reviewed && g->verify == CONFIG_GATE_VERIFY_MAIL &&
+			     !journey_reviewed_by_mail(s->commit->people, s->commit->people_nr,
+						       jr->author_name, jr->author_email,
+						       &g->require, jn->o.st,
+						       s->commit->message_id);
+		if (unverified)
+			s->reviewed = 0;
 		if (s->reviewed)
 			continue;
 		strvec_pushf(&jn->unreviewed, "%s: %.12s (\"%s\") by %s <%s>", t->cfg->name,
 			     s->commit->id.hex, s->commit->subject, jr->author_name,
 			     jr->author_email);
 		if (g->policy == CONFIG_GATE_HOLD && !t->is_watch && !drop_of(jn, jr))
-			s->held = no_review_reason(g);
+			s->held = unverified ? unverified_reason(g) : no_review_reason(g);
+		if (s->held && journey_commit_pid(jn, s->commit) < 0) /* held by it, not */
+			nb_error_clear();                             /* by a Message-ID */
 		jn->held_nr += s->held != NULL;
 	}
 }
@@ -527,7 +552,7 @@ static char *release_reason(const struct journey_night *jn, const struct journey
 	const struct config_gate *g = where ? gate_of(jn->cfg, where) : NULL;
 
 	if (s->reviewed || (g && journey_reviewed(s->commit->people, s->commit->people_nr,
-						  jr->author_email, &g->require)))
+						  jr->author_name, jr->author_email, &g->require)))
 		return xstrdup("its review has landed");
 	if (jr->held && strstr(jr->held, "does not apply"))
 		return xstrdup("the held patches it needed are in next");

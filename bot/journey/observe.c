@@ -151,11 +151,19 @@ static void grow_seen(struct journey_night *jn)
 		jn->seen[old].tree = jn->seen[old].old_tree = -1;
 }
 
+/*
+ * A patch-id or Message-ID names the journey that had it first: a later journey that
+ * carries it too (a claim, below) never takes it over.
+ */
 static void index_version(struct journey_night *jn, size_t j, const struct journey_version *v)
 {
-	if (v->pid_known && !nb_patchid_is_none(&v->patch_id))
+	size_t had;
+
+	if (v->pid_known && !nb_patchid_is_none(&v->patch_id) &&
+	    !jmap_get(&jn->by_pid, NB_PATCHID_HEX(&v->patch_id), &had))
 		jmap_put(&jn->by_pid, NB_PATCHID_HEX(&v->patch_id), j);
-	jmap_put(&jn->by_msgid, v->message_id, j);
+	if (!jmap_get(&jn->by_msgid, v->message_id, &had))
+		jmap_put(&jn->by_msgid, v->message_id, j);
 }
 
 static void version_fill(struct journey_version *v, const struct journey_commit *c,
@@ -248,9 +256,115 @@ static int differs(struct journey_night *jn, struct journey_version *v, struct j
 
 static int find_journey(const struct journey_night *jn, const struct journey_commit *c, size_t *j)
 {
-	return (c->pid_known && !nb_patchid_is_none(&c->patch_id) &&
+	return jmap_get(&jn->by_cache, c->id.hex, j) ||
+	       (c->pid_known && !nb_patchid_is_none(&c->patch_id) &&
 		jmap_get(&jn->by_pid, NB_PATCHID_HEX(&c->patch_id), j)) ||
 	       jmap_get(&jn->by_msgid, c->message_id, j);
+}
+
+/* The same address, ASCII case and a "+tag" of the local part ignored. */
+static int same_address(const char *a, const char *b)
+{
+	size_t la = strcspn(a, "+@"), lb = strcspn(b, "+@");
+	const char *da = strrchr(a, '@'), *db = strrchr(b, '@');
+
+	return la == lb && !strncasecmp(a, b, la) &&
+	       ((!da && !db) || (da && db && !strcasecmp(da, db)));
+}
+
+/*
+ * Is commit c the patch of journey j (its patch-id and author), not a claim of its
+ * Message-ID?  The same commit is; else the same author and, when c was found by
+ * its Message-ID alone, the same patch-id as j's latest version.
+ */
+static int is_patch_of(struct journey_night *jn, size_t j, struct journey_commit *c)
+{
+	struct journey *jr = &jn->store.patches[j];
+	struct journey_version *v = &jr->versions[jr->versions_nr - 1];
+	size_t i;
+
+	for (i = 0; i < jr->versions_nr; i++)
+		if (nb_oid_equal(&jr->versions[i].commit, &c->id))
+			return 1;
+	if (!same_address(jr->author_email, c->author_email))
+		return 0;
+	journey_version_pid(jn, v);
+	if (journey_commit_pid(jn, c) < 0) {
+		nb_error_clear();
+		return 0;
+	}
+	return v->pid_known && nb_patchid_eq(&v->patch_id, &c->patch_id);
+}
+
+/*
+ * A commit found by a Message-ID (or patch-id) that is not that journey's patch: a
+ * new version of it when the same author's patch is nowhere else tonight and the
+ * commit is in its family of trees; otherwise a claim, a journey of its own that
+ * inherits nothing (reviews, events, drops, flags) of the patch it names.
+ */
+static int is_version_of(const struct journey_night *jn, size_t j, const struct journey_commit *c,
+			 int ti)
+{
+	const struct journey *jr = &jn->store.patches[j];
+
+	return jn->seen[j].tree < 0 && !jn->seen[j].is_new &&
+	       same_address(jr->author_email, c->author_email) &&
+	       !strcmp(jr->family, jn->trees[ti].cfg->url);
+}
+
+/*
+ * The journey of a claim seen on an earlier night (its own patch-id, or its Message-ID,
+ * and its author), other than `of`; a rare path, so a walk over the journeys.
+ */
+static int find_claim(struct journey_night *jn, size_t of, struct journey_commit *c, size_t *out)
+{
+	size_t k, v;
+
+	if (journey_commit_pid(jn, c) < 0)
+		nb_error_clear();
+	for (k = 0; k < jn->store.patches_nr; k++) {
+		const struct journey *jr = &jn->store.patches[k];
+
+		if (k == of || jn->seen[k].tree >= 0 ||
+		    !same_address(jr->author_email, c->author_email))
+			continue;
+		for (v = 0; v < jr->versions_nr; v++) {
+			const struct journey_version *ver = &jr->versions[v];
+
+			if ((c->pid_known && ver->pid_known &&
+			     nb_patchid_eq(&ver->patch_id, &c->patch_id)) ||
+			    (!ver->pid_known && ver->message_id && c->message_id &&
+			     !strcmp(ver->message_id, c->message_id))) {
+				*out = k;
+				return 1;
+			}
+		}
+	}
+	return 0;
+}
+
+static void sighted(struct journey_night *jn, size_t j, int ti, struct journey_commit *c);
+
+static void claim(struct journey_night *jn, size_t of, struct journey_commit *c, int ti)
+{
+	const struct journey *jr;
+	size_t j;
+
+	if (find_claim(jn, of, c, &j)) {
+		sighted(jn, j, ti, c);
+		return;
+	}
+	j = journey_adopt(jn, c, ti);
+	jr = &jn->store.patches[of]; /* after the store grew */
+
+	jn->seen[j].tree = ti;
+	jn->seen[j].commit = c;
+	jn->seen[j].note = xstrfmt("a claim: it carries the Message-ID <%s> of \"%s\" by %s, "
+				   "another patch, and inherits nothing of it",
+				   c->message_id ? c->message_id : "?", jr->subject,
+				   jr->author_email);
+	log_info("journeys: %.12s claims <%s> of %s: a patch of its own", c->id.hex,
+		 c->message_id ? c->message_id : "?", jr->key);
 }
 
 /* Journey j is in tree ti tonight as commit c (the first, most cooked, sighting counts). */
@@ -355,7 +469,7 @@ static void match(struct journey_night *jn)
 
 			jmap_get(&jn->by_commit, jn->trees[t].commits[i].hex, &at);
 			c = &jn->tonight[at];
-			if (find_journey(jn, c, &j))
+			if (find_journey(jn, c, &j) && is_patch_of(jn, j, c))
 				sighted(jn, j, (int)t, c);
 			else
 				strvec_pushf(&later, "%zu:%zu", t, at);
@@ -370,10 +484,14 @@ static void match(struct journey_night *jn)
 		size_t ti = strtoul(later.v[i], &colon, 10), at = strtoul(colon + 1, NULL, 10);
 		struct journey_commit *c = &jn->tonight[at];
 
-		if (find_journey(jn, c, &j))
-			sighted(jn, j, (int)ti, c);
-		else
+		if (!find_journey(jn, c, &j))
 			new_or_version(jn, gone, gone_nr, (int)ti, c);
+		else if (is_patch_of(jn, j, c) || is_version_of(jn, j, c, (int)ti))
+			sighted(jn, j, (int)ti, c);
+		else if (jn->seen[j].commit && nb_oid_equal(&jn->seen[j].commit->id, &c->id))
+			continue; /* the same commit in a second tree */
+		else
+			claim(jn, j, c, (int)ti);
 	}
 	free(gone);
 	strvec_clear(&later);

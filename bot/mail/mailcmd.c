@@ -38,7 +38,8 @@ static const char help_text[] =
 	"drop, undrop and invalid are for the tree's maintainers (its\n"
 	"contacts); fix: for anyone the report went to; test: for the patch's\n"
 	"author and the maintainers.  In an answer to nextbot's mail about a\n"
-	"flag the command is about that flag.  Elsewhere, or for another flag,\n"
+	"flag the command is about that flag, in an answer to one about a\n"
+	"patch about that patch.  Elsewhere, or for another flag,\n"
 	"name it right after the command word, by its flag id, or the patch's\n"
 	"commit, patch-id (7 to 40 hex digits; a unique prefix will do) or\n"
 	"<Message-ID>: #nextbot drop 0123456789ab <reason>\n";
@@ -697,6 +698,36 @@ done:
 	return ret;
 }
 
+/* Is `id` a Message-ID of nextbot's own ("<nextbot.…@" notify.from's domain ">")? */
+static int own_msgid(const struct config *cfg, const char *id)
+{
+	const char *from = cfg->notify.from, *at = from ? strrchr(from, '@') : NULL;
+	size_t n = at ? strcspn(at + 1, "> ") : 0, len = id ? strlen(id) : 0;
+
+	return n && len > 10 + n && !strncmp(id, "<nextbot.", 9) && id[len - n - 2] == '@' &&
+	       !strncasecmp(id + len - n - 1, at + 1, n) && id[len - 1] == '>';
+}
+
+/*
+ * The posting of the patch a mail of nextbot's answered ([held], [dropped], a journey
+ * notice: each threads under the patch's own mail), the nearest reference before
+ * nextbot's in the mail's thread; NULL when the mail answers no such mail of nextbot's.
+ */
+static const char *thread_patch(const struct mailcmd_job *j)
+{
+	const struct strvec *refs = &j->mail->references;
+	size_t i;
+
+	for (i = refs->nr; i > 0; i--) {
+		if (!own_msgid(j->m->cfg, refs->v[i - 1]))
+			continue;
+		while (i > 1 && own_msgid(j->m->cfg, refs->v[i - 2]))
+			i--;
+		return i > 1 ? refs->v[i - 2] : NULL;
+	}
+	return NULL;
+}
+
 /* ---- which command ---- */
 
 #define WORD_MAX 24 /* command words compared for a suggestion, at most */
@@ -801,6 +832,9 @@ static void run_command_line(struct mailcmd_job *j, const char *line)
 		int ambiguous;
 
 		t.flag = state_flag_find(&j->m->st, j->thread->flag_id, &ambiguous);
+	} else if (thread_patch(j)) { /* about one patch: the one the thread is about */
+		if (resolve(j, &verbs[i], thread_patch(j), &t) < 0)
+			goto done;
 	}
 	if (!t.flag && !t.patch && !t.drop) {
 		refuse(j, line,
@@ -871,14 +905,69 @@ static int refused_enough(const struct state *st, const char *from)
 
 static void record(struct mailcmd_job *j, enum mailcmd_outcome o, const char *why)
 {
+	struct inbox_record *r;
+	struct strbuf content = STRBUF_INIT;
+
 	if (why) {
 		strbuf_reset(&j->summary);
 		strbuf_addstr(&j->summary, why);
 	}
-	state_inbox_add(&j->m->st, j->mail->key, j->mail->from_addr, j->when,
-			o == MAILCMD_ACTED ? MAIL_ACTED : o == MAILCMD_REFUSED ? MAIL_REFUSED
-									 : MAIL_IGNORED,
-			j->summary.buf);
+	r = state_inbox_add(&j->m->st, j->mail->key, j->mail->from_addr, j->when,
+			    o == MAILCMD_ACTED ? MAIL_ACTED : o == MAILCMD_REFUSED ? MAIL_REFUSED
+										 : MAIL_IGNORED,
+			    j->summary.buf);
+	if (o == MAILCMD_ACTED) { /* what it said: a resent copy never acts again */
+		inbox_mail_content_key(&content, j->mail);
+		r->content = strbuf_detach(&content, NULL);
+	}
+}
+
+/* The record of the same sender's same text, acted on before under another Message-ID. */
+static const struct inbox_record *acted_before(const struct mailcmd_job *j)
+{
+	struct strbuf content = STRBUF_INIT;
+	const struct inbox_record *r;
+
+	inbox_mail_content_key(&content, j->mail);
+	r = state_inbox_acted(&j->m->st, content.buf);
+	strbuf_release(&content);
+	return r;
+}
+
+/*
+ * The review trailers of the sender's own text in their own name (review_gate.verify:
+ * mail), kept with the thread the mail answers; the summary says so.  Only from a
+ * mail the inbox's rules vouch for, as commands.  Returns how many were kept.
+ */
+static size_t keep_reviews(struct mailcmd_job *j)
+{
+	const struct inbox_mail *mail = j->mail;
+	struct strvec keys = STRVEC_INIT, addrs = STRVEC_INIT, thread = STRVEC_INIT;
+	const char *authserv = j->m->cfg->inbox.authserv_id;
+	size_t i, kept = 0;
+
+	inbox_mail_trailers(&keys, &addrs, mail->body);
+	if (mail->in_reply_to)
+		strvec_push(&thread, mail->in_reply_to);
+	for (i = 0; i < mail->references.nr; i++)
+		strvec_push(&thread, mail->references.v[i]);
+	if (!keys.nr || !thread.nr ||
+	    (authserv && inbox_mail_auth(mail, authserv, NULL) != INBOX_AUTH_PASS))
+		goto done;
+	for (i = 0; i < keys.nr; i++) {
+		if (strcasecmp(addrs.v[i], mail->from_addr))
+			continue; /* another's trailer, quoted or forwarded: not the sender's */
+		state_review_add(&j->m->st, mail->from_addr, keys.v[i], mail->key, j->when,
+				 &thread);
+		strbuf_addf(&j->summary, "%s%s: %s seen in the thread of %s",
+			    j->summary.len ? "; " : "", keys.v[i], mail->from_addr, thread.v[0]);
+		kept++;
+	}
+done:
+	strvec_clear(&keys);
+	strvec_clear(&addrs);
+	strvec_clear(&thread);
+	return kept;
 }
 
 int mailcmd_handle(enum mailcmd_outcome *out, struct maint *m, const char *raw, size_t len,
@@ -889,6 +978,7 @@ int mailcmd_handle(enum mailcmd_outcome *out, struct maint *m, const char *raw, 
 	struct strbuf why = STRBUF_INIT;
 	struct mailcmd_job j = {m,    &mail, NULL, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT, NULL,
 				NULL, 0,     0,	   0,		"",	     ""};
+	const struct inbox_record *before;
 	const char *reason;
 	size_t n, i;
 	int ret = 0, silent;
@@ -911,6 +1001,11 @@ int mailcmd_handle(enum mailcmd_outcome *out, struct maint *m, const char *raw, 
 		goto done;
 	}
 	n = inbox_mail_commands(&cmds, mail.body, COMMANDS_MAX);
+	if (keep_reviews(&j) && !n) {
+		*out = MAILCMD_IGNORED;
+		record(&j, *out, NULL);
+		goto done;
+	}
 	if (!n) {
 		*out = MAILCMD_IGNORED;
 		record(&j, *out, "no #nextbot command");
@@ -922,6 +1017,14 @@ int mailcmd_handle(enum mailcmd_outcome *out, struct maint *m, const char *raw, 
 		*out = MAILCMD_REFUSED;
 		strbuf_addf(&j.summary, "From: not vouched for by %s: %s",
 			    m->cfg->inbox.authserv_id, why.buf);
+		record(&j, *out, NULL);
+		goto done;
+	}
+	if ((before = acted_before(&j))) {
+		/* a replay: the signature still holds, the Message-ID is new (issue 38) */
+		*out = MAILCMD_IGNORED; /* recorded: its own Message-ID is handled */
+		strbuf_addf(&j.summary, "the same text from the same sender was acted on "
+					"before (%s): not again", before->key);
 		record(&j, *out, NULL);
 		goto done;
 	}

@@ -104,10 +104,14 @@ static void collect_drops(struct night *n, struct integ_drops *d, struct nb_patc
 
 		if (!dr->active)
 			continue;
-		/* a drop without a patch-id (binary, merge) matches by Message-ID */
+		/*
+		 * a drop without a patch-id (binary, merge) matches by Message-ID; one with
+		 * a patch-id never does: another patch carrying that Message-ID (a claim)
+		 * stays in (issue 38)
+		 */
 		if (!nb_patchid_is_none(&dr->patch_id))
 			nb_patchid_list_push(pids, &dr->patch_id);
-		if (dr->message_id && *dr->message_id)
+		else if (dr->message_id && *dr->message_id)
 			strvec_push(mids, dr->message_id);
 	}
 	d->patch_ids = pids->v;

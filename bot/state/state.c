@@ -370,6 +370,29 @@ static int test_read(struct test_request *t, struct json_object *o)
 }
 
 /* The sent Message-IDs, the handled mails and the test requests. */
+static void review_read(struct state *s, struct json_object *e)
+{
+	char *by = get_str(e, "by"), *kind = get_str(e, "kind"), *mail = get_str(e, "mail");
+	char *when = get_str(e, "when");
+	struct strvec thread = STRVEC_INIT;
+	struct json_object *arr;
+	size_t i, n;
+
+	if ((arr = get_array(e, "thread", &n)))
+		for (i = 0; i < n; i++) {
+			struct json_object *v = json_object_array_get_idx(arr, i);
+
+			if (json_object_is_type(v, json_type_string))
+				strvec_push(&thread, json_object_get_string(v));
+		}
+	state_review_add(s, by, kind, mail, when, &thread);
+	strvec_clear(&thread);
+	free(by);
+	free(kind);
+	free(mail);
+	free(when);
+}
+
 static int mail_read(struct state *s, struct json_object *root)
 {
 	int error = 0;
@@ -404,14 +427,18 @@ static int mail_read(struct state *s, struct json_object *root)
 			enum mail_outcome outcome;
 
 			GET_ENUM(e, "outcome", mail_outcome_names, outcome);
-			if (key)
-				state_inbox_add(s, key, from, when, outcome, summary);
+			if (key) /* "content": since issue 38; absent before */
+				state_inbox_add(s, key, from, when, outcome, summary)->content =
+					get_str(e, "content");
 			free(key);
 			free(from);
 			free(when);
 			free(summary);
 		}
 	}
+	if ((arr = get_array(root, "reviews", &n))) /* absent before version 2 */
+		for (i = 0; i < n; i++)
+			review_read(s, json_object_array_get_idx(arr, i));
 	if ((arr = get_array(root, "tests", &n)))
 		for (i = 0; i < n; i++)
 			if (test_read(state_test_add(s), json_object_array_get_idx(arr, i)) < 0)
@@ -790,6 +817,28 @@ static struct json_object *tests_json(const struct state *s)
 	return arr;
 }
 
+/* "reviews": [{by, kind, mail, when, thread: [message ids]}] (since version 2) */
+static struct json_object *reviews_json(const struct state *s)
+{
+	struct json_object *arr = json_object_new_array();
+	size_t i, k;
+
+	for (i = 0; i < s->reviews_nr; i++) {
+		const struct review_mail *r = &s->reviews[i];
+		struct json_object *e = json_object_new_object(), *t = json_object_new_array();
+
+		put_str(e, "by", r->by);
+		put_str(e, "kind", r->kind);
+		put_str(e, "mail", r->mail);
+		put_str(e, "when", r->when);
+		for (k = 0; k < r->thread.nr; k++)
+			json_object_array_add(t, json_object_new_string(r->thread.v[k]));
+		json_object_object_add(e, "thread", t);
+		json_object_array_add(arr, e);
+	}
+	return arr;
+}
+
 static void mail_json(struct json_object *root, const struct state *s)
 {
 	struct json_object *sent = json_object_new_array(), *inbox = json_object_new_array();
@@ -812,10 +861,13 @@ static void mail_json(struct json_object *root, const struct state *s)
 		put_str(e, "when", s->inbox[i].when);
 		put_str(e, "outcome", mail_outcome_name(s->inbox[i].outcome));
 		put_str(e, "summary", s->inbox[i].summary);
+		if (s->inbox[i].content)
+			put_str(e, "content", s->inbox[i].content);
 		json_object_array_add(inbox, e);
 	}
 	json_object_object_add(root, "sent", sent);
 	json_object_object_add(root, "inbox", inbox);
+	json_object_object_add(root, "reviews", reviews_json(s));
 	json_object_object_add(root, "tests", tests_json(s));
 }
 
@@ -870,7 +922,7 @@ int state_save(const struct state *s, const char *workdir)
 	size_t i;
 	int error;
 
-	put_int(root, "version", 1);
+	put_int(root, "version", 2); /* 2: "reviews", an inbox record's "content" */
 	for (i = 0; i < s->runs_nr; i++)
 		json_object_array_add(runs, run_json(&s->runs[i], 1));
 	for (i = 0; i < s->flags_nr; i++)
@@ -1147,6 +1199,8 @@ void run_record_release(struct run_record *r)
 static void inbox_record_release(struct inbox_record *r);
 static void test_request_release(struct test_request *t);
 
+static void review_mail_release(struct review_mail *r);
+
 void state_release(struct state *s)
 {
 	size_t i;
@@ -1168,6 +1222,9 @@ void state_release(struct state *s)
 	for (i = 0; i < s->tests_nr; i++)
 		test_request_release(&s->tests[i]);
 	free(s->tests);
+	for (i = 0; i < s->reviews_nr; i++)
+		review_mail_release(&s->reviews[i]);
+	free(s->reviews);
 	free(s->runs);
 	free(s->flags);
 	free(s->drops);
@@ -1183,12 +1240,76 @@ static char *dup_or_null(const char *s)
 	return s ? xstrdup(s) : NULL;
 }
 
+static void review_mail_release(struct review_mail *r)
+{
+	free(r->by);
+	free(r->kind);
+	free(r->mail);
+	free(r->when);
+	strvec_clear(&r->thread);
+}
+
+void state_review_add(struct state *s, const char *by, const char *kind, const char *mail,
+		      const char *when, const struct strvec *thread)
+{
+	struct review_mail *r;
+	size_t i;
+
+	if (!by || !kind)
+		return;
+	if (s->reviews_nr >= STATE_REVIEWS_KEPT) {
+		review_mail_release(&s->reviews[0]);
+		memmove(&s->reviews[0], &s->reviews[1], (s->reviews_nr - 1) * sizeof(*s->reviews));
+		s->reviews_nr--;
+	}
+	ALLOC_GROW(s->reviews, s->reviews_nr + 1, s->reviews_alloc);
+	r = &s->reviews[s->reviews_nr++];
+	r->by = xstrdup(by);
+	r->kind = xstrdup(kind);
+	r->mail = dup_or_null(mail);
+	r->when = dup_or_null(when);
+	r->thread = (struct strvec)STRVEC_INIT;
+	for (i = 0; thread && i < thread->nr; i++)
+		strvec_push(&r->thread, thread->v[i]);
+}
+
+/* `a` and `b` name one Message-ID, each with or without its angle brackets. */
+static int msgid_same(const char *a, const char *b)
+{
+	size_t la, lb;
+
+	a += *a == '<';
+	b += *b == '<';
+	la = strcspn(a, ">");
+	lb = strcspn(b, ">");
+	return la == lb && !strncmp(a, b, la);
+}
+
+int state_review_seen(const struct state *s, const char *by, const char *kind,
+		      const char *message_id, int (*same)(const char *, const char *))
+{
+	size_t i, k;
+
+	for (i = 0; by && kind && message_id && i < s->reviews_nr; i++) {
+		const struct review_mail *r = &s->reviews[i];
+
+		if (strcasecmp(r->kind, kind) ||
+		    (same ? !same(r->by, by) : !!strcasecmp(r->by, by)))
+			continue;
+		for (k = 0; k < r->thread.nr; k++)
+			if (msgid_same(r->thread.v[k], message_id))
+				return 1;
+	}
+	return 0;
+}
+
 static void inbox_record_release(struct inbox_record *r)
 {
 	free(r->key);
 	free(r->from);
 	free(r->when);
 	free(r->summary);
+	free(r->content);
 }
 
 static void test_request_release(struct test_request *t)
@@ -1260,8 +1381,20 @@ const struct inbox_record *state_inbox_find(const struct state *s, const char *k
 	return NULL;
 }
 
-void state_inbox_add(struct state *s, const char *key, const char *from, const char *when,
-		     enum mail_outcome outcome, const char *summary)
+const struct inbox_record *state_inbox_acted(const struct state *s, const char *content)
+{
+	size_t i;
+
+	for (i = s->inbox_nr; content && i > 0; i--)
+		if (s->inbox[i - 1].outcome == MAIL_ACTED && s->inbox[i - 1].content &&
+		    !strcmp(s->inbox[i - 1].content, content))
+			return &s->inbox[i - 1];
+	return NULL;
+}
+
+struct inbox_record *state_inbox_add(struct state *s, const char *key, const char *from,
+				     const char *when, enum mail_outcome outcome,
+				     const char *summary)
 {
 	struct inbox_record *r;
 
@@ -1277,6 +1410,8 @@ void state_inbox_add(struct state *s, const char *key, const char *from, const c
 	r->when = dup_or_null(when);
 	r->outcome = outcome;
 	r->summary = dup_or_null(summary);
+	r->content = NULL;
+	return r;
 }
 
 void state_flag_mail_add(struct flag *f, const char *command, const char *by,

@@ -224,6 +224,20 @@ struct inbox_record {
 	char *when;          /* RFC 3339, when it was handled */
 	enum mail_outcome outcome;
 	char *summary;       /* one line: what was done, or why not */
+	char *content;       /* inbox_mail_content_key() of an acted mail; NULL: none */
+};
+
+/*
+ * A review nextbot saw by mail (review_gate.verify: mail): the reviewer's own mail,
+ * vouched for as commands are, carrying the trailer in its text, answering a thread.
+ */
+struct review_mail {
+	char *by;            /* the reviewer's address: the mail's From: */
+	char *kind;          /* the trailer's key as written: "Reviewed-by", "Acked-by", … */
+	char *mail;          /* the mail's key */
+	char *when;          /* RFC 3339, when it was handled */
+	struct strvec thread; /* the Message-IDs it answered (In-Reply-To, References),
+				 without angle brackets */
 };
 
 /*
@@ -256,7 +270,10 @@ struct state {
 	size_t inbox_nr, inbox_alloc;
 	struct test_request *tests; /* oldest first; the last STATE_TESTS_KEPT */
 	size_t tests_nr, tests_alloc;
+	struct review_mail *reviews; /* oldest first; the last STATE_REVIEWS_KEPT */
+	size_t reviews_nr, reviews_alloc;
 };
+#define STATE_REVIEWS_KEPT 5000
 #define STATE_TESTS_KEPT 1000
 #define STATE_INBOX_KEPT 5000
 #define STATE_INIT { 0 }
@@ -291,8 +308,21 @@ void state_sent_add(struct state *s, const char *message_id, const char *kind,
 /* The record of the handled mail with that key, or NULL. */
 const struct inbox_record *state_inbox_find(const struct state *s, const char *key);
 /* Records a handled mail (dropping the oldest past STATE_INBOX_KEPT); strings copied. */
-void state_inbox_add(struct state *s, const char *key, const char *from, const char *when,
-		     enum mail_outcome outcome, const char *summary);
+struct inbox_record *state_inbox_add(struct state *s, const char *key, const char *from,
+				     const char *when, enum mail_outcome outcome,
+				     const char *summary);
+/* The latest record of an acted mail with that content key, or NULL. */
+const struct inbox_record *state_inbox_acted(const struct state *s, const char *content);
+/* Records a review seen by mail (the oldest dropped past STATE_REVIEWS_KEPT); copied. */
+void state_review_add(struct state *s, const char *by, const char *kind, const char *mail,
+		      const char *when, const struct strvec *thread);
+/*
+ * Did `by`'s own mail carry a `kind` trailer (ASCII case ignored) in the thread of
+ * `message_id` (with or without angle brackets)?  `same` compares two addresses
+ * (NULL: ASCII case ignored).
+ */
+int state_review_seen(const struct state *s, const char *by, const char *kind,
+		      const char *message_id, int (*same)(const char *, const char *));
 /* A new test request (zeroed but for its lists; the oldest dropped past STATE_TESTS_KEPT). */
 struct test_request *state_test_add(struct state *s);
 /* Appends a mail command to a flag's history; strings copied, any may be NULL. */

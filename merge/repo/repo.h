@@ -372,11 +372,13 @@ struct trailer_mailmap {
  * The one definition of "reviewed": 1 when `message` has a trailer whose key is one
  * of require[0..require_nr) (ASCII case ignored; e.g. "Reviewed-by", "Acked-by")
  * by someone other than the patch's author; 0 otherwise (also when require_nr is 0).
- * "Other" compares addresses ignoring ASCII case, each first mapped through
- * `mailmap` when one is given (NULL: none); a trailer without an address is no
- * review.  `author_name` may be NULL.  When `out_index` is not NULL and the answer
- * is 1, it gets the index in trailer_people_parse(…, require, require_nr)'s list
- * of the first review that counts.
+ * "Other" compares addresses ignoring ASCII case and a "+tag" of the local part
+ * (user+tag@host is user@host), each first mapped through `mailmap` when one is
+ * given (NULL: none); a trailer in the author's own name (case and blanks ignored)
+ * is the author's too, whatever its address; a trailer without an address is no
+ * review.  `author_name` may be NULL (then names are not compared).  When
+ * `out_index` is not NULL and the answer is 1, it gets the index in
+ * trailer_people_parse(…, require, require_nr)'s list of the first review that counts.
  */
 int trailer_reviewed(const char *message, const char *author_name, const char *author_email,
 		     const char *const *require, size_t require_nr,

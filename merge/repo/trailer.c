@@ -456,17 +456,62 @@ static const char *mapped(const struct trailer_mailmap *mm, const char *name, co
 	return c ? c : email;
 }
 
+/* `email` without a "+tag" in its local part (user+tag@host is user@host's), lower case. */
+static void address_key(struct strbuf *out, const char *email)
+{
+	const char *at = strrchr(email, '@'), *plus = strchr(email, '+');
+	const char *p;
+
+	strbuf_reset(out);
+	for (p = email; *p; p++) {
+		if (plus && at && p == plus && plus < at)
+			p = at;
+		strbuf_addch(out, (char)tolower((unsigned char)*p));
+	}
+}
+
+/* The same display name (ASCII case and runs of blanks ignored), neither empty? */
+static int names_match(const char *a, const char *b)
+{
+	if (!a || !b)
+		return 0;
+	a += strspn(a, " \t");
+	b += strspn(b, " \t");
+	if (!*a || !*b)
+		return 0;
+	while (*a && *b) {
+		if (isspace((unsigned char)*a) && isspace((unsigned char)*b)) {
+			a += strspn(a, " \t");
+			b += strspn(b, " \t");
+			continue;
+		}
+		if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
+			return 0;
+		a++;
+		b++;
+	}
+	a += strspn(a, " \t");
+	b += strspn(b, " \t");
+	return !*a && !*b;
+}
+
 int trailer_person_is_other(const struct trailer_person *t, const char *author_name,
 			    const char *author_email, const struct trailer_mailmap *mailmap)
 {
 	char *author = one_line(author_email ? author_email : "", author_email ?
 			       strlen(author_email) : 0);
+	struct strbuf ak = STRBUF_INIT, rk = STRBUF_INIT;
 	const char *a, *r;
 	int other;
 
 	a = mapped(mailmap, author_name, author);
 	r = t->email[0] ? mapped(mailmap, t->name, t->email) : "";
-	other = r[0] && strcasecmp(a, r) != 0;
+	address_key(&ak, a);
+	address_key(&rk, r);
+	/* the author's own address, a "+" alias of it, one .mailmap joins, or their name */
+	other = rk.len && strcmp(ak.buf, rk.buf) && !names_match(author_name, t->name);
+	strbuf_release(&ak);
+	strbuf_release(&rk);
 	free(author);
 	return other;
 }
