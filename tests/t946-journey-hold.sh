@@ -161,4 +161,21 @@ import json, sys
 flags = json.load(open(sys.argv[1]))["flags"]
 assert [f["state"] for f in flags] == ["resolved"], flags
 EOF
+
+# night 4: a patch reviewed by its author alone is held, nothing breaks: the tree's
+# reason counts it as held, never as dropped
+cd "$W/src/mm"
+patch mm/f.c 'int mm_f(void) { return 6; }' "mm: add mm_f" "$SELF"
+push
+expect_exit 0 "night 4 runs" NB run --date 2026-12-08
+NB --json status >"$TMP/status4.json"
+summary_of next-20261208 >"$TMP/summary4.txt"
+check "night 4: mm-next's reason calls the held patch held, not dropped" \
+	$PYTHON - "$TMP/status4.json" "$TMP/summary4.txt" <<'EOF'
+import json, sys
+run = [r for r in json.load(open(sys.argv[1]))["runs"] if r["date"] == "2026-12-08"][0]
+t = [t for t in run["trees"] if t["name"] == "mm-next"][0]
+assert t["reason"] == "1 patch held by the review gate left out", t
+assert "dropped" not in open(sys.argv[2]).read(), "the summary says dropped"
+EOF
 done_testing
