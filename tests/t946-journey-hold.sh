@@ -178,4 +178,15 @@ t = [t for t in run["trees"] if t["name"] == "mm-next"][0]
 assert t["reason"] == "1 patch held by the review gate left out", t
 assert "dropped" not in open(sys.argv[2]).read(), "the summary says dropped"
 EOF
+expect_exit 0 "night 4: report --html" NB report --html "$TMP/site"
+check "night 4: the dashboard lists the held patch with its author and why" \
+	$PYTHON - "$TMP/site/index.html" <<'EOF'
+import html, re, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+assert "Held by the review gate (1)" in page, page
+row = page.split("Held by the review gate (1)", 1)[1].split("</table>", 1)[0]
+text = html.unescape(re.sub(r"<[^>]+>", " ", row))
+for want in ("mm: add mm_f", "Zoë Ångström", "mm-next", "Reviewed-by"):
+    assert want in text, (want, text)
+EOF
 done_testing
