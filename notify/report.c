@@ -686,14 +686,13 @@ static void slack_breakage(struct strbuf *out, const struct notice_settings *s,
 		hook_slack_text(out, ref.buf);
 		strbuf_addch(out, ' ');
 	}
-	if (!b->flag_id) /* a patch with no flag (a drop that answered none) */
-		goto done;
-	strbuf_addstr(out, "- flag ");
-	if (!draft_report_url(&url, s, b->flag_id))
-		hook_slack_link(out, url.buf, b->flag_id ? b->flag_id : "flag");
-	else
-		hook_slack_text(out, b->flag_id);
-done:
+	if (b->flag_id) { /* none for a patch with no flag (a drop that answered none) */
+		strbuf_addstr(out, "- flag ");
+		if (!draft_report_url(&url, s, b->flag_id))
+			hook_slack_link(out, url.buf, b->flag_id);
+		else
+			hook_slack_text(out, b->flag_id);
+	}
 	strbuf_release(&url);
 	strbuf_release(&ref);
 }

@@ -226,7 +226,7 @@ def state_of(p, gone_ok):
         return {"gone", "dropped"}
     if last["branch"] == "mm-unstable":
         return {"in-review"}
-    return {"in-next", "held", "in-review"}
+    return {"in-next", "reverted-in-next", "held", "in-review"}  # a culprit is reverted
 
 
 def patch(world, nextbot):
