@@ -254,6 +254,16 @@ static void section(struct draft *d, const char *title, const char *const *v, si
 	lines(d, v, nr, wrap);
 }
 
+/*
+ * BUILD SUCCESS only for a next that built and tested clean with no flag open
+ * (0-day's words); any open flag, even one whose culprit is reverted, makes it a
+ * BUILD REGRESSION.
+ */
+static const char *summary_verdict(const struct notice_summary *sum)
+{
+	return sum->regression || sum->open_flags_nr ? "REGRESSION" : "SUCCESS";
+}
+
 /* The chat version of the summary: the result, then trees not merged as they are, flags. */
 static void slack_summary(struct strbuf *out, const struct notice_settings *s,
 			  const struct notice_summary *sum)
@@ -262,7 +272,7 @@ static void slack_summary(struct strbuf *out, const struct notice_settings *s,
 	size_t i;
 
 	strbuf_addf(out, "%s: BUILD %s", sum->next_tag ? sum->next_tag : "",
-		    sum->regression ? "REGRESSION" : "SUCCESS");
+		    summary_verdict(sum));
 	for (i = 0; i < sum->trees_nr; i++) {
 		const struct notice_summary_tree *t = &sum->trees[i];
 
@@ -322,8 +332,7 @@ static void trees_behind(const struct notice_summary *sum, size_t *older, size_t
 /*
  * The summary's subject: "[next-YYYYMMDD] BUILD SUCCESS <12 hex>" (or REGRESSION)
  * and, when there is more to know, what: "(2 flags open, 1 new; 1 tree at an older
- * tip, 1 left out)".  A clean next with open flags whose culprits are reverted is
- * still a success of the night, but not one to read as "all is well".
+ * tip, 1 left out)".
  */
 static void summary_subject(struct draft *d, const struct notice_summary *sum)
 {
@@ -331,7 +340,7 @@ static void summary_subject(struct draft *d, const struct notice_summary *sum)
 	size_t older, out, fresh = 0, i;
 
 	strbuf_addf(&d->subject, "[%s] BUILD %s %.12s", draft_cl(d, sum->next_tag),
-		    sum->regression ? "REGRESSION" : "SUCCESS", draft_cl(d, sum->next_commit));
+		    summary_verdict(sum), draft_cl(d, sum->next_commit));
 	for (i = 0; i < sum->open_flags_nr; i++)
 		fresh += sum->open_flags[i].is_new;
 	trees_behind(sum, &older, &out);

@@ -251,8 +251,9 @@ struct notice_summary_flag {
 struct notice_summary {
 	const char *date, *next_tag;
 	const char *next_commit; /* 12 or 40 hex */
-	int regression;		 /* BUILD REGRESSION (next is not clean tonight) instead of
-				    BUILD SUCCESS; either way the subject counts the open flags
+	int regression;		 /* next is not clean tonight: BUILD REGRESSION (so is any
+				    open flag); BUILD SUCCESS only for a clean next with no
+				    flag open; either way the subject counts the open flags
 				    and the trees not at tonight's tip */
 	const struct notice_summary_tree *trees;
 	size_t trees_nr;

@@ -198,10 +198,11 @@ void draft_commands(struct draft *d, const struct notice_settings *s, enum draft
 	if (what == DRAFT_COMMANDS_PATCHES)
 		strbuf_addstr(&d->body, "\nTo tell nextbot, answer this mail with a line of these, "
 					"naming a\npatch above by its commit:\n");
-	else
+	else /* the example is a command this mail's readers may use: no drop for flaky */
 		strbuf_addf(&d->body, "\nTo tell nextbot, answer this mail with a line of these "
-				      "(in another\nthread, name the flag: #nextbot drop %s):\n",
-			    draft_cl(d, flag_id));
+				      "(in another\nthread, name the flag: #nextbot %s %s%s):\n",
+			    what == DRAFT_COMMANDS_FLAKY ? "invalid" : "drop", draft_cl(d, flag_id),
+			    what == DRAFT_COMMANDS_FLAKY ? " <reason>" : "");
 	for (i = 0; i < sizeof(rows) / sizeof(*rows); i++) {
 		if (!(rows[i].mask & 1u << what) || (!s->mail_tests && rows[i].cmd[0] == 't'))
 			continue;

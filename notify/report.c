@@ -232,10 +232,14 @@ static void field(struct draft *d, const char *key, const char *value)
 		strbuf_addf(&d->body, "%-10s%s\n", key, draft_cl(d, value));
 }
 
-/* 0-day's block: tree, head, commit, date, the night, the command, the compiler. */
+/*
+ * 0-day's block: tree, head, commit, date, the night, the command, the compiler.  A
+ * flaky flag blames no patch: its block names no commit and no partner.
+ */
 static void header_block(struct draft *d, const struct notice_breakage *b)
 {
 	struct strbuf sb = STRBUF_INIT;
+	int blames = !is_flaky(b);
 
 	if (b->tree_url) {
 		strbuf_addf(&sb, "%s %s", b->tree_url, b->tree_branch ? b->tree_branch : "");
@@ -244,10 +248,12 @@ static void header_block(struct draft *d, const struct notice_breakage *b)
 		field(d, "tree:", b->tree);
 	}
 	field(d, "head:", b->tree_head);
-	field(d, "commit:", b->commit);
-	field(d, "date:", b->commit_date);
-	field(d, "patch:", b->patch_link);
-	if (b->partner.tree) {
+	if (blames) {
+		field(d, "commit:", b->commit);
+		field(d, "date:", b->commit_date);
+		field(d, "patch:", b->patch_link);
+	}
+	if (blames && b->partner.tree) {
 		strbuf_reset(&sb);
 		strbuf_addf(&sb, "%s (%s)", b->partner.commit ? b->partner.commit : "?",
 			    b->partner.tree);
@@ -658,7 +664,7 @@ static void slack_breakage(struct strbuf *out, const struct notice_settings *s,
 
 	hook_slack_text(out, lead);
 	strbuf_addstr(out, ": ");
-	if (b->commit) {
+	if (b->commit && !is_flaky(b)) { /* a flaky flag blames no patch, no one */
 		strbuf_addf(&ref, "%.12s (\"%s\")", b->commit, b->subject ? b->subject : "");
 		if (b->patch_link)
 			hook_slack_link(out, b->patch_link, ref.buf);
@@ -671,7 +677,7 @@ static void slack_breakage(struct strbuf *out, const struct notice_settings *s,
 			strbuf_addch(out, ' ');
 		}
 	}
-	if (b->partner.tree) {
+	if (b->partner.tree && !is_flaky(b)) {
 		strbuf_addstr(out, "with ");
 		strbuf_reset(&ref);
 		strbuf_addf(&ref, "%.12s (\"%s\") of %s",
@@ -680,11 +686,13 @@ static void slack_breakage(struct strbuf *out, const struct notice_settings *s,
 		hook_slack_text(out, ref.buf);
 		strbuf_addch(out, ' ');
 	}
-	strbuf_addstr(out, "- flag ");
-	if (!draft_report_url(&url, s, b->flag_id))
-		hook_slack_link(out, url.buf, b->flag_id ? b->flag_id : "flag");
-	else
-		hook_slack_text(out, b->flag_id ? b->flag_id : "");
+	if (b->flag_id) { /* none for a patch with no flag (a drop that answered none) */
+		strbuf_addstr(out, "- flag ");
+		if (!draft_report_url(&url, s, b->flag_id))
+			hook_slack_link(out, url.buf, b->flag_id);
+		else
+			hook_slack_text(out, b->flag_id);
+	}
 	strbuf_release(&url);
 	strbuf_release(&ref);
 }
@@ -718,12 +726,17 @@ static void event_from_breakage(struct hook_event *ev, const struct notice_setti
 	ev->log_nr = b->bisect_log_nr;
 	ev->cells = b->cells;
 	ev->cells_nr = b->cells_nr;
-	if (is_flaky(b)) {
+	if (is_flaky(b)) { /* counts, and no culprit, no partner: no one is blamed */
 		ev->has_counts = 1;
 		ev->failing = b->failing;
 		ev->total = b->total;
+		ev->commit = ev->subject = ev->message_id = NULL;
+		ev->author = (struct notice_person){ 0 };
+		ev->partner_tree = ev->partner_commit = ev->partner_subject = NULL;
+		ev->partner_author = (struct notice_person){ 0 };
+		ev->patch_id = (struct nb_patchid)NB_PATCHID_NONE;
 	}
-	if (!draft_report_url(url, s, b->flag_id))
+	if (b->flag_id && !draft_report_url(url, s, b->flag_id))
 		ev->flag_url = url->buf;
 }
 
@@ -788,6 +801,27 @@ static void thread_under_report(struct draft *d, const struct notice_settings *s
 	strbuf_release(&key);
 }
 
+/*
+ * Everyone the flag's report and maintainer mail reached: for a flaky flag the
+ * contacts and the list (it had no report); else both authors and both trees'
+ * contacts, the list, and the people and lists MAINTAINERS named.
+ */
+static void resolved_people(struct draft *d, const struct notice_settings *s,
+			    const struct notice_breakage *b)
+{
+	size_t i;
+
+	if (is_flaky(b)) {
+		draft_add_specs(d, b->contacts, b->contacts_nr, 0);
+	} else {
+		people(d, b, 0, 1);
+		for (i = 0; i < b->maintainers_nr; i++)
+			draft_add_spec(d, b->maintainers[i].spec, 1);
+	}
+	if (s->list)
+		draft_add_spec(d, s->list, 1);
+}
+
 /* The follow-ups of a flag; their names are the notice's kind and its subject's tag. */
 enum followup_kind { FOLLOWUP_DROPPED, FOLLOWUP_RESOLVED };
 
@@ -819,12 +853,10 @@ static int queue_followup(const struct notice_settings *s, const struct notice_b
 	/* a flag resolved, found again and resolved again is told each time */
 	if (!dropped)
 		parts[1] = d.parts[3] = b->date;
-	if (is_flaky(b))
-		draft_add_specs(&d, b->contacts, b->contacts_nr, 0);
-	else if (dropped)
+	if (dropped)
 		draft_add_person(&d, &b->author, 0);
 	else
-		people(&d, b, 0, 1);
+		resolved_people(&d, s, b);
 	if (b->kind)
 		thread_under_report(&d, s, b);
 	strbuf_addf(&d.subject, "[%s] %s", kind, draft_cl(&d, b->subject));
@@ -836,19 +868,19 @@ static int queue_followup(const struct notice_settings *s, const struct notice_b
 		strbuf_addch(&d.body, '\n');
 		draft_para(&d, "It stays in the %s tree until its maintainer removes it; next "
 			       "leaves it out from now on.", draft_cl(&d, b->tree));
-	} else if (is_flaky(b) && !b->commit) {
+	} else if (is_flaky(b)) {
+		/* no patch was blamed: none is named now */
 		draft_para(&d, "The flaky failure of %s after the merge of the %s tree is gone "
 			       "as of %s.",
 			   draft_cl(&d, command(b)), draft_cl(&d, b->tree),
 			   draft_cl(&d, b->next_tag));
+		if (why)
+			draft_para(&d, "Why: %s", draft_cl(&d, why));
 	} else {
 		draft_para(&d,
 			   "The %s failure caused by this commit in the %s tree is gone as "
 			   "of %s:",
-			   breakage_kind_parse(b->kind) == BREAKAGE_BUILD ? "build"
-			   : is_flaky(b)				? "flaky"
-									: "test",
-			   draft_cl(&d, b->tree), draft_cl(&d, b->next_tag));
+			   what(b), draft_cl(&d, b->tree), draft_cl(&d, b->next_tag));
 		draft_commit_line(&d, b->commit, b->subject);
 		strbuf_addch(&d.body, '\n');
 		if (b->partner.tree) {

@@ -65,6 +65,28 @@ function visit(i) {
                         el.getClientRects().length > 0]);
     }
     r.injected = d.querySelectorAll("script, .injected, img[onerror]").length;
+    // ids (hex) and kinds/verdicts are words: none may break across lines
+    r.broken = [];
+    const word = /^[("]*([0-9a-f]{8,40}|build-failure|test-failure|flaky|previous-version|left-out|fetch-failed|base-broken|reverted-in-next|in-next|regression|unfinished)[)":,;.]*$/;
+    for (const el of d.body.querySelectorAll("td, th, li, h1")) {
+      const walk = d.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+      let t;
+      while ((t = walk.nextNode())) {
+        if (t.parentElement.closest("pre")) continue;
+        const re = /\S+/g;
+        let m;
+        while ((m = re.exec(t.data))) {
+          if (!word.test(m[0])) continue;
+          const rg = d.createRange();
+          rg.setStart(t, m.index);
+          rg.setEnd(t, m.index + m[0].length);
+          const tops = new Set();
+          for (const x of rg.getClientRects())
+            if (x.width > 0) tops.add(Math.round(x.top));
+          if (tops.size > 1) r.broken.push(el.tagName.toLowerCase() + ": " + m[0]);
+        }
+      }
+    }
     // the phone: no element's box past the viewport, no table cell clipping its text
     r.past = []; r.clipped = []; r.hidden = [];
     const vw = d.documentElement.clientWidth;
@@ -289,6 +311,20 @@ def check(res, flags, runs):
                 fail("night %s: tree %s '%s' is not a coloured <td>" % (run["date"], t["name"],
                                                                       t["state"]))
     print("# verdict classes applied and coloured on %d nights" % len(runs))
+    # the night grid is in the colours of each night's result: green only when clean
+    green = "rgb(183, 228, 176)"
+    for run in runs:
+        night = "night-" + run["result"]
+        cells = [(t, bg) for t, c, bg, shown in idx["classes"] if c == night]
+        if run["trees"] and not any(t == "td" for t, bg in cells):
+            fail("night %s: its grid column is not in the colours of its result '%s'" %
+                 (run["date"], run["result"]))
+        if run["result"] != "clean" and any(bg == green for t, bg in cells):
+            fail("night %s (%s): green in its grid column" % (run["date"], run["result"]))
+        if run["result"] == "regression" and not any(
+                t == "th" and bg.startswith("rgb(2") and bg != green for t, bg in cells):
+            fail("night %s: its 'regression' header is not red" % run["date"])
+    print("# the night grid's colours are the nights' results (green only when clean)")
     n = 0
     for f in flags:
         if f["kind"] == "flaky" or not f["subject"]:
@@ -303,6 +339,21 @@ def check(res, flags, runs):
             fail("flag %s: no page of its own showing the subject" % f["id"])
         n += 1
     print("# every culprit's subject (%d) is visible text, and each flag has its page" % n)
+    for f in flags:
+        if f["kind"] != "flaky":
+            continue
+        for who in (f.get("author") or {}, (f.get("partner") or {}).get("author") or {}):
+            name = who.get("name") or who.get("email")
+            page = res.get("flags/%s.html" % f["id"], {"text": ""})["text"]
+            if name and name in page:
+                fail("flaky flag %s names %r on its page: it blames no one" % (f["id"], name))
+    for name, r in res.items():
+        if name.split(":", 1)[-1].startswith(("patches/", "people/")):
+            continue  # the journey's and the people's pages are theirs
+        if r.get("broken"):
+            fail("%s: at %d px ids or kinds break mid-word: %s" % (name, r["width"],
+                                                                   r["broken"][:3]))
+    print("# no id or kind breaks mid-word at 390 or 1280 px")
     n = 0
     for name, r in res.items():
         if name.endswith(".txt"):

@@ -263,6 +263,11 @@ def summary(world, date):
     if not subject.startswith("[%s] BUILD " % tag):
         bad.append("subject %r" % subject)
     still = [f for f in flags if f["state"] == "open"]
+    # 0-day's words: SUCCESS only for a clean next with no flag open
+    word = "SUCCESS" if run["result"] == "clean" and not still else "REGRESSION"
+    if not subject.startswith("[%s] BUILD %s " % (tag, word)):
+        bad.append("subject %r: want BUILD %s (night %s, %d open)" %
+                   (subject, word, run["result"], len(still)))
     for f in still:
         line = "%s %s in %s" % (f["id"], f["kind"], f["tree"])
         if line not in body or "since %s" % f["first_seen"] not in body:
@@ -277,8 +282,12 @@ def summary(world, date):
             if want not in body:
                 bad.append("tree %s (%s: %s) not named with its reason" %
                            (t["name"], t["state"], t["reason"]))
-    if re.search(r"\bheld\b", body):
-        bad.append("the summary says 'held'")
+    # a flag is never "held" (a tree's reason may say the review gate held patches)
+    for f in still:
+        at = body.find("%s %s in %s" % (f["id"], f["kind"], f["tree"]))
+        line = body[at:].split("(", 1)[0] if at >= 0 else ""
+        if re.search(r"\bheld\b", line):
+            bad.append("the summary says open flag %s is 'held'" % f["id"])
     for b in bad:
         print("#", b)
     return not bad

@@ -61,6 +61,19 @@ PB=$(pid_of net "$B"); PD=$(pid_of net "$D")
 pids net "origin/master..HEAD" | grep -v -e "$PB" -e "$PD" >"$TMP/want"
 expect_exit 0 "drop --push of a patch in the middle of net" NB drop "$B" --reason bad --push
 cp "$TMP/out" "$TMP/drop.out"
+check "the [dropped] mail of a patch with no flag names no flag and answers the posting" \
+	$PYTHON - "$W/state/outbox" <<'EOF'
+import email, email.policy, glob, json, sys
+ms = [json.load(open(p)) for p in glob.glob(sys.argv[1] + "/*.json")]
+ms = [n for n in ms if n["kind"] == "dropped" and n["channel"] == "mail"]
+assert len(ms) == 1, ms
+m = email.message_from_string(ms[0]["body"], policy=email.policy.default)
+text = (m.get_body(("plain",)) if m.is_multipart() else m).get_content()
+assert "Flag:" not in text and "flag " not in text, text
+assert m["X-Nextbot-Flag"] is None, m["X-Nextbot-Flag"]
+assert m["In-Reply-To"] == "<20261201-net--add-net-b@example.org>", m["In-Reply-To"]
+assert "nextbot." not in str(m["References"]), m["References"]
+EOF
 NEW=$(git -C "$W/net.git" rev-parse master)
 check "the remote branch was rewritten" test "$NEW" != "$OLD_TIP"
 check "no commit on the remote has the dropped patch-id" \

@@ -207,6 +207,29 @@ push
 expect_exit 0 "night 4 (F and G, neither reviewed) runs" NB run --date 2026-12-08
 "$NEXTBOT" -q -c "$W/nofollow.yaml" run --date 2026-12-08
 check "night 4: F and G held" test "$(state_of mm_f) $(state_of mm_g)" = "held held"
+# the tree's reason counts held patches as held, never as dropped; the dashboard
+# lists them with their author and why
+NB --json status >"$TMP/status4.json"
+summary_of next-20261208 >"$TMP/summary4.txt"
+check "night 4: mm-next's reason calls the held patches held, not dropped" \
+	$PYTHON - "$TMP/status4.json" "$TMP/summary4.txt" <<'EOF'
+import json, sys
+run = [r for r in json.load(open(sys.argv[1]))["runs"] if r["date"] == "2026-12-08"][0]
+t = [t for t in run["trees"] if t["name"] == "mm-next"][0]
+assert t["reason"] == "2 patches held by the review gate left out", t
+assert "dropped" not in open(sys.argv[2]).read(), "the summary says dropped"
+EOF
+expect_exit 0 "night 4: report --html" NB report --html "$TMP/site"
+check "night 4: the dashboard lists the held patches with their author and why" \
+	$PYTHON - "$TMP/site/index.html" <<'EOF'
+import html, re, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+assert "Held by the review gate (2)" in page, page
+row = page.split("Held by the review gate (2)", 1)[1].split("</table>", 1)[0]
+text = html.unescape(re.sub(r"<[^>]+>", " ", row))
+for want in ("mm: add mm_f", "mm: add mm_g", "mm-next", "Reviewed-by"):
+    assert want in text, (want, text)
+EOF
 text_of held 'mm: add mm_f' >"$TMP/held-f.txt"
 check "night 4: F's [held] mail: held in every tree it moves to, until its review lands" \
 	grep -q 'review lands, whichever tree carries it then; until then it stays held' \

@@ -128,8 +128,8 @@ check "night 1: the break and the semantic conflict are flagged" \
 	test "$(flag "net: break the build" | cut -d' ' -f2) $(flag "drv: probe through api_old" |
 		cut -d' ' -f2)" = "open open"
 summary 2026-12-02 >"$TMP/sum1"
-check "night 1: the subject says two flags are open, both new" \
-	grep -q '^\[next-20261202\] BUILD SUCCESS [0-9a-f]\{12\} (2 flags open, 2 new)$' "$TMP/sum1"
+check "night 1: the subject says REGRESSION, two flags open, both new (reverted, still open)" \
+	grep -q '^\[next-20261202\] BUILD REGRESSION [0-9a-f]\{12\} (2 flags open, 2 new)$' "$TMP/sum1"
 checks 2026-12-02
 
 # --- night 2: net and vfs are not at tonight's tip ----------------------------------

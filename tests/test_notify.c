@@ -1018,7 +1018,7 @@ static void test_dropped_and_resolved_thread(void **state)
 	assert_non_null(strstr(resolved.body, "X-Nextbot-Flag: 0123456789ab\r\n"));
 	assert_non_null(strstr(resolved.body, "\r\nWhy: fixed upstream\r\n"));
 	assert_int_equal(dropped.rcpts_nr, 1);
-	assert_int_equal(resolved.rcpts_nr, 3);
+	assert_int_equal(resolved.rcpts_nr, 4); /* and the list, as the maintainer mail */
 	outbox_notice_release(&report);
 	outbox_notice_release(&dropped);
 	outbox_notice_release(&resolved);
@@ -1592,6 +1592,102 @@ static void test_flaky_report(void **state)
 	outbox_notice_release(&on);
 }
 
+/*
+ * A flaky flag blames no one anywhere: the search's guess and its partner are in no
+ * header and get no mail, its commands are listed, and its [resolved] mail names no
+ * commit as the cause and reaches the contacts and the list its mail reached.
+ */
+static void test_flaky_blames_no_one(void **state)
+{
+	struct fx *f = *state;
+	struct notice_breakage b;
+	struct outbox_notice on;
+
+	breakage_init(&b);
+	b.kind = "flaky";
+	b.action = NOTICE_ACTION_NONE;
+	b.failing = 2;
+	b.total = 5;
+	b.partner.tree = "vfs";
+	b.partner.commit = "fedcba9876543210fedcba9876543210fedcba98";
+	b.partner.subject = "fs: frob";
+	b.partner.author.name = "Pia Partner";
+	b.partner.author.email = "pia@example.org";
+	f->s.mail_commands = 1;
+	assert_int_equal(notice_queue_breakage(&f->s, &b), 1);
+	load_notice(&on, f, "flaky", "mail", NULL);
+	assert_null(strstr(on.body, "pia@example.org"));
+	assert_null(strstr(on.body, "jorg@example.org"));
+	assert_null(strstr(on.text, "partner:"));
+	assert_null(strstr(on.text, "\ncommit:"));
+	assert_null(strstr(on.text, "Pia Partner"));
+	assert_non_null(strstr(on.text, "So no\npatch is blamed."));
+	/* its commands, and an example another thread may use (drop is refused) */
+	assert_non_null(strstr(on.text, "#nextbot invalid 0123456789ab <reason>"));
+	assert_null(strstr(on.text, "#nextbot drop"));
+	assert_non_null(strstr(on.text, "#nextbot invalid"));
+	assert_non_null(strstr(on.text, "#nextbot fix: <subject>"));
+	outbox_notice_release(&on);
+	assert_int_equal(notice_queue_resolved(&f->s, &b, "it passed 3 nights"), 1);
+	load_notice(&on, f, "resolved", "mail", NULL);
+	assert_null(strstr(on.text, "caused by"));
+	assert_null(strstr(on.text, "Caused by"));
+	assert_non_null(strstr(on.text, "The flaky failure of x86_64 after the merge of the "
+					"net-next tree is gone"));
+	assert_null(strstr(on.body, "jorg@example.org"));
+	assert_null(strstr(on.body, "pia@example.org"));
+	assert_non_null(strstr(on.body, "maint@example.org"));
+	assert_non_null(strstr(on.body, "linux-next@example.org"));
+	outbox_notice_release(&on);
+}
+
+/* [resolved] reaches everyone the report and the maintainer mail reached. */
+static void test_resolved_reaches_all(void **state)
+{
+	struct fx *f = *state;
+	struct notice_breakage b;
+	struct outbox_notice on;
+	static const struct notice_extra extra[] = {
+		{"Rita Reviewer <rita@example.org>", "R: in NET CORE"},
+		{"net-core@lists.example.org", "L: in NET CORE"}};
+	const char *const who[] = {"jorg@example.org", "maint@example.org", "netdev@example.org",
+				   "rita@example.org", "net-core@lists.example.org",
+				   "linux-next@example.org"};
+	size_t i;
+
+	breakage_init(&b);
+	b.maintainers = extra;
+	b.maintainers_nr = 2;
+	assert_int_equal(notice_queue_breakage(&f->s, &b), 2);
+	assert_int_equal(notice_queue_resolved(&f->s, &b, "fixed upstream"), 1);
+	load_notice(&on, f, "resolved", "mail", NULL);
+	for (i = 0; i < sizeof(who) / sizeof(*who); i++)
+		if (!strstr(on.body, who[i]))
+			fail_msg("[resolved] does not reach %s", who[i]);
+	outbox_notice_release(&on);
+}
+
+/* A [dropped] mail about a patch with no flag names no flag and answers its posting. */
+static void test_dropped_without_flag(void **state)
+{
+	struct fx *f = *state;
+	struct notice_breakage b;
+	struct outbox_notice on;
+
+	breakage_init(&b);
+	b.kind = "dropped";
+	b.flag_id = NULL;
+	assert_int_equal(notice_queue_dropped(&f->s, &b, "not ready"), 1);
+	load_notice(&on, f, "dropped", "mail", NULL);
+	assert_null(strstr(on.text, "Flag:"));
+	assert_null(strstr(on.body, "X-Nextbot-Flag"));
+	assert_non_null(strstr(on.body, "In-Reply-To: <20261201.1234-1-jorg.with.a.rather.long."
+					"name@mail.example.org>\r\n"));
+	assert_null(strstr(on.body, "<nextbot."
+				    "0123456789ab"));
+	outbox_notice_release(&on);
+}
+
 /* The summary names every open flag and says in its subject what is still open. */
 static void test_summary_open_flags(void **state)
 {
@@ -1619,7 +1715,7 @@ static void test_summary_open_flags(void **state)
 	sum.open_flags_nr = 3;
 	assert_int_equal(notice_queue_summary(&f->s, &sum), 1);
 	load_notice(&on, f, "summary", "mail", NULL);
-	assert_string_equal(on.subject, "[next-20261203] BUILD SUCCESS abcdef012345 (3 flags "
+	assert_string_equal(on.subject, "[next-20261203] BUILD REGRESSION abcdef012345 (3 flags "
 					"open, 1 new; 1 tree at an older tip)");
 	assert_non_null(strstr(on.text, "  sched            previous-version:\n"
 					"      conflict in include/nb/params.h\n"));
@@ -1819,6 +1915,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rebased_culprit_named, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_reminder_threads, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_flaky_report, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_flaky_blames_no_one, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_resolved_reaches_all, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_dropped_without_flag, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_summary_open_flags, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_story_order, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_webhook_slack_and_summary, fx_setup,

@@ -133,6 +133,7 @@ static void help_all(FILE *out)
 	fputs("\nglobal options:\n"
 	      "  -c, --config FILE  the config (default: $NEXTBOT_CONFIG, else ./nextbot.yaml)\n"
 	      "  --json             listing commands print one JSON document on stdout\n"
+	      "                     (also after COMMAND: nextbot status --json)\n"
 	      "  -v, --verbose      more detail\n"
 	      "  -q, --quiet        errors and warnings only\n"
 	      "  -h, --help         this help (nextbot COMMAND --help: that command's)\n"
@@ -147,7 +148,7 @@ static void help_all(FILE *out)
 		fprintf(out, "  %s\n        %s\n", u, commands[i].summary);
 	}
 	fputs("\nexit codes: 0 done, 1 the bot failed, 2 usage or config error,\n"
-	      "            3 bisect: only skipped commits remain,\n"
+	      "            3 bisect: only skipped commits remain, 1 patch: none matches,\n"
 	      "            65/75 mail-in: not a mail / try again later\n"
 	      "See nextbot(1) and nextbot.yaml(5).\n",
 	      out);
@@ -202,6 +203,30 @@ static int wants_help(int argc, char **argv)
 			return 1;
 	}
 	return 0;
+}
+
+/*
+ * `--json` after the command's name means what it means before it: taken out of the
+ * command's arguments (up to a "--") into ctx->json, for every command at once.
+ * Returns the new argc.
+ */
+static int take_json(struct cli_ctx *ctx, int argc, char **argv)
+{
+	int i, out = 1;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			while (i < argc)
+				argv[out++] = argv[i++];
+			break;
+		}
+		if (!strcmp(argv[i], "--json"))
+			ctx->json = 1;
+		else
+			argv[out++] = argv[i];
+	}
+	argv[out] = NULL;
+	return out;
 }
 
 int cli_main(int argc, char **argv)
@@ -263,6 +288,7 @@ int cli_main(int argc, char **argv)
 		return cmd_cc_serve(&ctx, argc - i, argv + i);
 	if (!(cmd = find_command(argv[i])))
 		return usage_error("'%s' is not a nextbot command", argv[i]);
+	argc = i + take_json(&ctx, argc - i, argv + i);
 	if (wants_help(argc - i, argv + i)) {
 		help_command(stdout, cmd);
 		return EXIT_DONE;

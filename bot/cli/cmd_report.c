@@ -102,7 +102,7 @@ static void flag_link(struct strbuf *out, const char *root, const char *id)
 {
 	strbuf_addf(out, "<a href=\"%sflags/", root);
 	html_attr(out, id);
-	strbuf_addstr(out, ".html\"><code>");
+	strbuf_addstr(out, ".html\"><code class=\"id\">");
 	html_line(out, id);
 	strbuf_addstr(out, "</code></a>");
 }
@@ -121,10 +121,26 @@ static void night_link(struct strbuf *out, const struct site *s, const char *roo
 	strbuf_addstr(out, "</a>");
 }
 
-/* "<12 hex> ("subject")" of the culprit, then its partner: visible, never a tooltip. */
+/* A flag's kind, never broken across lines. */
+static void kind(struct strbuf *out, const struct flag *f)
+{
+	strbuf_addstr(out, "<span class=\"kind\">");
+	html_line(out, flag_kind_name(f->kind));
+	strbuf_addstr(out, "</span>");
+}
+
+/*
+ * "<12 hex> ("subject")" of the culprit, then its partner: visible, never a tooltip.
+ * A flaky flag blames no patch and no one: its tree alone.
+ */
 static void culprit(struct strbuf *out, const struct flag *f)
 {
-	strbuf_addstr(out, "<code>");
+	if (f->kind == FLAG_FLAKY) {
+		strbuf_addstr(out, "no patch is blamed (it fails some runs of the same tree) in ");
+		html_line(out, f->tree);
+		return;
+	}
+	strbuf_addstr(out, "<code class=\"id\">");
 	html_line_n(out, f->commit, 12);
 	strbuf_addstr(out, "</code> <span class=\"subject\">");
 	html_line(out, s_or(f->subject, "(no patch named)"));
@@ -135,7 +151,7 @@ static void culprit(struct strbuf *out, const struct flag *f)
 		html_line(out, s_or(f->author.name, f->author.email));
 	}
 	if (f->partner_tree) {
-		strbuf_addstr(out, "; with <code>");
+		strbuf_addstr(out, "; with <code class=\"id\">");
 		html_line_n(out, f->partner_commit, 12);
 		strbuf_addstr(out, "</code> <span class=\"subject\">");
 		html_line(out, f->partner_subject);
@@ -196,6 +212,8 @@ static void grid(struct strbuf *out, const struct site *s)
 
 		strbuf_addstr(out, "<th class=\"");
 		html_attr(out, run_result_name(r->result));
+		strbuf_addstr(out, " night-");
+		html_attr(out, run_result_name(r->result));
 		strbuf_addstr(out, "\">");
 		night_link(out, s, "", r->date, r->date);
 		strbuf_addstr(out, "<br>");
@@ -210,8 +228,11 @@ static void grid(struct strbuf *out, const struct site *s)
 		for (i = st->runs_nr; i-- > s->from;) {
 			const struct run_tree *t = tree_of(&st->runs[i], names.v[j]);
 
+			/* the tree's state, in the colour of the night's result */
 			strbuf_addstr(out, "<td class=\"");
 			html_attr(out, t ? tree_state_name(t->state) : "");
+			strbuf_addstr(out, " night-");
+			html_attr(out, run_result_name(st->runs[i].result));
 			strbuf_addstr(out, "\">");
 			html_line(out, t ? tree_state_name(t->state) : "");
 			strbuf_addstr(out, "</td>");
@@ -235,7 +256,7 @@ static void night_items(struct strbuf *out, const struct site *s, const struct r
 		if (!f)
 			continue;
 		strbuf_addstr(out, "<li>");
-		html_line(out, flag_kind_name(f->kind));
+		kind(out, f);
 		strbuf_addch(out, ' ');
 		flag_link(out, root, f->id);
 		strbuf_addstr(out, ": ");
@@ -322,7 +343,7 @@ static void open_flags(struct strbuf *out, const struct site *s)
 		strbuf_addstr(out, "<tr><td class=\"open\">");
 		flag_link(out, "", f->id);
 		strbuf_addstr(out, "</td><td>");
-		html_line(out, flag_kind_name(f->kind));
+		kind(out, f);
 		strbuf_addstr(out, "</td><td>");
 		culprit(out, f);
 		strbuf_addstr(out, "</td><td><code>");
@@ -363,6 +384,38 @@ static void other_flags(struct strbuf *out, const struct site *s)
 		strbuf_addstr(out, "</ul>\n");
 }
 
+/* The patches the review gate holds out of next, and why (bot/journey/). */
+static void held_patches(struct strbuf *out, const struct site *s)
+{
+	struct journey_held *v;
+	size_t i, nr;
+
+	if (journey_held_list(s->cfg, &v, &nr) < 0) {
+		nb_error_clear(); /* no journeys kept: nothing is held */
+		return;
+	}
+	if (nr) {
+		strbuf_addf(out, "<h2>Held by the review gate (%zu)</h2>\n<div class=\"scroll\">"
+				 "<table><tr><th>patch</th><th>author</th><th>tree</th>"
+				 "<th>since</th><th>why</th></tr>\n", nr);
+		for (i = 0; i < nr; i++) {
+			strbuf_addstr(out, "<tr><td class=\"held\"><span class=\"subject\">");
+			html_line(out, v[i].subject);
+			strbuf_addstr(out, "</span></td><td>");
+			html_line(out, v[i].author);
+			strbuf_addstr(out, "</td><td>");
+			html_line(out, s_or(v[i].tree, "-"));
+			strbuf_addstr(out, "</td><td class=\"kind\">");
+			html_line(out, s_or(v[i].since, "-"));
+			strbuf_addstr(out, "</td><td>");
+			html_line(out, v[i].why);
+			strbuf_addstr(out, "</td></tr>\n");
+		}
+		strbuf_addstr(out, "</table></div>\n");
+	}
+	journey_held_free(v, nr);
+}
+
 static int index_page(struct site *s)
 {
 	struct strbuf page = STRBUF_INIT;
@@ -395,6 +448,7 @@ static int index_page(struct site *s)
 			    s->people_pages == 3 ? " &middot; " : "",
 			    s->people_pages & 1 ? "<a href=\"people/maintainers.html\">MAINTAINERS "
 						  "held against history</a>" : "");
+	held_patches(&page, s);
 	if (s->patches.len)
 		strbuf_addf(&page, "<h2>Patches, tree by tree</h2>\n<ul class=\"items\">\n%s"
 			    "</ul>\n", s->patches.buf);
@@ -499,9 +553,9 @@ static void notices_list(struct strbuf *out, struct site *s, const struct strvec
 			html_attr(out, ids->v[i]);
 			strbuf_addstr(out, ".html\">");
 			html_line(out, shown.subject);
-			strbuf_addstr(out, "</a> (");
+			strbuf_addstr(out, "</a> (<span class=\"kind\">");
 			html_line(out, shown.kind);
-			strbuf_addstr(out, ", ");
+			strbuf_addstr(out, "</span>, ");
 			html_line(out, shown.channel);
 			strbuf_addstr(out, ")</li>");
 		}
@@ -572,7 +626,7 @@ static int night_page(struct site *s, const struct run_record *r)
 		html_attr(&page, tree_state_name(t->state));
 		strbuf_addstr(&page, "\">");
 		html_line(&page, tree_state_name(t->state));
-		strbuf_addstr(&page, "</td><td><code>");
+		strbuf_addstr(&page, "</td><td><code class=\"id\">");
 		html_line_n(&page, t->sha1, 12);
 		strbuf_addstr(&page, "</code></td><td>");
 		html_line(&page, t->reason);
@@ -671,12 +725,18 @@ static void flag_actions(struct strbuf *out, const struct site *s, const struct 
 		strbuf_addstr(out, " --reason &quot;…&quot;</code>. It stays out by patch-id and "
 				   "Message-ID, also after a rebase.</li>");
 	}
-	strbuf_addstr(out, "<li><b>Not this patch's fault?</b> The operator marks a false "
-			   "positive with <code>nextbot dismiss ");
+	strbuf_addstr(out, f->kind == FLAG_FLAKY ? "<li><b>Not a real failure?</b> "
+			   : "<li><b>Not this patch's fault?</b> ");
+	strbuf_addstr(out, "The operator marks a false positive with <code>nextbot dismiss ");
 	html_line(out, f->id);
 	strbuf_addstr(out, " --reason &quot;…&quot;</code>: this fingerprint is never blamed "
 			   "again.</li>");
-	if (s->cfg->inbox.configured)
+	if (s->cfg->inbox.configured && f->kind == FLAG_FLAKY)
+		strbuf_addstr(out, "<li><b>By mail</b>: answer the maintainer mail with a "
+				   "line <code>#nextbot invalid reason</code>, <code>#nextbot "
+				   "fix: subject</code> or <code>#nextbot reopen</code>; the "
+				   "answer comes in the thread.</li>");
+	else if (s->cfg->inbox.configured)
 		strbuf_addstr(out, "<li><b>By mail</b>: answer the report with a line "
 				   "<code>#nextbot drop [reason]</code>, <code>#nextbot invalid "
 				   "reason</code>, <code>#nextbot fix: subject</code> or "
@@ -743,10 +803,10 @@ static int flag_page(struct site *s, const struct flag *f)
 
 	strbuf_addf(&title, "nextbot flag %s", f->id);
 	html_begin(&page, title.buf, "../");
-	strbuf_addstr(&page, "<h1>Flag <code>");
+	strbuf_addstr(&page, "<h1>Flag <code class=\"id\">");
 	html_line(&page, f->id);
 	strbuf_addstr(&page, "</code>: ");
-	html_line(&page, flag_kind_name(f->kind));
+	kind(&page, f);
 	strbuf_addstr(&page, " <span class=\"");
 	html_attr(&page, flag_state_name(f->state));
 	strbuf_addstr(&page, "\">");
@@ -763,10 +823,21 @@ static int flag_page(struct site *s, const struct flag *f)
 			strbuf_addstr(&page, "</td></tr>\n");        \
 		}                                                    \
 	} while (0)
+#define ROW_ID(key, value)                                                        \
+	do {                                                                      \
+		if ((value) && *(value)) {                                        \
+			strbuf_addstr(&page, "<tr><th>" key "</th><td><code class=\"id\">"); \
+			html_line(&page, value);                                  \
+			strbuf_addstr(&page, "</code></td></tr>\n");              \
+		}                                                                 \
+	} while (0)
 	ROW("tree", f->tree);
-	ROW("commit", f->commit);
+	if (f->kind == FLAG_FLAKY) /* no patch blamed: the search's guess, said so */
+		ROW_ID("the search pointed at", f->commit);
+	else
+		ROW_ID("commit", f->commit);
 	ROW("date", f->commit_date);
-	ROW("patch-id", NB_PATCHID_HEX(&f->patch_id));
+	ROW_ID("patch-id", NB_PATCHID_HEX(&f->patch_id));
 	ROW("Message-ID", f->message_id);
 	ROW("command", f->command);
 	ROW("compiler", f->compiler);
@@ -775,6 +846,7 @@ static int flag_page(struct site *s, const struct flag *f)
 	ROW("last seen", f->last_seen);
 	ROW("why", f->reason);
 #undef ROW
+#undef ROW_ID
 	if (f->patch_link) {
 		strbuf_addstr(&page, "<tr><th>patch</th><td><a href=\"");
 		html_attr(&page, f->patch_link);

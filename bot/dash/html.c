@@ -17,8 +17,13 @@ static const char *const css =
 	"text-align:left}"
 	/* a 40-hex id or a long address breaks anywhere rather than widen a phone's page */
 	"td,th,li,p,h1,h2,h3,code{overflow-wrap:anywhere}"
+	/* ids and kinds are words: never broken, a table too wide scrolls in its .scroll */
+	".scroll td,.scroll th,.scroll td code{overflow-wrap:break-word}"
+	".id,.kind,.grid td,.clean,.regression,.unfinished,.failed,.base-broken,.merged,"
+	".reverted,.previous-version,.stale,.left-out,.fetch-failed{white-space:nowrap}"
 	"th{background:#eee}.grid th{white-space:nowrap}"
-	".merged,.clean{background:#b7e4b0}.reverted,.regression{background:#f7d27a}"
+	".merged,.clean{background:#b7e4b0}.reverted{background:#f7d27a}"
+	".regression{background:#e58080}"
 	".previous-version{background:#f3e6a0}.stale,.unfinished{background:#d8d8d8}"
 	".left-out{background:#f4a6a6}.fetch-failed,.base-broken,.failed{background:#e58080}"
 	".open{background:#f7d27a}.resolved{background:#b7e4b0}"
@@ -26,6 +31,10 @@ static const char *const css =
 	".in-next{background:#b7e4b0}.held,.in-tree,.watched{background:#f3e6a0}"
 	".reverted-in-next{background:#f7d27a}.removed{background:#d8d8d8}"
 	".why{display:block;font-size:85%;color:#333}"
+	/* the night grid in the colours of each night's result: green only when clean */
+	".grid .night-regression.merged,.grid .night-failed.merged,"
+	".grid .night-base-broken.merged{background:#f6caca}"
+	".grid .night-unfinished.merged{background:#d8d8d8}"
 	"code,pre{font-family:ui-monospace,'DejaVu Sans Mono',monospace;font-size:88%}"
 	"pre{background:#f4f4f4;padding:.7em;overflow-x:auto;max-width:100%}"
 	"ul.items{padding-left:1.2em}ul.items li{margin:.3em 0}"

@@ -1,4 +1,7 @@
-/* `nextbot patch ID [--json]`: a patch's journey on the command line. */
+/*
+ * `nextbot patch ID [--json]`: a patch's journey on the command line; exits 1 when no
+ * patch matches, 2 for an ID too short to look for.
+ */
 #include <stdio.h>
 
 #include "bot/core/botutil.h"
@@ -25,7 +28,10 @@ int cmd_patch(const struct cli_ctx *ctx, int argc, char **argv)
 		return EXIT_FAILED;
 	}
 	error = journey_patch_show(&out, cfg, &st, argv[1], ctx->json);
-	if (error == NB_ENOTFOUND || error == NB_EINVALID) {
+	if (error == NB_ENOTFOUND) { /* a question answered "none", as grep's 1 */
+		bot_error("patch");
+		code = EXIT_FAILED;
+	} else if (error == NB_EINVALID) {
 		bot_error("patch");
 		code = EXIT_USAGE;
 	} else if (error < 0) {

@@ -97,6 +97,17 @@ int journey_patch_show(struct strbuf *out, const struct config *cfg, struct stat
 int journey_report_html(const char *dir, const struct config *cfg, struct state *st,
 			const char *today, struct strbuf *index_links);
 
+/* A patch the review gate holds out of next, as the dashboard lists it. */
+struct journey_held {
+	char *subject, *author, *tree, *since, *why;
+};
+/*
+ * The patches held tonight (journeys.txt), oldest hold first: *out and *nr (free with
+ * journey_held_free()).  0, or a negative error (recorded).  Readers need no lock.
+ */
+int journey_held_list(const struct config *cfg, struct journey_held **out, size_t *nr);
+void journey_held_free(struct journey_held *v, size_t nr);
+
 /*
  * `gc`: journeys that ended (merged into mainline, gone) more than keep_days nights
  * before the last night followed (or `today`, if earlier) are forgotten; *pruned

@@ -100,6 +100,47 @@ size_t journey_match(const struct journey_store *s, const struct state *st, cons
 	return n;
 }
 
+/* Does flag f name a version of journey j (by patch-id, or its commit)? */
+static int flag_names(const struct flag *f, const struct journey *j)
+{
+	size_t v;
+
+	for (v = 0; v < j->versions_nr; v++)
+		if (nb_patchid_eq(&j->versions[v].patch_id, &f->patch_id) ||
+		    (f->commit && !strcmp(f->commit, j->versions[v].commit.hex)))
+			return 1;
+	return 0;
+}
+
+/*
+ * The patch's state as the command says it: the journey's, but a patch in next
+ * that the last night carried reverted (an open flag of it, reverted, seen that
+ * night) is "reverted-in-next", whichever way the journey was told.
+ */
+static const char *shown_state(const struct journey *j, const struct state *st)
+{
+	const char *last = st && st->runs_nr ? st->runs[st->runs_nr - 1].date : NULL;
+	size_t i;
+
+	if (j->state != JOURNEY_IN_NEXT || !last)
+		return journey_state_name(j->state);
+	for (i = 0; i < st->flags_nr; i++) {
+		const struct flag *f = &st->flags[i];
+
+		if (f->state == FLAG_OPEN && f->action == FLAG_REVERTED && f->last_seen &&
+		    !strcmp(f->last_seen, last) && flag_names(f, j))
+			return "reverted-in-next";
+	}
+	return journey_state_name(j->state);
+}
+
+/* A state's name in words, for a reader: "reverted-in-next" is "reverted in next". */
+static void add_state_words(struct strbuf *out, const char *name)
+{
+	for (; *name; name++)
+		strbuf_addch(out, *name == '-' ? ' ' : *name);
+}
+
 /* ---- JSON ---- */
 
 static json_object *jstr(const char *s)
@@ -188,7 +229,7 @@ static json_object *patch_json(const struct journey *j, const struct state *st)
 	json_object_object_add(x, "name", jstr(j->author_name));
 	json_object_object_add(x, "email", jstr(j->author_email));
 	json_object_object_add(o, "author", x);
-	json_object_object_add(o, "state", jstr(journey_state_name(j->state)));
+	json_object_object_add(o, "state", jstr(shown_state(j, st)));
 	json_object_object_add(o, "tree", jstr(j->tree));
 	json_object_object_add(o, "since", jstr(j->since));
 	json_object_object_add(o, "held", jstr(j->held));
@@ -255,11 +296,12 @@ static void text_of(struct strbuf *out, const struct journey *j, const struct st
 	add_line(out, j->author_name);
 	strbuf_addstr(out, " <");
 	add_line(out, j->author_email);
-	strbuf_addf(out, ">\n  state:   %s", journey_state_name(j->state));
+	strbuf_addstr(out, ">\n  state:   ");
+	add_state_words(out, shown_state(j, st));
 	if (j->tree) {
-		strbuf_addstr(out, " in ");
+		strbuf_addstr(out, " (tree ");
 		add_line(out, j->tree);
-		strbuf_addf(out, " since %s", j->since ? j->since : "?");
+		strbuf_addf(out, " since %s)", j->since ? j->since : "?");
 	}
 	if (j->held) {
 		strbuf_addstr(out, " (held: ");
@@ -349,14 +391,75 @@ int journey_patch_show(struct strbuf *out, const struct config *cfg, struct stat
 		for (i = 0; i < nr && i < JOURNEY_PATCH_MAX; i++) {
 			const struct journey *j = &s.patches[hits[i]];
 
-			strbuf_addf(out, "  %.12s  %-10s ",
-				    j->versions[j->versions_nr - 1].commit.hex,
-				    journey_state_name(j->state));
+			size_t col = out->len;
+
+			strbuf_addf(out, "  %.12s  ", j->versions[j->versions_nr - 1].commit.hex);
+			add_state_words(out, shown_state(j, st));
+			while (out->len - col < 34)
+				strbuf_addch(out, ' ');
+			strbuf_addch(out, ' ');
 			add_line(out, j->subject);
-			strbuf_addch(out, '\n');
+			strbuf_addstr(out, "\n      by ");
+			add_line(out, j->author_name);
+			strbuf_addstr(out, " <");
+			add_line(out, j->author_email);
+			strbuf_addstr(out, ">\n");
 		}
 	}
 done:
 	journey_store_release(&s);
 	return error;
+}
+
+/* ---- the dashboard's list of held patches ---- */
+
+static int held_cmp(const void *a, const void *b)
+{
+	const struct journey_held *x = a, *y = b;
+
+	return strcmp(x->since ? x->since : "", y->since ? y->since : "");
+}
+
+int journey_held_list(const struct config *cfg, struct journey_held **out, size_t *nr)
+{
+	struct journey_store s = JOURNEY_STORE_INIT;
+	size_t i;
+	int error;
+
+	*out = NULL;
+	*nr = 0;
+	if ((error = journey_store_load(&s, cfg->workdir)) < 0)
+		return error;
+	*out = xcalloc(s.patches_nr + 1, sizeof(**out));
+	for (i = 0; i < s.patches_nr; i++) {
+		const struct journey *j = &s.patches[i];
+		struct journey_held *h = &(*out)[*nr];
+
+		if (!j->held)
+			continue;
+		h->subject = xstrdup(j->subject ? j->subject : "");
+		h->author = j->author_name && *j->author_name ? xstrdup(j->author_name)
+			    : xstrdup(j->author_email ? j->author_email : "");
+		h->tree = j->tree ? xstrdup(j->tree) : NULL;
+		h->since = j->since ? xstrdup(j->since) : NULL;
+		h->why = xstrdup(j->held);
+		(*nr)++;
+	}
+	qsort(*out, *nr, sizeof(**out), held_cmp);
+	journey_store_release(&s);
+	return 0;
+}
+
+void journey_held_free(struct journey_held *v, size_t nr)
+{
+	size_t i;
+
+	for (i = 0; v && i < nr; i++) {
+		free(v[i].subject);
+		free(v[i].author);
+		free(v[i].tree);
+		free(v[i].since);
+		free(v[i].why);
+	}
+	free(v);
 }

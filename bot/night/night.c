@@ -470,6 +470,50 @@ done:
 	fixes_report_release(&fr);
 }
 
+/* 1 when the commit `hex` is one of the first `held_*` patch-ids or Message-IDs (held). */
+static int left_out_held(struct night *n, const char *hex, const struct nb_patchid_list *pids,
+			 size_t held_pids, const struct strvec *mids, size_t held_mids)
+{
+	struct lookup_patch p = { 0 };
+	struct nb_oid commit;
+	size_t i;
+	int held = 0;
+
+	if (nb_oid_parse(&commit, hex) < 0 || lookup_commit(&p, n->repo, NULL, &commit) < 0) {
+		nb_error_clear();
+		return 0;
+	}
+	for (i = 0; i < held_pids && i < pids->nr && !held; i++)
+		held = nb_patchid_eq(&pids->v[i], &p.patch_id);
+	for (i = 0; i < held_mids && i < mids->nr && !held; i++)
+		held = p.message_id && !strcmp(mids->v[i], p.message_id);
+	lookup_patch_release(&p);
+	return held;
+}
+
+/*
+ * Why a tree's merge left patches out, each kind by its own word: "3 patches left
+ * out: 2 held by the review gate, 1 dropped".  The first held_pids of `pids` and
+ * held_mids of `mids` are the gate's holds, the rest the maintainers' drops.
+ */
+static char *left_out_why(struct night *n, const struct strvec *left_out,
+			  const struct nb_patchid_list *pids, size_t held_pids,
+			  const struct strvec *mids, size_t held_mids)
+{
+	size_t i, held = 0, dropped;
+
+	for (i = 0; i < left_out->nr; i++)
+		held += left_out_held(n, left_out->v[i], pids, held_pids, mids, held_mids);
+	dropped = left_out->nr - held;
+	if (!held)
+		return xstrfmt("%zu dropped patch%s left out", dropped, dropped == 1 ? "" : "es");
+	if (!dropped)
+		return xstrfmt("%zu patch%s held by the review gate left out", held,
+			       held == 1 ? "" : "es");
+	return xstrfmt("%zu patches left out: %zu held by the review gate, %zu dropped",
+		       left_out->nr, held, dropped);
+}
+
 /*
  * Merges tree ti at `tip` (tonight's or its good tip); records its state.  With
  * `defer` (a merge ahead of its turn), what it has to say (a conflict notice, its
@@ -487,12 +531,14 @@ static int merge_one(struct night *n, size_t ti, const struct nb_oid *tip, int p
 	struct integ_drops drops;
 	struct nb_oid good;
 	int error, have_good;
-	size_t i;
+	size_t i, held_pids, held_mids;
 
 	have_good = !previous && repo_good_get(n->repo, t->cfg->name, &good) == 0 &&
 		    !nb_oid_equal(&good, tip);
 	/* a review gate's held patches are left out as dropped ones are */
 	journey_night_held(n->journey, t->cfg->name, &pids, &mids);
+	held_pids = pids.nr;
+	held_mids = mids.nr;
 	collect_drops(n, &drops, &pids, &mids);
 	log_progress("merging %s (%zu/%zu)", t->cfg->name, ti, n->trees_nr - 1);
 	error = integ_night_merge_tree(n->integ, &o, &it, tip, have_good ? &good : NULL,
@@ -519,7 +565,8 @@ static int merge_one(struct night *n, size_t ti, const struct nb_oid *tip, int p
 		break;
 	}
 	if (o.left_out_patches.nr && o.state != INTEG_LEFT_OUT) {
-		char *why = xstrfmt("%zu dropped patch(es) left out", o.left_out_patches.nr);
+		char *why = left_out_why(n, &o.left_out_patches, &pids, held_pids, &mids,
+					 held_mids);
 
 		if (!t->reason)
 			t->reason = why;

@@ -43,7 +43,7 @@ static void flag_lines(struct night *n, struct strvec *out, const struct strvec 
 		if (!f)
 			continue;
 		why = f->state == FLAG_RESOLVED ? resolution_words(f->resolution) : "";
-		if (!f->commit) /* flaky: no patch is blamed */
+		if (!f->commit || f->kind == FLAG_FLAKY) /* flaky: no patch is blamed */
 			strvec_pushf(out, "%s %s in %s%s:\n  (no patch blamed)", f->id,
 				     f->kind ? flag_kind_name(f->kind) : "", f->tree ? f->tree : "",
 				     why);
@@ -214,21 +214,21 @@ static const char *flag_status(const struct night *n, const struct flag *f)
 }
 
 /*
- * BUILD REGRESSION when tonight's next is not clean (still failing, unfinished,
- * the base broken, the run failed); a next that builds and tests clean with the
- * culprits reverted is a success of the night, and the subject and body name
- * what is still open.
+ * BUILD SUCCESS only when tonight's next built and tested clean and no flag is
+ * open (0-day's words); a new or still open breakage, reverted or not, the base
+ * broken, an unfinished or failed night are a BUILD REGRESSION, and the subject
+ * counts what is open.
  */
 static int regression(const struct night *n)
 {
-	switch (n->run->result) {
-	case RUN_CLEAN:
-		return 0;
-	case RUN_REGRESSION:
-		return n->broken || n->unfinished;
-	default:
+	size_t i;
+
+	if (n->run->result != RUN_CLEAN || n->broken || n->unfinished)
 		return 1;
-	}
+	for (i = 0; i < n->st->flags_nr; i++)
+		if (n->st->flags[i].state == FLAG_OPEN && n->st->flags[i].id)
+			return 1;
+	return 0;
 }
 
 int night_summary_queue(struct night *n)
@@ -289,9 +289,10 @@ int night_summary_queue(struct night *n)
 		o->id = f->id;
 		o->kind = flag_kind_name(f->kind);
 		o->tree = f->tree;
-		o->commit = f->commit;
-		o->subject = f->subject;
-		o->partner_tree = f->partner_tree;
+		/* a flaky flag blames no patch: the search's guess is not named */
+		o->commit = f->kind == FLAG_FLAKY ? NULL : f->commit;
+		o->subject = f->kind == FLAG_FLAKY ? NULL : f->subject;
+		o->partner_tree = f->kind == FLAG_FLAKY ? NULL : f->partner_tree;
 		o->since = f->first_seen;
 		o->status = flag_status(n, f);
 		o->is_new = strvec_contains(&n->new_flags, f->id);

@@ -420,8 +420,12 @@ int notices_flag_dropped(struct notices *n, const struct flag *f, const char *da
 	int ret;
 
 	breakage(&b, n, f, date, tag, 0, &env);
-	if (!b.kind)
-		b.kind = "dropped"; /* a drop that answered no flag */
+	if (!b.kind) {
+		/* a drop that answered no flag: the mail names none, and answers the
+		   patch's posting, not a report that was never sent */
+		b.kind = "dropped";
+		b.flag_id = NULL;
+	}
 	begin(n);
 	ret = record(n, notice_queue_dropped(&n->settings, &b, reason), "dropped", f->id, NULL);
 	free((void *)b.cells);
