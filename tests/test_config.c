@@ -660,7 +660,14 @@ static void test_runner_cache(void **state)
 	load_bad(BASE "runner:\n  sandbox: none\n  cache: {kind: ccache}\n", 4, "runner.cache",
 		 "runner.sandbox: bwrap");
 	load_bad(BASE "runner:\n  kind: slurm\n  cache: {kind: ccache}\n", 4, "runner.cache",
-		 "runner.kind: local");
+		 "needs listen: HOST:PORT");
+	load_bad(BASE "runner:\n  cache: {kind: ccache, listen: 'head:7420'}\n", 3,
+		 "runner.cache.listen", "is for runner.kind: slurm");
+	load_bad(BASE "runner: {kind: slurm, cache: {kind: ccache, listen: '0.0.0.0:1'}}\n", 2,
+		 "runner.cache.listen", "not the wildcard");
+	cfg = load_ok(BASE "runner: {kind: slurm, cache: {kind: ccache, listen: '[fd00::1]:0'}}\n");
+	assert_string_equal(cfg->runner.cache.listen, "[fd00::1]:0");
+	config_free(cfg);
 }
 
 /* watch, journey and review_gate (a patch's journey): loaded, defaulted and checked. */

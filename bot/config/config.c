@@ -829,10 +829,15 @@ static int check_cache(struct loader *ld, const struct ynode *n)
 		return yread_err(&ld->r, at, "cache",
 				 "needs listen: HOST:PORT on a cluster: the nodes reach the "
 				 "compile service over TCP there (its socket is this host's)");
-	if (cfg->runner.kind == CONFIG_RUNNER_LOCAL && cfg->runner.cache.listen)
-		return yread_err(&ld->r, ynode_get(at, "listen"), "listen",
-				 "is for runner.kind: slurm (the local runner's builds use the "
-				 "service's socket on this host)");
+	if (cfg->runner.kind == CONFIG_RUNNER_LOCAL && cfg->runner.cache.listen) {
+		size_t old = yread_kp_push(&ld->r, "cache");
+		int ret = yread_err(&ld->r, ynode_get(at, "listen"), "listen",
+				    "is for runner.kind: slurm (the local runner's builds use the "
+				    "service's socket on this host)");
+
+		yread_kp_pop(&ld->r, old);
+		return ret;
+	}
 	return 0;
 }
 
