@@ -141,16 +141,18 @@ done:
 	return code;
 }
 
-int cmd_reviews(const struct cli_ctx *ctx, int argc, char **argv)
+int people_cmd_reviews(const struct cli_ctx *ctx, int argc, char **argv,
+		       people_journeys_open_fn *open, people_journeys_close_fn *close)
 {
 	struct config *cfg = NULL;
 	struct repo *repo = NULL;
 	struct people *p = NULL;
 	struct people_reviews r;
+	struct people_journeys j = { 0 };
 	struct strbuf out = STRBUF_INIT;
 	const char *tree = NULL;
 	char *ref = NULL;
-	int code;
+	int code, have_j = 0;
 
 	if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
 		fprintf(stderr, "usage: nextbot reviews [TREE]\n");
@@ -168,9 +170,13 @@ int cmd_reviews(const struct cli_ctx *ctx, int argc, char **argv)
 		config_free(cfg);
 		return code;
 	}
-	if (people_load(&p, repo, ref, cfg->maintainers.file) < 0)
+	if (people_load_config(&p, cfg, repo, ref) < 0)
 		nb_error_clear(); /* suggestions then come from history alone */
-	if (people_reviews_run(&r, cfg, repo, tree, p) < 0) {
+	if (open && open(&j, cfg) == 0)
+		have_j = 1;
+	else
+		nb_error_clear(); /* no journeys: ages from author dates */
+	if (people_reviews_run(&r, cfg, repo, tree, p, have_j ? &j : NULL) < 0) {
 		bot_error("reviews");
 		code = EXIT_FAILED;
 		goto done;
@@ -179,6 +185,8 @@ int cmd_reviews(const struct cli_ctx *ctx, int argc, char **argv)
 	fputs(out.buf, stdout);
 	people_reviews_release(&r);
 done:
+	if (have_j && close)
+		close(&j);
 	strbuf_release(&out);
 	people_free(p);
 	close_base(repo, ref, cfg);
@@ -186,16 +194,16 @@ done:
 }
 
 int people_review_lines(struct strvec *out, const struct config *cfg, struct repo *repo,
-			size_t max)
+			size_t max, const struct people_journeys *journeys)
 {
 	char *ref = xstrfmt("refs/feeds/%s", cfg->base.name);
 	struct people *p = NULL;
 	struct people_reviews r;
 	int error;
 
-	if (people_load(&p, repo, ref, cfg->maintainers.file) < 0)
+	if (people_load_config(&p, cfg, repo, ref) < 0)
 		nb_error_clear();
-	if ((error = people_reviews_run(&r, cfg, repo, NULL, p)) == 0) {
+	if ((error = people_reviews_run(&r, cfg, repo, NULL, p, journeys)) == 0) {
 		people_reviews_summary(out, &r, max);
 		people_reviews_release(&r);
 	}

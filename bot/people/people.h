@@ -300,9 +300,13 @@ struct people_review_patch {
 	char *subject;
 	char *author_name, *author_email;
 	long long author_time;
-	int age_days;	/* from its author date to the queue's `now` */
-	struct people_suggestion *suggested; /* never the author; at most 5 */
+	char *message_id;	/* NULL: none */
+	char *key;		/* its journey's key, else its patch-id or Message-ID: one row */
+	long long posted;	/* the night nextbot first saw it (its journey); 0: unknown */
+	int age_days;	/* from `posted` (else its author date) to the queue's `now` */
+	struct people_suggestion *suggested; /* never the author, nor anyone absent; <= 5 */
 	size_t suggested_nr;
+	struct strvec branches;	/* every tree carrying it, this row's first (JSON) */
 };
 
 struct people_review_tree {
@@ -322,7 +326,7 @@ struct people_reviews {
 	size_t trees_nr;
 	struct people_review_author *authors;
 	size_t authors_nr;
-	long long now; /* the newest tip's date: ages count from it */
+	long long now; /* the journeys' last night, else the newest tip's date: ages from it */
 };
 
 /*
@@ -331,10 +335,31 @@ struct people_reviews {
  * Acked-by, trailer_reviewed() of merge/repo/repo.h, addresses through p's
  * .mailmap), oldest first, with suggested reviewers: the M:/R: of their files'
  * sections (`p` may be NULL: none), then who reviewed the same files in the base's
- * last year.  Release with people_reviews_release().
+ * last year; never the author (address, '+' alias or name) nor anyone the audit
+ * calls absent (people_load_config()).  One row per patch (by its journey, else its
+ * patch-id or Message-ID) under the first tree carrying it; none for a patch dropped
+ * (journeys or `nextbot drop`), merged or gone.  Ages count from the night nextbot
+ * first saw the patch (the journeys' store), else from its author date.  Release
+ * with people_reviews_release().
  */
+/*
+ * What the journeys' store says of a patch, for the queue: bot/journey/ opens it
+ * (journey_people_open()); `find` gives 0 with the journey's lasting key, the night
+ * it was first seen (YYYY-MM-DD) and whether its journey ended (dropped, merged,
+ * gone), or -1: no journey has it.  `date`: the journeys' last night, or NULL.
+ */
+struct people_journeys {
+	void *ctx;
+	int (*find)(void *ctx, const struct nb_patchid *pid, const char *message_id,
+		    const char **key, const char **first_seen, int *ended);
+	const char *date;
+};
+typedef int people_journeys_open_fn(struct people_journeys *out, const struct config *cfg);
+typedef void people_journeys_close_fn(struct people_journeys *j);
+
 int people_reviews_run(struct people_reviews *out, const struct config *cfg, struct repo *repo,
-		       const char *only_tree, const struct people *p);
+		       const char *only_tree, const struct people *p,
+		       const struct people_journeys *journeys);
 void people_reviews_release(struct people_reviews *r);
 
 /*
@@ -352,7 +377,7 @@ void people_reviews_summary(struct strvec *out, const struct people_reviews *r, 
  * NB_ENOTFOUND from the latter when the base has no MAINTAINERS.
  */
 int people_review_lines(struct strvec *out, const struct config *cfg, struct repo *repo,
-			size_t max);
+			size_t max, const struct people_journeys *journeys);
 int people_audit_mail_text(struct strbuf *text, struct strbuf *summary,
 			   const struct config *cfg, struct repo *repo);
 
@@ -363,11 +388,15 @@ int people_audit_mail_text(struct strbuf *text, struct strbuf *summary,
  * 0, or NB_ERROR (recorded) when the queue cannot be read.
  */
 int people_pages(struct strbuf *maintainers, struct strbuf *reviews, const struct config *cfg,
-		 struct repo *repo);
+		 struct repo *repo, const struct people_journeys *journeys);
 
-/* bot/people/cmd_people.c: `nextbot maintainers`, `nextbot reviews`, as bot/cli/cli_int.h's. */
+/*
+ * bot/people/cmd_people.c: `nextbot maintainers`, as bot/cli/cli_int.h's commands;
+ * `nextbot reviews` with the journeys `open` gives (bot/cli/cmd_reviews.c's cmd_reviews).
+ */
 struct cli_ctx;
 int cmd_maintainers(const struct cli_ctx *ctx, int argc, char **argv);
-int cmd_reviews(const struct cli_ctx *ctx, int argc, char **argv);
+int people_cmd_reviews(const struct cli_ctx *ctx, int argc, char **argv,
+		       people_journeys_open_fn *open, people_journeys_close_fn *close);
 
 #endif
