@@ -746,6 +746,92 @@ static void test_route_message_and_bindings(void **state)
 }
 
 /*
+ * The real get_maintainer.pl (the kernel source's, run by perl) as the oracle of a
+ * patch's routing on a small made-up tree: a K: matched in the commit message, and
+ * the maintainers: of a .yaml binding the patch touches.  Skipped without perl or the
+ * script.
+ */
+#define ORACLE_SCRIPT "/work/kernel/linux-source-6.1/scripts/get_maintainer.pl"
+
+static void test_route_oracle_message_and_bindings(void **state)
+{
+	static const char maint[] =
+		"IIO\nM:\tJon <jic@example.org>\nL:\tiio@lists.example\nF:\tdrivers/iio/\n\n"
+		"OPEN FIRMWARE BINDINGS\nM:\tRob <robh@example.org>\n"
+		"F:\tDocumentation/devicetree/bindings/\n\n"
+		"RUST\nM:\tMiguel <ojeda@example.org>\nK:\t\\b(?i:rust)\\b\n";
+	struct people_route_opts o = { .roles = { 1, 1, 0 }, .max = 0 };
+	struct people_patch pp = PEOPLE_PATCH_INIT;
+	struct strbuf sb = STRBUF_INIT, want = STRBUF_INIT, got = STRBUF_INIT;
+	struct people_route r;
+	struct people *p = NULL;
+	struct repo *repo = NULL;
+	struct nb_oid id;
+	char *dir;
+	size_t i;
+
+	if (access(ORACLE_SCRIPT, R_OK) || system("perl -e 1 >/dev/null 2>&1")) {
+		print_message("skipped: no perl or no %s\n", ORACLE_SCRIPT);
+		skip();
+	}
+	dir = temp_dir();
+	fixture_dir = dir;
+	assert_int_equal(merge_global_init(), 0);
+	strbuf_addf(&sb, "%s/MAINTAINERS", dir);
+	{
+		FILE *f = fopen(sb.buf, "w");
+
+		assert_non_null(f);
+		fputs(maint, f);
+		fclose(f);
+	}
+	/* the script wants a kernel tree's top: these files and folders */
+	assert_int_equal(
+		fixture_sh("git init -q -b master . && B=Documentation/devicetree/bindings/iio && "
+			   "mkdir -p scripts drivers/iio $B fs arch include init ipc kernel lib && "
+			   "cp " ORACLE_SCRIPT " scripts/ && touch COPYING CREDITS Kbuild Makefile "
+			   "README fs/x arch/x include/x init/x ipc/x kernel/x lib/x && "
+			   "printf 'maintainers:\\n  - Ann Author <ann@example.org>\\n"
+			   "  - \"Bo B\" <bo@example.org>\\n' > $B/adc.yaml && "
+			   "echo a > drivers/iio/adc.c && c base && echo b >> drivers/iio/adc.c && "
+			   "echo '# no address here' >> $B/adc.yaml && git add -A && "
+			   "git commit -q -m 'iio: adc: a driver in Rust' && "
+			   "git format-patch -q -1 -o out"),
+		0);
+	assert_int_equal(fixture_sh_out(&want, 1, "perl scripts/get_maintainer.pl --no-git "
+				       "--no-git-fallback --no-l --no-rolestats out/*.patch | "
+				       "sed 's/.*<//; s/>.*//' | tr '\\n' ' '"), 0);
+	strbuf_reset(&sb);
+	strbuf_addf(&sb, "%s/.git", dir);
+	if (repo_open_readonly(&repo, sb.buf) < 0)
+		fail_msg("%s", nb_error_last());
+	assert_int_equal(people_load(&p, repo, "HEAD", "MAINTAINERS"), 0);
+	assert_int_equal(fixture_sh_out(&sb, 1, "git rev-parse HEAD"), 0);
+	assert_int_equal(nb_oid_parse(&id, sb.buf + sb.len - NB_OID_HEXSZ), 0);
+	assert_int_equal(people_patch_read(&pp, repo, &id), 0);
+	people_route_opts_patch(&o, &pp);
+	people_route(&r, p, (const char *const *)pp.paths.v, pp.paths.nr, &o);
+	for (i = 0; i < r.nr; i++)
+		strbuf_addf(&got, "%s ", r.v[i].email);
+	print_message("script: %s\nnextbot: %s\n", want.buf, got.buf);
+	strbuf_trim(&want);
+	strbuf_trim(&got);
+	assert_string_equal(got.buf, want.buf);
+	assert_non_null(strstr(got.buf, "ojeda@example.org")); /* the message's "Rust" */
+	assert_non_null(strstr(got.buf, "bo@example.org"));	/* the binding's */
+	people_route_release(&r);
+	people_patch_release(&pp);
+	people_free(p);
+	repo_free(repo);
+	merge_global_shutdown();
+	strbuf_release(&sb);
+	strbuf_release(&want);
+	strbuf_release(&got);
+	fixture_sys_free(xstrfmt("rm -rf '%s'", dir));
+	free(dir);
+}
+
+/*
  * A K: line that passes its probes but goes over its limits on a patch's line is
  * refused from then on, named with the file's problems; the others still match.
  */
@@ -1119,6 +1205,7 @@ int main(void)
 		cmocka_unit_test(test_bad_lines),
 		cmocka_unit_test(test_hostile_files),
 		cmocka_unit_test(test_route_message_and_bindings),
+		cmocka_unit_test(test_route_oracle_message_and_bindings),
 		cmocka_unit_test(test_keyword_refused_late),
 		cmocka_unit_test(test_kernel_scale),
 		cmocka_unit_test(test_mailmap_git),
