@@ -174,6 +174,8 @@ def notices(world, nights_dir, list_addr):
     deltas = [0]
     routed_n = [0]
     sections = maintainers_of(world)
+    # people the MAINTAINERS audit calls absent get no notice (truth.json's absent)
+    absent = {a.lower() for a in truth.get("maintainers", {}).get("absent", [])}
     for path in sorted(glob.glob(os.path.join(nights_dir, "night.*"))):
         day = int(path.rsplit(".", 1)[1])
         for name in open(path).read().split():
@@ -196,7 +198,7 @@ def notices(world, nights_dir, list_addr):
             for c in commits:
                 people |= trailer_people(world, c)
             people.add(list_addr)
-            routed = maintainers_for(world, sections, commits)
+            routed = maintainers_for(world, sections, commits) - absent
             people |= routed
             routed_n[0] += len(routed)
             if kind == "replaced":
