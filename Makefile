@@ -22,7 +22,7 @@ else
 DEVELOPER ?= 1
 endif
 
-LIBS_PC := libgit2 libcurl json-c yaml-0.1 libcrypto
+LIBS_PC := libgit2 libcurl json-c yaml-0.1 libcrypto libpcre2-8
 NB_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
 	-Wshadow -Wformat=2 -Wstrict-prototypes -g -O2 -I. \
 	-DNEXTBOT_VERSION='"$(VERSION)"' -MMD -MP -pthread

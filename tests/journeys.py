@@ -218,6 +218,8 @@ def notices(world, nights_dir, list_addr):
     deltas = [0]
     routed_n = [0]
     sections = maintainers_of(world)
+    # people the MAINTAINERS audit calls absent get no notice (truth.json's absent)
+    absent = {a.lower() for a in truth.get("maintainers", {}).get("absent", [])}
     for path in sorted(glob.glob(os.path.join(nights_dir, "night.*"))):
         day = int(path.rsplit(".", 1)[1])
         for name in open(path).read().split():
@@ -241,8 +243,9 @@ def notices(world, nights_dir, list_addr):
                 people |= trailer_people(world, c)
             for tree in concerns.get((day, kind, reply), {None}):
                 people |= list_of(list_addr, tree)
-            # MAINTAINERS' people hear of what asks for a review: added, replaced
-            routed = maintainers_for(world, sections, commits) \
+            # MAINTAINERS' people hear of what asks for a review: added, replaced;
+            # never those the audit calls absent
+            routed = maintainers_for(world, sections, commits) - absent \
                 if kind in ("added", "replaced") else set()
             people |= routed
             routed_n[0] += len(routed)

@@ -3,7 +3,8 @@
 # 20 s):
 #  - every report and maintainer mail of a flag is Cc'd to the people and lists
 #    that truth.json says MAINTAINERS names for the defect's files (by
-#    construction, not by the routing code), each with its why; a flaky report
+#    construction, not by the routing code), each with its why, but for those
+#    truth.json calls absent, who get none; a flaky report
 #    gets none; a conflict mail gets those of its conflicted paths;
 #  - `nextbot maintainers` names as absent exactly the people truth.json names, and
 #    as orphaned exactly its orphaned sections;
@@ -34,6 +35,8 @@ w, flags_path = sys.argv[1], sys.argv[2]
 truth = json.load(open(w + "/truth.json"))
 flags = json.load(open(flags_path))["flags"]
 by_pid = {d["patch_id"]: d for d in truth["defects"]}
+# people the audit calls absent get no mail (truth.json's absent: the audit's, test 5)
+gone = {a.lower() for a in truth["maintainers"].get("absent", [])}
 mails = [json.load(open(f)) for f in glob.glob(w + "/state/outbox/*.json")]
 mails = [m for m in mails if m.get("channel") == "mail"]
 def flag_of(m):
@@ -45,7 +48,7 @@ for f in flags:
     d = by_pid.get(f["patch_id"])
     if not d:
         continue
-    want = {a.lower() for a in d["maintainers"]}
+    want = {a.lower() for a in d["maintainers"]} - gone
     mine = [m for m in mails if flag_of(m) == f["id"] and m["kind"] == f["kind"]]
     if not mine:
         bad += 1
@@ -61,6 +64,9 @@ for f in flags:
         if not want <= got:
             bad += 1
             print("mail", m["id"], "of flag", f["id"], "lacks", sorted(want - got))
+        for a in sorted(got & gone):
+            bad += 1
+            print("mail", m["id"], "of flag", f["id"], "goes to", a, "whom the audit calls absent")
         # the why: a line "  Name <addr> (M: in SECTION)" of the body, not the Cc:
         why = {x.lower() for x in re.findall(r"^  (?:[^\n<]*<)?([^\s<>]+@[^\s<>]+)>? "
                                             r"\([MRL]: in ", m["text"], re.M)}
@@ -138,34 +144,48 @@ expect_exit 2 "maintainers: a bad --absent-days is a usage error" \
 base=$(sed -n 's/^base: {name: \([^,]*\),.*/\1/p' "$W/nextbot.yaml")
 for t in $(sed -n 's/^  - name: //p' "$W/nextbot.yaml"); do
 	git -C "$W/state/repo.git" log --no-merges \
-		--format="$t %H %ae%x01%(trailers:key=Reviewed-by,key=Acked-by,valueonly,separator=%x02)" \
+		--format="$t %H %ae%x01%(trailers:key=Reviewed-by,key=Acked-by,valueonly,separator=%x02)%x01%s" \
 		"refs/feeds/$base..refs/feeds/$t" >>"$TMP/git-view"
 done
-$PYTHON - "$TMP/reviews.json" "$TMP/git-view" >"$TMP/reviews" 2>&1 <<'EOF'
+$PYTHON - "$TMP/reviews.json" "$TMP/git-view" "$TMP/audit.json" >"$TMP/reviews" 2>&1 <<'EOF'
 import json, re, sys
 q = json.load(open(sys.argv[1]))
+absent = {a.lower() for a in json.load(open(sys.argv[3]))["absent"]}
+rows = [p for t in q["trees"] for p in t["patches"]]
 waiting = {(t["name"], p["commit"]) for t in q["trees"] for p in t["patches"]}
-authors = {(t["name"], p["commit"]): p["author"]["email"].lower()
-           for t in q["trees"] for p in t["patches"]}
+# one row per patch: the other branches carrying it are named in the row
+also = {(b, p["subject"], p["author"]["email"].lower()) for p in rows for b in p["branches"]}
 bad = total = 0
 for line in open(sys.argv[2], encoding="utf-8"):
-    head, _, trailers = line.rstrip("\n").partition("\x01")
+    head, _, rest = line.rstrip("\n").partition("\x01")
+    trailers, _, subject = rest.partition("\x01")
     tree, commit, author = head.split(" ", 2)
     others = [a for a in re.findall(r"<([^>]*)>", trailers) if a.lower() != author.lower()]
     total += 1
-    if bool(others) == ((tree, commit) in waiting):
+    listed = (tree, commit) in waiting or (tree, subject, author.lower()) in also
+    if bool(others) == listed:
         bad += 1
         print("disagrees:", tree, commit[:12], "reviews by others:", others)
-for t in q["trees"]:
-    for p in t["patches"]:
-        for s in p["suggested"]:
-            if s["email"].lower() == p["author"]["email"].lower():
-                bad += 1
-                print("suggests the author of", p["commit"][:12])
-print(total, "patches,", len(waiting), "waiting,", bad, "bad")
+pids = [p["patch_id"] for p in rows if p["patch_id"]]
+for pid in sorted({x for x in pids if pids.count(x) > 1}):
+    bad += 1
+    print("patch", pid[:12], "listed", pids.count(pid), "times")
+for p in rows:
+    for s in p["suggested"]:
+        if s["email"].lower() == p["author"]["email"].lower():
+            bad += 1
+            print("suggests the author of", p["commit"][:12])
+        if s["email"].lower() in absent:
+            bad += 1
+            print("suggests", s["email"], "whom the audit calls absent, for", p["commit"][:12])
+    if p["age_days"] > 8:  # the world is eight days old: no age from a far commit date
+        bad += 1
+        print("patch", p["commit"][:12], "waits", p["age_days"], "days in an 8-day world")
+print(total, "patches,", len(rows), "rows,", sum(len(p["branches"]) > 1 for p in rows),
+      "in several branches,", bad, "bad")
 sys.exit(1 if bad or not total or not waiting or len(waiting) == total else 0)
 EOF
-check "reviews: agrees with every patch's trailers (git's reading), never suggests the author" \
+check "reviews: agrees with the trailers (git's reading), one row per patch, never suggests the author or an absent person, ages within the world's" \
 	test $? = 0
 sed 's/^/# /' "$TMP/reviews"
 expect_exit 2 "reviews: an unknown tree is a usage error" \

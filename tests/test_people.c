@@ -15,7 +15,10 @@
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 
+#include "bot/config/config.h"
 #include "bot/people/people.h"
 #include "merge/repo/repo.h"
 #include "tests/gitfixture.h"
@@ -604,9 +607,9 @@ static char *route_lines(const struct people *p, const char *const *lines, size_
 }
 
 /*
- * K: lines: hostile ones are left out, named (huge, catastrophic, unbalanced, Perl's
- * lookbehind, a backreference, an escape in brackets); Perl forms real files use
- * are translated, and glibc's \b \s \w hold.
+ * K: lines, Perl regular expressions by PCRE2: hostile ones are refused, named (huge,
+ * compiled past its size, catastrophic on a probe, not Perl); Perl's own forms hold
+ * (lookaround, backreferences, (?i), \b \s \w, /x comments).
  */
 static void hostile_keywords(void)
 {
@@ -618,12 +621,14 @@ static void hostile_keywords(void)
 	const char *l2[] = { "+bpf_prog", "+xbpfy", "+ Clang" };
 	const char *l3[] = { "+ struct dma_fence *f", "+ dma_fencex", "+ [clang]" };
 	const char *l4[] = { "+++ lookalike mediatek", "+mediatek", " mediatek context" };
+	const char *l5[] = { "+ qzz", "+ qzzz", "- jj" };
 
 	for (i = 0; i < 300; i++)
 		strbuf_addch(&big, 'a');
 	strbuf_addf(&text, "BAD\nM:\tBad <bad@example.org>\nK:\t%s\n" /* 1-3 */
-		    "K:\t((a{50}){50}){50}\nK:\t(abc\nK:\tabc)\nK:\t(?<=x)y\n" /* 4-7 */
-		    "K:\t(a)\\1\nK:\t[\\w]+\nK:\t(?x-i)a\nK:\ta++\n\n" /* 8-11 */
+		    "K:\t((a{50}){50}){50}\nK:\t(abc\nK:\tabc)\nK:\t(a|aa)+$\n" /* 4-7 */
+		    "K:\t(a|a){1,1000}c\nK:\t(?<=q)zz(?!z)\n" /* 8-9 */
+		    "K:\t(j)\\1\nK:\t(?x-i)w w\n\n" /* 10-11 */
 		    "P1\nM:\tOne <one@example.org>\nK:\t(?i)pidfd\n" /* 13-15 */
 		    "K:\tphylink\\.h|struct\\s+phylink\n\n" /* 16 */
 		    "P2\nM:\tTwo <two@example.org>\nK:\t(?:\\b|_)bpf(?:\\b|_)\n\n" /* 18-20 */
@@ -635,15 +640,19 @@ static void hostile_keywords(void)
 	for (i = 0; i < (int)people_problems(p)->nr; i++)
 		print_message("%s\n", people_problems(p)->v[i]);
 	assert_true(has_problem(p, "MAINTAINERS:3:", "over 256 characters"));
-	assert_true(has_problem(p, "MAINTAINERS:4:", "counted repetition"));
-	assert_true(has_problem(p, "MAINTAINERS:5:", "without its ')'"));
-	assert_true(has_problem(p, "MAINTAINERS:6:", "without its '('"));
-	assert_true(has_problem(p, "MAINTAINERS:7:", "lookaround"));
-	assert_true(has_problem(p, "MAINTAINERS:8:", "backreference"));
-	assert_true(has_problem(p, "MAINTAINERS:9:", "backslash inside"));
-	assert_true(has_problem(p, "MAINTAINERS:10:", "other flags"));
-	assert_true(has_problem(p, "MAINTAINERS:11:", "possessive"));
-	assert_int_equal(people_problems(p)->nr, 9);
+	assert_true(has_problem(p, "MAINTAINERS:4:", "bytes compiled"));
+	assert_true(has_problem(p, "MAINTAINERS:5:", "missing closing parenthesis"));
+	assert_true(has_problem(p, "MAINTAINERS:6:", "unmatched closing parenthesis"));
+	assert_true(has_problem(p, "MAINTAINERS:7:", "a match took over 100000 steps"));
+	assert_true(has_problem(p, "MAINTAINERS:8:", "bytes compiled"));
+	assert_int_equal(people_problems(p)->nr, 6);
+	/* Perl's lookaround and backreferences, which extended regular expressions lack */
+	got = route_lines(p, l5, 3);
+	assert_string_equal(got, "bad@example.org");
+	free(got);
+	got = route_lines(p, l5 + 1, 1); /* "qzzz": (?!z) */
+	assert_string_equal(got, "");
+	free(got);
 	got = route_lines(p, l1, 2);
 	assert_string_equal(got, "one@example.org");
 	free(got);
@@ -678,6 +687,263 @@ static void test_hostile_files(void **state)
 	no_hang(hostile_big_file);
 	no_hang(hostile_stars_crlf_bytes);
 	no_hang(hostile_keywords);
+}
+
+/*
+ * As get_maintainer.pl in patch mode: K: also matches the commit message (anywhere on
+ * a line, no '+' needed), and the maintainers: of a touched binding get the mail.
+ */
+static void test_route_message_and_bindings(void **state)
+{
+	static const char text[] =
+		"IIO\nM:\tJon <jic@example.org>\nL:\tiio@lists.example\nF:\tdrivers/iio/\n\n"
+		"OPEN FIRMWARE BINDINGS\nM:\tRob <robh@example.org>\n"
+		"F:\tDocumentation/devicetree/bindings/\n\n"
+		"RUST\nM:\tMiguel <ojeda@example.org>\nK:\t\\b(?i:rust)\\b\n";
+	static const char yaml[] =
+		"# SPDX-License-Identifier: GPL-2.0\n$id: http://devicetree.org/x\n"
+		"title: An ADC\n\nmaintainers:\n  - Ann Author <ann@example.org>\n"
+		"  - \"Bo B.\" <bo@example.org>\n  - not an address\n\n"
+		"description: |\n  - Not Me <notme@example.org>\nproperties:\n";
+	static const char *const files[] = {
+		"drivers/iio/adc.c", "Documentation/devicetree/bindings/iio/adc.yaml", NULL
+	};
+	const char *paths[] = { "drivers/iio/adc.c",
+				"Documentation/devicetree/bindings/iio/adc.yaml" };
+	const char *msg[] = { "iio: adc: a driver in Rust", "", "Signed-off-by: A <a@x.org>" };
+	struct people *p = people_of(text, files);
+	struct people_patch pp = PEOPLE_PATCH_INIT;
+	struct people_route_opts o = ALL_ROLES;
+	struct people_route r;
+
+	people_patch_binding(&pp, paths[1], yaml);
+	assert_int_equal(pp.bindings_nr, 2);
+	assert_string_equal(pp.bindings[1].name, "Bo B.");
+	o.message = msg;
+	o.message_nr = 3;
+	o.bindings = pp.bindings;
+	o.bindings_nr = pp.bindings_nr;
+	people_route(&r, p, paths, 2, &o);
+	assert_int_equal(r.nr, 6);
+	assert_string_equal(r.v[0].email, "robh@example.org"); /* the deeper F: first */
+	assert_string_equal(r.v[1].email, "jic@example.org");
+	assert_string_equal(r.v[2].email, "ojeda@example.org"); /* K: on the message */
+	assert_string_equal(r.v[2].why, "M: in RUST (K: \\b(?i:rust)\\b matches the patch)");
+	assert_string_equal(r.v[3].email, "ann@example.org");
+	assert_string_equal(r.v[3].why,
+			    "maintainers: in Documentation/devicetree/bindings/iio/adc.yaml");
+	assert_string_equal(r.v[4].email, "bo@example.org");
+	assert_string_equal(r.v[5].email, "iio@lists.example");
+	people_route_release(&r);
+	/* without the message, no K: */
+	o.message_nr = 0;
+	o.bindings_nr = 0;
+	people_route(&r, p, paths, 2, &o);
+	assert_int_equal(r.nr, 3);
+	people_route_release(&r);
+	people_patch_release(&pp);
+	people_free(p);
+}
+
+/*
+ * The real get_maintainer.pl (the kernel source's, run by perl) as the oracle of a
+ * patch's routing on a small made-up tree: a K: matched in the commit message, and
+ * the maintainers: of a .yaml binding the patch touches.  Skipped without perl or the
+ * script.
+ */
+#define ORACLE_SCRIPT "/work/kernel/linux-source-6.1/scripts/get_maintainer.pl"
+
+static void test_route_oracle_message_and_bindings(void **state)
+{
+	static const char maint[] =
+		"IIO\nM:\tJon <jic@example.org>\nL:\tiio@lists.example\nF:\tdrivers/iio/\n\n"
+		"OPEN FIRMWARE BINDINGS\nM:\tRob <robh@example.org>\n"
+		"F:\tDocumentation/devicetree/bindings/\n\n"
+		"RUST\nM:\tMiguel <ojeda@example.org>\nK:\t\\b(?i:rust)\\b\n";
+	struct people_route_opts o = { .roles = { 1, 1, 0 }, .max = 0 };
+	struct people_patch pp = PEOPLE_PATCH_INIT;
+	struct strbuf sb = STRBUF_INIT, want = STRBUF_INIT, got = STRBUF_INIT;
+	struct people_route r;
+	struct people *p = NULL;
+	struct repo *repo = NULL;
+	struct nb_oid id;
+	char *dir;
+	size_t i;
+
+	if (access(ORACLE_SCRIPT, R_OK) || system("perl -e 1 >/dev/null 2>&1")) {
+		print_message("skipped: no perl or no %s\n", ORACLE_SCRIPT);
+		skip();
+	}
+	dir = temp_dir();
+	fixture_dir = dir;
+	assert_int_equal(merge_global_init(), 0);
+	strbuf_addf(&sb, "%s/MAINTAINERS", dir);
+	{
+		FILE *f = fopen(sb.buf, "w");
+
+		assert_non_null(f);
+		fputs(maint, f);
+		fclose(f);
+	}
+	/* the script wants a kernel tree's top: these files and folders */
+	assert_int_equal(
+		fixture_sh("git init -q -b master . && B=Documentation/devicetree/bindings/iio && "
+			   "mkdir -p scripts drivers/iio $B fs arch include init ipc kernel lib && "
+			   "cp " ORACLE_SCRIPT " scripts/ && touch COPYING CREDITS Kbuild Makefile "
+			   "README fs/x arch/x include/x init/x ipc/x kernel/x lib/x && "
+			   "printf 'maintainers:\\n  - Ann Author <ann@example.org>\\n"
+			   "  - \"Bo B\" <bo@example.org>\\n' > $B/adc.yaml && "
+			   "echo a > drivers/iio/adc.c && c base && echo b >> drivers/iio/adc.c && "
+			   "echo '# no address here' >> $B/adc.yaml && git add -A && "
+			   "git commit -q -m 'iio: adc: a driver in Rust' && "
+			   "git format-patch -q -1 -o out"),
+		0);
+	assert_int_equal(fixture_sh_out(&want, 1, "perl scripts/get_maintainer.pl --no-git "
+				       "--no-git-fallback --no-l --no-rolestats out/*.patch | "
+				       "sed 's/.*<//; s/>.*//' | tr '\\n' ' '"), 0);
+	strbuf_reset(&sb);
+	strbuf_addf(&sb, "%s/.git", dir);
+	if (repo_open_readonly(&repo, sb.buf) < 0)
+		fail_msg("%s", nb_error_last());
+	assert_int_equal(people_load(&p, repo, "HEAD", "MAINTAINERS"), 0);
+	assert_int_equal(fixture_sh_out(&sb, 1, "git rev-parse HEAD"), 0);
+	assert_int_equal(nb_oid_parse(&id, sb.buf + sb.len - NB_OID_HEXSZ), 0);
+	assert_int_equal(people_patch_read(&pp, repo, &id), 0);
+	people_route_opts_patch(&o, &pp);
+	people_route(&r, p, (const char *const *)pp.paths.v, pp.paths.nr, &o);
+	for (i = 0; i < r.nr; i++)
+		strbuf_addf(&got, "%s ", r.v[i].email);
+	print_message("script: %s\nnextbot: %s\n", want.buf, got.buf);
+	strbuf_trim(&want);
+	strbuf_trim(&got);
+	assert_string_equal(got.buf, want.buf);
+	assert_non_null(strstr(got.buf, "ojeda@example.org")); /* the message's "Rust" */
+	assert_non_null(strstr(got.buf, "bo@example.org"));	/* the binding's */
+	people_route_release(&r);
+	people_patch_release(&pp);
+	people_free(p);
+	repo_free(repo);
+	merge_global_shutdown();
+	strbuf_release(&sb);
+	strbuf_release(&want);
+	strbuf_release(&got);
+	fixture_sys_free(xstrfmt("rm -rf '%s'", dir));
+	free(dir);
+}
+
+/*
+ * A K: line that passes its probes but goes over its limits on a patch's line is
+ * refused from then on, named with the file's problems; the others still match.
+ */
+static void test_keyword_refused_late(void **state)
+{
+	static const char text[] = "SLOW\nM:\tSlow <slow@example.org>\nK:\t(?:\\d+\\d+)+x\n\n"
+				   "FAST\nM:\tFast <fast@example.org>\nK:\tfast\n";
+	struct people *p = people_of(text, NULL);
+	struct strbuf line = STRBUF_INIT;
+	const char *lines[2];
+	char *got;
+	int i;
+
+	assert_int_equal(people_problems(p)->nr, 0);
+	strbuf_addch(&line, '+');
+	for (i = 0; i < 40; i++)
+		strbuf_addch(&line, '1');
+	strbuf_addstr(&line, "! x fast");
+	lines[0] = line.buf;
+	got = route_lines(p, lines, 1);
+	assert_string_equal(got, "fast@example.org");
+	free(got);
+	assert_int_equal(people_problems(p)->nr, 1);
+	assert_true(has_problem(p, "MAINTAINERS:3:", "over its limits on a patch's line"));
+	lines[0] = "+12x"; /* would match: the pattern is refused now */
+	got = route_lines(p, lines, 1);
+	assert_string_equal(got, "");
+	free(got);
+	strbuf_release(&line);
+	people_free(p);
+}
+
+/* ---- MAINTAINERS at kernel scale: bounded in memory (a child's peak RSS) ---- */
+
+/* A file of at least `size` bytes: `head`, then the kernel's MAINTAINERS repeated. */
+static void kernel_scale_text(struct strbuf *out, const char *head, size_t size)
+{
+	struct strbuf real = STRBUF_INIT;
+
+	if (strbuf_read_file(&real, "/work/kernel/linux-source-6.1/MAINTAINERS", 0) < 0 ||
+	    real.len < 4096) {
+		strbuf_reset(&real);
+		read_file(&real, "tests/people/kernel.MAINTAINERS");
+	}
+	strbuf_addstr(out, head);
+	while (out->len < size)
+		strbuf_addbuf(out, &real);
+	strbuf_release(&real);
+}
+
+/* Loads and routes `text` in a child; its peak RSS in KiB. */
+static long child_peak_kib(const char *text, const char *why_wanted)
+{
+	struct rusage ru;
+	int status = 0;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct people_source src = { .path = "MAINTAINERS", .text = text,
+					     .len = strlen(text) };
+		struct people_route_opts o = ALL_ROLES;
+		struct people_route r;
+		struct strbuf big = STRBUF_INIT;
+		const char *lines[1];
+		const char *paths[] = { "mm/slab.c", "drivers/net/ethernet/intel/e1000/e1000.h" };
+		struct people *p;
+		size_t i;
+		int found = !why_wanted;
+
+		alarm(120);
+		p = people_new(&src);
+		for (i = 0; i < people_problems(p)->nr; i++)
+			found |= why_wanted && strstr(people_problems(p)->v[i], why_wanted) != NULL;
+		strbuf_addch(&big, '+');
+		for (i = 0; i < 20000; i++)
+			strbuf_addch(&big, 'a');
+		lines[0] = big.buf;
+		o.lines = lines;
+		o.lines_nr = 1;
+		people_route(&r, p, paths, 2, &o);
+		people_route_release(&r);
+		people_free(p);
+		strbuf_release(&big);
+		_exit(found ? 0 : 3);
+	}
+	assert_int_equal(wait4(pid, &status, 0, &ru), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	return ru.ru_maxrss;
+}
+
+static void test_kernel_scale(void **state)
+{
+	struct strbuf text = STRBUF_INIT, head = STRBUF_INIT;
+	long kib;
+	int i;
+
+	kernel_scale_text(&text, "", (size_t)7 << 20);
+	kib = child_peak_kib(text.buf, NULL);
+	print_message("7 MiB MAINTAINERS: peak %ld MiB\n", kib >> 10);
+	assert_true(kib < 200 << 10);
+	strbuf_reset(&text);
+	for (i = 0; i < 3000; i++)
+		strbuf_addf(&head, "HOSTILE %d\nM:\tH %d <h%d@example.org>\nK:\t(a|a){1,1000}\n\n",
+			    i, i, i);
+	kernel_scale_text(&text, head.buf, (size_t)7 << 20);
+	kib = child_peak_kib(text.buf, "K: '(a|a){1,1000}' refused: over its limits");
+	print_message("hostile 7 MiB MAINTAINERS: peak %ld MiB\n", kib >> 10);
+	assert_true(kib < 200 << 10);
+	strbuf_release(&text);
+	strbuf_release(&head);
 }
 
 /* ---- .mailmap against git check-mailmap ---- */
@@ -785,6 +1051,48 @@ static const char slab_maintainers[] =
 	"GIT_COMMITTER_DATE='" date "T12:00:00Z' git commit -q -m 'mm: change' -m '"       \
 	trailers "'; "
 
+/*
+ * Routing with the audit the config asks for (people_load_config()): the people it
+ * calls absent get no mail, and the routing names them, with their why.
+ */
+static void route_without_absent(struct repo *repo)
+{
+	struct config cfg;
+	struct people_route_opts o = ALL_ROLES;
+	struct people_route r;
+	struct people *p = NULL;
+	const char *paths[] = { "mm/slab.c" };
+	struct strbuf got = STRBUF_INIT;
+	size_t i;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.maintainers.file = (char *)"MAINTAINERS";
+	cfg.maintainers.absent_days = 730;
+	cfg.maintainers.window_days = 3650;
+	cfg.maintainers.regex_limits.match = PEOPLE_REGEX_MATCH_DEFAULT;
+	cfg.maintainers.regex_limits.heap = PEOPLE_REGEX_HEAP_DEFAULT;
+	cfg.maintainers.regex_limits.size = PEOPLE_REGEX_SIZE_DEFAULT;
+	assert_int_equal(people_load_config(&p, &cfg, repo, "HEAD"), 0);
+	assert_int_equal(people_absent(p)->nr, 4);
+	people_route(&r, p, paths, 1, &o);
+	for (i = 0; i < r.nr; i++)
+		strbuf_addf(&got, "%s ", r.v[i].email);
+	print_message("routed: %s\n", got.buf);
+	assert_null(strstr(got.buf, "penberg@"));
+	assert_null(strstr(got.buf, "rientjes@"));
+	assert_null(strstr(got.buf, "roman.gushchin@"));
+	assert_non_null(strstr(got.buf, "cl@linux.example"));
+	assert_non_null(strstr(got.buf, "vbabka@suse.example"));
+	assert_int_equal(r.absent.nr, 3);
+	assert_string_equal(r.absent.v[0],
+			    "Pekka Enberg <penberg@kernel.example> (M: in SLAB ALLOCATOR): absent");
+	assert_string_equal(r.absent.v[2], "Roman Gushchin <roman.gushchin@linux.example> "
+					   "(R: in SLAB ALLOCATOR): absent");
+	people_route_release(&r);
+	strbuf_release(&got);
+	people_free(p);
+}
+
 static void test_audit_two_of_six_stopped_slow(void **state)
 {
 	struct people_audit a;
@@ -870,6 +1178,7 @@ static void test_audit_two_of_six_stopped_slow(void **state)
 	people_audit_absent(&absent, &a);
 	assert_int_equal(absent.nr, 4); /* Pekka, David, Roman, Nobody */
 	people_audit_release(&a);
+	route_without_absent(repo);
 	/* a window of five years: the two are no longer seen at all */
 	o.window_days = 1825;
 	assert_int_equal(people_audit_run(&a, repo, "HEAD", p, &o), 0);
@@ -895,6 +1204,10 @@ int main(void)
 		cmocka_unit_test(test_route_commit_files),
 		cmocka_unit_test(test_bad_lines),
 		cmocka_unit_test(test_hostile_files),
+		cmocka_unit_test(test_route_message_and_bindings),
+		cmocka_unit_test(test_route_oracle_message_and_bindings),
+		cmocka_unit_test(test_keyword_refused_late),
+		cmocka_unit_test(test_kernel_scale),
 		cmocka_unit_test(test_mailmap_git),
 		cmocka_unit_test(test_audit_two_of_six_stopped_slow),
 	};

@@ -14,6 +14,7 @@ int cmd_run(const struct cli_ctx *ctx, int argc, char **argv);
 int cmd_daemon(const struct cli_ctx *ctx, int argc, char **argv);
 int cmd_status(const struct cli_ctx *ctx, int argc, char **argv);
 int cmd_flagged(const struct cli_ctx *ctx, int argc, char **argv);
+int cmd_reviews(const struct cli_ctx *ctx, int argc, char **argv); /* cmd_reviews.c */
 int cmd_drop(const struct cli_ctx *ctx, int argc, char **argv);
 int cmd_undrop(const struct cli_ctx *ctx, int argc, char **argv);
 int cmd_dismiss(const struct cli_ctx *ctx, int argc, char **argv);

@@ -924,10 +924,16 @@ static int people_site(struct site *s)
 
 	if (!s->repo)
 		return 0;
-	if (people_pages(&maint, &reviews, s->cfg, s->repo) < 0) {
+	struct people_journeys j;
+	int have_j = journey_people_open(&j, s->cfg) == 0; /* ages from first sight */
+
+	nb_error_clear();
+	if (people_pages(&maint, &reviews, s->cfg, s->repo, have_j ? &j : NULL) < 0) {
 		log_warn("report: the review queue: %s", nb_error_last());
 		nb_error_clear();
 	}
+	if (have_j)
+		journey_people_close(&j);
 	if (maint.len && !(err = write_page(s, "people/maintainers.html", &maint)))
 		s->people_pages |= 1;
 	if (!err && reviews.len && !(err = write_page(s, "people/reviews.html", &reviews)))

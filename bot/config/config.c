@@ -1262,11 +1262,39 @@ done:
 	return ret;
 }
 
+/* maintainers.regex_limits: {match: steps, heap: size, size: size}, each optional. */
+static int load_regex_limits(struct loader *ld, const struct ynode *map)
+{
+	static const char *const keys[] = { "match", "heap", "size", NULL };
+	const struct ynode *n = ynode_get(map, "regex_limits");
+	long match = (long)ld->cfg->maintainers.regex_limits.match;
+	size_t old;
+	int ret;
+
+	if (!n || ynode_is_null(n))
+		return 0;
+	if ((ret = yread_map_check(&ld->r, n, "regex_limits", keys)) < 0)
+		return ret;
+	old = yread_kp_push(&ld->r, "regex_limits");
+	if (!(ret = yread_long(&ld->r, n, "match", &match, 100, 100000000)) &&
+	    !(ret = get_size(ld, n, "heap", &ld->cfg->maintainers.regex_limits.heap)))
+		ret = get_size(ld, n, "size", &ld->cfg->maintainers.regex_limits.size);
+	ld->cfg->maintainers.regex_limits.match = match;
+	if (!ret && (ld->cfg->maintainers.regex_limits.heap < 1024 ||
+		     ld->cfg->maintainers.regex_limits.heap > (1LL << 32)))
+		ret = yread_err(&ld->r, ynode_get(n, "heap"), "heap", "must be from 1K to 4G");
+	if (!ret && (ld->cfg->maintainers.regex_limits.size < 256 ||
+		     ld->cfg->maintainers.regex_limits.size > (64LL << 20)))
+		ret = yread_err(&ld->r, ynode_get(n, "size"), "size", "must be from 256 to 64M");
+	yread_kp_pop(&ld->r, old);
+	return ret;
+}
+
 static int load_maintainers(struct loader *ld, const struct ynode *root)
 {
 	static const char *const keys[] = { "file",	   "roles",	 "max",
 					    "absent_days", "window_days", "audit_list",
-					    NULL };
+					    "regex_limits", NULL };
 	const struct ynode *n = ynode_get(root, "maintainers");
 	struct config *cfg = ld->cfg;
 	size_t old;
@@ -1285,7 +1313,8 @@ static int load_maintainers(struct loader *ld, const struct ynode *root)
 			     36500)) < 0 ||
 	    (ret = yread_int(&ld->r, n, "window_days", &cfg->maintainers.window_days, 1,
 			     36500)) < 0 ||
-	    (ret = yread_str(&ld->r, n, "audit_list", &cfg->maintainers.audit_list, 0)) < 0)
+	    (ret = yread_str(&ld->r, n, "audit_list", &cfg->maintainers.audit_list, 0)) < 0 ||
+	    (ret = load_regex_limits(ld, n)) < 0)
 		goto done;
 	if (!*cfg->maintainers.file || cfg->maintainers.file[0] == '/' ||
 	    strstr(cfg->maintainers.file, "..")) {
@@ -1682,6 +1711,9 @@ static struct config *config_new(const char *path)
 	cfg->maintainers.max = 20;
 	cfg->maintainers.absent_days = 730;
 	cfg->maintainers.window_days = 1825;
+	cfg->maintainers.regex_limits.match = 100000;
+	cfg->maintainers.regex_limits.heap = 1LL << 20;
+	cfg->maintainers.regex_limits.size = 16LL << 10;
 	return cfg;
 }
 

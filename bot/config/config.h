@@ -266,6 +266,11 @@ struct config {
 		int absent_days;      /* not seen this long: absent; default 730 */
 		int window_days;      /* history the audit reads; default 1825 (5 years) */
 		char *audit_list;     /* the monthly audit's address; NULL: no mail */
+		struct {              /* regex_limits: what one K: pattern may cost */
+			long long match; /* steps of one match; default 100000 */
+			long long heap;  /* bytes of heap of one match; default 1M */
+			long long size;  /* bytes of one compiled pattern; default 16K */
+		} regex_limits;
 		int line;             /* of the `maintainers` key; 0: absent */
 	} maintainers;
 

@@ -119,4 +119,27 @@ int journey_gc(const struct config *cfg, const char *today, size_t *pruned);
 struct cli_ctx;
 int cmd_patch(const struct cli_ctx *ctx, int argc, char **argv);
 
+/*
+ * For the review queue (bot/people/reviews.c, facts.c): what the store knows of a
+ * patch.  journey_facts_load() reads workdir/journeys.txt (none: no facts; 0);
+ * journey_facts_find() looks a patch up by patch-id (by Message-ID when it has
+ * none): 0 with *out (borrowed from f), or -1 when no journey has it.
+ */
+struct journey_facts;
+struct journey_fact {
+	const char *key;        /* the journey's lasting key: one row per patch */
+	const char *first_seen; /* YYYY-MM-DD: the night nextbot first saw it */
+	int ended;              /* dropped, merged into mainline or gone from its branch */
+};
+int journey_facts_load(struct journey_facts **out, const struct config *cfg);
+int journey_facts_find(const struct journey_facts *f, const struct nb_patchid *pid,
+		       const char *message_id, struct journey_fact *out);
+/* The last night the store recorded (YYYY-MM-DD), or NULL: the queue's "today". */
+const char *journey_facts_date(const struct journey_facts *f);
+void journey_facts_free(struct journey_facts *f);
+/* The same for bot/people/'s review queue (people_journeys_open_fn, _close_fn). */
+struct people_journeys;
+int journey_people_open(struct people_journeys *out, const struct config *cfg);
+void journey_people_close(struct people_journeys *j);
+
 #endif

@@ -227,7 +227,7 @@ static const struct people *people_of(struct journey_night *jn)
 		return jn->people;
 	jn->people_read = 1;
 	ref = xstrfmt("refs/feeds/%s", jn->cfg->base.name);
-	if (people_load(&jn->people, jn->reader, ref, jn->cfg->maintainers.file) < 0) {
+	if (people_load_config(&jn->people, jn->cfg, jn->reader, ref) < 0) {
 		log_warn("journeys: %s: MAINTAINERS routing is off tonight: %s", ref,
 			 nb_error_last());
 		nb_error_clear();
@@ -249,7 +249,7 @@ static void route(struct jn_notice *x, struct journey_night *jn, const struct jn
 {
 	const struct people *p;
 	struct people_route_opts o;
-	struct strvec paths = STRVEC_INIT, lines = STRVEC_INIT;
+	struct people_patch pp = PEOPLE_PATCH_INIT;
 	size_t i, first;
 
 	if ((e->kind != NOTICE_PATCH_ADDED && e->kind != NOTICE_PATCH_REPLACED) ||
@@ -258,14 +258,12 @@ static void route(struct jn_notice *x, struct journey_night *jn, const struct jn
 	first = e->kind == NOTICE_PATCH_REPLACED && jr->versions_nr >= 2 ? jr->versions_nr - 2 :
 									   jr->versions_nr - 1;
 	for (i = first; i < jr->versions_nr; i++)
-		if (activity_commit_paths(&paths, jn->reader, &jr->versions[i].commit) < 0 ||
-		    activity_commit_lines(&lines, jn->reader, &jr->versions[i].commit) < 0)
+		if (people_patch_read(&pp, jn->reader, &jr->versions[i].commit) < 0)
 			nb_error_clear(); /* a commit gone since: its files are unknown */
 	people_route_opts_from_config(&o, jn->cfg);
 	o.roles[PEOPLE_ROLE_L] = 0;
-	o.lines = (const char *const *)lines.v; /* K: keywords of the patch */
-	o.lines_nr = lines.nr;
-	people_route(&x->route, p, (const char *const *)paths.v, paths.nr, &o);
+	people_route_opts_patch(&o, &pp); /* K: keywords of the patch; its bindings */
+	people_route(&x->route, p, (const char *const *)pp.paths.v, pp.paths.nr, &o);
 	x->extras = xcalloc(x->route.nr + 1, sizeof(*x->extras));
 	for (i = 0; i < x->route.nr; i++) {
 		x->extras[i].spec = x->route.v[i].spec;
@@ -273,8 +271,7 @@ static void route(struct jn_notice *x, struct journey_night *jn, const struct jn
 	}
 	x->n.maintainers = x->extras;
 	x->n.maintainers_nr = x->route.nr;
-	strvec_clear(&paths);
-	strvec_clear(&lines);
+	people_patch_release(&pp);
 }
 
 static void build(struct jn_notice *x, struct journey_night *jn, const struct jn_told *e)

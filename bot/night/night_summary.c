@@ -136,12 +136,17 @@ static int first_of_month(const struct night *n)
 static void people_share(struct night *n, struct strvec *reviews)
 {
 	struct strbuf text = STRBUF_INIT, summary = STRBUF_INIT;
+	struct people_journeys j;
+	int have_j = journey_people_open(&j, n->cfg) == 0; /* ages from first sight */
 	char month[8];
 
-	if (people_review_lines(reviews, n->cfg, n->repo, 10) < 0) {
+	nb_error_clear();
+	if (people_review_lines(reviews, n->cfg, n->repo, 10, have_j ? &j : NULL) < 0) {
 		log_warn("review queue: %s", nb_error_last());
 		nb_error_clear();
 	}
+	if (have_j)
+		journey_people_close(&j);
 	if (!n->cfg->maintainers.audit_list || !first_of_month(n))
 		return;
 	snprintf(month, sizeof(month), "%.7s", n->opts->date);

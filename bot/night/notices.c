@@ -116,7 +116,7 @@ static const struct people *people_of(struct notices *n)
 		return n->people;
 	n->people_read = 1;
 	ref = xstrfmt("refs/feeds/%s", n->cfg->base.name);
-	if (people_load(&n->people, n->repo, ref, n->cfg->maintainers.file) < 0) {
+	if (people_load_config(&n->people, n->cfg, n->repo, ref) < 0) {
 		log_warn("%s: MAINTAINERS routing is off tonight: %s", ref, nb_error_last());
 		nb_error_clear();
 	}
@@ -141,7 +141,7 @@ static size_t route(struct notices *n, const struct notice_extra **out, const ch
 {
 	const struct people *p = people_of(n);
 	struct people_route_opts o;
-	struct strvec all = STRVEC_INIT, lines = STRVEC_INIT;
+	struct people_patch pp = PEOPLE_PATCH_INIT;
 	struct nb_oid id;
 	size_t i;
 
@@ -149,25 +149,22 @@ static size_t route(struct notices *n, const struct notice_extra **out, const ch
 	if (!p)
 		return 0;
 	for (i = 0; i < paths_nr; i++)
-		strvec_push(&all, paths[i]);
+		strvec_push(&pp.paths, paths[i]);
 	for (i = 0; i < commits_nr; i++)
 		if (commits[i] && nb_oid_parse(&id, commits[i]) == 0 &&
-		    (activity_commit_paths(&all, n->repo, &id) < 0 ||
-		     activity_commit_lines(&lines, n->repo, &id) < 0))
+		    people_patch_read(&pp, n->repo, &id) < 0)
 			nb_error_clear(); /* a commit gone since: its files are unknown */
 	people_route_opts_from_config(&o, n->cfg);
-	o.lines = (const char *const *)lines.v;
-	o.lines_nr = lines.nr;
+	people_route_opts_patch(&o, &pp); /* K: on lines and message; bindings */
 	people_route_release(&n->route);
-	people_route(&n->route, p, (const char *const *)all.v, all.nr, &o);
+	people_route(&n->route, p, (const char *const *)pp.paths.v, pp.paths.nr, &o);
 	free(n->extras);
 	n->extras = xcalloc(n->route.nr + 1, sizeof(*n->extras));
 	for (i = 0; i < n->route.nr; i++) {
 		n->extras[i].spec = n->route.v[i].spec;
 		n->extras[i].why = n->route.v[i].why;
 	}
-	strvec_clear(&all);
-	strvec_clear(&lines);
+	people_patch_release(&pp);
 	*out = n->extras;
 	return n->route.nr;
 }

@@ -8,6 +8,7 @@
 #include "bot/people/people.h"
 #include "merge/repo/repo.h"
 #include "util/error.h"
+#include "util/log.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
@@ -46,6 +47,35 @@ static void close_base(struct repo *repo, char *ref, struct config *cfg)
 	merge_global_shutdown();
 }
 
+int people_load_config(struct people **out, const struct config *cfg, struct repo *repo,
+		       const char *rev)
+{
+	struct people_regex_limits l;
+	struct people_audit_opts ao = {
+		.absent_days = cfg->maintainers.absent_days,
+		.window_days = cfg->maintainers.window_days,
+	};
+	struct people_audit a;
+	struct strvec absent = STRVEC_INIT;
+	int error;
+
+	people_limits_from_config(&l, cfg);
+	error = people_load_limits(out, repo, rev, cfg->maintainers.file, &l);
+	if (error < 0 || !*out)
+		return error;
+	if (people_audit_run(&a, repo, rev, *out, &ao) < 0) {
+		log_warn("%s: the audit failed, absent people are not left out: %s", rev,
+			 nb_error_last());
+		nb_error_clear();
+		return 0;
+	}
+	people_audit_absent(&absent, &a);
+	people_set_absent(*out, &absent);
+	strvec_clear(&absent);
+	people_audit_release(&a);
+	return 0;
+}
+
 int people_audit_of_config(struct people_audit *out, struct people **p_out,
 			   const struct config *cfg, struct repo *repo, const char *ref,
 			   int absent_days)
@@ -54,10 +84,12 @@ int people_audit_of_config(struct people_audit *out, struct people **p_out,
 		.absent_days = absent_days > 0 ? absent_days : cfg->maintainers.absent_days,
 		.window_days = cfg->maintainers.window_days,
 	};
+	struct people_regex_limits l;
 	int error;
 
 	memset(out, 0, sizeof(*out));
-	if ((error = people_load(p_out, repo, ref, cfg->maintainers.file)) < 0)
+	people_limits_from_config(&l, cfg);
+	if ((error = people_load_limits(p_out, repo, ref, cfg->maintainers.file, &l)) < 0)
 		return error;
 	if (!*p_out)
 		return nb_error_set(NB_ENOTFOUND, "%s has no %s", ref, cfg->maintainers.file);
@@ -109,16 +141,18 @@ done:
 	return code;
 }
 
-int cmd_reviews(const struct cli_ctx *ctx, int argc, char **argv)
+int people_cmd_reviews(const struct cli_ctx *ctx, int argc, char **argv,
+		       people_journeys_open_fn *open, people_journeys_close_fn *close)
 {
 	struct config *cfg = NULL;
 	struct repo *repo = NULL;
 	struct people *p = NULL;
 	struct people_reviews r;
+	struct people_journeys j = { 0 };
 	struct strbuf out = STRBUF_INIT;
 	const char *tree = NULL;
 	char *ref = NULL;
-	int code;
+	int code, have_j = 0;
 
 	if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
 		fprintf(stderr, "usage: nextbot reviews [TREE]\n");
@@ -136,9 +170,13 @@ int cmd_reviews(const struct cli_ctx *ctx, int argc, char **argv)
 		config_free(cfg);
 		return code;
 	}
-	if (people_load(&p, repo, ref, cfg->maintainers.file) < 0)
+	if (people_load_config(&p, cfg, repo, ref) < 0)
 		nb_error_clear(); /* suggestions then come from history alone */
-	if (people_reviews_run(&r, cfg, repo, tree, p) < 0) {
+	if (open && open(&j, cfg) == 0)
+		have_j = 1;
+	else
+		nb_error_clear(); /* no journeys: ages from author dates */
+	if (people_reviews_run(&r, cfg, repo, tree, p, have_j ? &j : NULL) < 0) {
 		bot_error("reviews");
 		code = EXIT_FAILED;
 		goto done;
@@ -147,6 +185,8 @@ int cmd_reviews(const struct cli_ctx *ctx, int argc, char **argv)
 	fputs(out.buf, stdout);
 	people_reviews_release(&r);
 done:
+	if (have_j && close)
+		close(&j);
 	strbuf_release(&out);
 	people_free(p);
 	close_base(repo, ref, cfg);
@@ -154,16 +194,16 @@ done:
 }
 
 int people_review_lines(struct strvec *out, const struct config *cfg, struct repo *repo,
-			size_t max)
+			size_t max, const struct people_journeys *journeys)
 {
 	char *ref = xstrfmt("refs/feeds/%s", cfg->base.name);
 	struct people *p = NULL;
 	struct people_reviews r;
 	int error;
 
-	if (people_load(&p, repo, ref, cfg->maintainers.file) < 0)
+	if (people_load_config(&p, cfg, repo, ref) < 0)
 		nb_error_clear();
-	if ((error = people_reviews_run(&r, cfg, repo, NULL, p)) == 0) {
+	if ((error = people_reviews_run(&r, cfg, repo, NULL, p, journeys)) == 0) {
 		people_reviews_summary(out, &r, max);
 		people_reviews_release(&r);
 	}
@@ -208,7 +248,7 @@ int people_recipients(struct people_route *out, const struct config *cfg, struct
 	char *ref = xstrfmt("refs/feeds/%s", cfg->base.name);
 	struct people_route_opts o;
 	struct people *p = NULL;
-	int error = people_load(&p, repo, ref, cfg->maintainers.file);
+	int error = people_load_config(&p, cfg, repo, ref);
 
 	people_route_opts_from_config(&o, cfg);
 	if (!o.max)

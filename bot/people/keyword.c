@@ -1,275 +1,200 @@
 /*
- * K: lines: Perl regular expressions that get_maintainer.pl matches against a patch's
- * changed lines.  Each is translated into a POSIX extended regular expression with
- * glibc's GNU escapes (\b \B \w \W \s \S): the common Perl forms real K: lines use
- * ((?:X), (?i:X), (?i), \d, lazy quantifiers, /x white space) are rewritten; what
- * has no equivalent (lookaround, backreferences, other flags, escapes inside a
- * bracket expression) is refused with a reason.
+ * K: lines: Perl regular expressions that get_maintainer.pl matches, with /x, against a
+ * patch's changed lines (m/^[+-].*KEYWORD/x) and, in patch mode, against the lines
+ * before the diff (the commit message).  Matched here in Perl's own syntax by PCRE2,
+ * under limits: a pattern's compiled size, and the steps and heap of one match.  A
+ * pattern over its size, or over its match limits on the probes tried when the file is
+ * read, is refused and named; one that goes over them on a patch's line later is
+ * refused from then on (logged, and named with the file's problems).
  */
+#define PCRE2_CODE_UNIT_WIDTH 8
 #include <ctype.h>
+#include <pcre2.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bot/people/maint_int.h"
+#include "util/log.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
 
-struct kw_tr {
-	const char *s;		/* the source, at the next character */
-	struct strbuf out;	/* the extended regular expression so far */
-	const char *why;	/* the first problem (static text) */
-	int depth;
-	char icase[MAINT_MAX_REGEX + 2]; /* (?i) in force at each group level */
-};
+/* A compiled pattern over this is not JIT-compiled: the interpreter's limits hold. */
+#define KW_JIT_MAX_SIZE ((size_t)8 << 10)
+/* Distinct characters of a pattern whose runs are tried as probes. */
+#define KW_PROBE_CHARS 8
+#define KW_PROBE_RUN 512
 
-static int other_case(int c)
+/* PCRE2 allocates on its own: out of memory aborts, as util/xalloc.c's does. */
+static void kw_oom(void)
 {
-	return islower(c) ? toupper(c) : isupper(c) ? tolower(c) : c;
+	fputs("nextbot: out of memory (PCRE2)\n", stderr);
+	abort();
 }
 
-/* A range lo-hi of a bracket expression, and under (?i) its letters' other case. */
-static void class_range(struct strbuf *extra, int lo, int hi)
+void maint_regex_limits_default(struct people_regex_limits *l)
 {
-	static const char *const cases[] = { "az", "AZ" };
-	size_t i;
+	l->match = PEOPLE_REGEX_MATCH_DEFAULT;
+	l->heap = PEOPLE_REGEX_HEAP_DEFAULT;
+	l->size = PEOPLE_REGEX_SIZE_DEFAULT;
+}
 
-	for (i = 0; i < 2; i++) {
-		int a = lo > cases[i][0] ? lo : cases[i][0];
-		int b = hi < cases[i][1] ? hi : cases[i][1];
+void maint_keywords_init(struct maint_keywords *kw, const struct people_regex_limits *l)
+{
+	uint32_t jit = 0;
 
-		if (a <= b)
-			strbuf_addf(extra, "%c-%c", other_case(a), other_case(b));
-	}
+	memset(kw, 0, sizeof(*kw));
+	if (l)
+		kw->limits = *l;
+	else
+		maint_regex_limits_default(&kw->limits);
+	kw->mctx = pcre2_match_context_create(NULL);
+	if (!kw->mctx)
+		kw_oom();
+	pcre2_set_match_limit(kw->mctx, (uint32_t)kw->limits.match);
+	pcre2_set_depth_limit(kw->mctx, (uint32_t)kw->limits.match);
+	pcre2_set_heap_limit(kw->mctx, (uint32_t)((kw->limits.heap + 1023) / 1024));
+	kw->jit = pcre2_config(PCRE2_CONFIG_JIT, &jit) >= 0 && jit;
+}
+
+void maint_keywords_release(struct maint_keywords *kw)
+{
+	pcre2_match_context_free(kw->mctx);
+	memset(kw, 0, sizeof(*kw));
+}
+
+void maint_keyword_free(struct maint_pattern *p)
+{
+	pcre2_code_free(p->code);
+	p->code = NULL;
+	free(p->text);
+	p->text = NULL;
 }
 
 /*
- * A bracket expression ('[' at t->s): copied, a ']' kept first and a '-' last, and
- * under (?i) each letter's other case added.  Perl reads a backslash inside as an
- * escape, POSIX as itself: refused.
+ * One search of `code` in s (len bytes) from `start`: 1 a match, 0 none, -1 over a
+ * limit (steps, depth, heap or the JIT's stack), -2 another error.
  */
-static void bracket(struct kw_tr *t, int icase)
+static int search(const struct maint_keywords *kw, pcre2_code *code, const char *s, size_t len,
+		  size_t start)
 {
-	struct strbuf body = STRBUF_INIT, extra = STRBUF_INIT;
-	const char *p = t->s + 1;
-	int neg = *p == '^', close = 0, dash = 0, caret = 0;
+	pcre2_match_data *md = pcre2_match_data_create(1, NULL);
+	int rc;
 
-	p += neg;
-	if (*p == ']') {
-		close = 1;
-		p++;
-	}
-	for (; *p && *p != ']'; p++) {
-		if (*p == '\\') {
-			t->why = "a backslash inside [...] (an escape to Perl, itself to POSIX)";
-			goto done;
-		}
-		if (p[0] == '[' && p[1] == ':') {
-			const char *end = strstr(p + 2, ":]");
+	if (!md)
+		kw_oom();
+	rc = pcre2_match(code, (PCRE2_SPTR)s, len, start, 0, md, kw->mctx);
+	pcre2_match_data_free(md);
+	if (rc >= 0)
+		return 1;
+	if (rc == PCRE2_ERROR_NOMATCH || rc == PCRE2_ERROR_PARTIAL)
+		return 0;
+	if (rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT ||
+	    rc == PCRE2_ERROR_HEAPLIMIT || rc == PCRE2_ERROR_JIT_STACKLIMIT ||
+	    rc == PCRE2_ERROR_NOMEMORY)
+		return -1;
+	return -2;
+}
 
-			if (!end) {
-				t->why = "a '[:' without its ':]'";
-				goto done;
-			}
-			strbuf_add(&body, p, (size_t)(end + 2 - p));
-			p = end + 1;
-		} else if (p[1] == '-' && p[2] && p[2] != ']') {
-			if (strchr("[]^-", p[0]) || strchr("[]^-", p[2]) ||
-			    (unsigned char)p[0] > (unsigned char)p[2]) {
-				t->why = "a range in [...] that POSIX reads otherwise";
-				goto done;
-			}
-			strbuf_add(&body, p, 3);
-			if (icase)
-				class_range(&extra, (unsigned char)p[0], (unsigned char)p[2]);
-			p += 2;
-		} else if (*p == '-' || *p == '^') {
-			dash |= *p == '-';
-			caret |= *p == '^';
-		} else {
-			strbuf_addch(&body, *p);
-			if (icase && isalpha((unsigned char)*p))
-				strbuf_addch(&extra, other_case((unsigned char)*p));
+/*
+ * The probes: for each of the pattern's first distinct literal characters c, a changed
+ * line "+ccc…c\1" followed by all of them: what makes a backtracking matcher explode
+ * (a run it can split many ways, then a near miss) without a match to stop it early.
+ * 0, or -1: over the limits on one.
+ */
+static int probe(const struct maint_keywords *kw, pcre2_code *code, const char *value)
+{
+	char chars[KW_PROBE_CHARS + 1] = "";
+	struct strbuf line = STRBUF_INIT;
+	size_t n = 0, i;
+	const char *c;
+	int rc = 0;
+
+	for (c = value; *c && n < KW_PROBE_CHARS; c++) {
+		if ((isalnum((unsigned char)*c) || *c == '_') && !strchr(chars, *c)) {
+			chars[n++] = *c;
+			chars[n] = 0;
 		}
 	}
-	if (!*p) {
-		t->why = "a '[' without its ']'";
-		goto done;
+	for (i = 0; i < n && rc == 0; i++) {
+		strbuf_reset(&line);
+		strbuf_addch(&line, '+');
+		strbuf_grow(&line, KW_PROBE_RUN);
+		memset(line.buf + line.len, chars[i], KW_PROBE_RUN);
+		strbuf_addlen(&line, KW_PROBE_RUN);
+		strbuf_addf(&line, "\x01%s\x01", chars);
+		if (search(kw, code, line.buf, line.len, 1) < 0)
+			rc = -1;
 	}
-	if (!neg && !close && !body.len && !dash && caret)
-		strbuf_addstr(&t->out, "\\^"); /* "[^]" would be a negation */
-	else
-		strbuf_addf(&t->out, "[%s%s%s%s%s%s]", neg ? "^" : "", close ? "]" : "", body.buf,
-			    extra.buf, caret ? "^" : "", dash ? "-" : "");
-	t->s = p + 1;
-done:
-	strbuf_release(&body);
-	strbuf_release(&extra);
+	strbuf_release(&line);
+	return rc;
 }
 
-/* An escape outside brackets (t->s at the backslash). */
-static void escape(struct kw_tr *t)
+int maint_keyword_prepare(struct maint_keywords *kw, struct maint_pattern *p, const char *value,
+			  struct strbuf *why)
 {
-	unsigned char c = (unsigned char)t->s[1];
+	PCRE2_UCHAR msg[256];
+	PCRE2_SIZE off;
+	size_t size = 0;
+	pcre2_code *code;
+	int err;
 
-	t->s += 2;
-	if (!c) {
-		t->why = "a trailing backslash";
-		t->s--;
-	} else if (c >= '1' && c <= '9') {
-		t->why = "a backreference (\\1 to \\9)";
-	} else if (c == 'd' || c == 'D') {
-		strbuf_addstr(&t->out, c == 'd' ? "[0-9]" : "[^0-9]");
-	} else if (strchr("bBwWsS", c)) {
-		strbuf_addf(&t->out, "\\%c", c); /* GNU escapes of glibc's regcomp() */
-	} else if (isalnum(c)) {
-		t->why = "a Perl escape other than \\b \\B \\w \\W \\s \\S \\d \\D";
-	} else if (strchr(".[]()*+?{}|^$\\", c)) {
-		strbuf_addf(&t->out, "\\%c", c);
-	} else {
-		strbuf_addch(&t->out, (char)c); /* "\<" is '<' to Perl, a word start to GNU */
-	}
-}
-
-/* After a quantifier: Perl's lazy "?" matches the same lines; possessive "+" refused. */
-static void quantifier_tail(struct kw_tr *t)
-{
-	if (*t->s == '?')
-		t->s++;
-	else if (*t->s == '+')
-		t->why = "a possessive quantifier";
-}
-
-/* "{n}", "{n,}", "{n,m}" at t->s is a quantifier; anything else is literal to Perl. */
-static void brace(struct kw_tr *t)
-{
-	size_t n = 1 + strspn(t->s + 1, "0123456789");
-
-	if (n > 1 && t->s[n] == ',')
-		n += 1 + strspn(t->s + n + 1, "0123456789");
-	if (n > 1 && t->s[n] == '}') {
-		strbuf_add(&t->out, t->s, n + 1);
-		t->s += n + 1;
-		quantifier_tail(t);
-		return;
-	}
-	strbuf_addstr(&t->out, "\\{");
-	t->s++;
-}
-
-static void group_open(struct kw_tr *t)
-{
-	const char *s = t->s;
-	int icase = t->icase[t->depth];
-
-	if (s[1] == '?' && s[2] == 'i' && s[3] == ')') {
-		t->icase[t->depth] = 1; /* for the rest of the group */
-		t->s += 4;
-		return;
-	}
-	if (s[1] == '?' && s[2] == ':') {
-		t->s += 3;
-	} else if (s[1] == '?' && s[2] == 'i' && s[3] == ':') {
-		icase = 1;
-		t->s += 4;
-	} else if (s[1] == '?') {
-		t->why = "Perl's (?...) other than (?:...), (?i:...) and (?i): lookaround, "
-			 "named groups and other flags have no extended regular expression";
-		return;
-	} else {
-		t->s++;
-	}
-	strbuf_addch(&t->out, '(');
-	t->icase[++t->depth] = (char)icase;
-}
-
-static void one(struct kw_tr *t)
-{
-	unsigned char c = (unsigned char)*t->s;
-
-	if (isspace(c)) {
-		t->s++; /* the script matches with /x: white space is not matched */
-	} else if (c == '\\') {
-		escape(t);
-	} else if (c == '[') {
-		bracket(t, t->icase[t->depth]);
-	} else if (c == '(') {
-		group_open(t);
-	} else if (c == ')') {
-		if (!t->depth) {
-			t->why = "a ')' without its '('";
-			return;
-		}
-		t->depth--;
-		strbuf_addch(&t->out, ')');
-		t->s++;
-	} else if (c == '{') {
-		brace(t);
-	} else if (c == '}') {
-		strbuf_addstr(&t->out, "\\}");
-		t->s++;
-	} else if (c == '*' || c == '+' || c == '?') {
-		strbuf_addch(&t->out, (char)c);
-		t->s++;
-		quantifier_tail(t);
-	} else if (isalpha(c) && t->icase[t->depth]) {
-		strbuf_addf(&t->out, "[%c%c]", c, other_case(c));
-		t->s++;
-	} else {
-		strbuf_addch(&t->out, (char)c);
-		t->s++;
-	}
-}
-
-int maint_keyword_translate(struct strbuf *out, const char *value, struct strbuf *why)
-{
-	struct kw_tr t = { .s = value, .out = STRBUF_INIT };
-
-	if (!*value)
-		t.why = "an empty regular expression";
-	else if (strlen(value) > MAINT_MAX_REGEX)
-		t.why = "over 256 characters";
-	while (!t.why && *t.s && *t.s != '#') /* /x: '#' starts a comment */
-		one(&t);
-	if (!t.why && t.depth)
-		t.why = "a '(' without its ')'";
-	if (!t.why && !t.out.len)
-		t.why = "an empty regular expression";
-	if (!t.why && t.out.len > MAINT_MAX_PATTERN)
-		t.why = "longer than 1024 characters once translated";
-	if (!t.why)
-		t.why = maint_regex_problem(t.out.buf);
-	if (t.why) {
-		strbuf_addstr(why, t.why);
-		strbuf_release(&t.out);
+	if (!*value) {
+		strbuf_addstr(why, "an empty regular expression");
 		return -1;
 	}
-	strbuf_addbuf(out, &t.out);
-	strbuf_release(&t.out);
+	if (strlen(value) > MAINT_MAX_REGEX) {
+		strbuf_addstr(why, "over 256 characters");
+		return -1;
+	}
+	code = pcre2_compile((PCRE2_SPTR)value, PCRE2_ZERO_TERMINATED, PCRE2_EXTENDED, &err, &off,
+			     NULL);
+	if (!code) {
+		pcre2_get_error_message(err, msg, sizeof(msg));
+		strbuf_addf(why, "not a Perl regular expression (at offset %zu: %s)", (size_t)off,
+			    (const char *)msg);
+		return -1;
+	}
+	pcre2_pattern_info(code, PCRE2_INFO_SIZE, &size);
+	if ((long)size > kw->limits.size || kw->memory + size > MAINT_MAX_KEYS_MEMORY) {
+		strbuf_addf(why, "over its limits: %zu bytes compiled (maintainers.regex_limits."
+			    "size: %ld%s)", size, kw->limits.size,
+			    (long)size > kw->limits.size ? "" : "; or the file's K: lines together "
+							      "over 64 MiB");
+		pcre2_code_free(code);
+		return -1;
+	}
+	if (kw->jit && size <= KW_JIT_MAX_SIZE)
+		pcre2_jit_compile(code, PCRE2_JIT_COMPLETE); /* the interpreter when it fails */
+	if (probe(kw, code, value) < 0) {
+		strbuf_addf(why, "over its limits: a match took over %ld steps or %ld bytes "
+			    "(maintainers.regex_limits)", kw->limits.match, kw->limits.heap);
+		pcre2_code_free(code);
+		return -1;
+	}
+	kw->memory += size;
+	p->kind = MAINT_K;
+	p->code = code;
+	p->text = xstrdup(value);
 	return 0;
 }
 
-int maint_keyword_prepare(struct maint_pattern *p, const char *value, struct strbuf *why)
+/* A search past the limits: the pattern is refused from then on, said once. */
+static int searched(struct maint_keywords *kw, struct maint_pattern *p, const char *s, size_t len,
+		    size_t start)
 {
-	struct strbuf ere = STRBUF_INIT, re = STRBUF_INIT;
-	char msg[256];
-	int rc;
+	int rc = search(kw, p->code, s, len, start);
 
-	if (maint_keyword_translate(&ere, value, why) < 0)
-		return -1;
-	/* the script's m/^[+-].*KEYWORD/x: a changed line, the keyword past its '+'/'-' */
-	strbuf_addf(&re, "^[+-].*(%s)", ere.buf);
-	rc = regcomp(&p->re, re.buf, REG_EXTENDED | REG_NOSUB);
-	strbuf_release(&ere);
-	strbuf_release(&re);
-	if (rc != 0) {
-		regerror(rc, &p->re, msg, sizeof(msg));
-		strbuf_addf(why, "not an extended regular expression once translated: %s", msg);
-		return -1;
-	}
-	p->kind = MAINT_K;
-	p->has_re = 1;
-	p->text = xstrdup(value);
+	if (rc >= 0)
+		return rc;
+	p->refused = 1;
+	strvec_pushf(kw->problems, "%s:%d: K: '%s' refused: %s",
+		     kw->path ? kw->path : "MAINTAINERS", p->line, p->text,
+		     rc == -1 ? "over its limits on a patch's line (maintainers.regex_limits)"
+			      : "PCRE2 failed on a patch's line");
+	log_warn("%s", kw->problems->v[kw->problems->nr - 1]);
 	return 0;
 }
 
@@ -283,7 +208,18 @@ static int header_like(const char *line)
 	       isspace((unsigned char)line[3]) && line[3 + strspn(line + 3, " \t\r\n\f\v")];
 }
 
-int maint_keyword_match(const struct maint_pattern *p, const char *line)
+int maint_keyword_match(struct maint_keywords *kw, struct maint_pattern *p, const char *line)
 {
-	return p->has_re && !header_like(line) && regexec(&p->re, line, 0, NULL, 0) == 0;
+	/* ^[+-].*KEYWORD: a search from past the '+' or '-' (which \b and lookbehind see) */
+	if (!p->code || p->refused || (line[0] != '+' && line[0] != '-') || header_like(line))
+		return 0;
+	return searched(kw, p, line, strlen(line), 1);
+}
+
+int maint_keyword_match_message(struct maint_keywords *kw, struct maint_pattern *p,
+				const char *line)
+{
+	if (!p->code || p->refused)
+		return 0;
+	return searched(kw, p, line, strlen(line), 0);
 }

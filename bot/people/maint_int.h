@@ -20,6 +20,8 @@
 #define MAINT_MAX_REGEX 256
 #define MAINT_MAX_PATH 4096
 #define MAINT_MAX_PROBLEMS 1000
+/* The compiled K: patterns of one file together. */
+#define MAINT_MAX_KEYS_MEMORY ((size_t)64 << 20)
 
 enum maint_pattern_kind { MAINT_F, MAINT_X, MAINT_N, MAINT_K };
 
@@ -33,8 +35,10 @@ struct maint_pattern {
 			   '/', -1 for a leading '*'; N: 0 */
 	int slashes;	/* '/'s in glob */
 	int dir;	/* glob ends with '/': matches everything below */
-	regex_t re;	/* N: and K: only (K: "^[+-].*(KEYWORD)", translated) */
+	regex_t re;	/* N: only */
 	int has_re;
+	struct pcre2_real_code_8 *code; /* K: only: the Perl regex, by PCRE2 */
+	int refused;	/* K: went over its limits on a patch's line: no longer matched */
 	size_t order;	/* position among the section's F: and N: lines */
 };
 
@@ -60,6 +64,16 @@ struct maint_section {
 	int duplicate_of;	/* index of an earlier section of the same name, or -1 */
 };
 
+/* What the K: patterns of a file share: their limits, and what went wrong late. */
+struct maint_keywords {
+	struct people_regex_limits limits;
+	struct pcre2_real_match_context_8 *mctx;
+	int jit;		/* PCRE2 has a JIT compiler here */
+	size_t memory;		/* bytes compiled so far */
+	const char *path;	/* the file's name, for messages (the maint_file's) */
+	struct strvec *problems; /* the file's: "MAINTAINERS:12: K: 'x' refused: …" */
+};
+
 /* Patterns filed by the directory they cannot match outside of ("drivers/net/"). */
 struct maint_index_slot {
 	char *dir;
@@ -77,6 +91,7 @@ struct maint_file {
 	size_t slots_cap, slots_nr;
 	size_t *regexes; /* N: patterns, tried on every path (section << 16 | pattern) */
 	size_t regexes_nr, regexes_alloc;
+	struct maint_keywords *kw; /* changed by routing: a pattern refused late */
 };
 
 /* A section that a path is in, and how specific the match is. */
@@ -86,8 +101,12 @@ struct maint_hit {
 	size_t order; /* the last matching F:/N: line's order: its depth counts */
 };
 
-/* maintainers.c: parses text into `mf` (problems recorded, never fatal). */
+/*
+ * maintainers.c: parses text into `mf` (problems recorded, never fatal); K: patterns
+ * under `limits` (NULL: the defaults).
+ */
 void maint_file_parse(struct maint_file *mf, const char *path, const char *text, size_t len,
+		      const struct people_regex_limits *limits,
 		      int (*is_dir)(void *ctx, const char *path), void *ctx);
 void maint_file_release(struct maint_file *mf);
 
@@ -115,17 +134,25 @@ void maint_file_match(const struct maint_file *mf, const char *path, struct main
 		      size_t *nr, size_t *alloc);
 
 /* keyword.c */
+void maint_regex_limits_default(struct people_regex_limits *l);
+void maint_keywords_init(struct maint_keywords *kw, const struct people_regex_limits *l);
+void maint_keywords_release(struct maint_keywords *kw);
 /*
- * A K: line's Perl regular expression as an extended one (glibc's \\b \\w \\s kept),
- * appended to `out`; 0, or -1 with `why` filled (what has no translation).
+ * Compiles one K: line (Perl syntax, /x) into p (kind MAINT_K) within kw's limits,
+ * and tries it on probes; 0, or -1 with `why` filled (not Perl, over its limits).
  */
-int maint_keyword_translate(struct strbuf *out, const char *value, struct strbuf *why);
-/* Translates and compiles one K: line into p (kind MAINT_K); 0, or -1 with `why`. */
-int maint_keyword_prepare(struct maint_pattern *p, const char *value, struct strbuf *why);
+int maint_keyword_prepare(struct maint_keywords *kw, struct maint_pattern *p, const char *value,
+			  struct strbuf *why);
+void maint_keyword_free(struct maint_pattern *p);
 /*
  * Does the K: pattern match `line`, a changed line of a patch with its '+' or '-',
  * as the script's m/^[+-].*KEYWORD/x does (a "--- x" or "+++ x" line never matches)?
+ * A pattern over its limits matches nothing, then or later (p->refused; named in
+ * kw->problems and logged).
  */
-int maint_keyword_match(const struct maint_pattern *p, const char *line);
+int maint_keyword_match(struct maint_keywords *kw, struct maint_pattern *p, const char *line);
+/* Does it match `line` of the commit message, anywhere (the script's patch intro)? */
+int maint_keyword_match_message(struct maint_keywords *kw, struct maint_pattern *p,
+				const char *line);
 
 #endif

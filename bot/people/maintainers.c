@@ -203,7 +203,7 @@ static void pattern(struct maint_reader *r, struct maint_section *s, char type,
 	s->pats[s->pats_nr++] = p;
 }
 
-/* K:: a keyword of the patch's changed lines; what cannot be translated is left out. */
+/* K:: a keyword of the patch; what is not Perl, or is over its limits, is refused. */
 static void keyword(struct maint_reader *r, struct maint_section *s, const char *v)
 {
 	struct maint_pattern p = { .kind = MAINT_K, .line = r->line, .order = s->keys_nr };
@@ -213,10 +213,10 @@ static void keyword(struct maint_reader *r, struct maint_section *s, const char 
 		problem(r, "K: more than 65535 keywords in one section");
 		return;
 	}
-	if (maint_keyword_prepare(&p, v, &why) < 0) {
+	if (maint_keyword_prepare(r->mf->kw, &p, v, &why) < 0) {
 		char *sv = value_shown(v);
 
-		problem(r, "K: '%s' left out: %s", sv, why.buf);
+		problem(r, "K: '%s' refused: %s", sv, why.buf);
 		free(sv);
 		strbuf_release(&why);
 		return;
@@ -339,6 +339,7 @@ static void drop_empty(struct maint_file *mf)
 }
 
 void maint_file_parse(struct maint_file *mf, const char *path, const char *text, size_t len,
+		      const struct people_regex_limits *limits,
 		      int (*is_dir)(void *ctx, const char *path), void *ctx)
 {
 	struct maint_reader r = { .mf = mf, .is_dir = is_dir, .ctx = ctx };
@@ -348,6 +349,10 @@ void maint_file_parse(struct maint_file *mf, const char *path, const char *text,
 	memset(mf, 0, sizeof(*mf));
 	mf->path = xstrdup(path);
 	mf->problems = (struct strvec)STRVEC_INIT;
+	mf->kw = xmalloc(sizeof(*mf->kw));
+	maint_keywords_init(mf->kw, limits);
+	mf->kw->path = mf->path;
+	mf->kw->problems = &mf->problems;
 	if (nul) {
 		strvec_pushf(&mf->problems, "%s: a NUL byte at offset %zu: the file is read up "
 			     "to it", path, (size_t)(nul - text));
@@ -387,10 +392,8 @@ void maint_file_release(struct maint_file *mf)
 			if (s->pats[j].has_re)
 				regfree(&s->pats[j].re);
 		}
-		for (j = 0; j < s->keys_nr; j++) {
-			free(s->keys[j].text);
-			regfree(&s->keys[j].re);
-		}
+		for (j = 0; j < s->keys_nr; j++)
+			maint_keyword_free(&s->keys[j]);
 		free(s->entries);
 		free(s->pats);
 		free(s->keys);
@@ -404,6 +407,9 @@ void maint_file_release(struct maint_file *mf)
 	free(mf->slots);
 	free(mf->regexes);
 	free(mf->sections);
+	if (mf->kw)
+		maint_keywords_release(mf->kw);
+	free(mf->kw);
 	free(mf->path);
 	strvec_clear(&mf->problems);
 	memset(mf, 0, sizeof(*mf));

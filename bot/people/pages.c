@@ -153,7 +153,7 @@ static void reviews_page(struct strbuf *out, const struct people_reviews *r)
 }
 
 int people_pages(struct strbuf *maintainers, struct strbuf *reviews, const struct config *cfg,
-		 struct repo *repo)
+		 struct repo *repo, const struct people_journeys *journeys)
 {
 	char *ref = xstrfmt("refs/feeds/%s", cfg->base.name);
 	struct people *p = NULL;
@@ -162,11 +162,16 @@ int people_pages(struct strbuf *maintainers, struct strbuf *reviews, const struc
 	int error = people_audit_of_config(&a, &p, cfg, repo, ref, 0);
 
 	if (error == 0) {
+		struct strvec absent = STRVEC_INIT;
+
 		audit_page(maintainers, &a, people_problems(p));
+		people_audit_absent(&absent, &a);
+		people_set_absent(p, &absent); /* no absent suggestions in the queue */
+		strvec_clear(&absent);
 		people_audit_release(&a);
 	}
 	nb_error_clear(); /* no MAINTAINERS: no audit page */
-	if ((error = people_reviews_run(&r, cfg, repo, NULL, p)) == 0) {
+	if ((error = people_reviews_run(&r, cfg, repo, NULL, p, journeys)) == 0) {
 		reviews_page(reviews, &r);
 		people_reviews_release(&r);
 	}

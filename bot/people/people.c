@@ -2,11 +2,13 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "bot/config/config.h"
 #include "bot/people/people_int.h"
 #include "merge/repo/repo.h"
 #include "util/error.h"
+#include "util/log.h"
 #include "util/mailmap.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
@@ -114,7 +116,8 @@ struct people *people_new(const struct people_source *src)
 
 	dirs_build(p, src->files);
 	maint_file_parse(&p->mf, src->path ? src->path : "MAINTAINERS", src->text ? src->text : "",
-			 src->text ? src->len : 0, people_is_dir, p);
+			 src->text ? src->len : 0, src->limits, people_is_dir, p);
+	p->absent = (struct strvec)STRVEC_INIT;
 	if (src->mailmap)
 		p->mailmap = mailmap_parse(src->mailmap, src->mailmap_len, NULL);
 	p->files = (struct strvec)STRVEC_INIT;
@@ -138,6 +141,7 @@ void people_free(struct people *p)
 		free(p->dirs[i]);
 	free(p->dirs);
 	strvec_clear(&p->files);
+	strvec_clear(&p->absent);
 	free(p);
 }
 
@@ -151,11 +155,53 @@ const struct mailmap *people_mailmap(const struct people *p)
 	return p ? p->mailmap : NULL;
 }
 
+const struct strvec *people_absent(const struct people *p)
+{
+	static const struct strvec none = STRVEC_INIT;
+
+	return p ? &p->absent : &none;
+}
+
+void people_set_absent(struct people *p, const struct strvec *absent)
+{
+	size_t i;
+
+	strvec_clear(&p->absent);
+	for (i = 0; i < absent->nr; i++)
+		strvec_push(&p->absent, absent->v[i]);
+}
+
+int people_is_absent(const struct people *p, const char *name, const char *email)
+{
+	size_t i;
+
+	if (!p || !p->absent.nr || !email)
+		return 0;
+	mailmap_map(p->mailmap, &name, &email);
+	for (i = 0; i < p->absent.nr; i++)
+		if (!strcasecmp(p->absent.v[i], email))
+			return 1;
+	return 0;
+}
+
 int people_load(struct people **out, struct repo *repo, const char *rev, const char *maintainers)
+{
+	return people_load_limits(out, repo, rev, maintainers, NULL);
+}
+
+void people_limits_from_config(struct people_regex_limits *out, const struct config *cfg)
+{
+	out->match = (long)cfg->maintainers.regex_limits.match;
+	out->heap = (long)cfg->maintainers.regex_limits.heap;
+	out->size = (long)cfg->maintainers.regex_limits.size;
+}
+
+int people_load_limits(struct people **out, struct repo *repo, const char *rev,
+		       const char *maintainers, const struct people_regex_limits *limits)
 {
 	struct strbuf text = STRBUF_INIT, mailmap = STRBUF_INIT;
 	struct strvec files = STRVEC_INIT;
-	struct people_source src = { .path = maintainers };
+	struct people_source src = { .path = maintainers, .limits = limits };
 	int error;
 
 	*out = NULL;
@@ -194,4 +240,18 @@ void people_route_opts_from_config(struct people_route_opts *out, const struct c
 	out->max = (size_t)cfg->maintainers.max;
 	out->lines = NULL;
 	out->lines_nr = 0;
+	out->message = NULL;
+	out->message_nr = 0;
+	out->bindings = NULL;
+	out->bindings_nr = 0;
+}
+
+void people_route_opts_patch(struct people_route_opts *o, const struct people_patch *pp)
+{
+	o->lines = (const char *const *)pp->lines.v;
+	o->lines_nr = pp->lines.nr;
+	o->message = (const char *const *)pp->message.v;
+	o->message_nr = pp->message.nr;
+	o->bindings = pp->bindings;
+	o->bindings_nr = pp->bindings_nr;
 }

@@ -39,6 +39,16 @@ const char *people_status_name(enum people_status st);
 /* A tree's MAINTAINERS and .mailmap, read at one commit. */
 struct people;
 
+/* maintainers.regex_limits: what one K: pattern may cost; past them it is refused. */
+struct people_regex_limits {
+	long match; /* steps (and backtracking depth) of one match: PCRE2's match limit */
+	long heap;  /* bytes of heap one match may use */
+	long size;  /* bytes of one compiled pattern */
+};
+#define PEOPLE_REGEX_MATCH_DEFAULT 100000L
+#define PEOPLE_REGEX_HEAP_DEFAULT (1L << 20)
+#define PEOPLE_REGEX_SIZE_DEFAULT (16L << 10)
+
 struct people_source {
 	const char *path;	 /* the file's name for messages ("MAINTAINERS") */
 	const char *text;	 /* its contents; len bytes */
@@ -46,6 +56,7 @@ struct people_source {
 	const char *mailmap;	 /* the tree's .mailmap or NULL; mailmap_len bytes */
 	size_t mailmap_len;
 	const struct strvec *files; /* every file of the tree (F: "dir" means "dir/") */
+	const struct people_regex_limits *limits; /* of K:; NULL: the defaults */
 };
 
 /*
@@ -67,6 +78,25 @@ const struct mailmap *people_mailmap(const struct people *p);
  * such file (routing is off); NB_ERROR recorded when the repository fails.
  */
 int people_load(struct people **out, struct repo *repo, const char *rev, const char *maintainers);
+/* maintainers.regex_limits. */
+void people_limits_from_config(struct people_regex_limits *out, const struct config *cfg);
+/* The same, with the K: limits `limits` (NULL: the defaults). */
+int people_load_limits(struct people **out, struct repo *repo, const char *rev,
+		       const char *maintainers, const struct people_regex_limits *limits);
+/*
+ * For routing mail and the review queue: the file the config names (maintainers.file,
+ * .regex_limits) at `rev`, with the audit of it (maintainers.absent_days,
+ * .window_days) run once: the people it calls absent (people_audit_absent()) are
+ * left out of every routing and suggestion of this `struct people`.  An audit that
+ * fails is logged, and then nobody is left out.
+ */
+int people_load_config(struct people **out, const struct config *cfg, struct repo *repo,
+		       const char *rev);
+/* The canonical addresses the audit called absent (empty without people_load_config()). */
+void people_set_absent(struct people *p, const struct strvec *absent);
+const struct strvec *people_absent(const struct people *p);
+/* 1 when `email` (mapped through p's .mailmap) is one of people_absent(p). */
+int people_is_absent(const struct people *p, const char *name, const char *email);
 
 /* Who gets a change to `paths`, and why. */
 struct people_recipient {
@@ -82,8 +112,43 @@ struct people_route {
 	size_t nr;
 	struct strvec sections; /* the sections matched, most specific first; "FOO (orphan)" */
 	size_t left_out;	/* people and lists past `max` */
+	/*
+	 * People left out because the audit calls them absent, each once:
+	 * "Name <email> (R: in SLAB ALLOCATOR): absent" (people_load_config()).
+	 */
+	struct strvec absent;
 };
-#define PEOPLE_ROUTE_INIT { NULL, 0, STRVEC_INIT, 0 }
+#define PEOPLE_ROUTE_INIT { NULL, 0, STRVEC_INIT, 0, STRVEC_INIT }
+
+/* A device-tree binding's maintainer ("maintainers:" of a .yaml the patch touches). */
+struct people_binding {
+	char *path;  /* "Documentation/devicetree/bindings/iio/adc/x.yaml" */
+	char *name;  /* NULL when the line has only an address */
+	char *email;
+};
+
+/*
+ * What routing reads of a patch (of its commits, people_patch_read()): the files it
+ * touches, its changed lines, its commit message, and the maintainers: of the
+ * device-tree bindings (Documentation/devicetree/bindings/.../NAME.yaml) it touches,
+ * read from the file at the commit.
+ */
+struct people_patch {
+	struct strvec paths;
+	struct strvec lines;	/* each with its '+' or '-' */
+	struct strvec message;	/* the message's lines (subject and body) */
+	struct people_binding *bindings;
+	size_t bindings_nr, bindings_alloc;
+};
+#define PEOPLE_PATCH_INIT { STRVEC_INIT, STRVEC_INIT, STRVEC_INIT, NULL, 0, 0 }
+/*
+ * Adds what `commit` touches, changes and says; 0, or NB_ERROR (recorded) when it
+ * cannot be read (what was added stays).
+ */
+int people_patch_read(struct people_patch *pp, struct repo *repo, const struct nb_oid *commit);
+/* The maintainers: of a binding's text, appended to pp (tests; people_patch_read()). */
+void people_patch_binding(struct people_patch *pp, const char *path, const char *yaml);
+void people_patch_release(struct people_patch *pp);
 
 struct people_route_opts {
 	int roles[PEOPLE_ROLES]; /* 1: that role is wanted (maintainers.roles) */
@@ -95,17 +160,29 @@ struct people_route_opts {
 	 */
 	const char *const *lines;
 	size_t lines_nr;
+	/* The commit message's lines: K: lines are matched anywhere in them too. */
+	const char *const *message;
+	size_t message_nr;
+	/* The maintainers: of the bindings the patch touches: M: people after the R:. */
+	const struct people_binding *bindings;
+	size_t bindings_nr;
 };
+/* Points o's lines, message and bindings at pp's (borrowed). */
+void people_route_opts_patch(struct people_route_opts *o, const struct people_patch *pp);
 
 /*
  * The M:/R: people and L: lists of the sections that `paths` are in, as
  * get_maintainer.pl --no-git --no-git-fallback finds them for a patch (F:/X: globs,
  * directories, N: regexes), and of the sections a K: of which matches one of
- * o->lines (its Perl regex made an extended one; what cannot be is a problem of the
- * file), addresses through .mailmap, each once: M: first, then R:, then L:, each by
- * the most specific section first, the K: sections after those of the paths, at
- * most o->max.  An orphaned or obsolete section is named so in `sections` and in
- * `why`.  `p` NULL: nobody.  Release with people_route_release().
+ * o->lines (its Perl regex, by PCRE2 within maintainers.regex_limits; what is
+ * refused is a problem of the file), addresses through .mailmap, each once: M:
+ * first, then R:, then L:, each by the most specific section first, the K: sections
+ * after those of the paths, at most o->max.  K: lines are matched against o->lines
+ * and o->message (the script's patch mode); the maintainers: of o->bindings come
+ * after the sections' R: people (why: "maintainers: in PATH").  People the audit
+ * calls absent (people_load_config()) are left out, named in out->absent.  An
+ * orphaned or obsolete section is named so in `sections` and in `why`.  `p` NULL:
+ * nobody.  Release with people_route_release().
  */
 void people_route(struct people_route *out, const struct people *p, const char *const *paths,
 		  size_t paths_nr, const struct people_route_opts *o);
@@ -223,9 +300,13 @@ struct people_review_patch {
 	char *subject;
 	char *author_name, *author_email;
 	long long author_time;
-	int age_days;	/* from its author date to the queue's `now` */
-	struct people_suggestion *suggested; /* never the author; at most 5 */
+	char *message_id;	/* NULL: none */
+	char *key;		/* its journey's key, else its patch-id or Message-ID: one row */
+	long long posted;	/* the night nextbot first saw it (its journey); 0: unknown */
+	int age_days;	/* from `posted` (else its author date) to the queue's `now` */
+	struct people_suggestion *suggested; /* never the author, nor anyone absent; <= 5 */
 	size_t suggested_nr;
+	struct strvec branches;	/* every tree carrying it, this row's first (JSON) */
 };
 
 struct people_review_tree {
@@ -245,7 +326,7 @@ struct people_reviews {
 	size_t trees_nr;
 	struct people_review_author *authors;
 	size_t authors_nr;
-	long long now; /* the newest tip's date: ages count from it */
+	long long now; /* the journeys' last night, else the newest tip's date: ages from it */
 };
 
 /*
@@ -254,10 +335,31 @@ struct people_reviews {
  * Acked-by, trailer_reviewed() of merge/repo/repo.h, addresses through p's
  * .mailmap), oldest first, with suggested reviewers: the M:/R: of their files'
  * sections (`p` may be NULL: none), then who reviewed the same files in the base's
- * last year.  Release with people_reviews_release().
+ * last year; never the author (address, '+' alias or name) nor anyone the audit
+ * calls absent (people_load_config()).  One row per patch (by its journey, else its
+ * patch-id or Message-ID) under the first tree carrying it; none for a patch dropped
+ * (journeys or `nextbot drop`), merged or gone.  Ages count from the night nextbot
+ * first saw the patch (the journeys' store), else from its author date.  Release
+ * with people_reviews_release().
  */
+/*
+ * What the journeys' store says of a patch, for the queue: bot/journey/ opens it
+ * (journey_people_open()); `find` gives 0 with the journey's lasting key, the night
+ * it was first seen (YYYY-MM-DD) and whether its journey ended (dropped, merged,
+ * gone), or -1: no journey has it.  `date`: the journeys' last night, or NULL.
+ */
+struct people_journeys {
+	void *ctx;
+	int (*find)(void *ctx, const struct nb_patchid *pid, const char *message_id,
+		    const char **key, const char **first_seen, int *ended);
+	const char *date;
+};
+typedef int people_journeys_open_fn(struct people_journeys *out, const struct config *cfg);
+typedef void people_journeys_close_fn(struct people_journeys *j);
+
 int people_reviews_run(struct people_reviews *out, const struct config *cfg, struct repo *repo,
-		       const char *only_tree, const struct people *p);
+		       const char *only_tree, const struct people *p,
+		       const struct people_journeys *journeys);
 void people_reviews_release(struct people_reviews *r);
 
 /*
@@ -275,7 +377,7 @@ void people_reviews_summary(struct strvec *out, const struct people_reviews *r, 
  * NB_ENOTFOUND from the latter when the base has no MAINTAINERS.
  */
 int people_review_lines(struct strvec *out, const struct config *cfg, struct repo *repo,
-			size_t max);
+			size_t max, const struct people_journeys *journeys);
 int people_audit_mail_text(struct strbuf *text, struct strbuf *summary,
 			   const struct config *cfg, struct repo *repo);
 
@@ -286,11 +388,15 @@ int people_audit_mail_text(struct strbuf *text, struct strbuf *summary,
  * 0, or NB_ERROR (recorded) when the queue cannot be read.
  */
 int people_pages(struct strbuf *maintainers, struct strbuf *reviews, const struct config *cfg,
-		 struct repo *repo);
+		 struct repo *repo, const struct people_journeys *journeys);
 
-/* bot/people/cmd_people.c: `nextbot maintainers`, `nextbot reviews`, as bot/cli/cli_int.h's. */
+/*
+ * bot/people/cmd_people.c: `nextbot maintainers`, as bot/cli/cli_int.h's commands;
+ * `nextbot reviews` with the journeys `open` gives (bot/cli/cmd_reviews.c's cmd_reviews).
+ */
 struct cli_ctx;
 int cmd_maintainers(const struct cli_ctx *ctx, int argc, char **argv);
-int cmd_reviews(const struct cli_ctx *ctx, int argc, char **argv);
+int people_cmd_reviews(const struct cli_ctx *ctx, int argc, char **argv,
+		       people_journeys_open_fn *open, people_journeys_close_fn *close);
 
 #endif

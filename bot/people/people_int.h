@@ -11,6 +11,7 @@ struct people {
 	char **dirs;		 /* the tree's directories, open addressing */
 	size_t dirs_cap;
 	struct strvec files;	 /* the tree's files, as given */
+	struct strvec absent;	 /* canonical addresses the audit calls absent */
 };
 
 /* 1 when `path` ("drivers/net") is a directory of the tree; ctx is the people. */

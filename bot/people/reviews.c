@@ -9,9 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "bot/config/config.h"
 #include "bot/people/people_int.h"
+#include "bot/state/state.h"
 #include "merge/repo/repo.h"
 #include "util/error.h"
 #include "util/mailmap.h"
@@ -132,6 +134,47 @@ static void recent_release(struct recent_index *x)
 	free(x->slots);
 }
 
+/* ---- what the queue reads besides the trees: journeys and drops -------------------- */
+
+struct queue {
+	struct repo *repo;
+	const struct people *p;
+	const struct recent_index *recent;
+	const struct people_journeys *journeys; /* NULL: no journeys kept */
+	struct state st;
+	int have_state;
+};
+
+/* "YYYY-MM-DD" as seconds since the epoch (its midnight, UTC); 0: not a date. */
+static long long day_seconds(const char *day)
+{
+	struct tm tm;
+	char *end;
+
+	memset(&tm, 0, sizeof(tm));
+	if (!day || !(end = strptime(day, "%Y-%m-%d", &tm)) || *end)
+		return 0;
+	return (long long)timegm(&tm);
+}
+
+/* A `nextbot drop` in force for the patch (by patch-id, else by Message-ID). */
+static int dropped(const struct queue *q, const struct lookup_patch *lp)
+{
+	size_t i;
+
+	for (i = 0; q->have_state && i < q->st.drops_nr; i++) {
+		const struct drop *d = &q->st.drops[i];
+
+		if (!d->active)
+			continue;
+		if (!nb_patchid_is_none(&lp->patch_id) ? nb_patchid_eq(&d->patch_id, &lp->patch_id)
+						       : lp->message_id && d->message_id &&
+							 !strcmp(d->message_id, lp->message_id))
+			return 1;
+	}
+	return 0;
+}
+
 /* ---- one patch -------------------------------------------------------------------------- */
 
 static const char *map_cb(void *ctx, const char *name, const char *email)
@@ -147,12 +190,34 @@ static int same_person(const struct people *p, const char *a, const char *b)
 	return mailmap_same_email(p ? p->mailmap : NULL, a, b);
 }
 
+/* "a+x@host" and "a@host" are one mailbox: the part after '+' is the owner's label. */
+static int same_mailbox(const char *a, const char *b)
+{
+	const char *at_a = strchr(a, '@'), *at_b = strchr(b, '@');
+	size_t la, lb;
+
+	if (!at_a || !at_b || strcasecmp(at_a, at_b))
+		return 0;
+	la = strcspn(a, "+@");
+	lb = strcspn(b, "+@");
+	return la == lb && !strncasecmp(a, b, la);
+}
+
+/* The author (address, '+' alias, .mailmap, name) is never their own reviewer. */
+static int is_author(const struct people *p, const struct people_review_patch *rp,
+		     const char *name, const char *email)
+{
+	return same_person(p, email, rp->author_email) || same_mailbox(email, rp->author_email) ||
+	       (name && rp->author_name && !strcasecmp(name, rp->author_name));
+}
+
 static void suggest(struct people_review_patch *rp, const struct people *p, const char *name,
 		    const char *email, const char *why)
 {
 	size_t i;
 
-	if (rp->suggested_nr == SUGGESTED_MAX || same_person(p, email, rp->author_email))
+	if (rp->suggested_nr == SUGGESTED_MAX || is_author(p, rp, name, email) ||
+	    people_is_absent(p, name, email))
 		return;
 	for (i = 0; i < rp->suggested_nr; i++)
 		if (same_person(p, email, rp->suggested[i].email))
@@ -187,16 +252,42 @@ static void suggestions(struct people_review_patch *rp, const struct people *p,
 	}
 }
 
-/* 1 when the patch waits (no review but its author's); its suggestions then. */
-static int examine(struct people_review_patch *rp, struct repo *repo, const struct people *p,
-		   const struct recent_index *recent, const struct lookup_patch *lp)
+/* The patch's row key: its journey's, else its patch-id, else its Message-ID, else commit. */
+static char *row_key(struct people_review_patch *rp, const struct queue *q,
+		     const struct lookup_patch *lp, int *ended)
 {
+	const struct people_journeys *j = q->journeys;
+	const char *key, *first_seen;
+	char pid[NB_PATCHID_STRSZ];
+
+	*ended = 0;
+	if (j && j->find(j->ctx, &lp->patch_id, lp->message_id, &key, &first_seen, ended) == 0) {
+		rp->posted = day_seconds(first_seen);
+		return xstrfmt("j:%s", key);
+	}
+	*ended = 0;
+	if (!nb_patchid_is_none(&lp->patch_id))
+		return xstrfmt("p:%s", nb_patchid_tostr(pid, &lp->patch_id));
+	if (lp->message_id)
+		return xstrfmt("m:%s", lp->message_id);
+	return xstrfmt("c:%s", lp->commit.hex);
+}
+
+/* 1 when the patch waits (no review but its author's); its suggestions then. */
+static int examine(struct people_review_patch *rp, const struct queue *q,
+		   const struct lookup_patch *lp)
+{
+	const struct people *p = q->p;
 	struct trailer_mailmap mm = { map_cb, (void *)p };
 	struct strbuf msg = STRBUF_INIT;
 	struct strvec paths = STRVEC_INIT;
-	int waits = 0;
+	int waits = 0, ended;
 
-	if (activity_commit_message(&msg, repo, &lp->commit, MESSAGE_MAX) < 0)
+	memset(rp, 0, sizeof(*rp));
+	rp->branches = (struct strvec)STRVEC_INIT;
+	rp->key = row_key(rp, q, lp, &ended);
+	if (ended || dropped(q, lp) ||
+	    activity_commit_message(&msg, q->repo, &lp->commit, MESSAGE_MAX) < 0)
 		goto done;
 	if (trailer_reviewed(msg.buf, lp->author_name, lp->author_email, review_keys, 2,
 			     p ? &mm : NULL, NULL))
@@ -208,10 +299,15 @@ static int examine(struct people_review_patch *rp, struct repo *repo, const stru
 	rp->author_name = lp->author_name ? xstrdup(lp->author_name) : NULL;
 	rp->author_email = xstrdup(lp->author_email ? lp->author_email : "");
 	rp->author_time = lp->author_time;
-	if (activity_commit_paths(&paths, repo, &lp->commit) < 0)
+	rp->message_id = lp->message_id ? xstrdup(lp->message_id) : NULL;
+	if (activity_commit_paths(&paths, q->repo, &lp->commit) < 0)
 		nb_error_clear();
-	suggestions(rp, p, recent, &paths);
+	suggestions(rp, p, q->recent, &paths);
 done:
+	if (!waits) {
+		free(rp->key);
+		rp->key = NULL;
+	}
 	nb_error_clear();
 	strbuf_release(&msg);
 	strvec_clear(&paths);
@@ -220,9 +316,10 @@ done:
 
 /* ---- trees ---------------------------------------------------------------------------------- */
 
-static int tree_queue(struct people_review_tree *out, struct repo *repo, const struct people *p,
-		      const struct recent_index *recent, const char *tree, const char *base_ref)
+static int tree_queue(struct people_review_tree *out, const struct queue *q, const char *tree,
+		      const char *base_ref)
 {
+	struct repo *repo = q->repo;
 	struct lookup_patches pool = LOOKUP_PATCHES_INIT;
 	struct nb_oid tip, base;
 	char *ref = xstrfmt("refs/feeds/%s", tree);
@@ -238,18 +335,74 @@ static int tree_queue(struct people_review_tree *out, struct repo *repo, const s
 	error = lookup_new_patches(&pool, repo, tree, tip.hex, base.hex, 0);
 	out->patches = xcalloc(pool.nr + 1, sizeof(*out->patches));
 	for (i = 0; !error && i < pool.nr; i++)
-		if (examine(&out->patches[out->patches_nr], repo, p, recent, &pool.items[i]))
-			out->patches_nr++;
+		if (examine(&out->patches[out->patches_nr], q, &pool.items[i]))
+			strvec_push(&out->patches[out->patches_nr++].branches, tree);
 	lookup_patches_release(&pool);
 	free(ref);
 	return error;
 }
 
+/* When it was first seen posted (its journey), else its author date. */
+static long long posted_or_authored(const struct people_review_patch *rp)
+{
+	return rp->posted ? rp->posted : rp->author_time;
+}
+
 static int cmp_patch_age(const void *a, const void *b)
 {
-	const struct people_review_patch *x = a, *y = b;
+	long long x = posted_or_authored(a), y = posted_or_authored(b);
 
-	return x->author_time < y->author_time ? -1 : x->author_time > y->author_time;
+	return x < y ? -1 : x > y;
+}
+
+static void review_patch_release(struct people_review_patch *rp)
+{
+	size_t k;
+
+	for (k = 0; k < rp->suggested_nr; k++) {
+		free(rp->suggested[k].name);
+		free(rp->suggested[k].email);
+		free(rp->suggested[k].why);
+	}
+	free(rp->suggested);
+	free(rp->subject);
+	free(rp->author_name);
+	free(rp->author_email);
+	free(rp->message_id);
+	free(rp->key);
+	strvec_clear(&rp->branches);
+}
+
+/*
+ * One row per patch: a patch that several trees carry (mm-unstable, then mm-stable)
+ * stays under the first, which names the others in its branches.
+ */
+static void one_row_per_patch(struct people_reviews *out)
+{
+	size_t i, j, i2, j2;
+
+	for (i = 0; i < out->trees_nr; i++) {
+		struct people_review_tree *t = &out->trees[i];
+		size_t n = 0;
+
+		for (j = 0; j < t->patches_nr; j++) {
+			struct people_review_patch *rp = &t->patches[j], *first = NULL;
+
+			for (i2 = 0; i2 <= i && !first; i2++)
+				for (j2 = 0; j2 < (i2 < i ? out->trees[i2].patches_nr : n); j2++)
+					if (!strcmp(out->trees[i2].patches[j2].key, rp->key)) {
+						first = &out->trees[i2].patches[j2];
+						break;
+					}
+			if (first) {
+				strvec_push(&first->branches, t->name);
+				review_patch_release(rp);
+				continue;
+			}
+			t->patches[n++] = *rp;
+		}
+		t->patches_nr = n;
+	}
 }
 
 static void tally_waiting_authors(struct people_reviews *out, const struct people *p)
@@ -294,12 +447,18 @@ static const char *queue_tree_name(const struct config *cfg, size_t i)
 	return i < cfg->trees_nr ? cfg->trees[i].name : cfg->watch[i - cfg->trees_nr].name;
 }
 
-/* "Now" for ages: the newest of the base's and the trees' tips (the trees' own clock). */
-static long long clock_of(struct repo *repo, const struct config *cfg, const char *base_ref)
+/*
+ * "Now" for ages: the journeys' last night; without journeys, the newest of the base's
+ * and the trees' tips (the trees' own clock).
+ */
+static long long clock_of(struct repo *repo, const struct config *cfg, const char *base_ref,
+			  const struct people_journeys *journeys)
 {
-	long long now = 0, t;
+	long long now = journeys ? day_seconds(journeys->date) : 0, t;
 	size_t i;
 
+	if (now)
+		return now + DAY - 1;
 	if (activity_commit_time(&t, repo, base_ref) == 0)
 		now = t;
 	for (i = 0; i < queue_trees_nr(cfg); i++) {
@@ -314,29 +473,36 @@ static long long clock_of(struct repo *repo, const struct config *cfg, const cha
 }
 
 int people_reviews_run(struct people_reviews *out, const struct config *cfg, struct repo *repo,
-		       const char *only_tree, const struct people *p)
+		       const char *only_tree, const struct people *p,
+		       const struct people_journeys *journeys)
 {
 	char *base_ref = xstrfmt("refs/feeds/%s", cfg->base.name);
 	struct recent_index recent = { .p = p };
+	struct queue q = { .repo = repo, .p = p, .recent = &recent, .journeys = journeys };
 	size_t i, j;
 	int error = 0;
 
 	memset(out, 0, sizeof(*out));
-	out->now = clock_of(repo, cfg, base_ref);
+	if (state_load(&q.st, cfg->workdir) == 0)
+		q.have_state = 1;
+	else
+		nb_error_clear(); /* no state yet: no drops */
+	out->now = clock_of(repo, cfg, base_ref, journeys);
 	if (activity_walk(repo, base_ref, out->now - RECENT_DAYS * DAY, recent_visit, &recent) < 0)
 		nb_error_clear(); /* no history: no "reviewed lately" suggestions */
 	out->trees = xcalloc(queue_trees_nr(cfg) + 1, sizeof(*out->trees));
 	for (i = 0; !error && i < queue_trees_nr(cfg); i++) {
 		if (only_tree && strcmp(only_tree, queue_tree_name(cfg, i)))
 			continue;
-		error = tree_queue(&out->trees[out->trees_nr++], repo, p, &recent,
-				   queue_tree_name(cfg, i), base_ref);
+		error = tree_queue(&out->trees[out->trees_nr++], &q, queue_tree_name(cfg, i),
+				   base_ref);
 	}
+	one_row_per_patch(out);
 	for (i = 0; i < out->trees_nr; i++) {
 		struct people_review_tree *t = &out->trees[i];
 
 		for (j = 0; j < t->patches_nr; j++) {
-			long long age = (out->now - t->patches[j].author_time) / DAY;
+			long long age = (out->now - posted_or_authored(&t->patches[j])) / DAY;
 
 			t->patches[j].age_days = age > 0 ? (int)age : 0;
 		}
@@ -344,28 +510,19 @@ int people_reviews_run(struct people_reviews *out, const struct config *cfg, str
 	}
 	tally_waiting_authors(out, p);
 	recent_release(&recent);
+	if (q.have_state)
+		state_release(&q.st);
 	free(base_ref);
 	return error;
 }
 
 void people_reviews_release(struct people_reviews *r)
 {
-	size_t i, j, k;
+	size_t i, j;
 
 	for (i = 0; i < r->trees_nr; i++) {
-		for (j = 0; j < r->trees[i].patches_nr; j++) {
-			struct people_review_patch *rp = &r->trees[i].patches[j];
-
-			for (k = 0; k < rp->suggested_nr; k++) {
-				free(rp->suggested[k].name);
-				free(rp->suggested[k].email);
-				free(rp->suggested[k].why);
-			}
-			free(rp->suggested);
-			free(rp->subject);
-			free(rp->author_name);
-			free(rp->author_email);
-		}
+		for (j = 0; j < r->trees[i].patches_nr; j++)
+			review_patch_release(&r->trees[i].patches[j]);
 		free(r->trees[i].patches);
 		free(r->trees[i].name);
 	}

@@ -29,7 +29,7 @@ static json_object *who(const char *name, const char *email)
 
 static json_object *patch_json(const struct people_review_patch *rp)
 {
-	json_object *o = json_object_new_object(), *v = json_object_new_array();
+	json_object *o = json_object_new_object(), *v = json_object_new_array(), *b;
 	size_t k;
 
 	json_object_object_add(o, "patch_id", nb_patchid_is_none(&rp->patch_id) ? NULL
@@ -38,6 +38,10 @@ static json_object *patch_json(const struct people_review_patch *rp)
 	json_object_object_add(o, "subject", json_clean_string(rp->subject));
 	json_object_object_add(o, "author", who(rp->author_name, rp->author_email));
 	json_object_object_add(o, "age_days", json_object_new_int(rp->age_days));
+	b = json_object_new_array();
+	for (k = 0; k < rp->branches.nr; k++)
+		json_object_array_add(b, json_clean_string(rp->branches.v[k]));
+	json_object_object_add(o, "branches", b);
 	for (k = 0; k < rp->suggested_nr; k++) {
 		json_object *s = who(rp->suggested[k].name, rp->suggested[k].email);
 
@@ -97,6 +101,12 @@ static void patch_text(struct strbuf *out, const struct people_review_patch *rp)
 		    rp->age_days == 1 ? " " : "s", rp->commit.hex, subject);
 	add_person(out, rp->author_name, rp->author_email);
 	strbuf_addch(out, '\n');
+	if (rp->branches.nr > 1) {
+		strbuf_addstr(out, "            also in");
+		for (k = 1; k < rp->branches.nr; k++)
+			strbuf_addf(out, " %s", rp->branches.v[k]);
+		strbuf_addch(out, '\n');
+	}
 	for (k = 0; k < rp->suggested_nr; k++) {
 		char *why = utf8_clean_dup(rp->suggested[k].why);
 

@@ -59,16 +59,21 @@ static struct route_rank *ranks(const struct maint_file *mf, const char *const *
 	return v;
 }
 
-/* The first K: of section s that matches one of the lines, or NULL. */
-static const struct maint_pattern *key_match(const struct maint_section *s,
-					     const char *const *lines, size_t lines_nr)
+/* The first K: of section s that matches a changed line or a line of the message. */
+static const struct maint_pattern *key_match(const struct maint_file *mf,
+					     const struct maint_section *s,
+					     const struct people_route_opts *o)
 {
 	size_t k, l;
 
-	for (k = 0; k < s->keys_nr; k++)
-		for (l = 0; l < lines_nr; l++)
-			if (maint_keyword_match(&s->keys[k], lines[l]))
+	for (k = 0; k < s->keys_nr; k++) {
+		for (l = 0; l < o->message_nr; l++)
+			if (maint_keyword_match_message(mf->kw, &s->keys[k], o->message[l]))
 				return &s->keys[k];
+		for (l = 0; l < o->lines_nr; l++)
+			if (maint_keyword_match(mf->kw, &s->keys[k], o->lines[l]))
+				return &s->keys[k];
+	}
 	return NULL;
 }
 
@@ -78,12 +83,12 @@ static const struct maint_pattern *key_match(const struct maint_section *s,
  * it added once it does not add again.
  */
 static void keyword_ranks(struct route_rank *v, size_t *n, const struct maint_file *mf,
-			  const char *const *lines, size_t lines_nr)
+			  const struct people_route_opts *o)
 {
 	char *seen;
 	size_t i, paths_n = *n;
 
-	if (!lines_nr)
+	if (!o->lines_nr && !o->message_nr)
 		return;
 	seen = xcalloc(mf->sections_nr + 1, 1);
 	for (i = 0; i < paths_n; i++)
@@ -91,7 +96,7 @@ static void keyword_ranks(struct route_rank *v, size_t *n, const struct maint_fi
 	for (i = 0; i < mf->sections_nr; i++) {
 		const struct maint_pattern *key;
 
-		if (!seen[i] && (key = key_match(&mf->sections[i], lines, lines_nr)))
+		if (!seen[i] && (key = key_match(mf, &mf->sections[i], o)))
 			v[(*n)++] = (struct route_rank){ i, INT_MIN, key };
 	}
 	free(seen);
@@ -115,10 +120,8 @@ static char *why_item(const struct maint_section *s, const struct maint_entry *e
 }
 
 /* One more reason for someone already there ("M: in A, R: in B"), unless known. */
-static void more_why(struct people_recipient *r, int *whys, const struct maint_section *s,
-		     const struct maint_entry *e, const struct maint_pattern *key)
+static void more_why(struct people_recipient *r, int *whys, const char *item)
 {
-	char *item = why_item(s, e, key);
 	const char *at = strstr(r->why, item);
 	char *old = r->why;
 
@@ -129,7 +132,6 @@ static void more_why(struct people_recipient *r, int *whys, const struct maint_s
 		(*whys)++;
 		free(old);
 	}
-	free(item);
 }
 
 /*
@@ -142,27 +144,52 @@ static int chief_penguin(const char *email)
 	return !strcasecmp(email, "torvalds@linux-foundation.org");
 }
 
-/* Adds one entry, or one more reason for someone already there. */
-static void route_add(struct people_route *out, size_t *alloc, const struct people *p,
-		      const struct route_rank *rank, const struct maint_entry *e, int *whys)
+/* Someone the audit calls absent: named once in out->absent, with the first why. */
+static void note_absent(struct people_route *out, const char *name, const char *email,
+			const char *item)
 {
-	const struct maint_section *s = &p->mf.sections[rank->section];
+	char *bracketed = xstrfmt("<%s>", email), *bare = xstrfmt("%s (", email);
+	size_t i;
+
+	for (i = 0; i < out->absent.nr; i++)
+		if (strcasestr(out->absent.v[i], bracketed) ||
+		    !strncasecmp(out->absent.v[i], bare, strlen(bare)))
+			break;
+	free(bracketed);
+	free(bare);
+	if (i < out->absent.nr)
+		return;
+	if (name)
+		strvec_pushf(&out->absent, "%s <%s> (%s): absent", name, email, item);
+	else
+		strvec_pushf(&out->absent, "%s (%s): absent", email, item);
+}
+
+/* Adds one person or list with its why `item` (taken), or one more reason. */
+static void add_one(struct people_route *out, size_t *alloc, const struct people *p,
+		    const struct maint_entry *e, char *item, int *whys)
+{
 	const char *name = e->name, *email = e->email;
+	enum people_role role = e->role;
 	struct people_recipient *r;
 	size_t i;
 
-	if (e->role != PEOPLE_ROLE_L)
+	if (role != PEOPLE_ROLE_L)
 		mailmap_map(p->mailmap, &name, &email);
 	if (chief_penguin(email))
-		return;
+		goto done;
+	if (role != PEOPLE_ROLE_L && people_is_absent(p, name, email)) {
+		note_absent(out, name, email, item);
+		goto done;
+	}
 	/* one person, one mail: as the script, the same name counts as the same person */
 	for (i = 0; i < out->nr; i++)
 		if (!strcasecmp(out->v[i].email, email) ||
 		    (name && out->v[i].name && !strcasecmp(out->v[i].name, name)))
 			break;
 	if (i < out->nr) {
-		more_why(&out->v[i], &whys[i], s, e, rank->key);
-		return;
+		more_why(&out->v[i], &whys[i], item);
+		goto done;
 	}
 	if (out->nr == *alloc) {
 		*alloc = *alloc ? 2 * *alloc : 16;
@@ -172,9 +199,38 @@ static void route_add(struct people_route *out, size_t *alloc, const struct peop
 	whys[out->nr++] = 1;
 	r->name = name ? xstrdup(name) : NULL;
 	r->email = xstrdup(email);
-	r->role = e->role;
-	r->why = why_item(s, e, rank->key);
+	r->role = role;
+	r->why = item;
 	r->spec = name ? xstrfmt("%s <%s>", name, email) : xstrdup(email);
+	return;
+done:
+	free(item);
+}
+
+/* Adds one entry of a section, or one more reason for someone already there. */
+static void route_add(struct people_route *out, size_t *alloc, const struct people *p,
+		      const struct route_rank *rank, const struct maint_entry *e, int *whys)
+{
+	const struct maint_section *s = &p->mf.sections[rank->section];
+
+	add_one(out, alloc, p, e, why_item(s, e, rank->key), whys);
+}
+
+/* The maintainers: of the bindings the patch touches, after the sections' R: people. */
+static void route_bindings(struct people_route *out, size_t *alloc, const struct people *p,
+			   const struct people_route_opts *o, int *whys)
+{
+	size_t i;
+
+	if (!o->roles[PEOPLE_ROLE_M])
+		return;
+	for (i = 0; i < o->bindings_nr; i++) {
+		struct maint_entry e = { .role = PEOPLE_ROLE_M, .name = o->bindings[i].name,
+					 .email = o->bindings[i].email };
+
+		add_one(out, alloc, p, &e, xstrfmt("maintainers: in %s", o->bindings[i].path),
+			whys);
+	}
 }
 
 static void cap(struct people_route *out, size_t max)
@@ -204,11 +260,13 @@ void people_route(struct people_route *out, const struct people *p, const char *
 	if (!p)
 		return;
 	v = ranks(&p->mf, paths, paths_nr, &n);
-	keyword_ranks(v, &n, &p->mf, o->lines, o->lines_nr);
+	keyword_ranks(v, &n, &p->mf, o);
 	for (i = 0; i < n; i++)
 		entries += p->mf.sections[v[i].section].entries_nr;
-	whys = xcalloc(entries + 1, sizeof(*whys));
+	whys = xcalloc(entries + o->bindings_nr + 1, sizeof(*whys));
 	for (role = 0; role < PEOPLE_ROLES; role++) {
+		if (role == PEOPLE_ROLE_L)
+			route_bindings(out, &alloc, p, o, whys);
 		if (!o->roles[role])
 			continue;
 		for (i = 0; i < n; i++) {
@@ -239,5 +297,6 @@ void people_route_release(struct people_route *r)
 	}
 	free(r->v);
 	strvec_clear(&r->sections);
+	strvec_clear(&r->absent);
 	*r = (struct people_route)PEOPLE_ROUTE_INIT;
 }
