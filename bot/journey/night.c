@@ -1,6 +1,7 @@
 /* A night of journeys: what is where tonight, the review gate's holds, the events, the store. */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "bot/journey/night_int.h"
 #include "bot/people/people.h"
@@ -272,10 +273,14 @@ static int same_patch(const struct journey_commit *c, const struct jn_seen *s)
 {
 	const struct journey_commit *h = s->commit;
 
-	return nb_oid_equal(&c->id, &h->id) ||
-	       (c->message_id && h->message_id && !strcmp(c->message_id, h->message_id)) ||
-	       (c->pid_known && h->pid_known && !nb_patchid_is_none(&c->patch_id) &&
-		nb_patchid_eq(&c->patch_id, &h->patch_id));
+	if (nb_oid_equal(&c->id, &h->id))
+		return 1;
+	if (c->pid_known && h->pid_known && !nb_patchid_is_none(&c->patch_id) &&
+	    !nb_patchid_is_none(&h->patch_id))
+		return nb_patchid_eq(&c->patch_id, &h->patch_id);
+	/* a Message-ID alone is a claim: it names the held patch only by the same author */
+	return c->message_id && h->message_id && !strcmp(c->message_id, h->message_id) &&
+	       c->author_email && h->author_email && !strcasecmp(c->author_email, h->author_email);
 }
 
 /*
