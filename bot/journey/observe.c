@@ -254,14 +254,6 @@ static int differs(struct journey_night *jn, struct journey_version *v, struct j
 	       !nb_patchid_is_none(&c->patch_id) && !nb_patchid_eq(&v->patch_id, &c->patch_id);
 }
 
-static int find_journey(const struct journey_night *jn, const struct journey_commit *c, size_t *j)
-{
-	return jmap_get(&jn->by_cache, c->id.hex, j) ||
-	       (c->pid_known && !nb_patchid_is_none(&c->patch_id) &&
-		jmap_get(&jn->by_pid, NB_PATCHID_HEX(&c->patch_id), j)) ||
-	       jmap_get(&jn->by_msgid, c->message_id, j);
-}
-
 /* The same address, ASCII case and a "+tag" of the local part ignored. */
 static int same_address(const char *a, const char *b)
 {
@@ -270,6 +262,31 @@ static int same_address(const char *a, const char *b)
 
 	return la == lb && !strncasecmp(a, b, la) &&
 	       ((!da && !db) || (da && db && !strcasecmp(da, db)));
+}
+
+/*
+ * The journey of commit c: by its commit, else its patch-id, else its Message-ID.
+ * One patch-id can be several people's (the same fix sent by two): when the
+ * patch-id's journey is another author's and the Message-ID's is c's author's, the
+ * Message-ID's is c's.
+ */
+static int find_journey(const struct journey_night *jn, const struct journey_commit *c, size_t *j)
+{
+	size_t by_pid = 0, by_mid = 0;
+	int has_pid, has_mid;
+
+	if (jmap_get(&jn->by_cache, c->id.hex, j))
+		return 1;
+	has_pid = c->pid_known && !nb_patchid_is_none(&c->patch_id) &&
+		  jmap_get(&jn->by_pid, NB_PATCHID_HEX(&c->patch_id), &by_pid);
+	has_mid = c->message_id && jmap_get(&jn->by_msgid, c->message_id, &by_mid);
+	if (has_pid && has_mid && by_pid != by_mid &&
+	    !same_address(jn->store.patches[by_pid].author_email, c->author_email) &&
+	    same_address(jn->store.patches[by_mid].author_email, c->author_email))
+		has_pid = 0;
+	if (has_pid || has_mid)
+		*j = has_pid ? by_pid : by_mid;
+	return has_pid || has_mid;
 }
 
 /*
