@@ -7,8 +7,8 @@
  * a flaky boot.  Day d of the script is what `sim advance` plays; the world's state is
  * its day, mainline and the patch-ids seen.
  *
- * The source is imported once (git's own `add`, its objects loose in DIR/sim/store.git,
- * which every remote borrows through alternates); each day's branches are rebuilt from
+ * The source is imported once (git's own `add`, its blobs in one pack of
+ * DIR/sim/store.git, which every remote borrows through alternates); each day's branches are rebuilt from
  * mainline by the script, so the same source gives the same commits.
  */
 #include <json-c/json.h>
@@ -289,9 +289,12 @@ static int import_source(struct kworld *k, git_oid *tree_oid)
 	env_index = xstrfmt("GIT_INDEX_FILE=%s", index);
 	{
 		const char *env[] = { env_index, NULL };
+		/* every blob streamed into one pack (bulk check-in, no delta search): a
+		   night's first fetch copies that pack whole instead of packing 75,000
+		   loose objects */
 		const char *add[] = { "git", "--git-dir", store, "--work-tree", tree, "-c",
-				      "core.looseCompression=1", "-c", "core.autocrlf=false",
-				      "add", "-A", "-f", ".", NULL };
+				      "core.bigFileThreshold=1", "-c", "pack.compression=1",
+				      "-c", "core.autocrlf=false", "add", "-A", "-f", ".", NULL };
 		const char *wt[] = { "git", "--git-dir", store, "write-tree", NULL };
 		struct runcmd_opts o = RUNCMD_OPTS_INIT;
 		struct runcmd_result r = RUNCMD_RESULT_INIT;
