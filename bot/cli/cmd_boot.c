@@ -45,6 +45,11 @@ static const char *line_with(const char *text, const char *end, const char *need
 	return at;
 }
 
+static const char *earlier(const char *a, const char *b)
+{
+	return !a || (b && b < a) ? b : a;
+}
+
 static const char *const panics[] = { "Kernel panic - not syncing", NULL };
 static const char *const oopses[] = { "Oops:", "BUG: ", "general protection fault",
 				      "WARNING: CPU:", "Unable to handle kernel", NULL };
@@ -57,13 +62,13 @@ enum boot_verdict boot_verdict(const char *console, int timed_out, struct strbuf
 	enum boot_verdict v = BOOT_PASS;
 	size_t i;
 
-	for (i = 0; panics[i] && !line; i++)
-		line = line_with(console, end, panics[i]);
+	for (i = 0; panics[i]; i++)
+		line = earlier(line, line_with(console, end, panics[i]));
 	if (line) {
 		v = BOOT_PANIC;
 	} else {
-		for (i = 0; oopses[i] && !line; i++)
-			line = line_with(console, end, oopses[i]);
+		for (i = 0; oopses[i]; i++) /* the first one the console shows */
+			line = earlier(line, line_with(console, end, oopses[i]));
 		if (line)
 			v = BOOT_OOPS;
 	}
