@@ -8,8 +8,9 @@
  * its day, mainline and the patch-ids seen.
  *
  * The source is imported once (git's own `add`, its blobs in one pack of
- * DIR/sim/store.git, which every remote borrows through alternates); each day's branches are rebuilt from
- * mainline by the script, so the same source gives the same commits.
+ * DIR/sim/store.git, which every remote borrows through alternates); each day's
+ * branches are rebuilt from mainline by the script, so the same source gives the same
+ * commits.
  */
 #include <json-c/json.h>
 #include <stdio.h>
@@ -67,7 +68,8 @@ static const struct kpatch kscript[] = {
 		  "mm/filemap: add a blank line after the declaration in filemap_check_errors()",
 		  "checkpatch asks for a blank line between the declarations and the\n"
 		  "code of a function.  No functional change.",
-		  { { "mm/filemap.c", "\tint ret = 0;\n\t/* Check for outstanding write errors */\n",
+		  { { "mm/filemap.c",
+		      "\tint ret = 0;\n\t/* Check for outstanding write errors */\n",
 		      "\tint ret = 0;\n\n\t/* Check for outstanding write errors */\n" } } },
 	/* 1 */ { KT_MM_NEXT, 0, 0, KK_NORMAL, -1, "MEMORY MANAGEMENT", 0,
 		  "mm/page_alloc: separate the declarations in nr_free_zone_pages()",
@@ -81,8 +83,11 @@ static const struct kpatch kscript[] = {
 		  "mm/filemap: name the error code err in filemap_check_errors()",
 		  "Every other helper of the file calls the error it returns err.  Do\n"
 		  "the same here.  No functional change.",
-		  { { "mm/filemap.c", "\t\tret = -EIO;\n\treturn ret;\n}\nEXPORT_SYMBOL(filemap_check_errors);",
-		      "\t\terr = -EIO;\n\treturn err;\n}\nEXPORT_SYMBOL(filemap_check_errors);" } } },
+		  { { "mm/filemap.c",
+		      "\t\tret = -EIO;\n\treturn ret;\n}\n"
+		      "EXPORT_SYMBOL(filemap_check_errors);",
+		      "\t\terr = -EIO;\n\treturn err;\n}\n"
+		      "EXPORT_SYMBOL(filemap_check_errors);" } } },
 	/* 3 */ { KT_SCHED, 0, 0, KK_NORMAL, -1, "SCHEDULER", 4,
 		  "sched/core: say what the linker check in sched_init() checks",
 		  "The comment only says the linker must not get it wrong.  Say what it\n"
@@ -109,7 +114,8 @@ static const struct kpatch kscript[] = {
 		      "\tret = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, \"printk:online\",\n"
 		      "\t\t\t\t\tconsole_cpu_notify, NULL);\n\tif (ret)\n"
 		      "\t\tpanic(\"printk: no CPU hotplug callbacks: %d\\n\", ret);\n"
-		      "\tprintk_sysctl_init();\n\treturn 0;\n}\nlate_initcall(printk_late_init);" } } },
+		      "\tprintk_sysctl_init();\n\treturn 0;\n}\n"
+		      "late_initcall(printk_late_init);" } } },
 	/* 7 */ { KT_MM_NEXT, 2, 0, KK_PARTNER, -1, "MEMORY MANAGEMENT", 0,
 		  "mm: rename vm_memory_committed() to vm_committed_pages()",
 		  "The function returns a number of pages, not bytes of memory: say so in\n"
@@ -720,7 +726,8 @@ static void kworld_release(struct kworld *k)
 int feeds_kernel_init(const char *dir, const char *src, const struct feeds_world_opts *opts)
 {
 	struct kworld k;
-	char *state = xstrfmt("%s/kernel-state.json", dir), *sim = xstrfmt("%s/sim-state.json", dir);
+	char *state = xstrfmt("%s/kernel-state.json", dir);
+	char *sim = xstrfmt("%s/sim-state.json", dir);
 	git_oid tree;
 	int error;
 

@@ -148,8 +148,10 @@ done:
 
 /* ---- running QEMU ---- */
 
-/* KVM when /dev/kvm opens for reading and writing here (the box shows it only when
-   runner.devices lists it), else TCG. */
+/*
+ * KVM when /dev/kvm opens for reading and writing here (the box shows it only when
+ * runner.devices lists it), else TCG.
+ */
 static int kvm_usable(void)
 {
 	int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
