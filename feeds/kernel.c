@@ -160,8 +160,11 @@ static const struct kpatch kscript[] = {
 };
 #define KSCRIPT_NR (sizeof(kscript) / sizeof(kscript[0]))
 
-/* The tinyconfig a boot needs: a serial console, an initramfs, ELF and scripts. */
-#define KBUILD_CMD "make -s tinyconfig >/dev/null && ./scripts/config -e PRINTK -e TTY " \
+/*
+ * The tinyconfig a boot needs: 64-bit (busybox-static is x86-64), a serial console, an
+ * initramfs, ELF and scripts.
+ */
+#define KBUILD_CMD "make -s tinyconfig >/dev/null && ./scripts/config -e 64BIT -e PRINTK -e TTY " \
 		   "-e SERIAL_8250 -e SERIAL_8250_CONSOLE -e EARLY_PRINTK -e BLK_DEV_INITRD " \
 		   "-e BINFMT_ELF -e BINFMT_SCRIPT -e PROC_FS && make -s olddefconfig && " \
 		   "make -s -j2 bzImage"
