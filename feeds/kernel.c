@@ -298,9 +298,9 @@ static int import_source(struct kworld *k, git_oid *tree_oid)
 	env_index = xstrfmt("GIT_INDEX_FILE=%s", index);
 	{
 		const char *env[] = { env_index, NULL };
-		/* every blob streamed into one pack (bulk check-in, no delta search): a
-		   night's first fetch copies that pack whole instead of packing 75,000
-		   loose objects */
+		/* every blob streamed into one pack (bulk check-in, no delta search),
+		   not 75,000 loose files; a night's first fetch still packs mainline's
+		   objects anew (localfetch copies whole packs only for long histories) */
 		const char *add[] = { "git", "--git-dir", store, "--work-tree", tree, "-c",
 				      "core.bigFileThreshold=1", "-c", "pack.compression=1",
 				      "-c", "core.autocrlf=false", "add", "-A", "-f", ".", NULL };
