@@ -149,6 +149,13 @@ bench: deps
 	@$(MAKE) --no-print-directory $(NEXTBOT) $(BUILD)/bench/sandbox_cost
 	@NEXTBOT=$(abspath $(NEXTBOT)) SANDBOX_COST=$(abspath $(BUILD)/bench/sandbox_cost) bench/run
 
+# `make kernel-check`: the kernel nights, outside `make check` (a real kernel source,
+# QEMU; see tests/kernel/nights.sh for NEXTBOT_KERNEL_SRC, NIGHTS, CACHE, INFRA)
+kernel-check:
+	@scripts/deps --kernel
+	@$(MAKE) --no-print-directory $(NEXTBOT) $(SHIM)
+	@NEXTBOT=$(abspath $(NEXTBOT)) tests/kernel/nights.sh
+
 fuzz: deps
 	@$(MAKE) --no-print-directory -f tests/fuzz/fuzz.mk
 
@@ -166,7 +173,7 @@ install: $(NEXTBOT) $(SHIM)
 clean:
 	rm -rf build build-san nextbot nextbot-cc
 
-.PHONY: all deps tests check unit demo bench fuzz style install clean pkgcheck testpkgcheck FORCE
+.PHONY: all deps tests check unit demo bench kernel-check fuzz style install clean pkgcheck testpkgcheck FORCE
 .SECONDARY:
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1289,7 +1289,7 @@ int feeds_world_init(const char *dir, const struct feeds_world_opts *opts)
 				     "0..1000000, --history 0..%d", SIM_HISTORY_MAX);
 		goto done;
 	}
-	if (file_exists(state)) {
+	if (file_exists(state) || feeds_kernel_is_world(dir)) {
 		error = nb_error_set(NB_EEXISTS, "sim: %s already holds a world", dir);
 		goto done;
 	}
@@ -1334,6 +1334,8 @@ int feeds_world_advance(const char *dir, int days)
 
 	if (days < 1)
 		return nb_error_set(NB_EINVALID, "sim: --days must be at least 1");
+	if (feeds_kernel_is_world(dir))
+		return feeds_kernel_advance(dir, days);
 	memset(&w, 0, sizeof(w));
 	if ((error = sim_state_load(&w, dir)) < 0 || (error = sim_git_store_setup(&w)) < 0)
 		goto done;

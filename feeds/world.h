@@ -49,4 +49,16 @@ int feeds_world_init(const char *dir, const struct feeds_world_opts *opts);
  */
 int feeds_world_advance(const char *dir, int days);
 
+/*
+ * feeds/kernel.c: a kernel world.  `src` is a kernel source tarball or tree; mainline
+ * is that source as one commit, the feeds a fixed script of edits of real files with a
+ * build break, a boot failure, a semantic conflict and a flaky boot (truth.json); the
+ * config builds a tinyconfig and boots it (`nextbot boot-test`).  Same returns as
+ * feeds_world_init(); only opts->cache is read.
+ */
+int feeds_kernel_init(const char *dir, const char *src, const struct feeds_world_opts *opts);
+/* Whether `dir` holds a kernel world; feeds_world_advance() plays one by its script. */
+int feeds_kernel_is_world(const char *dir);
+int feeds_kernel_advance(const char *dir, int days);
+
 #endif

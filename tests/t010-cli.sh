@@ -7,7 +7,8 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 # --- help and usage ------------------------------------------------------------------
 expect_exit 0 "--help exits 0" "$NEXTBOT" --help
 for c in "sim init" "sim advance" "run" "daemon" "status" "flagged" "drop" "undrop" \
-	"dismiss" "resolve" "bisect" "outbox list" "outbox flush" "report" "gc" "check-config"; do
+	"dismiss" "resolve" "bisect" "outbox list" "outbox flush" "report" "gc" "check-config" \
+	"boot-test"; do
 	check "--help lists '$c'" grep -q "^  $c\( \|\$\)" "$TMP/out"
 done
 expect_exit 0 "-h exits 0" "$NEXTBOT" -h
@@ -17,7 +18,7 @@ expect_exit 0 "--version exits 0" "$NEXTBOT" --version
 check "--version prints it" grep -q "^nextbot [0-9]" "$TMP/out"
 
 for c in sim run daemon status flagged drop undrop dismiss resolve bisect outbox report gc \
-	check-config; do
+	check-config boot-test; do
 	expect_exit 0 "$c --help exits 0" "$NEXTBOT" "$c" --help
 	check "$c --help prints its usage" grep -q "^usage: nextbot $c" "$TMP/out"
 done

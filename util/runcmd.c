@@ -1143,6 +1143,8 @@ void runcmd_box_argv(struct strvec *av, const struct runcmd_box *b, const char *
 	if (b->network)
 		strvec_push(av, "--share-net");
 	strvec_pushl(av, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", NULL);
+	for (i = 0; b->devices && b->devices[i]; i++)
+		strvec_pushl(av, "--dev-bind-try", b->devices[i], b->devices[i], NULL);
 	for (i = 0; box_private[i]; i++)
 		box_hide(av, box_private[i]);
 	for (i = 0; b->shown && b->shown[i]; i++)

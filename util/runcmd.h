@@ -52,6 +52,9 @@ struct runcmd_box {
 	/* then these, each at a place of its own inside (the compiler cache's folder;
 	   a compile's scratch at its working directory); ended by one with `at` NULL */
 	const struct runcmd_bind *binds;
+	/* device files shown in the box's own /dev (runner.devices: /dev/kvm), each
+	   only when the host has it */
+	const char *const *devices;
 	/* a folder inside, put first on the command's PATH (the compiler cache's shims) */
 	const char *path_first;
 	/* runcmd_opts.cwd is a place inside the box only (a bind's): not looked for on

@@ -28,6 +28,7 @@ static const struct cli_command commands[] = {
 	{ "sim", cmd_sim,
 	  "sim init DIR [--seed N] [--trees N] [--files N] [--matrix] [--history N]\n"
 	  "         [--no-cache]\n"
+	  "sim init DIR --kernel SRC [--no-cache]\n"
 	  "sim advance DIR [--days N]",
 	  "create or advance a simulated world of branch feeds",
 	  "  init DIR      create bare repos in DIR/remotes/, a ready DIR/nextbot.yaml and\n"
@@ -42,8 +43,20 @@ static const struct cli_command commands[] = {
 	  "                the config, defects that break only some cells\n"
 	  "  --no-cache    leave the compiler cache off (on where bwrap is installed:\n"
 	  "                runner: {cache: {kind: ccache}} in the config)\n"
+	  "  --kernel SRC  a kernel world: mainline is the source SRC (a tarball or a\n"
+	  "                tree) as one commit, the feeds a script of edits of real files\n"
+	  "                with a build break, a boot failure, a semantic conflict and a\n"
+	  "                flaky boot; the config builds a tinyconfig and boots it\n"
 	  "  advance DIR   play the feeds forward\n"
 	  "  --days N      how many days (default 1)\n" },
+	{ "boot-test", cmd_boot_test, "boot-test [--kernel PATH] [--timeout SECONDS] [--qemu CMD]",
+	  "boot a built kernel under QEMU with a busybox initramfs",
+	  "  --kernel PATH      the kernel image (default arch/x86/boot/bzImage)\n"
+	  "  --timeout SECONDS  give up on the boot after this long (default 300)\n"
+	  "  --qemu CMD         the QEMU command (default qemu-system-x86_64); KVM when\n"
+	  "                     /dev/kvm is usable (runner.devices), else TCG\n"
+	  "  Exit 0 when the initramfs's init printed NEXTBOT-BOOT-OK; 1 on a panic, an\n"
+	  "  oops or the timeout, with the console's last lines.\n" },
 	{ "run", cmd_run, "run [--date YYYY-MM-DD] [--no-notify]",
 	  "one nightly run: fetch, merge, build, test, bisect, notify",
 	  "  --date YYYY-MM-DD  the night to run as (default: today, UTC); a second run\n"

@@ -26,6 +26,7 @@ int cmd_gc(const struct cli_ctx *ctx, int argc, char **argv);
 int cmd_inbox(const struct cli_ctx *ctx, int argc, char **argv);
 int cmd_mail_in(const struct cli_ctx *ctx, int argc, char **argv);
 int cmd_check_config(const struct cli_ctx *ctx, int argc, char **argv);
+int cmd_boot_test(const struct cli_ctx *ctx, int argc, char **argv);
 /* cmd_patch (`nextbot patch`) is journey.h's, cmd_maintainers and cmd_reviews people.h's. */
 /* Not in the help: run by nextbot itself, as the runner user (bot/cli/cmd_worker.c). */
 int cmd_worker_checkout(const struct cli_ctx *ctx, int argc, char **argv);
@@ -47,6 +48,14 @@ void bot_publish_retry(const struct config *cfg);
 int bot_inbox_poll(const struct config *cfg);
 /* Delivers the due notices of the outbox (all queued ones with `all`). */
 int bot_outbox_deliver(const struct config *cfg, int all);
+
+/* cmd_boot.c: a boot's verdict from its serial console alone (the unit tests'). */
+enum boot_verdict { BOOT_PASS, BOOT_PANIC, BOOT_OOPS, BOOT_TIMEOUT, BOOT_NO_MARKER };
+struct strbuf;
+/* `why`: one line, e.g. "kernel panic: Kernel panic - not syncing: VFS: …". */
+enum boot_verdict boot_verdict(const char *console, int timed_out, struct strbuf *why);
+/* Writes the initramfs (newc cpio: /init, busybox, /dev/console) to `path`. */
+int boot_initramfs(const char *path, const char *busybox);
 
 /* cmd_maint.c: parses "ID [--reason TEXT] [--push]"; 0 or EXIT_USAGE (usage printed). */
 int maint_args(const char **id, const char **reason, int *push, int argc, char **argv,

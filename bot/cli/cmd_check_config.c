@@ -320,6 +320,8 @@ static void print_plan(FILE *out, const struct config *cfg)
 		fprintf(out, ", partition %s", cfg->runner.partition);
 	for (i = 0; i < cfg->runner.srun_args.nr; i++)
 		fprintf(out, "%s%s", i ? " " : ", srun ", cfg->runner.srun_args.v[i]);
+	for (i = 0; i < cfg->runner.devices.nr; i++)
+		fprintf(out, "%s%s", i ? " " : ", devices ", cfg->runner.devices.v[i]);
 	print_sandbox(out, cfg);
 	fprintf(out, "schedule: %s (UTC)\n", cfg->schedule);
 	fprintf(out, "deadline: %s%s%s%s\n", cfg->deadline.text ? cfg->deadline.text : "none",

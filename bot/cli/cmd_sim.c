@@ -16,6 +16,7 @@
 static const char usage[] = "usage: nextbot sim init DIR [--seed N] [--trees N] [--files N] "
 			    "[--matrix]\n"
 			    "                      [--history N] [--no-cache]\n"
+			    "       nextbot sim init DIR --kernel SRC [--no-cache]\n"
 			    "       nextbot sim advance DIR [--days N]\n";
 
 /* "--name N" or "--name=N" at argv[*i]; 1 if it matched (and *i moved), -1 if bad. */
@@ -38,6 +39,7 @@ static int opt_long(const char *name, long *out, int argc, char **argv, int *i)
 /* `nextbot sim init|advance`'s arguments, with their defaults. */
 struct sim_args {
 	const char *dir;
+	const char *kernel; /* --kernel SRC: a kernel world */
 	long seed, trees, files, history, days;
 	int matrix, no_cache;
 };
@@ -51,6 +53,12 @@ static int parse_sim_args(struct sim_args *a, int argc, char **argv, int init)
 			a->matrix = 1;
 		} else if (init && !strcmp(argv[i], "--no-cache")) {
 			a->no_cache = 1;
+		} else if (init && !strncmp(argv[i], "--kernel=", 9)) {
+			a->kernel = argv[i] + 9;
+		} else if (init && !strcmp(argv[i], "--kernel")) {
+			if (i + 1 >= argc)
+				return -1;
+			a->kernel = argv[++i];
 		} else if (init && ((r = opt_long("--seed", &a->seed, argc, argv, &i)) ||
 			     (r = opt_long("--trees", &a->trees, argc, argv, &i)) ||
 			     (r = opt_long("--files", &a->files, argc, argv, &i)) ||
@@ -110,7 +118,8 @@ int cmd_sim(const struct cli_ctx *ctx, int argc, char **argv)
 		opts.matrix = a.matrix;
 		opts.history = a.history > INT_MAX ? -1 : (int)a.history; /* refused there */
 		opts.cache = !a.no_cache && sim_cache_runs_here();
-		error = feeds_world_init(a.dir, &opts);
+		error = a.kernel ? feeds_kernel_init(a.dir, a.kernel, &opts)
+				 : feeds_world_init(a.dir, &opts);
 	} else {
 		error = feeds_world_advance(a.dir, (int)a.days);
 	}

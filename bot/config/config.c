@@ -718,6 +718,23 @@ static int get_paths(struct loader *ld, const struct ynode *map, const char *key
 	return ret;
 }
 
+/* runner.devices: device files under /dev/ the box shows (e.g. /dev/kvm for QEMU). */
+static int get_devices(struct loader *ld, const struct ynode *map)
+{
+	const struct ynode **nodes = NULL;
+	size_t i;
+	int ret = yread_strlist(&ld->r, map, "devices", &ld->cfg->runner.devices, &nodes);
+
+	for (i = 0; !ret && i < ld->cfg->runner.devices.nr; i++) {
+		const char *d = ld->cfg->runner.devices.v[i];
+
+		if (strncmp(d, "/dev/", 5) || strstr(d, "/../") || !d[5])
+			ret = yread_err(&ld->r, nodes[i], "devices",
+					"'%s' is not a device under /dev/ (e.g. /dev/kvm)", d);
+	}
+	return ret;
+}
+
 static int load_limits(struct loader *ld, const struct ynode *n)
 {
 	static const char *const keys[] = { "memory", "processes", "cpu", "file_size", NULL };
@@ -888,7 +905,7 @@ static int load_runner(struct loader *ld, const struct ynode *root)
 {
 	static const char *const keys[] = { "kind",    "user",    "partition", "srun_args",
 					    "max_jobs", "sandbox", "network",  "limits",
-					    "read_only", "min_free", "cache", NULL };
+					    "read_only", "min_free", "cache", "devices", NULL };
 	static const char *const kinds[] = { "local", "slurm", NULL };
 	static const char *const sandboxes[] = { "bwrap", "none", NULL };
 	const struct ynode *n = ynode_get(root, "runner"), *v;
@@ -910,6 +927,7 @@ static int load_runner(struct loader *ld, const struct ynode *root)
 		  (ret = yread_enum(&ld->r, n, "sandbox", sandboxes, &sandbox)) < 0 ||
 		  (ret = yread_bool(&ld->r, n, "network", &cfg->runner.network)) < 0 ||
 		  (ret = get_paths(ld, n, "read_only", &cfg->runner.read_only)) < 0 ||
+		  (ret = get_devices(ld, n)) < 0 ||
 		  (ret = get_size(ld, n, "min_free", &cfg->runner.min_free)) < 0 ||
 		  ((v = ynode_get(n, "limits")) && (ret = load_limits(ld, v)) < 0) ||
 		  ((v = ynode_get(n, "cache")) && (ret = load_cache(ld, v)) < 0)))
@@ -1688,6 +1706,7 @@ static struct config *config_new(const char *path)
 	cfg->base.contacts = (struct strvec)STRVEC_INIT;
 	cfg->runner.srun_args = (struct strvec)STRVEC_INIT;
 	cfg->runner.read_only = (struct strvec)STRVEC_INIT;
+	cfg->runner.devices = (struct strvec)STRVEC_INIT;
 	cfg->build_after_each_merge = 1;
 	cfg->bisect.confirm = 2;
 	cfg->bisect.jobs = 1;
@@ -1907,6 +1926,7 @@ void config_free(struct config *cfg)
 	free(cfg->runner.cache.listen);
 	strvec_clear(&cfg->runner.srun_args);
 	strvec_clear(&cfg->runner.read_only);
+	strvec_clear(&cfg->runner.devices);
 	free(cfg->git.token_env);
 	free(cfg->git.ssh_key);
 	free(cfg->git.ca_file);

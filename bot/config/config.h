@@ -184,6 +184,8 @@ struct config {
 		char *bwrap;            /* absolute path of bwrap; NULL with sandbox none */
 		int network;            /* commands may reach the network; default 0 */
 		struct strvec read_only; /* absolute paths shown read-only in the sandbox */
+		struct strvec devices;  /* device files the sandbox shows (/dev/kvm); the
+					   box's /dev has only null, zero, random, tty… */
 		/* free space below which nextbot reclaims its workers before it calls a
 		   full disk an infrastructure problem; default 256 MiB */
 		long long min_free;

@@ -252,6 +252,8 @@ static void cell_culprit_opts(struct night *n, struct culprit_opts *o, const str
 					      .network = n->cfg->runner.network,
 					      .shown = (const char *const *)
 						       n->cfg->runner.read_only.v,
+					      .devices = (const char *const *)
+							 n->cfg->runner.devices.v,
 					      .hide = n->box_hide };
 		n->box_hide[0] = n->cfg->workdir;
 		n->box_hide[1] = n->config_abs;
