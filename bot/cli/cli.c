@@ -41,7 +41,7 @@ static const struct cli_command commands[] = {
 	  "  --matrix      configurations: make ARCH=x86_64|arm64|riscv, a build matrix in\n"
 	  "                the config, defects that break only some cells\n"
 	  "  --no-cache    leave the compiler cache off (on where bwrap is installed:\n"
-	  "                runner: {cache: {kind: ccache}} in the config)\n"
+	  "                runner: {cache: {max: 5G}} in the config)\n"
 	  "  advance DIR   play the feeds forward\n"
 	  "  --days N      how many days (default 1)\n" },
 	{ "run", cmd_run, "run [--date YYYY-MM-DD] [--no-notify]",
