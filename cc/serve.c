@@ -1311,7 +1311,7 @@ static int server_init(struct server *s, const struct cc_serve_opts *o)
 	/* the compiles' scratch: the runner user reaches its own folder in it, nothing else */
 	if (file_remove_tree(o->jobs) < 0 || file_mkdir_p(o->jobs, 0711) < 0)
 		return NB_ERROR;
-	return cc_store_open(&s->store, o->store, o->max);
+	return cc_store_open(&s->store, o->store, o->max, o->min_free);
 }
 
 static void server_release(struct server *s)
