@@ -137,6 +137,13 @@ unit:
 	@NEXTBOT=$(abspath $(NEXTBOT)) BUILD=$(abspath $(BUILD)) SAN=$(SAN) UNIT=1 \
 		$(if $(TESTS),CMOCKA_FILTER='$(TESTS)') tests/run-all $(TEST_BIN)
 
+# `make kernel-check`: the tests on the real kernel, outside `make check` (each takes
+# tens of minutes); the source from NEXTBOT_KERNEL_SRC (a tree or a tarball), else
+# Debian's /usr/src/linux-source-*.tar.xz; without one each skips, saying so.
+kernel-check: deps
+	@$(MAKE) --no-print-directory $(NEXTBOT) $(SHIM)
+	@NEXTBOT=$(abspath $(NEXTBOT)) tests/kernel/cc-identity.sh
+
 demo: deps
 	@$(MAKE) --no-print-directory $(NEXTBOT) $(SHIM)
 	@NEXTBOT=$(abspath $(NEXTBOT)) scripts/demo
@@ -166,7 +173,7 @@ install: $(NEXTBOT) $(SHIM)
 clean:
 	rm -rf build build-san nextbot nextbot-cc
 
-.PHONY: all deps tests check unit demo bench fuzz style install clean pkgcheck testpkgcheck FORCE
+.PHONY: all deps tests check unit kernel-check demo bench fuzz style install clean pkgcheck testpkgcheck FORCE
 .SECONDARY:
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
