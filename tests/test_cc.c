@@ -147,6 +147,10 @@ static void test_args_cacheable(void **state)
 		  "x.c -include c.h -isystem /i -Wa,--noexecstack -ffile-prefix-map=/a=/b",
 		  "x.c -include c.h -isystem /i -Wa,--noexecstack -ffile-prefix-map=/a=/b", NULL,
 		  0, 0 },
+		/* a 32-bit kbuild compile (tinyconfig on x86): every one says -Wa,-mtune= */
+		{ "-m32 -march=i686 -Wa,-mtune=generic32 -c x.c -o x.o",
+		  "-m32 -march=i686 -Wa,-mtune=generic32 x.c",
+		  "-m32 -march=i686 -Wa,-mtune=generic32 x.c", "x.o", 0, 0 },
 	};
 	size_t i;
 
