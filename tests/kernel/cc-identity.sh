@@ -112,4 +112,9 @@ check "the second build's compiles were hits" \
 	sh -c "! grep -q '^compiled' '$TMP/out/hit.trace' && grep -q '^hit' '$TMP/out/hit.trace'"
 check "kbuild's host programs went through it too (HOSTCC with -Wp,-MMD)" \
 	grep -q '^hit scripts/' "$TMP/out/hit.trace"
+echo "# what the shims left to the compiler, and why (the second time):"
+grep '^uncached' "$TMP/out/hit.trace" | sed 's/^uncached [^:]*: //' | sort | uniq -c | sort -rn |
+	sed 's/^/#   /'
+check "no compile of kbuild's was refused for an option the cache does not know" \
+	sh -c "! grep -q 'does not know' '$TMP/out/hit.trace'"
 done_testing
