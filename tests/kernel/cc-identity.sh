@@ -44,7 +44,9 @@ git --git-dir="$G" branch -M master 2>/dev/null
 echo "# $(git --git-dir="$G" ls-tree -r --name-only master | wc -l) files committed"
 
 # the build: tinyconfig, vmlinux, its time; the shims' trace kept in the tree
-BUILD='start=$(date +%s); export NEXTBOT_CC_TRACE=$PWD/.cc-trace; make -s tinyconfig >/dev/null && make -s -j2 vmlinux; rc=$?; echo "build-seconds $(($(date +%s) - start))"; exit $rc'
+# (the build's time, user and host fixed: init/version-timestamp.o and so vmlinux name
+# them, and two builds without any cache differ there otherwise)
+BUILD='start=$(date +%s); export NEXTBOT_CC_TRACE=$PWD/.cc-trace KBUILD_BUILD_TIMESTAMP=2026-01-01 KBUILD_BUILD_USER=nextbot KBUILD_BUILD_HOST=nextbot; make -s tinyconfig >/dev/null && make -s -j2 vmlinux; rc=$?; echo "build-seconds $(($(date +%s) - start))"; exit $rc'
 # night NAME RUNNER: a night in $TMP/state (always the same path), its outputs kept;
 # the state goes between nights but its repository (fetching the kernel is slow)
 night() {
