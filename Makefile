@@ -137,6 +137,13 @@ unit:
 	@NEXTBOT=$(abspath $(NEXTBOT)) BUILD=$(abspath $(BUILD)) SAN=$(SAN) UNIT=1 \
 		$(if $(TESTS),CMOCKA_FILTER='$(TESTS)') tests/run-all $(TEST_BIN)
 
+# `make kernel-check`: the tests on the real kernel, outside `make check` (each takes
+# tens of minutes); the source from NEXTBOT_KERNEL_SRC (a tree or a tarball), else
+# Debian's /usr/src/linux-source-*.tar.xz; without one each skips, saying so.
+kernel-check: deps
+	@$(MAKE) --no-print-directory $(NEXTBOT) $(SHIM)
+	@NEXTBOT=$(abspath $(NEXTBOT)) tests/kernel/cc-identity.sh
+
 demo: deps
 	@$(MAKE) --no-print-directory $(NEXTBOT) $(SHIM)
 	@NEXTBOT=$(abspath $(NEXTBOT)) scripts/demo

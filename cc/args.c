@@ -60,10 +60,13 @@ static const char *const f_denied[] = {
 	NULL,
 };
 
-/* What -Wa, may pass to the assembler: plain switches, no file. */
+/*
+ * What -Wa, may pass to the assembler: plain switches, no file.  kbuild's 32-bit
+ * x86 compiles (tinyconfig) all say -Wa,-mtune=generic32.
+ */
 static const char *const wa_allowed[] = {
 	"--noexecstack", "--64", "--32", "-mrelax-relocations=", "--gdwarf", "-gdwarf",
-	"--compress-debug-sections", "-mx86-used-note=", NULL,
+	"--compress-debug-sections", "-mx86-used-note=", "-mtune=", "-march=", NULL,
 };
 
 static int in_list(const char *const *list, const char *s)

@@ -32,6 +32,7 @@ struct cc_service_opts {
 	const char *jobs_dir;  /* made afresh: the scratch folders of compiles */
 	const char *store;     /* the entries: private, never in a box */
 	long long max;         /* bytes the store may hold */
+	long long min_free;    /* the store's disk keeps this free (runner.min_free) */
 	const char *user;      /* as root: whom compiles run as (runner.user) */
 	const char *bwrap;
 	const char *const *shown; /* runner.read_only: shown in the compiles' box too */
@@ -68,13 +69,20 @@ int cc_service_start(struct cc_service **out, const struct cc_service_opts *o);
  */
 void cc_service_box(const struct cc_service *s, struct runcmd_box *box);
 
+/*
+ * The disk's floor first: removes the least recently used entries of the store at
+ * `dir` (a service may be using it) until its disk has `min_free` bytes free or the
+ * store is empty.  Returns the bytes removed.
+ */
+long long cc_store_give_way(const char *dir, long long min_free);
+
 /* Stops the service (its compiles under way are killed) and frees `s`; NULL: no-op. */
 void cc_service_stop(struct cc_service *s, struct cc_stats *stats);
 
 /* `nextbot cc-serve`'s options (the service process; see bot/cli/cmd_cc.c). */
 struct cc_serve_opts {
 	const char *store, *jobs;
-	long long max;
+	long long max, min_free;
 	const char *user, *bwrap;
 	const char *const *shown, *const *hide;
 	struct runcmd_limits limits;

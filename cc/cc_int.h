@@ -267,8 +267,11 @@ int cc_relay_main(int argc, char **argv);
 
 struct cc_store;
 
-/* Opens (making it 0700) the store at `dir`; trims it to `max` at once. */
-int cc_store_open(struct cc_store **out, const char *dir, long long max);
+/*
+ * Opens (making it 0700) the store at `dir`; trims it to `max`, and to leave its
+ * disk `min_free` bytes free (0: no floor), at once.
+ */
+int cc_store_open(struct cc_store **out, const char *dir, long long max, long long min_free);
 void cc_store_free(struct cc_store *s);
 
 /*
@@ -278,7 +281,11 @@ void cc_store_free(struct cc_store *s);
  */
 int cc_store_get(struct cc_store *s, const char key[SHA256_HEXSZ + 1], int *fd,
 		 uint32_t *stderr_len, uint64_t *object_len);
-/* Stores stderr and the object file `object_fd` (from its start); over `max` it is not kept. */
+/*
+ * Stores stderr and the object file `object_fd` (from its start), room made first
+ * (the least recently used out); one that does not fit under `max` and above the
+ * disk's floor even so is not kept (0 all the same).
+ */
 int cc_store_put(struct cc_store *s, const char key[SHA256_HEXSZ + 1], const char *err,
 		 uint32_t err_len, int object_fd, uint64_t object_len);
 /* Bytes held now. */

@@ -57,6 +57,9 @@
 #define CHECK_NAME "nextbot-cc-check.i"
 #define SEARCH_NAME "nextbot-cc-check.v" /* the check's -v messages: the folders searched */
 #define OUT_NAME "nextbot-cc-out.o"
+/* direct mode's probe: a header poisoning __has_include, and the preprocessor's verdict */
+#define POISON_NAME "nextbot-cc-poison.h"
+#define PROBE_NAME "nextbot-cc-probe"
 
 /* A compile under way: others asking for the same key wait for it. */
 struct flight {
@@ -650,15 +653,48 @@ static struct runcmd_bind *job_binds(const struct server *s, const struct serve_
 	return b;
 }
 
+static int printable(const char *c)
+{
+	for (; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			return 0;
+	return 1;
+}
+
+/* Options a manifest cannot answer for: files included by name, a search made otherwise. */
+static int direct_args_ok(const struct cc_request *req)
+{
+	size_t i;
+
+	for (i = 0; i < req->args.nr; i++) {
+		const char *a = req->args.v[i];
+
+		if (!printable(a) || strstr(a, "__has_include") || !strcmp(a, "-I-") ||
+		    str_starts_with(a, "-include") || str_starts_with(a, "-imacros") ||
+		    str_starts_with(a, "--include") || str_starts_with(a, "--imacros"))
+			return 0;
+	}
+	return 1;
+}
+
 /*
  * In the box: the box's preprocessing again (its text must be the one the key
  * names: the files laid out are those the source really read), then the compile
- * itself, of the source, with the options as the build gave them.
+ * itself, of the source, with the options as the build gave them.  When a
+ * manifest may be written ($2 is 1), after a compile that worked, the
+ * preprocessing once more with __has_include poisoned: a probe for a file's
+ * existence, however it is spelled (a line splice, a paste, a macro), is what no
+ * manifest can answer for; PROBE_NAME says 0 when there was none.
  */
 static const char compile_script[] =
-	"pp=$1; shift\n"
+	"pp=$1; probe=$2; shift 2\n"
 	"\"$0\" \"$@\" -E \"$pp\" -v -o " CHECK_NAME " 2>" SEARCH_NAME " || exit 97\n"
-	"exec \"$0\" \"$@\" -c -o " OUT_NAME "\n";
+	"\"$0\" \"$@\" -c -o " OUT_NAME " || exit\n"
+	"[ \"$probe\" = 1 ] || exit 0\n"
+	"echo '#pragma GCC poison __has_include __has_include_next' >" POISON_NAME " || exit\n"
+	"\"$0\" \"$@\" -E \"$pp\" -include ./" POISON_NAME " -o /dev/null >/dev/null 2>&1\n"
+	"echo $? >" PROBE_NAME "\n"
+	"rm -f " POISON_NAME "\n";
 
 static int compile_in_box(struct runcmd_result *r, struct conn *c, const struct cc_request *req,
 			  const struct serve_job *j, const char *real)
@@ -674,7 +710,7 @@ static int compile_in_box(struct runcmd_result *r, struct conn *c, const struct 
 	int err;
 
 	strvec_pushl(&argv, "/bin/sh", "-c", compile_script, req->compiler, cc_pp_option(real),
-		     NULL);
+		     direct_args_ok(req) ? "1" : "0", NULL);
 	for (i = 0; i < req->args.nr; i++)
 		strvec_push(&argv, req->args.v[i]);
 	ro.argv = (const char *const *)argv.v;
@@ -752,14 +788,6 @@ static int holds(const char *hay, size_t len, const char *needle)
 		if (hay[i] == needle[0] && !memcmp(hay + i, needle, n))
 			return 1;
 	return 0;
-}
-
-static int printable(const char *c)
-{
-	for (; *c; c++)
-		if ((unsigned char)*c < 0x20 || *c == 0x7f)
-			return 0;
-	return 1;
 }
 
 static int record_include(void *data, int kind, const char *name)
@@ -960,22 +988,6 @@ static int job_bytes(struct strbuf *out, const struct serve_job *j, const char *
 	return ok ? 0 : -1;
 }
 
-/* Options a manifest cannot answer for: files included by name, a search made otherwise. */
-static int direct_args_ok(const struct cc_request *req)
-{
-	size_t i;
-
-	for (i = 0; i < req->args.nr; i++) {
-		const char *a = req->args.v[i];
-
-		if (!printable(a) || strstr(a, "__has_include") || !strcmp(a, "-I-") ||
-		    str_starts_with(a, "-include") || str_starts_with(a, "-imacros") ||
-		    str_starts_with(a, "--include") || str_starts_with(a, "--imacros"))
-			return 0;
-	}
-	return 1;
-}
-
 /*
  * After a compile of the service's own (its text the key's): the manifest of it
  * under its direct key, with those already there (the newest first, a few).
@@ -986,6 +998,7 @@ static void record_manifest(struct server *s, const struct serve_job *j,
 	struct record rc = { .s = s, .j = j, .req = req, .files = STRBUF_INIT,
 			     .seen = STRVEC_INIT, .hashes = STRVEC_INIT, .incs = STRVEC_INIT };
 	struct strbuf text = STRBUF_INIT, v = STRBUF_INIT, m = STRBUF_INIT, old = STRBUF_INIT;
+	struct strbuf probe = STRBUF_INIT;
 	struct cc_search sd = CC_SEARCH_INIT;
 	struct strvec absent = STRVEC_INIT;
 	char dkey[SHA256_HEXSZ + 1];
@@ -993,7 +1006,8 @@ static void record_manifest(struct server *s, const struct serve_job *j,
 	size_t i;
 	int kept = 1, fd;
 
-	if (!direct_args_ok(req) || job_bytes(&text, j, CHECK_NAME) < 0 ||
+	if (!direct_args_ok(req) || job_bytes(&probe, j, PROBE_NAME) < 0 ||
+	    strcmp(probe.buf, "0\n") || job_bytes(&text, j, CHECK_NAME) < 0 ||
 	    job_bytes(&v, j, SEARCH_NAME) < 0 || cc_text_timed(text.buf, text.len) ||
 	    cc_search_dirs(&sd, v.buf) < 0 ||
 	    cc_text_names(text.buf, text.len, record_file, &rc) < 0 || !rc.source[0])
@@ -1036,6 +1050,7 @@ done:
 	strbuf_release(&v);
 	strbuf_release(&m);
 	strbuf_release(&old);
+	strbuf_release(&probe);
 	strbuf_release(&rc.files);
 	strvec_clear(&rc.seen);
 	strvec_clear(&rc.hashes);
@@ -1318,7 +1333,7 @@ static int server_init(struct server *s, const struct cc_serve_opts *o)
 	/* the compiles' scratch: the runner user reaches its own folder in it, nothing else */
 	if (file_remove_tree(o->jobs) < 0 || file_mkdir_p(o->jobs, 0711) < 0)
 		return NB_ERROR;
-	return cc_store_open(&s->store, o->store, o->max);
+	return cc_store_open(&s->store, o->store, o->max, o->min_free);
 }
 
 static void server_release(struct server *s)

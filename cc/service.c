@@ -201,6 +201,7 @@ static void serve_argv(struct strvec *av, const struct cc_service_opts *o, const
 	for (i = 0; o->hide && o->hide[i]; i++)
 		strvec_pushl(av, "--hide", o->hide[i], NULL);
 	push_opt(av, "--max", o->max);
+	push_opt(av, "--min-free", o->min_free);
 	push_opt(av, "--memory", o->limits.memory);
 	push_opt(av, "--processes", o->limits.processes);
 	push_opt(av, "--cpu", o->limits.cpu);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "cc/cc_int.h"
@@ -21,6 +22,10 @@
  * u64 object length, the stderr, the object.  A file whose size does not add up
  * (a crash while it was written) is no entry.  Written in <dir>/tmp and renamed.
  * A hit sets the entry's mtime: trimming removes the oldest first, down to 90%.
+ * Room for an entry is made before it is written: the store never holds more than
+ * `max` (the entries being written counted), and never takes its disk below
+ * `min_free` (runner.min_free): the oldest entries go first, and an entry that
+ * would not fit even so is not kept.
  */
 #define ENTRY_MAGIC "NBCCE1\n"
 #define HEAD_LEN 20
@@ -28,7 +33,8 @@
 
 struct cc_store {
 	char *dir, *entries, *tmp;
-	long long max, bytes;
+	long long max, min_free, bytes;
+	long long reserved;  /* entries being written */
 	pthread_mutex_t lock;
 };
 
@@ -92,29 +98,78 @@ static int older_first(const void *a, const void *b)
 	return (x->mtime.tv_nsec > y->mtime.tv_nsec) - (x->mtime.tv_nsec < y->mtime.tv_nsec);
 }
 
-/* Counts the store again and, above max, removes the least recently used. Locked. */
-static void recount_and_trim(struct cc_store *s)
+/* Bytes free on the disk of `dir`, or -1 when it cannot be looked at. */
+static long long disk_free(const char *dir)
+{
+	struct statvfs sv;
+
+	if (statvfs(dir, &sv) < 0)
+		return -1;
+	return (long long)sv.f_bavail * (long long)sv.f_frsize;
+}
+
+/* Whether `room` more bytes leave the disk of `dir` at least `min_free` (0: no floor). */
+static int disk_room(const char *dir, long long min_free, long long room)
+{
+	long long avail = min_free ? disk_free(dir) : -1;
+
+	return avail < 0 || avail - room >= min_free;
+}
+
+/*
+ * Counts the store again and removes the least recently used entries while it holds
+ * more than `max` with `room` more bytes (then down to 90%), or the disk has not
+ * `room` more above `min_free`.  Locked.  1 when `room` fits now.
+ */
+static int make_room(struct cc_store *s, long long room)
 {
 	struct entry *e;
-	size_t nr, i;
-	long long total = 0;
+	size_t nr, i = 0;
+	long long total = 0, want;
+	int fits;
 
 	list_entries(&e, &nr, s);
 	for (i = 0; i < nr; i++)
 		total += e[i].size;
-	if (total > s->max) {
-		qsort(e, nr, sizeof(*e), older_first);
-		for (i = 0; i < nr && total > TRIM_TO(s->max); i++)
-			if (!unlink(e[i].path) || errno == ENOENT)
-				total -= e[i].size;
-	}
+	want = total + s->reserved + room > s->max ? TRIM_TO(s->max) : s->max;
+	qsort(e, nr, sizeof(*e), older_first);
+	for (i = 0; i < nr && (total + s->reserved + room > want ||
+			       !disk_room(s->dir, s->min_free, s->reserved + room)); i++)
+		if (!unlink(e[i].path) || errno == ENOENT)
+			total -= e[i].size;
+	fits = total + s->reserved + room <= s->max &&
+	       disk_room(s->dir, s->min_free, s->reserved + room);
 	s->bytes = total;
 	for (i = 0; i < nr; i++)
 		free(e[i].path);
 	free(e);
+	return fits;
 }
 
-int cc_store_open(struct cc_store **out, const char *dir, long long max)
+long long cc_store_give_way(const char *dir, long long min_free)
+{
+	struct cc_store s = { .entries = xstrfmt("%s/v1", dir) };
+	struct entry *e;
+	size_t nr, i;
+	long long freed = 0;
+
+	if (disk_room(dir, min_free, 0)) {
+		free(s.entries);
+		return 0;
+	}
+	list_entries(&e, &nr, &s);
+	qsort(e, nr, sizeof(*e), older_first);
+	for (i = 0; i < nr && !disk_room(dir, min_free, 0); i++)
+		if (!unlink(e[i].path))
+			freed += e[i].size;
+	for (i = 0; i < nr; i++)
+		free(e[i].path);
+	free(e);
+	free(s.entries);
+	return freed;
+}
+
+int cc_store_open(struct cc_store **out, const char *dir, long long max, long long min_free)
 {
 	struct cc_store *s = xcalloc(1, sizeof(*s));
 	struct stat st;
@@ -124,6 +179,7 @@ int cc_store_open(struct cc_store **out, const char *dir, long long max)
 	s->entries = xstrfmt("%s/v1", dir);
 	s->tmp = xstrfmt("%s/tmp", dir);
 	s->max = max;
+	s->min_free = min_free;
 	pthread_mutex_init(&s->lock, NULL);
 	/* the store's own folder, of this user's, nobody else's to enter */
 	nb_error_clear();
@@ -137,7 +193,7 @@ int cc_store_open(struct cc_store **out, const char *dir, long long max)
 		cc_store_free(s);
 		return NB_ERROR;
 	}
-	recount_and_trim(s);
+	make_room(s, 0);
 	*out = s;
 	return 0;
 }
@@ -233,31 +289,35 @@ int cc_store_put(struct cc_store *s, const char key[SHA256_HEXSZ + 1], const cha
 	long long size = HEAD_LEN + (long long)err_len + (long long)object_len, old = 0;
 	char *tmp = xstrfmt("%s/e-XXXXXX", s->tmp), *path = entry_path(s, key), *sub;
 	struct stat st;
-	int fd = -1, error = 0;
+	int fd = -1, error = 0, fits;
 
 	if (size > s->max || err_len > CC_MAX_STDERR || object_len > CC_MAX_OBJECT)
 		goto done;  /* bigger than the whole store: never kept */
+	pthread_mutex_lock(&s->lock);
+	fits = (s->bytes + s->reserved + size <= s->max &&
+		disk_room(s->dir, s->min_free, s->reserved + size)) || make_room(s, size);
+	if (fits)
+		s->reserved += size;
+	pthread_mutex_unlock(&s->lock);
+	if (!fits)
+		goto done;  /* no room under max, or above the disk's floor: not kept */
 	sub = xstrfmt("%s/%.2s", s->entries, key);
 	if (mkdir(sub, 0700) < 0 && errno != EEXIST)
 		error = nb_error_errno(NB_ERROR, "compiler cache: cannot make '%s'", sub);
 	free(sub);
-	if (error)
-		goto done;
-	fd = mkstemp(tmp);
-	if (fd < 0 || write_entry(fd, err, err_len, object_fd, object_len) < 0) {
-		error = nb_error_errno(NB_ERROR, "compiler cache: cannot write '%s'", tmp);
-		goto done;
+	if (!error) {
+		fd = mkstemp(tmp);
+		if (fd < 0 || write_entry(fd, err, err_len, object_fd, object_len) < 0)
+			error = nb_error_errno(NB_ERROR, "compiler cache: cannot write '%s'", tmp);
 	}
 	pthread_mutex_lock(&s->lock);
-	if (!lstat(path, &st))
+	s->reserved -= size;
+	if (!error && !lstat(path, &st))
 		old = (long long)st.st_size;
-	if (rename(tmp, path) < 0) {
+	if (!error && rename(tmp, path) < 0)
 		error = nb_error_errno(NB_ERROR, "compiler cache: cannot store '%s'", path);
-	} else {
+	else if (!error)
 		s->bytes += size - old;
-		if (s->bytes > s->max)
-			recount_and_trim(s);
-	}
 	pthread_mutex_unlock(&s->lock);
 done:
 	if (fd >= 0) {

@@ -497,7 +497,7 @@ int sim_config_save(struct sim_world *w)
 	if (w->cache)
 		strbuf_addstr(&sb, "# every probe of a search builds a clean tree: the compiler\n"
 				   "# cache makes that little more than preprocessing\n"
-				   "runner: {cache: {kind: ccache}}\n");
+				   "runner: {cache: {max: 5G}}\n");
 	error = file_write_atomic(path, sb.buf, sb.len);
 	strbuf_release(&sb);
 	strbuf_release(&url);

@@ -28,7 +28,7 @@ struct feeds_world_opts {
 	/* commits of mainline history under the initial import (a linear chain, each
 	   changing one file HISTORY); 0: the import is the root, as before */
 	int history;
-	/* nextbot.yaml turns the compiler cache on (runner: {cache: {kind: ccache}}):
+	/* nextbot.yaml turns the compiler cache on (runner: {cache: {max: 5G}}):
 	   the caller sets it only where check-config accepts it (bwrap is installed) */
 	int cache;
 };

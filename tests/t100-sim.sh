@@ -28,7 +28,7 @@ check "the config never merges mm-unstable, watches it, names the remotes beside
 # the compiler cache: on where check-config accepts it (bwrap is installed), --no-cache off
 if command -v bwrap >/dev/null 2>&1 || [ -x /usr/bin/bwrap ]; then
 	check "bwrap is here: the config turns the compiler cache on" \
-		grep -qx 'runner: {cache: {kind: ccache}}' "$W/nextbot.yaml"
+		grep -qx 'runner: {cache: {max: 5G}}' "$W/nextbot.yaml"
 else
 	check "no bwrap here: the config leaves the compiler cache off" \
 		sh -c "! grep -q '^runner:' '$W/nextbot.yaml'"

@@ -68,7 +68,7 @@ season() {
 	# init turns on where this nextbot has it (bwrap), a clean build costs little more
 	# than preprocessing; without it the season takes several times as long
 	if [ -z "${NO_CACHE:-}" ] && { command -v bwrap >/dev/null 2>&1 || [ -x /usr/bin/bwrap ]; }; then
-		grep -qx 'runner: {cache: {kind: ccache}}' "$cfg" ||
+		grep -qx 'runner: {cache: {max: 5G}}' "$cfg" ||
 			not_ok "seed $seed: sim init turned the compiler cache on"
 	else
 		grep -q '^runner:' "$cfg" && not_ok "seed $seed: sim init left the compiler cache off"

@@ -166,6 +166,18 @@ check "direct: a header with __has_include is never a direct hit" \
 	sh -c "! grep -q 'direct\$' '$TMP/trace' && test \"\$(grep -c '^hit h.c\$' '$TMP/trace')\" = 1"
 printf '\n' >inc1/w.h
 check "(and the file it probes for, once there, counts)" dcc h
+# the probe hidden from a reading of the bytes: behind a line splice, made by a paste
+printf '#if __has_\\\ninclude("w2.h")\n#define W 1\n#else\n#define W 0\n#endif\n' >inc2/sp.h
+printf '#define CAT(a, b) a##b\n#if CAT(__has_, include)("w3.h")\n#define W3 1\n#else\n#define W3 0\n#endif\n' >inc2/pa.h
+printf '#include "sp.h"\n#include "pa.h"\nint w(void) { return W + W3; }\n' >s.c
+: >"$TMP/trace"
+dcc s && dcc s
+check "direct: __has_include behind a line splice or a paste is never a direct hit" \
+	sh -c "! grep -q 'direct\$' '$TMP/trace' && test \"\$(grep -c '^hit s.c\$' '$TMP/trace')\" = 1"
+printf '\n' >inc1/w2.h
+check "(the file the splice probes for, once there, counts)" dcc s
+printf '\n' >inc1/w3.h
+check "(the file the paste probes for, once there, counts)" dcc s
 # dependency files: the usual way (the -E pass writes them)
 : >"$TMP/trace"
 $CACHED gcc $DOPTS -MD -c d.c -o d.o && $CACHED gcc $DOPTS -MD -c d.c -o d.o
@@ -345,6 +357,8 @@ done
 check "garbage was answered with a refusal" sh -c "printf '%s' \"\$1\" | grep -q 'garbage: [X-]'" - "$L1"
 check "the night's builds went through the cache" sh -c "printf '%s' \"\$1\" | grep -q '^cc: compiled main.c'" - "$L1"
 check "the night logged the cache's counts" grep -q 'compiler cache: .* refused' "$TMP/night1.err"
+check "the old spelling (kind: ccache) works, with a warning that says what the cache is" \
+	grep -q "runner.cache.kind: the cache is nextbot's own" "$TMP/night1.err"
 check "nothing of the store is left in a box's sight" test ! -e "$N/state/workers/.cc"
 
 cd "$N/src/evil" || exit 1

@@ -148,6 +148,10 @@ static void test_args_cacheable(void **state)
 		  "x.c -include c.h -isystem /i -Wa,--noexecstack -ffile-prefix-map=/a=/b",
 		  "x.c -include c.h -isystem /i -Wa,--noexecstack -ffile-prefix-map=/a=/b", NULL,
 		  0, 0 },
+		/* a 32-bit kbuild compile (tinyconfig on x86): every one says -Wa,-mtune= */
+		{ "-m32 -march=i686 -Wa,-mtune=generic32 -c x.c -o x.o",
+		  "-m32 -march=i686 -Wa,-mtune=generic32 x.c",
+		  "-m32 -march=i686 -Wa,-mtune=generic32 x.c", "x.o", 0, 0 },
 	};
 	size_t i;
 
@@ -622,6 +626,58 @@ static void key_of(char key[SHA256_HEXSZ + 1], int n)
 	hex_of(key, s, strlen(s), 64);
 }
 
+/* Bytes of the entries under <dir>/v1, as the disk holds them. */
+static long long store_files_bytes(const char *dir)
+{
+	char *cmd = xstrfmt("find '%s/v1' -type f -printf '%%s\\n' | "
+			    "awk '{s += $1} END {print s + 0}'", dir);
+	FILE *p = popen(cmd, "r");
+	long long n = -1;
+
+	assert_non_null(p);
+	assert_int_equal(fscanf(p, "%lld", &n), 1);
+	pclose(p);
+	free(cmd);
+	return n;
+}
+
+/* The disk's floor: a store gives way to it, first the least recently used. */
+static void test_store_disk_floor(void **state)
+{
+	char *dir = xstrfmt("%s/floor", tmpdir), key[SHA256_HEXSZ + 1];
+	const long long never = 1LL << 60;  /* no disk has this free */
+	struct cc_store *s;
+	uint32_t elen;
+	uint64_t olen;
+	int fd, i;
+
+	(void)state;
+	assert_int_equal(cc_store_open(&s, dir, 1 << 20, 0), 0);
+	for (i = 0; i < 3; i++) {
+		key_of(key, 200 + i);
+		fd = object_fd(tmpdir, "f", 3000);
+		assert_int_equal(cc_store_put(s, key, "", 0, fd, 3000), 0);
+		close(fd);
+	}
+	cc_store_free(s);
+	/* room enough: nothing goes */
+	assert_int_equal(cc_store_give_way(dir, 0), 0);
+	assert_int_equal(store_files_bytes(dir), 3 * 3020);
+	/* a floor no disk reaches: every entry goes, and is counted */
+	assert_int_equal(cc_store_give_way(dir, never), 3 * 3020);
+	assert_int_equal(store_files_bytes(dir), 0);
+	/* a service whose disk is below its floor keeps nothing, and says nothing wrong */
+	assert_int_equal(cc_store_open(&s, dir, 1 << 20, never), 0);
+	key_of(key, 210);
+	fd = object_fd(tmpdir, "g", 3000);
+	assert_int_equal(cc_store_put(s, key, "", 0, fd, 3000), 0);
+	close(fd);
+	assert_int_equal(cc_store_get(s, key, &fd, &elen, &olen), 0);
+	assert_int_equal(store_files_bytes(dir), 0);
+	cc_store_free(s);
+	free(dir);
+}
+
 static void test_store(void **state)
 {
 	char *dir = xstrfmt("%s/store", tmpdir), key[SHA256_HEXSZ + 1], err[8];
@@ -630,7 +686,7 @@ static void test_store(void **state)
 	uint64_t olen;
 	int fd, got, i;
 
-	assert_int_equal(cc_store_open(&s, dir, 10000), 0);
+	assert_int_equal(cc_store_open(&s, dir, 10000, 0), 0);
 	key_of(key, 0);
 	assert_int_equal(cc_store_get(s, key, &fd, &elen, &olen), 0);
 	fd = object_fd(tmpdir, "a", 1000);
@@ -650,6 +706,7 @@ static void test_store(void **state)
 		assert_int_equal(cc_store_put(s, key, "", 0, fd, 2000), 0);
 		close(fd);
 		assert_true(cc_store_bytes(s) <= 10000);
+		assert_true(store_files_bytes(dir) <= 10000);
 		/* file times tick coarsely (a jiffy): without a pause, two puts can share
 		 * an mtime and their order of removal is a coin toss (CI saw it) */
 		usleep(30 * 1000);
@@ -680,7 +737,7 @@ static void test_store(void **state)
 		key_of(key, 12);
 		path = xstrfmt("%s/v1/%.2s/%s", dir, key, key + 2);
 		assert_int_equal(truncate(path, 100), 0);
-		assert_int_equal(cc_store_open(&s, dir, 10000), 0);
+		assert_int_equal(cc_store_open(&s, dir, 10000, 0), 0);
 		assert_int_equal(cc_store_get(s, key, &fd, &elen, &olen), 0);
 		assert_false(file_exists(path));
 		cc_store_free(s);
@@ -692,7 +749,7 @@ static void test_store(void **state)
 
 		assert_int_equal(mkdir(theirs, 0700), 0);
 		assert_int_equal(chown(theirs, 65534, 65534), 0);
-		assert_int_equal(cc_store_open(&s, theirs, 10000), NB_ERROR);
+		assert_int_equal(cc_store_open(&s, theirs, 10000, 0), NB_ERROR);
 		assert_non_null(strstr(nb_error_last(), "not a folder of nextbot's own"));
 		free(theirs);
 	}
@@ -862,6 +919,7 @@ int main(void)
 		cmocka_unit_test(test_include_names),
 		TT(test_manifest_usable),
 		TT(test_store),
+		TT(test_store_disk_floor),
 		TT(test_serve_refuses_forgeries),
 	};
 

@@ -631,26 +631,34 @@ static void test_runner_cache(void **state)
 	config_free(cfg);
 	if (access("/usr/bin/bwrap", X_OK))
 		skip();
-	cfg = load_ok(BASE "runner: {cache: {kind: ccache}}\n");
+	cfg = load_ok(BASE "runner: {cache: {}}\n");
 	dir = xstrfmt("%s/state/ccache", tmpdir);
 	assert_int_equal(cfg->runner.cache.on, 1);
-	assert_int_equal(cfg->runner.cache.kind, CONFIG_CACHE_CCACHE);
 	assert_string_equal(cfg->runner.cache.dir, dir);
 	assert_true(cfg->runner.cache.max == 5LL << 30);
+	assert_int_equal(cfg->warnings.nr, 0);
 	config_free(cfg);
 	free(dir);
-	cfg = load_ok(BASE "runner:\n  cache: {kind: ccache, dir: cc-store, max: 2G}\n");
+	cfg = load_ok(BASE "runner:\n  cache: {dir: cc-store, max: 2G}\n");
 	dir = xstrfmt("%s/cc-store", tmpdir);
 	assert_string_equal(cfg->runner.cache.dir, dir);
 	assert_true(cfg->runner.cache.max == 2LL << 30);
+	assert_int_equal(cfg->warnings.nr, 0);
 	config_free(cfg);
 	free(dir);
+	/* the old spelling: the same cache, and a warning that says what it is */
+	cfg = load_ok(BASE "runner:\n  cache: {kind: ccache, max: 2G}\n");
+	assert_int_equal(cfg->runner.cache.on, 1);
+	assert_true(cfg->runner.cache.max == 2LL << 30);
+	assert_int_equal(cfg->warnings.nr, 1);
+	assert_non_null(strstr(cfg->warnings.v[0], ":3:17: runner.cache.kind: the cache is "
+						    "nextbot's own"));
+	config_free(cfg);
 	cfg = load_ok(BASE "runner: {cache: null}\n");
 	assert_int_equal(cfg->runner.cache.on, 0);
 	config_free(cfg);
 
 	load_bad(BASE "runner: {cache: {kind: sccache}}\n", 2, "runner.cache.kind", "ccache");
-	load_bad(BASE "runner:\n  cache:\n    dir: /x\n", 4, "runner.cache.kind", "missing");
 	load_bad(BASE "runner: {cache: {kind: ccache, size: 1G}}\n", 2, "runner.cache.size",
 		 "unknown key");
 	load_bad(BASE "runner: {cache: {kind: ccache, max: 1K}}\n", 2, "runner.cache.max",

@@ -42,7 +42,7 @@ static const struct cli_command commands[] = {
 	  "  --matrix      configurations: make ARCH=x86_64|arm64|riscv, a build matrix in\n"
 	  "                the config, defects that break only some cells\n"
 	  "  --no-cache    leave the compiler cache off (on where bwrap is installed:\n"
-	  "                runner: {cache: {kind: ccache}} in the config)\n"
+	  "                runner: {cache: {max: 5G}} in the config)\n"
 	  "  --kernel SRC  a kernel world: mainline is the source SRC (a tarball or a\n"
 	  "                tree) as one commit, the feeds a script of edits of real files\n"
 	  "                with a build break, a boot failure, a semantic conflict and a\n"

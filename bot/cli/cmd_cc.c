@@ -71,6 +71,8 @@ static int option(struct serve_args *a, const char *name, const char *v)
 		strvec_push(&a->hide, v);
 	else if (!strcmp(name, "--max"))
 		bad = size_parse(&a->o.max, v) < 0;
+	else if (!strcmp(name, "--min-free"))
+		bad = size_parse(&a->o.min_free, v) < 0;
 	else if (!strcmp(name, "--memory"))
 		bad = number(&a->o.limits.memory, v);
 	else if (!strcmp(name, "--file-size"))
@@ -133,10 +135,11 @@ static int open_remote(struct serve_args *a)
 /*
  * Run by nextbot itself (cc/service.c), never by people: `nextbot cc-serve --run DIR
  * --jobs DIR --store DIR --shim FILE --bwrap FILE [--user U] [--show P]… [--hide P]…
- * [--max SIZE] [--memory N] [--processes N] [--cpu N] [--file-size N] [--timeout S]
- * [--path PATH] [--status-fd N] [--parent PID] [--listen HOST:PORT --token-file F]`.
- * It says "ready" (with --listen: "ready PORT", the TCP port it has) on the status
- * descriptor (default 1) once it serves, "error …" when it cannot, and "stats …"
+ * [--max SIZE] [--min-free SIZE] [--memory N] [--processes N] [--cpu N] [--file-size N]
+ * [--timeout S] [--path PATH] [--status-fd N] [--parent PID]
+ * [--listen HOST:PORT --token-file F]`.  It says "ready" (with --listen: "ready PORT",
+ * the TCP port it has) on the status descriptor (default 1) once it serves, "error …"
+ * when it cannot, and "stats …"
  * when SIGTERM ends it.
  */
 int cmd_cc_serve(const struct cli_ctx *ctx, int argc, char **argv)

@@ -115,8 +115,8 @@ static void print_sandbox(FILE *out, const struct config *cfg)
 	strbuf_reset(&sb);
 	if (cfg->runner.cache.on) {
 		size_format(&sb, cfg->runner.cache.max);
-		fprintf(out, "compiler cache: ccache in %s, at most %s\n", cfg->runner.cache.dir,
-			sb.buf);
+		fprintf(out, "compiler cache: nextbot's own, in %s, at most %s\n",
+			cfg->runner.cache.dir, sb.buf);
 	}
 	strbuf_release(&sb);
 }
@@ -144,7 +144,6 @@ static void jsandbox(json_object *x, const struct config *cfg)
 	if (cfg->runner.cache.on) {
 		json_object *c = json_object_new_object();
 
-		json_object_object_add(c, "kind", json_object_new_string("ccache"));
 		json_object_object_add(c, "dir", json_object_new_string(cfg->runner.cache.dir));
 		json_object_object_add(c, "max", json_object_new_int64(cfg->runner.cache.max));
 		json_object_object_add(x, "cache", c);
@@ -255,6 +254,10 @@ static void print_inbox(FILE *out, const struct config *cfg)
 /* What is valid but unsafe or surprising, on stderr. */
 static void print_warnings(const struct config *cfg)
 {
+	size_t i;
+
+	for (i = 0; i < cfg->warnings.nr; i++)
+		fprintf(stderr, "nextbot: warning: %s\n", cfg->warnings.v[i]);
 	if (cfg->inbox.configured && !cfg->inbox.authserv_id)
 		fputs("nextbot: warning: inbox.authserv_id is not set: a mail command is taken to "
 		      "come from whatever its From: says, and From: can be forged; set it to "

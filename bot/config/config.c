@@ -790,13 +790,16 @@ static int check_listen(struct loader *ld, const struct ynode *n)
 }
 
 /*
- * runner.cache: {kind: ccache, dir, max, listen}.  The store must be out of every build's
- * reach, which only the sandbox gives; and the service's socket is on this host.
+ * runner.cache: {dir, max, listen}.  The store must be out of every build's reach,
+ * which only the sandbox gives; and the service's socket is on this host (a cluster's
+ * nodes reach it over TCP at listen).  The old spelling `kind: ccache` is accepted
+ * with a warning: the cache is nextbot's own.
  */
 static int load_cache(struct loader *ld, const struct ynode *n)
 {
 	static const char *const keys[] = { "kind", "dir", "max", "listen", NULL };
 	static const char *const kinds[] = { "ccache", NULL };
+	const struct ynode *k = ynode_get(n, "kind");
 	struct config *cfg = ld->cfg;
 	int kind = -1, ret;
 	size_t old;
@@ -813,12 +816,12 @@ static int load_cache(struct loader *ld, const struct ynode *n)
 	    (ret = yread_str(&ld->r, n, "listen", &cfg->runner.cache.listen, 0)) < 0 ||
 	    (ret = check_listen(ld, n)) < 0)
 		goto done;
-	if (kind < 0) {
-		ret = yread_err(&ld->r, n, "kind", "missing (required): ccache");
-		goto done;
-	}
+	if (k)
+		strvec_pushf(&cfg->warnings,
+			     "%s:%d:%d: runner.cache.kind: the cache is nextbot's own (a compile "
+			     "service of its own and the nextbot-cc shims), not ccache; the key is "
+			     "not needed: runner.cache: {dir, max}", ld->r.path, k->line, k->col);
 	cfg->runner.cache.on = 1;
-	cfg->runner.cache.kind = (enum config_cache_kind)kind;
 	if (!cfg->runner.cache.dir)
 		cfg->runner.cache.dir = xstrfmt("%s/ccache", cfg->workdir);
 	if (!cfg->runner.cache.max)
@@ -1700,6 +1703,7 @@ static struct config *config_new(const char *path)
 
 	cfg->path = xstrdup(path);
 	cfg->never_merge = (struct strvec)STRVEC_INIT;
+	cfg->warnings = (struct strvec)STRVEC_INIT;
 	cfg->journey.trees = (struct strvec)STRVEC_INIT;
 	cfg->journey.list_trees = (struct strvec)STRVEC_INIT;
 	cfg->journey.lists = (struct strvec)STRVEC_INIT;
@@ -1893,6 +1897,7 @@ void config_free(struct config *cfg)
 	free(cfg->path);
 	free(cfg->dir);
 	free(cfg->workdir);
+	strvec_clear(&cfg->warnings);
 	tree_release(&cfg->base);
 	for (i = 0; i < cfg->trees_nr; i++)
 		tree_release(&cfg->trees[i]);

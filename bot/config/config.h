@@ -30,11 +30,6 @@ enum config_sandbox {
 	CONFIG_SANDBOX_NONE,      /* an explicit choice; check-config warns about it */
 };
 
-/* runner.cache.kind: only ccache (a compile service of nextbot's, cc/cc.h) for now. */
-enum config_cache_kind {
-	CONFIG_CACHE_CCACHE = 0,
-};
-
 enum config_tls {
 	CONFIG_TLS_NONE = 0,
 	CONFIG_TLS_STARTTLS, /* required: no plain fallback */
@@ -133,6 +128,8 @@ struct config {
 	char *path;          /* the file as given (-c), for messages */
 	char *dir;           /* absolute directory of the file */
 	char *workdir;       /* absolute; default "state" beside the file */
+	/* "FILE:LINE:COL: key: what": an old spelling still accepted, said on every load */
+	struct strvec warnings;
 
 	struct config_tree base;
 	struct config_tree *trees; /* in merge order */
@@ -189,10 +186,9 @@ struct config {
 		/* free space below which nextbot reclaims its workers before it calls a
 		   full disk an infrastructure problem; default 256 MiB */
 		long long min_free;
-		/* runner.cache: the compiler cache (cc/cc.h); off unless given */
+		/* runner.cache: the compiler cache, nextbot's own (cc/cc.h); off unless given */
 		struct {
 			int on;
-			enum config_cache_kind kind;
 			char *dir;          /* absolute; default <workdir>/ccache */
 			long long max;      /* bytes; default 5 GiB */
 			/* HOST:PORT the nodes of a cluster reach the service at (TCP,

@@ -18,10 +18,14 @@
 
 int bot_config_open(struct config **out, const struct cli_ctx *ctx)
 {
+	size_t i;
+
 	if (config_load(out, ctx->config_path) < 0) {
 		fprintf(stderr, "nextbot: %s\n", nb_error_last());
 		return EXIT_USAGE;
 	}
+	for (i = 0; i < (*out)->warnings.nr; i++)
+		fprintf(stderr, "nextbot: warning: %s\n", (*out)->warnings.v[i]);
 	return 0;
 }
 

@@ -328,7 +328,9 @@ int night_past_deadline(struct night *n);
 int night_disk_full(struct night *n, struct night_failure *out);
 /*
  * night_disk.c.  When the workdir's disk is short (below runner.min_free, or fewer
- * than 1000 inodes), every worker is removed (each is checked out anew at its next
+ * than 1000 inodes), the compiler cache's store gives way first (its least recently
+ * used entries removed until there is room, or none is left); if that is not
+ * enough, every worker is removed (each is checked out anew at its next
  * use) and a note names the one that held the most: its commit and the command
  * that last ran on it tonight.  The workers' own disk events since the last call
  * become notes too.  Returns 1 when the disk is still short, with `*why`
@@ -337,7 +339,8 @@ int night_disk_full(struct night *n, struct night_failure *out);
 int night_disk_reclaim(struct night *n, char **why);
 /*
  * At the night's start: merge/'s workers learn runner.min_free (a worker whose
- * commands leave the disk short is removed at once, merge/worker/worker.h), and the disk
+ * commands leave the disk short is removed at once, merge/worker/worker.h, once the
+ * compiler cache's store has given way), and the disk
  * is reclaimed if an earlier night left it short.
  */
 void night_disk_begin(struct night *n);

@@ -21,6 +21,7 @@ void night_cc_start(struct night *n)
 		.exe = bot_self_exe(),
 		.store = cfg->runner.cache.dir,
 		.max = cfg->runner.cache.max,
+		.min_free = cfg->runner.min_free,
 		.user = cfg->runner.user,
 		.bwrap = cfg->runner.bwrap,
 		.shown = (const char *const *)cfg->runner.read_only.v,

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "bot/night/night.h"
+#include "cc/cc.h"
 #include "merge/repo/repo.h"
 #include "merge/worker/worker.h"
 #include "notify/notice.h"
@@ -219,8 +220,33 @@ static void reclaim_workers(struct strbuf *filler, struct night *n)
 	strvec_clear(&workers);
 }
 
+/* The compiler cache's store, which gives way first; NULL: none tonight. */
+static const char *cache_dir;
+
+/* Frees what the store must for `floor`; the note of it in `note` (may be NULL). */
+static void cache_give_way(struct strbuf *note, unsigned long long floor)
+{
+	long long freed;
+
+	if (!cache_dir || !(freed = cc_store_give_way(cache_dir, (long long)floor)))
+		return;
+	if (note) {
+		strbuf_addstr(note, "; the compiler cache gave way first (");
+		size_format(note, freed);
+		strbuf_addstr(note, " removed)");
+	}
+	log_info("the disk was short: the compiler cache gave way (%lld bytes removed)", freed);
+}
+
+/* worker_disk_relief_set()'s: before a worker is judged short. */
+static void cache_relief(unsigned long long floor)
+{
+	cache_give_way(NULL, floor);
+}
+
 /*
- * When the disk is short: every worker removed, and a note naming the one that
+ * When the disk is short: the compiler cache's store trimmed first; then, if it
+ * is still short, every worker removed, and a note naming the one that
  * held the most (`filler` gets its words).  Returns -1 when the disk was not
  * short (nothing done), 0 when there is room now, 1 when it is still short (`d`:
  * what is left).
@@ -237,6 +263,16 @@ static int reclaim(struct strbuf *filler, struct disk *d, struct night *n)
 	strbuf_addstr(&note, ", runner.min_free ");
 	size_format(&note, n->cfg->runner.min_free);
 	strbuf_addstr(&note, ")");
+	cache_give_way(&note, (unsigned long long)n->cfg->runner.min_free);
+	if (disk_look(d, n->cfg->workdir) == 0 && !disk_short(d, n->cfg)) {
+		strbuf_addstr(&note, "; enough (");
+		disk_describe(&note, d);
+		strbuf_addstr(&note, " now)");
+		log_warn("%s", note.buf);
+		strvec_push(&n->run->notes, note.buf);
+		strbuf_release(&note);
+		return 0;
+	}
 	reclaim_workers(filler, n);
 	if (filler->len)
 		strbuf_addf(&note, ": %s", filler->buf);
@@ -266,6 +302,8 @@ static void take_events(struct night *n)
 void night_disk_begin(struct night *n)
 {
 	worker_min_free_set((unsigned long long)n->cfg->runner.min_free);
+	cache_dir = n->cfg->runner.cache.on ? n->cfg->runner.cache.dir : NULL;
+	worker_disk_relief_set(cache_dir ? cache_relief : NULL);
 	night_disk_reclaim(n, NULL);
 }
 

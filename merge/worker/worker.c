@@ -373,12 +373,18 @@ const char *worker_common_path(const struct worker *w)
 #define MIN_FREE_INODES 1000
 
 static unsigned long long min_free;
+static void (*relief)(unsigned long long floor);
 static pthread_mutex_t events_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct strvec events = STRVEC_INIT;
 
 void worker_min_free_set(unsigned long long bytes)
 {
 	__atomic_store_n(&min_free, bytes, __ATOMIC_RELAXED);
+}
+
+void worker_disk_relief_set(void (*fn)(unsigned long long floor))
+{
+	relief = fn;
 }
 
 void worker_disk_events_take(struct strvec *out)
@@ -424,6 +430,12 @@ int worker_disk_settle(struct worker *w, const struct nb_oid *commit, const char
 
 	if (disk_look(w->dir, &avail, &inodes) < 0 || !disk_short(avail, inodes))
 		return 0;
+	/* what gives way first (the compiler cache), then the worker, if it must */
+	if (relief) {
+		relief(__atomic_load_n(&min_free, __ATOMIC_RELAXED));
+		if (disk_look(w->dir, &avail, &inodes) < 0 || !disk_short(avail, inodes))
+			return 0;
+	}
 	strbuf_addf(&line, "`%s` of %.12s", what ? what : "?", commit->hex);
 	if (git_oid_fromstr(&id, commit->hex) == 0 && git_commit_lookup(&c, w->repo, &id) == 0)
 		strbuf_addf(&line, " (\"%s\")", git_commit_summary(c) ? git_commit_summary(c) : "");

@@ -129,6 +129,11 @@ int worker_checkout_child(const char *common_dir, const char *dir, const struct 
  */
 void worker_min_free_set(unsigned long long bytes);
 /*
+ * What gives way before a worker is judged short (the compiler cache's store): fn
+ * is called with the floor, then the disk is looked at again.  NULL: nothing.
+ */
+void worker_disk_relief_set(void (*fn)(unsigned long long floor));
+/*
  * What workers said since the last call, one line each ("`build` of 1a2b3c4d5e6f
  * left the disk of ... short (...); its worker was removed"), appended to `out`
  * and forgotten.
