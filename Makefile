@@ -137,13 +137,6 @@ unit:
 	@NEXTBOT=$(abspath $(NEXTBOT)) BUILD=$(abspath $(BUILD)) SAN=$(SAN) UNIT=1 \
 		$(if $(TESTS),CMOCKA_FILTER='$(TESTS)') tests/run-all $(TEST_BIN)
 
-# `make kernel-check`: the tests on the real kernel, outside `make check` (each takes
-# tens of minutes); the source from NEXTBOT_KERNEL_SRC (a tree or a tarball), else
-# Debian's /usr/src/linux-source-*.tar.xz; without one each skips, saying so.
-kernel-check: deps
-	@$(MAKE) --no-print-directory $(NEXTBOT) $(SHIM)
-	@NEXTBOT=$(abspath $(NEXTBOT)) tests/kernel/cc-identity.sh
-
 demo: deps
 	@$(MAKE) --no-print-directory $(NEXTBOT) $(SHIM)
 	@NEXTBOT=$(abspath $(NEXTBOT)) scripts/demo
@@ -156,11 +149,15 @@ bench: deps
 	@$(MAKE) --no-print-directory $(NEXTBOT) $(BUILD)/bench/sandbox_cost
 	@NEXTBOT=$(abspath $(NEXTBOT)) SANDBOX_COST=$(abspath $(BUILD)/bench/sandbox_cost) bench/run
 
-# `make kernel-check`: the kernel nights, outside `make check` (a real kernel source,
-# QEMU; see tests/kernel/nights.sh for NEXTBOT_KERNEL_SRC, NIGHTS, CACHE, INFRA)
+# `make kernel-check`: the tests on the real kernel, outside `make check` (each takes
+# tens of minutes): the compiler cache's byte-for-byte identity on a tinyconfig build,
+# then the kernel world's nights (QEMU; see tests/kernel/nights.sh for NIGHTS, CACHE,
+# INFRA).  The source from NEXTBOT_KERNEL_SRC (a tree or a tarball), else Debian's
+# /usr/src/linux-source-*.tar.xz; without one each skips, saying so.
 kernel-check:
 	@scripts/deps --kernel
 	@$(MAKE) --no-print-directory $(NEXTBOT) $(SHIM)
+	@NEXTBOT=$(abspath $(NEXTBOT)) tests/kernel/cc-identity.sh
 	@NEXTBOT=$(abspath $(NEXTBOT)) tests/kernel/nights.sh
 
 fuzz: deps

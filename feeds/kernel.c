@@ -673,7 +673,7 @@ static int config_save(struct kworld *k, int cache)
 		    "  list: \"linux-next@vger.kernel.org\"\n"
 		    "  operator: \"Next Operator <ops@example.org>\"\n", KBUILD_CMD, self.buf);
 	if (cache)
-		strbuf_addstr(&sb, "runner: {cache: {kind: ccache}}\n");
+		strbuf_addstr(&sb, "runner: {cache: {max: 5G}}\n");
 	error = file_write_atomic(path, sb.buf, sb.len);
 	strbuf_release(&sb);
 	strbuf_release(&self);

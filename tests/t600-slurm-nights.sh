@@ -82,7 +82,7 @@ mv "$W" "$TMP/local-world"
 slurm_cluster_ready
 cp -a "$TMP/pristine" "$W"
 sed -i '/^runner: /d' "$W/nextbot.yaml"
-printf 'runner: {kind: slurm, max_jobs: 4, cache: {kind: ccache, listen: "127.0.0.1:0"}}\n' \
+printf 'runner: {kind: slurm, max_jobs: 4, cache: {listen: "127.0.0.1:0"}}\n' \
 	>>"$W/nextbot.yaml"
 start=$(date +%s)
 play slurm

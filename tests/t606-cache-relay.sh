@@ -161,17 +161,17 @@ config_says() { # RUNNER-LINE CODE WHAT
 	expect_exit "$2" "check-config with $1" "$NEXTBOT" -c "$W/nextbot.yaml" check-config
 	[ -z "$3" ] || check "... says '$3'" grep -qF "$3" "$TMP/err"
 }
-config_says 'runner: {kind: slurm, cache: {kind: ccache}}' 2 'needs listen: HOST:PORT'
-config_says 'runner: {kind: slurm, cache: {kind: ccache, listen: "0.0.0.0:0"}}' 2 \
+config_says 'runner: {kind: slurm, cache: {max: 5G}}' 2 'needs listen: HOST:PORT'
+config_says 'runner: {kind: slurm, cache: {listen: "0.0.0.0:0"}}' 2 \
 	'not the wildcard'
-config_says 'runner: {kind: slurm, cache: {kind: ccache, listen: "[::]:7000"}}' 2 \
+config_says 'runner: {kind: slurm, cache: {listen: "[::]:7000"}}' 2 \
 	'not the wildcard'
-config_says 'runner: {kind: slurm, cache: {kind: ccache, listen: "head:99999"}}' 2 \
+config_says 'runner: {kind: slurm, cache: {listen: "head:99999"}}' 2 \
 	'not HOST:PORT'
-config_says 'runner: {kind: slurm, cache: {kind: ccache, listen: "::1:7000"}}' 2 \
+config_says 'runner: {kind: slurm, cache: {listen: "::1:7000"}}' 2 \
 	'[ADDR]:PORT for IPv6'
-config_says 'runner: {cache: {kind: ccache, listen: "127.0.0.1:0"}}' 2 \
+config_says 'runner: {cache: {listen: "127.0.0.1:0"}}' 2 \
 	'is for runner.kind: slurm'
-config_says 'runner: {kind: slurm, cache: {kind: ccache, listen: "head.cluster:7420"}}' 0 ''
-config_says 'runner: {kind: slurm, cache: {kind: ccache, listen: "[fd00::1]:0"}}' 0 ''
+config_says 'runner: {kind: slurm, cache: {listen: "head.cluster:7420"}}' 0 ''
+config_says 'runner: {kind: slurm, cache: {listen: "[fd00::1]:0"}}' 0 ''
 done_testing
