@@ -557,22 +557,6 @@ static json_object *defect_json(struct kworld *k, size_t i, int id)
 	return o;
 }
 
-static int write_json(const char *dir, const char *name, json_object *o)
-{
-	char *path = xstrfmt("%s/%s", dir, name);
-	const char *text = json_object_to_json_string_ext(
-		o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
-	struct strbuf sb = STRBUF_INIT;
-	int error;
-
-	strbuf_addstr(&sb, text);
-	strbuf_addch(&sb, '\n');
-	error = file_write_atomic(path, sb.buf, sb.len);
-	strbuf_release(&sb);
-	free(path);
-	return error;
-}
-
 static int truth_save(struct kworld *k)
 {
 	json_object *o = json_object_new_object(), *a = json_object_new_array(), *m;
@@ -592,7 +576,7 @@ static int truth_save(struct kworld *k)
 	json_object_object_add(m, "orphans", json_object_new_array());
 	json_object_object_add(o, "maintainers", m);
 	json_object_object_add(o, "patches", json_object_new_array());
-	error = write_json(k->dir, "truth.json", o);
+	error = sim_write_json(k->dir, "truth.json", o, 1);
 	json_object_put(o);
 	return error;
 }
@@ -610,20 +594,9 @@ static int kstate_save(struct kworld *k)
 	for (i = 0; i < KSCRIPT_NR; i++)
 		json_object_array_add(a, json_object_new_string(NB_PATCHID_HEX(&k->pids[i])));
 	json_object_object_add(o, "patch_ids", a);
-	error = write_json(k->dir, "kernel-state.json", o);
+	error = sim_write_json(k->dir, "kernel-state.json", o, 1);
 	json_object_put(o);
 	return error;
-}
-
-static void yaml_quoted(struct strbuf *sb, const char *s)
-{
-	strbuf_addch(sb, '"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			strbuf_addch(sb, '\\');
-		strbuf_addch(sb, *s);
-	}
-	strbuf_addch(sb, '"');
 }
 
 static void yaml_tree(struct strbuf *sb, struct kworld *k, int t)
@@ -638,7 +611,7 @@ static void yaml_tree(struct strbuf *sb, struct kworld *k, int t)
 		if (!strchr(line.buf, '<'))
 			strbuf_setlen(&line, strcspn(line.buf, " "));
 		strbuf_addstr(sb, n++ ? ", " : "");
-		yaml_quoted(sb, line.buf);
+		sim_yaml_str(sb, line.buf);
 	}
 	strbuf_addstr(sb, "]\n");
 	strbuf_release(&line);
@@ -660,7 +633,7 @@ static int config_save(struct kworld *k, int cache)
 	yaml_tree(&sb, k, KT_PRINTK);
 	strbuf_addstr(&sb, "never_merge: [mm-unstable]\nwatch:\n");
 	yaml_tree(&sb, k, KT_MM_UNSTABLE);
-	yaml_quoted(&self, exe ? exe : "nextbot");
+	sim_yaml_str(&self, exe ? exe : "nextbot");
 	strbuf_addf(&sb, "# a tinyconfig with what a boot needs: a serial console, an initramfs\n"
 		    "build:\n  - name: tinyconfig\n    command: '%s'\n    timeout: 7200\n"
 		    "# boots the kernel under QEMU with a busybox initramfs (KVM only where\n"

@@ -214,6 +214,13 @@ int sim_project_files(struct sim_world *w,
 int sim_text_find_fn(const char *text, const char *fn, size_t *start, size_t *end);
 /* A slot function with the given body lines (each without tab or newline). */
 void sim_slot_fn(struct strbuf *out, const struct sim_sub *s, const char *fn, const char *body);
+
+/* feeds/state.c, shared with the kernel world (feeds/kernel.c). */
+struct json_object;
+/* `o` as JSON (pretty or one line) and a newline, atomically at dir/name; 0 or < 0. */
+int sim_write_json(const char *dir, const char *name, struct json_object *o, int pretty);
+/* `s` as a double-quoted YAML scalar (" and \ escaped). */
+void sim_yaml_str(struct strbuf *sb, const char *s);
 void sim_new_file(struct strbuf *out, const struct sim_sub *s, const char *path,
 		  const char *what, const char *body_a, const char *body_b);
 void sim_fn_name(struct strbuf *out, const struct sim_sub *s, const char *path, const char *word);

@@ -207,7 +207,7 @@ static json_object *state_json(struct sim_world *w)
 	return o;
 }
 
-static int write_json(const char *dir, const char *name, json_object *o, int pretty)
+int sim_write_json(const char *dir, const char *name, json_object *o, int pretty)
 {
 	char *path = xstrfmt("%s/%s", dir, name);
 	const char *text = json_object_to_json_string_ext(
@@ -227,7 +227,7 @@ static int write_json(const char *dir, const char *name, json_object *o, int pre
 int sim_state_save(struct sim_world *w)
 {
 	json_object *o = state_json(w);
-	int error = write_json(w->dir, "sim-state.json", o, 0);
+	int error = sim_write_json(w->dir, "sim-state.json", o, 0);
 
 	json_object_put(o);
 	return error;
@@ -420,14 +420,14 @@ int sim_truth_save(struct sim_world *w)
 		if (w->journeys[i].versions_nr)
 			json_object_array_add(a, journey_truth(w, &w->journeys[i]));
 	json_object_object_add(o, "patches", a);
-	error = write_json(w->dir, "truth.json", o, 1);
+	error = sim_write_json(w->dir, "truth.json", o, 1);
 	json_object_put(o);
 	return error;
 }
 
 /* ---- nextbot.yaml ---- */
 
-static void yaml_str(struct strbuf *sb, const char *s)
+void sim_yaml_str(struct strbuf *sb, const char *s)
 {
 	strbuf_addch(sb, '"');
 	for (; *s; s++) {
@@ -445,15 +445,15 @@ static void yaml_tree(struct strbuf *sb, struct sim_world *w, const struct sim_t
 
 	strbuf_addf(sb, "  - name: %s\n    url: ", t->name);
 	strbuf_addf(&tmp, "./remotes/%s.git", t->repo);
-	yaml_str(sb, tmp.buf);
+	sim_yaml_str(sb, tmp.buf);
 	strbuf_addf(sb, "\n    branch: %s\n    contacts: [", t->branch);
 	strbuf_reset(&tmp);
 	strbuf_addf(&tmp, "%s <%s>", m.name, m.email);
-	yaml_str(sb, tmp.buf);
+	sim_yaml_str(sb, tmp.buf);
 	strbuf_addstr(sb, ", ");
 	strbuf_reset(&tmp);
 	strbuf_addf(&tmp, "linux-%s@lists.example.org", w->subs[t->sub].ident);
-	yaml_str(sb, tmp.buf);
+	sim_yaml_str(sb, tmp.buf);
 	strbuf_addstr(sb, "]\n");
 	strbuf_release(&tmp);
 }
@@ -470,7 +470,7 @@ int sim_config_save(struct sim_world *w)
 		    w->seed, w->dir, path);
 	strbuf_addstr(&sb, "workdir: state\nbase: {name: origin, url: ");
 	strbuf_addstr(&url, "./remotes/mainline.git");
-	yaml_str(&sb, url.buf);
+	sim_yaml_str(&sb, url.buf);
 	strbuf_addstr(&sb, ", branch: master}\ntrees:\n");
 	for (i = 1; i < w->trees_nr; i++)
 		if (w->trees[i].kind != SIM_MM_UNSTABLE)
