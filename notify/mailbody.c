@@ -367,6 +367,30 @@ static int attribution(const char *t, size_t n)
 	return 0;
 }
 
+/*
+ * Where the sender's own text ends: a signature, or the original below a top-posted
+ * answer.  p[0..n) is the line, t..e the same without its leading blanks.
+ */
+static int body_ends(const char *p, size_t n, const char *t, const char *e)
+{
+	return (n == 3 && !memcmp(p, "-- ", 3)) || (n == 2 && !memcmp(p, "--", 2)) ||
+	       (e - t >= 26 && !strncasecmp(t, "-----Original Message-----", 26));
+}
+
+/*
+ * Whether the line p..e (t: past its blanks) is someone else's: in the indented quote
+ * after an attribution line, which lasts while its lines are blank or indented, or
+ * that attribution line itself (never one the caller says is its own, `own`).
+ */
+static int quoted_line(int *quoted, const char *p, const char *t, const char *e, int own)
+{
+	if (*quoted && t < e && t == p)
+		*quoted = 0;
+	if (!*quoted && !own && t < e && *t != '>' && attribution(t, (size_t)(e - t)))
+		*quoted = 1;
+	return *quoted;
+}
+
 size_t inbox_mail_commands(struct strvec *out, const char *body, size_t max)
 {
 	const char *p = body ? body : "";
@@ -380,17 +404,10 @@ size_t inbox_mail_commands(struct strvec *out, const char *body, size_t max)
 
 		while (t < e && (*t == ' ' || *t == '\t'))
 			t++;
-		if ((n == 3 && !memcmp(p, "-- ", 3)) || (n == 2 && !memcmp(p, "--", 2)) ||
-		    (e - t >= 26 && !strncasecmp(t, "-----Original Message-----", 26)))
-			break; /* a signature, or the original below a top-posted answer */
-		/* an indented quote lasts while its lines are blank or indented */
-		if (quoted && t < e && t == p)
-			quoted = 0;
-		if (!quoted && t < e && *t != '>' && strncasecmp(t, "#nextbot", 8) &&
-		    attribution(t, (size_t)(e - t)))
-			quoted = 1;
-		else if (!quoted && t < e && *t != '>' && e - t >= 8 &&
-			 !strncasecmp(t, "#nextbot", 8) &&
+		if (body_ends(p, n, t, e))
+			break;
+		if (!quoted_line(&quoted, p, t, e, !strncasecmp(t, "#nextbot", 8)) && e - t >= 8 &&
+		    !strncasecmp(t, "#nextbot", 8) &&
 		    (e - t == 8 || t[8] == ' ' || t[8] == '\t' || t[8] == ':')) {
 			struct strbuf raw = STRBUF_INIT, clean = STRBUF_INIT;
 			/* "#nextbot:" too: a colon after the word is a common way to write it */
@@ -448,15 +465,11 @@ size_t inbox_mail_trailers(struct strvec *keys, struct strvec *addrs, const char
 
 		while (t < e && (*t == ' ' || *t == '\t'))
 			t++;
-		if ((n == 3 && !memcmp(p, "-- ", 3)) || (n == 2 && !memcmp(p, "--", 2)) ||
-		    (e - t >= 26 && !strncasecmp(t, "-----Original Message-----", 26)))
+		if (body_ends(p, n, t, e))
 			break;
-		if (quoted && t < e && t == p)
-			quoted = 0;
-		if (!quoted && t < e && *t != '>' && attribution(t, (size_t)(e - t)))
-			quoted = 1;
-		else if (!quoted && t == p && by_trailer(&key, &addr, t, (size_t)(e - t)) &&
-			 found++ < 20) {
+		if (!quoted_line(&quoted, p, t, e, 0) && t == p &&
+		    by_trailer(&key, &addr, t, (size_t)(e - t)) &&
+		    found++ < 20) {
 			strvec_push(keys, key.buf);
 			strvec_push(addrs, addr.buf);
 		}
